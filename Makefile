@@ -1,0 +1,88 @@
+# Makefile - builds gpureduce, its CUPTI capture library and the test suite.
+#
+#   make            build/gpureduce and build/libgpureduce-capture.so
+#   make test       the CPU suite (what CI runs): unit, CLI and driver-double tests
+#   make demo       on a GPU machine: capture, shrink and run a repro of samples/oob-write
+#   make gpu-test   on a GPU machine: every sample through capture/replay/shrink/repro
+#   make bench      on a GPU machine: capture overhead and shrink speed tables
+#   make install PREFIX=/usr/local
+#   make SAN=1 test the CPU suite under AddressSanitizer + UBSan
+#
+# Sources are picked up by directory: add a .c file to common/, trace/,
+# replay/, reducer/ or src/ and it is linked into gpureduce; capture/ files go
+# into the capture library.  The binary never links libcuda: replay workers
+# dlopen it, so `show` and friends run on machines without a driver.
+
+CUDA      ?= /usr/local/cuda
+PREFIX    ?= /usr/local
+BUILD     ?= build
+CC        ?= cc
+VERSION   := 0.1.0
+
+WARN      := -Wall -Wextra -Wno-unused-parameter
+OPT       ?= -O2 -g
+CFLAGS_ALL = -std=gnu11 $(OPT) $(WARN) -I$(CUDA)/include -D_GNU_SOURCE -DGPUREDUCE_VERSION=\"$(VERSION)\" $(CFLAGS)
+ifeq ($(SAN),1)
+  OPT      = -O1 -g -fno-omit-frame-pointer
+  SANFLAGS = -fsanitize=address,undefined -fno-sanitize-recover=undefined
+  BUILD    = build-san
+endif
+
+STATIC_LIBS := $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/libyaml.a /usr/lib/libyaml.a))
+ifneq ($(STATIC_LIBS),)
+  # static libyaml/zstd/xxhash so the binary runs on GPU machines without them
+  LIBS := -Wl,-Bstatic -lyaml -lzstd -Wl,-Bdynamic -ldl -lpthread -lm
+else
+  LIBS := -lyaml -lzstd -ldl -lpthread -lm
+endif
+
+LIB_SRC  := $(wildcard common/*.c trace/*.c replay/*.c reducer/*.c)
+CLI_SRC  := $(wildcard src/*.c)
+CAP_SRC  := $(wildcard capture/*.c)
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
+CAP_OBJ  := $(CAP_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/trace/write.o \
+            $(BUILD)/pic/common/strbuf.o $(BUILD)/pic/common/util.o
+HAVE_CUPTI := $(wildcard $(CUDA)/include/cupti.h)
+CUPTI_DIRS := $(CUDA)/lib64 $(CUDA)/lib $(CUDA)/targets/x86_64-linux/lib $(CUDA)/extras/CUPTI/lib64
+CAPTURE_LIB := $(if $(HAVE_CUPTI),$(BUILD)/libgpureduce-capture.so)
+
+.PHONY: all test unit-test cli-test gpu-test demo bench install clean fuzz fuzz-run
+all: $(BUILD)/gpureduce $(CAPTURE_LIB)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(SANFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -fPIC -fvisibility=hidden -MMD -MP -c -o $@ $<
+
+$(BUILD)/libgpureduce.a: $(LIB_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/gpureduce: $(CLI_OBJ) $(BUILD)/libgpureduce.a
+	$(CC) $(SANFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libgpureduce.a $(LIBS)
+
+# The injection library lives inside the traced process: it links CUPTI and
+# the driver (present there), libzstd dynamically, and exports only
+# InitializeInjection.
+$(BUILD)/libgpureduce-capture.so: $(CAP_OBJ)
+	$(CC) -shared -o $@ $^ $(addprefix -L,$(CUPTI_DIRS)) \
+	  $(addprefix -Wl$(comma)-rpath$(comma),$(CUPTI_DIRS) /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib) \
+	  -lcupti -L$(CUDA)/lib64/stubs -lcuda -l:libzstd.so.1 -ldl -lpthread
+comma := ,
+
+# ---- tests ------------------------------------------------------------------
+include tests/tests.mk
+
+# ---- install ----------------------------------------------------------------
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/gpureduce
+	install -m 755 $(BUILD)/gpureduce $(DESTDIR)$(PREFIX)/bin/gpureduce
+	$(if $(CAPTURE_LIB),install -m 755 $(CAPTURE_LIB) $(DESTDIR)$(PREFIX)/lib/gpureduce/)
+
+clean:
+	rm -rf build build-san
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

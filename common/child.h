@@ -1,0 +1,51 @@
+/*
+ * child.h - the one way gpureduce runs other processes: the traced program,
+ * replay workers, nvcc, compute-sanitizer, built repros.
+ *
+ * Children get optional pipes for stdin/stdout, extra environment entries
+ * ("NAME=value", or "NAME" alone to unset), their own process group (so a
+ * hung worker and everything it started can be killed at once), and an
+ * optional time limit.
+ */
+#ifndef GPUREDUCE_CHILD_H
+#define GPUREDUCE_CHILD_H
+
+#include <sys/types.h>
+
+struct strbuf;
+
+#define CHILD_PIPE_IN     0x1   /* c->in is a pipe to the child's stdin */
+#define CHILD_PIPE_OUT    0x2   /* c->out is a pipe from the child's stdout */
+#define CHILD_MERGE_ERR   0x4   /* child's stderr goes where its stdout goes */
+#define CHILD_NULL_ERR    0x8   /* child's stderr to /dev/null */
+#define CHILD_NEW_PGRP    0x10  /* child leads a new process group */
+#define CHILD_NULL_IN     0x20  /* child's stdin from /dev/null */
+
+struct child {
+	pid_t pid;
+	int in, out;             /* our ends of the pipes, or -1 */
+};
+#define CHILD_INIT { -1, -1, -1 }
+
+/* Start argv[0] (PATH search).  Returns 0 or -1 with err. */
+int child_start(struct child *c, char *const argv[], const char *const env_add[],
+		unsigned flags, struct strbuf *err);
+/* Wait; returns the exit code, 128+signal when killed by a signal, -1 on
+ * error.  Closes our pipe ends. */
+int child_wait(struct child *c);
+/* Kill the child's process group (or the child) with SIGKILL and reap it. */
+void child_kill(struct child *c);
+
+/*
+ * Run to completion, collecting stdout (and stderr when CHILD_MERGE_ERR)
+ * into out (may be NULL: output passes through).  timeout <= 0: none.
+ * Returns the exit code as child_wait, 124 on timeout (child killed),
+ * -1 when it could not start (err says why).
+ */
+int child_run(char *const argv[], const char *const env_add[], unsigned flags,
+	      struct strbuf *out, double timeout, struct strbuf *err);
+
+/* Describe a child_wait/child_run status for messages: "exit 1", "SIGSEGV". */
+const char *child_status_str(int status, char buf[48]);
+
+#endif

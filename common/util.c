@@ -1,0 +1,145 @@
+/*
+ * util.c - see util.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "strbuf.h"
+#include "util.h"
+
+void bug_at(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "gpureduce: BUG at %s:%d: ", file, line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	abort();
+}
+
+static void oom(size_t n)
+{
+	fprintf(stderr, "gpureduce: out of memory allocating %zu bytes\n", n);
+	abort();
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		oom(n);
+	return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		oom(n * size);
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q)
+		oom(n);
+	return q;
+}
+
+char *xstrdup(const char *s)
+{
+	return xstrndup(s, strlen(s));
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+	char *p = xmalloc(n + 1);
+	memcpy(p, s, n);
+	p[n] = 0;
+	return p;
+}
+
+double now_sec(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int read_file(const char *path, struct strbuf *sb, struct strbuf *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int ret = -1;
+	if (fd < 0) {
+		sb_addf(err, "%s: cannot open: %s", path, strerror(errno));
+		return -1;
+	}
+	for (;;) {
+		sb_grow(sb, 65536);
+		ssize_t n = read(fd, sb->buf + sb->len, sb->alloc - sb->len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			sb_addf(err, "%s: read failed: %s", path, strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		sb->len += (size_t)n;
+		sb->buf[sb->len] = 0;
+	}
+	ret = 0;
+out:
+	close(fd);
+	return ret;
+}
+
+int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int write_file(const char *path, const void *data, size_t len, struct strbuf *err)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		sb_addf(err, "%s: cannot create: %s", path, strerror(errno));
+		return -1;
+	}
+	if (write_all(fd, data, len) < 0 || close(fd) < 0) {
+		sb_addf(err, "%s: write failed: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+const char *fmt_bytes(uint64_t n, char buf[32])
+{
+	if (n < 10 * 1024)
+		snprintf(buf, 32, "%llu B", (unsigned long long)n);
+	else if (n < 10ull * 1024 * 1024)
+		snprintf(buf, 32, "%.1f KiB", n / 1024.0);
+	else if (n < 10ull * 1024 * 1024 * 1024)
+		snprintf(buf, 32, "%.1f MiB", n / 1048576.0);
+	else
+		snprintf(buf, 32, "%.1f GiB", n / 1073741824.0);
+	return buf;
+}

@@ -1,0 +1,117 @@
+/*
+ * drv.h - the CUDA driver API as replay workers see it: a table of function
+ * pointers filled by dlopen("libcuda.so.1") at run time.
+ *
+ * gpureduce itself never links libcuda, so `show`, `shrink`'s parent process
+ * and the CPU tests run on machines without a driver; only worker children
+ * call drv_load().  The list below is also the contract of the CPU driver
+ * double (tests/double/): every symbol named here must exist there.
+ * Symbols are the versioned ABI names (cuMemAlloc_v2...), as cuda.h maps them.
+ */
+#ifndef GPUREDUCE_DRV_H
+#define GPUREDUCE_DRV_H
+
+#include <cuda.h>
+
+struct strbuf;
+
+/* X(field, exported symbol, required) */
+#define DRV_FUNCS(X) \
+	X(Init, "cuInit", 1) \
+	X(DriverGetVersion, "cuDriverGetVersion", 1) \
+	X(DeviceGet, "cuDeviceGet", 1) \
+	X(DeviceGetCount, "cuDeviceGetCount", 1) \
+	X(DeviceGetName, "cuDeviceGetName", 1) \
+	X(DeviceGetAttribute, "cuDeviceGetAttribute", 1) \
+	X(DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", 1) \
+	X(DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", 1) \
+	X(CtxSetCurrent, "cuCtxSetCurrent", 1) \
+	X(CtxSynchronize, "cuCtxSynchronize", 1) \
+	X(ModuleLoadData, "cuModuleLoadData", 1) \
+	X(ModuleUnload, "cuModuleUnload", 1) \
+	X(ModuleGetFunction, "cuModuleGetFunction", 1) \
+	X(ModuleGetGlobal, "cuModuleGetGlobal_v2", 0) \
+	X(FuncGetParamInfo, "cuFuncGetParamInfo", 0) \
+	X(FuncSetAttribute, "cuFuncSetAttribute", 1) \
+	X(MemAlloc, "cuMemAlloc_v2", 1) \
+	X(MemFree, "cuMemFree_v2", 1) \
+	X(MemcpyHtoD, "cuMemcpyHtoD_v2", 1) \
+	X(MemcpyDtoH, "cuMemcpyDtoH_v2", 1) \
+	X(MemcpyDtoD, "cuMemcpyDtoD_v2", 1) \
+	X(MemsetD8, "cuMemsetD8_v2", 1) \
+	X(MemsetD16, "cuMemsetD16_v2", 1) \
+	X(MemsetD32, "cuMemsetD32_v2", 1) \
+	X(MemsetD2D8, "cuMemsetD2D8_v2", 0) \
+	X(MemsetD2D16, "cuMemsetD2D16_v2", 0) \
+	X(MemsetD2D32, "cuMemsetD2D32_v2", 0) \
+	X(LaunchKernel, "cuLaunchKernel", 1) \
+	X(LaunchKernelEx, "cuLaunchKernelEx", 0) \
+	X(LaunchCooperativeKernel, "cuLaunchCooperativeKernel", 0) \
+	X(GetErrorName, "cuGetErrorName", 1) \
+	X(GetErrorString, "cuGetErrorString", 1) \
+	X(MemGetAllocationGranularity, "cuMemGetAllocationGranularity", 0) \
+	X(MemAddressReserve, "cuMemAddressReserve", 0) \
+	X(MemAddressFree, "cuMemAddressFree", 0) \
+	X(MemCreate, "cuMemCreate", 0) \
+	X(MemRelease, "cuMemRelease", 0) \
+	X(MemMap, "cuMemMap", 0) \
+	X(MemUnmap, "cuMemUnmap", 0) \
+	X(MemSetAccess, "cuMemSetAccess", 0)
+
+struct drv {
+	void *handle;
+	CUresult (*Init)(unsigned int);
+	CUresult (*DriverGetVersion)(int *);
+	CUresult (*DeviceGet)(CUdevice *, int);
+	CUresult (*DeviceGetCount)(int *);
+	CUresult (*DeviceGetName)(char *, int, CUdevice);
+	CUresult (*DeviceGetAttribute)(int *, CUdevice_attribute, CUdevice);
+	CUresult (*DevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+	CUresult (*DevicePrimaryCtxRelease)(CUdevice);
+	CUresult (*CtxSetCurrent)(CUcontext);
+	CUresult (*CtxSynchronize)(void);
+	CUresult (*ModuleLoadData)(CUmodule *, const void *);
+	CUresult (*ModuleUnload)(CUmodule);
+	CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
+	CUresult (*ModuleGetGlobal)(CUdeviceptr *, size_t *, CUmodule, const char *);
+	CUresult (*FuncGetParamInfo)(CUfunction, size_t, size_t *, size_t *);
+	CUresult (*FuncSetAttribute)(CUfunction, CUfunction_attribute, int);
+	CUresult (*MemAlloc)(CUdeviceptr *, size_t);
+	CUresult (*MemFree)(CUdeviceptr);
+	CUresult (*MemcpyHtoD)(CUdeviceptr, const void *, size_t);
+	CUresult (*MemcpyDtoH)(void *, CUdeviceptr, size_t);
+	CUresult (*MemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t);
+	CUresult (*MemsetD8)(CUdeviceptr, unsigned char, size_t);
+	CUresult (*MemsetD16)(CUdeviceptr, unsigned short, size_t);
+	CUresult (*MemsetD32)(CUdeviceptr, unsigned int, size_t);
+	CUresult (*MemsetD2D8)(CUdeviceptr, size_t, unsigned char, size_t, size_t);
+	CUresult (*MemsetD2D16)(CUdeviceptr, size_t, unsigned short, size_t, size_t);
+	CUresult (*MemsetD2D32)(CUdeviceptr, size_t, unsigned int, size_t, size_t);
+	CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+				 unsigned, unsigned, CUstream, void **, void **);
+	CUresult (*LaunchKernelEx)(const CUlaunchConfig *, CUfunction, void **, void **);
+	CUresult (*LaunchCooperativeKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
+					    unsigned, unsigned, unsigned, CUstream, void **);
+	CUresult (*GetErrorName)(CUresult, const char **);
+	CUresult (*GetErrorString)(CUresult, const char **);
+	CUresult (*MemGetAllocationGranularity)(size_t *, const CUmemAllocationProp *,
+						CUmemAllocationGranularity_flags);
+	CUresult (*MemAddressReserve)(CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long);
+	CUresult (*MemAddressFree)(CUdeviceptr, size_t);
+	CUresult (*MemCreate)(CUmemGenericAllocationHandle *, size_t, const CUmemAllocationProp *,
+			      unsigned long long);
+	CUresult (*MemRelease)(CUmemGenericAllocationHandle);
+	CUresult (*MemMap)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long);
+	CUresult (*MemUnmap)(CUdeviceptr, size_t);
+	CUresult (*MemSetAccess)(CUdeviceptr, size_t, const CUmemAccessDesc *, size_t);
+};
+
+/* dlopen libcuda.so.1 (or $GPUREDUCE_LIBCUDA) and resolve the table.
+ * Returns 0, or -1 with a one-line reason in err. */
+int drv_load(struct drv *d, struct strbuf *err);
+/* "CUDA_ERROR_ILLEGAL_ADDRESS" for a code, without needing a context. */
+const char *drv_error_name(const struct drv *d, CUresult r);
+/* 1 for the sticky family that means the context is dead (700, 710...). */
+int drv_is_sticky(CUresult r);
+
+#endif

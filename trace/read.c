@@ -1,0 +1,630 @@
+/*
+ * read.c - decoding side of the trace format (see trace.h, docs/FORMAT.md).
+ *
+ * The file is mapped read-only and decoded in one pass into an array of
+ * struct tr_rec; strings and arrays are copied into an arena owned by the
+ * trace, blob payloads stay in the mapping.  Every length read from the
+ * file is checked against the bytes that remain before anything is
+ * allocated from it, so hostile input yields an error naming the file, the
+ * byte offset and what was expected -- never a crash or a huge allocation.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+#include <zstd.h>
+
+#include "../common/strbuf.h"
+#include "../common/util.h"
+#include "trace.h"
+
+/* ---- arena: many small blocks freed together ---- */
+
+struct trace_arena {
+	struct trace_arena *next;
+	size_t used, cap;
+	char mem[];
+};
+
+static void *arena_alloc(struct trace *t, size_t n)
+{
+	struct trace_arena *a = t->arena;
+	n = (n + 15) & ~(size_t)15;
+	if (!a || a->cap - a->used < n) {
+		size_t cap = n > 65536 ? n : 65536;
+		a = xmalloc(sizeof(*a) + cap);
+		a->used = 0;
+		a->cap = cap;
+		a->next = t->arena;
+		t->arena = a;
+	}
+	void *p = a->mem + a->used;
+	a->used += n;
+	return p;
+}
+
+/* ---- cursor over one record payload ---- */
+
+struct cur {
+	const uint8_t *p;
+	size_t len, pos;
+	uint64_t base;           /* file offset of payload start */
+	const char *field;       /* what we were reading, for messages */
+	int bad;
+};
+
+static int need(struct cur *c, size_t n, const char *what)
+{
+	if (c->bad)
+		return -1;
+	if (c->len - c->pos < n) {
+		c->bad = 1;
+		c->field = what;
+		return -1;
+	}
+	return 0;
+}
+
+static uint32_t get_u32(struct cur *c, const char *what)
+{
+	uint32_t v = 0;
+	if (need(c, 4, what))
+		return 0;
+	for (int i = 0; i < 4; i++)
+		v |= (uint32_t)c->p[c->pos + i] << (8 * i);
+	c->pos += 4;
+	return v;
+}
+
+static uint16_t get_u16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static uint64_t get_u64_raw(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+static uint64_t get_u64(struct cur *c, const char *what)
+{
+	uint64_t v;
+	if (need(c, 8, what))
+		return 0;
+	v = get_u64_raw(c->p + c->pos);
+	c->pos += 8;
+	return v;
+}
+
+static const char *get_str(struct trace *t, struct cur *c, const char *what)
+{
+	uint32_t n = get_u32(c, what);
+	char *s;
+	if (c->bad || need(c, n, what))
+		return "";
+	s = arena_alloc(t, (size_t)n + 1);
+	memcpy(s, c->p + c->pos, n);
+	s[n] = 0;
+	c->pos += n;
+	return s;
+}
+
+/* Count of items that each take at least `min` bytes: bounded by what is left. */
+static uint32_t get_count(struct cur *c, size_t min, const char *what)
+{
+	uint32_t n = get_u32(c, what);
+	if (c->bad)
+		return 0;
+	if (min && n > (c->len - c->pos) / min) {
+		c->bad = 1;
+		c->field = what;
+		return 0;
+	}
+	return n;
+}
+
+static void get_dim3(struct cur *c, struct tr_dim3 *d, const char *what)
+{
+	d->x = get_u32(c, what);
+	d->y = get_u32(c, what);
+	d->z = get_u32(c, what);
+}
+
+/* ---- per-type decoding ---- */
+
+static int decode(struct trace *t, struct tr_rec *r, struct cur *c)
+{
+	switch (r->type) {
+	case TR_PROCESS: {
+		struct tr_process *p = &r->u.process;
+		p->pid = get_u32(c, "process.pid");
+		p->start_ns = get_u64(c, "process.start_ns");
+		p->cwd = get_str(t, c, "process.cwd");
+		p->argc = get_count(c, 4, "process.argc");
+		p->argv = arena_alloc(t, sizeof(char *) * (p->argc + 1));
+		for (uint32_t i = 0; i < p->argc; i++)
+			p->argv[i] = get_str(t, c, "process.argv");
+		p->argv[p->argc] = NULL;
+		break;
+	}
+	case TR_DEVICE: {
+		struct tr_device *d = &r->u.device;
+		d->ordinal = get_u32(c, "device.ordinal");
+		d->name = get_str(t, c, "device.name");
+		d->cc_major = get_u32(c, "device.cc_major");
+		d->cc_minor = get_u32(c, "device.cc_minor");
+		d->driver_version = get_u32(c, "device.driver_version");
+		d->toolkit_version = get_u32(c, "device.toolkit_version");
+		d->total_mem = get_u64(c, "device.total_mem");
+		d->sm_count = get_u32(c, "device.sm_count");
+		break;
+	}
+	case TR_BLOB: {
+		struct tr_blob *b = &r->u.blob;
+		b->hash = get_u64(c, "blob.hash");
+		b->raw_size = get_u64(c, "blob.raw_size");
+		b->codec = get_u32(c, "blob.codec");
+		if (c->bad)
+			break;
+		b->data = c->p + c->pos;
+		b->stored_size = c->len - c->pos;
+		c->pos = c->len;
+		if (b->codec != TR_CODEC_RAW && b->codec != TR_CODEC_ZSTD) {
+			c->bad = 1;
+			c->field = "blob.codec (0 raw or 1 zstd)";
+		} else if (b->codec == TR_CODEC_RAW && b->raw_size != b->stored_size) {
+			c->bad = 1;
+			c->field = "blob.raw_size equal to the stored size of a raw blob";
+		}
+		break;
+	}
+	case TR_MODULE: {
+		struct tr_module *m = &r->u.module;
+		m->module_id = get_u32(c, "module.id");
+		m->kind = get_u32(c, "module.kind");
+		m->blob = get_u64(c, "module.blob");
+		m->size = get_u64(c, "module.size");
+		break;
+	}
+	case TR_ALLOC: {
+		struct tr_alloc *a = &r->u.alloc;
+		a->addr = get_u64(c, "alloc.addr");
+		a->size = get_u64(c, "alloc.size");
+		a->kind = get_u32(c, "alloc.kind");
+		a->flags = get_u32(c, "alloc.flags");
+		a->name = get_str(t, c, "alloc.name");
+		break;
+	}
+	case TR_FREE:
+		r->u.free.addr = get_u64(c, "free.addr");
+		r->u.free.kind = get_u32(c, "free.kind");
+		break;
+	case TR_MEMCPY_H2D:
+	case TR_MEMCPY_D2D:
+	case TR_MEMCPY_D2H: {
+		struct tr_copy *cp = &r->u.copy;
+		cp->dst = get_u64(c, "copy.dst");
+		cp->src = get_u64(c, "copy.src");
+		cp->size = get_u64(c, "copy.size");
+		cp->blob = get_u64(c, "copy.blob");
+		cp->stream = get_u64(c, "copy.stream");
+		cp->flags = get_u32(c, "copy.flags");
+		break;
+	}
+	case TR_MEMSET: {
+		struct tr_memset *m = &r->u.memset;
+		m->dst = get_u64(c, "memset.dst");
+		m->value = get_u32(c, "memset.value");
+		m->elem_size = get_u32(c, "memset.elem_size");
+		m->width = get_u64(c, "memset.width");
+		m->height = get_u64(c, "memset.height");
+		m->pitch = get_u64(c, "memset.pitch");
+		m->stream = get_u64(c, "memset.stream");
+		m->flags = get_u32(c, "memset.flags");
+		if (!c->bad && m->elem_size != 1 && m->elem_size != 2 && m->elem_size != 4) {
+			c->bad = 1;
+			c->field = "memset.elem_size (1, 2 or 4)";
+		}
+		break;
+	}
+	case TR_LAUNCH: {
+		struct tr_launch *l = &r->u.launch;
+		l->seq = get_u64(c, "launch.seq");
+		l->func = get_u64(c, "launch.func");
+		l->name = get_str(t, c, "launch.name");
+		l->api = get_u32(c, "launch.api");
+		l->flags = get_u32(c, "launch.flags");
+		get_dim3(c, &l->grid, "launch.grid");
+		get_dim3(c, &l->block, "launch.block");
+		l->shmem = get_u32(c, "launch.shmem");
+		l->stream = get_u64(c, "launch.stream");
+		l->nparams = get_count(c, 8, "launch.nparams");
+		l->params = arena_alloc(t, sizeof(*l->params) * (l->nparams + 1));
+		for (uint32_t i = 0; i < l->nparams; i++) {
+			l->params[i].offset = get_u32(c, "launch.param.offset");
+			l->params[i].size = get_u32(c, "launch.param.size");
+		}
+		l->argsize = get_count(c, 1, "launch.args length");
+		l->args = arena_alloc(t, l->argsize + 8);
+		memset(l->args, 0, l->argsize + 8);
+		if (!c->bad) {
+			memcpy(l->args, c->p + c->pos, l->argsize);
+			c->pos += l->argsize;
+		}
+		for (uint32_t i = 0; !c->bad && i < l->nparams; i++) {
+			uint64_t end = (uint64_t)l->params[i].offset + l->params[i].size;
+			if (end > l->argsize) {
+				c->bad = 1;
+				c->field = "launch.param within the argument bytes";
+			}
+		}
+		l->nattrs = get_count(c, 8, "launch.nattrs");
+		l->attrs = arena_alloc(t, sizeof(*l->attrs) * (l->nattrs + 1));
+		for (uint32_t i = 0; i < l->nattrs; i++) {
+			struct tr_launch_attr *a = &l->attrs[i];
+			memset(a, 0, sizeof(*a));
+			a->id = get_u32(c, "launch.attr.id");
+			a->len = get_u32(c, "launch.attr.len");
+			if (c->bad)
+				break;
+			if (a->len > 64 || need(c, a->len, "launch.attr.value (at most 64 bytes)")) {
+				c->bad = 1;
+				c->field = "launch.attr.value (at most 64 bytes)";
+				break;
+			}
+			memcpy(a->value, c->p + c->pos, a->len);
+			c->pos += a->len;
+		}
+		l->tid = get_u32(c, "launch.tid");
+		l->py_state = get_u32(c, "launch.py_state");
+		l->nframes = get_count(c, 12, "launch.nframes");
+		l->frames = arena_alloc(t, sizeof(*l->frames) * (l->nframes + 1));
+		for (uint32_t i = 0; i < l->nframes; i++) {
+			l->frames[i].file = get_str(t, c, "launch.frame.file");
+			l->frames[i].func = get_str(t, c, "launch.frame.func");
+			l->frames[i].line = get_u32(c, "launch.frame.line");
+		}
+		break;
+	}
+	case TR_FAULT: {
+		struct tr_fault *f = &r->u.fault;
+		f->code = get_u32(c, "fault.code");
+		f->error = get_str(t, c, "fault.error");
+		f->api = get_str(t, c, "fault.api");
+		f->launch_seq = get_u64(c, "fault.launch_seq");
+		f->at_launch = get_u32(c, "fault.at_launch");
+		f->kernel = get_str(t, c, "fault.kernel");
+		break;
+	}
+	case TR_FUNC_ATTR:
+		r->u.func_attr.kernel = get_str(t, c, "func_attr.kernel");
+		r->u.func_attr.attr = get_u32(c, "func_attr.attr");
+		r->u.func_attr.value = (int32_t)get_u32(c, "func_attr.value");
+		break;
+	case TR_END:
+		r->u.end.exit_code = (int32_t)get_u32(c, "end.exit_code");
+		r->u.end.launches = get_u64(c, "end.launches");
+		r->u.end.allocs = get_u64(c, "end.allocs");
+		r->u.end.bytes_h2d = get_u64(c, "end.bytes_h2d");
+		break;
+	case TR_NOTE:
+		r->u.note.text = get_str(t, c, "note.text");
+		break;
+	case TR_REDUCTION:
+		r->u.reduction.text = get_str(t, c, "reduction.text");
+		break;
+	default:
+		/* Unknown type from a newer minor version: framing lets us skip it. */
+		c->pos = c->len;
+		break;
+	}
+	return c->bad ? -1 : 0;
+}
+
+/* ---- blob index ---- */
+
+static void blob_index_build(struct trace *t)
+{
+	size_t nb = 0;
+	for (size_t i = 0; i < t->nrec; i++)
+		nb += t->rec[i].type == TR_BLOB;
+	t->blob_nslots = 16;
+	while (t->blob_nslots < nb * 2 + 2)
+		t->blob_nslots *= 2;
+	t->blob_slots = xmalloc(t->blob_nslots * sizeof(size_t));
+	for (size_t i = 0; i < t->blob_nslots; i++)
+		t->blob_slots[i] = (size_t)-1;
+	for (size_t i = 0; i < t->nrec; i++) {
+		if (t->rec[i].type != TR_BLOB)
+			continue;
+		uint64_t h = t->rec[i].u.blob.hash;
+		size_t s = h & (t->blob_nslots - 1);
+		while (t->blob_slots[s] != (size_t)-1) {
+			if (t->rec[t->blob_slots[s]].u.blob.hash == h)
+				break;   /* duplicate blob: keep the first */
+			s = (s + 1) & (t->blob_nslots - 1);
+		}
+		if (t->blob_slots[s] == (size_t)-1)
+			t->blob_slots[s] = i;
+	}
+}
+
+long trace_find_blob(const struct trace *t, uint64_t hash)
+{
+	if (!t->blob_nslots)
+		return -1;
+	for (size_t s = hash & (t->blob_nslots - 1);; s = (s + 1) & (t->blob_nslots - 1)) {
+		size_t i = t->blob_slots[s];
+		if (i == (size_t)-1)
+			return -1;
+		if (t->rec[i].u.blob.hash == hash)
+			return (long)i;
+	}
+}
+
+int trace_blob_read(const struct trace *t, uint64_t hash, struct strbuf *out,
+		    uint64_t limit, struct strbuf *err)
+{
+	long i = trace_find_blob(t, hash);
+	const struct tr_blob *b;
+	size_t start = out->len;
+
+	if (!limit)
+		limit = 64ull << 30;
+	if (i < 0) {
+		sb_addf(err, "%s: blob %016llx is referenced but not stored in the trace",
+			t->path, (unsigned long long)hash);
+		return -1;
+	}
+	b = &t->rec[i].u.blob;
+	if (b->raw_size > limit) {
+		sb_addf(err, "%s: blob %016llx at offset %llu claims %llu bytes, over the %llu-byte limit",
+			t->path, (unsigned long long)hash, (unsigned long long)t->rec[i].offset,
+			(unsigned long long)b->raw_size, (unsigned long long)limit);
+		return -1;
+	}
+	if (b->codec == TR_CODEC_RAW) {
+		sb_add(out, b->data, b->stored_size);
+	} else {
+		unsigned long long fs = ZSTD_getFrameContentSize(b->data, b->stored_size);
+		if (fs == ZSTD_CONTENTSIZE_ERROR || fs == ZSTD_CONTENTSIZE_UNKNOWN || fs != b->raw_size) {
+			sb_addf(err, "%s: blob at offset %llu: zstd frame does not hold the %llu bytes the record claims",
+				t->path, (unsigned long long)t->rec[i].offset,
+				(unsigned long long)b->raw_size);
+			return -1;
+		}
+		sb_grow(out, (size_t)b->raw_size);
+		size_t n = ZSTD_decompress(out->buf + out->len, (size_t)b->raw_size, b->data, b->stored_size);
+		if (ZSTD_isError(n) || n != b->raw_size) {
+			sb_addf(err, "%s: blob at offset %llu: corrupt zstd data (%s)", t->path,
+				(unsigned long long)t->rec[i].offset,
+				ZSTD_isError(n) ? ZSTD_getErrorName(n) : "short");
+			return -1;
+		}
+		out->len += n;
+		out->buf[out->len] = 0;
+	}
+	if (tr_hash(out->buf + start, out->len - start) != hash) {
+		sb_addf(err, "%s: blob at offset %llu: content does not match its hash",
+			t->path, (unsigned long long)t->rec[i].offset);
+		sb_setlen(out, start);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- open ---- */
+
+static int parse(struct trace *t, unsigned flags, struct strbuf *err)
+{
+	const uint8_t *m = t->map;
+	size_t off;
+
+	if (t->size < TRACE_HEADER_SIZE || memcmp(m, TRACE_MAGIC, 8)) {
+		if (t->size >= 8 && !memcmp(m, TRACE_MAGIC, 8))
+			sb_addf(err, "%s: truncated at byte %zu: expected a %d-byte header",
+				t->path, t->size, TRACE_HEADER_SIZE);
+		else
+			sb_addf(err, "%s: not a gpureduce trace (byte 0: expected magic \"%s\")",
+				t->path, TRACE_MAGIC);
+		return -1;
+	}
+	t->major = get_u16(m + 8);
+	t->minor = get_u16(m + 10);
+	uint32_t hsize = (uint32_t)m[12] | (uint32_t)m[13] << 8 | (uint32_t)m[14] << 16 | (uint32_t)m[15] << 24;
+	t->created_ns = get_u64_raw(m + 16);
+	if (t->major > TRACE_MAJOR) {
+		sb_addf(err, "%s: trace format %u.%u is newer than this gpureduce reads (%d.x); upgrade gpureduce",
+			t->path, t->major, t->minor, TRACE_MAJOR);
+		return -1;
+	}
+	if (t->major < 1 || hsize < TRACE_HEADER_SIZE || hsize > t->size) {
+		sb_addf(err, "%s: byte 8: bad header (version %u.%u, header size %u)",
+			t->path, t->major, t->minor, hsize);
+		return -1;
+	}
+	off = hsize;
+	while (off < t->size) {
+		size_t left = t->size - off;
+		uint32_t type, sum;
+		uint64_t len;
+		struct tr_rec *r;
+		struct cur c;
+
+		if (left < TRACE_RECORD_HEADER_SIZE) {
+			sb_reset(err);
+			sb_addf(err, "%s: truncated at byte %zu: expected a %d-byte record header, %zu bytes left",
+				t->path, off, TRACE_RECORD_HEADER_SIZE, left);
+			goto truncated;
+		}
+		type = (uint32_t)get_u16(m + off) | (uint32_t)get_u16(m + off + 2) << 16;
+		sum = (uint32_t)get_u16(m + off + 4) | (uint32_t)get_u16(m + off + 6) << 16;
+		len = get_u64_raw(m + off + 8);
+		if (len > left - TRACE_RECORD_HEADER_SIZE) {
+			sb_reset(err);
+			sb_addf(err, "%s: truncated at byte %zu: %s record claims %llu bytes, %zu left",
+				t->path, off, tr_type_name(type), (unsigned long long)len,
+				left - TRACE_RECORD_HEADER_SIZE);
+			goto truncated;
+		}
+		if (XXH32(m + off + TRACE_RECORD_HEADER_SIZE, (size_t)len, type) != sum) {
+			/* A bad checksum on the very last record is what a torn write
+			 * looks like; anywhere else it is corruption. */
+			if (off + TRACE_RECORD_HEADER_SIZE + len == t->size && !(flags & TRACE_OPEN_STRICT)) {
+				sb_reset(err);
+				sb_addf(err, "%s: last record at byte %zu has a bad checksum (torn write)",
+					t->path, off);
+				goto truncated;
+			}
+			sb_addf(err, "%s: corrupt record at byte %zu: checksum mismatch in %s record",
+				t->path, off, tr_type_name(type));
+			return -1;
+		}
+		ALLOC_GROW(t->rec, t->nrec + 1, t->rec_alloc);
+		r = &t->rec[t->nrec];
+		memset(r, 0, sizeof(*r));
+		r->type = type;
+		r->offset = off;
+		c.p = m + off + TRACE_RECORD_HEADER_SIZE;
+		c.len = (size_t)len;
+		c.pos = 0;
+		c.base = off + TRACE_RECORD_HEADER_SIZE;
+		c.field = NULL;
+		c.bad = 0;
+		if (decode(t, r, &c) < 0) {
+			sb_addf(err, "%s: corrupt %s record at byte %zu: field %s runs past its %llu-byte payload (at byte %llu)",
+				t->path, tr_type_name(type), off, c.field ? c.field : "?",
+				(unsigned long long)len, (unsigned long long)(c.base + c.pos));
+			return -1;
+		}
+		t->nrec++;
+		off += TRACE_RECORD_HEADER_SIZE + (size_t)len;
+	}
+	return 0;
+
+truncated:
+	if (flags & TRACE_OPEN_STRICT)
+		return -1;
+	t->truncated = 1;
+	t->truncated_msg = xstrdup(err->buf);
+	sb_reset(err);
+	return 0;
+}
+
+static int finish_open(struct trace *t, unsigned flags, struct strbuf *err)
+{
+	struct strbuf e = STRBUF_INIT;
+	int ret = parse(t, flags, &e);
+	if (ret < 0) {
+		sb_add(err, e.buf, e.len);
+		sb_release(&e);
+		trace_release(t);
+		return -1;
+	}
+	sb_release(&e);
+	blob_index_build(t);
+	return 0;
+}
+
+int trace_open_mem(struct trace *t, const char *name, const void *data, size_t size,
+		   unsigned flags, struct strbuf *err)
+{
+	memset(t, 0, sizeof(*t));
+	t->path = xstrdup(name);
+	t->map = data;
+	t->size = size;
+	return finish_open(t, flags, err);
+}
+
+int trace_open(struct trace *t, const char *path, unsigned flags, struct strbuf *err)
+{
+	struct stat st;
+	int fd;
+	void *m;
+
+	memset(t, 0, sizeof(*t));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		sb_addf(err, "%s: cannot open trace: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		sb_addf(err, "%s: not a regular file", path);
+		close(fd);
+		return -1;
+	}
+	if (st.st_size == 0) {
+		sb_addf(err, "%s: empty file, not a gpureduce trace (was the capture killed before it started?)", path);
+		close(fd);
+		return -1;
+	}
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED) {
+		sb_addf(err, "%s: cannot map: %s", path, strerror(errno));
+		return -1;
+	}
+	t->path = xstrdup(path);
+	t->map = m;
+	t->size = (size_t)st.st_size;
+	t->mapped = 1;
+	return finish_open(t, flags, err);
+}
+
+void trace_release(struct trace *t)
+{
+	if (!t)
+		return;
+	struct trace_arena *a = t->arena;
+	while (a) {
+		struct trace_arena *n = a->next;
+		free(a);
+		a = n;
+	}
+	free(t->rec);
+	free(t->blob_slots);
+	free(t->truncated_msg);
+	free(t->path);
+	if (t->mapped && t->map)
+		munmap((void *)t->map, t->size);
+	memset(t, 0, sizeof(*t));
+}
+
+static const char *const type_names[] = {
+	[TR_PROCESS] = "PROCESS", [TR_DEVICE] = "DEVICE", [TR_BLOB] = "BLOB",
+	[TR_MODULE] = "MODULE", [TR_ALLOC] = "ALLOC", [TR_FREE] = "FREE",
+	[TR_MEMCPY_H2D] = "MEMCPY_H2D", [TR_MEMCPY_D2D] = "MEMCPY_D2D",
+	[TR_MEMCPY_D2H] = "MEMCPY_D2H", [TR_MEMSET] = "MEMSET", [TR_LAUNCH] = "LAUNCH",
+	[TR_FAULT] = "FAULT", [TR_FUNC_ATTR] = "FUNC_ATTR", [TR_END] = "END",
+	[TR_NOTE] = "NOTE", [TR_REDUCTION] = "REDUCTION",
+};
+
+const char *tr_type_name(uint32_t type)
+{
+	if (type < ARRAY_SIZE(type_names) && type_names[type])
+		return type_names[type];
+	return "UNKNOWN";
+}
+
+const char *tr_alloc_kind_name(uint32_t kind)
+{
+	switch (kind) {
+	case TR_MEM_DEVICE: return "device";
+	case TR_MEM_HOST: return "host";
+	case TR_MEM_MANAGED: return "managed";
+	case TR_MEM_VMM: return "vmm";
+	case TR_MEM_ASYNC: return "async";
+	case TR_MEM_GLOBAL: return "global";
+	default: return "unknown";
+	}
+}

@@ -1,0 +1,350 @@
+/*
+ * trace.h - the gpureduce trace format: record ids, in-memory records, and the
+ * reader and writer API.  This module is the only place that knows the byte
+ * layout; the capture library (encode side), replay, the reducer and `show`
+ * (decode side) all go through it.  The layout is documented in
+ * docs/FORMAT.md; any change here must bump TRACE_MINOR (additive) or
+ * TRACE_MAJOR (incompatible) and add a row to that file's history table.
+ *
+ * A trace is `header record*`.  Records are self-framed (type, checksum,
+ * length), so readers skip types they do not know.  Large payloads (module
+ * images, host-to-device copy data, buffer snapshots) are stored once in BLOB
+ * records, named by their XXH3-64 content hash and zstd-compressed; other
+ * records refer to them by hash.
+ *
+ * Event numbering: the index of a record among all records of the file
+ * (0-based, BLOB records included) is its "event number"; replay and show
+ * report positions in those terms.
+ */
+#ifndef GPUREDUCE_TRACE_H
+#define GPUREDUCE_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct strbuf;
+
+#define TRACE_MAGIC "GPURDTRC"   /* 8 bytes, no NUL on disk */
+#define TRACE_MAJOR 1
+#define TRACE_MINOR 0
+#define TRACE_HEADER_SIZE 32
+#define TRACE_RECORD_HEADER_SIZE 16
+
+/* Record types.  On-disk numbers: never renumber, never reuse; retire a type
+ * by renaming it *_DEPRECATED. */
+enum tr_type {
+	TR_PROCESS = 1,     /* the traced command: argv, cwd, pid */
+	TR_DEVICE = 2,      /* device and driver of the context */
+	TR_BLOB = 3,        /* content-addressed payload */
+	TR_MODULE = 4,      /* a loaded module image (cubin/ELF) */
+	TR_ALLOC = 5,       /* memory became addressable */
+	TR_FREE = 6,        /* memory stopped being addressable */
+	TR_MEMCPY_H2D = 7,  /* host bytes entered device memory */
+	TR_MEMCPY_D2D = 8,
+	TR_MEMCPY_D2H = 9,  /* recorded for ordering/dependencies; no data */
+	TR_MEMSET = 10,
+	TR_LAUNCH = 11,     /* a kernel launch with its exact parameter bytes */
+	TR_FAULT = 12,      /* the first sticky error and the call that returned it */
+	TR_FUNC_ATTR = 13,  /* cuFuncSetAttribute/cuKernelSetAttribute */
+	TR_END = 14,        /* orderly end of capture (absent if the process died) */
+	TR_NOTE = 15,       /* free text: warnings, unsupported calls seen */
+	TR_REDUCTION = 16,  /* written by shrink: how this trace was reduced */
+	TR_TYPE_MAX_KNOWN = 16
+};
+
+/* TR_ALLOC kinds (on disk). */
+enum tr_alloc_kind {
+	TR_MEM_DEVICE = 1,     /* cuMemAlloc, cuMemAllocPitch */
+	TR_MEM_HOST = 2,       /* pinned/mapped host memory */
+	TR_MEM_MANAGED = 3,    /* cuMemAllocManaged */
+	TR_MEM_VMM = 4,        /* a cuMemMap'ed range */
+	TR_MEM_ASYNC = 5,      /* cuMemAllocAsync / pools */
+	TR_MEM_GLOBAL = 6      /* a module __device__ variable */
+};
+
+/* TR_LAUNCH api (on disk). */
+enum tr_launch_api {
+	TR_API_LAUNCH_KERNEL = 1,
+	TR_API_LAUNCH_KERNEL_EX = 2,
+	TR_API_LAUNCH_COOPERATIVE = 3
+};
+
+/* TR_LAUNCH python state (on disk). */
+enum tr_py_state {
+	TR_PY_NONE = 0,        /* no CPython in the process */
+	TR_PY_FRAMES = 1,      /* frames recorded (innermost first) */
+	TR_PY_NO_GIL = 2       /* Python present but this thread held no GIL */
+};
+
+/* TR_MODULE kinds (on disk). */
+enum tr_module_kind {
+	TR_MOD_ELF = 1,        /* a cubin: ELF image */
+	TR_MOD_OTHER = 2       /* fatbin/PTX or unknown: stored, not indexed */
+};
+
+/* Blob codecs (on disk). */
+enum tr_codec {
+	TR_CODEC_RAW = 0,
+	TR_CODEC_ZSTD = 1
+};
+
+/* Flags on copy/memset/launch records (on disk, bit values). */
+#define TR_F_ASYNC 0x1u
+
+struct tr_dim3 {
+	uint32_t x, y, z;
+};
+
+struct tr_param {
+	uint32_t offset, size;   /* from cu{Func,Kernel}GetParamInfo */
+};
+
+struct tr_launch_attr {
+	uint32_t id;             /* CUlaunchAttributeID */
+	uint32_t len;
+	uint8_t value[64];       /* raw CUlaunchAttributeValue bytes */
+};
+
+struct tr_frame {
+	const char *file;
+	const char *func;
+	uint32_t line;
+};
+
+struct tr_process {
+	uint32_t pid;
+	uint64_t start_ns;       /* CLOCK_REALTIME at capture start */
+	const char *cwd;
+	uint32_t argc;
+	const char **argv;
+};
+
+struct tr_device {
+	uint32_t ordinal;
+	const char *name;
+	uint32_t cc_major, cc_minor;
+	uint32_t driver_version;   /* cuDriverGetVersion, e.g. 13000 */
+	uint32_t toolkit_version;  /* CUDA_VERSION the capture library was built with */
+	uint64_t total_mem;
+	uint32_t sm_count;
+};
+
+struct tr_blob {
+	uint64_t hash;           /* XXH3-64 of the raw bytes */
+	uint64_t raw_size;
+	uint32_t codec;
+	const uint8_t *data;     /* stored bytes (points into the mapped file) */
+	uint64_t stored_size;
+};
+
+struct tr_module {
+	uint32_t module_id;      /* CUPTI moduleId; unique within a trace */
+	uint32_t kind;           /* enum tr_module_kind */
+	uint64_t blob;           /* hash of the image */
+	uint64_t size;
+};
+
+struct tr_alloc {
+	uint64_t addr, size;
+	uint32_t kind;           /* enum tr_alloc_kind */
+	uint32_t flags;
+	const char *name;        /* globals: symbol name; else "" */
+};
+
+struct tr_free {
+	uint64_t addr;
+	uint32_t kind;
+};
+
+struct tr_copy {               /* H2D, D2D, D2H */
+	uint64_t dst, src;       /* H2D: src is the host address (informational) */
+	uint64_t size;
+	uint64_t blob;           /* H2D only: hash of the bytes */
+	uint64_t stream;
+	uint32_t flags;
+};
+
+struct tr_memset {
+	uint64_t dst;
+	uint32_t value;
+	uint32_t elem_size;      /* 1, 2 or 4 */
+	uint64_t width;          /* elements per row */
+	uint64_t height;         /* rows; 1 for 1D */
+	uint64_t pitch;          /* bytes between rows; 0 for 1D */
+	uint64_t stream;
+	uint32_t flags;
+};
+
+struct tr_launch {
+	uint64_t seq;            /* 0-based index among launches of the capture */
+	uint64_t func;           /* captured CUfunction/CUkernel handle (informational) */
+	const char *name;        /* mangled kernel name */
+	uint32_t api;            /* enum tr_launch_api */
+	uint32_t flags;
+	struct tr_dim3 grid, block;
+	uint32_t shmem;
+	uint64_t stream;
+	uint32_t nparams;
+	struct tr_param *params;
+	uint32_t argsize;        /* bytes of args: offset+size of the last param */
+	uint8_t *args;           /* the parameter buffer as the kernel sees it */
+	uint32_t nattrs;
+	struct tr_launch_attr *attrs;
+	uint32_t tid;            /* OS thread id of the launching thread */
+	uint32_t py_state;       /* enum tr_py_state */
+	uint32_t nframes;
+	struct tr_frame *frames; /* innermost first */
+};
+
+struct tr_fault {
+	uint32_t code;           /* CUresult */
+	const char *error;       /* e.g. CUDA_ERROR_ILLEGAL_ADDRESS */
+	const char *api;         /* the call that returned it first */
+	uint64_t launch_seq;     /* seq of the launch that faulted (or last launched) */
+	uint32_t at_launch;      /* 1 when the launch call itself returned it */
+	const char *kernel;      /* name of that launch's kernel */
+};
+
+struct tr_func_attr {
+	const char *kernel;
+	uint32_t attr;           /* CUfunction_attribute */
+	int32_t value;
+};
+
+struct tr_end {
+	int32_t exit_code;       /* -1 when unknown */
+	uint64_t launches;
+	uint64_t allocs;
+	uint64_t bytes_h2d;
+};
+
+struct tr_note {
+	const char *text;
+};
+
+struct tr_reduction {
+	const char *text;        /* YAML-ish summary written by shrink */
+};
+
+struct tr_rec {
+	uint32_t type;           /* enum tr_type, or an unknown number */
+	uint64_t offset;         /* file offset of the record header */
+	union {
+		struct tr_process process;
+		struct tr_device device;
+		struct tr_blob blob;
+		struct tr_module module;
+		struct tr_alloc alloc;
+		struct tr_free free;
+		struct tr_copy copy;
+		struct tr_memset memset;
+		struct tr_launch launch;
+		struct tr_fault fault;
+		struct tr_func_attr func_attr;
+		struct tr_end end;
+		struct tr_note note;
+		struct tr_reduction reduction;
+	} u;
+};
+
+/* ---- reading ---------------------------------------------------------- */
+
+struct trace_arena;
+
+struct trace {
+	char *path;
+	uint16_t major, minor;
+	uint64_t created_ns;
+	const uint8_t *map;      /* whole file, read-only mapping */
+	size_t size;
+	int mapped;              /* 1: map is ours to munmap */
+	struct tr_rec *rec;      /* all records, in file order */
+	size_t nrec, rec_alloc;
+	int truncated;           /* 1: a partial last record was dropped */
+	char *truncated_msg;     /* what was dropped, for show/replay to say */
+	struct trace_arena *arena;
+	/* blob index: open addressing on hash -> record index */
+	size_t *blob_slots;
+	size_t blob_nslots;
+};
+#define TRACE_INIT { 0 }
+
+/* trace_open flags */
+#define TRACE_OPEN_STRICT 0x1  /* a partial last record is an error, not a warning */
+
+/*
+ * Map and decode a whole trace.  Validates the header (magic, a major version
+ * this build reads) and every record (framing, checksum, field bounds).  A
+ * record cut off at end of file (a process that died mid-write) is dropped
+ * and flagged in ->truncated unless TRACE_OPEN_STRICT.  Returns 0, or -1
+ * with one line in err naming the file, byte offset and what was expected.
+ * On failure *t is released.
+ */
+int trace_open(struct trace *t, const char *path, unsigned flags, struct strbuf *err);
+/* Same, over a memory buffer (used by tests and the fuzzer); the buffer must
+ * outlive t.  `name` is used in messages. */
+int trace_open_mem(struct trace *t, const char *name, const void *data, size_t size,
+		   unsigned flags, struct strbuf *err);
+void trace_release(struct trace *t);
+
+/* Index of the BLOB record with this hash, or -1. */
+long trace_find_blob(const struct trace *t, uint64_t hash);
+/*
+ * Decode a blob into out (appended).  Checks the decompressed size against
+ * the record's raw_size and `limit` (0: 64 GiB) before allocating, and the
+ * content hash after.  Returns 0 or -1 with err.
+ */
+int trace_blob_read(const struct trace *t, uint64_t hash, struct strbuf *out,
+		    uint64_t limit, struct strbuf *err);
+
+/* Name of a record type ("LAUNCH"...) or "UNKNOWN". */
+const char *tr_type_name(uint32_t type);
+const char *tr_alloc_kind_name(uint32_t kind);
+
+/* ---- writing ---------------------------------------------------------- */
+
+struct trace_writer {
+	int fd;
+	char *path;
+	uint64_t offset;         /* bytes written so far */
+	uint64_t nrec;           /* records written (== next event number) */
+	uint64_t bytes_raw;      /* uncompressed blob bytes offered */
+	uint64_t bytes_stored;   /* blob bytes after dedup + compression */
+	int zstd_level;
+	/* hashes of blobs already written: open addressing, 0 = empty slot */
+	uint64_t *seen;
+	size_t seen_n, seen_cap;
+	int failed;              /* a write failed; further writes are dropped */
+};
+#define TRACE_WRITER_INIT { -1, NULL, 0, 0, 0, 0, 3, NULL, 0, 0, 0 }
+
+/* Create/truncate path and write the header.  0 or -1 with err. */
+int tw_open(struct trace_writer *w, const char *path, struct strbuf *err);
+/* Write the header into an already-open fd (capture uses this). */
+int tw_open_fd(struct trace_writer *w, int fd, const char *name, struct strbuf *err);
+/* Close; 0 or -1 if any write failed. Accepts a never-opened writer. */
+int tw_close(struct trace_writer *w);
+
+/*
+ * Encode and write one record (any type but TR_BLOB, which goes through
+ * tw_blob).  Each record is one write(2) so that a process killed right
+ * after still leaves a complete record on disk.  Returns the event number,
+ * or -1 (write error; w->failed is set).
+ */
+long tw_record(struct trace_writer *w, const struct tr_rec *r);
+/*
+ * Store bytes as a blob unless a blob with the same hash was already written
+ * by this writer; *hash receives the XXH3-64.  Returns 0 or -1.
+ */
+int tw_blob(struct trace_writer *w, const void *data, size_t len, uint64_t *hash);
+/* Copy blob `hash` of trace t into w as stored (no recompression), unless
+ * already written.  0 or -1 (missing blob or write error). */
+int tw_copy_blob(struct trace_writer *w, const struct trace *t, uint64_t hash);
+
+/* Encode a record's payload (no framing) into sb; used by tw_record and by
+ * tests.  Returns 0, or -1 for a type that cannot be encoded. */
+int tr_encode(const struct tr_rec *r, struct strbuf *sb);
+
+uint64_t tr_hash(const void *data, size_t len);   /* XXH3-64 */
+
+#endif

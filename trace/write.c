@@ -1,0 +1,377 @@
+/*
+ * write.c - encoding side of the trace format (see trace.h, docs/FORMAT.md).
+ *
+ * Used by the capture library inside the traced process (so it must not
+ * print, exit or take locks of its own: the caller serialises calls) and by
+ * replay/the reducer when they write snapshots and reduced traces.  Each
+ * record goes to disk with one write(2), so the file is complete up to the
+ * last whole record whenever the process dies.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+#include <zstd.h>
+
+#include "../common/strbuf.h"
+#include "../common/util.h"
+#include "trace.h"
+
+uint64_t tr_hash(const void *data, size_t len)
+{
+	return (uint64_t)XXH3_64bits(data, len);
+}
+
+static void put_header(struct strbuf *sb)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	sb_add(sb, TRACE_MAGIC, 8);
+	sb_put_u16(sb, TRACE_MAJOR);
+	sb_put_u16(sb, TRACE_MINOR);
+	sb_put_u32(sb, TRACE_HEADER_SIZE);
+	sb_put_u64(sb, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+	sb_put_u64(sb, 0);
+}
+
+int tw_open_fd(struct trace_writer *w, int fd, const char *name, struct strbuf *err)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int ret = -1;
+
+	w->fd = fd;
+	w->path = xstrdup(name);
+	put_header(&sb);
+	if (write_all(fd, sb.buf, sb.len) < 0) {
+		sb_addf(err, "%s: cannot write trace header: %s", name, strerror(errno));
+		goto out;
+	}
+	w->offset = sb.len;
+	ret = 0;
+out:
+	sb_release(&sb);
+	return ret;
+}
+
+int tw_open(struct trace_writer *w, const char *path, struct strbuf *err)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		sb_addf(err, "%s: cannot create trace: %s", path, strerror(errno));
+		return -1;
+	}
+	if (tw_open_fd(w, fd, path, err) < 0) {
+		close(fd);
+		w->fd = -1;
+		return -1;
+	}
+	return 0;
+}
+
+int tw_close(struct trace_writer *w)
+{
+	int ret = w->failed ? -1 : 0;
+	if (w->fd >= 0 && close(w->fd) < 0)
+		ret = -1;
+	w->fd = -1;
+	free(w->path);
+	w->path = NULL;
+	free(w->seen);
+	w->seen = NULL;
+	w->seen_n = w->seen_cap = 0;
+	return ret;
+}
+
+/* ---- blob dedup set ---- */
+
+static int seen_has(const struct trace_writer *w, uint64_t h)
+{
+	if (!w->seen_cap)
+		return 0;
+	if (!h)
+		h = 1;
+	for (size_t i = h & (w->seen_cap - 1);; i = (i + 1) & (w->seen_cap - 1)) {
+		if (!w->seen[i])
+			return 0;
+		if (w->seen[i] == h)
+			return 1;
+	}
+}
+
+static void seen_add(struct trace_writer *w, uint64_t h)
+{
+	if (!h)
+		h = 1;
+	if ((w->seen_n + 1) * 2 > w->seen_cap) {
+		size_t ncap = w->seen_cap ? w->seen_cap * 2 : 256;
+		uint64_t *old = w->seen;
+		size_t ocap = w->seen_cap;
+		w->seen = xcalloc(ncap, sizeof(*w->seen));
+		w->seen_cap = ncap;
+		w->seen_n = 0;
+		for (size_t i = 0; i < ocap; i++)
+			if (old[i])
+				seen_add(w, old[i]);
+		free(old);
+	}
+	for (size_t i = h & (w->seen_cap - 1);; i = (i + 1) & (w->seen_cap - 1)) {
+		if (w->seen[i] == h)
+			return;
+		if (!w->seen[i]) {
+			w->seen[i] = h;
+			w->seen_n++;
+			return;
+		}
+	}
+}
+
+/* ---- framing ---- */
+
+static long write_framed(struct trace_writer *w, uint32_t type, const void *pay1, size_t n1,
+			 const void *pay2, size_t n2)
+{
+	struct strbuf sb = STRBUF_INIT;
+	XXH32_state_t st;
+	long ev;
+
+	if (w->failed || w->fd < 0)
+		return -1;
+	XXH32_reset(&st, type);  /* the seed binds the type to the payload */
+	XXH32_update(&st, pay1, n1);
+	if (n2)
+		XXH32_update(&st, pay2, n2);
+	sb_grow(&sb, TRACE_RECORD_HEADER_SIZE + n1 + n2);
+	sb_put_u32(&sb, type);
+	sb_put_u32(&sb, XXH32_digest(&st));
+	sb_put_u64(&sb, (uint64_t)(n1 + n2));
+	sb_add(&sb, pay1, n1);
+	sb_add(&sb, pay2, n2);
+	if (write_all(w->fd, sb.buf, sb.len) < 0) {
+		w->failed = 1;
+		sb_release(&sb);
+		return -1;
+	}
+	w->offset += sb.len;
+	sb_release(&sb);
+	ev = (long)w->nrec++;
+	return ev;
+}
+
+/* ---- payload encoding ---- */
+
+static void put_dim3(struct strbuf *sb, const struct tr_dim3 *d)
+{
+	sb_put_u32(sb, d->x);
+	sb_put_u32(sb, d->y);
+	sb_put_u32(sb, d->z);
+}
+
+int tr_encode(const struct tr_rec *r, struct strbuf *sb)
+{
+	switch (r->type) {
+	case TR_PROCESS: {
+		const struct tr_process *p = &r->u.process;
+		sb_put_u32(sb, p->pid);
+		sb_put_u64(sb, p->start_ns);
+		sb_put_str(sb, p->cwd);
+		sb_put_u32(sb, p->argc);
+		for (uint32_t i = 0; i < p->argc; i++)
+			sb_put_str(sb, p->argv[i]);
+		return 0;
+	}
+	case TR_DEVICE: {
+		const struct tr_device *d = &r->u.device;
+		sb_put_u32(sb, d->ordinal);
+		sb_put_str(sb, d->name);
+		sb_put_u32(sb, d->cc_major);
+		sb_put_u32(sb, d->cc_minor);
+		sb_put_u32(sb, d->driver_version);
+		sb_put_u32(sb, d->toolkit_version);
+		sb_put_u64(sb, d->total_mem);
+		sb_put_u32(sb, d->sm_count);
+		return 0;
+	}
+	case TR_MODULE: {
+		const struct tr_module *m = &r->u.module;
+		sb_put_u32(sb, m->module_id);
+		sb_put_u32(sb, m->kind);
+		sb_put_u64(sb, m->blob);
+		sb_put_u64(sb, m->size);
+		return 0;
+	}
+	case TR_ALLOC: {
+		const struct tr_alloc *a = &r->u.alloc;
+		sb_put_u64(sb, a->addr);
+		sb_put_u64(sb, a->size);
+		sb_put_u32(sb, a->kind);
+		sb_put_u32(sb, a->flags);
+		sb_put_str(sb, a->name);
+		return 0;
+	}
+	case TR_FREE:
+		sb_put_u64(sb, r->u.free.addr);
+		sb_put_u32(sb, r->u.free.kind);
+		return 0;
+	case TR_MEMCPY_H2D:
+	case TR_MEMCPY_D2D:
+	case TR_MEMCPY_D2H: {
+		const struct tr_copy *c = &r->u.copy;
+		sb_put_u64(sb, c->dst);
+		sb_put_u64(sb, c->src);
+		sb_put_u64(sb, c->size);
+		sb_put_u64(sb, c->blob);
+		sb_put_u64(sb, c->stream);
+		sb_put_u32(sb, c->flags);
+		return 0;
+	}
+	case TR_MEMSET: {
+		const struct tr_memset *m = &r->u.memset;
+		sb_put_u64(sb, m->dst);
+		sb_put_u32(sb, m->value);
+		sb_put_u32(sb, m->elem_size);
+		sb_put_u64(sb, m->width);
+		sb_put_u64(sb, m->height);
+		sb_put_u64(sb, m->pitch);
+		sb_put_u64(sb, m->stream);
+		sb_put_u32(sb, m->flags);
+		return 0;
+	}
+	case TR_LAUNCH: {
+		const struct tr_launch *l = &r->u.launch;
+		sb_put_u64(sb, l->seq);
+		sb_put_u64(sb, l->func);
+		sb_put_str(sb, l->name);
+		sb_put_u32(sb, l->api);
+		sb_put_u32(sb, l->flags);
+		put_dim3(sb, &l->grid);
+		put_dim3(sb, &l->block);
+		sb_put_u32(sb, l->shmem);
+		sb_put_u64(sb, l->stream);
+		sb_put_u32(sb, l->nparams);
+		for (uint32_t i = 0; i < l->nparams; i++) {
+			sb_put_u32(sb, l->params[i].offset);
+			sb_put_u32(sb, l->params[i].size);
+		}
+		sb_put_bytes(sb, l->args, l->argsize);
+		sb_put_u32(sb, l->nattrs);
+		for (uint32_t i = 0; i < l->nattrs; i++) {
+			uint32_t len = l->attrs[i].len > 64 ? 64 : l->attrs[i].len;
+			sb_put_u32(sb, l->attrs[i].id);
+			sb_put_bytes(sb, l->attrs[i].value, len);
+		}
+		sb_put_u32(sb, l->tid);
+		sb_put_u32(sb, l->py_state);
+		sb_put_u32(sb, l->nframes);
+		for (uint32_t i = 0; i < l->nframes; i++) {
+			sb_put_str(sb, l->frames[i].file);
+			sb_put_str(sb, l->frames[i].func);
+			sb_put_u32(sb, l->frames[i].line);
+		}
+		return 0;
+	}
+	case TR_FAULT: {
+		const struct tr_fault *f = &r->u.fault;
+		sb_put_u32(sb, f->code);
+		sb_put_str(sb, f->error);
+		sb_put_str(sb, f->api);
+		sb_put_u64(sb, f->launch_seq);
+		sb_put_u32(sb, f->at_launch);
+		sb_put_str(sb, f->kernel);
+		return 0;
+	}
+	case TR_FUNC_ATTR:
+		sb_put_str(sb, r->u.func_attr.kernel);
+		sb_put_u32(sb, r->u.func_attr.attr);
+		sb_put_u32(sb, (uint32_t)r->u.func_attr.value);
+		return 0;
+	case TR_END:
+		sb_put_u32(sb, (uint32_t)r->u.end.exit_code);
+		sb_put_u64(sb, r->u.end.launches);
+		sb_put_u64(sb, r->u.end.allocs);
+		sb_put_u64(sb, r->u.end.bytes_h2d);
+		return 0;
+	case TR_NOTE:
+		sb_put_str(sb, r->u.note.text);
+		return 0;
+	case TR_REDUCTION:
+		sb_put_str(sb, r->u.reduction.text);
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+long tw_record(struct trace_writer *w, const struct tr_rec *r)
+{
+	struct strbuf sb = STRBUF_INIT;
+	long ev = -1;
+
+	if (r->type == TR_BLOB || tr_encode(r, &sb) < 0)
+		BUG("tw_record: cannot encode record type %u", r->type);
+	ev = write_framed(w, r->type, sb.buf, sb.len, NULL, 0);
+	sb_release(&sb);
+	return ev;
+}
+
+static int write_blob_stored(struct trace_writer *w, uint64_t hash, uint64_t raw_size,
+			     uint32_t codec, const void *data, size_t n)
+{
+	struct strbuf hdr = STRBUF_INIT;
+	long ev;
+	sb_put_u64(&hdr, hash);
+	sb_put_u64(&hdr, raw_size);
+	sb_put_u32(&hdr, codec);
+	ev = write_framed(w, TR_BLOB, hdr.buf, hdr.len, data, n);
+	sb_release(&hdr);
+	if (ev < 0)
+		return -1;
+	seen_add(w, hash);
+	w->bytes_stored += n;
+	return 0;
+}
+
+int tw_blob(struct trace_writer *w, const void *data, size_t len, uint64_t *hash)
+{
+	uint64_t h = tr_hash(data, len);
+	int ret = -1;
+	void *z = NULL;
+
+	*hash = h;
+	w->bytes_raw += len;
+	if (seen_has(w, h))
+		return 0;
+	if (len >= 64) {
+		size_t cap = ZSTD_compressBound(len);
+		z = malloc(cap);
+		if (z) {
+			size_t zn = ZSTD_compress(z, cap, data, len, w->zstd_level);
+			if (!ZSTD_isError(zn) && zn < len) {
+				ret = write_blob_stored(w, h, len, TR_CODEC_ZSTD, z, zn);
+				goto out;
+			}
+		}
+	}
+	ret = write_blob_stored(w, h, len, TR_CODEC_RAW, data, len);
+out:
+	free(z);
+	return ret;
+}
+
+int tw_copy_blob(struct trace_writer *w, const struct trace *t, uint64_t hash)
+{
+	long i;
+	const struct tr_blob *b;
+
+	if (seen_has(w, hash))
+		return 0;
+	i = trace_find_blob(t, hash);
+	if (i < 0)
+		return -1;
+	b = &t->rec[i].u.blob;
+	return write_blob_stored(w, b->hash, b->raw_size, b->codec, b->data, b->stored_size);
+}
