@@ -1,0 +1,285 @@
+/*
+ * pool.c - warm replay workers (see pool.h).
+ *
+ * Each worker is a child with a request pipe (its stdin) and a reply pipe
+ * (its stdout, line protocol in replay/proto.h).  pool_run() hands jobs to
+ * READY workers and poll()s the reply pipes; a worker that faults, crashes
+ * or times out is reaped and a new one is started immediately so its
+ * context creation (~0.2 s) overlaps other work.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../common/child.h"
+#include "../common/strbuf.h"
+#include "../common/util.h"
+#include "../replay/proto.h"
+#include "pool.h"
+#include "../src/cmds.h"
+
+enum { W_DOWN, W_STARTING, W_READY, W_BUSY };
+
+struct worker {
+	struct child ch;
+	int state;
+	struct strbuf line;      /* partial reply line */
+	long job;                /* index of the running job, -1 */
+	double deadline;
+	int device;
+};
+
+struct pool {
+	struct worker *w;
+	int n;
+	int fresh;
+	double timeout;
+	int ndev;
+	int next_dev;
+	struct pool_stats st;
+	char fatal[512];         /* last FATAL from a worker */
+	int consecutive_fatal;
+};
+
+static int worker_start(struct pool *p, struct worker *w, struct strbuf *err)
+{
+	char *argv[] = { (char *)gpureduce_exe(), "__worker", NULL };
+	char dev[64];
+	const char *env[3] = { NULL, NULL, NULL };
+
+	snprintf(dev, sizeof(dev), "GPUREDUCE_DEVICE=%d", p->ndev > 1 ? p->next_dev++ % p->ndev : 0);
+	env[0] = dev;
+	env[1] = "CUDA_LAUNCH_BLOCKING=1";
+	w->ch = (struct child)CHILD_INIT;
+	if (child_start(&w->ch, argv, env, CHILD_PIPE_IN | CHILD_PIPE_OUT | CHILD_NEW_PGRP, err) < 0) {
+		w->state = W_DOWN;
+		return -1;
+	}
+	w->state = W_STARTING;
+	w->job = -1;
+	sb_reset(&w->line);
+	p->st.spawned++;
+	return 0;
+}
+
+static void worker_stop(struct worker *w)
+{
+	if (w->state != W_DOWN)
+		child_kill(&w->ch);
+	w->state = W_DOWN;
+	w->job = -1;
+}
+
+struct pool *pool_create(int n, int fresh, double timeout, struct strbuf *err)
+{
+	struct pool *p = xcalloc(1, sizeof(*p));
+	const char *devs = getenv("GPUREDUCE_DEVICES");
+
+	signal(SIGPIPE, SIG_IGN);
+	p->n = n < 1 ? 1 : n;
+	p->fresh = fresh;
+	p->timeout = timeout > 0 ? timeout : 60;
+	p->ndev = devs ? atoi(devs) : 1;
+	if (p->ndev < 1)
+		p->ndev = 1;
+	p->w = xcalloc((size_t)p->n, sizeof(*p->w));
+	for (int i = 0; i < p->n; i++) {
+		sb_init(&p->w[i].line, 0);
+		p->w[i].ch = (struct child)CHILD_INIT;
+		if (worker_start(p, &p->w[i], err) < 0) {
+			pool_release(p);
+			return NULL;
+		}
+	}
+	return p;
+}
+
+void pool_release(struct pool *p)
+{
+	if (!p)
+		return;
+	for (int i = 0; i < p->n; i++) {
+		struct worker *w = &p->w[i];
+		if (w->state == W_READY) {
+			/* orderly: close stdin, the worker tears its context down */
+			close(w->ch.in);
+			w->ch.in = -1;
+			child_wait(&w->ch);
+			w->state = W_DOWN;
+		}
+		worker_stop(w);
+		sb_release(&w->line);
+	}
+	free(p->w);
+	free(p);
+}
+
+const struct pool_stats *pool_stats(const struct pool *p)
+{
+	return &p->st;
+}
+
+static void finish_job(struct pool *p, struct job *j, const struct replay_result *r)
+{
+	j->res = *r;
+	p->st.jobs++;
+	p->st.busy_seconds += r->seconds;
+	switch (r->status) {
+	case RS_CLEAN: p->st.clean++; break;
+	case RS_FAULT: p->st.faults++; break;
+	case RS_ERROR: p->st.errors++; break;
+	case RS_TIMEOUT: p->st.timeouts++; break;
+	default: p->st.crashes++; break;
+	}
+}
+
+/* Handle one complete line from worker w. */
+static void on_line(struct pool *p, struct worker *w, const char *line, struct job *jobs)
+{
+	if (w->state == W_STARTING) {
+		if (!strcmp(line, "READY")) {
+			w->state = W_READY;
+			p->consecutive_fatal = 0;
+		} else {
+			snprintf(p->fatal, sizeof(p->fatal), "%s",
+				 !strncmp(line, "FATAL\t", 6) ? line + 6 : line);
+			p->consecutive_fatal++;
+			worker_stop(w);
+		}
+		return;
+	}
+	if (w->state == W_BUSY && w->job >= 0) {
+		struct replay_result r;
+		if (proto_parse_result(line, &r) < 0) {
+			memset(&r, 0, sizeof(r));
+			r.status = RS_CRASH;
+			snprintf(r.msg, sizeof(r.msg), "worker sent garbage: %.200s", line);
+		}
+		finish_job(p, &jobs[w->job], &r);
+		w->job = -1;
+		if (r.status == RS_FAULT || r.status == RS_CRASH || p->fresh)
+			worker_stop(w);
+		else
+			w->state = W_READY;
+	}
+}
+
+static void lost_worker(struct pool *p, struct worker *w, struct job *jobs, int status, const char *why)
+{
+	if (w->state == W_BUSY && w->job >= 0) {
+		struct replay_result r;
+		memset(&r, 0, sizeof(r));
+		r.status = status;
+		r.event = -1;
+		r.launch_seq = -1;
+		snprintf(r.msg, sizeof(r.msg), "%s", why);
+		finish_job(p, &jobs[w->job], &r);
+	}
+	worker_stop(w);
+}
+
+int pool_run(struct pool *p, struct job *jobs, size_t njobs, struct strbuf *err)
+{
+	size_t next = 0, done = 0;
+	struct pollfd *pf = xcalloc((size_t)p->n, sizeof(*pf));
+	int ret = -1;
+
+	for (size_t i = 0; i < njobs; i++)
+		jobs[i].res.status = -1;
+	while (done < njobs) {
+		int nfd = 0;
+		double now = now_sec();
+
+		/* restart dead workers; give work to ready ones */
+		for (int i = 0; i < p->n; i++) {
+			struct worker *w = &p->w[i];
+			if (w->state == W_DOWN) {
+				if (p->consecutive_fatal >= 3) {
+					sb_addf(err, "replay workers cannot start: %s",
+						p->fatal[0] ? p->fatal : "unknown reason");
+					goto out;
+				}
+				if (worker_start(p, w, err) < 0)
+					goto out;
+			}
+			if (w->state == W_READY && next < njobs) {
+				struct strbuf req = STRBUF_INIT;
+				struct job *j = &jobs[next];
+				proto_format_run(&req, &j->opts, j->trace);
+				w->job = (long)next++;
+				w->state = W_BUSY;
+				w->deadline = now + (j->timeout > 0 ? j->timeout : p->timeout);
+				if (write_all(w->ch.in, req.buf, req.len) < 0)
+					lost_worker(p, w, jobs, RS_CRASH, "worker went away before taking the job");
+				sb_release(&req);
+			}
+		}
+		/* count jobs that finished through lost_worker */
+		done = 0;
+		for (size_t i = 0; i < njobs; i++)
+			done += jobs[i].res.status >= 0;
+		if (done >= njobs)
+			break;
+		for (int i = 0; i < p->n; i++) {
+			pf[i].fd = p->w[i].state == W_DOWN ? -1 : p->w[i].ch.out;
+			pf[i].events = POLLIN;
+			pf[i].revents = 0;
+			nfd += pf[i].fd >= 0;
+		}
+		if (!nfd)
+			continue;
+		int pr = poll(pf, (nfds_t)p->n, 100);
+		if (pr < 0 && errno != EINTR) {
+			sb_addf(err, "poll: %s", strerror(errno));
+			goto out;
+		}
+		now = now_sec();
+		for (int i = 0; i < p->n; i++) {
+			struct worker *w = &p->w[i];
+			if (w->state == W_DOWN)
+				continue;
+			if (pf[i].revents & (POLLIN | POLLHUP | POLLERR)) {
+				char buf[4096];
+				ssize_t n = read(w->ch.out, buf, sizeof(buf));
+				if (n <= 0) {
+					/* EOF: the worker exited or crashed */
+					if (w->state == W_STARTING) {
+						if (!p->fatal[0])
+							snprintf(p->fatal, sizeof(p->fatal), "worker exited during start-up");
+						p->consecutive_fatal++;
+					}
+					lost_worker(p, w, jobs, RS_CRASH,
+						    "worker died while replaying (crash in the driver or in replay)");
+					continue;
+				}
+				sb_add(&w->line, buf, (size_t)n);
+				char *nl;
+				while (w->state != W_DOWN && (nl = memchr(w->line.buf, '\n', w->line.len))) {
+					size_t len = (size_t)(nl - w->line.buf);
+					char *one = xstrndup(w->line.buf, len);
+					memmove(w->line.buf, nl + 1, w->line.len - len - 1);
+					sb_setlen(&w->line, w->line.len - len - 1);
+					on_line(p, w, one, jobs);
+					free(one);
+				}
+			}
+			if (w->state == W_BUSY && now > w->deadline)
+				lost_worker(p, w, jobs, RS_TIMEOUT, "time limit exceeded (hang?)");
+		}
+		done = 0;
+		for (size_t i = 0; i < njobs; i++)
+			done += jobs[i].res.status >= 0;
+	}
+	ret = 0;
+out:
+	free(pf);
+	/* warm replacements for workers lost at the end */
+	for (int i = 0; ret == 0 && i < p->n; i++)
+		if (p->w[i].state == W_DOWN && p->consecutive_fatal < 3)
+			worker_start(p, &p->w[i], err);
+	return ret;
+}

@@ -1,0 +1,937 @@
+/*
+ * engine.c - the replay engine (see replay.h).
+ *
+ * One replay_trace() call walks a trace's records in order and re-issues
+ * them through the driver table (drv.h): allocations become guard-placed
+ * twins, copies and memsets go to the relocated addresses, launches run with
+ * relocated parameter bytes and are synchronized one by one (the capture ran
+ * under CUDA_LAUNCH_BLOCKING=1, so the first launch that returns a sticky
+ * error is the faulting one).  At `stop_before` it can write a snapshot: a
+ * new trace holding the state a launch needs (modules, buffers with their
+ * current contents), which is how the reducer slices a trace at its fault.
+ *
+ * Everything a run allocates is released at its end unless the context
+ * died; modules stay cached in the context for the next run.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/elf.h"
+#include "../common/strbuf.h"
+#include "../common/util.h"
+#include "../trace/trace.h"
+#include "drv.h"
+#include "memmap.h"
+#include "place.h"
+#include "replay.h"
+
+#ifndef TR_F_CAPTURED
+#define TR_F_CAPTURED 0x2u
+#endif
+
+struct mod_entry {
+	uint64_t hash;
+	CUmodule mod;
+};
+
+struct fn_entry {
+	uint64_t hash;           /* module image */
+	char *name;
+	CUfunction fn;
+};
+
+struct replay_ctx {
+	struct drv d;
+	CUdevice dev;
+	CUcontext ctx;
+	int dead;
+	size_t gran;             /* VMM granularity; 0 when VMM is unavailable */
+	struct mod_entry *mods;
+	size_t nmods, amods;
+	struct fn_entry *fns;
+	size_t nfns, afns;
+};
+
+/* Twin of a captured allocation. */
+struct twin {
+	CUdeviceptr base;        /* reservation (VMM) or cuMemAlloc result */
+	uint64_t reserve;
+	CUdeviceptr ptr;         /* where the captured address 'addr' now lives */
+	uint64_t size;
+	CUmemGenericAllocationHandle h;
+	uint64_t map_off, map_size;
+	int how;                 /* TWIN_VMM, TWIN_ALLOC, TWIN_GLOBAL */
+	int mapped;
+};
+enum { TWIN_VMM = 1, TWIN_ALLOC = 2, TWIN_GLOBAL = 3 };
+
+/* name -> module records that define it */
+struct sym_entry {
+	const char *name;        /* points into names arena */
+	size_t rec;              /* record index of the MODULE */
+	uint64_t blob;
+};
+
+struct run {
+	struct replay_ctx *c;
+	const struct trace *t;
+	const struct replay_opts *o;
+	struct replay_result *res;
+	struct memmap mm;
+	struct sym_entry *syms;
+	size_t nsyms, asyms;
+	struct strbuf names;     /* NUL-separated symbol names */
+	size_t *name_off;        /* offsets into names, parallel to syms while building */
+	size_t unresolved;       /* copies/memsets to unknown addresses, skipped */
+	long launches;
+};
+
+/* ---- context ---------------------------------------------------------- */
+
+const char *replay_status_name(int status)
+{
+	static const char *const n[] = { "clean", "fault", "error", "timeout", "crash" };
+	return status >= 0 && status <= 4 ? n[status] : "?";
+}
+
+int replay_ctx_dead(const struct replay_ctx *ctx)
+{
+	return ctx->dead;
+}
+
+int replay_ctx_create(struct replay_ctx **out, struct strbuf *err)
+{
+	struct replay_ctx *c = xcalloc(1, sizeof(*c));
+	CUresult r;
+	int n = 0;
+	const char *ord = getenv("GPUREDUCE_DEVICE");
+
+	*out = NULL;
+	if (drv_load(&c->d, err) < 0)
+		goto fail;
+	if ((r = c->d.Init(0)) != CUDA_SUCCESS) {
+		sb_addf(err, "cuInit failed: %s; is there a usable NVIDIA GPU?", drv_error_name(&c->d, r));
+		goto fail;
+	}
+	if (c->d.DeviceGetCount(&n) != CUDA_SUCCESS || n < 1) {
+		sb_addf(err, "no CUDA device found");
+		goto fail;
+	}
+	if ((r = c->d.DeviceGet(&c->dev, ord ? atoi(ord) % n : 0)) != CUDA_SUCCESS ||
+	    (r = c->d.DevicePrimaryCtxRetain(&c->ctx, c->dev)) != CUDA_SUCCESS ||
+	    (r = c->d.CtxSetCurrent(c->ctx)) != CUDA_SUCCESS) {
+		sb_addf(err, "cannot create a CUDA context: %s", drv_error_name(&c->d, r));
+		goto fail;
+	}
+	if (c->d.MemGetAllocationGranularity && c->d.MemAddressReserve && c->d.MemCreate &&
+	    c->d.MemMap && c->d.MemSetAccess && c->d.MemUnmap && c->d.MemRelease) {
+		CUmemAllocationProp prop;
+		size_t g = 0;
+		memset(&prop, 0, sizeof(prop));
+		prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+		prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+		prop.location.id = (int)c->dev;
+		if (c->d.MemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) ==
+		    CUDA_SUCCESS && g >= 256 && !(g & (g - 1)))
+			c->gran = g;
+	}
+	*out = c;
+	return 0;
+fail:
+	free(c);
+	return -1;
+}
+
+void replay_ctx_release(struct replay_ctx *c)
+{
+	if (!c)
+		return;
+	if (!c->dead) {
+		for (size_t i = 0; i < c->nmods; i++)
+			c->d.ModuleUnload(c->mods[i].mod);
+	}
+	for (size_t i = 0; i < c->nfns; i++)
+		free(c->fns[i].name);
+	free(c->fns);
+	free(c->mods);
+	free(c);
+}
+
+/* ---- modules and functions ------------------------------------------------ */
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct sym_entry *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	if (c)
+		return c;
+	return x->rec < y->rec ? -1 : x->rec > y->rec;
+}
+
+struct sym_collect {
+	struct run *R;
+	size_t rec;
+	uint64_t blob;
+};
+
+static int collect_sym(const char *name, int kind, void *arg)
+{
+	struct sym_collect *sc = arg;
+	struct run *R = sc->R;
+	(void)kind;
+	ALLOC_GROW(R->syms, R->nsyms + 1, R->asyms);
+	R->syms[R->nsyms].rec = sc->rec;
+	R->syms[R->nsyms].blob = sc->blob;
+	R->syms[R->nsyms].name = (const char *)(uintptr_t)R->names.len; /* fixed up below */
+	R->nsyms++;
+	sb_add(&R->names, name, strlen(name) + 1);
+	return 0;
+}
+
+/* Build the symbol index over every ELF module of the trace. */
+static int build_symbols(struct run *R, struct strbuf *err)
+{
+	struct strbuf img = STRBUF_INIT;
+	int ret = -1;
+
+	for (size_t i = 0; i < R->t->nrec; i++) {
+		const struct tr_rec *r = &R->t->rec[i];
+		struct sym_collect sc = { R, i, 0 };
+		if (r->type != TR_MODULE || r->u.module.kind != TR_MOD_ELF)
+			continue;
+		sb_reset(&img);
+		if (trace_blob_read(R->t, r->u.module.blob, &img, 0, err) < 0)
+			goto out;
+		sc.blob = r->u.module.blob;
+		if (elf_symbols(img.buf, img.len, collect_sym, &sc) < 0) {
+			sb_addf(err, "%s: module at event %zu is not a readable ELF image", R->t->path, i);
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < R->nsyms; i++)
+		R->syms[i].name = R->names.buf + (uintptr_t)R->syms[i].name;
+	qsort(R->syms, R->nsyms, sizeof(*R->syms), sym_cmp);
+	ret = 0;
+out:
+	sb_release(&img);
+	return ret;
+}
+
+/* The module (by record) defining name, loaded latest before event `before`;
+ * NULL if none.  Falls back to a module loaded later (lazy loading can make
+ * CUPTI report a module after the first launch resolved it). */
+static const struct sym_entry *find_symbol(const struct run *R, const char *name, size_t before)
+{
+	size_t lo = 0, hi = R->nsyms;
+	const struct sym_entry *best = NULL, *later = NULL;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(R->syms[mid].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < R->nsyms && !strcmp(R->syms[i].name, name); i++) {
+		if (R->syms[i].rec < before)
+			best = &R->syms[i];
+		else if (!later)
+			later = &R->syms[i];
+	}
+	return best ? best : later;
+}
+
+static int load_module(struct run *R, uint64_t hash, CUmodule *out, struct strbuf *err)
+{
+	struct replay_ctx *c = R->c;
+	struct strbuf img = STRBUF_INIT;
+	CUresult r;
+	int ret = -1;
+
+	for (size_t i = 0; i < c->nmods; i++)
+		if (c->mods[i].hash == hash) {
+			*out = c->mods[i].mod;
+			return 0;
+		}
+	if (trace_blob_read(R->t, hash, &img, 0, err) < 0)
+		goto out;
+	r = c->d.ModuleLoadData(out, img.buf);
+	if (r != CUDA_SUCCESS) {
+		sb_addf(err, "cuModuleLoadData failed for module %016llx: %s%s", (unsigned long long)hash,
+			drv_error_name(&c->d, r),
+			r == CUDA_ERROR_NO_BINARY_FOR_GPU || r == CUDA_ERROR_INVALID_IMAGE ?
+			" (captured on a different GPU architecture?)" : "");
+		goto out;
+	}
+	ALLOC_GROW(c->mods, c->nmods + 1, c->amods);
+	c->mods[c->nmods].hash = hash;
+	c->mods[c->nmods].mod = *out;
+	c->nmods++;
+	ret = 0;
+out:
+	sb_release(&img);
+	return ret;
+}
+
+static int get_function(struct run *R, const char *name, size_t before, CUfunction *fn,
+			struct strbuf *err)
+{
+	struct replay_ctx *c = R->c;
+	const struct sym_entry *s = find_symbol(R, name, before);
+	CUmodule mod;
+	CUresult r;
+
+	if (!s) {
+		sb_addf(err, "kernel %s is in no captured module (%zu modules indexed)", name, R->nsyms ? (size_t)1 : (size_t)0);
+		return -1;
+	}
+	for (size_t i = 0; i < c->nfns; i++)
+		if (c->fns[i].hash == s->blob && !strcmp(c->fns[i].name, name)) {
+			*fn = c->fns[i].fn;
+			return 0;
+		}
+	if (load_module(R, s->blob, &mod, err) < 0)
+		return -1;
+	r = c->d.ModuleGetFunction(fn, mod, name);
+	if (r != CUDA_SUCCESS) {
+		sb_addf(err, "cuModuleGetFunction(%s) failed: %s", name, drv_error_name(&c->d, r));
+		return -1;
+	}
+	ALLOC_GROW(c->fns, c->nfns + 1, c->afns);
+	c->fns[c->nfns].hash = s->blob;
+	c->fns[c->nfns].name = xstrdup(name);
+	c->fns[c->nfns].fn = *fn;
+	c->nfns++;
+	return 0;
+}
+
+/* ---- allocations ------------------------------------------------------- */
+
+static CUresult twin_create(struct run *R, const struct tr_alloc *a, size_t ev, struct twin *tw,
+			    struct strbuf *err)
+{
+	struct replay_ctx *c = R->c;
+	struct placement p;
+	CUresult r;
+
+	memset(tw, 0, sizeof(*tw));
+	tw->size = a->size;
+	if (a->kind == TR_MEM_GLOBAL && a->name && *a->name && c->d.ModuleGetGlobal) {
+		const struct sym_entry *s = find_symbol(R, a->name, ev);
+		CUmodule mod;
+		size_t gsz = 0;
+		struct strbuf e2 = STRBUF_INIT;
+		if (s && load_module(R, s->blob, &mod, &e2) == 0 &&
+		    c->d.ModuleGetGlobal(&tw->ptr, &gsz, mod, a->name) == CUDA_SUCCESS) {
+			tw->how = TWIN_GLOBAL;
+			tw->mapped = 1;
+			tw->base = tw->ptr;
+			sb_release(&e2);
+			return CUDA_SUCCESS;
+		}
+		sb_release(&e2);
+		/* fall through: a plain buffer holds its bytes at least */
+	}
+	if (R->o->guard != GUARD_NONE && c->gran &&
+	    place_compute(a->size, a->addr, c->gran, R->o->guard, &p) == 0) {
+		CUmemAllocationProp prop;
+		CUmemAccessDesc ad;
+		memset(&prop, 0, sizeof(prop));
+		prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+		prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+		prop.location.id = (int)c->dev;
+		r = c->d.MemAddressReserve(&tw->base, p.reserve, c->gran, 0, 0);
+		if (r != CUDA_SUCCESS)
+			goto vmm_fail;
+		tw->reserve = p.reserve;
+		r = c->d.MemCreate(&tw->h, p.map_size, &prop, 0);
+		if (r != CUDA_SUCCESS) {
+			c->d.MemAddressFree(tw->base, tw->reserve);
+			goto vmm_fail;
+		}
+		r = c->d.MemMap(tw->base + p.map_off, p.map_size, 0, tw->h, 0);
+		if (r == CUDA_SUCCESS) {
+			memset(&ad, 0, sizeof(ad));
+			ad.location = prop.location;
+			ad.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+			r = c->d.MemSetAccess(tw->base + p.map_off, p.map_size, &ad, 1);
+			if (r != CUDA_SUCCESS)
+				c->d.MemUnmap(tw->base + p.map_off, p.map_size);
+		}
+		if (r != CUDA_SUCCESS) {
+			c->d.MemRelease(tw->h);
+			c->d.MemAddressFree(tw->base, tw->reserve);
+			goto vmm_fail;
+		}
+		tw->how = TWIN_VMM;
+		tw->mapped = 1;
+		tw->map_off = p.map_off;
+		tw->map_size = p.map_size;
+		tw->ptr = tw->base + p.buf_off;
+		return CUDA_SUCCESS;
+vmm_fail:
+		if (drv_is_sticky(r))
+			return r;
+		sb_addf(err, "guard placement of a %llu-byte buffer failed (%s); ",
+			(unsigned long long)a->size, drv_error_name(&c->d, r));
+		/* fall back to a plain allocation */
+	}
+	r = c->d.MemAlloc(&tw->base, a->size ? a->size : 1);
+	if (r != CUDA_SUCCESS)
+		return r;
+	tw->how = TWIN_ALLOC;
+	tw->mapped = 1;
+	tw->ptr = tw->base;
+	return CUDA_SUCCESS;
+}
+
+/* Make the twin inaccessible but keep its addresses reserved (VMM), so a
+ * stale pointer into it faults. */
+static void twin_kill(struct run *R, struct twin *tw)
+{
+	struct replay_ctx *c = R->c;
+	if (!tw->mapped || c->dead)
+		return;
+	if (tw->how == TWIN_VMM) {
+		c->d.MemUnmap(tw->base + tw->map_off, tw->map_size);
+		c->d.MemRelease(tw->h);
+	} else if (tw->how == TWIN_ALLOC) {
+		c->d.MemFree(tw->base);
+	}
+	tw->mapped = 0;
+}
+
+static void twin_destroy(struct run *R, struct twin *tw)
+{
+	twin_kill(R, tw);
+	if (tw->how == TWIN_VMM && !R->c->dead && tw->reserve)
+		R->c->d.MemAddressFree(tw->base, tw->reserve);
+	free(tw);
+}
+
+/* Relocate a captured address; 0 when it hits no allocation. */
+static CUdeviceptr relocate(const struct run *R, uint64_t v, int live_only)
+{
+	int dead = 0;
+	struct mm_alloc *a = live_only ? memmap_lookup_live(&R->mm, v) : memmap_lookup(&R->mm, v, &dead);
+	struct twin *tw;
+	if (!a || !a->user)
+		return 0;
+	tw = a->user;
+	return tw->ptr + (v - a->addr);
+}
+
+/* Relocate every 8-byte word of a parameter buffer in place. */
+static unsigned relocate_args(const struct run *R, uint8_t *args, uint32_t argsize)
+{
+	unsigned n = 0;
+	for (uint32_t off = 0; off + 8 <= argsize; off += 8) {
+		uint64_t v;
+		memcpy(&v, args + off, 8);
+		if (v < 65536)
+			continue;
+		CUdeviceptr nv = relocate(R, v, 0);
+		if (nv) {
+			memcpy(args + off, &nv, 8);
+			n++;
+		}
+	}
+	return n;
+}
+
+/* ---- results ----------------------------------------------------------- */
+
+static int set_fault(struct run *R, size_t ev, CUresult r, const char *kernel, long long seq)
+{
+	struct replay_result *res = R->res;
+	res->status = RS_FAULT;
+	res->event = (long)ev;
+	res->code = (int)r;
+	res->launch_seq = seq;
+	snprintf(res->error, sizeof(res->error), "%s", drv_error_name(&R->c->d, r));
+	snprintf(res->kernel, sizeof(res->kernel), "%s", kernel ? kernel : "");
+	R->c->dead = 1;
+	return RS_FAULT;
+}
+
+static int set_error(struct run *R, size_t ev, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int set_error(struct run *R, size_t ev, const char *fmt, ...)
+{
+	va_list ap;
+	struct replay_result *res = R->res;
+	res->status = RS_ERROR;
+	res->event = (long)ev;
+	va_start(ap, fmt);
+	vsnprintf(res->msg, sizeof(res->msg), fmt, ap);
+	va_end(ap);
+	return RS_ERROR;
+}
+
+/* A driver error during a non-launch operation: sticky means the context
+ * died (a fault surfacing late), anything else is a replay error. */
+static int op_failed(struct run *R, size_t ev, CUresult r, const char *what, const char *kernel,
+		     long long seq)
+{
+	if (drv_is_sticky(r))
+		return set_fault(R, ev, r, kernel, seq);
+	return set_error(R, ev, "event %zu: %s failed: %s", ev, what, drv_error_name(&R->c->d, r));
+}
+
+/* ---- record handlers ------------------------------------------------------ */
+
+static int do_alloc(struct run *R, size_t ev, const struct tr_alloc *a)
+{
+	struct twin *tw = xmalloc(sizeof(*tw));
+	struct strbuf err = STRBUF_INIT;
+	CUresult r = twin_create(R, a, ev, tw, &err);
+	struct mm_alloc *m;
+
+	sb_release(&err);
+	if (r != CUDA_SUCCESS) {
+		free(tw);
+		return op_failed(R, ev, r, "allocation", NULL, -1);
+	}
+	/* an allocation that replaces a live one retires that one's twin */
+	struct mm_alloc *old = memmap_lookup_live(&R->mm, a->addr);
+	m = memmap_add(&R->mm, a->addr, a->size, a->kind, (long)ev);
+	if (old && old != m && old->free_event >= 0 && old->user)
+		twin_kill(R, old->user);
+	m->user = tw;
+	return RS_CLEAN;
+}
+
+static int do_free(struct run *R, size_t ev, const struct tr_free *f)
+{
+	struct mm_alloc *m = memmap_free(&R->mm, f->addr, (long)ev);
+	if (m && m->user)
+		twin_kill(R, m->user);
+	return RS_CLEAN;
+}
+
+/* Translate [addr, addr+size) into the twin; 0 and a note if unknown. */
+static CUdeviceptr target(struct run *R, uint64_t addr, uint64_t size)
+{
+	struct mm_alloc *a = memmap_lookup_live(&R->mm, addr);
+	struct twin *tw;
+	if (!a || !a->user || addr + size > a->addr + a->size + 0) {
+		R->unresolved++;
+		return 0;
+	}
+	tw = a->user;
+	if (!tw->mapped) {
+		R->unresolved++;
+		return 0;
+	}
+	return tw->ptr + (addr - a->addr);
+}
+
+static int do_h2d(struct run *R, size_t ev, const struct tr_copy *cp)
+{
+	struct strbuf data = STRBUF_INIT, err = STRBUF_INIT;
+	CUdeviceptr dst = target(R, cp->dst, cp->size);
+	CUresult r;
+	int ret = RS_CLEAN;
+
+	if (!dst || !cp->size)
+		goto out;
+	if (trace_blob_read(R->t, cp->blob, &data, 0, &err) < 0) {
+		ret = set_error(R, ev, "event %zu: %s", ev, err.buf);
+		goto out;
+	}
+	if (data.len != cp->size) {
+		ret = set_error(R, ev, "event %zu: copy of %llu bytes has a %zu-byte payload", ev,
+				(unsigned long long)cp->size, data.len);
+		goto out;
+	}
+	r = R->c->d.MemcpyHtoD(dst, data.buf, data.len);
+	if (r != CUDA_SUCCESS)
+		ret = op_failed(R, ev, r, "host-to-device copy", NULL, -1);
+out:
+	sb_release(&data);
+	sb_release(&err);
+	return ret;
+}
+
+static int do_d2d(struct run *R, size_t ev, const struct tr_copy *cp)
+{
+	CUdeviceptr dst = target(R, cp->dst, cp->size), src = target(R, cp->src, cp->size);
+	CUresult r;
+	if (!dst || !src || !cp->size)
+		return RS_CLEAN;
+	r = R->c->d.MemcpyDtoD(dst, src, cp->size);
+	return r == CUDA_SUCCESS ? RS_CLEAN : op_failed(R, ev, r, "device-to-device copy", NULL, -1);
+}
+
+static int do_memset(struct run *R, size_t ev, const struct tr_memset *m)
+{
+	struct drv *d = &R->c->d;
+	uint64_t h = m->height ? m->height : 1;
+	uint64_t span = m->pitch && h > 1 ? m->pitch * (h - 1) + m->width * m->elem_size
+					 : m->width * m->elem_size;
+	CUdeviceptr dst = target(R, m->dst, span);
+	CUresult r;
+
+	if (!dst || !m->width)
+		return RS_CLEAN;
+	if (h > 1 && m->pitch) {
+		if (m->elem_size == 1 && d->MemsetD2D8)
+			r = d->MemsetD2D8(dst, m->pitch, (unsigned char)m->value, m->width, h);
+		else if (m->elem_size == 2 && d->MemsetD2D16)
+			r = d->MemsetD2D16(dst, m->pitch, (unsigned short)m->value, m->width, h);
+		else if (m->elem_size == 4 && d->MemsetD2D32)
+			r = d->MemsetD2D32(dst, m->pitch, m->value, m->width, h);
+		else
+			return set_error(R, ev, "event %zu: 2D memset unsupported by this driver", ev);
+	} else if (m->elem_size == 1) {
+		r = d->MemsetD8(dst, (unsigned char)m->value, m->width);
+	} else if (m->elem_size == 2) {
+		r = d->MemsetD16(dst, (unsigned short)m->value, m->width);
+	} else {
+		r = d->MemsetD32(dst, m->value, m->width);
+	}
+	return r == CUDA_SUCCESS ? RS_CLEAN : op_failed(R, ev, r, "memset", NULL, -1);
+}
+
+static void apply_attrs(struct run *R, CUfunction fn, const char *name, size_t before)
+{
+	for (size_t i = 0; i < before; i++) {
+		const struct tr_rec *r = &R->t->rec[i];
+		if (r->type == TR_FUNC_ATTR && !strcmp(r->u.func_attr.kernel, name))
+			R->c->d.FuncSetAttribute(fn, (CUfunction_attribute)r->u.func_attr.attr,
+						 r->u.func_attr.value);
+	}
+}
+
+static int do_launch(struct run *R, size_t ev, const struct tr_launch *l)
+{
+	struct replay_ctx *c = R->c;
+	struct strbuf err = STRBUF_INIT;
+	CUfunction fn;
+	uint8_t *args = NULL;
+	void **kp = NULL;
+	CUresult r;
+	int ret = RS_CLEAN;
+
+	if (l->flags & TR_F_CAPTURED)
+		return RS_CLEAN;   /* recorded during stream capture: never ran */
+	if (get_function(R, l->name, ev, &fn, &err) < 0) {
+		ret = set_error(R, ev, "event %zu (launch #%llu): %s", ev, (unsigned long long)l->seq, err.buf);
+		goto out;
+	}
+	apply_attrs(R, fn, l->name, ev);
+	args = xcalloc(1, l->argsize + 8);
+	memcpy(args, l->args, l->argsize);
+	relocate_args(R, args, l->argsize);
+	kp = xcalloc(l->nparams + 1, sizeof(void *));
+	for (uint32_t i = 0; i < l->nparams; i++)
+		kp[i] = args + l->params[i].offset;
+
+	if ((l->api == TR_API_LAUNCH_KERNEL_EX || l->nattrs) && c->d.LaunchKernelEx) {
+		CUlaunchConfig cfg;
+		CUlaunchAttribute *at = xcalloc(l->nattrs + 1, sizeof(*at));
+		memset(&cfg, 0, sizeof(cfg));
+		cfg.gridDimX = l->grid.x; cfg.gridDimY = l->grid.y; cfg.gridDimZ = l->grid.z;
+		cfg.blockDimX = l->block.x; cfg.blockDimY = l->block.y; cfg.blockDimZ = l->block.z;
+		cfg.sharedMemBytes = l->shmem;
+		cfg.hStream = NULL;
+		for (uint32_t i = 0; i < l->nattrs; i++) {
+			at[i].id = (CUlaunchAttributeID)l->attrs[i].id;
+			memcpy(&at[i].value, l->attrs[i].value,
+			       l->attrs[i].len < sizeof(at[i].value) ? l->attrs[i].len : sizeof(at[i].value));
+		}
+		cfg.attrs = at;
+		cfg.numAttrs = l->nattrs;
+		r = c->d.LaunchKernelEx(&cfg, fn, kp, NULL);
+		free(at);
+	} else if (l->api == TR_API_LAUNCH_COOPERATIVE && c->d.LaunchCooperativeKernel) {
+		r = c->d.LaunchCooperativeKernel(fn, l->grid.x, l->grid.y, l->grid.z, l->block.x,
+						 l->block.y, l->block.z, l->shmem, NULL, kp);
+	} else {
+		r = c->d.LaunchKernel(fn, l->grid.x, l->grid.y, l->grid.z, l->block.x, l->block.y,
+				      l->block.z, l->shmem, NULL, kp, NULL);
+	}
+	if (r == CUDA_SUCCESS)
+		r = c->d.CtxSynchronize();
+	R->launches++;
+	if (r != CUDA_SUCCESS) {
+		if (drv_is_sticky(r))
+			ret = set_fault(R, ev, r, l->name, (long long)l->seq);
+		else
+			ret = set_error(R, ev, "event %zu (launch #%llu of %s): launch failed: %s", ev,
+					(unsigned long long)l->seq, l->name, drv_error_name(&c->d, r));
+	}
+out:
+	free(kp);
+	free(args);
+	sb_release(&err);
+	return ret;
+}
+
+/* ---- snapshots ----------------------------------------------------------- */
+
+struct snap {
+	struct run *R;
+	struct trace_writer w;
+	char *want;              /* per memmap index: 1 = include */
+	uint64_t scanned;
+};
+
+static void want_value(struct snap *S, uint64_t v)
+{
+	int dead = 0;
+	struct mm_alloc *a;
+	if (v < 65536)
+		return;
+	a = memmap_lookup(&S->R->mm, v, &dead);
+	if (a && !S->want[a->index])
+		S->want[a->index] = 1;
+}
+
+static int read_twin(struct run *R, struct mm_alloc *a, struct strbuf *out)
+{
+	struct twin *tw = a->user;
+	sb_reset(out);
+	if (!tw || !tw->mapped)
+		return -1;
+	sb_grow(out, a->size);
+	if (R->c->d.MemcpyDtoH(out->buf, tw->ptr, a->size) != CUDA_SUCCESS)
+		return -1;
+	out->len = a->size;
+	out->buf[out->len] = 0;
+	return 0;
+}
+
+/* Mark what the launch reaches: its parameter words, then (transitively)
+ * pointer words stored in the buffers found, within the scan budget. */
+static void snap_reach(struct snap *S, const struct tr_launch *l)
+{
+	struct run *R = S->R;
+	struct strbuf buf = STRBUF_INIT;
+	int changed = 1;
+	char *scanned = xcalloc(R->mm.n + 1, 1);
+
+	for (uint32_t off = 0; off + 8 <= l->argsize; off += 8) {
+		uint64_t v;
+		memcpy(&v, l->args + off, 8);
+		want_value(S, v);
+	}
+	while (changed) {
+		changed = 0;
+		for (size_t i = 0; i < R->mm.n; i++) {
+			struct mm_alloc *a = R->mm.all[i];
+			if (!S->want[i] || scanned[i] || a->free_event >= 0)
+				continue;
+			scanned[i] = 1;
+			if (S->scanned + a->size > R->o->scan_limit)
+				continue;
+			if (read_twin(R, a, &buf) < 0)
+				continue;
+			S->scanned += a->size;
+			for (size_t off = 0; off + 8 <= buf.len; off += 8) {
+				uint64_t v;
+				memcpy(&v, buf.buf + off, 8);
+				if (v >= 65536) {
+					int dead;
+					struct mm_alloc *b = memmap_lookup(&R->mm, v, &dead);
+					if (b && !S->want[b->index]) {
+						S->want[b->index] = 1;
+						changed = 1;
+					}
+				}
+			}
+		}
+	}
+	free(scanned);
+	sb_release(&buf);
+}
+
+static int snap_copy_first(struct snap *S, uint32_t type, size_t before)
+{
+	for (size_t i = 0; i < before; i++)
+		if (S->R->t->rec[i].type == type)
+			return tw_record(&S->w, &S->R->t->rec[i]) < 0 ? -1 : 0;
+	return 0;
+}
+
+static int snap_module(struct snap *S, size_t i)
+{
+	const struct tr_rec *r = &S->R->t->rec[i];
+	if (tw_copy_blob(&S->w, S->R->t, r->u.module.blob) < 0)
+		return -1;
+	return tw_record(&S->w, r) < 0 ? -1 : 0;
+}
+
+static int write_snapshot(struct run *R, size_t at, struct strbuf *err)
+{
+	struct snap S;
+	struct strbuf buf = STRBUF_INIT;
+	const struct tr_launch *l = NULL;
+	int ret = -1;
+
+	memset(&S, 0, sizeof(S));
+	S.R = R;
+	S.w = (struct trace_writer)TRACE_WRITER_INIT;
+	S.want = xcalloc(R->mm.n + 1, 1);
+	if (tw_open(&S.w, R->o->snap_path, err) < 0)
+		goto out;
+	if (snap_copy_first(&S, TR_PROCESS, at) < 0 || snap_copy_first(&S, TR_DEVICE, at) < 0)
+		goto werr;
+
+	if (R->o->snap_mode == SNAP_REACHABLE) {
+		if (at >= R->t->nrec || R->t->rec[at].type != TR_LAUNCH) {
+			sb_addf(err, "snapshot point %zu is not a launch", at);
+			goto out;
+		}
+		l = &R->t->rec[at].u.launch;
+		snap_reach(&S, l);
+		const struct sym_entry *s = find_symbol(R, l->name, at);
+		if (s && snap_module(&S, s->rec) < 0)
+			goto werr;
+		/* __device__ variables live in their module: bring it along */
+		for (size_t i = 0; i < R->mm.n; i++) {
+			struct mm_alloc *a = R->mm.all[i];
+			const char *gname = R->t->rec[a->alloc_event].u.alloc.name;
+			const struct sym_entry *g;
+			if (a->kind != TR_MEM_GLOBAL || !S.want[i] || !gname || !*gname)
+				continue;
+			g = find_symbol(R, gname, at);
+			if (g && (!s || g->blob != s->blob) && snap_module(&S, g->rec) < 0)
+				goto werr;
+		}
+		for (size_t i = 0; i < at; i++) {
+			const struct tr_rec *r = &R->t->rec[i];
+			if (r->type == TR_FUNC_ATTR && !strcmp(r->u.func_attr.kernel, l->name) &&
+			    tw_record(&S.w, r) < 0)
+				goto werr;
+		}
+	} else {
+		for (size_t i = 0; i < at; i++) {
+			const struct tr_rec *r = &R->t->rec[i];
+			if (r->type == TR_MODULE && snap_module(&S, i) < 0)
+				goto werr;
+			if (r->type == TR_FUNC_ATTR && tw_record(&S.w, r) < 0)
+				goto werr;
+		}
+		for (size_t i = 0; i < R->mm.n; i++)
+			S.want[i] = 1;
+	}
+	/* dead buffers first (ALLOC + FREE), then live ones with contents, so
+	 * a reused address range ends up owned by the live buffer */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < R->mm.n; i++) {
+			struct mm_alloc *a = R->mm.all[i];
+			struct tr_rec rec;
+			int dead = a->free_event >= 0;
+			if (!S.want[i] || dead != (pass == 0))
+				continue;
+			memset(&rec, 0, sizeof(rec));
+			rec.type = TR_ALLOC;
+			rec.u.alloc.addr = a->addr;
+			rec.u.alloc.size = a->size;
+			rec.u.alloc.kind = a->kind;
+			rec.u.alloc.name = a->alloc_event >= 0 && (size_t)a->alloc_event < R->t->nrec ?
+				R->t->rec[a->alloc_event].u.alloc.name : "";
+			if (tw_record(&S.w, &rec) < 0)
+				goto werr;
+			if (dead) {
+				memset(&rec, 0, sizeof(rec));
+				rec.type = TR_FREE;
+				rec.u.free.addr = a->addr;
+				rec.u.free.kind = a->kind;
+				if (tw_record(&S.w, &rec) < 0)
+					goto werr;
+				continue;
+			}
+			if (read_twin(R, a, &buf) < 0) {
+				sb_addf(err, "cannot read back buffer at 0x%llx (%llu bytes) for the snapshot",
+					(unsigned long long)a->addr, (unsigned long long)a->size);
+				goto out;
+			}
+			memset(&rec, 0, sizeof(rec));
+			rec.type = TR_MEMCPY_H2D;
+			rec.u.copy.dst = a->addr;
+			rec.u.copy.size = a->size;
+			if (tw_blob(&S.w, buf.buf, buf.len, &rec.u.copy.blob) < 0 ||
+			    tw_record(&S.w, &rec) < 0)
+				goto werr;
+		}
+	}
+	if (tw_close(&S.w) < 0)
+		goto werr;
+	ret = 0;
+	goto out;
+werr:
+	sb_addf(err, "%s: write failed while writing the snapshot", R->o->snap_path);
+out:
+	tw_close(&S.w);
+	free(S.want);
+	sb_release(&buf);
+	return ret;
+}
+
+/* ---- main loop ----------------------------------------------------------- */
+
+int replay_trace(struct replay_ctx *c, const struct trace *t, const struct replay_opts *o,
+		 struct replay_result *res)
+{
+	struct run R;
+	struct strbuf err = STRBUF_INIT;
+	double t0 = now_sec();
+	int st = RS_CLEAN;
+	size_t end = t->nrec;
+
+	memset(res, 0, sizeof(*res));
+	res->event = -1;
+	res->launch_seq = -1;
+	memset(&R, 0, sizeof(R));
+	R.c = c;
+	R.t = t;
+	R.o = o;
+	R.res = res;
+	sb_init(&R.names, 0);
+
+	if (c->dead) {
+		st = set_error(&R, 0, "the context is dead after an earlier fault");
+		goto out;
+	}
+	if (o->stop_before >= 0 && (size_t)o->stop_before < end)
+		end = (size_t)o->stop_before;
+	if (build_symbols(&R, &err) < 0) {
+		st = set_error(&R, 0, "%s", err.buf);
+		goto out;
+	}
+	for (size_t i = 0; i < end && st == RS_CLEAN; i++) {
+		const struct tr_rec *r = &t->rec[i];
+		switch (r->type) {
+		case TR_ALLOC: st = do_alloc(&R, i, &r->u.alloc); break;
+		case TR_FREE: st = do_free(&R, i, &r->u.free); break;
+		case TR_MEMCPY_H2D: st = do_h2d(&R, i, &r->u.copy); break;
+		case TR_MEMCPY_D2D: st = do_d2d(&R, i, &r->u.copy); break;
+		case TR_MEMSET: st = do_memset(&R, i, &r->u.memset); break;
+		case TR_LAUNCH: st = do_launch(&R, i, &r->u.launch); break;
+		default: break;  /* MODULE (loaded on demand), FAULT, NOTE, ... */
+		}
+	}
+	if (st == RS_CLEAN && o->snap_mode != SNAP_NONE && o->snap_path) {
+		if (write_snapshot(&R, end, &err) < 0)
+			st = set_error(&R, end, "snapshot: %s", err.buf);
+	}
+	if (st == RS_CLEAN && R.unresolved)
+		snprintf(res->msg, sizeof(res->msg),
+			 "%zu copies/memsets targeted memory outside any captured allocation and were skipped",
+			 R.unresolved);
+out:
+	res->status = st;
+	res->launches = R.launches;
+	for (size_t i = 0; i < R.mm.n; i++)
+		if (R.mm.all[i]->user)
+			twin_destroy(&R, R.mm.all[i]->user);
+	memmap_release(&R.mm);
+	free(R.syms);
+	sb_release(&R.names);
+	sb_release(&err);
+	res->seconds = now_sec() - t0;
+	return st;
+}

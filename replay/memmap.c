@@ -1,0 +1,128 @@
+/*
+ * memmap.c - captured address space bookkeeping (see memmap.h).
+ *
+ * Live allocations are kept sorted by address for binary search; freed ones
+ * are only found through a linear scan of `all`, newest first (rare: only
+ * for values that hit no live allocation).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/util.h"
+#include "memmap.h"
+
+void memmap_release(struct memmap *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->n; i++)
+		free(m->all[i]);
+	free(m->all);
+	free(m->live);
+	memset(m, 0, sizeof(*m));
+}
+
+/* First live index whose addr > v. */
+static size_t upper(const struct memmap *m, uint64_t v)
+{
+	size_t lo = 0, hi = m->nlive;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->live[mid]->addr <= v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void live_remove(struct memmap *m, size_t i)
+{
+	memmove(m->live + i, m->live + i + 1, (m->nlive - i - 1) * sizeof(*m->live));
+	m->nlive--;
+}
+
+struct mm_alloc *memmap_add(struct memmap *m, uint64_t addr, uint64_t size, uint32_t kind,
+			    long event)
+{
+	struct mm_alloc *a = xcalloc(1, sizeof(*a));
+	size_t pos;
+
+	a->addr = addr;
+	a->size = size;
+	a->kind = kind;
+	a->alloc_event = event;
+	a->free_event = -1;
+	a->index = m->n;
+	ALLOC_GROW(m->all, m->n + 1, m->alloc);
+	m->all[m->n++] = a;
+
+	/* Retire live allocations that overlap [addr, addr+size). */
+	for (size_t i = 0; i < m->nlive;) {
+		struct mm_alloc *o = m->live[i];
+		uint64_t oend = o->addr + (o->size ? o->size : 1);
+		uint64_t end = addr + (size ? size : 1);
+		if (o->addr < end && addr < oend) {
+			o->free_event = event;
+			live_remove(m, i);
+		} else {
+			i++;
+		}
+	}
+	pos = upper(m, addr);
+	ALLOC_GROW(m->live, m->nlive + 1, m->live_alloc);
+	memmove(m->live + pos + 1, m->live + pos, (m->nlive - pos) * sizeof(*m->live));
+	m->live[pos] = a;
+	m->nlive++;
+	return a;
+}
+
+struct mm_alloc *memmap_free(struct memmap *m, uint64_t addr, long event)
+{
+	size_t i = upper(m, addr);
+	if (i == 0 || m->live[i - 1]->addr != addr)
+		return NULL;
+	struct mm_alloc *a = m->live[i - 1];
+	a->free_event = event;
+	live_remove(m, i - 1);
+	return a;
+}
+
+struct mm_alloc *memmap_lookup_live(const struct memmap *m, uint64_t v)
+{
+	size_t i = upper(m, v);
+	/* v may be one past the end of the allocation before it, or inside it;
+	 * an allocation starting exactly at v was found as live[i-1]. */
+	if (i > 0) {
+		struct mm_alloc *a = m->live[i - 1];
+		if (v - a->addr < a->size)
+			return a;
+		if (v - a->addr == a->size) {
+			/* one past the end: prefer nothing else starting at v (that
+			 * would have been live[i-1] itself) */
+			return a;
+		}
+	}
+	return NULL;
+}
+
+struct mm_alloc *memmap_lookup(const struct memmap *m, uint64_t v, int *dead)
+{
+	struct mm_alloc *a = memmap_lookup_live(m, v);
+	if (dead)
+		*dead = 0;
+	if (a)
+		return a;
+	/* Zero and small values are scalars, not pointers. */
+	if (v < 65536)
+		return NULL;
+	for (size_t i = m->n; i-- > 0;) {
+		struct mm_alloc *d = m->all[i];
+		if (d->free_event >= 0 && v - d->addr <= d->size) {
+			if (dead)
+				*dead = 1;
+			return d;
+		}
+	}
+	return NULL;
+}
