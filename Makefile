@@ -31,9 +31,9 @@ endif
 STATIC_LIBS := $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/libyaml.a /usr/lib/libyaml.a))
 ifneq ($(STATIC_LIBS),)
   # static libyaml/zstd/xxhash so the binary runs on GPU machines without them
-  LIBS := -Wl,-Bstatic -lyaml -lzstd -Wl,-Bdynamic -ldl -lpthread -lm
+  LIBS := -Wl,-Bstatic -lyaml -lzstd -Wl,-Bdynamic -lstdc++ -ldl -lpthread -lm
 else
-  LIBS := -lyaml -lzstd -ldl -lpthread -lm
+  LIBS := -lyaml -lzstd -lstdc++ -ldl -lpthread -lm
 endif
 
 LIB_SRC  := $(wildcard common/*.c trace/*.c replay/*.c reducer/*.c)
@@ -41,7 +41,7 @@ CLI_SRC  := $(wildcard src/*.c)
 CAP_SRC  := $(wildcard capture/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
-CAP_OBJ  := $(CAP_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/trace/write.o \
+CAP_OBJ  := $(CAP_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/trace/write.o $(BUILD)/pic/trace/read.o \
             $(BUILD)/pic/common/strbuf.o $(BUILD)/pic/common/util.o
 HAVE_CUPTI := $(wildcard $(CUDA)/include/cupti.h)
 CUPTI_DIRS := $(CUDA)/lib64 $(CUDA)/lib $(CUDA)/targets/x86_64-linux/lib $(CUDA)/extras/CUPTI/lib64
@@ -68,7 +68,7 @@ $(BUILD)/gpureduce: $(CLI_OBJ) $(BUILD)/libgpureduce.a
 # the driver (present there), libzstd dynamically, and exports only
 # InitializeInjection.
 $(BUILD)/libgpureduce-capture.so: $(CAP_OBJ)
-	$(CC) -shared -o $@ $^ $(addprefix -L,$(CUPTI_DIRS)) \
+	$(CC) -shared -Wl,--no-undefined -o $@ $^ $(addprefix -L,$(CUPTI_DIRS)) \
 	  $(addprefix -Wl$(comma)-rpath$(comma),$(CUPTI_DIRS) /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib) \
 	  -lcupti -L$(CUDA)/lib64/stubs -lcuda -l:libzstd.so.1 -ldl -lpthread
 comma := ,

@@ -3,6 +3,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
+#include <sys/stat.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,4 +144,16 @@ const char *fmt_bytes(uint64_t n, char buf[32])
 	else
 		snprintf(buf, 32, "%.1f GiB", n / 1073741824.0);
 	return buf;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	(void)f;
+	return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+int remove_tree(const char *dir)
+{
+	return nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }

@@ -43,6 +43,9 @@ int write_file(const char *path, const void *data, size_t len, struct strbuf *er
 /* write(2) all of buf, retrying on EINTR/short writes.  0 or -1 (errno). */
 int write_all(int fd, const void *buf, size_t len);
 
+/* rm -rf a directory tree (no symlink following).  0 or -1. */
+int remove_tree(const char *dir);
+
 /* Format a byte count as "4000 B", "2.0 MiB"... into a static-free buffer. */
 const char *fmt_bytes(uint64_t n, char buf[32]);
 

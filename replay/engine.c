@@ -499,6 +499,9 @@ static int do_alloc(struct run *R, size_t ev, const struct tr_alloc *a)
 	if (old && old != m && old->free_event >= 0 && old->user)
 		twin_kill(R, old->user);
 	m->user = tw;
+	if (getenv("GPUREDUCE_REPLAY_VERBOSE"))
+		fprintf(stderr, "gpureduce-buffer %zu 0x%llx %llu\n", m->index,
+			(unsigned long long)tw->ptr, (unsigned long long)a->size);
 	return RS_CLEAN;
 }
 

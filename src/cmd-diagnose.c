@@ -1,9 +1,117 @@
-/* cmd-diagnose.c - placeholder until the command lands. */
+/*
+ * cmd-diagnose.c - `gpureduce diagnose repro.cu|TRACE`: run the fault under
+ * compute-sanitizer and explain it in terms of the kernel's parameters.
+ * For a repro.cu the reduced trace beside it (repro.bin) names the
+ * parameters; the repro itself is built and run under the sanitizer.
+ */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../common/child.h"
+#include "../common/strbuf.h"
+#include "../reducer/diagnose.h"
+#include "../replay/place.h"
+#include "../trace/trace.h"
 #include "cmds.h"
+#include "repro.h"
+
+static const char usage_str[] =
+	"usage: gpureduce diagnose [--guard=end|start|none] REPRO.cu|TRACE\n\n"
+	"Runs the fault once under compute-sanitizer and maps its report to the\n"
+	"launch's parameters.  For REPRO.cu, REPRO.bin beside it must exist.\n";
+
 int cmd_diagnose(int argc, char **argv)
 {
-	(void)argc; (void)argv;
-	cmd_error("diagnose", "not implemented yet");
-	return EXIT_INTERNAL;
+	struct strbuf err = STRBUF_INIT, out = STRBUF_INIT, bin = STRBUF_INIT, o = STRBUF_INIT;
+	const char *path = NULL;
+	int guard = 0, ret = EXIT_INTERNAL, have = 0;
+	struct trace t;
+
+	for (int i = 1; i < argc; i++) {
+		if (is_help(argv[i])) {
+			fputs(usage_str, stdout);
+			return EXIT_OK;
+		} else if (!strncmp(argv[i], "--guard=", 8)) {
+			guard = place_parse_guard(argv[i] + 8);
+			if (guard < 0) {
+				cmd_error("diagnose", "unknown guard mode '%s'", argv[i] + 8);
+				return EXIT_USAGE;
+			}
+		} else if (argv[i][0] == '-') {
+			cmd_error("diagnose", "unknown option '%s'", argv[i]);
+			return EXIT_USAGE;
+		} else {
+			path = argv[i];
+		}
+	}
+	if (!path) {
+		fputs(usage_str, stderr);
+		return EXIT_USAGE;
+	}
+	size_t n = strlen(path);
+	int is_cu = n > 3 && !strcmp(path + n - 3, ".cu");
+	if (is_cu) {
+		sb_add(&bin, path, n - 3);
+		sb_adds(&bin, ".bin");
+	} else {
+		sb_adds(&bin, path);
+	}
+	if (trace_open(&t, bin.buf, 0, &err) < 0) {
+		cmd_error("diagnose", "%s%s", err.buf, is_cu ? " (diagnose needs the reduced trace beside the repro)" : "");
+		ret = EXIT_INPUT;
+		goto out;
+	}
+	have = 1;
+	if (!diagnose_find_sanitizer()) {
+		const struct tr_rec *f = NULL;
+		for (size_t i = 0; i < t.nrec; i++)
+			if (t.rec[i].type == TR_FAULT)
+				f = &t.rec[i];
+		printf("diagnose: compute-sanitizer not found; signature only: %s in %s\n",
+		       f ? f->u.fault.error : "no fault recorded", f ? f->u.fault.kernel : "-");
+		ret = EXIT_ENV;
+		goto out;
+	}
+	if (is_cu) {
+		char dir[] = "/tmp/gpureduce-diag-XXXXXX", exe[4096];
+		const char *env[] = { "GPUREDUCE_REPRO_VERBOSE=1", NULL };
+		if (!mkdtemp(dir)) {
+			cmd_error("diagnose", "cannot create a temporary directory");
+			ret = EXIT_ENV;
+			goto out;
+		}
+		snprintf(exe, sizeof(exe), "%s/repro", dir);
+		if (repro_build(path, exe, &err) < 0) {
+			cmd_error("diagnose", "%s", err.buf);
+			rmdir(dir);
+			ret = EXIT_INPUT;
+			goto out;
+		}
+		char *av[] = { (char *)diagnose_find_sanitizer(), "--print-limit", "1", exe, NULL };
+		int st = child_run(av, env, CHILD_MERGE_ERR | CHILD_NULL_IN, &o, 180, &err);
+		unlink(exe);
+		rmdir(dir);
+		if (st < 0 || diagnose_explain(o.buf, &t, &out) < 0) {
+			cmd_error("diagnose", "compute-sanitizer reported no memory error for %s%s%s", path,
+				  err.len ? ": " : "", err.buf);
+			ret = EXIT_FAULT;
+			goto out;
+		}
+	} else if (diagnose_trace(&t, bin.buf, guard, &out, &err) < 0) {
+		cmd_error("diagnose", "%s", err.buf);
+		ret = EXIT_FAULT;
+		goto out;
+	}
+	printf("diagnose: %s\n", out.buf);
+	ret = EXIT_OK;
+out:
+	if (have)
+		trace_release(&t);
+	sb_release(&err);
+	sb_release(&out);
+	sb_release(&bin);
+	sb_release(&o);
+	return ret;
 }

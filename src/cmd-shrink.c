@@ -1,9 +1,206 @@
-/* cmd-shrink.c - placeholder until the command lands. */
+/*
+ * cmd-shrink.c - `gpureduce shrink`: reduce a trace and emit repro.cu,
+ * repro.bin (the reduced trace) and repro.yaml (what was done).
+ */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../common/strbuf.h"
+#include "../common/util.h"
+#include "../reducer/diagnose.h"
+#include "../reducer/emit.h"
+#include "../reducer/report_yaml.h"
+#include "../reducer/shrink.h"
+#include "../replay/place.h"
+#include "../trace/trace.h"
 #include "cmds.h"
+
+static const char usage_str[] =
+	"usage: gpureduce shrink [-o repro.cu] [-j N] [--time-limit=S] [--candidate-timeout=S]\n"
+	"                        [--guard=end|start|none] [--strategy=full|baseline]\n"
+	"                        [--confirm=N] [--no-diagnose] [--keep-work] [--quiet] TRACE\n\n"
+	"Replays TRACE in worker processes and reduces it to the smallest replay that\n"
+	"still faults with the same error in the same kernel, then writes repro.cu\n"
+	"(standalone, `nvcc -o repro repro.cu -lcuda`), repro.bin (the reduced trace,\n"
+	"replayable) and repro.yaml (signature, rates, phases) next to it.\n"
+	"  -j N                 parallel replay workers (default 4)\n"
+	"  --time-limit=S       stop reducing after S seconds, keep the best so far (default 900)\n"
+	"  --candidate-timeout  seconds before a hung candidate's worker is killed (default 30)\n"
+	"  --strategy=baseline  one fresh process per candidate, plain ddmin over launches\n"
+	"                       (the benchmark baseline)\n"
+	"Exit: 0 repro written; 1 the fault did not reproduce (nothing written);\n"
+	"      3 bad trace; 4 no GPU/driver.\n";
+
+static char *sibling(const char *cu, const char *ext)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t n = strlen(cu);
+	if (n > 3 && !strcmp(cu + n - 3, ".cu"))
+		n -= 3;
+	sb_add(&sb, cu, n);
+	sb_adds(&sb, ext);
+	return sb_detach(&sb, NULL);
+}
+
 int cmd_shrink(int argc, char **argv)
 {
-	(void)argc; (void)argv;
-	cmd_error("shrink", "not implemented yet");
-	return EXIT_INTERNAL;
+	struct shrink_opts o;
+	struct shrink_report rep;
+	struct strbuf err = STRBUF_INIT, src = STRBUF_INIT, cmdline = STRBUF_INIT, diag = STRBUF_INIT;
+	struct trace t, red;
+	const char *path = NULL, *out = "repro.cu";
+	char *bin = NULL, *yml = NULL, workdir[4096];
+	int keep_work = 0, no_diag = 0, have_t = 0, have_red = 0;
+	int ret = EXIT_INTERNAL;
+
+	memset(&o, 0, sizeof(o));
+	o.jobs = 4;
+	o.time_limit = 900;
+	o.cand_timeout = 30;
+	o.guard = -1;
+	o.progress_tty = isatty(2);
+	for (int i = 0; i < argc; i++)
+		sb_addf(&cmdline, "%s%s", i ? " " : "gpureduce ", argv[i]);
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (is_help(a)) {
+			fputs(usage_str, stdout);
+			return EXIT_OK;
+		} else if (!strcmp(a, "-o") && i + 1 < argc) {
+			out = argv[++i];
+		} else if (!strcmp(a, "-j") && i + 1 < argc) {
+			o.jobs = atoi(argv[++i]);
+		} else if (!strncmp(a, "-j", 2) && a[2]) {
+			o.jobs = atoi(a + 2);
+		} else if (!strncmp(a, "--jobs=", 7)) {
+			o.jobs = atoi(a + 7);
+		} else if (!strncmp(a, "--time-limit=", 13)) {
+			o.time_limit = atof(a + 13);
+		} else if (!strncmp(a, "--candidate-timeout=", 20)) {
+			o.cand_timeout = atof(a + 20);
+		} else if (!strncmp(a, "--confirm=", 10)) {
+			o.confirm_runs = atoi(a + 10);
+		} else if (!strncmp(a, "--guard=", 8)) {
+			o.guard = place_parse_guard(a + 8);
+			if (o.guard < 0) {
+				cmd_error("shrink", "unknown guard mode '%s' (end, start or none)", a + 8);
+				return EXIT_USAGE;
+			}
+		} else if (!strncmp(a, "--strategy=", 11)) {
+			if (!strcmp(a + 11, "baseline"))
+				o.strategy = STRATEGY_BASELINE;
+			else if (!strcmp(a + 11, "full"))
+				o.strategy = STRATEGY_FULL;
+			else {
+				cmd_error("shrink", "unknown strategy '%s' (full or baseline)", a + 11);
+				return EXIT_USAGE;
+			}
+		} else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
+			o.quiet = 1;
+		} else if (!strcmp(a, "--keep-work")) {
+			keep_work = 1;
+		} else if (!strcmp(a, "--no-diagnose")) {
+			no_diag = 1;
+		} else if (a[0] == '-' && a[1]) {
+			cmd_error("shrink", "unknown option '%s'\n%s", a, usage_str);
+			return EXIT_USAGE;
+		} else if (!path) {
+			path = a;
+		} else {
+			cmd_error("shrink", "one trace at a time");
+			return EXIT_USAGE;
+		}
+	}
+	if (!path) {
+		fputs(usage_str, stderr);
+		return EXIT_USAGE;
+	}
+	if (o.jobs < 1 || o.jobs > 64) {
+		cmd_error("shrink", "-j takes 1 to 64 workers");
+		return EXIT_USAGE;
+	}
+	if (trace_open(&t, path, 0, &err) < 0) {
+		cmd_error("shrink", "%s", err.buf);
+		ret = EXIT_INPUT;
+		goto out;
+	}
+	have_t = 1;
+	if (t.truncated)
+		fprintf(stderr, "gpureduce shrink: warning: %s\n", t.truncated_msg);
+
+	bin = sibling(out, ".bin");
+	yml = sibling(out, ".yaml");
+	snprintf(workdir, sizeof(workdir), "%s.work-XXXXXX", bin);
+	if (!mkdtemp(workdir)) {
+		cmd_error("shrink", "cannot create a work directory next to %s: %s", out, strerror(errno));
+		ret = EXIT_ENV;
+		goto out;
+	}
+	o.workdir = workdir;
+
+	if (shrink_run(&t, &o, bin, &rep, &err) < 0) {
+		if (!o.quiet)
+			shrink_print_report(stderr, &rep);
+		cmd_error("shrink", "%s", err.buf);
+		ret = rep.nphases && rep.phase[0].outcome && !strcmp(rep.phase[0].outcome, "failed") ?
+		      EXIT_FAULT : (strstr(err.buf, "holds no fault") ? EXIT_FAULT : EXIT_ENV);
+		goto out;
+	}
+	if (trace_open(&red, bin, TRACE_OPEN_STRICT, &err) < 0) {
+		cmd_error("shrink", "%s", err.buf);
+		goto out;
+	}
+	have_red = 1;
+	if (!no_diag && diagnose_trace(&red, bin, rep.guard, &diag, &err) < 0) {
+		/* diagnosis is a bonus: say why it is missing, keep going */
+		sb_reset(&diag);
+		sb_addf(&diag, "no diagnosis: %s", err.buf);
+		sb_reset(&err);
+	}
+	{
+		struct emit_info info = { &t, &rep, diag.len ? diag.buf : NULL, path };
+		struct report_files rf;
+		if (emit_repro(&red, &info, &src, &err) < 0 || write_file(out, src.buf, src.len, &err) < 0) {
+			cmd_error("shrink", "%s", err.buf);
+			goto out;
+		}
+		memset(&rf, 0, sizeof(rf));
+		rf.trace = path;
+		rf.repro_cu = out;
+		rf.repro_bin = bin;
+		rf.command = cmdline.buf;
+		rf.diagnosis = diag.len ? diag.buf : NULL;
+		rf.repro_cu_bytes = (unsigned long)src.len;
+		if (report_yaml_write(yml, &rep, &t, &rf, &err) < 0) {
+			cmd_error("shrink", "%s", err.buf);
+			goto out;
+		}
+	}
+	if (!o.quiet)
+		shrink_print_report(stderr, &rep);
+	if (diag.len && !o.quiet)
+		fprintf(stderr, "diagnosis: %s\n", diag.buf);
+	printf("shrink: %zu launches -> %zu launch(es), %zu buffer(s); %s in %s; reproduced %d/%d; "
+	       "%ld candidates in %.1f s -> %s (%zu bytes), %s, %s\n",
+	       rep.orig_launches, rep.final_launches, rep.final_buffers, rep.error, rep.kernel,
+	       rep.final_faults, rep.final_runs, rep.candidates, rep.seconds, out, src.len, bin, yml);
+	ret = EXIT_OK;
+out:
+	if (o.workdir && !keep_work)
+		remove_tree(workdir);
+	if (have_t)
+		trace_release(&t);
+	if (have_red)
+		trace_release(&red);
+	free(bin);
+	free(yml);
+	sb_release(&err);
+	sb_release(&src);
+	sb_release(&cmdline);
+	sb_release(&diag);
+	return ret;
 }

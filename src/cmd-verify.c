@@ -1,9 +1,116 @@
-/* cmd-verify.c - placeholder until the command lands. */
+/*
+ * cmd-verify.c - `gpureduce verify repro.cu [-n N] [--rate=R]`: build the
+ * repro with nvcc and run it N times; report the reproduction rate and the
+ * signature.  Exit 0 only if it faulted in at least R of the runs (default:
+ * every run) with one signature.
+ */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../common/strbuf.h"
+#include "../common/util.h"
 #include "cmds.h"
+#include "repro.h"
+
+static const char usage_str[] =
+	"usage: gpureduce verify [-n N] [--rate=R] [--timeout=S] REPRO.cu\n\n"
+	"Builds REPRO.cu (nvcc REPRO.cu -lcuda) and runs it N times (default 5).\n"
+	"Exit 0 when it faulted in at least R of the runs (default 1.0: all of\n"
+	"them) with the same error in the same kernel, 1 otherwise, 3 when it\n"
+	"does not build, 4 when the repro cannot set up (no GPU).\n";
+
 int cmd_verify(int argc, char **argv)
 {
-	(void)argc; (void)argv;
-	cmd_error("verify", "not implemented yet");
-	return EXIT_INTERNAL;
+	struct strbuf err = STRBUF_INIT, log = STRBUF_INIT;
+	const char *src = NULL;
+	char dir[] = "/tmp/gpureduce-verify-XXXXXX", exe[4096];
+	int n = 5, faulted = 0, clean = 0, setup = 0, other = 0, mixed = 0;
+	double rate = 1.0, timeout = 60;
+	char sig_err[64] = "", sig_kernel[512] = "";
+	int ret = EXIT_INTERNAL, made = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (is_help(argv[i])) {
+			fputs(usage_str, stdout);
+			return EXIT_OK;
+		} else if (!strcmp(argv[i], "-n") && i + 1 < argc) {
+			n = atoi(argv[++i]);
+		} else if (!strncmp(argv[i], "--rate=", 7)) {
+			rate = atof(argv[i] + 7);
+		} else if (!strncmp(argv[i], "--timeout=", 10)) {
+			timeout = atof(argv[i] + 10);
+		} else if (argv[i][0] == '-') {
+			cmd_error("verify", "unknown option '%s'\n%s", argv[i], usage_str);
+			return EXIT_USAGE;
+		} else {
+			src = argv[i];
+		}
+	}
+	if (!src || n < 1 || rate < 0 || rate > 1) {
+		fputs(usage_str, stderr);
+		return EXIT_USAGE;
+	}
+	if (!mkdtemp(dir)) {
+		cmd_error("verify", "cannot create a temporary directory");
+		return EXIT_ENV;
+	}
+	made = 1;
+	snprintf(exe, sizeof(exe), "%s/repro", dir);
+	if (repro_build(src, exe, &err) < 0) {
+		cmd_error("verify", "%s", err.buf);
+		ret = EXIT_INPUT;
+		goto out;
+	}
+	for (int i = 0; i < n; i++) {
+		struct repro_run r;
+		sb_reset(&log);
+		if (repro_run_once(exe, NULL, timeout, &r, &log, &err) < 0) {
+			cmd_error("verify", "%s", err.buf);
+			ret = EXIT_ENV;
+			goto out;
+		}
+		if (r.exit_code == 1 && r.error[0]) {
+			if (!sig_err[0]) {
+				snprintf(sig_err, sizeof(sig_err), "%s", r.error);
+				snprintf(sig_kernel, sizeof(sig_kernel), "%s", r.kernel);
+			}
+			if (strcmp(sig_err, r.error) || strcmp(sig_kernel, r.kernel))
+				mixed++;
+			else
+				faulted++;
+		} else if (r.exit_code == 0) {
+			clean++;
+		} else if (r.exit_code == 2) {
+			setup++;
+			if (setup == 1)
+				fprintf(stderr, "%s", log.buf);
+		} else {
+			other++;
+		}
+	}
+	if (setup == n) {
+		cmd_error("verify", "the repro could not set up in any run (see its message above)");
+		ret = EXIT_ENV;
+		goto out;
+	}
+	printf("verify: %d/%d runs faulted with %s in %s", faulted, n, sig_err[0] ? sig_err : "-",
+	       sig_kernel[0] ? sig_kernel : "-");
+	if (clean)
+		printf("; %d ran clean", clean);
+	if (mixed)
+		printf("; %d faulted differently", mixed);
+	if (setup || other)
+		printf("; %d failed to run", setup + other);
+	printf(" (rate %.2f)\n", (double)faulted / n);
+	ret = (double)faulted / n >= rate - 1e-9 && faulted > 0 ? EXIT_OK : EXIT_FAULT;
+out:
+	if (made) {
+		unlink(exe);
+		rmdir(dir);
+	}
+	sb_release(&err);
+	sb_release(&log);
+	return ret;
 }

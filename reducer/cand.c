@@ -1,0 +1,176 @@
+/*
+ * cand.c - candidate construction and writing (see cand.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/strbuf.h"
+#include "../common/util.h"
+#include "cand.h"
+
+void cand_release(struct cand *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n; i++)
+		free(c->it[i].keep);
+	free(c->it);
+	c->it = NULL;
+	c->n = c->alloc = 0;
+}
+
+void cand_copy(struct cand *dst, const struct cand *src)
+{
+	dst->it = xmalloc((src->n + 1) * sizeof(*dst->it));
+	dst->n = dst->alloc = src->n;
+	if (!src->n)
+		dst->alloc = 1;
+	memcpy(dst->it, src->it, src->n * sizeof(*dst->it));
+	for (size_t i = 0; i < dst->n; i++)
+		if (dst->it[i].nkeep) {
+			dst->it[i].keep = xmalloc(dst->it[i].nkeep * sizeof(struct range));
+			memcpy(dst->it[i].keep, src->it[i].keep, dst->it[i].nkeep * sizeof(struct range));
+		} else {
+			dst->it[i].keep = NULL;
+		}
+}
+
+struct item *cand_add(struct cand *c, const struct trace *src, size_t i)
+{
+	struct item *it;
+	ALLOC_GROW(c->it, c->n + 1, c->alloc);
+	it = &c->it[c->n++];
+	memset(it, 0, sizeof(*it));
+	it->src = src;
+	it->rec = src->rec[i];
+	it->src_index = i;
+	return it;
+}
+
+void cand_add_all(struct cand *c, const struct trace *src)
+{
+	for (size_t i = 0; i < src->nrec; i++)
+		if (src->rec[i].type != TR_BLOB)
+			cand_add(c, src, i);
+}
+
+size_t cand_count(const struct cand *c, uint32_t type)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < c->n; i++)
+		k += c->it[i].rec.type == type;
+	return k;
+}
+
+void cand_fill(uint8_t *dst, uint64_t n, uint32_t seed)
+{
+	uint32_t x = seed ? seed : 0x9e3779b9u;
+	for (uint64_t i = 0; i < n; i += 4) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		for (int b = 0; b < 4 && i + (uint64_t)b < n; b++)
+			dst[i + (uint64_t)b] = (uint8_t)(x >> (8 * b));
+	}
+}
+
+static long write_zero(struct trace_writer *w, uint64_t dst, uint64_t size)
+{
+	struct tr_rec r;
+	memset(&r, 0, sizeof(r));
+	r.type = TR_MEMSET;
+	r.u.memset.dst = dst;
+	r.u.memset.value = 0;
+	r.u.memset.elem_size = 1;
+	r.u.memset.width = size;
+	r.u.memset.height = 1;
+	return tw_record(w, &r);
+}
+
+static long write_h2d(struct trace_writer *w, uint64_t dst, const void *data, uint64_t size)
+{
+	struct tr_rec r;
+	memset(&r, 0, sizeof(r));
+	r.type = TR_MEMCPY_H2D;
+	r.u.copy.dst = dst;
+	r.u.copy.size = size;
+	if (tw_blob(w, data, size, &r.u.copy.blob) < 0)
+		return -1;
+	return tw_record(w, &r);
+}
+
+static int write_item(struct trace_writer *w, const struct item *it, struct strbuf *err)
+{
+	const struct tr_rec *r = &it->rec;
+	struct strbuf data = STRBUF_INIT;
+	int ret = -1;
+
+	switch (r->type) {
+	case TR_BLOB:
+		ret = 0;   /* blobs travel with the records that use them */
+		goto out;
+	case TR_MODULE:
+		if (tw_copy_blob(w, it->src, r->u.module.blob) < 0)
+			goto missing;
+		break;
+	case TR_MEMCPY_H2D:
+		if (it->data_mode == DATA_ZERO) {
+			ret = write_zero(w, r->u.copy.dst, r->u.copy.size) < 0 ? -1 : 0;
+			goto out;
+		}
+		if (it->data_mode == DATA_FILL) {
+			sb_grow(&data, r->u.copy.size);
+			cand_fill((uint8_t *)data.buf, r->u.copy.size, it->seed);
+			ret = write_h2d(w, r->u.copy.dst, data.buf, r->u.copy.size) < 0 ? -1 : 0;
+			goto out;
+		}
+		if (it->data_mode == DATA_KEEP) {
+			if (write_zero(w, r->u.copy.dst, r->u.copy.size) < 0)
+				goto out;
+			if (trace_blob_read(it->src, r->u.copy.blob, &data, 0, err) < 0)
+				goto out;
+			for (size_t k = 0; k < it->nkeep; k++) {
+				const struct range *g = &it->keep[k];
+				if (g->off + g->len > data.len)
+					continue;
+				if (write_h2d(w, r->u.copy.dst + g->off, data.buf + g->off, g->len) < 0)
+					goto out;
+			}
+			ret = 0;
+			goto out;
+		}
+		if (tw_copy_blob(w, it->src, r->u.copy.blob) < 0)
+			goto missing;
+		break;
+	default:
+		break;
+	}
+	ret = tw_record(w, r) < 0 ? -1 : 0;
+	goto out;
+missing:
+	sb_addf(err, "%s: a blob needed by event %zu is missing", it->src->path, it->src_index);
+out:
+	sb_release(&data);
+	return ret;
+}
+
+int cand_write(const struct cand *c, const char *path, struct strbuf *err)
+{
+	struct trace_writer w = TRACE_WRITER_INIT;
+	int ret = -1;
+	if (tw_open(&w, path, err) < 0)
+		return -1;
+	for (size_t i = 0; i < c->n; i++)
+		if (write_item(&w, &c->it[i], err) < 0)
+			goto out;
+	if (tw_close(&w) < 0) {
+		sb_addf(err, "%s: write failed", path);
+		return -1;
+	}
+	return 0;
+out:
+	if (!err->len)
+		sb_addf(err, "%s: write failed", path);
+	tw_close(&w);
+	return ret;
+}

@@ -1,0 +1,98 @@
+/*
+ * ddmin.c - parallel-batch ddmin (see ddmin.h).
+ *
+ * Each round splits the current set C (minus fixed elements) into g parts
+ * and tests, as one batch, every part alone (when g > 2) and every
+ * complement.  The first interesting subset (in part order) reduces C to it
+ * with g = 2; else the first interesting complement reduces C with
+ * g = max(g - 1, 2); else g doubles, until g exceeds |C|.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/util.h"
+#include "ddmin.h"
+
+size_t ddmin_run(unsigned char *keep, const unsigned char *fixed, size_t n,
+		 ddmin_oracle oracle, void *arg, struct ddmin_stats *st)
+{
+	size_t *cur = xmalloc((n + 1) * sizeof(size_t));
+	size_t m = 0, g = 2, kept = 0;
+	unsigned char **masks = NULL;
+	int *res = NULL;
+	struct ddmin_stats dummy;
+
+	if (!st)
+		st = &dummy;
+	memset(st, 0, sizeof(*st));
+	for (size_t i = 0; i < n; i++)
+		if (keep[i] && !(fixed && fixed[i]))
+			cur[m++] = i;
+	masks = xcalloc(2 * (n + 2), sizeof(*masks));
+	res = xcalloc(2 * (n + 2), sizeof(*res));
+
+	while (m >= 1) {
+		size_t parts = g < m ? g : m, k = 0;
+		size_t best = (size_t)-1;
+		int best_is_part = 0;
+
+		/* masks: parts first (only when parts > 2: for 2 they equal the
+		 * complements), then complements */
+		for (int pass = 0; pass < 2; pass++) {
+			if (pass == 0 && parts <= 2)
+				continue;
+			for (size_t p = 0; p < parts; p++) {
+				size_t lo = m * p / parts, hi = m * (p + 1) / parts;
+				unsigned char *mk = xmalloc(n ? n : 1);
+				for (size_t i = 0; i < n; i++)
+					mk[i] = fixed && fixed[i] && keep[i];
+				for (size_t j = 0; j < m; j++) {
+					int in_part = j >= lo && j < hi;
+					if (pass == 0 ? in_part : !in_part)
+						mk[cur[j]] = 1;
+				}
+				masks[k++] = mk;
+			}
+		}
+		st->batches++;
+		st->tests += (long)k;
+		if (oracle(arg, (const unsigned char *const *)masks, k, n, res) < 0) {
+			st->aborted = 1;
+			for (size_t i = 0; i < k; i++)
+				free(masks[i]);
+			break;
+		}
+		for (size_t i = 0; i < k; i++)
+			if (res[i]) {
+				best = i;
+				best_is_part = parts > 2 && i < parts;
+				break;
+			}
+		if (best != (size_t)-1) {
+			/* adopt masks[best] as the new current set */
+			size_t nm = 0;
+			for (size_t j = 0; j < m; j++)
+				if (masks[best][cur[j]])
+					cur[nm++] = cur[j];
+			for (size_t i = 0; i < n; i++)
+				if (!(fixed && fixed[i]))
+					keep[i] = masks[best][i];
+			m = nm;
+			g = best_is_part ? 2 : (parts - 1 > 2 ? parts - 1 : 2);
+		} else if (parts >= m) {
+			for (size_t i = 0; i < k; i++)
+				free(masks[i]);
+			break;
+		} else {
+			g = parts * 2;
+		}
+		for (size_t i = 0; i < k; i++)
+			free(masks[i]);
+	}
+	for (size_t i = 0; i < n; i++)
+		kept += keep[i] != 0;
+	free(masks);
+	free(res);
+	free(cur);
+	return kept;
+}

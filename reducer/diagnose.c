@@ -1,0 +1,254 @@
+/*
+ * diagnose.c - compute-sanitizer report -> parameter-level explanation
+ * (see diagnose.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../common/child.h"
+#include "../common/strbuf.h"
+#include "../common/util.h"
+#include "../replay/memmap.h"
+#include "../replay/place.h"
+#include "../src/cmds.h"
+#include "../trace/trace.h"
+#include "diagnose.h"
+#include "emit.h"
+
+const char *diagnose_find_sanitizer(void)
+{
+	static char path[4096];
+	const char *env = getenv("GPUREDUCE_SANITIZER");
+	const char *pathvar = getenv("PATH");
+	if (env && *env)
+		return access(env, X_OK) == 0 ? env : NULL;
+	if (pathvar) {
+		char *copy = xstrdup(pathvar), *save = NULL;
+		for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+			snprintf(path, sizeof(path), "%s/compute-sanitizer", d);
+			if (access(path, X_OK) == 0) {
+				free(copy);
+				return path;
+			}
+		}
+		free(copy);
+	}
+	snprintf(path, sizeof(path), "/usr/local/cuda/bin/compute-sanitizer");
+	return access(path, X_OK) == 0 ? path : NULL;
+}
+
+struct report {
+	char what[160];          /* "write of 4 bytes" / "device-side assert" */
+	char at[512];            /* "scale(...)+0x90" */
+	char thread[64], block[64];
+	unsigned long long addr;
+	int have_addr;
+};
+
+static const char *find_after(const char *hay, const char *needle)
+{
+	const char *p = strstr(hay, needle);
+	return p ? p + strlen(needle) : NULL;
+}
+
+static void copy_until(char *dst, size_t n, const char *src, const char *stops)
+{
+	size_t i = 0;
+	while (src[i] && !strchr(stops, src[i]) && i + 1 < n) {
+		dst[i] = src[i];
+		i++;
+	}
+	dst[i] = 0;
+}
+
+static int parse_report(const char *out, struct report *r)
+{
+	const char *p, *q;
+	memset(r, 0, sizeof(r[0]));
+	if ((p = strstr(out, "Invalid __"))) {
+		/* "Invalid __global__ write of size 4 bytes" */
+		const char *space = p + 10, *end = strstr(space, "__");
+		char sp[32] = "";
+		if (end && end - space < 30)
+			snprintf(sp, sizeof(sp), "%.*s", (int)(end - space), space);
+		const char *rw = end ? end + 3 : space;
+		char verb[16] = "";
+		copy_until(verb, sizeof(verb), rw, " ");
+		q = find_after(p, "of size ");
+		unsigned sz = q ? (unsigned)atoi(q) : 0;
+		snprintf(r->what, sizeof(r->what), "%s%s%s of %u bytes", sp, *sp ? " " : "", verb, sz);
+	} else if ((p = strstr(out, "Misaligned"))) {
+		copy_until(r->what, sizeof(r->what), p, "\n");
+	} else if ((p = strstr(out, "assert")) || (p = strstr(out, "Assert"))) {
+		snprintf(r->what, sizeof(r->what), "device-side assert");
+	} else {
+		return -1;
+	}
+	if ((q = find_after(p, "at ")))
+		copy_until(r->at, sizeof(r->at), q, "\n");
+	if ((q = find_after(p, "by thread ")))
+		copy_until(r->thread, sizeof(r->thread), q, " ");
+	if ((q = find_after(p, "in block ")))
+		copy_until(r->block, sizeof(r->block), q, " \n");
+	if ((q = find_after(p, "Access to 0x")) || (q = find_after(p, "Address 0x"))) {
+		r->addr = strtoull(q, NULL, 16);
+		r->have_addr = 1;
+	}
+	return 0;
+}
+
+struct rbuf {
+	size_t index;
+	unsigned long long ptr, size;
+};
+
+/* Role of captured allocation `index` in the last launch: "param 0 `float *out`". */
+static void role_of(const struct trace *t, size_t index, struct strbuf *out)
+{
+	struct memmap mm = MEMMAP_INIT;
+	const struct tr_launch *l = NULL;
+	for (size_t i = 0; i < t->nrec; i++) {
+		const struct tr_rec *r = &t->rec[i];
+		if (r->type == TR_ALLOC)
+			memmap_add(&mm, r->u.alloc.addr, r->u.alloc.size, r->u.alloc.kind, (long)i);
+		else if (r->type == TR_FREE)
+			memmap_free(&mm, r->u.free.addr, (long)i);
+		else if (r->type == TR_LAUNCH)
+			l = &r->u.launch;
+	}
+	if (l) {
+		char *dm = emit_demangle(l->name), *types[64];
+		int nt = emit_param_types(dm, types, 64);
+		for (uint32_t p = 0; p < l->nparams && !out->len; p++)
+			for (uint32_t off = l->params[p].offset & ~7u;
+			     off + 8 <= l->params[p].offset + l->params[p].size; off += 8) {
+				uint64_t v;
+				int dead;
+				memcpy(&v, l->args + off, 8);
+				struct mm_alloc *a = v >= 65536 ? memmap_lookup(&mm, v, &dead) : NULL;
+				if (a && a->index == index) {
+					if (nt == (int)l->nparams)
+						sb_addf(out, "param %u `%s`", p, types[p]);
+					else
+						sb_addf(out, "param %u", p);
+					if (dead)
+						sb_adds(out, " (a FREED buffer)");
+					break;
+				}
+			}
+		for (int k = 0; k < nt; k++)
+			free(types[k]);
+		free(dm);
+	}
+	if (!out->len)
+		sb_addf(out, "buffer %zu", index);
+	memmap_release(&mm);
+}
+
+int diagnose_explain(const char *output, const struct trace *red, struct strbuf *out)
+{
+	struct report r;
+	struct rbuf *bufs = NULL;
+	size_t nb = 0, ab = 0;
+	const char *p = output;
+
+	if (parse_report(output, &r) < 0)
+		return -1;
+	while ((p = strstr(p, "gpureduce-buffer "))) {
+		struct rbuf b;
+		if (sscanf(p, "gpureduce-buffer %zu 0x%llx %llu", &b.index, &b.ptr, &b.size) == 3) {
+			ALLOC_GROW(bufs, nb + 1, ab);
+			bufs[nb++] = b;
+		}
+		p += 17;
+	}
+	sb_addf(out, "%s", r.what);
+	if (r.thread[0])
+		sb_addf(out, " by thread %s of block %s", r.thread, r.block);
+	if (r.at[0])
+		sb_addf(out, " at %s", r.at);
+	if (r.have_addr) {
+		const struct rbuf *best = NULL;
+		unsigned long long bestd = ~0ull;
+		int where = 0; /* 0 inside, 1 after, -1 before */
+		for (size_t i = 0; i < nb; i++) {
+			unsigned long long d;
+			int w;
+			if (r.addr >= bufs[i].ptr && r.addr < bufs[i].ptr + bufs[i].size) {
+				d = 0;
+				w = 0;
+			} else if (r.addr >= bufs[i].ptr + bufs[i].size) {
+				d = r.addr - (bufs[i].ptr + bufs[i].size) + 1;
+				w = 1;
+			} else {
+				d = bufs[i].ptr - r.addr;
+				w = -1;
+			}
+			if (d < bestd) {
+				bestd = d;
+				best = &bufs[i];
+				where = w;
+			}
+		}
+		if (best && bestd < (64ull << 20)) {
+			struct strbuf role = STRBUF_INIT;
+			char b[32];
+			role_of(red, best->index, &role);
+			if (where == 0)
+				sb_addf(out, ": inside %s (a %s buffer) at offset %llu -- a use of freed or unmapped memory",
+					role.buf, fmt_bytes(best->size, b), r.addr - best->ptr);
+			else if (where > 0)
+				sb_addf(out, ": %llu bytes past the end of %s (a %s buffer)",
+					bestd, role.buf, fmt_bytes(best->size, b));
+			else
+				sb_addf(out, ": %llu bytes before the start of %s (a %s buffer)",
+					bestd, role.buf, fmt_bytes(best->size, b));
+			sb_release(&role);
+		} else {
+			sb_addf(out, ": address 0x%llx is far from every buffer (a wild pointer or index)", r.addr);
+		}
+	}
+	free(bufs);
+	return 0;
+}
+
+int diagnose_trace(const struct trace *red, const char *bin_path, int guard, struct strbuf *out,
+		   struct strbuf *err)
+{
+	const char *san = diagnose_find_sanitizer();
+	struct strbuf o = STRBUF_INIT, g = STRBUF_INIT;
+	const char *env[] = { "GPUREDUCE_REPLAY_VERBOSE=1", NULL };
+	int st, ret = -1;
+
+	if (!san) {
+		sb_addf(err, "compute-sanitizer not found (set GPUREDUCE_SANITIZER or add it to PATH); "
+			"the signature is all there is");
+		return -1;
+	}
+	sb_addf(&g, "--guard=%s", place_guard_name(guard));
+	char *argv[] = { (char *)san, "--target-processes", "all", "--print-limit", "1",
+			 (char *)gpureduce_exe(), "replay", g.buf, (char *)bin_path, NULL };
+	st = child_run(argv, env, CHILD_MERGE_ERR | CHILD_NULL_IN, &o, 180, err);
+	if (st < 0)
+		goto out;
+	if (st == 124) {
+		sb_addf(err, "compute-sanitizer did not finish within 180 s");
+		goto out;
+	}
+	if (diagnose_explain(o.buf, red, out) < 0) {
+		const char *l = strstr(o.buf, "=========");
+		sb_addf(err, "compute-sanitizer reported no memory error%s%.200s",
+			l ? "; it said: " : "", l ? l : "");
+		for (char *p = err->buf; *p; p++)
+			if (*p == '\n')
+				*p = ' ';
+		goto out;
+	}
+	ret = 0;
+out:
+	sb_release(&o);
+	sb_release(&g);
+	return ret;
+}

@@ -1,0 +1,31 @@
+/*
+ * diagnose.h - explain a fault in the kernel's own terms.
+ *
+ * Runs a reduced trace once under compute-sanitizer (through `gpureduce
+ * replay`, so the GPU is still only touched by a replay worker, which prints
+ * where each buffer landed) and maps the sanitizer's first report back to
+ * the launch's parameters: "write of 4 bytes by thread (232,0,0) of block
+ * (3,0,0) at scale(...)+0x90: 4 bytes past the end of param 0 `float *out`
+ * (a 4000-byte buffer)".  The parsing half is pure and unit-tested.
+ */
+#ifndef GPUREDUCE_DIAGNOSE_H
+#define GPUREDUCE_DIAGNOSE_H
+
+struct strbuf;
+struct trace;
+
+/* Find compute-sanitizer ($GPUREDUCE_SANITIZER, PATH, /usr/local/cuda/bin);
+ * NULL when absent.  Returns a static buffer. */
+const char *diagnose_find_sanitizer(void);
+
+/* Run and explain.  0 with one line in out; -1 with err (no sanitizer,
+ * sanitizer saw nothing...). */
+int diagnose_trace(const struct trace *red, const char *bin_path, int guard, struct strbuf *out,
+		   struct strbuf *err);
+
+/* Explain sanitizer output (with gpureduce-buffer lines mixed in) against
+ * the reduced trace's last launch.  0 with one line in out, or -1 when the
+ * output holds no recognised report. */
+int diagnose_explain(const char *output, const struct trace *red, struct strbuf *out);
+
+#endif

@@ -1,0 +1,651 @@
+/*
+ * emit.c - repro.cu emitter (see emit.h).
+ *
+ * Walks the reduced trace in order, keeping the same captured-address map
+ * replay keeps (memmap.h), so every address in the program is written as
+ * `buffer + offset` and relocates exactly as it did in replay.  The emitted
+ * helpers (guard placement, the seeded fill) mirror replay/place.c and
+ * reducer/cand.c; tests compile and run the result against the CPU driver
+ * double to keep them in step.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../common/elf.h"
+#include "../common/strbuf.h"
+#include "../common/util.h"
+#include "../replay/memmap.h"
+#include "../trace/trace.h"
+#include "emit.h"
+#include "shrink.h"
+
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *n, int *status);
+
+char *emit_demangle(const char *name)
+{
+	int st = 0;
+	char *d = NULL;
+	if (name && name[0] == '_' && name[1] == 'Z')
+		d = __cxa_demangle(name, NULL, NULL, &st);
+	if (d && !st)
+		return d;
+	free(d);
+	return xstrdup(name ? name : "");
+}
+
+int emit_param_types(const char *dm, char **types, int max)
+{
+	const char *open = NULL, *p;
+	int depth = 0, n = 0;
+	size_t len = strlen(dm);
+
+	/* the parameter list is the last top-level (...) group */
+	if (!len || dm[len - 1] != ')')
+		return 0;
+	for (p = dm + len - 1; p >= dm; p--) {
+		if (*p == ')')
+			depth++;
+		else if (*p == '(' && --depth == 0) {
+			open = p;
+			break;
+		}
+	}
+	if (!open)
+		return 0;
+	if (!strncmp(open, "()", 2) || !strncmp(open, "(void)", 6))
+		return 0;
+	const char *start = open + 1;
+	depth = 0;
+	for (p = open + 1; p < dm + len && n < max; p++) {
+		if (*p == '(' || *p == '<' || *p == '[')
+			depth++;
+		else if ((*p == ')' || *p == '>' || *p == ']') && depth > 0)
+			depth--;
+		else if ((*p == ',' && depth == 0) || (*p == ')' && depth == 0)) {
+			while (*start == ' ')
+				start++;
+			types[n++] = xstrndup(start, (size_t)(p - start));
+			start = p + 1;
+		}
+	}
+	return n;
+}
+
+/* ---- emission helpers --------------------------------------------------- */
+
+struct name_find {
+	const char *name;
+	int found;
+};
+
+static int name_is(const char *name, int kind, void *arg)
+{
+	struct name_find *f = arg;
+	(void)kind;
+	if (!strcmp(name, f->name))
+		f->found = 1;
+	return f->found;
+}
+
+/* 1 if the module image with this hash defines `name`. */
+static int module_has(const struct trace *t, uint64_t hash, const char *name)
+{
+	struct strbuf img = STRBUF_INIT, e = STRBUF_INIT;
+	struct name_find f = { name, 0 };
+	if (trace_blob_read(t, hash, &img, 0, &e) == 0)
+		elf_symbols(img.buf, img.len, name_is, &f);
+	sb_release(&img);
+	sb_release(&e);
+	return f.found;
+}
+
+static void hex_array(struct strbuf *o, const char *name, const uint8_t *d, size_t n)
+{
+	sb_addf(o, "static const unsigned char %s[%zu] = {", name, n ? n : 1);
+	for (size_t i = 0; i < n; i++) {
+		if (i % 20 == 0)
+			sb_adds(o, "\n\t");
+		sb_addf(o, "0x%02x,", d[i]);
+	}
+	if (!n)
+		sb_adds(o, "0");
+	sb_adds(o, "\n};\n");
+}
+
+static void comment_text(struct strbuf *o, const char *prefix, const char *text)
+{
+	/* never let captured text close the comment */
+	sb_adds(o, prefix);
+	for (const char *p = text; *p; p++) {
+		if (p[0] == '*' && p[1] == '/')
+			sb_adds(o, "* /");
+		else if (*p == '\n')
+			sb_addf(o, "\n%s", prefix);
+		else if ((unsigned char)*p >= 32 || *p == '\t')
+			sb_addch(o, *p);
+		if (p[0] == '*' && p[1] == '/')
+			p++;
+	}
+	sb_addch(o, '\n');
+}
+
+static void c_string(struct strbuf *o, const char *s)
+{
+	sb_addch(o, '"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			sb_addf(o, "\\%c", *s);
+		else if ((unsigned char)*s < 32 || (unsigned char)*s > 126)
+			sb_addf(o, "\\%03o", (unsigned char)*s);
+		else
+			sb_addch(o, *s);
+	}
+	sb_addch(o, '"');
+}
+
+static int is_zero(const uint8_t *d, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (d[i])
+			return 0;
+	return 1;
+}
+
+static const char prelude[] =
+"#include <cuda.h>\n"
+"#include <stdio.h>\n"
+"#include <stdlib.h>\n"
+"#include <string.h>\n"
+"\n"
+"static int verbose;\n"
+"\n"
+"static void setup_failed(const char *what, CUresult r)\n"
+"{\n"
+"\tconst char *name = \"?\";\n"
+"\tcuGetErrorName(r, &name);\n"
+"\tfprintf(stderr, \"repro: setup failed: %s: %s (%d)\\n\", what, name, (int)r);\n"
+"\texit(2);\n"
+"}\n"
+"\n"
+"#define SETUP(call) do { CUresult r_ = (call); if (r_ != CUDA_SUCCESS) setup_failed(#call, r_); } while (0)\n"
+"\n"
+"/* A buffer placed as gpureduce replay placed it: flush against an unmapped\n"
+" * guard granule (guard_end: its end, keeping the captured address modulo 256;\n"
+" * guard_start: its start), so an overrun faults at once.  Falls back to\n"
+" * cuMemAlloc when virtual memory management is unavailable. */\n"
+"struct buf { CUdeviceptr base, ptr; size_t reserve, map_off, map_size; CUmemGenericAllocationHandle h; int vmm; };\n"
+"\n"
+"static CUdeviceptr buf_alloc(struct buf *b, size_t size, unsigned addr_mod256, int guard_start)\n"
+"{\n"
+"\tCUmemAllocationProp prop;\n"
+"\tCUmemAccessDesc ad;\n"
+"\tsize_t g = 0;\n"
+"\tCUdevice dev;\n"
+"\tmemset(b, 0, sizeof(*b));\n"
+"\tmemset(&prop, 0, sizeof(prop));\n"
+"\tif (!size) size = 1;\n"
+"\tcuCtxGetDevice(&dev);\n"
+"\tprop.type = CU_MEM_ALLOCATION_TYPE_PINNED;\n"
+"\tprop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;\n"
+"\tprop.location.id = (int)dev;\n"
+"\tif (!getenv(\"REPRO_NO_GUARD\") && cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) == CUDA_SUCCESS && g >= 256) {\n"
+"\t\tsize_t off;\n"
+"\t\tif (guard_start) {\n"
+"\t\t\tb->map_size = (size + g - 1) / g * g;\n"
+"\t\t\tb->map_off = g;\n"
+"\t\t\tb->reserve = g + b->map_size;\n"
+"\t\t\toff = g;\n"
+"\t\t} else {\n"
+"\t\t\tsize_t end;\n"
+"\t\t\tb->map_size = (size + 255 + g - 1) / g * g;\n"
+"\t\t\tb->map_off = 0;\n"
+"\t\t\tb->reserve = b->map_size + g;\n"
+"\t\t\tend = b->map_size;\n"
+"\t\t\toff = end - size;\n"
+"\t\t\toff -= (off - addr_mod256) & 255;\n"
+"\t\t}\n"
+"\t\tif (cuMemAddressReserve(&b->base, b->reserve, g, 0, 0) == CUDA_SUCCESS) {\n"
+"\t\t\tif (cuMemCreate(&b->h, b->map_size, &prop, 0) == CUDA_SUCCESS) {\n"
+"\t\t\t\tif (cuMemMap(b->base + b->map_off, b->map_size, 0, b->h, 0) == CUDA_SUCCESS) {\n"
+"\t\t\t\t\tmemset(&ad, 0, sizeof(ad));\n"
+"\t\t\t\t\tad.location = prop.location;\n"
+"\t\t\t\t\tad.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;\n"
+"\t\t\t\t\tif (cuMemSetAccess(b->base + b->map_off, b->map_size, &ad, 1) == CUDA_SUCCESS) {\n"
+"\t\t\t\t\t\tb->vmm = 1;\n"
+"\t\t\t\t\t\tb->ptr = b->base + off;\n"
+"\t\t\t\t\t\treturn b->ptr;\n"
+"\t\t\t\t\t}\n"
+"\t\t\t\t\tcuMemUnmap(b->base + b->map_off, b->map_size);\n"
+"\t\t\t\t}\n"
+"\t\t\t\tcuMemRelease(b->h);\n"
+"\t\t\t}\n"
+"\t\t\tcuMemAddressFree(b->base, b->reserve);\n"
+"\t\t}\n"
+"\t}\n"
+"\tSETUP(cuMemAlloc(&b->base, size));\n"
+"\tb->ptr = b->base;\n"
+"\treturn b->ptr;\n"
+"}\n"
+"\n"
+"/* The program freed this buffer before the launch: unmap it but keep its\n"
+" * addresses reserved, so the stale pointer faults as it did. */\n"
+"static void buf_free(struct buf *b)\n"
+"{\n"
+"\tif (b->vmm) {\n"
+"\t\tcuMemUnmap(b->base + b->map_off, b->map_size);\n"
+"\t\tcuMemRelease(b->h);\n"
+"\t} else {\n"
+"\t\tcuMemFree(b->base);\n"
+"\t}\n"
+"}\n"
+"\n"
+"/* The seeded generator gpureduce used for buffer contents (xorshift32). */\n"
+"static void fill(CUdeviceptr dst, size_t n, unsigned seed)\n"
+"{\n"
+"\tunsigned char *h = (unsigned char *)malloc(n ? n : 1);\n"
+"\tunsigned x = seed ? seed : 0x9e3779b9u;\n"
+"\tsize_t i;\n"
+"\tint k;\n"
+"\tfor (i = 0; i < n; i += 4) {\n"
+"\t\tx ^= x << 13; x ^= x >> 17; x ^= x << 5;\n"
+"\t\tfor (k = 0; k < 4 && i + k < n; k++)\n"
+"\t\t\th[i + k] = (unsigned char)(x >> (8 * k));\n"
+"\t}\n"
+"\tSETUP(cuMemcpyHtoD(dst, h, n));\n"
+"\tfree(h);\n"
+"}\n"
+"\n"
+"static void put_ptr(unsigned char *args, size_t off, CUdeviceptr p)\n"
+"{\n"
+"\tunsigned long long v = (unsigned long long)p;\n"
+"\tmemcpy(args + off, &v, 8);\n"
+"}\n"
+"\n"
+"/* Launch, wait, and decide: exit 1 when the launch faults. */\n"
+"static void launch_and_check(CUfunction f, const char *kernel, unsigned gx, unsigned gy, unsigned gz,\n"
+"\t\t\t     unsigned bx, unsigned by, unsigned bz, unsigned shmem, void **params)\n"
+"{\n"
+"\tconst char *name = \"?\", *text = \"?\";\n"
+"\tCUresult r = cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shmem, 0, params, NULL);\n"
+"\tif (r == CUDA_SUCCESS)\n"
+"\t\tr = cuCtxSynchronize();\n"
+"\tif (r == CUDA_SUCCESS)\n"
+"\t\treturn;\n"
+"\tcuGetErrorName(r, &name);\n"
+"\tcuGetErrorString(r, &text);\n"
+"\tprintf(\"repro: %s faulted: %s (%d): %s\\n\", kernel, name, (int)r, text);\n"
+"\texit(1);\n"
+"}\n\n";
+
+/* ---- header ----------------------------------------------------------- */
+
+static const struct tr_rec *first_of(const struct trace *t, uint32_t type)
+{
+	for (size_t i = 0; t && i < t->nrec; i++)
+		if (t->rec[i].type == type)
+			return &t->rec[i];
+	return NULL;
+}
+
+static void header(struct strbuf *o, const struct trace *t, const struct emit_info *info,
+		   const struct tr_launch *last)
+{
+	const struct tr_rec *proc = first_of(info->orig ? info->orig : t, TR_PROCESS);
+	const struct tr_rec *dev = first_of(info->orig ? info->orig : t, TR_DEVICE);
+	const struct tr_rec *flt = first_of(t, TR_FAULT);
+	const struct shrink_report *rep = info->rep;
+	struct strbuf line = STRBUF_INIT;
+	char b[32];
+	time_t now = time(NULL);
+	char when[64];
+
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M UTC", gmtime(&now));
+	sb_addf(o, "/*\n * repro.cu - a standalone reproduction of a CUDA fault, generated by gpureduce %s\n"
+		" * on %s.  It uses the CUDA driver API only.\n *\n"
+		" *   Build:  nvcc -o repro repro.cu -lcuda\n"
+		" *   Run:    ./repro      exit 1: the fault reproduced; 0: it ran clean (fixed?);\n"
+		" *                        2: setup failed (no GPU, wrong architecture...)\n *\n",
+		GPUREDUCE_VERSION, when);
+	if (flt) {
+		char *dm = emit_demangle(flt->u.fault.kernel);
+		sb_addf(&line, "What faulted:   %s (%u) in %s", flt->u.fault.error, flt->u.fault.code, dm);
+		comment_text(o, " * ", line.buf);
+		sb_reset(&line);
+		free(dm);
+	}
+	if (last) {
+		sb_addf(&line, "                grid (%u,%u,%u), block (%u,%u,%u), %u bytes of dynamic shared memory",
+			last->grid.x, last->grid.y, last->grid.z, last->block.x, last->block.y, last->block.z,
+			last->shmem);
+		comment_text(o, " * ", line.buf);
+		sb_reset(&line);
+		if (last->py_state == TR_PY_FRAMES && last->nframes) {
+			comment_text(o, " * ", "Python, innermost first (the original launch):");
+			for (uint32_t i = 0; i < last->nframes && i < 8; i++) {
+				sb_addf(&line, "    %s:%u in %s", last->frames[i].file, last->frames[i].line,
+					last->frames[i].func);
+				comment_text(o, " * ", line.buf);
+				sb_reset(&line);
+			}
+		} else if (last->py_state == TR_PY_NO_GIL) {
+			comment_text(o, " * ", "Python: launched from a thread without the GIL (e.g. autograd's backward thread)");
+		}
+	}
+	if (proc) {
+		sb_adds(&line, "Captured from:  ");
+		for (uint32_t i = 0; i < proc->u.process.argc; i++)
+			sb_addf(&line, "%s%s", i ? " " : "", proc->u.process.argv[i]);
+		sb_addf(&line, "   (cwd %s)", proc->u.process.cwd);
+		comment_text(o, " * ", line.buf);
+		sb_reset(&line);
+	}
+	if (dev) {
+		sb_addf(&line, "Device:         %s (compute capability %u.%u), driver CUDA %u.%u, toolkit %u.%u",
+			dev->u.device.name, dev->u.device.cc_major, dev->u.device.cc_minor,
+			dev->u.device.driver_version / 1000, dev->u.device.driver_version % 1000 / 10,
+			dev->u.device.toolkit_version / 1000, dev->u.device.toolkit_version % 1000 / 10);
+		comment_text(o, " * ", line.buf);
+		sb_reset(&line);
+	}
+	if (rep) {
+		sb_addf(&line, "Original trace: %s: %zu launches, %zu records, %s entered the GPU",
+			info->trace_name ? info->trace_name : "?", rep->orig_launches, rep->orig_records,
+			fmt_bytes(rep->orig_bytes, b));
+		comment_text(o, " * ", line.buf);
+		sb_reset(&line);
+		sb_addf(&line, "Reduced to:     %zu launch(es), %zu buffer(s); %ld candidates tested in %.1f s",
+			rep->final_launches, rep->final_buffers, rep->candidates, rep->seconds);
+		comment_text(o, " * ", line.buf);
+		sb_reset(&line);
+		sb_adds(&line, "Phases:         ");
+		for (int i = 0; i < rep->nphases; i++)
+			sb_addf(&line, "%s%s (%s)", i ? ", " : "", rep->phase[i].name,
+				rep->phase[i].outcome ? rep->phase[i].outcome : "");
+		comment_text(o, " * ", line.buf);
+		sb_reset(&line);
+		sb_addf(&line, "Reproduction:   original %d/%d replays, this repro's trace %d/%d%s",
+			rep->orig_faults, rep->orig_runs, rep->final_faults, rep->final_runs,
+			rep->flaky ? " (FLAKY: a race; run it several times)" : "");
+		comment_text(o, " * ", line.buf);
+		sb_reset(&line);
+	}
+	if (info->diagnosis && *info->diagnosis) {
+		comment_text(o, " * ", "");
+		comment_text(o, " * ", "Diagnosis:");
+		comment_text(o, " *   ", info->diagnosis);
+	}
+	sb_adds(o, " */\n");
+	sb_release(&line);
+}
+
+/* ---- body ------------------------------------------------------------- */
+
+struct ebuf {
+	int id;
+	const char *role;        /* "param 0 `float *out`", first use */
+};
+
+int emit_repro(const struct trace *t, const struct emit_info *info, struct strbuf *out,
+	       struct strbuf *err)
+{
+	struct memmap mm = MEMMAP_INIT;
+	struct strbuf body = STRBUF_INIT, data = STRBUF_INIT, globals = STRBUF_INIT;
+	const struct tr_launch *last = NULL;
+	int nmod = 0, nbuf = 0, nlaunch = 0, ndata = 0;
+	int guard_start = info->rep && info->rep->guard == 1;
+	int ret = -1;
+	uint64_t *mod_hash = xcalloc(t->nrec + 1, sizeof(uint64_t));
+	char **roles = xcalloc(t->nrec + 1, sizeof(char *));
+
+	for (size_t i = 0; i < t->nrec; i++)
+		if (t->rec[i].type == TR_LAUNCH)
+			last = &t->rec[i].u.launch;
+
+	/* First pass: name each buffer by its first use in a launch parameter. */
+	{
+		struct memmap m2 = MEMMAP_INIT;
+		for (size_t i = 0; i < t->nrec; i++) {
+			const struct tr_rec *r = &t->rec[i];
+			if (r->type == TR_ALLOC)
+				memmap_add(&m2, r->u.alloc.addr, r->u.alloc.size, r->u.alloc.kind, (long)i);
+			else if (r->type == TR_FREE)
+				memmap_free(&m2, r->u.free.addr, (long)i);
+			else if (r->type == TR_LAUNCH) {
+				const struct tr_launch *l = &r->u.launch;
+				char *dm = emit_demangle(l->name), *types[64];
+				int nt = emit_param_types(dm, types, 64);
+				for (uint32_t p = 0; p < l->nparams; p++) {
+					for (uint32_t off = l->params[p].offset & ~7u;
+					     off + 8 <= l->params[p].offset + l->params[p].size; off += 8) {
+						uint64_t v;
+						int dead;
+						memcpy(&v, l->args + off, 8);
+						struct mm_alloc *a = v >= 65536 ? memmap_lookup(&m2, v, &dead) : NULL;
+						if (a && !roles[a->index]) {
+							struct strbuf rs = STRBUF_INIT;
+							if (nt == (int)l->nparams)
+								sb_addf(&rs, "param %u `%s`", p, types[p]);
+							else
+								sb_addf(&rs, "param %u", p);
+							if (l->params[p].size > 8)
+								sb_addf(&rs, " (a by-value struct; pointer at byte %u)",
+									off - l->params[p].offset);
+							roles[a->index] = sb_detach(&rs, NULL);
+						}
+					}
+				}
+				for (int k = 0; k < nt; k++)
+					free(types[k]);
+				free(dm);
+			}
+		}
+		memmap_release(&m2);
+	}
+
+	for (size_t i = 0; i < t->nrec; i++) {
+		const struct tr_rec *r = &t->rec[i];
+		switch (r->type) {
+		case TR_MODULE: {
+			struct strbuf img = STRBUF_INIT;
+			char name[32];
+			if (trace_blob_read(t, r->u.module.blob, &img, 0, err) < 0) {
+				sb_release(&img);
+				goto out;
+			}
+			snprintf(name, sizeof(name), "module%d", nmod);
+			sb_addf(&globals, "/* module %d: %s image, %zu bytes (captured module id %u) */\n",
+				nmod, r->u.module.kind == TR_MOD_ELF ? "cubin (ELF)" : "binary", img.len,
+				r->u.module.module_id);
+			hex_array(&globals, name, (const uint8_t *)img.buf, img.len);
+			sb_addf(&body, "\tSETUP(cuModuleLoadData(&mod[%d], module%d));\n", nmod, nmod);
+			mod_hash[nmod] = r->u.module.blob;
+			nmod++;
+			sb_release(&img);
+			break;
+		}
+		case TR_ALLOC: {
+			struct mm_alloc *a = memmap_add(&mm, r->u.alloc.addr, r->u.alloc.size, r->u.alloc.kind, (long)i);
+			char b[32];
+			a->user = (void *)(intptr_t)(nbuf + 1);
+			sb_addf(&body, "\n\t/* buffer %d: %s, %s%s%s (captured at 0x%llx) */\n", nbuf,
+				fmt_bytes(r->u.alloc.size, b), tr_alloc_kind_name(r->u.alloc.kind),
+				roles[a->index] ? "; " : "", roles[a->index] ? roles[a->index] : "",
+				(unsigned long long)r->u.alloc.addr);
+			sb_addf(&body, "\tbuf_alloc(&buf[%d], %lluu, %u, %d);\n", nbuf,
+				(unsigned long long)r->u.alloc.size, (unsigned)(r->u.alloc.addr & 255), guard_start);
+			sb_addf(&body, "\tif (verbose) printf(\"gpureduce-buffer %d 0x%%llx %llu\\n\", (unsigned long long)buf[%d].ptr);\n",
+				nbuf, (unsigned long long)r->u.alloc.size, nbuf);
+			nbuf++;
+			break;
+		}
+		case TR_FREE: {
+			struct mm_alloc *a = memmap_free(&mm, r->u.free.addr, (long)i);
+			if (a) {
+				int id = (int)(intptr_t)a->user - 1;
+				sb_addf(&body, "\t/* the program freed buffer %d before the launch */\n", id);
+				sb_addf(&body, "\tbuf_free(&buf[%d]);\n", id);
+			}
+			break;
+		}
+		case TR_MEMSET:
+		case TR_MEMCPY_H2D:
+		case TR_MEMCPY_D2D: {
+			uint64_t dst = r->type == TR_MEMSET ? r->u.memset.dst : r->u.copy.dst;
+			struct mm_alloc *a = memmap_lookup_live(&mm, dst);
+			if (!a) {
+				sb_addf(&body, "\t/* event %zu wrote to 0x%llx, outside every buffer: skipped as in replay */\n",
+					i, (unsigned long long)dst);
+				break;
+			}
+			int id = (int)(intptr_t)a->user - 1;
+			uint64_t off = dst - a->addr;
+			if (r->type == TR_MEMSET) {
+				const struct tr_memset *m = &r->u.memset;
+				if (m->height > 1 && m->pitch)
+					sb_addf(&body, "\tSETUP(cuMemsetD2D%u(buf[%d].ptr + %llu, %llu, %uu, %llu, %llu));\n",
+						m->elem_size * 8, id, (unsigned long long)off,
+						(unsigned long long)m->pitch, m->value, (unsigned long long)m->width,
+						(unsigned long long)m->height);
+				else if (m->value == 0)
+					sb_addf(&body, "\tSETUP(cuMemsetD8(buf[%d].ptr + %llu, 0, %llu));   /* zeros */\n",
+						id, (unsigned long long)off,
+						(unsigned long long)(m->width * m->elem_size));
+				else
+					sb_addf(&body, "\tSETUP(cuMemsetD%u(buf[%d].ptr + %llu, %uu, %llu));\n",
+						m->elem_size * 8, id, (unsigned long long)off, m->value,
+						(unsigned long long)m->width);
+			} else if (r->type == TR_MEMCPY_D2D) {
+				struct mm_alloc *sa = memmap_lookup_live(&mm, r->u.copy.src);
+				if (sa)
+					sb_addf(&body, "\tSETUP(cuMemcpyDtoD(buf[%d].ptr + %llu, buf[%d].ptr + %llu, %llu));\n",
+						id, (unsigned long long)off, (int)(intptr_t)sa->user - 1,
+						(unsigned long long)(r->u.copy.src - sa->addr),
+						(unsigned long long)r->u.copy.size);
+			} else {
+				struct strbuf d = STRBUF_INIT;
+				char name[32];
+				if (trace_blob_read(t, r->u.copy.blob, &d, 0, err) < 0) {
+					sb_release(&d);
+					goto out;
+				}
+				if (is_zero((const uint8_t *)d.buf, d.len)) {
+					sb_addf(&body, "\tSETUP(cuMemsetD8(buf[%d].ptr + %llu, 0, %zu));   /* zeros */\n",
+						id, (unsigned long long)off, d.len);
+				} else {
+					snprintf(name, sizeof(name), "data%d", ndata++);
+					sb_addf(&data, "/* %zu bytes for buffer %d at offset %llu */\n", d.len, id,
+						(unsigned long long)off);
+					hex_array(&data, name, (const uint8_t *)d.buf, d.len);
+					sb_addf(&body, "\tSETUP(cuMemcpyHtoD(buf[%d].ptr + %llu, %s, sizeof(%s)));\n",
+						id, (unsigned long long)off, name, name);
+				}
+				sb_release(&d);
+			}
+			break;
+		}
+		case TR_FUNC_ATTR:
+			sb_addf(&body, "\tpending_attr[n_attr].attr = %u; pending_attr[n_attr].value = %d; pending_attr[n_attr].kernel = ",
+				r->u.func_attr.attr, r->u.func_attr.value);
+			c_string(&body, r->u.func_attr.kernel);
+			sb_adds(&body, "; n_attr++;\n");
+			break;
+		case TR_LAUNCH: {
+			const struct tr_launch *l = &r->u.launch;
+			char *dm = emit_demangle(l->name), *types[64];
+			int nt = emit_param_types(dm, types, 64);
+			int m = nmod - 1;
+			/* the latest module loaded so far that defines the kernel */
+			for (int k = nmod - 1; k >= 0; k--)
+				if (module_has(t, mod_hash[k], l->name)) {
+					m = k;
+					break;
+				}
+			sb_addf(&body, "\n\t/* launch %d: %s */\n", nlaunch, dm);
+			sb_addf(&body, "\tSETUP(cuModuleGetFunction(&fn, mod[%d], ", m < 0 ? 0 : m);
+			c_string(&body, l->name);
+			sb_adds(&body, "));\n\tapply_attrs(fn, ");
+			c_string(&body, l->name);
+			sb_adds(&body, ");\n");
+			sb_addf(&body, "\t{\n\t\tunsigned char args[%u] = {", l->argsize ? l->argsize : 1);
+			for (uint32_t k = 0; k < l->argsize; k++)
+				sb_addf(&body, "%s0x%02x,", k % 16 ? " " : "\n\t\t\t", l->args[k]);
+			if (!l->argsize)
+				sb_adds(&body, "0");
+			sb_adds(&body, "\n\t\t};\n");
+			sb_addf(&body, "\t\tvoid *params[%u];\n", l->nparams ? l->nparams : 1);
+			for (uint32_t p = 0; p < l->nparams; p++) {
+				const struct tr_param *pp = &l->params[p];
+				uint64_t v = 0;
+				sb_addf(&body, "\t\t/* param %u: %s, %u bytes at offset %u", p,
+					nt == (int)l->nparams ? types[p] : "?", pp->size, pp->offset);
+				if (pp->size == 4 || pp->size == 8 || pp->size == 2 || pp->size == 1) {
+					memcpy(&v, l->args + pp->offset, pp->size);
+					if (pp->size == 4)
+						sb_addf(&body, " = %d", (int)(uint32_t)v);
+					else if (pp->size == 8 && !memmap_lookup(&mm, v, NULL))
+						sb_addf(&body, " = %lld", (long long)v);
+				}
+				sb_adds(&body, " */\n");
+				sb_addf(&body, "\t\tparams[%u] = args + %u;\n", p, pp->offset);
+			}
+			for (uint32_t off = 0; off + 8 <= l->argsize; off += 8) {
+				uint64_t v;
+				int dead = 0;
+				memcpy(&v, l->args + off, 8);
+				struct mm_alloc *a = v >= 65536 ? memmap_lookup(&mm, v, &dead) : NULL;
+				if (!a)
+					continue;
+				sb_addf(&body, "\t\tput_ptr(args, %u, buf[%d].ptr + %lld);   /* captured 0x%llx%s */\n",
+					off, (int)(intptr_t)a->user - 1, (long long)(v - a->addr),
+					(unsigned long long)v, dead ? ", a FREED buffer" : "");
+			}
+			sb_addf(&body, "\t\tlaunch_and_check(fn, ");
+			c_string(&body, dm);
+			sb_addf(&body, ", %u, %u, %u, %u, %u, %u, %u, params);\n\t}\n", l->grid.x, l->grid.y,
+				l->grid.z, l->block.x, l->block.y, l->block.z, l->shmem);
+			for (int k = 0; k < nt; k++)
+				free(types[k]);
+			free(dm);
+			nlaunch++;
+			break;
+		}
+		default:
+			break;
+		}
+	}
+
+	header(out, t, info, last);
+	sb_adds(out, prelude);
+	sb_add(out, globals.buf, globals.len);
+	sb_add(out, data.buf, data.len);
+	sb_addf(out, "\nstatic struct { const char *kernel; unsigned attr; int value; } pending_attr[%zu];\n"
+		"static int n_attr;\n\n"
+		"static void apply_attrs(CUfunction f, const char *kernel)\n{\n"
+		"\tint i;\n\tfor (i = 0; i < n_attr; i++)\n"
+		"\t\tif (!strcmp(pending_attr[i].kernel, kernel))\n"
+		"\t\t\tSETUP(cuFuncSetAttribute(f, (CUfunction_attribute)pending_attr[i].attr, pending_attr[i].value));\n}\n\n",
+		t->nrec + 1);
+	sb_addf(out, "int main(void)\n{\n\tCUdevice dev;\n\tCUcontext ctx;\n\tCUmodule mod[%d];\n"
+		"\tCUfunction fn;\n\tstatic struct buf buf[%d];\n\n"
+		"\tverbose = getenv(\"GPUREDUCE_REPRO_VERBOSE\") != NULL;\n"
+		"\tSETUP(cuInit(0));\n\tSETUP(cuDeviceGet(&dev, 0));\n"
+		"\tSETUP(cuDevicePrimaryCtxRetain(&ctx, dev));\n\tSETUP(cuCtxSetCurrent(ctx));\n"
+		"\t(void)fn;\n",
+		nmod ? nmod : 1, nbuf ? nbuf : 1);
+	sb_add(out, body.buf, body.len);
+	sb_adds(out, "\n\tprintf(\"repro: ran clean: the fault did not reproduce\\n\");\n\treturn 0;\n}\n");
+	ret = 0;
+out:
+	for (size_t i = 0; i <= t->nrec; i++)
+		free(roles[i]);
+	free(roles);
+	free(mod_hash);
+	memmap_release(&mm);
+	sb_release(&body);
+	sb_release(&data);
+	sb_release(&globals);
+	return ret;
+}

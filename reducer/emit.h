@@ -1,0 +1,41 @@
+/*
+ * emit.h - write repro.cu: a reduced trace as one standalone program.
+ *
+ * The program uses the CUDA driver API only (`nvcc -o repro repro.cu
+ * -lcuda`; it is also valid C, so tests compile it with gcc against the
+ * CPU driver double).  It embeds the module image, places every buffer
+ * against a guard region exactly as replay does, fills buffers the way the
+ * reducer proved sufficient (zeros, a seeded generator, or explicit bytes),
+ * relocates pointers inside the parameter bytes, launches, and exits 1 with
+ * the CUDA error when the fault reproduces, 0 when it runs clean, 2 when
+ * setup fails.  With GPUREDUCE_REPRO_VERBOSE=1 in its environment it prints
+ * one `buffer N 0xADDR SIZE` line per buffer (used by `diagnose`).
+ */
+#ifndef GPUREDUCE_EMIT_H
+#define GPUREDUCE_EMIT_H
+
+#include <stdio.h>
+
+struct strbuf;
+struct trace;
+struct shrink_report;
+
+struct emit_info {
+	const struct trace *orig;          /* the captured trace (header facts); may be NULL */
+	const struct shrink_report *rep;   /* how it was reduced; may be NULL */
+	const char *diagnosis;             /* lines for the header; may be NULL */
+	const char *trace_name;            /* path of the original trace, for the header */
+};
+
+/* Emit the reduced trace t as C source into out.  0 or -1 with err. */
+int emit_repro(const struct trace *t, const struct emit_info *info, struct strbuf *out,
+	       struct strbuf *err);
+
+/* Demangle a kernel name ("_Z5scalePfPKfi" -> "scale(float*, float const*, int)");
+ * returns a malloc'd string (the input copied when it is not mangled). */
+char *emit_demangle(const char *name);
+/* Split a demangled name's parameter list into n types; returns how many
+ * were found (0 when not a C++ signature).  types[i] are malloc'd. */
+int emit_param_types(const char *demangled, char **types, int max);
+
+#endif

@@ -1,0 +1,941 @@
+/*
+ * shrink.c - the reduction driver (see shrink.h).
+ *
+ * Every candidate is written as a trace file under the work directory and
+ * replayed by the worker pool (pool.h); nothing here touches the GPU.
+ * Outcomes are cached by the candidate file's content hash, so a candidate
+ * that two phases happen to build twice runs once.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../common/strbuf.h"
+#include "../common/util.h"
+#include "../replay/place.h"
+#include "cand.h"
+#include "ddmin.h"
+#include "pool.h"
+#include "shrink.h"
+
+#define MAX_SOURCES 64
+
+struct cache_ent {
+	uint64_t hash;
+	int faults, runs;
+};
+
+struct S {
+	const struct trace *orig;
+	const struct shrink_opts *o;
+	struct shrink_report *rep;
+	struct pool *pool;
+	struct strbuf *err;
+	double t0;
+	long serial;
+	int reps;                 /* runs per candidate (flaky: > 1) */
+	int need;                 /* faults needed among reps */
+	int guard;
+	struct trace *src[MAX_SOURCES];
+	int nsrc;
+	struct cache_ent *cache;
+	size_t ncache, acache;
+	struct shrink_phase *ph;  /* current phase */
+	int infra_failed;
+};
+
+/* ---- bookkeeping ---------------------------------------------------------- */
+
+static int over_time(struct S *s)
+{
+	return s->o->time_limit > 0 && now_sec() - s->t0 > s->o->time_limit;
+}
+
+static void progress(struct S *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void progress(struct S *s, const char *fmt, ...)
+{
+	va_list ap;
+	if (s->o->quiet)
+		return;
+	va_start(ap, fmt);
+	if (s->o->progress_tty) {
+		fprintf(stderr, "\r\033[K[shrink %6.1fs] ", now_sec() - s->t0);
+		vfprintf(stderr, fmt, ap);
+	} else {
+		fprintf(stderr, "[shrink %6.1fs] ", now_sec() - s->t0);
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+	}
+	va_end(ap);
+	fflush(stderr);
+}
+
+static struct trace *add_source(struct S *s, const char *path)
+{
+	struct trace *t;
+	if (s->nsrc >= MAX_SOURCES) {
+		sb_addf(s->err, "too many snapshot traces");
+		return NULL;
+	}
+	t = xcalloc(1, sizeof(*t));
+	if (trace_open(t, path, TRACE_OPEN_STRICT, s->err) < 0) {
+		free(t);
+		return NULL;
+	}
+	s->src[s->nsrc++] = t;
+	return t;
+}
+
+static void measure(const struct cand *c, size_t *launches, size_t *buffers, uint64_t *bytes)
+{
+	*launches = *buffers = 0;
+	*bytes = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		const struct tr_rec *r = &c->it[i].rec;
+		if (r->type == TR_LAUNCH)
+			(*launches)++;
+		else if (r->type == TR_ALLOC) {
+			(*buffers)++;
+			*bytes += r->u.alloc.size;
+		}
+	}
+}
+
+static struct shrink_phase *phase_begin(struct S *s, const char *name, const struct cand *c)
+{
+	struct shrink_phase *p;
+	if (s->rep->nphases >= SHRINK_MAX_PHASES)
+		BUG("too many phases");
+	p = &s->rep->phase[s->rep->nphases++];
+	memset(p, 0, sizeof(*p));
+	p->name = name;
+	if (c)
+		measure(c, &p->launches_before, &p->buffers_before, &p->bytes_before);
+	p->seconds = now_sec();
+	s->ph = p;
+	progress(s, "phase %s ...", name);
+	return p;
+}
+
+static void phase_end(struct S *s, const struct cand *c, const char *outcome)
+{
+	struct shrink_phase *p = s->ph;
+	if (c)
+		measure(c, &p->launches_after, &p->buffers_after, &p->bytes_after);
+	p->seconds = now_sec() - p->seconds;
+	p->outcome = outcome;
+	progress(s, "phase %s: %s (%ld candidates, %.1f s)", p->name, outcome, p->candidates, p->seconds);
+	if (s->o->progress_tty && !s->o->quiet)
+		fputc('\n', stderr);
+}
+
+static int sig_match(const struct S *s, const struct replay_result *r)
+{
+	return r->status == RS_FAULT && r->code == s->rep->code && !strcmp(r->kernel, s->rep->kernel);
+}
+
+/* ---- testing candidates ---------------------------------------------------- */
+
+static uint64_t file_hash(const char *path)
+{
+	struct strbuf sb = STRBUF_INIT, e = STRBUF_INIT;
+	uint64_t h = 0;
+	if (read_file(path, &sb, &e) == 0)
+		h = tr_hash(sb.buf, sb.len);
+	sb_release(&sb);
+	sb_release(&e);
+	return h;
+}
+
+static struct cache_ent *cache_find(struct S *s, uint64_t h)
+{
+	for (size_t i = 0; i < s->ncache; i++)
+		if (s->cache[i].hash == h)
+			return &s->cache[i];
+	return NULL;
+}
+
+/*
+ * Test k candidates (each `reps` times); interesting[i] = 1 when candidate i
+ * faulted with the signature at least `need` times.  Returns 0, or -1 when
+ * the time limit passed or the workers are gone (then nothing is
+ * interesting).
+ */
+static int test_cands(struct S *s, struct cand *const *cands, size_t k, int *interesting)
+{
+	char **paths = xcalloc(k + 1, sizeof(char *));
+	uint64_t *hashes = xcalloc(k + 1, sizeof(uint64_t));
+	struct job *jobs = xcalloc(k * (size_t)s->reps + 1, sizeof(struct job));
+	size_t *owner = xcalloc(k * (size_t)s->reps + 1, sizeof(size_t));
+	int *faults = xcalloc(k + 1, sizeof(int));
+	size_t nj = 0;
+	int ret = -1;
+
+	for (size_t i = 0; i < k; i++)
+		interesting[i] = 0;
+	if (over_time(s) || s->infra_failed)
+		goto out;
+	for (size_t i = 0; i < k; i++) {
+		struct strbuf p = STRBUF_INIT;
+		sb_addf(&p, "%s/c%05ld.bin", s->o->workdir, ++s->serial);
+		paths[i] = sb_detach(&p, NULL);
+		if (cand_write(cands[i], paths[i], s->err) < 0)
+			goto out;
+		hashes[i] = file_hash(paths[i]);
+		struct cache_ent *ce = cache_find(s, hashes[i]);
+		if (ce) {
+			s->rep->cache_hits++;
+			faults[i] = ce->faults;
+			interesting[i] = ce->faults >= s->need;
+			unlink(paths[i]);
+			continue;
+		}
+		for (int r = 0; r < s->reps; r++) {
+			jobs[nj].trace = paths[i];
+			jobs[nj].opts = (struct replay_opts)REPLAY_OPTS_INIT;
+			jobs[nj].opts.guard = s->guard;
+			jobs[nj].timeout = s->o->cand_timeout;
+			owner[nj++] = i;
+		}
+	}
+	if (nj) {
+		if (pool_run(s->pool, jobs, nj, s->err) < 0) {
+			s->infra_failed = 1;
+			goto out;
+		}
+		for (size_t j = 0; j < nj; j++)
+			if (sig_match(s, &jobs[j].res))
+				faults[owner[j]]++;
+		for (size_t i = 0; i < k; i++) {
+			if (cache_find(s, hashes[i]))
+				continue;
+			int ran = 0;
+			for (size_t j = 0; j < nj; j++)
+				ran += owner[j] == i;
+			if (!ran)
+				continue;
+			ALLOC_GROW(s->cache, s->ncache + 1, s->acache);
+			s->cache[s->ncache].hash = hashes[i];
+			s->cache[s->ncache].faults = faults[i];
+			s->cache[s->ncache].runs = ran;
+			s->ncache++;
+			interesting[i] = faults[i] >= s->need;
+			if (!interesting[i])
+				unlink(paths[i]);
+		}
+	}
+	s->rep->candidates += (long)k;
+	if (s->ph)
+		s->ph->candidates += (long)k;
+	ret = 0;
+out:
+	for (size_t i = 0; i < k; i++)
+		free(paths[i]);
+	free(paths);
+	free(hashes);
+	free(jobs);
+	free(owner);
+	free(faults);
+	return ret;
+}
+
+static int test_one(struct S *s, struct cand *c)
+{
+	int r = 0;
+	if (test_cands(s, &c, 1, &r) < 0)
+		return -1;
+	return r;
+}
+
+/* Run a whole trace file n times; count signature matches.  *first gets
+ * the first result (for messages and the fault's event). */
+static int run_file(struct S *s, const char *path, const struct replay_opts *opts, int n,
+		    struct replay_result *first, int *matches)
+{
+	struct job *jobs = xcalloc((size_t)n, sizeof(*jobs));
+	int ret = -1;
+	*matches = 0;
+	for (int i = 0; i < n; i++) {
+		jobs[i].trace = path;
+		jobs[i].opts = *opts;
+		jobs[i].timeout = s->o->cand_timeout > 0 ? s->o->cand_timeout * 10 : 0;
+	}
+	if (pool_run(s->pool, jobs, (size_t)n, s->err) < 0) {
+		s->infra_failed = 1;
+		goto out;
+	}
+	*first = jobs[0].res;
+	for (int i = 0; i < n; i++) {
+		if (sig_match(s, &jobs[i].res)) {
+			if (!*matches)
+				*first = jobs[i].res;
+			(*matches)++;
+		}
+	}
+	ret = 0;
+out:
+	free(jobs);
+	return ret;
+}
+
+/* ---- phases ------------------------------------------------------------- */
+
+static const char *describe(const struct replay_result *r, char *buf, size_t n)
+{
+	switch (r->status) {
+	case RS_CLEAN: snprintf(buf, n, "ran clean (%ld launches)", r->launches); break;
+	case RS_FAULT: snprintf(buf, n, "%s in %.200s", r->error, r->kernel); break;
+	case RS_TIMEOUT: snprintf(buf, n, "timed out"); break;
+	default: snprintf(buf, n, "could not replay: %.300s", r->msg); break;
+	}
+	return buf;
+}
+
+/* Confirm the fault in replay; sets s->guard, rates, *fault_event. */
+static int phase_confirm(struct S *s, long *fault_event)
+{
+	const int modes[3] = { GUARD_END, GUARD_START, GUARD_NONE };
+	struct strbuf tried = STRBUF_INIT;
+	int runs = s->o->jobs > 2 ? s->o->jobs : 2;
+	int ret = -1;
+
+	phase_begin(s, "confirm", NULL);
+	for (int m = 0; m < 3; m++) {
+		struct replay_opts ro = REPLAY_OPTS_INIT;
+		struct replay_result first;
+		int matches = 0;
+		char d[600];
+		if (s->o->guard >= 0 && modes[m] != s->o->guard)
+			continue;
+		ro.guard = modes[m];
+		if (run_file(s, s->orig->path, &ro, runs, &first, &matches) < 0)
+			goto out;
+		s->ph->candidates += runs;
+		s->rep->candidates += runs;
+		if (!matches) {
+			sb_addf(&tried, "%sguard=%s, %d runs: %s", tried.len ? "; " : "",
+				place_guard_name(modes[m]), runs, describe(&first, d, sizeof(d)));
+			continue;
+		}
+		s->guard = modes[m];
+		if (matches < runs) {
+			/* flaky: measure the rate on more runs */
+			int more = 0;
+			struct replay_result f2;
+			if (run_file(s, s->orig->path, &ro, 8, &f2, &more) < 0)
+				goto out;
+			matches += more;
+			runs += 8;
+			s->rep->flaky = 1;
+		}
+		s->rep->orig_runs = runs;
+		s->rep->orig_faults = matches;
+		s->rep->guard = modes[m];
+		*fault_event = first.event;
+		ret = 0;
+		break;
+	}
+	if (ret < 0 && !s->infra_failed)
+		sb_addf(s->err, "the captured fault (%s in %s) does not reproduce in replay; tried %s. "
+			"Nothing was emitted.", s->rep->error, s->rep->kernel, tried.buf);
+out:
+	phase_end(s, NULL, ret == 0 ? (s->rep->flaky ? "flaky" : "reproduces") : "failed");
+	sb_release(&tried);
+	return ret;
+}
+
+/* Snapshot the state before record `at` of the original into a new source. */
+static struct trace *snapshot(struct S *s, long at, int mode)
+{
+	struct strbuf path = STRBUF_INIT;
+	struct replay_result first;
+	struct replay_opts ro = REPLAY_OPTS_INIT;
+	struct trace *t = NULL;
+	int matches;
+
+	sb_addf(&path, "%s/snap%05ld.bin", s->o->workdir, ++s->serial);
+	ro.guard = s->guard;
+	ro.stop_before = at;
+	ro.snap_mode = mode;
+	ro.snap_path = path.buf;
+	if (run_file(s, s->orig->path, &ro, 1, &first, &matches) < 0)
+		goto out;
+	if (first.status != RS_CLEAN) {
+		char d[600];
+		sb_addf(s->err, "snapshot before event %ld: %s", at, describe(&first, d, sizeof(d)));
+		goto out;
+	}
+	t = add_source(s, path.buf);
+out:
+	sb_release(&path);
+	return t;
+}
+
+static long find_fault_record(const struct trace *t)
+{
+	for (size_t i = 0; i < t->nrec; i++)
+		if (t->rec[i].type == TR_FAULT)
+			return (long)i;
+	return -1;
+}
+
+/* Slice: snapshot (reachable) + the faulting launch + the fault record. */
+static int phase_slice(struct S *s, long fault_ev, struct cand *best)
+{
+	struct trace *snap;
+	struct cand c = CAND_INIT;
+	long frec = find_fault_record(s->orig);
+	int r = 0;
+
+	phase_begin(s, "slice", best);
+	snap = snapshot(s, fault_ev, SNAP_REACHABLE);
+	if (!snap) {
+		phase_end(s, best, "skipped: snapshot failed");
+		sb_reset(s->err);
+		return 0;
+	}
+	cand_add_all(&c, snap);
+	cand_add(&c, s->orig, (size_t)fault_ev);
+	if (frec >= 0)
+		cand_add(&c, s->orig, (size_t)frec);
+	r = test_one(s, &c);
+	if (r == 1) {
+		cand_release(best);
+		*best = c;
+		phase_end(s, best, "reduced to one launch");
+		return 1;
+	}
+	cand_release(&c);
+	phase_end(s, best, "lost the fault: the launch needs earlier work");
+	return 0;
+}
+
+/* Suffix: the shortest run of launches ending at the fault that faults
+ * from a snapshot of everything live before it. */
+static int build_suffix(struct S *s, long start, long fault_ev, struct cand *out)
+{
+	struct trace *snap = snapshot(s, start, SNAP_ALL);
+	long frec = find_fault_record(s->orig);
+	if (!snap)
+		return -1;
+	cand_add_all(out, snap);
+	for (long i = start; i <= fault_ev; i++) {
+		uint32_t ty = s->orig->rec[i].type;
+		if (ty == TR_BLOB || ty == TR_PROCESS || ty == TR_DEVICE || ty == TR_FAULT)
+			continue;
+		cand_add(out, s->orig, (size_t)i);
+	}
+	if (frec >= 0)
+		cand_add(out, s->orig, (size_t)frec);
+	return 0;
+}
+
+static int phase_suffix(struct S *s, long fault_ev, struct cand *best)
+{
+	long *L = NULL;
+	size_t nl = 0, al = 0;
+	size_t lo = 0, hi;       /* hi: smallest k known to fault (launches before the fault) */
+	struct cand found = CAND_INIT;
+	int have = 0;
+
+	phase_begin(s, "suffix", best);
+	for (long i = 0; i < fault_ev; i++)
+		if (s->orig->rec[i].type == TR_LAUNCH) {
+			ALLOC_GROW(L, nl + 1, al);
+			L[nl++] = i;
+		}
+	/* exponential search for a k that faults, then bisect */
+	hi = 0;
+	for (size_t k = 1; k <= nl && !have; k = k * 2 > nl && k < nl ? nl : k * 2) {
+		struct cand c = CAND_INIT;
+		if (build_suffix(s, L[nl - k], fault_ev, &c) < 0) {
+			cand_release(&c);
+			break;
+		}
+		int r = test_one(s, &c);
+		if (r == 1) {
+			found = c;
+			have = 1;
+			hi = k;
+		} else {
+			cand_release(&c);
+			lo = k;
+			if (r < 0)
+				break;
+		}
+	}
+	while (have && hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		struct cand c = CAND_INIT;
+		if (build_suffix(s, L[nl - mid], fault_ev, &c) < 0) {
+			cand_release(&c);
+			break;
+		}
+		int r = test_one(s, &c);
+		if (r == 1) {
+			cand_release(&found);
+			found = c;
+			hi = mid;
+		} else {
+			cand_release(&c);
+			lo = mid;
+			if (r < 0)
+				break;
+		}
+	}
+	free(L);
+	sb_reset(s->err);
+	if (have) {
+		cand_release(best);
+		*best = found;
+		phase_end(s, best, "reduced to a suffix");
+		return 1;
+	}
+	phase_end(s, best, "kept the whole trace");
+	return 0;
+}
+
+/* ddmin over the launches of the candidate, the faulting (last) launch fixed. */
+struct launch_dd {
+	struct S *s;
+	const struct cand *base;
+	size_t *idx;             /* item index of each launch */
+};
+
+static void apply_launch_mask(const struct launch_dd *d, const unsigned char *mask, size_t n,
+			      struct cand *out)
+{
+	size_t j = 0;
+	out->it = NULL;
+	out->n = out->alloc = 0;
+	for (size_t i = 0; i < d->base->n; i++) {
+		if (j < n && d->idx[j] == i) {
+			if (mask[j++]) {
+				ALLOC_GROW(out->it, out->n + 1, out->alloc);
+				out->it[out->n++] = d->base->it[i];
+				out->it[out->n - 1].keep = NULL;
+				out->it[out->n - 1].nkeep = 0;
+			}
+			continue;
+		}
+		ALLOC_GROW(out->it, out->n + 1, out->alloc);
+		out->it[out->n] = d->base->it[i];
+		if (d->base->it[i].nkeep) {
+			out->it[out->n].keep = xmalloc(d->base->it[i].nkeep * sizeof(struct range));
+			memcpy(out->it[out->n].keep, d->base->it[i].keep,
+			       d->base->it[i].nkeep * sizeof(struct range));
+		}
+		out->n++;
+	}
+}
+
+static int launch_oracle(void *arg, const unsigned char *const *masks, size_t k, size_t n, int *res)
+{
+	struct launch_dd *d = arg;
+	struct cand *cs = xcalloc(k, sizeof(*cs));
+	struct cand **ps = xcalloc(k, sizeof(*ps));
+	int ret;
+	for (size_t i = 0; i < k; i++) {
+		apply_launch_mask(d, masks[i], n, &cs[i]);
+		ps[i] = &cs[i];
+	}
+	ret = test_cands(d->s, ps, k, res);
+	progress(d->s, "ddmin over launches: %ld candidates", d->s->ph->candidates);
+	for (size_t i = 0; i < k; i++)
+		cand_release(&cs[i]);
+	free(cs);
+	free(ps);
+	return ret;
+}
+
+static void phase_launches(struct S *s, struct cand *best, const char *name)
+{
+	struct launch_dd d = { s, best, NULL };
+	size_t nl = 0;
+	unsigned char *keep, *fixed;
+	struct ddmin_stats st;
+
+	phase_begin(s, name, best);
+	d.idx = xcalloc(best->n + 1, sizeof(size_t));
+	for (size_t i = 0; i < best->n; i++)
+		if (best->it[i].rec.type == TR_LAUNCH)
+			d.idx[nl++] = i;
+	if (nl <= 1) {
+		free(d.idx);
+		phase_end(s, best, "skipped: one launch");
+		return;
+	}
+	keep = xmalloc(nl);
+	fixed = xcalloc(nl, 1);
+	memset(keep, 1, nl);
+	fixed[nl - 1] = 1;   /* the faulting launch */
+	ddmin_run(keep, fixed, nl, launch_oracle, &d, &st);
+	{
+		struct cand out;
+		apply_launch_mask(&d, keep, nl, &out);
+		cand_release(best);
+		*best = out;
+	}
+	free(keep);
+	free(fixed);
+	free(d.idx);
+	phase_end(s, best, st.aborted ? "stopped (time limit)" : "1-minimal");
+}
+
+/* ---- buffer contents ------------------------------------------------------ */
+
+struct data_dd {
+	struct S *s;
+	const struct cand *base;
+	size_t item;             /* the H2D item */
+	struct range *chunks;    /* candidate chunks (element i of the mask) */
+};
+
+static void apply_data_mask(const struct data_dd *d, const unsigned char *mask, size_t n,
+			    struct cand *out)
+{
+	struct item *it;
+	cand_copy(out, d->base);
+	it = &out->it[d->item];
+	free(it->keep);
+	it->keep = xcalloc(n + 1, sizeof(struct range));
+	it->nkeep = 0;
+	it->data_mode = DATA_KEEP;
+	for (size_t i = 0; i < n; i++) {
+		if (!mask[i])
+			continue;
+		/* merge adjacent chunks into one range */
+		if (it->nkeep && it->keep[it->nkeep - 1].off + it->keep[it->nkeep - 1].len == d->chunks[i].off)
+			it->keep[it->nkeep - 1].len += d->chunks[i].len;
+		else
+			it->keep[it->nkeep++] = d->chunks[i];
+	}
+}
+
+static int data_oracle(void *arg, const unsigned char *const *masks, size_t k, size_t n, int *res)
+{
+	struct data_dd *d = arg;
+	struct cand *cs = xcalloc(k, sizeof(*cs));
+	struct cand **ps = xcalloc(k, sizeof(*ps));
+	int ret;
+	for (size_t i = 0; i < k; i++) {
+		apply_data_mask(d, masks[i], n, &cs[i]);
+		ps[i] = &cs[i];
+	}
+	ret = test_cands(d->s, ps, k, res);
+	progress(d->s, "ddmin over buffer chunks: %ld candidates", d->s->ph->candidates);
+	for (size_t i = 0; i < k; i++)
+		cand_release(&cs[i]);
+	free(cs);
+	free(ps);
+	return ret;
+}
+
+/* Keep only the chunks of one buffer that matter: ddmin over coarse chunks,
+ * then over 8-byte words inside the kept ones. */
+static void minimize_chunks(struct S *s, struct cand *best, size_t item)
+{
+	uint64_t size = best->it[item].rec.u.copy.size;
+	struct data_dd d = { s, best, item, NULL };
+	size_t n = size / 8 < 64 ? (size_t)((size + 7) / 8) : 64;
+	unsigned char *keep;
+
+	if (!n)
+		return;
+	d.chunks = xcalloc(n, sizeof(struct range));
+	for (size_t i = 0; i < n; i++) {
+		d.chunks[i].off = size * i / n;
+		d.chunks[i].len = size * (i + 1) / n - d.chunks[i].off;
+	}
+	keep = xmalloc(n);
+	memset(keep, 1, n);
+	ddmin_run(keep, NULL, n, data_oracle, &d, NULL);
+	/* refine: split each kept chunk into 8-byte words */
+	{
+		struct range *words = NULL;
+		size_t nw = 0, aw = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (!keep[i])
+				continue;
+			for (uint64_t o = d.chunks[i].off; o < d.chunks[i].off + d.chunks[i].len; o += 8) {
+				ALLOC_GROW(words, nw + 1, aw);
+				words[nw].off = o;
+				words[nw].len = d.chunks[i].off + d.chunks[i].len - o < 8 ?
+						d.chunks[i].off + d.chunks[i].len - o : 8;
+				nw++;
+			}
+		}
+		free(d.chunks);
+		free(keep);
+		d.chunks = words;
+		n = nw;
+		keep = xmalloc(n + 1);
+		memset(keep, 1, n);
+		if (n > 1 && n <= 4096)
+			ddmin_run(keep, NULL, n, data_oracle, &d, NULL);
+	}
+	{
+		struct cand out;
+		apply_data_mask(&d, keep, n, &out);
+		cand_release(best);
+		*best = out;
+	}
+	free(keep);
+	free(d.chunks);
+}
+
+static void phase_data(struct S *s, struct cand *best)
+{
+	long before = s->rep->candidates;
+	int changed = 0;
+	phase_begin(s, "data", best);
+	for (size_t i = 0; i < best->n && !over_time(s) && !s->infra_failed; i++) {
+		struct item *it = &best->it[i];
+		if (it->rec.type != TR_MEMCPY_H2D || it->data_mode != DATA_ORIG || !it->rec.u.copy.size)
+			continue;
+		struct cand z = CAND_INIT, f = CAND_INIT;
+		struct cand *two[2] = { &z, &f };
+		int r[2] = { 0, 0 };
+		cand_copy(&z, best);
+		z.it[i].data_mode = DATA_ZERO;
+		cand_copy(&f, best);
+		f.it[i].data_mode = DATA_FILL;
+		f.it[i].seed = 0x1234u + (uint32_t)i;
+		if (test_cands(s, two, 2, r) < 0) {
+			cand_release(&z);
+			cand_release(&f);
+			break;
+		}
+		if (r[0] || r[1]) {
+			cand_release(best);
+			*best = r[0] ? z : f;
+			cand_release(r[0] ? &f : &z);
+			changed = 1;
+			continue;
+		}
+		cand_release(&z);
+		cand_release(&f);
+		minimize_chunks(s, best, i);
+		changed = 1;
+	}
+	(void)before;
+	phase_end(s, best, changed ? "contents replaced" : "nothing to replace");
+}
+
+/* ---- grid ------------------------------------------------------------- */
+
+static void phase_grid(struct S *s, struct cand *best)
+{
+	size_t li = (size_t)-1;
+	int changed = 0;
+
+	phase_begin(s, "grid", best);
+	for (size_t i = best->n; i-- > 0;)
+		if (best->it[i].rec.type == TR_LAUNCH) {
+			li = i;
+			break;
+		}
+	if (li == (size_t)-1) {
+		phase_end(s, best, "skipped: no launch");
+		return;
+	}
+	for (int dim = 0; dim < 3 && !over_time(s) && !s->infra_failed; dim++) {
+		uint32_t cur = dim == 0 ? best->it[li].rec.u.launch.grid.x :
+			       dim == 1 ? best->it[li].rec.u.launch.grid.y : best->it[li].rec.u.launch.grid.z;
+		uint32_t lo = 0, hi = cur;     /* hi faults; lo unknown/clean */
+		while (hi > 1 && hi - lo > 1) {
+			/* one batch: a few evenly spaced sizes below hi */
+			uint32_t tries[4];
+			int nt = 0, r[4];
+			struct cand cs[4], *ps[4];
+			for (int t = 1; t <= 4; t++) {
+				uint32_t v = lo + (uint32_t)((uint64_t)(hi - lo) * (uint64_t)t / 5);
+				if (v <= lo || v >= hi || (nt && tries[nt - 1] == v))
+					continue;
+				tries[nt++] = v;
+			}
+			if (!nt)
+				break;
+			for (int t = 0; t < nt; t++) {
+				struct tr_launch *l;
+				cand_copy(&cs[t], best);
+				l = &cs[t].it[li].rec.u.launch;
+				if (dim == 0) l->grid.x = tries[t];
+				else if (dim == 1) l->grid.y = tries[t];
+				else l->grid.z = tries[t];
+				ps[t] = &cs[t];
+			}
+			if (test_cands(s, ps, (size_t)nt, r) < 0) {
+				for (int t = 0; t < nt; t++)
+					cand_release(&cs[t]);
+				break;
+			}
+			int won = -1;
+			for (int t = 0; t < nt; t++)
+				if (r[t]) {
+					won = t;
+					break;
+				}
+			if (won >= 0) {
+				lo = won ? tries[won - 1] : lo;
+				hi = tries[won];
+				cand_release(best);
+				*best = cs[won];
+				changed = 1;
+				for (int t = 0; t < nt; t++)
+					if (t != won)
+						cand_release(&cs[t]);
+			} else {
+				lo = tries[nt - 1];
+				for (int t = 0; t < nt; t++)
+					cand_release(&cs[t]);
+			}
+		}
+	}
+	phase_end(s, best, changed ? "grid reduced" : "grid kept");
+}
+
+/* ---- final ---------------------------------------------------------------- */
+
+static int confirm_final(struct S *s, struct cand *c, const char *out_bin, int *faults, int runs)
+{
+	struct replay_result first;
+	struct replay_opts ro = REPLAY_OPTS_INIT;
+	ro.guard = s->guard;
+	if (cand_write(c, out_bin, s->err) < 0)
+		return -1;
+	if (run_file(s, out_bin, &ro, runs, &first, faults) < 0)
+		return -1;
+	return 0;
+}
+
+int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char *out_bin,
+	       struct shrink_report *rep, struct strbuf *err)
+{
+	struct S s;
+	struct cand best = CAND_INIT, slice_only = CAND_INIT;
+	long fault_ev = -1, frec;
+	int ret = -1;
+
+	memset(&s, 0, sizeof(s));
+	memset(rep, 0, sizeof(*rep));
+	s.orig = orig;
+	s.o = o;
+	s.rep = rep;
+	s.err = err;
+	s.t0 = now_sec();
+	s.reps = 1;
+	s.need = 1;
+
+	for (size_t i = 0; i < orig->nrec; i++) {
+		if (orig->rec[i].type == TR_LAUNCH)
+			rep->orig_launches++;
+		if (orig->rec[i].type == TR_MEMCPY_H2D)
+			rep->orig_bytes += orig->rec[i].u.copy.size;
+	}
+	rep->orig_records = orig->nrec;
+	frec = find_fault_record(orig);
+	if (frec < 0) {
+		sb_addf(err, "%s holds no fault: the captured program did not fail with a sticky CUDA "
+			"error, so there is nothing to shrink", orig->path);
+		return -1;
+	}
+	rep->code = (int)orig->rec[frec].u.fault.code;
+	snprintf(rep->error, sizeof(rep->error), "%s", orig->rec[frec].u.fault.error);
+	snprintf(rep->kernel, sizeof(rep->kernel), "%s", orig->rec[frec].u.fault.kernel);
+
+	s.pool = pool_create(o->jobs, o->strategy == STRATEGY_BASELINE, o->cand_timeout, err);
+	if (!s.pool)
+		return -1;
+	if (phase_confirm(&s, &fault_ev) < 0)
+		goto out;
+	if (rep->flaky) {
+		/* keep candidates whose rate stays near the original's */
+		double rate = (double)rep->orig_faults / rep->orig_runs;
+		s.reps = rate >= 0.5 ? 3 : rate >= 0.25 ? 6 : 10;
+		s.need = 1;
+	}
+
+	if (o->strategy == STRATEGY_BASELINE) {
+		cand_add_all(&best, orig);
+		phase_launches(&s, &best, "ddmin-launches");
+	} else {
+		int sliced = phase_slice(&s, fault_ev, &best);
+		if (!sliced && !s.infra_failed) {
+			if (!phase_suffix(&s, fault_ev, &best)) {
+				cand_release(&best);
+				cand_add_all(&best, orig);
+			}
+			phase_launches(&s, &best, "ddmin-launches");
+		}
+		if (!best.n) {
+			cand_add_all(&best, orig);
+		}
+		cand_copy(&slice_only, &best);
+		if (!s.infra_failed)
+			phase_data(&s, &best);
+		if (!s.infra_failed)
+			phase_grid(&s, &best);
+	}
+	if (s.infra_failed)
+		goto out;
+
+	/* final confirmation; back off to the state before data/grid phases */
+	phase_begin(&s, "verify", &best);
+	{
+		int runs = o->confirm_runs > 0 ? o->confirm_runs : (rep->flaky ? 10 : 5);
+		int faults = 0;
+		if (confirm_final(&s, &best, out_bin, &faults, runs) < 0)
+			goto out;
+		if (!faults && slice_only.n) {
+			snprintf(rep->note, sizeof(rep->note),
+				 "the fully reduced candidate did not fault in confirmation; backed off to the state before the data and grid phases");
+			cand_release(&best);
+			cand_copy(&best, &slice_only);
+			if (confirm_final(&s, &best, out_bin, &faults, runs) < 0)
+				goto out;
+		}
+		rep->final_runs = runs;
+		rep->final_faults = faults;
+		phase_end(&s, &best, faults ? "confirmed" : "did not reproduce");
+		if (!faults) {
+			sb_addf(err, "the reduced trace did not fault in %d confirmation runs; nothing was emitted", runs);
+			unlink(out_bin);
+			goto out;
+		}
+	}
+	measure(&best, &rep->final_launches, &rep->final_buffers, &rep->final_bytes);
+	ret = 0;
+out:
+	if (s.pool) {
+		rep->workers_spawned = pool_stats(s.pool)->spawned;
+		pool_release(s.pool);
+	}
+	rep->seconds = now_sec() - s.t0;
+	cand_release(&best);
+	cand_release(&slice_only);
+	for (int i = 0; i < s.nsrc; i++) {
+		trace_release(s.src[i]);
+		free(s.src[i]);
+	}
+	free(s.cache);
+	return ret;
+}
+
+void shrink_print_report(FILE *f, const struct shrink_report *rep)
+{
+	fprintf(f, "%-15s %-22s %-22s %10s %8s  %s\n", "phase", "launches/buffers before",
+		"after", "candidates", "seconds", "outcome");
+	for (int i = 0; i < rep->nphases; i++) {
+		const struct shrink_phase *p = &rep->phase[i];
+		char b1[40], b2[40];
+		snprintf(b1, sizeof(b1), "%zu / %zu", p->launches_before, p->buffers_before);
+		snprintf(b2, sizeof(b2), "%zu / %zu", p->launches_after, p->buffers_after);
+		fprintf(f, "%-15s %-22s %-22s %10ld %8.2f  %s\n", p->name, b1, b2, p->candidates,
+			p->seconds, p->outcome ? p->outcome : "");
+	}
+	if (rep->note[0])
+		fprintf(f, "note: %s\n", rep->note);
+}

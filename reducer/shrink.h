@@ -1,0 +1,91 @@
+/*
+ * shrink.h - the reduction driver: from a captured trace to the smallest
+ * candidate that still faults the same way.
+ *
+ * Phases (each recorded in the report): confirm the fault in replay and
+ * measure its reproduction rate -> slice at the fault (snapshot the buffers
+ * the faulting launch reaches; one-launch candidate) -> if slicing loses the
+ * fault, the shortest faulting suffix (snapshot of all live buffers at an
+ * earlier launch) and ddmin over its launches -> buffer contents (zeros, a
+ * seeded fill, or ddmin over the chunks that matter) -> grid -> a final
+ * confirmation, backing off to the last confirmed candidate if it fails.
+ *
+ * A candidate is interesting when replay faults with the same signature:
+ * same CUresult and same kernel.  Flaky originals are tested repeatedly per
+ * candidate and must keep a rate near the original's.
+ */
+#ifndef GPUREDUCE_SHRINK_H
+#define GPUREDUCE_SHRINK_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+struct strbuf;
+struct trace;
+
+enum shrink_strategy {
+	STRATEGY_FULL = 0,      /* warm parallel workers, slicing, all phases */
+	STRATEGY_BASELINE = 1   /* fresh process per candidate, plain ddmin over launches */
+};
+
+struct shrink_opts {
+	int jobs;               /* parallel workers */
+	int strategy;
+	double time_limit;      /* seconds for the whole reduction; 0: none */
+	double cand_timeout;    /* seconds per candidate */
+	int confirm_runs;       /* runs of the final candidate */
+	int quiet;
+	int progress_tty;       /* live progress line on stderr */
+	const char *workdir;    /* where candidate files go */
+	int guard;              /* -1: try end, start, none in turn */
+};
+
+#define SHRINK_MAX_PHASES 12
+
+struct shrink_phase {
+	const char *name;
+	size_t launches_before, launches_after;
+	size_t buffers_before, buffers_after;
+	uint64_t bytes_before, bytes_after;
+	long candidates;
+	double seconds;
+	const char *outcome;    /* "kept", "reduced", "skipped: ..." */
+};
+
+struct shrink_report {
+	/* signature */
+	int code;
+	char error[64];
+	char kernel[512];
+	int guard;
+	/* reproduction */
+	int orig_runs, orig_faults;
+	int final_runs, final_faults;
+	int flaky;
+	/* sizes */
+	size_t orig_launches, orig_records;
+	uint64_t orig_bytes;
+	size_t final_launches, final_buffers;
+	uint64_t final_bytes;
+	/* work */
+	long candidates, cache_hits, workers_spawned;
+	double seconds;
+	struct shrink_phase phase[SHRINK_MAX_PHASES];
+	int nphases;
+	char note[512];         /* why something was skipped / backed off */
+};
+
+/*
+ * Reduce `orig` and write the final candidate as the trace `out_bin`.
+ * Returns 0 when out_bin holds a candidate that faulted with the signature
+ * in its final confirmation, -1 otherwise (err says why: no fault in the
+ * trace, fault does not reproduce in replay (what was tried, what replay
+ * saw), no workers...).
+ */
+int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char *out_bin,
+	       struct shrink_report *rep, struct strbuf *err);
+
+/* Print the phase table. */
+void shrink_print_report(FILE *f, const struct shrink_report *rep);
+
+#endif

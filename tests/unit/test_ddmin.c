@@ -1,0 +1,128 @@
+/*
+ * test_ddmin.c - the ddmin engine against scripted oracles, checked with a
+ * naive reference (try removing each element one at a time until no single
+ * removal keeps the property: the result must be 1-minimal).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../reducer/ddmin.h"
+#include "unit.h"
+
+struct script {
+	size_t need[8];          /* elements that must all be kept */
+	size_t nneed;
+	size_t any_of[2];        /* and at least one of these (if nany) */
+	size_t nany;
+	long calls;
+	int fail_after;          /* abort after this many batches (0: never) */
+	long batches;
+};
+
+static int interesting(const struct script *s, const unsigned char *m)
+{
+	for (size_t i = 0; i < s->nneed; i++)
+		if (!m[s->need[i]])
+			return 0;
+	if (s->nany && !m[s->any_of[0]] && !m[s->any_of[1]])
+		return 0;
+	return 1;
+}
+
+static int oracle(void *arg, const unsigned char *const *masks, size_t k, size_t n, int *out)
+{
+	struct script *s = arg;
+	(void)n;
+	if (s->fail_after && ++s->batches > s->fail_after)
+		return -1;
+	for (size_t i = 0; i < k; i++) {
+		out[i] = interesting(s, masks[i]);
+		s->calls++;
+	}
+	return 0;
+}
+
+static int one_minimal_fixed(const struct script *s, const unsigned char *keep, size_t n,
+			     const unsigned char *fixed)
+{
+	unsigned char *m = malloc(n);
+	int ok = interesting(s, keep);
+	for (size_t i = 0; ok && i < n; i++) {
+		if (!keep[i] || (fixed && fixed[i]))
+			continue;
+		memcpy(m, keep, n);
+		m[i] = 0;
+		if (interesting(s, m))
+			ok = 0;
+	}
+	free(m);
+	return ok;
+}
+
+static int one_minimal(const struct script *s, const unsigned char *keep, size_t n)
+{
+	return one_minimal_fixed(s, keep, n, NULL);
+}
+
+UNIT_TEST(ddmin_single_element)
+{
+	struct script s = { { 37 }, 1, { 0, 0 }, 0, 0, 0, 0 };
+	unsigned char keep[100];
+	struct ddmin_stats st;
+	memset(keep, 1, sizeof(keep));
+	CHECK_EQ_U(ddmin_run(keep, NULL, 100, oracle, &s, &st), 1);
+	CHECK(keep[37] == 1);
+	CHECK(one_minimal(&s, keep, 100));
+	CHECK(st.tests < 100);   /* logarithmic-ish, not linear */
+}
+
+UNIT_TEST(ddmin_pairs_and_fixed)
+{
+	struct script s = { { 3, 90, 91 }, 3, { 10, 50 }, 2, 0, 0, 0 };
+	unsigned char keep[120], fixed[120];
+	memset(keep, 1, sizeof(keep));
+	memset(fixed, 0, sizeof(fixed));
+	fixed[119] = 1;
+	size_t kept = ddmin_run(keep, fixed, 120, oracle, &s, NULL);
+	CHECK(keep[119] == 1);
+	CHECK(keep[3] && keep[90] && keep[91]);
+	CHECK(keep[10] != keep[50]);          /* exactly one of the pair */
+	CHECK_EQ_U(kept, 5);
+	CHECK(one_minimal_fixed(&s, keep, 120, fixed));
+}
+
+UNIT_TEST(ddmin_everything_needed)
+{
+	struct script s = { { 0, 1, 2, 3 }, 4, { 0, 0 }, 0, 0, 0, 0 };
+	unsigned char keep[4] = { 1, 1, 1, 1 };
+	CHECK_EQ_U(ddmin_run(keep, NULL, 4, oracle, &s, NULL), 4);
+}
+
+UNIT_TEST(ddmin_abort_keeps_last_good)
+{
+	struct script s = { { 5 }, 1, { 0, 0 }, 0, 0, 2, 0 };
+	unsigned char keep[64];
+	struct ddmin_stats st;
+	memset(keep, 1, sizeof(keep));
+	ddmin_run(keep, NULL, 64, oracle, &s, &st);
+	CHECK(st.aborted);
+	CHECK(keep[5] == 1);
+	CHECK(interesting(&s, keep));         /* never left in a failing state */
+}
+
+UNIT_TEST(ddmin_randomized_vs_reference)
+{
+	unsigned seed = 12345;
+	for (int round = 0; round < 200; round++) {
+		struct script s;
+		size_t n = 1 + (seed = seed * 1103515245 + 12345) % 60;
+		unsigned char keep[64];
+		memset(&s, 0, sizeof(s));
+		s.nneed = (seed = seed * 1103515245 + 12345) % 4;
+		for (size_t i = 0; i < s.nneed; i++)
+			s.need[i] = (seed = seed * 1103515245 + 12345) % n;
+		memset(keep, 1, n);
+		ddmin_run(keep, NULL, n, oracle, &s, NULL);
+		CHECK(one_minimal(&s, keep, n));
+	}
+}
