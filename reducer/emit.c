@@ -633,7 +633,7 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 		"\tverbose = getenv(\"GPUREDUCE_REPRO_VERBOSE\") != NULL;\n"
 		"\tSETUP(cuInit(0));\n\tSETUP(cuDeviceGet(&dev, 0));\n"
 		"\tSETUP(cuDevicePrimaryCtxRetain(&ctx, dev));\n\tSETUP(cuCtxSetCurrent(ctx));\n"
-		"\t(void)fn;\n",
+		"\t(void)fn;\n\t(void)fill;\n\t(void)buf_free;\n",
 		nmod ? nmod : 1, nbuf ? nbuf : 1);
 	sb_add(out, body.buf, body.len);
 	sb_adds(out, "\n\tprintf(\"repro: ran clean: the fault did not reproduce\\n\");\n\treturn 0;\n}\n");

@@ -132,6 +132,7 @@ int report_yaml_write(const char *path, const struct shrink_report *rep, const s
 	map_end(&y);
 	kvf(&y, "candidates", "%ld", rep->candidates);
 	kvf(&y, "cache_hits", "%ld", rep->cache_hits);
+	kvf(&y, "slipped", "%ld", rep->slipped);
 	kvf(&y, "workers_spawned", "%ld", rep->workers_spawned);
 	kvf(&y, "seconds", "%.2f", rep->seconds);
 	scalar(&y, "phases");

@@ -205,9 +205,12 @@ static int test_cands(struct S *s, struct cand *const *cands, size_t k, int *int
 			s->infra_failed = 1;
 			goto out;
 		}
-		for (size_t j = 0; j < nj; j++)
+		for (size_t j = 0; j < nj; j++) {
 			if (sig_match(s, &jobs[j].res))
 				faults[owner[j]]++;
+			else if (jobs[j].res.status == RS_FAULT)
+				s->rep->slipped++;   /* faulted, but not our fault */
+		}
 		for (size_t i = 0; i < k; i++) {
 			if (cache_find(s, hashes[i]))
 				continue;
@@ -298,7 +301,7 @@ static int phase_confirm(struct S *s, long *fault_event)
 {
 	const int modes[3] = { GUARD_END, GUARD_START, GUARD_NONE };
 	struct strbuf tried = STRBUF_INIT;
-	int runs = s->o->jobs > 2 ? s->o->jobs : 2;
+	int runs = s->o->orig_runs > 0 ? s->o->orig_runs : (s->o->jobs > 4 ? s->o->jobs : 4);
 	int ret = -1;
 
 	phase_begin(s, "confirm", NULL);
@@ -390,6 +393,12 @@ static int phase_slice(struct S *s, long fault_ev, struct cand *best)
 	int r = 0;
 
 	phase_begin(s, "slice", best);
+	s->ph->launches_before = s->rep->orig_launches;
+	for (size_t i = 0; i < s->orig->nrec; i++)
+		if (s->orig->rec[i].type == TR_ALLOC) {
+			s->ph->buffers_before++;
+			s->ph->bytes_before += s->orig->rec[i].u.alloc.size;
+		}
 	snap = snapshot(s, fault_ev, SNAP_REACHABLE);
 	if (!snap) {
 		phase_end(s, best, "skipped: snapshot failed");
@@ -645,9 +654,11 @@ static void minimize_chunks(struct S *s, struct cand *best, size_t item)
 	if (!n)
 		return;
 	d.chunks = xcalloc(n, sizeof(struct range));
+	/* chunk edges on 8-byte boundaries, so words below are whole elements */
 	for (size_t i = 0; i < n; i++) {
-		d.chunks[i].off = size * i / n;
-		d.chunks[i].len = size * (i + 1) / n - d.chunks[i].off;
+		uint64_t lo = (size * i / n) & ~(uint64_t)7, hi = i + 1 == n ? size : (size * (i + 1) / n) & ~(uint64_t)7;
+		d.chunks[i].off = lo;
+		d.chunks[i].len = hi > lo ? hi - lo : 0;
 	}
 	keep = xmalloc(n);
 	memset(keep, 1, n);
@@ -708,17 +719,28 @@ static void phase_data(struct S *s, struct cand *best)
 			cand_release(&f);
 			break;
 		}
-		if (r[0] || r[1]) {
+		if (r[0]) {
 			cand_release(best);
-			*best = r[0] ? z : f;
-			cand_release(r[0] ? &f : &z);
+			*best = z;
+			cand_release(&f);
 			changed = 1;
 			continue;
 		}
 		cand_release(&z);
-		cand_release(&f);
 		minimize_chunks(s, best, i);
 		changed = 1;
+		/* a seeded fill reads better than most of a buffer's bytes */
+		if (r[1]) {
+			uint64_t kept = 0;
+			for (size_t k = 0; k < best->it[i].nkeep; k++)
+				kept += best->it[i].keep[k].len;
+			if (kept * 4 > best->it[i].rec.u.copy.size) {
+				cand_release(best);
+				*best = f;
+				continue;
+			}
+		}
+		cand_release(&f);
 	}
 	(void)before;
 	phase_end(s, best, changed ? "contents replaced" : "nothing to replace");
@@ -808,6 +830,7 @@ static int confirm_final(struct S *s, struct cand *c, const char *out_bin, int *
 		return -1;
 	if (run_file(s, out_bin, &ro, runs, &first, faults) < 0)
 		return -1;
+	s->ph->candidates += runs;
 	return 0;
 }
 

@@ -38,6 +38,7 @@ struct shrink_opts {
 	int progress_tty;       /* live progress line on stderr */
 	const char *workdir;    /* where candidate files go */
 	int guard;              /* -1: try end, start, none in turn */
+	int orig_runs;          /* replays of the original to measure its rate (0: max(4, jobs)) */
 };
 
 #define SHRINK_MAX_PHASES 12
@@ -69,6 +70,7 @@ struct shrink_report {
 	uint64_t final_bytes;
 	/* work */
 	long candidates, cache_hits, workers_spawned;
+	long slipped;           /* candidates that faulted differently (rejected) */
 	double seconds;
 	struct shrink_phase phase[SHRINK_MAX_PHASES];
 	int nphases;

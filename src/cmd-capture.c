@@ -1,9 +1,390 @@
-/* cmd-capture.c - placeholder until the command lands. */
+/*
+ * cmd-capture.c - `gpureduce capture [-o trace.bin] [--allow-no-capture] [--] CMD ARGS...`
+ *
+ * Runs CMD with the CUPTI injection library (capture/inject.c) named by
+ * CUDA_INJECTION64_PATH, so the driver loads it at cuInit and it writes the
+ * trace, then prints one summary line.  The program's stdin/stdout/stderr
+ * pass straight through and its exit status is ours, except when capture
+ * itself could not happen (CUPTI taken by another tool, trace not
+ * writable: EXIT_ENV) or the program could not be started (127, as a
+ * shell would).
+ *
+ * The library reports how it fared through a status file
+ * (GPUREDUCE_STATUS): one line per CUDA process, "ok PID PATH",
+ * "cupti-busy ERR", "cupti-error ERR" or "trace-error MSG".  A second CUDA
+ * process of the same run (a subprocess that inherited the environment)
+ * writes PATH.PID instead of overwriting the first one's trace; the summary
+ * names those files.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../common/child.h"
+#include "../common/strbuf.h"
+#include "../common/util.h"
+#include "../trace/trace.h"
 #include "cmds.h"
+
+#define CAPTURE_LIB_NAME "libgpureduce-capture.so"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: gpureduce capture [-o trace.bin] [--allow-no-capture] [--] CMD [ARGS...]\n\n"
+		"Run CMD under the CUPTI capture library and record every allocation, copy,\n"
+		"memset and kernel launch (with its exact parameters) up to the first GPU\n"
+		"fault into a trace.  CMD runs with CUDA_LAUNCH_BLOCKING=1 so the faulting\n"
+		"launch is the one that reports the fault.  Its exit status is passed on.\n\n"
+		"options:\n"
+		"  -o, --output FILE    trace to write (default trace.bin; replaced if it exists)\n"
+		"  --allow-no-capture   if CUPTI is taken by another tool (nsys, ncu,\n"
+		"                       compute-sanitizer, torch.profiler), run CMD anyway\n"
+		"                       without capturing instead of refusing\n\n"
+		"environment:\n"
+		"  GPUREDUCE_CAPTURE_LIB  the capture library to use (default: next to gpureduce)\n"
+		"  GPUREDUCE_PY_FRAMES    Python frames recorded per launch (default 8)\n");
+}
+
+/* Directory part of path (no trailing slash), "." if none. */
+static void dir_of(const char *path, struct strbuf *out)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		sb_adds(out, ".");
+	else if (slash == path)
+		sb_adds(out, "/");
+	else
+		sb_add(out, path, (size_t)(slash - path));
+}
+
+/* Locate the capture library; 0 with its absolute path in lib, or -1 with err. */
+static int find_lib(struct strbuf *lib, struct strbuf *err)
+{
+	const char *env = getenv("GPUREDUCE_CAPTURE_LIB");
+	struct strbuf dir = STRBUF_INIT, cand = STRBUF_INIT;
+	char real[PATH_MAX];
+	int ret = -1;
+
+	if (env && *env) {
+		if (!realpath(env, real) || access(real, R_OK) < 0) {
+			sb_addf(err, "GPUREDUCE_CAPTURE_LIB=%s: %s", env, strerror(errno));
+			goto out;
+		}
+		sb_adds(lib, real);
+		ret = 0;
+		goto out;
+	}
+	dir_of(gpureduce_exe(), &dir);
+	sb_addf(&cand, "%s/../lib/gpureduce/" CAPTURE_LIB_NAME, dir.buf);
+	if (!realpath(cand.buf, real) || access(real, R_OK) < 0) {
+		sb_reset(&cand);
+		sb_addf(&cand, "%s/" CAPTURE_LIB_NAME, dir.buf);
+		if (!realpath(cand.buf, real) || access(real, R_OK) < 0) {
+			sb_addf(err, "cannot find " CAPTURE_LIB_NAME " (looked in %s/../lib/gpureduce and %s); "
+				"reinstall gpureduce or set GPUREDUCE_CAPTURE_LIB", dir.buf, dir.buf);
+			goto out;
+		}
+	}
+	sb_adds(lib, real);
+	ret = 0;
+out:
+	sb_release(&dir);
+	sb_release(&cand);
+	return ret;
+}
+
+/* Absolute form of path (not resolving links: the file need not exist). */
+static void abs_path(const char *path, struct strbuf *out)
+{
+	char cwd[PATH_MAX];
+	if (path[0] != '/' && getcwd(cwd, sizeof(cwd)))
+		sb_addf(out, "%s/%s", cwd, path);
+	else
+		sb_adds(out, path);
+}
+
+struct status {
+	int busy, cupti_error, trace_error, ok;
+	struct strbuf msg;        /* the error detail, first one */
+	struct strbuf others;     /* traces of further CUDA processes, ", "-separated */
+};
+
+static void read_status(const char *path, const char *main_trace, struct status *st)
+{
+	struct strbuf sb = STRBUF_INIT, err = STRBUF_INIT;
+	char *line, *save = NULL;
+
+	if (read_file(path, &sb, &err) < 0)
+		goto out;
+	for (line = strtok_r(sb.buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *arg = strchr(line, ' ');
+		arg = arg ? arg + 1 : line + strlen(line);
+		if (!strncmp(line, "ok ", 3)) {
+			char *p = strchr(arg, ' ');   /* "PID PATH" */
+			st->ok++;
+			if (p && strcmp(p + 1, main_trace)) {
+				if (st->others.len)
+					sb_adds(&st->others, ", ");
+				sb_adds(&st->others, p + 1);
+			}
+			continue;
+		}
+		if (!strncmp(line, "cupti-busy ", 11))
+			st->busy = 1;
+		else if (!strncmp(line, "cupti-error ", 12))
+			st->cupti_error = 1;
+		else if (!strncmp(line, "trace-error ", 12))
+			st->trace_error = 1;
+		else
+			continue;
+		if (!st->msg.len)
+			sb_adds(&st->msg, arg);
+	}
+out:
+	sb_release(&sb);
+	sb_release(&err);
+}
+
+/* One line on what the trace holds; returns 0, or -1 if it could not be read. */
+static int summarize(const char *path, const char *shown, int status, const struct status *st)
+{
+	struct trace t = TRACE_INIT;
+	struct strbuf err = STRBUF_INIT, line = STRBUF_INIT;
+	uint64_t launches = 0, allocs = 0, h2d = 0;
+	const struct tr_fault *fault = NULL;
+	int has_end = 0, ret = -1;
+	char sbuf[48], b1[32], b2[32];
+
+	if (trace_open(&t, path, 0, &err) < 0) {
+		fprintf(stderr, "gpureduce capture: %s (kept for inspection)\n", err.buf);
+		goto out;
+	}
+	for (size_t i = 0; i < t.nrec; i++) {
+		const struct tr_rec *r = &t.rec[i];
+		switch (r->type) {
+		case TR_LAUNCH: launches++; break;
+		case TR_ALLOC: allocs++; break;
+		case TR_MEMCPY_H2D: h2d += r->u.copy.size; break;
+		case TR_FAULT: if (!fault) fault = &r->u.fault; break;
+		case TR_END: has_end = 1; break;
+		default: break;
+		}
+	}
+	sb_addf(&line, "gpureduce: captured %llu launch%s, %llu allocation%s, %s (%s entered the GPU) -> %s",
+		(unsigned long long)launches, launches == 1 ? "" : "es",
+		(unsigned long long)allocs, allocs == 1 ? "" : "s",
+		fmt_bytes(t.size, b1), fmt_bytes(h2d, b2), shown);
+	if (fault) {
+		sb_addf(&line, "; fault: %s in %s at launch #%llu", fault->error,
+			fault->kernel && *fault->kernel ? fault->kernel : "(no kernel launched)",
+			(unsigned long long)fault->launch_seq);
+		if (!fault->at_launch)
+			sb_addf(&line, " (reported by %s)", fault->api);
+		sb_addf(&line, " (%s)", child_status_str(status, sbuf));
+	} else {
+		sb_addf(&line, "; no fault (%s)", child_status_str(status, sbuf));
+	}
+	if (t.truncated)
+		sb_addf(&line, "; trace truncated: %s", t.truncated_msg);
+	else if (!has_end)
+		sb_adds(&line, "; no end record (the program was killed or left through _exit)");
+	if (st->others.len)
+		sb_addf(&line, "; other CUDA processes wrote %s", st->others.buf);
+	fprintf(stderr, "%s\n", line.buf);
+	ret = 0;
+out:
+	trace_release(&t);
+	sb_release(&err);
+	sb_release(&line);
+	return ret;
+}
+
 int cmd_capture(int argc, char **argv)
 {
-	(void)argc; (void)argv;
-	cmd_error("capture", "not implemented yet");
-	return EXIT_INTERNAL;
+	const char *out = "trace.bin";
+	int allow = 0, i, ret = EXIT_INTERNAL, status, fd;
+	struct strbuf lib = STRBUF_INIT, err = STRBUF_INIT, trace = STRBUF_INIT, dir = STRBUF_INIT;
+	struct strbuf e_inj = STRBUF_INIT, e_trace = STRBUF_INIT, e_status = STRBUF_INIT;
+	struct status st = { 0, 0, 0, 0, STRBUF_INIT, STRBUF_INIT };
+	struct strbuf status_path = STRBUF_INIT;
+	const char *tmpdir = getenv("TMPDIR");
+	const char *env[8];
+	const char *inj;
+	struct child c = CHILD_INIT;
+	struct stat sbuf;
+	struct sigaction ign, old_int, old_quit;
+	int have_status = 0;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		}
+		if (is_help(a)) {
+			usage(stdout);
+			ret = EXIT_OK;
+			goto out;
+		}
+		if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+			if (i + 1 >= argc) {
+				cmd_error("capture", "%s needs a file name", a);
+				ret = EXIT_USAGE;
+				goto out;
+			}
+			out = argv[++i];
+		} else if (!strncmp(a, "--output=", 9)) {
+			out = a + 9;
+		} else if (!strncmp(a, "-o", 2) && a[2]) {
+			out = a + 2;
+		} else if (!strcmp(a, "--allow-no-capture")) {
+			allow = 1;
+		} else if (a[0] == '-' && a[1]) {
+			cmd_error("capture", "unknown option '%s'; see 'gpureduce capture --help'", a);
+			ret = EXIT_USAGE;
+			goto out;
+		} else {
+			break;   /* the command starts here */
+		}
+	}
+	if (i >= argc) {
+		usage(stderr);
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	if (!*out) {
+		cmd_error("capture", "the output file name is empty");
+		ret = EXIT_USAGE;
+		goto out;
+	}
+
+	if (find_lib(&lib, &err) < 0) {
+		cmd_error("capture", "%s", err.buf);
+		ret = EXIT_ENV;
+		goto out;
+	}
+	inj = getenv("CUDA_INJECTION64_PATH");
+	if (inj && *inj) {
+		char real[PATH_MAX];
+		if (!realpath(inj, real) || strcmp(real, lib.buf)) {
+			cmd_error("capture", "CUDA_INJECTION64_PATH is already set (%s): another tool is "
+				  "injecting into CUDA programs; unset it to capture", inj);
+			ret = EXIT_ENV;
+			goto out;
+		}
+	}
+
+	abs_path(out, &trace);
+	dir_of(trace.buf, &dir);
+	if (stat(dir.buf, &sbuf) < 0 || !S_ISDIR(sbuf.st_mode) || access(dir.buf, W_OK | X_OK) < 0) {
+		cmd_error("capture", "cannot write %s: directory %s %s", out, dir.buf,
+			  stat(dir.buf, &sbuf) < 0 ? "does not exist" : "is not writable");
+		ret = EXIT_INPUT;
+		goto out;
+	}
+	if (lstat(trace.buf, &sbuf) == 0) {
+		/* The library creates the trace exclusively (a second CUDA process
+		 * must not clobber the first one's): clear the old one first. */
+		if (S_ISDIR(sbuf.st_mode) || unlink(trace.buf) < 0) {
+			cmd_error("capture", "cannot replace %s: %s", out,
+				  S_ISDIR(sbuf.st_mode) ? "it is a directory" : strerror(errno));
+			ret = EXIT_INPUT;
+			goto out;
+		}
+	}
+	sb_addf(&status_path, "%s/gpureduce-status-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+	fd = mkstemp(status_path.buf);
+	if (fd < 0) {
+		cmd_error("capture", "cannot create a status file %s: %s", status_path.buf, strerror(errno));
+		ret = EXIT_ENV;
+		goto out;
+	}
+	close(fd);
+	have_status = 1;
+
+	sb_addf(&e_inj, "CUDA_INJECTION64_PATH=%s", lib.buf);
+	sb_addf(&e_trace, "GPUREDUCE_TRACE=%s", trace.buf);
+	sb_addf(&e_status, "GPUREDUCE_STATUS=%s", status_path.buf);
+	env[0] = e_inj.buf;
+	env[1] = "CUDA_LAUNCH_BLOCKING=1";
+	env[2] = e_trace.buf;
+	env[3] = e_status.buf;
+	env[4] = allow ? "GPUREDUCE_ALLOW_NO_CAPTURE=1" : "GPUREDUCE_ALLOW_NO_CAPTURE";
+	env[5] = NULL;
+
+	if (child_start(&c, argv + i, env, 0, &err) < 0) {
+		cmd_error("capture", "%s", err.buf);
+		ret = 127;
+		goto out;
+	}
+	/* Like a shell waiting for its foreground job: ^C and ^\ go to the
+	 * program (same process group); we stay to report what was captured. */
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGQUIT, &ign, &old_quit);
+	status = child_wait(&c);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+	if (status < 0) {
+		cmd_error("capture", "lost track of %s: %s", argv[i], strerror(errno));
+		ret = EXIT_INTERNAL;
+		goto out;
+	}
+
+	read_status(status_path.buf, trace.buf, &st);
+	if ((st.busy || st.cupti_error) && !st.ok) {
+		if (allow) {
+			fprintf(stderr, "gpureduce: CUPTI %s (%s); %s ran without capture\n",
+				st.busy ? "is in use by another tool" : "could not be initialised",
+				st.msg.buf, argv[i]);
+			ret = status;
+		} else {
+			cmd_error("capture", "%s (%s): run it outside nsys, ncu, compute-sanitizer "
+				  "and torch.profiler, or pass --allow-no-capture",
+				  st.busy ? "CUPTI is already in use by another tool" :
+				  "CUPTI could not be initialised", st.msg.buf);
+			ret = EXIT_ENV;
+		}
+		goto out;
+	}
+	if (st.trace_error && !st.ok) {
+		cmd_error("capture", "the capture library could not write the trace: %s", st.msg.buf);
+		ret = allow ? status : EXIT_ENV;
+		goto out;
+	}
+
+	ret = status;
+	if (stat(trace.buf, &sbuf) < 0) {
+		fprintf(stderr, "gpureduce: %s made no CUDA calls (or the capture library was not "
+			"loaded); nothing captured\n", argv[i]);
+		goto out;
+	}
+	if (sbuf.st_size <= TRACE_HEADER_SIZE) {
+		unlink(trace.buf);
+		fprintf(stderr, "gpureduce: %s was empty (%s died before capture started); removed it\n",
+			out, argv[i]);
+		goto out;
+	}
+	summarize(trace.buf, out, status, &st);
+out:
+	if (have_status)
+		unlink(status_path.buf);
+	sb_release(&status_path);
+	sb_release(&lib);
+	sb_release(&err);
+	sb_release(&trace);
+	sb_release(&dir);
+	sb_release(&e_inj);
+	sb_release(&e_trace);
+	sb_release(&e_status);
+	sb_release(&st.msg);
+	sb_release(&st.others);
+	return ret;
 }

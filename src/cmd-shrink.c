@@ -22,7 +22,7 @@
 static const char usage_str[] =
 	"usage: gpureduce shrink [-o repro.cu] [-j N] [--time-limit=S] [--candidate-timeout=S]\n"
 	"                        [--guard=end|start|none] [--strategy=full|baseline]\n"
-	"                        [--confirm=N] [--no-diagnose] [--keep-work] [--quiet] TRACE\n\n"
+	"                        [--runs=N] [--confirm=N] [--no-diagnose] [--keep-work] [--quiet] TRACE\n\n"
 	"Replays TRACE in worker processes and reduces it to the smallest replay that\n"
 	"still faults with the same error in the same kernel, then writes repro.cu\n"
 	"(standalone, `nvcc -o repro repro.cu -lcuda`), repro.bin (the reduced trace,\n"
@@ -30,6 +30,8 @@ static const char usage_str[] =
 	"  -j N                 parallel replay workers (default 4)\n"
 	"  --time-limit=S       stop reducing after S seconds, keep the best so far (default 900)\n"
 	"  --candidate-timeout  seconds before a hung candidate's worker is killed (default 30)\n"
+	"  --runs=N             replays of the original to measure its fault rate (default max(4, j))\n"
+	"  --confirm=N          runs of the reduced trace before it is emitted (default 5; flaky 10)\n"
 	"  --strategy=baseline  one fresh process per candidate, plain ddmin over launches\n"
 	"                       (the benchmark baseline)\n"
 	"Exit: 0 repro written; 1 the fault did not reproduce (nothing written);\n"
@@ -82,6 +84,8 @@ int cmd_shrink(int argc, char **argv)
 			o.time_limit = atof(a + 13);
 		} else if (!strncmp(a, "--candidate-timeout=", 20)) {
 			o.cand_timeout = atof(a + 20);
+		} else if (!strncmp(a, "--runs=", 7)) {
+			o.orig_runs = atoi(a + 7);
 		} else if (!strncmp(a, "--confirm=", 10)) {
 			o.confirm_runs = atoi(a + 10);
 		} else if (!strncmp(a, "--guard=", 8)) {
@@ -132,6 +136,21 @@ int cmd_shrink(int argc, char **argv)
 	if (t.truncated)
 		fprintf(stderr, "gpureduce shrink: warning: %s\n", t.truncated_msg);
 
+	{
+		/* create the output's folder if needed (mkdir -p) */
+		char *dir = xstrdup(out), *slash = strrchr(dir, '/');
+		if (slash && slash != dir) {
+			*slash = 0;
+			for (char *q = dir + 1; *q; q++)
+				if (*q == '/') {
+					*q = 0;
+					mkdir(dir, 0755);
+					*q = '/';
+				}
+			mkdir(dir, 0755);
+		}
+		free(dir);
+	}
 	bin = sibling(out, ".bin");
 	yml = sibling(out, ".yaml");
 	snprintf(workdir, sizeof(workdir), "%s.work-XXXXXX", bin);

@@ -40,7 +40,7 @@ int repro_build(const char *src, const char *out, struct strbuf *err)
 		return -1;
 	}
 	if (custom && *custom) {
-		sb_addf(&cmd, "%s -o '%s' '%s'", custom, out, src);
+		sb_addf(&cmd, "%s -o '%s' '%s' -lcuda", custom, out, src);
 		char *argv[] = { "sh", "-c", cmd.buf, NULL };
 		st = child_run(argv, NULL, CHILD_MERGE_ERR | CHILD_NULL_IN, &log, 600, err);
 	} else {

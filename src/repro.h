@@ -2,7 +2,7 @@
  * repro.h - build and run an emitted repro.cu (used by verify and diagnose).
  *
  * The compiler is `nvcc` from PATH or /usr/local/cuda/bin, or the command in
- * $GPUREDUCE_NVCC (a shell command run as `$GPUREDUCE_NVCC -o OUT SRC`; the
+ * $GPUREDUCE_NVCC (a shell command run as `$GPUREDUCE_NVCC -o OUT SRC -lcuda`; the
  * CPU tests point it at gcc and the driver double).
  */
 #ifndef GPUREDUCE_REPRO_H

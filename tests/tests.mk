@@ -27,3 +27,37 @@ demo: all
 
 bench: all
 	@BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/bench.sh
+
+# ---- test helpers (tests/cli/helpers: see the comment atop each) -----------
+$(BUILD)/mktrace: tests/cli/helpers/mktrace.c $(BUILD)/libgpureduce.a
+	$(CC) $(CFLAGS_ALL) $(SANFLAGS) -o $@ $< $(BUILD)/libgpureduce.a $(LIBS)
+
+$(BUILD)/yamlflat: tests/cli/helpers/yamlflat.c
+	$(CC) $(CFLAGS_ALL) $(SANFLAGS) -o $@ $< $(LIBS)
+
+test: $(BUILD)/mktrace $(BUILD)/yamlflat
+
+# ---- fuzzing (tests/fuzz): make fuzz; make fuzz-run FUZZ_SECONDS=60 ----------
+# Built with clang's libFuzzer + ASan + UBSan from the sources it needs
+# (Debian: clang libclang-rt-14-dev).  fuzz-run works on a copy of the seed
+# corpus and fails on any crash, leak, timeout or out-of-memory.
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_SRC   := tests/fuzz/fuzz_trace.c src/show.c trace/read.c trace/write.c \
+              common/strbuf.c common/util.c replay/memmap.c
+FUZZ_FLAGS := -std=gnu11 -g -O1 -fno-omit-frame-pointer -D_GNU_SOURCE $(WARN) \
+              -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+
+fuzz: $(BUILD)/fuzz_trace
+
+$(BUILD)/fuzz_trace: $(FUZZ_SRC) $(wildcard common/*.h trace/*.h replay/memmap.h src/show.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_SRC) -lyaml -lzstd -lm
+
+fuzz-run: $(BUILD)/fuzz_trace
+	rm -rf $(BUILD)/fuzz-corpus $(BUILD)/fuzz-artifacts
+	mkdir -p $(BUILD)/fuzz-corpus $(BUILD)/fuzz-artifacts
+	cp tests/fuzz/corpus/* $(BUILD)/fuzz-corpus/
+	$(BUILD)/fuzz_trace -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+	  -max_len=65536 -dict=tests/fuzz/trace.dict -print_final_stats=1 \
+	  -artifact_prefix=$(BUILD)/fuzz-artifacts/ $(BUILD)/fuzz-corpus

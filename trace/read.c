@@ -255,8 +255,8 @@ static int decode(struct trace *t, struct tr_rec *r, struct cur *c)
 			l->params[i].size = get_u32(c, "launch.param.size");
 		}
 		l->argsize = get_count(c, 1, "launch.args length");
-		l->args = arena_alloc(t, l->argsize + 8);
-		memset(l->args, 0, l->argsize + 8);
+		l->args = arena_alloc(t, (size_t)l->argsize + 8);
+		memset(l->args, 0, (size_t)l->argsize + 8);
 		if (!c->bad) {
 			memcpy(l->args, c->p + c->pos, l->argsize);
 			c->pos += l->argsize;

@@ -2,7 +2,9 @@
 #
 #   . tests/cli/test-lib.sh          (from the repository root, as make test does)
 #   check "description" CMD...       passes if CMD exits 0
-#   check_fail "description" CMD...  passes if CMD exits non-zero
+#   check_fail "description" CMD...  passes if CMD exits non-zero (not by a
+#                                    signal or a sanitizer report: exit 86)
+#   check_exit "description" CODE CMD...   passes if CMD exits exactly CODE
 #   check_grep "description" PATTERN FILE   passes if grep (BRE) finds PATTERN
 #   ok "description" / fail "description"   record a result decided by the test
 #   finish                           prints "N passed, N failed"; exit 1 if any failed
@@ -10,7 +12,8 @@
 # Provides $GPUREDUCE ($BUILD/gpureduce), $MKTRACE and $YAMLFLAT (the test
 # helpers in tests/cli/helpers, built by `make test`), $SRCDIR (the repository
 # root) and $TMP, a fresh directory removed on exit.  Paths are absolute, so
-# a test may cd.  A failed check prints the last lines of CMD's output.
+# a test may cd.  The last check's stdout+stderr is left in $TMP/.out (copy
+# it before the next check reads it); a failed check prints its last lines.
 # Keep this file small and its interface stable: every CLI test uses it.
 
 BUILD=${BUILD:-build}
@@ -19,7 +22,11 @@ SRCDIR=$(pwd)
 GPUREDUCE=$BUILD/gpureduce
 MKTRACE=$BUILD/mktrace
 YAMLFLAT=$BUILD/yamlflat
-export BUILD GPUREDUCE MKTRACE YAMLFLAT SRCDIR
+# Sanitizer reports (make SAN=1 test) exit 86, so check_fail can tell them,
+# and deaths by signal, from a clean error exit.
+ASAN_OPTIONS=${ASAN_OPTIONS:-exitcode=86}
+UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:exitcode=86:print_stacktrace=1}
+export BUILD GPUREDUCE MKTRACE YAMLFLAT SRCDIR ASAN_OPTIONS UBSAN_OPTIONS
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpureduce-test.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 trap 'exit 130' INT TERM
@@ -28,36 +35,46 @@ test_failed=0
 
 ok() {
 	test_passed=$((test_passed + 1))
-	echo "ok   $1"
+	printf 'ok   %s\n' "$1"
 }
 
 fail() {
 	test_failed=$((test_failed + 1))
-	echo "FAIL $1"
+	printf 'FAIL %s\n' "$1"
 }
 
-# $1 description, $2 expected ("0" or "nonzero"), rest: the command
+# (internal) $1 description, $2 expected exit code or "nonzero", rest: the command
 test_run_() {
-	desc=$1 want=$2
+	tl_desc=$1 tl_want=$2
 	shift 2
 	"$@" >"$TMP/.out" 2>&1
-	rc=$?
-	if { [ "$want" = 0 ] && [ $rc -eq 0 ]; } || { [ "$want" != 0 ] && [ $rc -ne 0 ]; }; then
-		ok "$desc"
+	tl_rc=$?
+	if [ "$tl_want" = "$tl_rc" ] && [ "$tl_want" != nonzero ]; then
+		ok "$tl_desc"
+	elif [ $tl_rc -eq 86 ] || [ $tl_rc -gt 128 ]; then
+		fail "$tl_desc (crashed or sanitizer report, exit $tl_rc: $*)"
+		tail -n 30 "$TMP/.out" | sed 's/^/    | /'
+	elif [ "$tl_want" = nonzero ] && [ $tl_rc -ne 0 ]; then
+		ok "$tl_desc"
 	else
-		fail "$desc (exit $rc: $*)"
+		fail "$tl_desc (exit $tl_rc: $*)"
 		tail -n 15 "$TMP/.out" | sed 's/^/    | /'
 	fi
 }
 
 check() {
-	d=$1; shift
-	test_run_ "$d" 0 "$@"
+	tl_d=$1; shift
+	test_run_ "$tl_d" 0 "$@"
 }
 
 check_fail() {
-	d=$1; shift
-	test_run_ "$d" nonzero "$@"
+	tl_d=$1; shift
+	test_run_ "$tl_d" nonzero "$@"
+}
+
+check_exit() {
+	tl_d=$1 tl_c=$2; shift 2
+	test_run_ "$tl_d" "$tl_c" "$@"
 }
 
 check_grep() {

@@ -1,0 +1,1082 @@
+/*
+ * show.c - the YAML rendering behind `gpureduce show` (see show.h).
+ *
+ * One pass collects totals, the kernel table and the fault; a second pass
+ * walks every record in order, keeping a replay/memmap.h view of the
+ * captured address space so that launch parameter words and copy/memset
+ * addresses can be annotated with the allocation they point into (or the
+ * freed allocation they used to point into), and emits the records the
+ * options select.  Output goes through libyaml's emitter events, so quoting
+ * and escaping are libyaml's business; strings from the trace are cleaned
+ * to valid UTF-8 first because the emitter rejects anything else.
+ *
+ * Used by src/cmd-show.c and by the fuzz target; assumes nothing about the
+ * trace beyond what trace_open() validated.
+ */
+#include <elf.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <yaml.h>
+
+#include "../common/strbuf.h"
+#include "../common/util.h"
+#include "../replay/memmap.h"
+#include "../trace/trace.h"
+#include "show.h"
+
+#define HEX_CAP 64                /* parameter bytes shown per param */
+#define STR_CAP (1u << 20)        /* longer strings are cut, with a note */
+
+/* ---- a thin layer over the emitter ---- */
+
+struct ye {
+	yaml_emitter_t em;
+	FILE *out;
+	int failed;              /* the emitter or a write failed: stop emitting */
+	int write_failed;
+	struct strbuf tmp;
+};
+
+static int ye_write(void *data, unsigned char *buf, size_t size)
+{
+	struct ye *y = data;
+	if (size && fwrite(buf, 1, size, y->out) != size) {
+		y->write_failed = 1;
+		return 0;
+	}
+	return 1;
+}
+
+static void ye_emit(struct ye *y, yaml_event_t *ev, int ok)
+{
+	if (!ok) {
+		/* the event could not be built (bad UTF-8 would be a bug here) */
+		y->failed = 1;
+		return;
+	}
+	if (y->failed) {
+		yaml_event_delete(ev);
+		return;
+	}
+	if (!yaml_emitter_emit(&y->em, ev))
+		y->failed = 1;
+}
+
+static void map_start(struct ye *y, int flow)
+{
+	yaml_event_t ev;
+	ye_emit(y, &ev, yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1,
+		flow ? YAML_FLOW_MAPPING_STYLE : YAML_BLOCK_MAPPING_STYLE));
+}
+
+static void map_end(struct ye *y)
+{
+	yaml_event_t ev;
+	ye_emit(y, &ev, yaml_mapping_end_event_initialize(&ev));
+}
+
+static void seq_start(struct ye *y, int flow)
+{
+	yaml_event_t ev;
+	ye_emit(y, &ev, yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1,
+		flow ? YAML_FLOW_SEQUENCE_STYLE : YAML_BLOCK_SEQUENCE_STYLE));
+}
+
+static void seq_end(struct ye *y)
+{
+	yaml_event_t ev;
+	ye_emit(y, &ev, yaml_sequence_end_event_initialize(&ev));
+}
+
+static void scalar(struct ye *y, const char *s, size_t n, yaml_scalar_style_t style)
+{
+	yaml_event_t ev;
+	if (n > INT32_MAX)
+		n = INT32_MAX;
+	ye_emit(y, &ev, yaml_scalar_event_initialize(&ev, NULL, NULL,
+		(yaml_char_t *)s, (int)n, 1, 1, style));
+}
+
+/* A plain scalar the caller knows is safe and meant as a number/bool/null. */
+static void plain(struct ye *y, const char *s)
+{
+	scalar(y, s, strlen(s), YAML_PLAIN_SCALAR_STYLE);
+}
+
+/* Append s (n bytes) to o as valid UTF-8: invalid bytes become "\xNN". */
+static void utf8_clean(struct strbuf *o, const unsigned char *s, size_t n)
+{
+	size_t i = 0;
+	while (i < n) {
+		unsigned c = s[i], w, v, k;
+		if (c < 0x80) {
+			sb_addch(o, (int)c);
+			i++;
+			continue;
+		}
+		if ((c & 0xe0) == 0xc0) {
+			w = 2; v = c & 0x1f;
+		} else if ((c & 0xf0) == 0xe0) {
+			w = 3; v = c & 0x0f;
+		} else if ((c & 0xf8) == 0xf0) {
+			w = 4; v = c & 0x07;
+		} else {
+			w = 0; v = 0;
+		}
+		for (k = 1; w && k < w; k++) {
+			if (i + k >= n || (s[i + k] & 0xc0) != 0x80) {
+				w = 0;
+				break;
+			}
+			v = v << 6 | (s[i + k] & 0x3f);
+		}
+		if (w && ((w == 2 && v < 0x80) || (w == 3 && v < 0x800) || (w == 4 && v < 0x10000) ||
+			  v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff)))
+			w = 0;
+		if (!w) {
+			sb_addf(o, "\\x%02x", c);
+			i++;
+			continue;
+		}
+		sb_add(o, s + i, w);
+		i += w;
+	}
+}
+
+/* Would a plain scalar with this text read back as something other than a
+ * string (number, bool, null)?  Conservative: then we quote. */
+static int looks_typed(const char *s)
+{
+	static const char *const words[] = { "null", "true", "false", "yes", "no", "on",
+		"off", "y", "n", "~", ".inf", "-.inf", "+.inf", ".nan" };
+	if (!*s)
+		return 1;
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++)
+		if (!strcasecmp(s, words[i]))
+			return 1;
+	if (!strchr("0123456789+-.", *s))
+		return 0;
+	return strspn(s, "0123456789abcdefABCDEFxXoO.+-_:") == strlen(s);
+}
+
+/* A string from the trace, cleaned and quoted when it would mis-read. */
+static void str(struct ye *y, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	sb_reset(&y->tmp);
+	utf8_clean(&y->tmp, (const unsigned char *)(s ? s : ""), n > STR_CAP ? STR_CAP : n);
+	if (n > STR_CAP)
+		sb_addf(&y->tmp, "... (%zu bytes, cut)", n);
+	scalar(y, y->tmp.buf, y->tmp.len,
+	       looks_typed(y->tmp.buf) ? YAML_DOUBLE_QUOTED_SCALAR_STYLE : YAML_PLAIN_SCALAR_STYLE);
+}
+
+static void strf(struct ye *y, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void strf(struct ye *y, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	sb_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	str(y, sb.buf);
+	sb_release(&sb);
+}
+
+static void u64v(struct ye *y, uint64_t v)
+{
+	char b[32];
+	snprintf(b, sizeof(b), "%" PRIu64, v);
+	plain(y, b);
+}
+
+static void i64v(struct ye *y, int64_t v)
+{
+	char b[32];
+	snprintf(b, sizeof(b), "%" PRId64, v);
+	plain(y, b);
+}
+
+static void hexv(struct ye *y, uint64_t v)
+{
+	char b[32];
+	snprintf(b, sizeof(b), "0x%" PRIx64, v);
+	plain(y, b);
+}
+
+/* A string that must stay a string even though it is all hex digits. */
+static void quoted(struct ye *y, const char *s)
+{
+	scalar(y, s, strlen(s), YAML_DOUBLE_QUOTED_SCALAR_STYLE);
+}
+
+static void key(struct ye *y, const char *k)
+{
+	plain(y, k);
+}
+
+static void kv_str(struct ye *y, const char *k, const char *v)
+{
+	key(y, k);
+	str(y, v);
+}
+
+static void kv_u64(struct ye *y, const char *k, uint64_t v)
+{
+	key(y, k);
+	u64v(y, v);
+}
+
+static void kv_i64(struct ye *y, const char *k, int64_t v)
+{
+	key(y, k);
+	i64v(y, v);
+}
+
+static void kv_hex(struct ye *y, const char *k, uint64_t v)
+{
+	key(y, k);
+	hexv(y, v);
+}
+
+static void kv_bool(struct ye *y, const char *k, int v)
+{
+	key(y, k);
+	plain(y, v ? "true" : "false");
+}
+
+static void kv_hash(struct ye *y, const char *k, uint64_t h)
+{
+	char b[32];
+	snprintf(b, sizeof(b), "%016" PRIx64, h);
+	key(y, k);
+	quoted(y, b);
+}
+
+static void kv_dim3(struct ye *y, const char *k, const struct tr_dim3 *d)
+{
+	key(y, k);
+	seq_start(y, 1);
+	u64v(y, d->x);
+	u64v(y, d->y);
+	u64v(y, d->z);
+	seq_end(y);
+}
+
+static void kv_time(struct ye *y, const char *k, uint64_t ns)
+{
+	char b[64];
+	struct tm tm;
+	time_t s = (time_t)(ns / 1000000000u);
+	key(y, k);
+	if (ns && gmtime_r(&s, &tm) && strftime(b, sizeof(b), "%Y-%m-%dT%H:%M:%SZ", &tm))
+		quoted(y, b);
+	else
+		plain(y, "null");
+}
+
+/* ---- names of on-disk numbers ---- */
+
+static const char *api_name(uint32_t api)
+{
+	switch (api) {
+	case TR_API_LAUNCH_KERNEL: return "cuLaunchKernel";
+	case TR_API_LAUNCH_KERNEL_EX: return "cuLaunchKernelEx";
+	case TR_API_LAUNCH_COOPERATIVE: return "cuLaunchCooperativeKernel";
+	default: return NULL;
+	}
+}
+
+static const char *module_kind_name(uint32_t kind)
+{
+	switch (kind) {
+	case TR_MOD_ELF: return "elf";
+	case TR_MOD_OTHER: return "other";
+	default: return NULL;
+	}
+}
+
+static void kv_enum(struct ye *y, const char *k, const char *name, uint32_t v)
+{
+	key(y, k);
+	if (name)
+		str(y, name);
+	else
+		strf(y, "unknown(%u)", v);
+}
+
+/* "13000" -> "13.0" (cuDriverGetVersion encoding) */
+static void kv_cuda_version(struct ye *y, const char *k, uint32_t v)
+{
+	key(y, k);
+	strf(y, "%u.%u", v / 1000, (v % 1000) / 10);
+}
+
+/* ---- ELF ---- */
+
+static int elf_range(size_t len, uint64_t off, uint64_t n)
+{
+	return off <= len && n <= len - off;
+}
+
+long show_elf_count_funcs(const uint8_t *img, size_t len, struct strbuf *err)
+{
+	Elf64_Ehdr eh;
+	long count = 0;
+
+	if (len < sizeof(eh) || memcmp(img, ELFMAG, SELFMAG)) {
+		sb_adds(err, "not an ELF image");
+		return -1;
+	}
+	memcpy(&eh, img, sizeof(eh));
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB) {
+		sb_adds(err, "not a 64-bit little-endian ELF image");
+		return -1;
+	}
+	if (eh.e_shnum && (eh.e_shentsize < sizeof(Elf64_Shdr) ||
+			   !elf_range(len, eh.e_shoff, (uint64_t)eh.e_shnum * eh.e_shentsize))) {
+		sb_addf(err, "ELF section headers (%u at offset %" PRIu64 ") lie outside the %zu-byte image",
+			eh.e_shnum, (uint64_t)eh.e_shoff, len);
+		return -1;
+	}
+	for (unsigned i = 0; i < eh.e_shnum; i++) {
+		Elf64_Shdr sh;
+		uint64_t ent, nsym;
+		memcpy(&sh, img + eh.e_shoff + (uint64_t)i * eh.e_shentsize, sizeof(sh));
+		if (sh.sh_type != SHT_SYMTAB)
+			continue;
+		ent = sh.sh_entsize ? sh.sh_entsize : sizeof(Elf64_Sym);
+		if (ent < sizeof(Elf64_Sym) || !elf_range(len, sh.sh_offset, sh.sh_size)) {
+			sb_addf(err, "ELF symbol table (section %u) lies outside the image", i);
+			return -1;
+		}
+		nsym = sh.sh_size / ent;
+		for (uint64_t k = 0; k < nsym; k++) {
+			Elf64_Sym s;
+			memcpy(&s, img + sh.sh_offset + k * ent, sizeof(s));
+			if (ELF64_ST_TYPE(s.st_info) == STT_FUNC && s.st_shndx != SHN_UNDEF)
+				count++;
+		}
+	}
+	return count;
+}
+
+/* ---- pass 1: totals, kernels, fault ---- */
+
+struct kcount {
+	const char *name;
+	uint64_t n;
+};
+
+struct stats {
+	uint64_t launches, allocs, alloc_bytes, frees;
+	uint64_t h2d, h2d_bytes, d2d, d2h, memsets;
+	uint64_t blobs, blob_raw, blob_stored;
+	uint64_t modules, module_bytes, notes, unknown;
+	/* kernel name -> launches: open addressing, then sorted into ks */
+	struct kcount *slots;
+	size_t nslots, nkernels;
+	long fault;              /* record index of the first FAULT, or -1 */
+	long fault_launch;       /* record index of its launch, or -1 */
+	long process, device;    /* first PROCESS / DEVICE record, or -1 */
+};
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static void kernel_count(struct stats *st, const char *name)
+{
+	size_t i;
+	if ((st->nkernels + 1) * 2 > st->nslots) {
+		struct kcount *old = st->slots;
+		size_t on = st->nslots;
+		st->nslots = on ? on * 2 : 64;
+		st->slots = xcalloc(st->nslots, sizeof(*st->slots));
+		for (size_t k = 0; k < on; k++) {
+			if (!old[k].name)
+				continue;
+			for (i = str_hash(old[k].name) & (st->nslots - 1); st->slots[i].name;
+			     i = (i + 1) & (st->nslots - 1))
+				;
+			st->slots[i] = old[k];
+		}
+		free(old);
+	}
+	for (i = str_hash(name) & (st->nslots - 1); st->slots[i].name;
+	     i = (i + 1) & (st->nslots - 1))
+		if (!strcmp(st->slots[i].name, name))
+			break;
+	if (!st->slots[i].name) {
+		st->slots[i].name = name;
+		st->nkernels++;
+	}
+	st->slots[i].n++;
+}
+
+static int kcount_cmp(const void *a, const void *b)
+{
+	const struct kcount *x = a, *y = b;
+	if (!x->name || !y->name)
+		return !x->name - !y->name;   /* empty slots last */
+	if (x->n != y->n)
+		return x->n < y->n ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+static void stats_collect(struct stats *st, const struct trace *t)
+{
+	memset(st, 0, sizeof(*st));
+	st->fault = st->fault_launch = st->process = st->device = -1;
+	for (size_t i = 0; i < t->nrec; i++) {
+		const struct tr_rec *r = &t->rec[i];
+		switch (r->type) {
+		case TR_PROCESS:
+			if (st->process < 0)
+				st->process = (long)i;
+			break;
+		case TR_DEVICE:
+			if (st->device < 0)
+				st->device = (long)i;
+			break;
+		case TR_BLOB:
+			st->blobs++;
+			st->blob_raw += r->u.blob.raw_size;
+			st->blob_stored += r->u.blob.stored_size;
+			break;
+		case TR_MODULE:
+			st->modules++;
+			st->module_bytes += r->u.module.size;
+			break;
+		case TR_ALLOC:
+			st->allocs++;
+			st->alloc_bytes += r->u.alloc.size;
+			break;
+		case TR_FREE:
+			st->frees++;
+			break;
+		case TR_MEMCPY_H2D:
+			st->h2d++;
+			st->h2d_bytes += r->u.copy.size;
+			break;
+		case TR_MEMCPY_D2D:
+			st->d2d++;
+			break;
+		case TR_MEMCPY_D2H:
+			st->d2h++;
+			break;
+		case TR_MEMSET:
+			st->memsets++;
+			break;
+		case TR_LAUNCH:
+			st->launches++;
+			kernel_count(st, r->u.launch.name);
+			break;
+		case TR_FAULT:
+			if (st->fault < 0)
+				st->fault = (long)i;
+			break;
+		case TR_NOTE:
+			st->notes++;
+			break;
+		case TR_FUNC_ATTR: case TR_END: case TR_REDUCTION:
+			break;
+		default:
+			st->unknown++;
+			break;
+		}
+	}
+	if (st->nslots)
+		qsort(st->slots, st->nslots, sizeof(*st->slots), kcount_cmp);
+	if (st->fault >= 0) {
+		/* The faulting launch: the last launch with that seq before the
+		 * FAULT record, else the first one anywhere. */
+		uint64_t seq = t->rec[st->fault].u.fault.launch_seq;
+		for (size_t i = 0; i < t->nrec; i++) {
+			const struct tr_rec *r = &t->rec[i];
+			if (r->type != TR_LAUNCH || r->u.launch.seq != seq)
+				continue;
+			if (i < (size_t)st->fault || st->fault_launch < 0)
+				st->fault_launch = (long)i;
+			if (i > (size_t)st->fault)
+				break;
+		}
+	}
+}
+
+/* ---- sections ---- */
+
+static void emit_header(struct ye *y, const struct trace *t)
+{
+	key(y, "header");
+	map_start(y, 0);
+	kv_str(y, "path", t->path);
+	key(y, "format");
+	strf(y, "%u.%u", t->major, t->minor);
+	kv_time(y, "created", t->created_ns);
+	kv_u64(y, "created_ns", t->created_ns);
+	kv_u64(y, "size", t->size);
+	kv_bool(y, "truncated", t->truncated);
+	if (t->truncated)
+		kv_str(y, "truncated_message", t->truncated_msg ? t->truncated_msg : "");
+	map_end(y);
+}
+
+/* argv joined for a shell: words with special characters single-quoted. */
+static void command_line(struct strbuf *sb, const struct tr_process *p)
+{
+	for (uint32_t i = 0; i < p->argc; i++) {
+		const char *a = p->argv[i];
+		if (i)
+			sb_addch(sb, ' ');
+		if (*a && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				   "0123456789-_./=:,+@%") == strlen(a)) {
+			sb_adds(sb, a);
+			continue;
+		}
+		sb_addch(sb, '\'');
+		for (; *a; a++) {
+			if (*a == '\'')
+				sb_adds(sb, "'\\''");
+			else
+				sb_addch(sb, *a);
+		}
+		sb_addch(sb, '\'');
+	}
+}
+
+static void emit_process_fields(struct ye *y, const struct tr_process *p)
+{
+	struct strbuf cmd = STRBUF_INIT;
+	command_line(&cmd, p);
+	kv_str(y, "command", cmd.buf);
+	sb_release(&cmd);
+	key(y, "argv");
+	seq_start(y, 0);
+	for (uint32_t i = 0; i < p->argc; i++)
+		str(y, p->argv[i]);
+	seq_end(y);
+	kv_str(y, "cwd", p->cwd);
+	kv_u64(y, "pid", p->pid);
+	kv_time(y, "started", p->start_ns);
+}
+
+static void emit_device_fields(struct ye *y, const struct tr_device *d)
+{
+	char b[32];
+	kv_u64(y, "ordinal", d->ordinal);
+	kv_str(y, "name", d->name);
+	key(y, "cc");
+	strf(y, "%u.%u", d->cc_major, d->cc_minor);
+	kv_cuda_version(y, "driver", d->driver_version);
+	kv_cuda_version(y, "toolkit", d->toolkit_version);
+	kv_u64(y, "memory", d->total_mem);
+	kv_str(y, "memory_human", fmt_bytes(d->total_mem, b));
+	kv_u64(y, "sm_count", d->sm_count);
+}
+
+static void emit_totals(struct ye *y, const struct stats *st, const struct trace *t)
+{
+	key(y, "totals");
+	map_start(y, 0);
+	kv_u64(y, "records", t->nrec);
+	kv_u64(y, "launches", st->launches);
+	kv_u64(y, "allocations", st->allocs);
+	kv_u64(y, "allocation_bytes", st->alloc_bytes);
+	kv_u64(y, "frees", st->frees);
+	kv_u64(y, "h2d_copies", st->h2d);
+	kv_u64(y, "h2d_bytes", st->h2d_bytes);
+	kv_u64(y, "d2d_copies", st->d2d);
+	kv_u64(y, "d2h_copies", st->d2h);
+	kv_u64(y, "memsets", st->memsets);
+	kv_u64(y, "blobs", st->blobs);
+	kv_u64(y, "blob_raw_bytes", st->blob_raw);
+	kv_u64(y, "blob_stored_bytes", st->blob_stored);
+	key(y, "compression_ratio");
+	if (st->blob_stored) {
+		char b[32];
+		snprintf(b, sizeof(b), "%.2f", (double)st->blob_raw / (double)st->blob_stored);
+		plain(y, b);
+	} else {
+		plain(y, "null");
+	}
+	kv_u64(y, "modules", st->modules);
+	kv_u64(y, "module_bytes", st->module_bytes);
+	kv_u64(y, "kernels", st->nkernels);
+	kv_u64(y, "notes", st->notes);
+	kv_u64(y, "unknown_records", st->unknown);
+	map_end(y);
+}
+
+static void emit_kernels(struct ye *y, const struct stats *st)
+{
+	key(y, "kernels");
+	seq_start(y, 0);
+	for (size_t i = 0; i < st->nkernels; i++) {
+		map_start(y, 0);
+		kv_str(y, "name", st->slots[i].name);
+		kv_u64(y, "launches", st->slots[i].n);
+		map_end(y);
+	}
+	seq_end(y);
+}
+
+static void emit_modules(struct ye *y, const struct trace *t, const struct show_opts *o)
+{
+	struct strbuf img = STRBUF_INIT, e = STRBUF_INIT;
+	key(y, "modules");
+	seq_start(y, 0);
+	for (size_t i = 0; i < t->nrec && !y->failed; i++) {
+		const struct tr_module *m = &t->rec[i].u.module;
+		if (t->rec[i].type != TR_MODULE)
+			continue;
+		map_start(y, 0);
+		kv_u64(y, "id", m->module_id);
+		kv_enum(y, "kind", module_kind_name(m->kind), m->kind);
+		kv_u64(y, "size", m->size);
+		kv_hash(y, "blob", m->blob);
+		kv_u64(y, "event", i);
+		sb_reset(&img);
+		sb_reset(&e);
+		if (trace_blob_read(t, m->blob, &img, o->blob_limit ? o->blob_limit : 1ull << 30, &e) < 0) {
+			kv_str(y, "error", e.buf);
+		} else if (m->kind == TR_MOD_ELF) {
+			long n = show_elf_count_funcs((const uint8_t *)img.buf, img.len, &e);
+			if (n < 0)
+				kv_str(y, "error", e.buf);
+			else
+				kv_u64(y, "functions", (uint64_t)n);
+		}
+		map_end(y);
+	}
+	seq_end(y);
+	sb_release(&img);
+	sb_release(&e);
+}
+
+static void emit_frames(struct ye *y, const char *k, const struct tr_launch *l)
+{
+	key(y, k);
+	if (!l->nframes) {
+		switch (l->py_state) {
+		case TR_PY_NONE: str(y, "none"); break;
+		case TR_PY_FRAMES: str(y, "no frames recorded"); break;
+		case TR_PY_NO_GIL: str(y, "no GIL (the launching thread did not hold it)"); break;
+		default: strf(y, "unknown(%u)", l->py_state); break;
+		}
+		return;
+	}
+	seq_start(y, 0);
+	for (uint32_t i = 0; i < l->nframes; i++)
+		strf(y, "%s:%u %s", l->frames[i].file, l->frames[i].line, l->frames[i].func);
+	seq_end(y);
+}
+
+static void emit_fault(struct ye *y, const struct trace *t, const struct stats *st)
+{
+	key(y, "fault");
+	if (st->fault < 0) {
+		plain(y, "null");
+		return;
+	}
+	const struct tr_fault *f = &t->rec[st->fault].u.fault;
+	map_start(y, 0);
+	kv_u64(y, "code", f->code);
+	kv_str(y, "error", f->error);
+	kv_str(y, "api", f->api);
+	kv_u64(y, "launch_seq", f->launch_seq);
+	kv_str(y, "kernel", f->kernel);
+	kv_bool(y, "at_launch", f->at_launch);
+	kv_u64(y, "event", (uint64_t)st->fault);
+	key(y, "launch_event");
+	if (st->fault_launch >= 0)
+		u64v(y, (uint64_t)st->fault_launch);
+	else
+		plain(y, "null");
+	if (st->fault_launch >= 0)
+		emit_frames(y, "python", &t->rec[st->fault_launch].u.launch);
+	map_end(y);
+}
+
+/* ---- events ---- */
+
+/* "alloc#3+0x40 (device, 4000 bytes)" for v, or 0 when v points nowhere. */
+static int describe_ptr(struct strbuf *sb, const struct memmap *mm, uint64_t v)
+{
+	int dead = 0;
+	const struct mm_alloc *a;
+
+	if (!v)
+		return 0;
+	a = memmap_lookup(mm, v, &dead);
+	if (!a)
+		return 0;
+	sb_addf(sb, "alloc#%zu+0x%" PRIx64, a->index, v - a->addr);
+	if (dead) {
+		sb_addf(sb, " (FREED at event %ld)", a->free_event);
+		return 1;
+	}
+	sb_addf(sb, " (%s", tr_alloc_kind_name(a->kind));
+	if (a->user && *(const char *)a->user)
+		sb_addf(sb, " %s", (const char *)a->user);
+	sb_addf(sb, ", %" PRIu64 " bytes%s)", a->size, v - a->addr == a->size ? ", one past the end" : "");
+	return 1;
+}
+
+static void kv_ptr(struct ye *y, const char *k, const struct memmap *mm, uint64_t v)
+{
+	struct strbuf sb = STRBUF_INIT;
+	if (describe_ptr(&sb, mm, v)) {
+		key(y, k);
+		str(y, sb.buf);
+	}
+	sb_release(&sb);
+}
+
+static uint64_t le_u64(const uint8_t *p, size_t n)
+{
+	uint64_t v = 0;
+	for (size_t i = 0; i < n; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+static void hex_bytes(struct strbuf *sb, const uint8_t *p, size_t n, size_t cap)
+{
+	for (size_t i = 0; i < n && i < cap; i++)
+		sb_addf(sb, "%02x", p[i]);
+	if (n > cap)
+		sb_addf(sb, "...");
+}
+
+static void emit_params(struct ye *y, const struct tr_launch *l, const struct memmap *mm)
+{
+	struct strbuf sb = STRBUF_INIT;
+	key(y, "params");
+	seq_start(y, 0);
+	for (uint32_t i = 0; i < l->nparams; i++) {
+		const struct tr_param *p = &l->params[i];
+		const uint8_t *b = l->args + p->offset;   /* reader checked the bounds */
+		uint64_t first = ((uint64_t)p->offset + 7) & ~7ull;
+		uint64_t end = (uint64_t)p->offset + p->size;
+		int nptr = 0;
+
+		map_start(y, 0);
+		kv_u64(y, "offset", p->offset);
+		kv_u64(y, "size", p->size);
+		sb_reset(&sb);
+		hex_bytes(&sb, b, p->size, HEX_CAP);
+		key(y, "hex");
+		quoted(y, sb.buf);
+		if (p->size == 1 || p->size == 2 || p->size == 4 || p->size == 8)
+			kv_u64(y, "value", le_u64(b, p->size));
+		if (p->size == 8 && first == p->offset) {
+			kv_ptr(y, "ptr", mm, le_u64(b, 8));
+		} else {
+			for (uint64_t w = first; w + 8 <= end; w += 8) {
+				sb_reset(&sb);
+				if (!describe_ptr(&sb, mm, le_u64(l->args + w, 8)))
+					continue;
+				if (!nptr++) {
+					key(y, "ptrs");
+					seq_start(y, 0);
+				}
+				map_start(y, 0);
+				key(y, "at");
+				strf(y, "+0x%" PRIx64, w - p->offset);
+				kv_str(y, "ptr", sb.buf);
+				map_end(y);
+			}
+			if (nptr)
+				seq_end(y);
+		}
+		map_end(y);
+	}
+	seq_end(y);
+	if (!l->nparams && l->argsize) {
+		sb_reset(&sb);
+		hex_bytes(&sb, l->args, l->argsize, HEX_CAP);
+		key(y, "args_hex");
+		quoted(y, sb.buf);
+	}
+	sb_release(&sb);
+}
+
+static void emit_launch(struct ye *y, const struct tr_launch *l, const struct memmap *mm)
+{
+	struct strbuf sb = STRBUF_INIT;
+	kv_u64(y, "seq", l->seq);
+	kv_str(y, "kernel", l->name);
+	kv_enum(y, "api", api_name(l->api), l->api);
+	kv_dim3(y, "grid", &l->grid);
+	kv_dim3(y, "block", &l->block);
+	kv_u64(y, "shmem", l->shmem);
+	kv_hex(y, "stream", l->stream);
+	kv_hex(y, "flags", l->flags);
+	kv_bool(y, "async", l->flags & TR_F_ASYNC);
+#ifdef TR_F_CAPTURED
+	if (l->flags & TR_F_CAPTURED)
+		kv_bool(y, "captured", 1);   /* issued during stream capture */
+#endif
+	kv_hex(y, "func", l->func);
+	kv_u64(y, "tid", l->tid);
+	kv_u64(y, "args_size", l->argsize);
+	emit_params(y, l, mm);
+	if (l->nattrs) {
+		key(y, "attrs");
+		seq_start(y, 0);
+		for (uint32_t i = 0; i < l->nattrs; i++) {
+			map_start(y, 1);
+			kv_u64(y, "id", l->attrs[i].id);
+			sb_reset(&sb);
+			hex_bytes(&sb, l->attrs[i].value, l->attrs[i].len, 64);
+			key(y, "hex");
+			quoted(y, sb.buf);
+			map_end(y);
+		}
+		seq_end(y);
+	}
+	emit_frames(y, "python", l);
+	sb_release(&sb);
+}
+
+static void emit_copy(struct ye *y, const struct trace *t, const struct tr_rec *r,
+		      const struct memmap *mm)
+{
+	const struct tr_copy *c = &r->u.copy;
+	kv_hex(y, "dst", c->dst);
+	kv_ptr(y, "dst_ptr", mm, c->dst);
+	kv_hex(y, "src", c->src);
+	if (r->type != TR_MEMCPY_H2D)
+		kv_ptr(y, "src_ptr", mm, c->src);
+	kv_u64(y, "size", c->size);
+	if (r->type == TR_MEMCPY_H2D) {
+		kv_hash(y, "blob", c->blob);
+		if (trace_find_blob(t, c->blob) < 0)
+			kv_bool(y, "blob_missing", 1);
+	}
+	kv_hex(y, "stream", c->stream);
+	kv_bool(y, "async", c->flags & TR_F_ASYNC);
+}
+
+static void emit_record(struct ye *y, const struct trace *t, size_t i, const struct memmap *mm,
+			const struct mm_alloc *freed)
+{
+	const struct tr_rec *r = &t->rec[i];
+	map_start(y, 0);
+	kv_u64(y, "event", i);
+	key(y, "type");
+	if (r->type >= 1 && r->type <= TR_TYPE_MAX_KNOWN)
+		str(y, tr_type_name(r->type));
+	else
+		strf(y, "UNKNOWN(%u)", r->type);
+	kv_u64(y, "offset", r->offset);
+	switch (r->type) {
+	case TR_PROCESS:
+		emit_process_fields(y, &r->u.process);
+		break;
+	case TR_DEVICE:
+		emit_device_fields(y, &r->u.device);
+		break;
+	case TR_BLOB: {
+		const struct tr_blob *b = &r->u.blob;
+		kv_hash(y, "hash", b->hash);
+		kv_u64(y, "raw_size", b->raw_size);
+		kv_u64(y, "stored_size", b->stored_size);
+		kv_str(y, "codec", b->codec == TR_CODEC_ZSTD ? "zstd" : "raw");
+		break;
+	}
+	case TR_MODULE: {
+		const struct tr_module *m = &r->u.module;
+		kv_u64(y, "id", m->module_id);
+		kv_enum(y, "kind", module_kind_name(m->kind), m->kind);
+		kv_hash(y, "blob", m->blob);
+		kv_u64(y, "size", m->size);
+		if (trace_find_blob(t, m->blob) < 0)
+			kv_bool(y, "blob_missing", 1);
+		break;
+	}
+	case TR_ALLOC: {
+		const struct tr_alloc *a = &r->u.alloc;
+		/* memmap_add ran just before: the newest allocation is this one */
+		key(y, "alloc");
+		strf(y, "alloc#%zu", mm->n ? mm->n - 1 : 0);
+		kv_hex(y, "addr", a->addr);
+		kv_u64(y, "size", a->size);
+		kv_enum(y, "kind", tr_alloc_kind_name(a->kind), a->kind);
+		kv_hex(y, "flags", a->flags);
+		if (*a->name)
+			kv_str(y, "name", a->name);
+		break;
+	}
+	case TR_FREE:
+		kv_hex(y, "addr", r->u.free.addr);
+		kv_enum(y, "kind", tr_alloc_kind_name(r->u.free.kind), r->u.free.kind);
+		key(y, "alloc");
+		if (freed)
+			strf(y, "alloc#%zu", freed->index);
+		else
+			str(y, "none (no live allocation starts here)");
+		break;
+	case TR_MEMCPY_H2D:
+	case TR_MEMCPY_D2D:
+	case TR_MEMCPY_D2H:
+		emit_copy(y, t, r, mm);
+		break;
+	case TR_MEMSET: {
+		const struct tr_memset *m = &r->u.memset;
+		kv_hex(y, "dst", m->dst);
+		kv_ptr(y, "dst_ptr", mm, m->dst);
+		kv_hex(y, "value", m->value);
+		kv_u64(y, "elem_size", m->elem_size);
+		kv_u64(y, "width", m->width);
+		kv_u64(y, "height", m->height);
+		kv_u64(y, "pitch", m->pitch);
+		kv_hex(y, "stream", m->stream);
+		kv_bool(y, "async", m->flags & TR_F_ASYNC);
+		break;
+	}
+	case TR_LAUNCH:
+		emit_launch(y, &r->u.launch, mm);
+		break;
+	case TR_FAULT: {
+		const struct tr_fault *f = &r->u.fault;
+		kv_u64(y, "code", f->code);
+		kv_str(y, "error", f->error);
+		kv_str(y, "api", f->api);
+		kv_u64(y, "launch_seq", f->launch_seq);
+		kv_bool(y, "at_launch", f->at_launch);
+		kv_str(y, "kernel", f->kernel);
+		break;
+	}
+	case TR_FUNC_ATTR:
+		kv_str(y, "kernel", r->u.func_attr.kernel);
+		kv_u64(y, "attr", r->u.func_attr.attr);
+		kv_i64(y, "value", r->u.func_attr.value);
+		break;
+	case TR_END:
+		kv_i64(y, "exit_code", r->u.end.exit_code);
+		kv_u64(y, "launches", r->u.end.launches);
+		kv_u64(y, "allocs", r->u.end.allocs);
+		kv_u64(y, "bytes_h2d", r->u.end.bytes_h2d);
+		break;
+	case TR_NOTE:
+		kv_str(y, "text", r->u.note.text);
+		break;
+	case TR_REDUCTION:
+		kv_str(y, "text", r->u.reduction.text);
+		break;
+	default:
+		break;
+	}
+	map_end(y);
+}
+
+/* Walk every record, keeping the address map current; emit those selected:
+ * [o->first, o->last], or only record `only` when only >= 0. */
+static void emit_events(struct ye *y, const struct trace *t, const struct show_opts *o, long only)
+{
+	struct memmap mm = MEMMAP_INIT;
+	key(y, "events");
+	seq_start(y, 0);
+	for (size_t i = 0; i < t->nrec && !y->failed; i++) {
+		const struct tr_rec *r = &t->rec[i];
+		struct mm_alloc *freed = NULL;
+		int sel = only >= 0 ? i == (size_t)only : i >= o->first && i <= o->last;
+
+		if (r->type == TR_ALLOC) {
+			struct mm_alloc *a = memmap_add(&mm, r->u.alloc.addr, r->u.alloc.size,
+							r->u.alloc.kind, (long)i);
+			a->user = (void *)r->u.alloc.name;
+		} else if (r->type == TR_FREE) {
+			freed = memmap_free(&mm, r->u.free.addr, (long)i);
+		}
+		if (sel)
+			emit_record(y, t, i, &mm, freed);
+		if (only < 0 && i >= o->last)
+			break;
+		if (only >= 0 && i >= (size_t)only)
+			break;
+	}
+	seq_end(y);
+	memmap_release(&mm);
+}
+
+int show_render(FILE *out, const struct trace *t, const struct show_opts *o, struct strbuf *err)
+{
+	struct ye y;
+	struct stats st;
+	yaml_event_t ev;
+	int ret = -1;
+
+	memset(&y, 0, sizeof(y));
+	y.out = out;
+	sb_init(&y.tmp, 0);
+	stats_collect(&st, t);
+	if (!yaml_emitter_initialize(&y.em)) {
+		sb_adds(err, "cannot initialise the YAML emitter (out of memory?)");
+		goto out_stats;
+	}
+	yaml_emitter_set_output(&y.em, ye_write, &y);
+	yaml_emitter_set_unicode(&y.em, 1);
+	yaml_emitter_set_width(&y.em, -1);   /* one line per scalar: greppable */
+	ye_emit(&y, &ev, yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING));
+	ye_emit(&y, &ev, yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1));
+	map_start(&y, 0);
+	if (o->fault_only) {
+		emit_fault(&y, t, &st);
+		if (o->events && st.fault_launch >= 0)
+			emit_events(&y, t, o, st.fault_launch);
+	} else {
+		emit_header(&y, t);
+		key(&y, "process");
+		if (st.process >= 0) {
+			map_start(&y, 0);
+			emit_process_fields(&y, &t->rec[st.process].u.process);
+			map_end(&y);
+		} else {
+			plain(&y, "null");
+		}
+		key(&y, "device");
+		if (st.device >= 0) {
+			map_start(&y, 0);
+			emit_device_fields(&y, &t->rec[st.device].u.device);
+			map_end(&y);
+		} else {
+			plain(&y, "null");
+		}
+		emit_totals(&y, &st, t);
+		emit_kernels(&y, &st);
+		emit_modules(&y, t, o);
+		emit_fault(&y, t, &st);
+		if (o->events)
+			emit_events(&y, t, o, -1);
+	}
+	map_end(&y);
+	ye_emit(&y, &ev, yaml_document_end_event_initialize(&ev, 1));
+	ye_emit(&y, &ev, yaml_stream_end_event_initialize(&ev));
+	if (!y.failed && !yaml_emitter_flush(&y.em))
+		y.failed = 1;
+	if (y.failed || fflush(out) == EOF || ferror(out)) {
+		if (y.write_failed || ferror(out))
+			sb_adds(err, "cannot write the YAML output (disk full or closed pipe?)");
+		else
+			sb_addf(err, "YAML emitter failed: %s", y.em.problem ? y.em.problem : "unknown error");
+		goto out_emitter;
+	}
+	ret = 0;
+out_emitter:
+	yaml_emitter_delete(&y.em);
+out_stats:
+	free(st.slots);
+	sb_release(&y.tmp);
+	return ret;
+}

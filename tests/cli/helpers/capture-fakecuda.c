@@ -1,0 +1,225 @@
+/*
+ * capture-fakecuda.c - test helper: a stand-in for libcupti.so.13 and
+ * libcuda.so.1 with just what the capture library calls, so its callbacks
+ * can run on a machine without a GPU (t1003-capture-callbacks.sh).  Built as
+ * one shared object and installed under both names in a directory put first
+ * on LD_LIBRARY_PATH.
+ *
+ * CUPTI part: cuptiSubscribe_v2 stores the callback (fails with
+ * MULTIPLE_SUBSCRIBERS and holder "Nsight Systems" when FAKE_CUPTI_BUSY=1);
+ * fake_fire() lets capture-fakeprog deliver callbacks as CUPTI would, only
+ * for what the library enabled.
+ *
+ * Driver part, a tiny fixed world:
+ *   device memory   0xd00000000000 .. 0xd10000000000 (never a host address)
+ *   capturing stream 0xca97 (cuStreamIsCapturing says ACTIVE)
+ *   CUfunction 0xf001 "_Z4fillPfi" (ptr, int); CUkernel 0xe001
+ *   "_Z5scalePfPKfi" (ptr, ptr, int) - cuFunc* reject CUkernels and vice
+ *   versa, as the real driver does; handle 0xbad: no name, no layout.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda.h>
+#include <cupti.h>
+
+#define VIS __attribute__((visibility("default")))
+
+static CUpti_CallbackFunc fake_cb;
+static void *fake_ud;
+static int domain_on[8];
+static unsigned char res_on[64];
+
+VIS CUptiResult CUPTIAPI cuptiSubscribe_v2(CUpti_SubscriberHandle *s, CUpti_CallbackFunc cb,
+					   void *ud, CUpti_SubscriberParams *p)
+{
+	const char *busy = getenv("FAKE_CUPTI_BUSY");
+	if (busy && !strcmp(busy, "1")) {
+		if (p && p->oldSubscriberName && p->oldSubscriberSize > 16)
+			strcpy(p->oldSubscriberName, "Nsight Systems");
+		return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+	}
+	if (fake_cb)
+		return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+	fake_cb = cb;
+	fake_ud = ud;
+	*s = (CUpti_SubscriberHandle)(uintptr_t)0x5ub;
+	return CUPTI_SUCCESS;
+}
+
+VIS CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *s, CUpti_CallbackFunc cb, void *ud)
+{
+	return cuptiSubscribe_v2(s, cb, ud, NULL);
+}
+
+VIS CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle s)
+{
+	fake_cb = NULL;
+	return CUPTI_SUCCESS;
+}
+
+VIS CUptiResult CUPTIAPI cuptiEnableDomain(uint32_t en, CUpti_SubscriberHandle s, CUpti_CallbackDomain d)
+{
+	if ((unsigned)d < 8)
+		domain_on[d] = (int)en;
+	return CUPTI_SUCCESS;
+}
+
+VIS CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t en, CUpti_SubscriberHandle s,
+					     CUpti_CallbackDomain d, CUpti_CallbackId cbid)
+{
+	if (d == CUPTI_CB_DOMAIN_RESOURCE && cbid < 64)
+		res_on[cbid] = (unsigned char)en;
+	return CUPTI_SUCCESS;
+}
+
+VIS CUptiResult CUPTIAPI cuptiGetResultString(CUptiResult r, const char **str)
+{
+	*str = r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED ?
+		"CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED" : "CUPTI_ERROR_OTHER";
+	return CUPTI_SUCCESS;
+}
+
+VIS CUptiResult CUPTIAPI cuptiGetDeviceId(CUcontext ctx, uint32_t *id)
+{
+	*id = 0;
+	return CUPTI_SUCCESS;
+}
+
+/* Deliver a callback if the subscriber enabled it; returns 1 if delivered. */
+VIS int fake_fire(CUpti_CallbackDomain d, CUpti_CallbackId cbid, const void *data)
+{
+	if (!fake_cb)
+		return 0;
+	if (d == CUPTI_CB_DOMAIN_RESOURCE ? !(cbid < 64 && res_on[cbid]) : !domain_on[d])
+		return 0;
+	fake_cb(fake_ud, d, cbid, data);
+	return 1;
+}
+
+/* ---- driver -------------------------------------------------------------- */
+
+static int is_dev(CUdeviceptr p)
+{
+	return p >= 0xd00000000000ull && p < 0xd10000000000ull;
+}
+
+VIS CUresult cuGetErrorName(CUresult r, const char **s)
+{
+	switch ((int)r) {
+	case 0: *s = "CUDA_SUCCESS"; return CUDA_SUCCESS;
+	case 1: *s = "CUDA_ERROR_INVALID_VALUE"; return CUDA_SUCCESS;
+	case 2: *s = "CUDA_ERROR_OUT_OF_MEMORY"; return CUDA_SUCCESS;
+	case 700: *s = "CUDA_ERROR_ILLEGAL_ADDRESS"; return CUDA_SUCCESS;
+	case 717: *s = "CUDA_ERROR_INVALID_ADDRESS_SPACE"; return CUDA_SUCCESS;
+	default: *s = NULL; return CUDA_ERROR_INVALID_VALUE;
+	}
+}
+
+VIS CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
+{
+	*st = (uintptr_t)s == 0xca97 ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+	return CUDA_SUCCESS;
+}
+
+VIS CUresult cuPointerGetAttribute(void *data, CUpointer_attribute a, CUdeviceptr p)
+{
+	if (a != CU_POINTER_ATTRIBUTE_MEMORY_TYPE || !is_dev(p))
+		return CUDA_ERROR_INVALID_VALUE;
+	*(unsigned int *)data = CU_MEMORYTYPE_DEVICE;
+	return CUDA_SUCCESS;
+}
+
+static const size_t fill_params[][2] = { { 0, 8 }, { 8, 4 } };
+static const size_t scale_params[][2] = { { 0, 8 }, { 8, 8 }, { 16, 4 } };
+
+VIS CUresult cuFuncGetName(const char **name, CUfunction f)
+{
+	if ((uintptr_t)f != 0xf001)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*name = "_Z4fillPfi";
+	return CUDA_SUCCESS;
+}
+
+VIS CUresult cuKernelGetName(const char **name, CUkernel k)
+{
+	if ((uintptr_t)k != 0xe001)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*name = "_Z5scalePfPKfi";
+	return CUDA_SUCCESS;
+}
+
+VIS CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, size_t *size)
+{
+	if ((uintptr_t)f != 0xf001)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (i >= 2)
+		return CUDA_ERROR_INVALID_VALUE;
+	*off = fill_params[i][0];
+	*size = fill_params[i][1];
+	return CUDA_SUCCESS;
+}
+
+VIS CUresult cuKernelGetParamInfo(CUkernel k, size_t i, size_t *off, size_t *size)
+{
+	if ((uintptr_t)k != 0xe001)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (i >= 3)
+		return CUDA_ERROR_INVALID_VALUE;
+	*off = scale_params[i][0];
+	*size = scale_params[i][1];
+	return CUDA_SUCCESS;
+}
+
+VIS CUresult cuMemHostGetDevicePointer(CUdeviceptr *d, void *p, unsigned int flags)
+{
+	*d = (CUdeviceptr)(uintptr_t)p;   /* UVA: the same address */
+	return CUDA_SUCCESS;
+}
+
+VIS CUresult cuDeviceGet(CUdevice *d, int ordinal)
+{
+	*d = ordinal;
+	return CUDA_SUCCESS;
+}
+
+VIS CUresult cuDeviceGetName(char *name, int len, CUdevice d)
+{
+	strncpy(name, "Fake GPU", (size_t)len);
+	return CUDA_SUCCESS;
+}
+
+VIS CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
+{
+	*v = a == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR ? 9 :
+	     a == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR ? 0 :
+	     a == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT ? 132 : 0;
+	return CUDA_SUCCESS;
+}
+
+VIS CUresult cuDeviceTotalMem(size_t *bytes, CUdevice d)
+{
+	*bytes = (size_t)1 << 34;
+	return CUDA_SUCCESS;
+}
+
+VIS CUresult cuDriverGetVersion(int *v)
+{
+	*v = 13000;
+	return CUDA_SUCCESS;
+}
+
+VIS CUresult cuModuleGetGlobal(CUdeviceptr *d, size_t *bytes, CUmodule m, const char *name)
+{
+	if (d)
+		*d = 0xd00000f00000ull;
+	if (bytes)
+		*bytes = 64;
+	return CUDA_SUCCESS;
+}
+
+VIS CUresult cuLibraryGetGlobal(CUdeviceptr *d, size_t *bytes, CUlibrary l, const char *name)
+{
+	return cuModuleGetGlobal(d, bytes, NULL, name);
+}

@@ -1,0 +1,192 @@
+#!/bin/sh
+# t5000-e2e-double.sh - the whole pipeline on the CPU: synthetic traces (the
+# writer's own API, via mktrace) whose kernels exist in the CPU driver
+# double, then the real `gpureduce replay`, `shrink` (with its worker
+# processes), the emitted repro.cu compiled with gcc against the double,
+# and `verify`.
+. tests/cli/test-lib.sh
+
+DBL=$BUILD/double
+export GPUREDUCE_LIBCUDA=$DBL/libcuda.so.1
+export GPUREDUCE_NVCC="cc -x c -w -I${CUDA:-/usr/local/cuda}/include -L$DBL -Wl,-rpath,$DBL"
+unset GPUREDUCE_SANITIZER
+PATH=/usr/bin:/bin; export PATH     # no compute-sanitizer: diagnose says so
+cd "$TMP" || exit 1
+
+head() {
+	cat <<EOT
+process 100 /work ./app
+device "gpureduce CPU double"
+module $DBL/kernels.cubin 1
+EOT
+}
+
+# 1. the seed article's missing bounds check after healthy launches -------
+{ head; cat <<'EOT'
+alloc 0x7f0000100000 4000
+alloc 0x7f0000200000 4000
+h2d 0x7f0000100000 4000 seq
+memset 0x7f0000200000 0 4000
+launch _Z7add_onePfi 4 256 ptr:0x7f0000100000 i32:1000
+launch _Z5scalePfPKfi 4 256 ptr:0x7f0000200000 ptr:0x7f0000100000 i32:1000
+launch _Z7add_onePfi 4 256 ptr:0x7f0000200000 i32:1000
+launch _Z13scale_nocheckPfPKfi 8 256 ptr:0x7f0000200000 ptr:0x7f0000100000 i32:1000
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 3 at_launch=1
+EOT
+} > oob.txt
+check "mktrace oob" $MKTRACE oob.bin < oob.txt
+check_exit "replay faults (exit 1)" 1 $GPUREDUCE replay oob.bin
+check_grep "replay names the event, launch and kernel" \
+	"faulted at event 12 (launch #3) in _Z13scale_nocheckPfPKfi: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
+check_exit "replay --guard=start runs clean: the overrun lands in the slack after the buffer" 0 $GPUREDUCE replay --guard=start oob.bin
+check_exit "replay --guard=none (plain cuMemAlloc) faults" 1 $GPUREDUCE replay --guard=none oob.bin
+check "shrink oob" $GPUREDUCE shrink -j 2 --quiet -o oob/repro.cu oob.bin
+cp "$TMP/.out" shrink-oob.log
+check_grep "shrink reached one launch" "4 launches -> 1 launch(es)" shrink-oob.log
+check_grep "shrink kept the signature" "CUDA_ERROR_ILLEGAL_ADDRESS in _Z13scale_nocheckPfPKfi" shrink-oob.log
+check_grep "repro.yaml has the signature" "kernel: _Z13scale_nocheckPfPKfi" oob/repro.yaml
+check_grep "repro.yaml has the rate" "reduced: 5/5" oob/repro.yaml
+check_exit "repro.bin replays to the fault" 1 $GPUREDUCE replay oob/repro.bin
+check_grep "repro.cu header states the nvcc line" "nvcc -o repro repro.cu -lcuda" oob/repro.cu
+check_grep "repro.cu names params by type" "param 0: float\*" oob/repro.cu
+check "repro.cu compiles as C against the double" cc -x c -Wall -Werror -I${CUDA:-/usr/local/cuda}/include \
+	-o oob/repro oob/repro.cu -L$DBL -Wl,-rpath,$DBL -lcuda
+check_exit "repro exits 1 (fault reproduced)" 1 ./oob/repro
+check_grep "repro prints the CUDA error" "faulted: CUDA_ERROR_ILLEGAL_ADDRESS (700)" "$TMP/.out"
+sed 's/_Z13scale_nocheckPfPKfi/_Z5scalePfPKfi/' oob/repro.cu > fixed.cu
+check "fixed variant compiles" cc -x c -w -I${CUDA:-/usr/local/cuda}/include -o fixed fixed.cu -L$DBL -Wl,-rpath,$DBL -lcuda
+check_exit "fixed variant (bounds check) exits 0" 0 ./fixed
+check "verify -n 4 reports 4/4" $GPUREDUCE verify -n 4 oob/repro.cu
+check_grep "verify line" "verify: 4/4 runs faulted with CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
+check_exit "verify of the fixed variant fails (exit 1)" 1 $GPUREDUCE verify -n 2 fixed.cu
+check_exit "diagnose without compute-sanitizer says so (exit 4)" 4 $GPUREDUCE diagnose oob/repro.cu
+check_grep "diagnose gives the signature" "signature only: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
+
+# 2. data-dependent fault: only idx[17] matters ---------------------------
+{ head; cat <<'EOT'
+alloc 0x7f0000100000 4000
+alloc 0x7f0000200000 4000
+alloc 0x7f0000300000 8000
+h2d 0x7f0000100000 4000 seq
+h2d 0x7f0000300000 8000 0
+h2d 0x7f0000300088 8 127
+launch _Z6gatherPfPKfPKxi 4 256 ptr:0x7f0000200000 ptr:0x7f0000100000 ptr:0x7f0000300000 i32:1000
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
+EOT
+} > gather.txt
+check "mktrace gather" $MKTRACE gather.bin < gather.txt
+check "shrink gather" $GPUREDUCE shrink -j 2 --quiet -o gather/repro.cu gather.bin
+check_grep "the idx bytes that matter are kept: 8 bytes at offset 136" "8 bytes for buffer 2 at offset 136" gather/repro.cu
+if grep -q "bytes for buffer 0" gather/repro.cu; then fail "src contents were not needed but kept"; else ok "src contents replaced"; fi
+check "gather repro compiles" cc -x c -w -I${CUDA:-/usr/local/cuda}/include -o gather/repro gather/repro.cu -L$DBL -Wl,-rpath,$DBL -lcuda
+check_exit "gather repro faults" 1 ./gather/repro
+
+# 3. slippage: dropping `fill` makes check_index assert (710) first -------
+{ head; cat <<'EOT'
+alloc 0x7f0000100000 4096
+alloc 0x7f0000200000 4096
+alloc 0x7f0000300000 8192
+h2d 0x7f0000300000 8192 127
+launch _Z4fillPffi 8 256 ptr:0x7f0000300000 f32:0 i32:2048
+launch _Z11check_indexPKxii 4 256 ptr:0x7f0000300000 i32:1024 i32:100
+launch _Z7add_onePfi 4 256 ptr:0x7f0000100000 i32:1024
+launch _Z13scale_nocheckPfPKfi 8 256 ptr:0x7f0000200000 ptr:0x7f0000100000 i32:1024
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 3 at_launch=1
+EOT
+} > slip.txt
+check "mktrace slip" $MKTRACE slip.bin < slip.txt
+check "baseline ddmin over launches" $GPUREDUCE shrink --strategy=baseline -j 1 --quiet -o slip/repro.cu slip.bin
+check_grep "baseline kept the signature" "CUDA_ERROR_ILLEGAL_ADDRESS in _Z13scale_nocheckPfPKfi" "$TMP/.out"
+check_grep "baseline reached the faulting launch alone" "4 launches -> 1 launch(es)" "$TMP/.out"
+if grep -q "^slipped: [1-9]" slip/repro.yaml; then ok "candidates that asserted in check_index were rejected (slipped > 0)"
+else fail "no slipped candidates counted"; sed 's/^/    | /' slip/repro.yaml; fi
+
+# 4. use after free ---------------------------------------------------------
+{ head; cat <<'EOT'
+alloc 0x7f0000100000 4096
+h2d 0x7f0000100000 4096 1
+launch _Z7use_bufPfi 4 256 ptr:0x7f0000100000 i32:1024
+free 0x7f0000100000
+alloc 0x7f0000500000 4096
+launch _Z7add_onePfi 4 256 ptr:0x7f0000500000 i32:1024
+launch _Z7use_bufPfi 4 256 ptr:0x7f0000100000 i32:1024
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 2 at_launch=1
+EOT
+} > uaf.txt
+check "mktrace uaf" $MKTRACE uaf.bin < uaf.txt
+check_exit "uaf replays to the fault" 1 $GPUREDUCE replay uaf.bin
+check "shrink uaf" $GPUREDUCE shrink -j 2 --quiet -o uaf/repro.cu uaf.bin
+check_grep "uaf repro frees the buffer before the launch" "buf_free(&buf\[0\])" uaf/repro.cu
+check_grep "uaf repro says the pointer is stale" "a FREED buffer" uaf/repro.cu
+check "uaf repro compiles" cc -x c -w -I${CUDA:-/usr/local/cuda}/include -o uaf/repro uaf/repro.cu -L$DBL -Wl,-rpath,$DBL -lcuda
+check_exit "uaf repro faults" 1 ./uaf/repro
+
+# 5. pointers inside a by-value struct are relocated -------------------------
+# hex: is raw bytes as written: the 24-byte struct { float *a, *b; int n; }
+{ head; cat <<'EOT'
+alloc 0x7f0000100000 4096
+alloc 0x7f0000200000 4096
+h2d 0x7f0000100000 4096 seq
+launch _Z13struct_params4Pair 4 256 hex:00001000007f000000002000007f0000000400000000000000
+EOT
+} > pair.txt
+check "mktrace pair" $MKTRACE pair.bin < pair.txt
+check_exit "struct parameter pointers relocate (runs clean)" 0 $GPUREDUCE replay pair.bin
+
+# 6. device-side assert -----------------------------------------------------
+{ head; cat <<'EOT'
+alloc 0x7f0000100000 800
+h2d 0x7f0000100000 800 0
+h2d 0x7f0000100040 8 1
+launch _Z11check_indexPKxii 1 128 ptr:0x7f0000100000 i32:100 i32:100
+fault 710 CUDA_ERROR_ASSERT cuLaunchKernel 0 at_launch=1
+EOT
+} > assert.txt
+check "mktrace assert" $MKTRACE assert.bin < assert.txt
+check_exit "assert replays (exit 1)" 1 $GPUREDUCE replay assert.bin
+check_grep "assert signature" "CUDA_ERROR_ASSERT (710)" "$TMP/.out"
+check "shrink assert" $GPUREDUCE shrink -j 2 --quiet -o assert/repro.cu assert.bin
+check_grep "assert shrink kept 710" "CUDA_ERROR_ASSERT in _Z11check_indexPKxii" "$TMP/.out"
+
+# 7. flaky (a race): rate measured and reported -----------------------------
+{ head; cat <<'EOT'
+alloc 0x7f0000100000 4096
+launch _Z7add_onePfi 4 256 ptr:0x7f0000100000 i32:1024
+launch _Z12racy_augmentPfii 4 256 ptr:0x7f0000100000 i32:1024 i32:3
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 1 at_launch=1
+EOT
+} > race.txt
+check "mktrace race" $MKTRACE race.bin < race.txt
+check "shrink race" $GPUREDUCE shrink -j 2 --runs=12 --quiet -o race/repro.cu race.bin
+check_grep "race reported flaky" "flaky: true" race/repro.yaml
+check_grep "race rate in yaml" "original_rate: 0\." race/repro.yaml
+check_grep "race flagged in the repro header" "FLAKY" race/repro.cu
+
+# 8. refusals: no fault; a fault that does not reproduce ----------------------
+{ head; cat <<'EOT'
+alloc 0x7f0000100000 4096
+launch _Z7add_onePfi 4 256 ptr:0x7f0000100000 i32:1024
+EOT
+} > clean.txt
+check "mktrace clean" $MKTRACE clean.bin < clean.txt
+check_exit "replay of a healthy trace exits 0" 0 $GPUREDUCE replay clean.bin
+check_exit "shrink refuses a trace without fault" 1 $GPUREDUCE shrink --quiet -o clean/repro.cu clean.bin
+check_grep "says there is no fault" "holds no fault" "$TMP/.out"
+{ head; cat <<'EOT'
+alloc 0x7f0000100000 4096
+launch _Z7add_onePfi 4 256 ptr:0x7f0000100000 i32:1024
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
+EOT
+} > nofault.txt
+check "mktrace nofault" $MKTRACE nofault.bin < nofault.txt
+check_exit "shrink refuses a fault that does not reproduce" 1 $GPUREDUCE shrink --quiet -o nf/repro.cu nofault.bin
+check_grep "says what was tried" "tried guard=end, [0-9]* runs: ran clean" "$TMP/.out"
+check_grep "... in every guard mode" "guard=none, [0-9]* runs: ran clean" "$TMP/.out"
+if [ -e nf/repro.cu ]; then fail "nothing may be emitted for a non-reproducing fault"; else ok "nothing emitted"; fi
+
+# 9. bad input ---------------------------------------------------------------
+head -c 300 oob.bin > cut.bin
+check_exit "shrink on a missing file: exit 3" 3 $GPUREDUCE shrink -o x.cu /no/such/trace.bin
+check_grep "names the file" "/no/such/trace.bin" "$TMP/.out"
+check_exit "replay of a non-trace: exit 3" 3 $GPUREDUCE replay oob.txt
+finish

@@ -1,0 +1,70 @@
+#!/bin/sh
+# make-corpus.sh - regenerate the fuzz seed corpus (tests/fuzz/corpus/) with
+# the mktrace test helper.  The seeds are committed; rerun this only when
+# the format or mktrace changes:  make build/mktrace && sh tests/fuzz/make-corpus.sh
+set -e
+BUILD=${BUILD:-build}
+M=$BUILD/mktrace
+C=tests/fuzz/corpus
+mkdir -p "$C"
+
+$M "$C/full.bin" <<'EOF'
+process 4321 /home/u python3 train.py --lr 0.1
+device "NVIDIA H200"
+elfmodule 1 _Z5scalePfPKfii _Z4fillPfi
+alloc 0x7f0000000000 4000
+alloc 0x7f0000001000 4000 managed
+alloc 0x7f0000100000 256 global g_table
+h2d 0x7f0000000000 200 seq 0x5000000 async
+memset 0x7f0000001000 7 1000 4
+memset 0x7f0000001000 1 16 1 4 32
+launch _Z4fillPfi 4 256 ptr:0x7f0000001000 i32:1000 py=nogil
+funcattr _Z5scalePfPKfii 8 65536
+launch _Z5scalePfPKfii 4 256 ptr:0x7f0000001040 ptr:0x7f0000000000 i32:1000 f32:2.5 frame=train.py:40:step frame=train.py:99:<module> attr=4:01000000 api=ex grid=4,2,1 block=256,1,1 shmem=1024 stream=0x77
+launch _Z4fillPfi 1 32 hex:0000000000000000001000000000007f0000000000000000 u8:7 u16:9
+d2d 0x7f0000001000 0x7f0000000000 64
+d2h 0x6000000 0x7f0000001000 64
+free 0x7f0000000000
+launch _Z5scalePfPKfii 4 256 ptr:0x7f0000000fa0 ptr:0x7f0000000000 i32:1000 i32:4
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 3
+note "unsupported call seen: cuGraphLaunch"
+reduction "kept: 3 of 5 launches"
+end 1
+EOF
+
+$M "$C/torn.bin" <<'EOF'
+process 1 / prog
+alloc 0x7f0000000000 4000
+launch k 1 32 ptr:0x7f0000000000
+end 0
+truncate -5
+EOF
+
+$M "$C/newer-minor.bin" <<'EOF'
+note before
+raw 42 0102030405060708
+alloc 0x7f0000000000 64
+raw 17 00
+launch k 1 1 ptr:0x7f0000000008
+version 1 3
+EOF
+
+$M "$C/blobs.bin" <<'EOF'
+blob rand:7 300
+blob 0 100
+blob seq 50
+h2d 0x1000000 300 rand:7
+h2d 0x1000000 100 0
+EOF
+
+: | $M "$C/header-only.bin"
+
+$M "$C/python.bin" <<'EOF'
+alloc 0x7f0000000000 4096
+launch triton_kernel 128 128 ptr:0x7f0000000000 ptr:0x7f0000001000 u32:4096 frame=model.py:12:forward frame=torch/nn/modules/module.py:1736:_call_impl frame=train.py:40:step
+fault 710 CUDA_ERROR_ASSERT cuCtxSynchronize 0 at_launch=0
+EOF
+
+# a bare ELF image, for the symbol counter
+$M --elf "$C/cubin.elf" _Z5scalePfPKfii _Z4fillPfi
+ls -l "$C"
