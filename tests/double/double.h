@@ -1,0 +1,53 @@
+/*
+ * double.h - what the CPU driver double (libcuda.c) and its kernel registry
+ * (kernels.c) share.  Nothing outside tests/double/ includes this: programs
+ * under test see only <cuda.h> and the exported cu* symbols.
+ *
+ * A "kernel" of the double is a C function called once per CUDA thread, in
+ * order: blocks outer (z, y, x), threads inner (z, y, x).  It reads its
+ * parameters from the packed argument buffer that cuLaunchKernel built at
+ * the offsets listed in its registry entry, exactly as a GPU kernel would.
+ */
+#ifndef GPUREDUCE_DOUBLE_H
+#define GPUREDUCE_DOUBLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct dbl_dim3 { unsigned x, y, z; };
+
+/* One thread's view of a launch. */
+struct dbl_launch {
+	struct dbl_dim3 gridDim, blockDim, blockIdx, threadIdx;
+	uint64_t seq;        /* launches run so far in this process, from 1 */
+	uint32_t rnd;        /* random per launch, same for every thread (racy kernels) */
+};
+
+#define DBL_MAX_PARAMS 8
+
+struct dbl_param { unsigned offset, size; };
+
+struct dbl_kernel {
+	const char *name;            /* the mangled name, as in the cubin's symtab */
+	const char *signature;       /* demangled, for messages */
+	unsigned nparams;
+	struct dbl_param params[DBL_MAX_PARAMS];
+	void (*fn)(const struct dbl_launch *L, const void *args);
+};
+
+extern const struct dbl_kernel dbl_kernels[];
+extern const size_t dbl_nkernels;
+
+/* Global thread index in x: blockIdx.x * blockDim.x + threadIdx.x. */
+static inline long long dbl_tid_x(const struct dbl_launch *L)
+{
+	return (long long)L->blockIdx.x * L->blockDim.x + L->threadIdx.x;
+}
+
+/* A device-side assert failed: prints CUDA's message and ends the grid with
+ * CUDA_ERROR_ASSERT (does not return). */
+void dbl_device_assert(const struct dbl_launch *L, const char *expr, const char *file,
+		       int line, const char *func) __attribute__((noreturn));
+#define DBL_ASSERT(L, e) ((e) ? (void)0 : dbl_device_assert((L), #e, __FILE__, __LINE__, __func__))
+
+#endif

@@ -1,0 +1,159 @@
+/*
+ * kernels.c - the kernel registry of the CPU driver double: the only
+ * "device code" the double can run.  Each entry names a kernel by the
+ * mangled name nvcc would give it, lists its parameter layout (what
+ * cuFuncGetParamInfo reports) and points at a C function that is called
+ * once per CUDA thread.  A module exposes an entry only when its image
+ * (tests/double/kernels_image.c compiled into kernels.cubin) also defines
+ * a function symbol of that name, like a real cubin.
+ *
+ * Every kernel reads its parameters out of the packed argument buffer at
+ * the offsets below, so a replay that packs parameters wrongly computes
+ * wrong results, and pointers it forgot to relocate fault.  Adding a
+ * kernel: write the function, add an entry here and a symbol of the same
+ * name to kernels_image.c.
+ */
+#include <string.h>
+
+#include "double.h"
+
+/* Read a parameter of type T at byte offset off of the argument buffer. */
+#define ARG(T, args, off) (*(T const *)((const char *)(args) + (off)))
+
+/* scale(float *out, const float *in, int n): correct.
+ * if (i < n) out[i] = 2 * in[i]. */
+static void k_scale(const struct dbl_launch *L, const void *a)
+{
+	float *out = ARG(float *, a, 0);
+	const float *in = ARG(const float *, a, 8);
+	int n = ARG(int, a, 16);
+	long long i = dbl_tid_x(L);
+	if (i < n)
+		out[i] = 2.0f * in[i];
+}
+
+/* scale_nocheck(float *out, const float *in, int n): the seed article's bug,
+ * no bounds check: every thread of the grid reads in[i] and writes out[i],
+ * so a grid larger than n overruns both buffers (n is ignored). */
+static void k_scale_nocheck(const struct dbl_launch *L, const void *a)
+{
+	float *out = ARG(float *, a, 0);
+	const float *in = ARG(const float *, a, 8);
+	long long i = dbl_tid_x(L);
+	out[i] = 2.0f * in[i];
+}
+
+/* gather(float *out, const float *src, const long long *idx, int n):
+ * out[i] = src[idx[i]] for i < n.  Correct code, data-dependent fault: it
+ * faults only when idx holds a wild value. */
+static void k_gather(const struct dbl_launch *L, const void *a)
+{
+	float *out = ARG(float *, a, 0);
+	const float *src = ARG(const float *, a, 8);
+	const long long *idx = ARG(const long long *, a, 16);
+	int n = ARG(int, a, 24);
+	long long i = dbl_tid_x(L);
+	if (i < n)
+		out[i] = src[idx[i]];
+}
+
+/* check_index(const long long *idx, int n, int limit): PyTorch-style index
+ * check: for i < n, device-side assert(idx[i] < limit) -> CUDA_ERROR_ASSERT. */
+static void k_check_index(const struct dbl_launch *L, const void *a)
+{
+	const long long *idx = ARG(const long long *, a, 0);
+	int n = ARG(int, a, 8);
+	int limit = ARG(int, a, 12);
+	long long i = dbl_tid_x(L);
+	if (i < n)
+		DBL_ASSERT(L, idx[i] < limit);
+}
+
+/* add_one(float *p, int n): correct, for the healthy launches before a bug.
+ * if (i < n) p[i] += 1. */
+static void k_add_one(const struct dbl_launch *L, const void *a)
+{
+	float *p = ARG(float *, a, 0);
+	int n = ARG(int, a, 8);
+	long long i = dbl_tid_x(L);
+	if (i < n)
+		p[i] += 1.0f;
+}
+
+/* racy_augment(float *buf, int n, int seed): a flaky kernel.  Every thread
+ * i < n does buf[i] += seed.  In addition, on a launch whose per-launch
+ * random bit is set (L->rnd & 1: 50% of launches, independent of the
+ * arguments), thread 0 of block 0 also writes buf[n + 256], 1 KiB past the
+ * end: that faults whenever less than 1 KiB of slack separates the buffer's
+ * end from a guard (always for cuMemAlloc and replay's guard placement).
+ * The random source is seeded from time and pid, or from $DOUBLE_SEED. */
+static void k_racy_augment(const struct dbl_launch *L, const void *a)
+{
+	float *buf = ARG(float *, a, 0);
+	int n = ARG(int, a, 8);
+	int seed = ARG(int, a, 12);
+	long long i = dbl_tid_x(L);
+	if (i < n)
+		buf[i] += (float)seed;
+	if (i == 0 && L->blockIdx.y == 0 && L->blockIdx.z == 0 &&
+	    L->threadIdx.y == 0 && L->threadIdx.z == 0 && (L->rnd & 1))
+		buf[(long long)n + 256] = (float)seed;
+}
+
+/* use_buf(float *p, int n): p[i] = p[i] * 0.5f + 1 for i < n.  Correct on
+ * live memory; faults when p was freed (the double's freed memory is
+ * PROT_NONE). */
+static void k_use_buf(const struct dbl_launch *L, const void *a)
+{
+	float *p = ARG(float *, a, 0);
+	int n = ARG(int, a, 8);
+	long long i = dbl_tid_x(L);
+	if (i < n)
+		p[i] = p[i] * 0.5f + 1.0f;
+}
+
+/* struct_params(Pair p), struct Pair { float *a; float *b; int n; } passed
+ * by value (24 bytes, one parameter): b[i] = a[i] + 1 for i < n.  Correct;
+ * it tests that a replay relocates pointers inside a struct parameter. */
+struct pair { float *a; float *b; int n; };
+static void k_struct_params(const struct dbl_launch *L, const void *args)
+{
+	struct pair p;
+	memcpy(&p, args, sizeof(p));
+	long long i = dbl_tid_x(L);
+	if (i < p.n)
+		p.b[i] = p.a[i] + 1.0f;
+}
+
+/* fill(float *p, float v, int n): if (i < n) p[i] = v.  Correct. */
+static void k_fill(const struct dbl_launch *L, const void *a)
+{
+	float *p = ARG(float *, a, 0);
+	float v = ARG(float, a, 8);
+	int n = ARG(int, a, 12);
+	long long i = dbl_tid_x(L);
+	if (i < n)
+		p[i] = v;
+}
+
+const struct dbl_kernel dbl_kernels[] = {
+	{ "_Z5scalePfPKfi", "scale(float*, const float*, int)",
+	  3, { {0, 8}, {8, 8}, {16, 4} }, k_scale },
+	{ "_Z13scale_nocheckPfPKfi", "scale_nocheck(float*, const float*, int)",
+	  3, { {0, 8}, {8, 8}, {16, 4} }, k_scale_nocheck },
+	{ "_Z6gatherPfPKfPKxi", "gather(float*, const float*, const long long*, int)",
+	  4, { {0, 8}, {8, 8}, {16, 8}, {24, 4} }, k_gather },
+	{ "_Z11check_indexPKxii", "check_index(const long long*, int, int)",
+	  3, { {0, 8}, {8, 4}, {12, 4} }, k_check_index },
+	{ "_Z7add_onePfi", "add_one(float*, int)",
+	  2, { {0, 8}, {8, 4} }, k_add_one },
+	{ "_Z12racy_augmentPfii", "racy_augment(float*, int, int)",
+	  3, { {0, 8}, {8, 4}, {12, 4} }, k_racy_augment },
+	{ "_Z7use_bufPfi", "use_buf(float*, int)",
+	  2, { {0, 8}, {8, 4} }, k_use_buf },
+	{ "_Z13struct_params4Pair", "struct_params(Pair)",
+	  1, { {0, 24} }, k_struct_params },
+	{ "_Z4fillPffi", "fill(float*, float, int)",
+	  3, { {0, 8}, {8, 4}, {12, 4} }, k_fill },
+};
+const size_t dbl_nkernels = sizeof(dbl_kernels) / sizeof(dbl_kernels[0]);
