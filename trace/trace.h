@@ -90,6 +90,7 @@ enum tr_codec {
 
 /* Flags on copy/memset/launch records (on disk, bit values). */
 #define TR_F_ASYNC 0x1u
+#define TR_F_CAPTURED 0x2u /* issued during stream capture: did not run then */
 
 struct tr_dim3 {
 	uint32_t x, y, z;

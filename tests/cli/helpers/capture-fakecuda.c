@@ -44,7 +44,7 @@ VIS CUptiResult CUPTIAPI cuptiSubscribe_v2(CUpti_SubscriberHandle *s, CUpti_Call
 		return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
 	fake_cb = cb;
 	fake_ud = ud;
-	*s = (CUpti_SubscriberHandle)(uintptr_t)0x5ub;
+	*s = (CUpti_SubscriberHandle)(uintptr_t)0x5b;
 	return CUPTI_SUCCESS;
 }
 

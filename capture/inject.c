@@ -1,0 +1,1507 @@
+/*
+ * inject.c - the CUPTI injection library: loaded by the CUDA driver through
+ * CUDA_INJECTION64_PATH at cuInit, it subscribes to driver-API and resource
+ * callbacks and writes everything a replay needs into the trace named by
+ * GPUREDUCE_TRACE (set by `gpureduce capture`, src/cmd-capture.c).
+ *
+ * Environment (all set by the capture command):
+ *   GPUREDUCE_TRACE             output path (unset: do nothing at all)
+ *   GPUREDUCE_STATUS            file that gets one line per process: "ok PID PATH",
+ *                               "cupti-busy ERR", "cupti-error ERR" or "trace-error MSG"
+ *   GPUREDUCE_ALLOW_NO_CAPTURE  "1": run the program uncaptured instead of refusing
+ *   GPUREDUCE_PY_FRAMES         Python frames per launch (default 8, max 64)
+ *
+ * Records go through the trace writer (trace/trace.h) only; each is one
+ * write(2), so the file is complete up to the last whole record when the
+ * program dies on its fault.  What is recorded where:
+ *   init                      TR_PROCESS
+ *   first context             TR_DEVICE
+ *   module loaded             blob of the cubin + TR_MODULE
+ *   alloc calls (exit, ok)    TR_ALLOC      free calls (enter)  TR_FREE
+ *   copies, memsets (enter)   TR_MEMCPY_*, TR_MEMSET (H2D with the bytes)
+ *   launches (enter)          TR_LAUNCH with parameter bytes and Python frames
+ *   func attributes (exit)    TR_FUNC_ATTR
+ *   first sticky error (exit of any driver call)  TR_FAULT, then nothing more
+ *   exit()                    TR_END
+ *   anything not replayable   TR_NOTE (once per API)
+ *
+ * Threading: callbacks come from any thread (PyTorch's autograd thread
+ * launches too).  One recursive mutex guards the writer and all state;
+ * driver calls the library makes itself run outside it where possible, and
+ * a thread-local flag keeps them from being recorded.  Resource callbacks
+ * (a lazily loaded module) are recorded even when one of our own driver calls
+ * triggered them.
+ *
+ * Rules: never change the program's behaviour.  No output, no exit (except
+ * the refusal to run half-captured), no call that synchronises or faults
+ * the GPU, no read of memory the driver itself would not read (host sources
+ * are checked with cap_host_readable first).
+ */
+#include <cuda.h>
+#include <cupti.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../common/strbuf.h"
+#include "../common/util.h"
+#include "../trace/trace.h"
+#include "capture.h"
+
+#define CB(name) CUPTI_DRIVER_TRACE_CBID_##name
+
+enum {
+	REFUSE_EXIT = 86,          /* _exit code when refusing to run half-captured */
+	MAX_PARAMS = 8192,         /* cu*GetParamInfo probe limit */
+	MAX_COPY_RECORDS = 65536,  /* per 2D/3D copy call */
+	MAX_FAILED_NOTES = 100,    /* "call returned an error" notes */
+	MAX_EXTRA_PAIRS = 32       /* cuLaunchKernel `extra` entries examined */
+};
+
+/* Per-function layout, cached by CUfunction/CUkernel handle (S.fns). */
+struct fn_info {
+	char *name;                /* "" when the driver would not say */
+	uint32_t nparams;
+	struct tr_param *params;
+	uint32_t argsize;          /* max offset+size over params */
+	int layout_unknown;        /* no param-info call worked */
+	int noted;                 /* note about it already written */
+};
+
+static pthread_mutex_t g_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+static int g_off = 1;          /* atomic: 1 before init and in forked children */
+static __thread int t_busy;    /* inside our own callback on this thread */
+
+static struct {                /* all under g_lock */
+	struct trace_writer w;
+	int recording;             /* writer open, no fault yet, not ended */
+	int ended;
+	pid_t pid;
+	uint32_t py_frames;
+	int device_done;
+	uint64_t launches, allocs, h2d;
+	uint64_t last_seq;         /* UINT64_MAX: no launch yet */
+	struct strbuf last_name;
+	struct cap_map live;       /* pointer the free call names -> (recorded addr, kind) */
+	struct cap_map globals;    /* module global address -> 1 */
+	struct cap_map fns;        /* handle -> (struct fn_info *) */
+	unsigned char noted[CUPTI_DRIVER_TRACE_CBID_SIZE];
+	unsigned failed_notes;
+	CUpti_SubscriberHandle sub;
+} S = { .w = TRACE_WRITER_INIT, .last_seq = UINT64_MAX, .last_name = STRBUF_INIT };
+
+/* ---- small helpers ---------------------------------------------------- */
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int is_off(void)
+{
+	return __atomic_load_n(&g_off, __ATOMIC_ACQUIRE);
+}
+
+/* Take the lock if recording is on; returns 1 with the lock held, else 0. */
+static int lock_rec(void)
+{
+	pthread_mutex_lock(&g_lock);
+	if (S.recording)
+		return 1;
+	pthread_mutex_unlock(&g_lock);
+	return 0;
+}
+
+static void unlock(void)
+{
+	pthread_mutex_unlock(&g_lock);
+}
+
+static const char *err_name(CUresult r)
+{
+	const char *s = NULL;
+	if (cuGetErrorName(r, &s) != CUDA_SUCCESS || !s)
+		s = "CUDA_ERROR_UNKNOWN_CODE";
+	return s;
+}
+
+/* The errors after which the context is unusable: a device-side fault. */
+static int is_sticky(CUresult r)
+{
+	switch ((int)r) {
+	case 700: case 702: case 710: case 714: case 715: case 716:
+	case 717: case 718: case 719: case 721:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static void status_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void status_line(const char *fmt, ...)
+{
+	const char *path = getenv("GPUREDUCE_STATUS");
+	char line[PATH_MAX + 128];
+	va_list ap;
+	int fd, n;
+
+	if (!path || !*path)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n > sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	line[n++] = '\n';
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	if (write_all(fd, line, (size_t)n) < 0) { /* nothing else to do */ }
+	close(fd);
+}
+
+/* Caller holds the lock with recording on. */
+static void note_locked(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void note_locked(const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct tr_rec r;
+	va_list ap;
+
+	va_start(ap, fmt);
+	sb_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	memset(&r, 0, sizeof(r));
+	r.type = TR_NOTE;
+	r.u.note.text = sb.buf;
+	tw_record(&S.w, &r);
+	sb_release(&sb);
+}
+
+/* A note the first time this API is seen. */
+static void note_once(CUpti_CallbackId cbid, const char *fmt, const char *api)
+{
+	if (!lock_rec())
+		return;
+	if (cbid < CUPTI_DRIVER_TRACE_CBID_SIZE && !S.noted[cbid]) {
+		S.noted[cbid] = 1;
+		note_locked(fmt, api);
+	}
+	unlock();
+}
+
+/* The stream a NULL handle means for this API flavour. */
+static CUstream eff_stream(CUstream s, int per_thread)
+{
+	return (!s && per_thread) ? CU_STREAM_PER_THREAD : s;
+}
+
+/* 1 when work issued to s is being captured into a graph (it does not run). */
+static int capturing(CUstream s)
+{
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+	return cuStreamIsCapturing(s, &st) == CUDA_SUCCESS &&
+		st == CU_STREAM_CAPTURE_STATUS_ACTIVE;
+}
+
+/* Device memory under unified addressing, as the driver classifies it. */
+static int is_device_ptr(CUdeviceptr p)
+{
+	unsigned int type = 0;
+	if (!p || cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p) != CUDA_SUCCESS)
+		return 0;
+	return type == CU_MEMORYTYPE_DEVICE || type == CU_MEMORYTYPE_ARRAY;
+}
+
+/* Remember the first record an API call produced, so its exit can say
+ * when the call failed and the record did not take effect. */
+static void set_corr(const CUpti_CallbackData *cb, long ev)
+{
+	if (cb->correlationData && ev >= 0)
+		*cb->correlationData = (uint64_t)ev + 1;
+}
+
+/* ---- process, device, modules ------------------------------------------ */
+
+static void rec_process(void)
+{
+	struct strbuf cmd = STRBUF_INIT, err = STRBUF_INIT;
+	const char **argv = NULL;
+	char cwd[PATH_MAX];
+	uint32_t argc = 0;
+	struct tr_rec r;
+
+	if (read_file("/proc/self/cmdline", &cmd, &err) == 0) {
+		for (size_t i = 0; i < cmd.len; i++)
+			if (!cmd.buf[i])
+				argc++;
+		if (cmd.len && cmd.buf[cmd.len - 1])
+			argc++;   /* last argument without its NUL */
+		argv = xcalloc(argc ? argc : 1, sizeof(*argv));
+		for (size_t i = 0, k = 0; i < cmd.len && k < argc; k++) {
+			argv[k] = cmd.buf + i;
+			i += strlen(cmd.buf + i) + 1;
+		}
+	}
+	if (!getcwd(cwd, sizeof(cwd)))
+		strcpy(cwd, "?");
+	memset(&r, 0, sizeof(r));
+	r.type = TR_PROCESS;
+	r.u.process.pid = (uint32_t)getpid();
+	r.u.process.start_ns = realtime_ns();
+	r.u.process.cwd = cwd;
+	r.u.process.argc = argc;
+	r.u.process.argv = argv;
+	tw_record(&S.w, &r);
+	free(argv);
+	sb_release(&cmd);
+	sb_release(&err);
+}
+
+static void rec_device(CUcontext ctx)
+{
+	uint32_t id = 0;
+	CUdevice dev = 0;
+	char name[256] = "";
+	int major = 0, minor = 0, sms = 0, drv = 0;
+	size_t mem = 0;
+	struct tr_rec r;
+
+	pthread_mutex_lock(&g_lock);
+	if (S.device_done) {
+		unlock();
+		return;
+	}
+	S.device_done = 1;
+	unlock();
+
+	if (cuptiGetDeviceId(ctx, &id) != CUPTI_SUCCESS)
+		id = 0;
+	if (cuDeviceGet(&dev, (int)id) == CUDA_SUCCESS) {
+		if (cuDeviceGetName(name, (int)sizeof(name) - 1, dev) != CUDA_SUCCESS)
+			strcpy(name, "?");
+		cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+		cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+		cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+		cuDeviceTotalMem(&mem, dev);
+	}
+	cuDriverGetVersion(&drv);
+
+	if (!lock_rec())
+		return;
+	memset(&r, 0, sizeof(r));
+	r.type = TR_DEVICE;
+	r.u.device.ordinal = id;
+	r.u.device.name = name;
+	r.u.device.cc_major = (uint32_t)major;
+	r.u.device.cc_minor = (uint32_t)minor;
+	r.u.device.driver_version = (uint32_t)drv;
+	r.u.device.toolkit_version = CUDA_VERSION;
+	r.u.device.total_mem = mem;
+	r.u.device.sm_count = (uint32_t)sms;
+	tw_record(&S.w, &r);
+	unlock();
+}
+
+static void rec_module(const CUpti_ModuleResourceData *m)
+{
+	struct tr_rec r;
+	uint64_t hash = 0;
+
+	if (!m || !lock_rec())
+		return;
+	if (!m->pCubin || !m->cubinSize) {
+		note_locked("module %u was loaded without an image: its kernels cannot be replayed",
+			    m->moduleId);
+		unlock();
+		return;
+	}
+	/* The image is only valid during this callback: tw_blob consumes it now. */
+	if (tw_blob(&S.w, m->pCubin, m->cubinSize, &hash) == 0) {
+		const unsigned char *p = (const unsigned char *)m->pCubin;
+		memset(&r, 0, sizeof(r));
+		r.type = TR_MODULE;
+		r.u.module.module_id = m->moduleId;
+		r.u.module.kind = (m->cubinSize >= 4 && p[0] == 0x7f && p[1] == 'E' &&
+				   p[2] == 'L' && p[3] == 'F') ? TR_MOD_ELF : TR_MOD_OTHER;
+		r.u.module.blob = hash;
+		r.u.module.size = m->cubinSize;
+		tw_record(&S.w, &r);
+	}
+	unlock();
+}
+
+/* ---- function names and parameter layouts ------------------------------- */
+
+static void fn_free(struct fn_info *fi)
+{
+	if (!fi)
+		return;
+	free(fi->name);
+	free(fi->params);
+	free(fi);
+}
+
+/* Drop every cached layout: handles may be reused once a module goes. */
+static void fns_invalidate(void)
+{
+	pthread_mutex_lock(&g_lock);
+	for (size_t i = 0; i < S.fns.cap; i++)
+		if (S.fns.slot[i].key)
+			fn_free((struct fn_info *)(uintptr_t)S.fns.slot[i].v1);
+	cap_map_clear(&S.fns);
+	unlock();
+}
+
+/*
+ * Ask the driver for f's name and parameter layout.  Runtime launches pass
+ * a CUkernel where the API says CUfunction: cuFunc* calls reject it with
+ * CUDA_ERROR_INVALID_HANDLE and the cuKernel* twins answer instead.
+ */
+static struct fn_info *fn_compute(CUfunction f)
+{
+	struct fn_info *fi = xcalloc(1, sizeof(*fi));
+	const char *name = NULL;
+	size_t alloc = 0;
+	int is_func = 0;
+	CUresult r = CUDA_ERROR_INVALID_HANDLE;
+
+	if (cuFuncGetName(&name, f) == CUDA_SUCCESS && name)
+		is_func = 1;
+	else if (cuKernelGetName(&name, (CUkernel)f) != CUDA_SUCCESS)
+		name = NULL;
+	fi->name = xstrdup(name ? name : "");
+
+	for (int pass = 0; pass < 2 && !fi->nparams; pass++) {
+		if (pass == 1 && is_func && r == CUDA_ERROR_INVALID_VALUE)
+			break;   /* a CUfunction without parameters */
+		for (uint32_t i = 0; i < MAX_PARAMS; i++) {
+			size_t off = 0, size = 0;
+			r = pass == 0 ? cuFuncGetParamInfo(f, i, &off, &size)
+				      : cuKernelGetParamInfo((CUkernel)f, i, &off, &size);
+			if (r != CUDA_SUCCESS)
+				break;
+			ALLOC_GROW(fi->params, fi->nparams + 1, alloc);
+			fi->params[fi->nparams].offset = (uint32_t)off;
+			fi->params[fi->nparams].size = (uint32_t)size;
+			fi->nparams++;
+			if (off + size > fi->argsize)
+				fi->argsize = (uint32_t)(off + size);
+		}
+	}
+	/* Out-of-range index is INVALID_VALUE; anything else means no answer. */
+	fi->layout_unknown = !fi->nparams && r != CUDA_ERROR_INVALID_VALUE;
+	return fi;
+}
+
+/* The cached layout of f, computing it (outside the lock) if needed.
+ * Returns with the lock held; the pointer is valid until unlock(). */
+static struct fn_info *fn_get_locked(CUfunction f)
+{
+	struct cap_map_ent *e;
+	struct fn_info *fi;
+
+	pthread_mutex_lock(&g_lock);
+	e = cap_map_get(&S.fns, (uint64_t)(uintptr_t)f);
+	if (e)
+		return (struct fn_info *)(uintptr_t)e->v1;
+	unlock();
+	fi = fn_compute(f);
+	pthread_mutex_lock(&g_lock);
+	e = cap_map_get(&S.fns, (uint64_t)(uintptr_t)f);
+	if (e) {   /* another thread got there first */
+		fn_free(fi);
+		return (struct fn_info *)(uintptr_t)e->v1;
+	}
+	if (f)
+		cap_map_put(&S.fns, (uint64_t)(uintptr_t)f, (uint64_t)(uintptr_t)fi, 0);
+	return fi;   /* f == NULL: leaks one tiny struct per bogus launch; harmless */
+}
+
+/* ---- launches ------------------------------------------------------------ */
+
+struct launch_in {
+	CUfunction f;
+	uint32_t api;              /* enum tr_launch_api */
+	struct tr_dim3 grid, block;
+	uint32_t shmem;
+	CUstream stream;
+	void **kp, **extra;
+	const CUlaunchConfig *cfg;
+};
+
+static int get_launch(CUpti_CallbackId cbid, const void *p, struct launch_in *l)
+{
+	int pt = 0;
+	memset(l, 0, sizeof(*l));
+	switch (cbid) {
+	case CB(cuLaunchKernel_ptsz):
+		pt = 1;
+		/* fallthrough */
+	case CB(cuLaunchKernel): {
+		const cuLaunchKernel_params *q = p;
+		l->api = TR_API_LAUNCH_KERNEL;
+		l->f = q->f;
+		l->grid = (struct tr_dim3){ q->gridDimX, q->gridDimY, q->gridDimZ };
+		l->block = (struct tr_dim3){ q->blockDimX, q->blockDimY, q->blockDimZ };
+		l->shmem = q->sharedMemBytes;
+		l->stream = eff_stream(q->hStream, pt);
+		l->kp = q->kernelParams;
+		l->extra = q->extra;
+		return 0;
+	}
+	case CB(cuLaunchCooperativeKernel_ptsz):
+		pt = 1;
+		/* fallthrough */
+	case CB(cuLaunchCooperativeKernel): {
+		const cuLaunchCooperativeKernel_params *q = p;
+		l->api = TR_API_LAUNCH_COOPERATIVE;
+		l->f = q->f;
+		l->grid = (struct tr_dim3){ q->gridDimX, q->gridDimY, q->gridDimZ };
+		l->block = (struct tr_dim3){ q->blockDimX, q->blockDimY, q->blockDimZ };
+		l->shmem = q->sharedMemBytes;
+		l->stream = eff_stream(q->hStream, pt);
+		l->kp = q->kernelParams;
+		return 0;
+	}
+	case CB(cuLaunchKernelEx_ptsz):
+		pt = 1;
+		/* fallthrough */
+	case CB(cuLaunchKernelEx): {
+		const cuLaunchKernelEx_params *q = p;
+		if (!q->config)
+			return -1;
+		l->api = TR_API_LAUNCH_KERNEL_EX;
+		l->f = q->f;
+		l->cfg = q->config;
+		l->grid = (struct tr_dim3){ q->config->gridDimX, q->config->gridDimY, q->config->gridDimZ };
+		l->block = (struct tr_dim3){ q->config->blockDimX, q->config->blockDimY, q->config->blockDimZ };
+		l->shmem = q->config->sharedMemBytes;
+		l->stream = eff_stream(q->config->hStream, pt);
+		l->kp = q->kernelParams;
+		l->extra = q->extra;
+		return 0;
+	}
+	default:
+		return -1;
+	}
+}
+
+static int is_launch(CUpti_CallbackId cbid)
+{
+	switch (cbid) {
+	case CB(cuLaunchKernel): case CB(cuLaunchKernel_ptsz):
+	case CB(cuLaunchKernelEx): case CB(cuLaunchKernelEx_ptsz):
+	case CB(cuLaunchCooperativeKernel): case CB(cuLaunchCooperativeKernel_ptsz):
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* The parameter bytes as the kernel sees them (caller holds the lock). */
+static uint8_t *build_args(const struct fn_info *fi, const struct launch_in *l, uint32_t *size)
+{
+	uint8_t *args = NULL;
+
+	*size = 0;
+	if (l->kp && fi->nparams) {
+		args = xcalloc(fi->argsize ? fi->argsize : 1, 1);
+		for (uint32_t i = 0; i < fi->nparams; i++)
+			if (l->kp[i])
+				memcpy(args + fi->params[i].offset, l->kp[i], fi->params[i].size);
+		*size = fi->argsize;
+	} else if (!l->kp && l->extra) {
+		const void *buf = NULL;
+		const size_t *bufsize = NULL;
+		for (int k = 0; k < 2 * MAX_EXTRA_PAIRS && l->extra[k] != CU_LAUNCH_PARAM_END; k += 2) {
+			if (l->extra[k] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+				buf = l->extra[k + 1];
+			else if (l->extra[k] == CU_LAUNCH_PARAM_BUFFER_SIZE)
+				bufsize = l->extra[k + 1];
+		}
+		if (buf && bufsize && *bufsize && *bufsize <= UINT32_MAX) {
+			args = xmalloc(*bufsize);
+			memcpy(args, buf, *bufsize);
+			*size = (uint32_t)*bufsize;
+		}
+	}
+	return args;
+}
+
+static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+	struct launch_in l;
+	struct tr_frame frames[CAP_PY_MAX_FRAMES];
+	struct tr_launch_attr *attrs = NULL;
+	struct strbuf pystore = STRBUF_INIT;
+	struct fn_info *fi;
+	uint32_t nframes = 0, py_state, nattrs = 0, argsize = 0;
+	uint8_t *args = NULL;
+	int captured;
+	struct tr_rec r;
+	long ev;
+
+	if (get_launch(cbid, cb->functionParams, &l) < 0)
+		return;
+	/* Everything that may call into Python or the driver happens first,
+	 * outside the lock. */
+	py_state = cap_py_frames(frames, S.py_frames, &nframes, &pystore);
+	captured = capturing(l.stream);
+	fi = fn_get_locked(l.f);   /* lock held from here */
+	if (!S.recording)
+		goto out;
+
+	args = build_args(fi, &l, &argsize);
+	if (l.cfg && l.cfg->numAttrs && l.cfg->attrs) {
+		nattrs = l.cfg->numAttrs;
+		attrs = xcalloc(nattrs, sizeof(*attrs));
+		for (uint32_t i = 0; i < nattrs; i++) {
+			size_t len = sizeof(l.cfg->attrs[i].value);
+			if (len > sizeof(attrs[i].value))
+				len = sizeof(attrs[i].value);
+			attrs[i].id = (uint32_t)l.cfg->attrs[i].id;
+			attrs[i].len = (uint32_t)len;
+			memcpy(attrs[i].value, &l.cfg->attrs[i].value, len);
+		}
+	}
+	if (!fi->noted && (fi->layout_unknown || !*fi->name)) {
+		fi->noted = 1;
+		note_locked("kernel %s (handle 0x%llx): the driver gave no %s; replay cannot rebuild its launches",
+			    *fi->name ? fi->name : "?", (unsigned long long)(uintptr_t)l.f,
+			    *fi->name ? "parameter layout" : "name");
+	}
+
+	memset(&r, 0, sizeof(r));
+	r.type = TR_LAUNCH;
+	r.u.launch.seq = S.launches;
+	r.u.launch.func = (uint64_t)(uintptr_t)l.f;
+	r.u.launch.name = fi->name;
+	r.u.launch.api = l.api;
+	r.u.launch.flags = captured ? TR_F_CAPTURED : 0;
+	r.u.launch.grid = l.grid;
+	r.u.launch.block = l.block;
+	r.u.launch.shmem = l.shmem;
+	r.u.launch.stream = (uint64_t)(uintptr_t)l.stream;
+	r.u.launch.nparams = fi->nparams;
+	r.u.launch.params = fi->params;
+	r.u.launch.argsize = argsize;
+	r.u.launch.args = args;
+	r.u.launch.nattrs = nattrs;
+	r.u.launch.attrs = attrs;
+	r.u.launch.tid = (uint32_t)syscall(SYS_gettid);
+	r.u.launch.py_state = py_state;
+	r.u.launch.nframes = nframes;
+	r.u.launch.frames = frames;
+	ev = tw_record(&S.w, &r);
+	S.last_seq = S.launches++;
+	sb_reset(&S.last_name);
+	sb_adds(&S.last_name, fi->name);
+	if (ev >= 0 && cb->correlationData)
+		*cb->correlationData = S.last_seq + 1;
+out:
+	unlock();
+	free(args);
+	free(attrs);
+	sb_release(&pystore);
+}
+
+/* ---- copies ------------------------------------------------------------ */
+
+/* Write one copy record; lock held, recording on.  H2D reads the host bytes.
+ * Returns the event number or -1. */
+static long emit_copy(uint32_t type, uint64_t dst, uint64_t src, uint64_t size,
+		      CUstream stream, uint32_t flags)
+{
+	struct tr_rec r;
+	uint64_t hash = 0;
+
+	if (type == TR_MEMCPY_H2D && tw_blob(&S.w, (const void *)(uintptr_t)src, size, &hash) < 0)
+		return -1;
+	memset(&r, 0, sizeof(r));
+	r.type = type;
+	r.u.copy.dst = dst;
+	r.u.copy.src = src;
+	r.u.copy.size = size;
+	r.u.copy.blob = hash;
+	r.u.copy.stream = (uint64_t)(uintptr_t)stream;
+	r.u.copy.flags = flags;
+	if (type == TR_MEMCPY_H2D)
+		S.h2d += size;
+	return tw_record(&S.w, &r);
+}
+
+/* A 1D copy whose direction is known.  For H2D, the host source is checked
+ * first: `trusted` says the API promises host memory (the driver reads it
+ * as such anyway), else a read the kernel cannot vouch for is skipped. */
+static void rec_copy(const CUpti_CallbackData *cb, uint32_t type, uint64_t dst, uint64_t src,
+		     uint64_t size, CUstream stream, int async, int trusted)
+{
+	uint32_t flags = async ? TR_F_ASYNC : 0;
+	long ev;
+
+	if (type == TR_MEMCPY_H2D && size) {
+		int ok = cap_host_readable((const void *)(uintptr_t)src, size);
+		if (ok == 0 || (ok < 0 && !trusted)) {
+			if (lock_rec()) {
+				note_locked("%s: host source 0x%llx (%llu bytes) is not readable; copy not recorded",
+					    cb->functionName, (unsigned long long)src, (unsigned long long)size);
+				unlock();
+			}
+			return;
+		}
+	}
+	if (async && capturing(stream))
+		flags |= TR_F_CAPTURED;
+	if (!lock_rec())
+		return;
+	ev = emit_copy(type, dst, src, size, stream, flags);
+	set_corr(cb, ev);
+	unlock();
+}
+
+/* cuMemcpy/cuMemcpyAsync and peers: direction from the pointers themselves. */
+static void rec_unified_copy(const CUpti_CallbackData *cb, CUdeviceptr dst, CUdeviceptr src,
+			     size_t size, CUstream stream, int async)
+{
+	int d = is_device_ptr(dst), s = is_device_ptr(src);
+	if (d && s)
+		rec_copy(cb, TR_MEMCPY_D2D, dst, src, size, stream, async, 0);
+	else if (d)
+		rec_copy(cb, TR_MEMCPY_H2D, dst, src, size, stream, async, 0);
+	else if (s)
+		rec_copy(cb, TR_MEMCPY_D2H, dst, src, size, stream, async, 0);
+	/* host to host: the GPU is not involved */
+}
+
+struct side {
+	int dev;                   /* 1 device, 0 host, -1 array (unsupported) */
+	uint64_t base;
+	size_t x, y, z, pitch, height;
+};
+
+static void side_from(struct side *s, CUmemorytype type, const void *host, CUdeviceptr dev,
+		      size_t x, size_t y, size_t z, size_t pitch, size_t height)
+{
+	s->x = x; s->y = y; s->z = z; s->pitch = pitch; s->height = height;
+	switch (type) {
+	case CU_MEMORYTYPE_HOST:
+		s->dev = 0;
+		s->base = (uint64_t)(uintptr_t)host;
+		break;
+	case CU_MEMORYTYPE_DEVICE:
+		s->dev = 1;
+		s->base = dev;
+		break;
+	case CU_MEMORYTYPE_UNIFIED:
+		s->dev = is_device_ptr(dev);
+		s->base = dev;
+		break;
+	default:
+		s->dev = -1;
+		s->base = 0;
+	}
+}
+
+static uint64_t row_addr(const struct side *s, size_t row, size_t slice)
+{
+	return s->base + s->x + (s->y + row) * s->pitch + (s->z + slice) * s->height * s->pitch;
+}
+
+/* A 2D/3D copy as 1D records, one per run of contiguous rows. */
+static void rec_copy_rows(const CUpti_CallbackData *cb, CUpti_CallbackId cbid,
+			  const struct side *src, const struct side *dst, size_t width,
+			  size_t height, size_t depth, CUstream stream, int async)
+{
+	uint32_t type, flags = async ? TR_F_ASYNC : 0;
+	uint64_t run_src = 0, run_dst = 0, run_len = 0;
+	unsigned nrec = 0;
+	long first = -1, ev;
+
+	if (src->dev < 0 || dst->dev < 0) {
+		note_once(cbid, "unsupported copy form %s (CUDA array): replay will miss these bytes",
+			  cb->functionName);
+		return;
+	}
+	if (!src->dev && !dst->dev)
+		return;
+	type = src->dev ? (dst->dev ? TR_MEMCPY_D2D : TR_MEMCPY_D2H) : TR_MEMCPY_H2D;
+	if (!width || !height || !depth)
+		return;
+	if (type == TR_MEMCPY_H2D) {
+		/* Check the whole source span once. */
+		uint64_t lo = row_addr(src, 0, 0);
+		uint64_t hi = row_addr(src, height - 1, depth - 1) + width;
+		if (hi < lo || cap_host_readable((const void *)(uintptr_t)lo, hi - lo) == 0) {
+			note_once(cbid, "%s: host source not readable; copy not recorded", cb->functionName);
+			return;
+		}
+	}
+	if (async && capturing(stream))
+		flags |= TR_F_CAPTURED;
+	if (!lock_rec())
+		return;
+	for (size_t z = 0; z < depth; z++) {
+		for (size_t y = 0; y < height; y++) {
+			uint64_t s = row_addr(src, y, z), d = row_addr(dst, y, z);
+			if (run_len && s == run_src + run_len && d == run_dst + run_len) {
+				run_len += width;
+				continue;
+			}
+			if (run_len) {
+				if (++nrec > MAX_COPY_RECORDS)
+					goto too_many;
+				ev = emit_copy(type, run_dst, run_src, run_len, stream, flags);
+				if (first < 0)
+					first = ev;
+			}
+			run_src = s;
+			run_dst = d;
+			run_len = width;
+		}
+	}
+	if (run_len) {
+		ev = emit_copy(type, run_dst, run_src, run_len, stream, flags);
+		if (first < 0)
+			first = ev;
+	}
+	set_corr(cb, first);
+	unlock();
+	return;
+too_many:
+	note_locked("%s: more than %d separate rows; the rest of this copy is not recorded",
+		    cb->functionName, MAX_COPY_RECORDS);
+	set_corr(cb, first);
+	unlock();
+}
+
+static void rec_copy2d(const CUpti_CallbackData *cb, CUpti_CallbackId cbid, const CUDA_MEMCPY2D *c,
+		       CUstream stream, int async)
+{
+	struct side s, d;
+	if (!c)
+		return;
+	side_from(&s, c->srcMemoryType, c->srcHost, c->srcDevice, c->srcXInBytes, c->srcY, 0, c->srcPitch, 0);
+	side_from(&d, c->dstMemoryType, c->dstHost, c->dstDevice, c->dstXInBytes, c->dstY, 0, c->dstPitch, 0);
+	rec_copy_rows(cb, cbid, &s, &d, c->WidthInBytes, c->Height, 1, stream, async);
+}
+
+static void rec_copy3d(const CUpti_CallbackData *cb, CUpti_CallbackId cbid, const CUDA_MEMCPY3D *c,
+		       CUstream stream, int async)
+{
+	struct side s, d;
+	if (!c)
+		return;
+	side_from(&s, c->srcMemoryType, c->srcHost, c->srcDevice, c->srcXInBytes, c->srcY, c->srcZ,
+		  c->srcPitch, c->srcHeight);
+	side_from(&d, c->dstMemoryType, c->dstHost, c->dstDevice, c->dstXInBytes, c->dstY, c->dstZ,
+		  c->dstPitch, c->dstHeight);
+	rec_copy_rows(cb, cbid, &s, &d, c->WidthInBytes, c->Height, c->Depth, stream, async);
+}
+
+/* Copies at API enter.  Returns 1 if cbid is a copy this handles. */
+static int on_copy_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+	const void *p = cb->functionParams;
+	switch (cbid) {
+	case CB(cuMemcpyHtoD_v2): case CB(cuMemcpyHtoD_v2_ptds): {
+		const cuMemcpyHtoD_v2_params *q = p;
+		rec_copy(cb, TR_MEMCPY_H2D, q->dstDevice, (uint64_t)(uintptr_t)q->srcHost, q->ByteCount,
+			 eff_stream(NULL, cbid != CB(cuMemcpyHtoD_v2)), 0, 1);
+		return 1;
+	}
+	case CB(cuMemcpyHtoDAsync_v2): case CB(cuMemcpyHtoDAsync_v2_ptsz): {
+		const cuMemcpyHtoDAsync_v2_params *q = p;
+		rec_copy(cb, TR_MEMCPY_H2D, q->dstDevice, (uint64_t)(uintptr_t)q->srcHost, q->ByteCount,
+			 eff_stream(q->hStream, cbid != CB(cuMemcpyHtoDAsync_v2)), 1, 1);
+		return 1;
+	}
+	case CB(cuMemcpyDtoD_v2): case CB(cuMemcpyDtoD_v2_ptds): {
+		const cuMemcpyDtoD_v2_params *q = p;
+		rec_copy(cb, TR_MEMCPY_D2D, q->dstDevice, q->srcDevice, q->ByteCount,
+			 eff_stream(NULL, cbid != CB(cuMemcpyDtoD_v2)), 0, 1);
+		return 1;
+	}
+	case CB(cuMemcpyDtoDAsync_v2): case CB(cuMemcpyDtoDAsync_v2_ptsz): {
+		const cuMemcpyDtoDAsync_v2_params *q = p;
+		rec_copy(cb, TR_MEMCPY_D2D, q->dstDevice, q->srcDevice, q->ByteCount,
+			 eff_stream(q->hStream, cbid != CB(cuMemcpyDtoDAsync_v2)), 1, 1);
+		return 1;
+	}
+	case CB(cuMemcpyDtoH_v2): case CB(cuMemcpyDtoH_v2_ptds): {
+		const cuMemcpyDtoH_v2_params *q = p;
+		rec_copy(cb, TR_MEMCPY_D2H, (uint64_t)(uintptr_t)q->dstHost, q->srcDevice, q->ByteCount,
+			 eff_stream(NULL, cbid != CB(cuMemcpyDtoH_v2)), 0, 1);
+		return 1;
+	}
+	case CB(cuMemcpyDtoHAsync_v2): case CB(cuMemcpyDtoHAsync_v2_ptsz): {
+		const cuMemcpyDtoHAsync_v2_params *q = p;
+		rec_copy(cb, TR_MEMCPY_D2H, (uint64_t)(uintptr_t)q->dstHost, q->srcDevice, q->ByteCount,
+			 eff_stream(q->hStream, cbid != CB(cuMemcpyDtoHAsync_v2)), 1, 1);
+		return 1;
+	}
+	case CB(cuMemcpy): case CB(cuMemcpy_ptds): {
+		const cuMemcpy_params *q = p;
+		rec_unified_copy(cb, q->dst, q->src, q->ByteCount,
+				 eff_stream(NULL, cbid != CB(cuMemcpy)), 0);
+		return 1;
+	}
+	case CB(cuMemcpyAsync): case CB(cuMemcpyAsync_ptsz): {
+		const cuMemcpyAsync_params *q = p;
+		rec_unified_copy(cb, q->dst, q->src, q->ByteCount,
+				 eff_stream(q->hStream, cbid != CB(cuMemcpyAsync)), 1);
+		return 1;
+	}
+	case CB(cuMemcpyPeer): case CB(cuMemcpyPeer_ptds): {
+		const cuMemcpyPeer_params *q = p;
+		rec_copy(cb, TR_MEMCPY_D2D, q->dstDevice, q->srcDevice, q->ByteCount,
+			 eff_stream(NULL, cbid != CB(cuMemcpyPeer)), 0, 1);
+		return 1;
+	}
+	case CB(cuMemcpyPeerAsync): case CB(cuMemcpyPeerAsync_ptsz): {
+		const cuMemcpyPeerAsync_params *q = p;
+		rec_copy(cb, TR_MEMCPY_D2D, q->dstDevice, q->srcDevice, q->ByteCount,
+			 eff_stream(q->hStream, cbid != CB(cuMemcpyPeerAsync)), 1, 1);
+		return 1;
+	}
+	case CB(cuMemcpy2D_v2): case CB(cuMemcpy2D_v2_ptds):
+	case CB(cuMemcpy2DUnaligned_v2): case CB(cuMemcpy2DUnaligned_v2_ptds): {
+		const cuMemcpy2D_v2_params *q = p;
+		rec_copy2d(cb, cbid, q->pCopy, eff_stream(NULL, cbid == CB(cuMemcpy2D_v2_ptds) ||
+							  cbid == CB(cuMemcpy2DUnaligned_v2_ptds)), 0);
+		return 1;
+	}
+	case CB(cuMemcpy2DAsync_v2): case CB(cuMemcpy2DAsync_v2_ptsz): {
+		const cuMemcpy2DAsync_v2_params *q = p;
+		rec_copy2d(cb, cbid, q->pCopy, eff_stream(q->hStream, cbid != CB(cuMemcpy2DAsync_v2)), 1);
+		return 1;
+	}
+	case CB(cuMemcpy3D_v2): case CB(cuMemcpy3D_v2_ptds): {
+		const cuMemcpy3D_v2_params *q = p;
+		rec_copy3d(cb, cbid, q->pCopy, eff_stream(NULL, cbid != CB(cuMemcpy3D_v2)), 0);
+		return 1;
+	}
+	case CB(cuMemcpy3DAsync_v2): case CB(cuMemcpy3DAsync_v2_ptsz): {
+		const cuMemcpy3DAsync_v2_params *q = p;
+		rec_copy3d(cb, cbid, q->pCopy, eff_stream(q->hStream, cbid != CB(cuMemcpy3DAsync_v2)), 1);
+		return 1;
+	}
+	default:
+		return 0;
+	}
+}
+
+/* Calls that change device memory (or run kernels) in ways the trace
+ * cannot express: one note per API so replay's user knows what is missing. */
+static int on_unsupported_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+	switch (cbid) {
+	case CB(cuMemcpyHtoA_v2): case CB(cuMemcpyHtoA_v2_ptds):
+	case CB(cuMemcpyHtoAAsync_v2): case CB(cuMemcpyHtoAAsync_v2_ptsz):
+	case CB(cuMemcpyDtoA_v2): case CB(cuMemcpyDtoA_v2_ptds):
+	case CB(cuMemcpyAtoD_v2): case CB(cuMemcpyAtoD_v2_ptds):
+	case CB(cuMemcpyAtoA_v2): case CB(cuMemcpyAtoA_v2_ptds):
+	case CB(cuMemcpy3DPeer): case CB(cuMemcpy3DPeer_ptds):
+	case CB(cuMemcpy3DPeerAsync): case CB(cuMemcpy3DPeerAsync_ptsz):
+	case CB(cuMemcpyBatchAsync): case CB(cuMemcpyBatchAsync_ptsz):
+	case CB(cuMemcpyBatchAsync_v2): case CB(cuMemcpyBatchAsync_v2_ptsz):
+	case CB(cuMemcpy3DBatchAsync): case CB(cuMemcpy3DBatchAsync_ptsz):
+	case CB(cuMemcpy3DBatchAsync_v2): case CB(cuMemcpy3DBatchAsync_v2_ptsz):
+	case CB(cuMemMapArrayAsync): case CB(cuMemMapArrayAsync_ptsz):
+		note_once(cbid, "unsupported copy form %s: replay will miss these bytes", cb->functionName);
+		return 1;
+	case CB(cuStreamWriteValue32): case CB(cuStreamWriteValue32_ptsz):
+	case CB(cuStreamWriteValue64): case CB(cuStreamWriteValue64_ptsz):
+	case CB(cuStreamWriteValue32_v2): case CB(cuStreamWriteValue32_v2_ptsz):
+	case CB(cuStreamWriteValue64_v2): case CB(cuStreamWriteValue64_v2_ptsz):
+	case CB(cuStreamBatchMemOp): case CB(cuStreamBatchMemOp_ptsz):
+	case CB(cuStreamBatchMemOp_v2): case CB(cuStreamBatchMemOp_v2_ptsz):
+		note_once(cbid, "unsupported memory write %s: replay will miss these bytes", cb->functionName);
+		return 1;
+	case CB(cuGraphLaunch): case CB(cuGraphLaunch_ptsz):
+		note_once(cbid, "%s: kernels run from CUDA graphs appear only as the launches captured "
+			  "into them (flagged captured)", cb->functionName);
+		return 1;
+	case CB(cuLaunchCooperativeKernelMultiDevice):
+	case CB(cuLaunch): case CB(cuLaunchGrid): case CB(cuLaunchGridAsync):
+		note_once(cbid, "legacy launch API %s: these launches are not recorded", cb->functionName);
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* ---- memsets ------------------------------------------------------------ */
+
+struct mset {
+	CUdeviceptr dst;
+	uint32_t value, elem;
+	size_t width, height, pitch;
+	CUstream stream;
+	int async;
+};
+
+#define MSET_1D(cbv, cbp, T, field, esz, has_stream) \
+	case CB(cbv): case CB(cbp): { \
+		const T *q = p; \
+		m->dst = q->dstDevice; m->value = q->field; m->elem = esz; \
+		m->width = q->N; m->height = 1; m->pitch = 0; \
+		MSET_STREAM_##has_stream(cbv) \
+		return 0; }
+#define MSET_2D(cbv, cbp, T, field, esz, has_stream) \
+	case CB(cbv): case CB(cbp): { \
+		const T *q = p; \
+		m->dst = q->dstDevice; m->value = q->field; m->elem = esz; \
+		m->width = q->Width; m->height = q->Height; m->pitch = q->dstPitch; \
+		MSET_STREAM_##has_stream(cbv) \
+		return 0; }
+#define MSET_STREAM_0(cbv) m->stream = eff_stream(NULL, cbid != CB(cbv)); m->async = 0;
+#define MSET_STREAM_1(cbv) m->stream = eff_stream(q->hStream, cbid != CB(cbv)); m->async = 1;
+
+static int get_memset(CUpti_CallbackId cbid, const void *p, struct mset *m)
+{
+	switch (cbid) {
+	MSET_1D(cuMemsetD8_v2, cuMemsetD8_v2_ptds, cuMemsetD8_v2_params, uc, 1, 0)
+	MSET_1D(cuMemsetD16_v2, cuMemsetD16_v2_ptds, cuMemsetD16_v2_params, us, 2, 0)
+	MSET_1D(cuMemsetD32_v2, cuMemsetD32_v2_ptds, cuMemsetD32_v2_params, ui, 4, 0)
+	MSET_1D(cuMemsetD8Async, cuMemsetD8Async_ptsz, cuMemsetD8Async_params, uc, 1, 1)
+	MSET_1D(cuMemsetD16Async, cuMemsetD16Async_ptsz, cuMemsetD16Async_params, us, 2, 1)
+	MSET_1D(cuMemsetD32Async, cuMemsetD32Async_ptsz, cuMemsetD32Async_params, ui, 4, 1)
+	MSET_2D(cuMemsetD2D8_v2, cuMemsetD2D8_v2_ptds, cuMemsetD2D8_v2_params, uc, 1, 0)
+	MSET_2D(cuMemsetD2D16_v2, cuMemsetD2D16_v2_ptds, cuMemsetD2D16_v2_params, us, 2, 0)
+	MSET_2D(cuMemsetD2D32_v2, cuMemsetD2D32_v2_ptds, cuMemsetD2D32_v2_params, ui, 4, 0)
+	MSET_2D(cuMemsetD2D8Async, cuMemsetD2D8Async_ptsz, cuMemsetD2D8Async_params, uc, 1, 1)
+	MSET_2D(cuMemsetD2D16Async, cuMemsetD2D16Async_ptsz, cuMemsetD2D16Async_params, us, 2, 1)
+	MSET_2D(cuMemsetD2D32Async, cuMemsetD2D32Async_ptsz, cuMemsetD2D32Async_params, ui, 4, 1)
+	default:
+		return -1;
+	}
+}
+
+static int on_memset_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+	struct mset m;
+	struct tr_rec r;
+	uint32_t flags;
+
+	memset(&m, 0, sizeof(m));
+	if (get_memset(cbid, cb->functionParams, &m) < 0)
+		return 0;
+	flags = m.async ? TR_F_ASYNC : 0;
+	if (m.async && capturing(m.stream))
+		flags |= TR_F_CAPTURED;
+	if (!lock_rec())
+		return 1;
+	memset(&r, 0, sizeof(r));
+	r.type = TR_MEMSET;
+	r.u.memset.dst = m.dst;
+	r.u.memset.value = m.value;
+	r.u.memset.elem_size = m.elem;
+	r.u.memset.width = m.width;
+	r.u.memset.height = m.height;
+	r.u.memset.pitch = m.pitch;
+	r.u.memset.stream = (uint64_t)(uintptr_t)m.stream;
+	r.u.memset.flags = flags;
+	set_corr(cb, tw_record(&S.w, &r));
+	unlock();
+	return 1;
+}
+
+/* ---- allocations -------------------------------------------------------- */
+
+/* key: the pointer the matching free call will pass. */
+static void rec_alloc(uint64_t key, uint64_t addr, uint64_t size, uint32_t kind, const char *name)
+{
+	struct tr_rec r;
+
+	if (!addr || !lock_rec())
+		return;
+	if (kind == TR_MEM_GLOBAL) {
+		if (cap_map_get(&S.globals, addr))
+			goto out;
+		cap_map_put(&S.globals, addr, 1, 0);
+	} else {
+		cap_map_put(&S.live, key ? key : addr, addr, kind);
+	}
+	memset(&r, 0, sizeof(r));
+	r.type = TR_ALLOC;
+	r.u.alloc.addr = addr;
+	r.u.alloc.size = size;
+	r.u.alloc.kind = kind;
+	r.u.alloc.name = name ? name : "";
+	tw_record(&S.w, &r);
+	S.allocs++;
+out:
+	unlock();
+}
+
+static void rec_free(uint64_t key)
+{
+	uint64_t addr = 0, kind = 0;
+	struct tr_rec r;
+
+	if (!key || !lock_rec())
+		return;
+	if (cap_map_del(&S.live, key, &addr, &kind)) {
+		memset(&r, 0, sizeof(r));
+		r.type = TR_FREE;
+		r.u.free.addr = addr;
+		r.u.free.kind = (uint32_t)kind;
+		tw_record(&S.w, &r);
+	}
+	unlock();
+}
+
+/* Pinned host memory as the GPU addresses it, or the host pointer. */
+static uint64_t host_dev_addr(void *p)
+{
+	CUdeviceptr d = 0;
+	if (cuMemHostGetDevicePointer(&d, p, 0) == CUDA_SUCCESS && d)
+		return d;
+	return (uint64_t)(uintptr_t)p;
+}
+
+static void on_alloc_exit(CUpti_CallbackId cbid, const void *p)
+{
+	switch (cbid) {
+	case CB(cuMemAlloc_v2): {
+		const cuMemAlloc_v2_params *q = p;
+		if (q->dptr)
+			rec_alloc(0, *q->dptr, q->bytesize, TR_MEM_DEVICE, NULL);
+		break;
+	}
+	case CB(cuMemAllocPitch_v2): {
+		const cuMemAllocPitch_v2_params *q = p;
+		if (q->dptr && q->pPitch)
+			rec_alloc(0, *q->dptr, (uint64_t)*q->pPitch * q->Height, TR_MEM_DEVICE, NULL);
+		break;
+	}
+	case CB(cuMemAllocManaged): {
+		const cuMemAllocManaged_params *q = p;
+		if (q->dptr)
+			rec_alloc(0, *q->dptr, q->bytesize, TR_MEM_MANAGED, NULL);
+		break;
+	}
+	case CB(cuMemAllocAsync): case CB(cuMemAllocAsync_ptsz): {
+		const cuMemAllocAsync_params *q = p;
+		if (q->dptr)
+			rec_alloc(0, *q->dptr, q->bytesize, TR_MEM_ASYNC, NULL);
+		break;
+	}
+	case CB(cuMemAllocFromPoolAsync): case CB(cuMemAllocFromPoolAsync_ptsz): {
+		const cuMemAllocFromPoolAsync_params *q = p;
+		if (q->dptr)
+			rec_alloc(0, *q->dptr, q->bytesize, TR_MEM_ASYNC, NULL);
+		break;
+	}
+	case CB(cuMemAllocHost_v2): {
+		const cuMemAllocHost_v2_params *q = p;
+		if (q->pp && *q->pp)
+			rec_alloc((uint64_t)(uintptr_t)*q->pp, host_dev_addr(*q->pp), q->bytesize,
+				  TR_MEM_HOST, NULL);
+		break;
+	}
+	case CB(cuMemHostAlloc): {
+		const cuMemHostAlloc_params *q = p;
+		if (q->pp && *q->pp)
+			rec_alloc((uint64_t)(uintptr_t)*q->pp, host_dev_addr(*q->pp), q->bytesize,
+				  TR_MEM_HOST, NULL);
+		break;
+	}
+	case CB(cuMemHostRegister_v2): case CB(cuMemHostRegister): {
+		const cuMemHostRegister_v2_params *q = p;
+		if (q->p)
+			rec_alloc((uint64_t)(uintptr_t)q->p, host_dev_addr(q->p), q->bytesize,
+				  TR_MEM_HOST, NULL);
+		break;
+	}
+	case CB(cuMemMap): {
+		const cuMemMap_params *q = p;
+		rec_alloc(q->ptr, q->ptr, q->size, TR_MEM_VMM, NULL);
+		break;
+	}
+	case CB(cuModuleGetGlobal_v2): {
+		const cuModuleGetGlobal_v2_params *q = p;
+		size_t bytes = 0;
+		CUdeviceptr d = 0;
+		if (!q->dptr)
+			break;
+		if (q->bytes)
+			bytes = *q->bytes;
+		else if (cuModuleGetGlobal(&d, &bytes, q->hmod, q->name) != CUDA_SUCCESS)
+			bytes = 0;
+		rec_alloc(0, *q->dptr, bytes, TR_MEM_GLOBAL, q->name);
+		break;
+	}
+	case CB(cuLibraryGetGlobal): {
+		const cuLibraryGetGlobal_params *q = p;
+		size_t bytes = 0;
+		CUdeviceptr d = 0;
+		if (!q->dptr)
+			break;
+		if (q->bytes)
+			bytes = *q->bytes;
+		else if (cuLibraryGetGlobal(&d, &bytes, q->library, q->name) != CUDA_SUCCESS)
+			bytes = 0;
+		rec_alloc(0, *q->dptr, bytes, TR_MEM_GLOBAL, q->name);
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+static int on_free_enter(CUpti_CallbackId cbid, const void *p)
+{
+	switch (cbid) {
+	case CB(cuMemFree_v2):
+		rec_free(((const cuMemFree_v2_params *)p)->dptr);
+		return 1;
+	case CB(cuMemFreeAsync): case CB(cuMemFreeAsync_ptsz):
+		rec_free(((const cuMemFreeAsync_params *)p)->dptr);
+		return 1;
+	case CB(cuMemFreeHost):
+		rec_free((uint64_t)(uintptr_t)((const cuMemFreeHost_params *)p)->p);
+		return 1;
+	case CB(cuMemHostUnregister):
+		rec_free((uint64_t)(uintptr_t)((const cuMemHostUnregister_params *)p)->p);
+		return 1;
+	case CB(cuMemUnmap):
+		rec_free(((const cuMemUnmap_params *)p)->ptr);
+		return 1;
+	case CB(cuModuleUnload): case CB(cuLibraryUnload):
+		fns_invalidate();
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* ---- function attributes -------------------------------------------------- */
+
+static void rec_func_attr(CUfunction f, CUfunction_attribute attr, int value)
+{
+	struct fn_info *fi = fn_get_locked(f);
+	struct tr_rec r;
+
+	if (S.recording) {
+		memset(&r, 0, sizeof(r));
+		r.type = TR_FUNC_ATTR;
+		r.u.func_attr.kernel = fi->name;
+		r.u.func_attr.attr = (uint32_t)attr;
+		r.u.func_attr.value = value;
+		tw_record(&S.w, &r);
+	}
+	unlock();
+}
+
+/* ---- faults and failed calls ------------------------------------------------ */
+
+static void on_result(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+	CUresult res;
+	uint64_t corr = cb->correlationData ? *cb->correlationData : 0;
+	int launch = is_launch(cbid);
+
+	if (!cb->functionReturnValue)
+		return;
+	res = *(const CUresult *)cb->functionReturnValue;
+	if (res == CUDA_SUCCESS)
+		return;
+	if (is_sticky(res)) {
+		const char *ename = err_name(res);
+		struct fn_info *fi = NULL;
+		struct launch_in l;
+		struct tr_rec r;
+
+		memset(&r, 0, sizeof(r));
+		if (launch && corr && get_launch(cbid, cb->functionParams, &l) == 0)
+			fi = fn_get_locked(l.f);   /* this launch's own kernel */
+		else
+			pthread_mutex_lock(&g_lock);
+		if (!S.recording) {
+			unlock();
+			return;
+		}
+		r.type = TR_FAULT;
+		r.u.fault.code = (uint32_t)res;
+		r.u.fault.error = ename;
+		r.u.fault.api = cb->functionName;
+		if (fi) {
+			r.u.fault.launch_seq = corr - 1;
+			r.u.fault.at_launch = 1;
+			r.u.fault.kernel = fi->name;
+		} else {
+			r.u.fault.launch_seq = S.last_seq;
+			r.u.fault.at_launch = 0;
+			r.u.fault.kernel = S.last_name.buf;
+		}
+		tw_record(&S.w, &r);
+		/* the context is dead: nothing after this replays */
+		__atomic_store_n(&S.recording, 0, __ATOMIC_RELAXED);
+		unlock();
+		return;
+	}
+	/* A recorded operation that failed did not happen: say so. */
+	if (corr && lock_rec()) {
+		if (S.failed_notes < MAX_FAILED_NOTES) {
+			S.failed_notes++;
+			if (launch)
+				note_locked("launch #%llu (%s) returned %s: it did not run",
+					    (unsigned long long)(corr - 1), cb->functionName, err_name(res));
+			else
+				note_locked("event #%llu (%s) returned %s: it did not take effect",
+					    (unsigned long long)(corr - 1), cb->functionName, err_name(res));
+			if (S.failed_notes == MAX_FAILED_NOTES)
+				note_locked("further failed calls are not noted");
+		}
+		unlock();
+	}
+}
+
+/* ---- dispatch --------------------------------------------------------------- */
+
+static void on_driver(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+	if (cb->callbackSite == CUPTI_API_ENTER) {
+		if (cb->correlationData)
+			*cb->correlationData = 0;
+		if (is_launch(cbid))
+			on_launch_enter(cbid, cb);
+		else if (!on_copy_enter(cbid, cb) && !on_memset_enter(cbid, cb) &&
+			 !on_free_enter(cbid, cb->functionParams))
+			on_unsupported_enter(cbid, cb);
+		return;
+	}
+	on_result(cbid, cb);
+	if (!cb->functionReturnValue || *(const CUresult *)cb->functionReturnValue != CUDA_SUCCESS)
+		return;
+	switch (cbid) {
+	case CB(cuFuncSetAttribute): {
+		const cuFuncSetAttribute_params *q = cb->functionParams;
+		rec_func_attr(q->hfunc, q->attrib, q->value);
+		break;
+	}
+	case CB(cuKernelSetAttribute): {
+		const cuKernelSetAttribute_params *q = cb->functionParams;
+		rec_func_attr((CUfunction)q->kernel, q->attrib, q->val);
+		break;
+	}
+	default:
+		on_alloc_exit(cbid, cb->functionParams);
+	}
+}
+
+static void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd)
+{
+	int busy = t_busy;
+	t_busy = 1;   /* our own driver calls below are not the program's */
+	switch (cbid) {
+	case CUPTI_CBID_RESOURCE_CONTEXT_CREATED:
+		rec_device(rd->context);
+		break;
+	case CUPTI_CBID_RESOURCE_MODULE_LOADED:
+		rec_module((const CUpti_ModuleResourceData *)rd->resourceDescriptor);
+		break;
+	case CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING:
+		fns_invalidate();
+		break;
+	default:
+		break;
+	}
+	t_busy = busy;
+}
+
+static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+				 const void *data)
+{
+	(void)ud;
+	if (is_off() || !data)
+		return;
+	if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+		/* Even inside our own driver calls: a module loaded lazily by
+		 * them is still the program's module. */
+		on_resource(cbid, data);
+		return;
+	}
+	if (domain != CUPTI_CB_DOMAIN_DRIVER_API || t_busy ||
+	    !__atomic_load_n(&S.recording, __ATOMIC_RELAXED))
+		return;   /* after the fault or the end there is nothing to record */
+	t_busy = 1;
+	on_driver(cbid, data);
+	t_busy = 0;
+}
+
+/* ---- process lifetime ------------------------------------------------------ */
+
+static void at_exit(int status, void *arg)
+{
+	struct tr_rec r;
+
+	(void)arg;
+	if (is_off() || getpid() != S.pid)
+		return;
+	pthread_mutex_lock(&g_lock);
+	if (S.w.fd >= 0 && !S.ended) {
+		memset(&r, 0, sizeof(r));
+		r.type = TR_END;
+		r.u.end.exit_code = status;
+		r.u.end.launches = S.launches;
+		r.u.end.allocs = S.allocs;
+		r.u.end.bytes_h2d = S.h2d;
+		tw_record(&S.w, &r);
+		S.ended = 1;
+		__atomic_store_n(&S.recording, 0, __ATOMIC_RELAXED);
+	}
+	unlock();
+}
+
+/* A forked child shares our file: it must not write into it (the lock may
+ * even be held by a thread that does not exist in the child). */
+static void after_fork_child(void)
+{
+	__atomic_store_n(&g_off, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * Create the trace.  O_EXCL: another CUDA process of the same run (a child
+ * that inherited GPUREDUCE_TRACE) must not truncate the first one's trace;
+ * it writes PATH.PID instead.  Returns the fd (path in *actual) or -1.
+ */
+static int open_trace(const char *path, struct strbuf *actual, struct strbuf *err)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+
+	sb_reset(actual);
+	if (fd >= 0) {
+		sb_adds(actual, path);
+		return fd;
+	}
+	if (errno == EEXIST) {
+		sb_addf(actual, "%s.%d", path, (int)getpid());
+		fd = open(actual->buf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd >= 0)
+			return fd;
+	} else {
+		sb_adds(actual, path);
+	}
+	sb_addf(err, "%s: cannot create trace: %s", actual->buf, strerror(errno));
+	return -1;
+}
+
+static int enable_callbacks(void)
+{
+	static const CUpti_CallbackId res[] = {
+		CUPTI_CBID_RESOURCE_CONTEXT_CREATED,
+		CUPTI_CBID_RESOURCE_MODULE_LOADED,
+		CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING,
+	};
+	/* The whole driver domain: a sticky error must be seen whichever call
+	 * returns it first, and an unhandled id costs one switch. */
+	if (cuptiEnableDomain(1, S.sub, CUPTI_CB_DOMAIN_DRIVER_API) != CUPTI_SUCCESS)
+		return -1;
+	for (size_t i = 0; i < ARRAY_SIZE(res); i++)
+		if (cuptiEnableCallback(1, S.sub, CUPTI_CB_DOMAIN_RESOURCE, res[i]) != CUPTI_SUCCESS)
+			return -1;
+	return 0;
+}
+
+static void refuse(int allow, const char *what)
+{
+	if (allow)
+		return;
+	dprintf(2, "gpureduce: %s; not running the program half-captured\n", what);
+	_exit(REFUSE_EXIT);
+}
+
+__attribute__((visibility("default"))) int InitializeInjection(void)
+{
+	static int called;
+	const char *path = getenv("GPUREDUCE_TRACE");
+	const char *s = getenv("GPUREDUCE_ALLOW_NO_CAPTURE");
+	int allow = s && !strcmp(s, "1");
+	struct strbuf actual = STRBUF_INIT, err = STRBUF_INIT, msg = STRBUF_INIT;
+	const char *rname = NULL;
+	CUpti_SubscriberParams sp;
+	char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = "";
+	CUptiResult cr;
+	int fd;
+
+	if (!path || !*path || called)
+		return 1;
+	called = 1;
+	S.pid = getpid();
+	S.py_frames = 8;
+	s = getenv("GPUREDUCE_PY_FRAMES");
+	if (s && *s) {
+		long v = strtol(s, NULL, 10);
+		S.py_frames = v < 0 ? 0 : v > CAP_PY_MAX_FRAMES ? CAP_PY_MAX_FRAMES : (uint32_t)v;
+	}
+
+	t_busy = 1;
+	/* _v2 names us to other tools and tells us who holds CUPTI if busy. */
+	memset(&sp, 0, sizeof(sp));
+	sp.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+	sp.subscriberName = "gpureduce";
+	sp.oldSubscriberName = holder;
+	sp.oldSubscriberSize = sizeof(holder);
+	cr = cuptiSubscribe_v2(&S.sub, on_callback, NULL, &sp);
+	if (cr != CUPTI_SUCCESS) {
+		int busy = cr == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+		if (cuptiGetResultString(cr, &rname) != CUPTI_SUCCESS || !rname)
+			rname = "CUPTI_ERROR_UNKNOWN";
+		holder[sizeof(holder) - 1] = 0;
+		for (char *h = holder; *h; h++)
+			if (*h == '\n' || *h == '\r')
+				*h = ' ';
+		sb_addf(&msg, "%s%s%s", rname, *holder ? ": " : "", holder);
+		status_line("%s %s", busy ? "cupti-busy" : "cupti-error", msg.buf);
+		sb_reset(&err);
+		sb_addf(&err, busy ? "CUPTI is already in use by another tool (%s)"
+				   : "CUPTI could not be initialised (%s)", msg.buf);
+		refuse(allow, err.buf);
+		goto out;
+	}
+	fd = open_trace(path, &actual, &err);
+	if (fd < 0 || tw_open_fd(&S.w, fd, actual.buf, &err) < 0) {
+		if (fd >= 0) {
+			close(fd);
+			S.w.fd = -1;
+		}
+		cuptiUnsubscribe(S.sub);
+		status_line("trace-error %s", err.buf);
+		refuse(allow, err.buf);
+		goto out;
+	}
+	S.w.zstd_level = 1;   /* capture speed first; shrink may recompress */
+	rec_process();
+	__atomic_store_n(&S.recording, 1, __ATOMIC_RELAXED);
+	pthread_atfork(NULL, NULL, after_fork_child);
+	on_exit(at_exit, NULL);
+	__atomic_store_n(&g_off, 0, __ATOMIC_RELEASE);
+	if (enable_callbacks() < 0) {
+		pthread_mutex_lock(&g_lock);
+		note_locked("could not enable all CUPTI callbacks: this trace may miss events");
+		unlock();
+	}
+	status_line("ok %d %s", (int)S.pid, actual.buf);
+out:
+	t_busy = 0;
+	sb_release(&actual);
+	sb_release(&err);
+	sb_release(&msg);
+	return 1;
+}

@@ -1,0 +1,268 @@
+/*
+ * capture-fakeprog.c - test helper: a "CUDA program" for the capture
+ * library on a machine without a GPU (t1003-capture-callbacks.sh).  It plays
+ * the driver at cuInit (dlopen CUDA_INJECTION64_PATH, call
+ * InitializeInjection) and then CUPTI, delivering the enter/exit callbacks
+ * of a scripted series of driver calls through fake_fire() of
+ * capture-fakecuda (which must be libcupti.so.13/libcuda.so.1 on
+ * LD_LIBRARY_PATH).  What the library made of them is checked by reading
+ * the trace (capture-dump).
+ *
+ *   capture-fakeprog full        every kind of call, ending in a fault; exit 3
+ *   capture-fakeprog threads N   N threads x 500 launches at once; exit 0
+ *   capture-fakeprog forkexec    init, then run `capture-fakeprog child` as a
+ *                                subprocess (a second CUDA process), and fork
+ *                                a child that makes calls and exits
+ *   capture-fakeprog child       init, one launch, exit 0
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cuda.h>
+#include <cupti.h>
+
+static int (*fire)(CUpti_CallbackDomain, CUpti_CallbackId, const void *);
+
+/* One driver call: enter callback, then exit with `result`. */
+static void api(CUpti_CallbackId cbid, const char *name, const void *params, CUresult result)
+{
+	uint64_t corr = 0;
+	CUresult ret = result;
+	CUpti_CallbackData d;
+
+	memset(&d, 0, sizeof(d));
+	d.functionName = name;
+	d.functionParams = params;
+	d.functionReturnValue = &ret;
+	d.correlationData = &corr;
+	d.callbackSite = CUPTI_API_ENTER;
+	fire(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &d);
+	d.callbackSite = CUPTI_API_EXIT;
+	fire(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &d);
+}
+#define API(fn, params, result) api(CUPTI_DRIVER_TRACE_CBID_##fn, #fn, params, result)
+
+static void resource(CUpti_CallbackId cbid, void *desc)
+{
+	CUpti_ResourceData r;
+	memset(&r, 0, sizeof(r));
+	r.context = (CUcontext)(uintptr_t)0xc0;
+	r.resourceDescriptor = desc;
+	fire(CUPTI_CB_DOMAIN_RESOURCE, cbid, &r);
+}
+
+static void init(void)
+{
+	const char *lib = getenv("CUDA_INJECTION64_PATH");
+	void *h, *cuda;
+	int (*inj)(void);
+
+	if (!lib || !(h = dlopen(lib, RTLD_NOW | RTLD_LOCAL))) {
+		fprintf(stderr, "fakeprog: cannot load CUDA_INJECTION64_PATH=%s: %s\n",
+			lib ? lib : "(unset)", dlerror());
+		exit(2);
+	}
+	cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	*(void **)&inj = dlsym(h, "InitializeInjection");
+	*(void **)&fire = cuda ? dlsym(cuda, "fake_fire") : NULL;
+	if (!inj || !fire) {
+		fprintf(stderr, "fakeprog: no InitializeInjection or fake_fire (is capture-fakecuda libcuda.so.1?)\n");
+		exit(2);
+	}
+	inj();
+	resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, NULL);
+}
+
+static void launch_fill(CUdeviceptr p, int n, CUstream s, CUresult result)
+{
+	void *kp[2] = { &p, &n };
+	cuLaunchKernel_params q = { (CUfunction)(uintptr_t)0xf001, 4, 1, 1, 256, 1, 1, 0, s, kp, NULL };
+	API(cuLaunchKernel, &q, result);
+}
+
+static int full(void)
+{
+	static unsigned char elf[256] = { 0x7f, 'E', 'L', 'F', 2, 1, 1 };
+	static unsigned char ptx[100] = "// not an ELF image";
+	CUpti_ModuleResourceData m1 = { 7, sizeof(elf), (const char *)elf };
+	CUpti_ModuleResourceData m2 = { 8, sizeof(ptx), (const char *)ptx };
+	CUdeviceptr a = 0, b = 0, bad = 0;
+	void *hostp = NULL;
+	unsigned char *src = malloc(4000), *pitched = malloc(64 * 4);
+	char *noaccess;
+	size_t pitch = 512;
+
+	for (int i = 0; i < 4000; i++)
+		src[i] = (unsigned char)(i * 7);
+	for (int i = 0; i < 256; i++)
+		pitched[i] = (unsigned char)i;
+	noaccess = mmap(NULL, 8192, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, NULL);   /* a second context: no second DEVICE */
+	resource(CUPTI_CBID_RESOURCE_MODULE_LOADED, &m1);
+	resource(CUPTI_CBID_RESOURCE_MODULE_LOADED, &m2);
+
+	{ /* allocations */
+		cuMemAlloc_v2_params q = { &a, 4000 };
+		a = 0xd00000000000ull;
+		API(cuMemAlloc_v2, &q, CUDA_SUCCESS);
+		cuMemAlloc_v2_params q2 = { &bad, 1ull << 40 };
+		bad = 0xd0000dead000ull;
+		API(cuMemAlloc_v2, &q2, CUDA_ERROR_OUT_OF_MEMORY);   /* failed: not recorded */
+		cuMemAllocPitch_v2_params qp = { &b, &pitch, 300, 10, 4 };
+		b = 0xd00000100000ull;
+		API(cuMemAllocPitch_v2, &qp, CUDA_SUCCESS);          /* 512 * 10 bytes */
+		hostp = malloc(1000);
+		cuMemAllocHost_v2_params qh = { &hostp, 1000 };
+		API(cuMemAllocHost_v2, &qh, CUDA_SUCCESS);
+		cuModuleGetGlobal_v2_params qg = { &bad, NULL, NULL, "gcounter" };
+		bad = 0xd00000f00000ull;
+		API(cuModuleGetGlobal_v2, &qg, CUDA_SUCCESS);
+		API(cuModuleGetGlobal_v2, &qg, CUDA_SUCCESS);        /* same global: once */
+	}
+	{ /* copies */
+		cuMemcpyHtoD_v2_params q = { a, src, 4000 };
+		API(cuMemcpyHtoD_v2, &q, CUDA_SUCCESS);
+		cuMemcpyAsync_params qa = { a + 4096, (CUdeviceptr)(uintptr_t)src, 100, (CUstream)(uintptr_t)5 };
+		API(cuMemcpyAsync, &qa, CUDA_SUCCESS);                /* unified: H2D */
+		cuMemcpyAsync_params qd = { b, a, 256, (CUstream)(uintptr_t)5 };
+		API(cuMemcpyAsync, &qd, CUDA_SUCCESS);                /* unified: D2D */
+		cuMemcpy_params qh = { (CUdeviceptr)(uintptr_t)src, a, 16 };
+		API(cuMemcpy, &qh, CUDA_SUCCESS);                     /* unified: D2H */
+		cuMemcpy_params qn = { a, (CUdeviceptr)(uintptr_t)noaccess, 64 };
+		API(cuMemcpy, &qn, CUDA_ERROR_INVALID_VALUE);         /* unreadable "host" source */
+		cuMemcpyDtoH_v2_params qdh = { src, a, 32 };
+		API(cuMemcpyDtoH_v2, &qdh, CUDA_SUCCESS);
+		CUDA_MEMCPY2D c2;
+		memset(&c2, 0, sizeof(c2));
+		c2.srcMemoryType = CU_MEMORYTYPE_HOST;
+		c2.srcHost = pitched;
+		c2.srcPitch = 64;
+		c2.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+		c2.dstDevice = b;
+		c2.dstPitch = 512;
+		c2.WidthInBytes = 64;
+		c2.Height = 4;
+		cuMemcpy2D_v2_params q2 = { &c2 };
+		API(cuMemcpy2D_v2, &q2, CUDA_SUCCESS);                /* 4 rows: 4 records */
+		c2.dstPitch = 64;
+		API(cuMemcpy2D_v2, &q2, CUDA_SUCCESS);                /* contiguous: 1 record */
+		cuMemcpyHtoA_v2_params qa1 = { NULL, 0, src, 16 };
+		API(cuMemcpyHtoA_v2, &qa1, CUDA_SUCCESS);             /* unsupported: a note */
+		API(cuMemcpyHtoA_v2, &qa1, CUDA_SUCCESS);             /* ...only once */
+	}
+	{ /* memsets */
+		cuMemsetD32Async_params q = { a, 0xdeadbeef, 1000, (CUstream)(uintptr_t)0xca97 };
+		API(cuMemsetD32Async, &q, CUDA_SUCCESS);              /* during capture */
+		cuMemsetD2D8_v2_params q2 = { b, 512, 0x5a, 300, 10 };
+		API(cuMemsetD2D8_v2, &q2, CUDA_SUCCESS);
+	}
+	{ /* launches */
+		CUdeviceptr x = a, y = b;
+		int n = 1000;
+		void *kp[3] = { &x, &y, &n };
+		launch_fill(a, 1000, NULL, CUDA_SUCCESS);             /* CUfunction: cuFunc* */
+		cuLaunchKernel_params qk = { (CUfunction)(uintptr_t)0xe001, 8, 2, 1, 128, 1, 1, 64,
+					     (CUstream)(uintptr_t)5, kp, NULL };
+		API(cuLaunchKernel_ptsz, &qk, CUDA_SUCCESS);          /* CUkernel: cuKernel* */
+		struct { CUdeviceptr p; int v; int pad; } buf = { a, 77, 0 };
+		size_t bufsize = 16;
+		void *extra[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, &buf, CU_LAUNCH_PARAM_BUFFER_SIZE,
+				  &bufsize, CU_LAUNCH_PARAM_END };
+		cuLaunchKernel_params qe = { (CUfunction)(uintptr_t)0xf001, 1, 1, 1, 32, 1, 1, 0,
+					     NULL, NULL, extra };
+		API(cuLaunchKernel, &qe, CUDA_SUCCESS);               /* args from `extra` */
+		CUlaunchAttribute attr;
+		memset(&attr, 0, sizeof(attr));
+		attr.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+		attr.value.cooperative = 1;
+		CUlaunchConfig cfg = { 3, 1, 1, 64, 1, 1, 128, (CUstream)(uintptr_t)0xca97, &attr, 1 };
+		cuLaunchKernelEx_params qx = { &cfg, (CUfunction)(uintptr_t)0xe001, kp, NULL };
+		API(cuLaunchKernelEx, &qx, CUDA_SUCCESS);             /* captured, one attribute */
+		launch_fill(a, 5, NULL, CUDA_ERROR_INVALID_VALUE);    /* failed: a note */
+		cuLaunchKernel_params qb = { (CUfunction)(uintptr_t)0xbad, 1, 1, 1, 1, 1, 1, 0, NULL, kp, NULL };
+		API(cuLaunchKernel, &qb, CUDA_SUCCESS);               /* unknown kernel: a note */
+		cuFuncSetAttribute_params qf = { (CUfunction)(uintptr_t)0xf001,
+			CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 100000 };
+		API(cuFuncSetAttribute, &qf, CUDA_SUCCESS);
+	}
+	{ /* frees */
+		cuMemFree_v2_params q = { b };
+		API(cuMemFree_v2, &q, CUDA_SUCCESS);
+		cuMemFreeHost_params qh = { hostp };
+		API(cuMemFreeHost, &qh, CUDA_SUCCESS);                /* freed by host pointer */
+		cuMemFree_v2_params qu = { 0xd00000777000ull };
+		API(cuMemFree_v2, &qu, CUDA_SUCCESS);                 /* never allocated: nothing */
+	}
+	{ /* a harmless error, then the fault */
+		int qs = 0;   /* cuCtxSynchronize takes no parameters */
+		API(cuCtxSynchronize, &qs, CUDA_ERROR_INVALID_VALUE);
+		launch_fill(a, 1 << 30, NULL, (CUresult)700);
+		API(cuCtxSynchronize, &qs, (CUresult)700);             /* same fault again: not recorded */
+		launch_fill(a, 1, NULL, CUDA_SUCCESS);                /* after the fault: not recorded */
+		cuMemAlloc_v2_params q = { &a, 16 };
+		API(cuMemAlloc_v2, &q, CUDA_SUCCESS);
+	}
+	free(src);
+	free(pitched);
+	return 3;
+}
+
+static void *thread_main(void *arg)
+{
+	for (int i = 0; i < 500; i++)
+		launch_fill(0xd00000000000ull + (uintptr_t)arg * 4096, i, (CUstream)(uintptr_t)(0x100 + (uintptr_t)arg), CUDA_SUCCESS);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const char *what = argc > 1 ? argv[1] : "full";
+
+	init();
+	if (!strcmp(what, "full"))
+		return full();
+	if (!strcmp(what, "threads")) {
+		int n = argc > 2 ? atoi(argv[2]) : 4;
+		pthread_t t[64];
+		if (n < 1 || n > 64)
+			n = 4;
+		for (int i = 0; i < n; i++)
+			pthread_create(&t[i], NULL, thread_main, (void *)(uintptr_t)i);
+		for (int i = 0; i < n; i++)
+			pthread_join(t[i], NULL);
+		return 0;
+	}
+	if (!strcmp(what, "child")) {
+		launch_fill(0xd00000000000ull, 1, NULL, CUDA_SUCCESS);
+		return 0;
+	}
+	if (!strcmp(what, "forkexec")) {
+		pid_t pid;
+		int st;
+		launch_fill(0xd00000000000ull, 1, NULL, CUDA_SUCCESS);
+		pid = fork();
+		if (pid == 0) {   /* forked child: must not write into the parent's trace */
+			launch_fill(0xd00000000000ull, 2, NULL, CUDA_SUCCESS);
+			exit(0);
+		}
+		waitpid(pid, &st, 0);
+		pid = fork();
+		if (pid == 0) {   /* a second CUDA process */
+			execl("/proc/self/exe", argv[0], "child", (char *)NULL);
+			_exit(127);
+		}
+		waitpid(pid, &st, 0);
+		launch_fill(0xd00000000000ull, 3, NULL, CUDA_SUCCESS);
+		return 0;
+	}
+	fprintf(stderr, "fakeprog: unknown scenario %s\n", what);
+	return 2;
+}
