@@ -21,7 +21,9 @@ check "build fake CUPTI+driver" $CC $CF -fPIC -shared -fvisibility=hidden -o "$T
 ln -s libfakecuda.so "$TMP/fake/libcuda.so.1"
 ln -s libfakecuda.so "$TMP/fake/libcupti.so.13"
 check "build fake program" $CC $CF -o "$TMP/fakeprog" $H/capture-fakeprog.c -ldl -lpthread
-check "build trace dumper" $CC $CF -o "$TMP/dump" $H/capture-dump.c "$BUILD/libgpureduce.a" -lzstd -lm
+# from source, not $BUILD/libgpureduce.a: that one is instrumented under make SAN=1
+check "build trace dumper" $CC $CF -o "$TMP/dump" $H/capture-dump.c trace/read.c trace/write.c \
+	common/strbuf.c common/util.c -lzstd -lm
 LD_LIBRARY_PATH="$TMP/fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 GPUREDUCE_CAPTURE_LIB=$LIB
 export LD_LIBRARY_PATH GPUREDUCE_CAPTURE_LIB

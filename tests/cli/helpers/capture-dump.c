@@ -105,7 +105,10 @@ int main(int argc, char **argv)
 				printf("%s%u:%u:", k ? "," : "", l->attrs[k].id, l->attrs[k].len);
 				hex(l->attrs[k].value, 4);
 			}
-			printf(" py=%u frames=%u tid=%s\n", l->py_state, l->nframes, l->tid ? "set" : "0");
+			printf(" py=%u frames=%u tid=%s", l->py_state, l->nframes, l->tid ? "set" : "0");
+			if (l->nframes)   /* innermost frame: where the launch came from */
+				printf(" at=%s:%u:%s", l->frames[0].file, l->frames[0].line, l->frames[0].func);
+			printf("\n");
 			break;
 		}
 		case TR_FAULT:
