@@ -279,6 +279,17 @@ static void kv_time(struct ye *y, const char *k, uint64_t ns)
 		plain(y, "null");
 }
 
+/* Copy/memset/launch flags: the raw bits, then each known bit by name. */
+static void kv_flags(struct ye *y, uint32_t flags)
+{
+	kv_hex(y, "flags", flags);
+	kv_bool(y, "async", flags & TR_F_ASYNC);
+#ifdef TR_F_CAPTURED
+	if (flags & TR_F_CAPTURED)
+		kv_bool(y, "captured", 1);   /* issued during stream capture: did not run */
+#endif
+}
+
 /* ---- names of on-disk numbers ---- */
 
 static const char *api_name(uint32_t api)
@@ -820,12 +831,7 @@ static void emit_launch(struct ye *y, const struct tr_launch *l, const struct me
 	kv_dim3(y, "block", &l->block);
 	kv_u64(y, "shmem", l->shmem);
 	kv_hex(y, "stream", l->stream);
-	kv_hex(y, "flags", l->flags);
-	kv_bool(y, "async", l->flags & TR_F_ASYNC);
-#ifdef TR_F_CAPTURED
-	if (l->flags & TR_F_CAPTURED)
-		kv_bool(y, "captured", 1);   /* issued during stream capture */
-#endif
+	kv_flags(y, l->flags);
 	kv_hex(y, "func", l->func);
 	kv_u64(y, "tid", l->tid);
 	kv_u64(y, "args_size", l->argsize);
@@ -864,7 +870,7 @@ static void emit_copy(struct ye *y, const struct trace *t, const struct tr_rec *
 			kv_bool(y, "blob_missing", 1);
 	}
 	kv_hex(y, "stream", c->stream);
-	kv_bool(y, "async", c->flags & TR_F_ASYNC);
+	kv_flags(y, c->flags);
 }
 
 static void emit_record(struct ye *y, const struct trace *t, size_t i, const struct memmap *mm,
@@ -941,7 +947,7 @@ static void emit_record(struct ye *y, const struct trace *t, size_t i, const str
 		kv_u64(y, "height", m->height);
 		kv_u64(y, "pitch", m->pitch);
 		kv_hex(y, "stream", m->stream);
-		kv_bool(y, "async", m->flags & TR_F_ASYNC);
+		kv_flags(y, m->flags);
 		break;
 	}
 	case TR_LAUNCH:
