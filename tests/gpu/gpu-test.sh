@@ -1,0 +1,312 @@
+#!/bin/bash
+# gpu-test.sh - `make gpu-test`: every sample in samples/ through the whole
+# gpureduce pipeline on a GPU machine, with a PASS/FAIL table at the end.
+#
+# For each sample (samples/*/sample.yaml, or the ones named on the command
+# line), in its own work dir ${GPU_TEST_OUT:-$BUILD/gpu-test}/NAME:
+#   build      the sample's `build:` step, run in the sample dir; all builds
+#              start in the background at once (the PyTorch extension takes
+#              ~70 s) while the quick samples are tested      -> build.log
+#   capture    gpureduce capture -o trace.bin -- bash -c "$RUN" in the sample
+#              dir; the fault in the summary line (or `show --fault`) must be
+#              one of expect.errors in a kernel whose name contains
+#              expect.kernel (case-insensitive); flaky samples get up to
+#              GPU_TEST_FLAKY_TRIES runs to fault            -> capture-N.log
+#   replay     gpureduce replay trace.bin must fault the same way
+#                                                             -> replay.log
+#   shrink     gpureduce shrink trace.bin -o shrink/repro.cu -j 4 --quiet
+#              (--time-limit a little under the step's time) -> shrink.log
+#   repro      nvcc -o repro repro.cu -lcuda, then run it 5 times: a run
+#              counts when it exits 1 and prints an expected error name
+#                                        -> nvcc-repro.log, repro-run-N.log
+#   verify     gpureduce verify shrink/repro.cu -n 5         -> verify.log
+# A sample PASSes when every step did what it should (all 5 repro runs
+# fault); a flaky sample (expect.flaky: true) PASSes when the capture
+# faulted as expected, shrink emitted a repro and that repro faulted at
+# least once (it gets up to GPU_TEST_FLAKY_MAX_RUNS runs to do so); its
+# replay and verify are reported, not required.
+#
+# Never stops early: a failing step marks its cell FAIL and the suite goes
+# on.  Every log is kept; failures print their tails.  A global deadline
+# (GPU_TEST_DEADLINE seconds, default 290) caps every step's time limit so
+# the run always ends in time; steps with no time left are skipped (FAIL).
+# Exit status: 0 if every sample passed, 1 otherwise, 2 if the suite could
+# not start (no build/gpureduce or build/sampleinfo).
+#
+# Usage: tests/gpu/gpu-test.sh [SAMPLE...]     (BUILD and CUDA from make)
+# Env:   GPU_TEST_OUT, GPU_TEST_DEADLINE (290), GPU_TEST_JOBS (4),
+#        GPU_TEST_FLAKY_TRIES (4), GPU_TEST_REPRO_RUNS (5),
+#        GPU_TEST_FLAKY_MAX_RUNS (15)
+set -u
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+OUT=${GPU_TEST_OUT:-$BUILD/gpu-test}
+case $OUT in /*) ;; *) OUT=$GR_ROOT/$OUT ;; esac
+DEADLINE=${GPU_TEST_DEADLINE:-290}
+JOBS=${GPU_TEST_JOBS:-4}
+TRIES=${GPU_TEST_FLAKY_TRIES:-4}
+RUNS=${GPU_TEST_REPRO_RUNS:-5}
+FLAKY_MAX_RUNS=${GPU_TEST_FLAKY_MAX_RUNS:-15}
+
+gr_deadline_set "$DEADLINE"
+T0=$(now)
+log "gpu-test: gpureduce=$GR out=$OUT deadline=${DEADLINE}s"
+if [ ! -x "$GR" ]; then
+	echo "gpu-test: $GR is missing: run make first"
+	echo "0 passed, 1 failed"
+	exit 2
+fi
+if ! need_sampleinfo; then
+	echo "0 passed, 1 failed"
+	exit 2
+fi
+mkdir -p "$OUT" || { echo "gpu-test: cannot create $OUT"; echo "0 passed, 1 failed"; exit 2; }
+{
+	nvidia-smi -L
+	"$NVCC" --version | tail -n 1
+	echo "python3: $(command -v python3)"
+	"$GR" --version
+} 2>&1 | sed 's/^/  /'
+
+mapfile -t DIRS < <(list_samples "$@")
+if [ ${#DIRS[@]} -eq 0 ]; then
+	echo "gpu-test: no samples found under $GR_ROOT/samples"
+	echo "0 passed, 1 failed"
+	exit 2
+fi
+log "samples: $(for d in "${DIRS[@]}"; do printf '%s ' "$(basename "$d")"; done)"
+
+# ---- phase 1: every build step in the background -------------------------
+declare -A BPID=()
+for dir in "${DIRS[@]}"; do
+	n=$(basename "$dir")
+	w=$OUT/$n
+	rm -rf -- "$w"
+	mkdir -p "$w"
+	[ -f "$dir/sample.yaml" ] || continue
+	load_sample "$dir/sample.yaml" || continue
+	[ -n "$BUILD_CMD" ] || continue
+	log "build $n in the background: $BUILD_CMD"
+	( run_step "$dir" "$w/build.log" "$(gr_step_timeout 300)" bash -c "$BUILD_CMD"
+	  exit "$STEP_RC" ) &
+	BPID[$n]=$!
+done
+
+# ---- phase 2: the pipeline, one sample at a time -------------------------
+TABLE=$OUT/summary.table
+echo "sample|launches|fault (error, kernel)|replay|shrink|repro runs|verify|capture s|replay s|shrink s|result" >"$TABLE"
+PASSED=0
+FAILED=0
+FAIL_REPORT=$OUT/failures.txt
+: >"$FAIL_REPORT"
+
+# test_sample DIR: runs every step, sets the c_* cells, WHY (reasons) and
+# FAIL_LOGS (log names to show).  Returns 0 for PASS.
+test_sample() {
+	local dir=$1 n w t rc try tries caplog ferr fk k runs max rl pat ok=1
+	FLAKY=0
+	n=$(basename "$dir")
+	w=$OUT/$n
+	c_launch=-; c_fault=-; c_replay=-; c_shrink=-; c_repro=-; c_verify=-
+	c_cap_s=-; c_rep_s=-; c_shr_s=-
+	WHY=; FAIL_LOGS=
+
+	if [ ! -f "$dir/sample.yaml" ]; then
+		WHY="no $dir/sample.yaml"
+		return 1
+	fi
+	if ! load_sample "$dir/sample.yaml"; then
+		WHY="bad sample.yaml: $SAMPLE_ERR"
+		return 1
+	fi
+	[ "$NAME" = "$n" ] || warn "$n: sample.yaml says name '$NAME'"
+	log "$n: $STORY"
+	log "$n: expect ${EXPECT_ERRORS// /|} in '${EXPECT_KERNEL}'$([ "$FLAKY" = 1 ] && echo ' (flaky)')"
+
+	# build
+	if [ -n "${BPID[$n]:-}" ]; then
+		wait "${BPID[$n]}"
+		rc=$?
+		if [ "$rc" -ne 0 ]; then
+			WHY="build failed (exit $rc)"
+			FAIL_LOGS="build.log"
+			return 1
+		fi
+		log "$n: build ok ($(sed -n 's/^(exit 0 after \(.*\))$/\1/p' "$w/build.log" | tail -n 1))"
+	fi
+
+	# capture
+	tries=1
+	[ "$FLAKY" = 1 ] && tries=$TRIES
+	caplog=
+	for ((try = 1; try <= tries; try++)); do
+		caplog=$w/capture-$try.log
+		rm -f "$w/trace.bin"
+		t=$(gr_step_timeout "$TIMEOUT")
+		log "$n: capture, try $try/$tries (limit ${t}s): $RUN"
+		run_step "$dir" "$caplog" "$t" "$GR" capture -o "$w/trace.bin" -- bash -c "$RUN"
+		c_cap_s=$STEP_SECS
+		parse_capture "$caplog"
+		log "$n: ${CAP_LINE:-no summary line (exit $STEP_RC)}"
+		[ -n "$CAP_ERR" ] && break
+		[ "$STEP_RC" -eq 124 ] && break
+	done
+	c_launch=${CAP_LAUNCHES:-?}
+	if [ ! -s "$w/trace.bin" ]; then
+		WHY="capture wrote no trace.bin (exit $STEP_RC)"
+		FAIL_LOGS=${caplog##*/}
+		return 1
+	fi
+	show_fault "$w/trace.bin" "$w/show-fault.log"
+	ferr=${CAP_ERR:-$SHOW_ERR}
+	fk=${CAP_KERNEL:-$SHOW_KERNEL}
+	[ -n "$CAP_LINE" ] || WHY="$WHY; capture printed no summary line"
+	if [ -n "$ferr" ]; then
+		c_fault="$(short_err "$ferr") $(short_kernel "$fk")"
+		[ "$FLAKY" = 1 ] && [ "$tries" -gt 1 ] && c_fault="$c_fault (try $try)"
+	else
+		c_fault="none"
+	fi
+	if ! err_in_list "$ferr" "$EXPECT_ERRORS" || ! kernel_matches "$fk" "$EXPECT_KERNEL"; then
+		ok=0
+		WHY="$WHY; capture: got '${ferr:-no fault}' in '${fk}', want ${EXPECT_ERRORS// /|} in '${EXPECT_KERNEL}'"
+		FAIL_LOGS="$FAIL_LOGS ${caplog##*/} show-fault.log"
+	fi
+
+	# replay
+	log "$n: replay"
+	run_step "$GR_ROOT" "$w/replay.log" "$(gr_step_timeout 120)" "$GR" replay "$w/trace.bin"
+	rc=$STEP_RC
+	c_rep_s=$STEP_SECS
+	parse_replay "$w/replay.log"
+	case $REP_WORD in
+	fault) c_replay=$(short_err "$REP_ERR") ;;
+	clean) c_replay=clean ;;
+	"could not") c_replay="could not" ;;
+	*) c_replay="FAIL(exit $rc)" ;;
+	esac
+	if [ "$rc" -eq 1 ] && [ "$REP_WORD" = fault ] && err_in_list "$REP_ERR" "$EXPECT_ERRORS" &&
+	   kernel_matches "$REP_KERNEL" "$EXPECT_KERNEL"; then
+		:
+	else
+		[ "$REP_WORD" = fault ] && ! kernel_matches "$REP_KERNEL" "$EXPECT_KERNEL" &&
+			c_replay="$c_replay in $(short_kernel "$REP_KERNEL")"
+		if [ "$FLAKY" != 1 ]; then
+			ok=0
+			WHY="$WHY; replay: $(grep -a '^replay:' "$w/replay.log" | tail -n 1 || true) (exit $rc)"
+			FAIL_LOGS="$FAIL_LOGS replay.log"
+		fi
+	fi
+	log "$n: replay -> $c_replay (${c_rep_s}s)"
+
+	# shrink
+	# --time-limit: shrink keeps its best reduction so far when time runs
+	# out, so a slow shrink still emits a repro before our timeout hits
+	t=$(gr_step_timeout 180)
+	log "$n: shrink -j $JOBS (limit ${t}s)"
+	mkdir -p "$w/shrink"
+	run_step "$GR_ROOT" "$w/shrink.log" "$t" \
+		"$GR" shrink "$w/trace.bin" -o "$w/shrink/repro.cu" -j "$JOBS" --quiet \
+		--time-limit=$(shrink_time_limit "$t")
+	rc=$STEP_RC
+	c_shr_s=$STEP_SECS
+	parse_shrink "$w/shrink.log"
+	if [ "$rc" -eq 0 ] && [ -s "$w/shrink/repro.cu" ]; then
+		c_shrink="${SHR_AFTER:-?} launch(es)"
+		grep -q 'time limit' "$w/shrink/repro.yaml" 2>/dev/null && c_shrink="$c_shrink (time limit)"
+	else
+		c_shrink="FAIL(exit $rc)"
+		ok=0
+		WHY="$WHY; shrink: exit $rc${SHR_LINE:+, $SHR_LINE}"
+		FAIL_LOGS="$FAIL_LOGS shrink.log"
+	fi
+	log "$n: shrink -> $c_shrink (${c_shr_s}s) ${SHR_LINE}"
+	if [ ! -s "$w/shrink/repro.cu" ]; then
+		WHY="$WHY; no shrink/repro.cu, so no repro runs"
+		return 1
+	fi
+
+	# the repro, built as documented and run RUNS times
+	if build_repro "$w/shrink/repro.cu" "$w/shrink/repro" "$w/nvcc-repro.log"; then
+		pat=${EXPECT_ERRORS// /|}
+		k=0; runs=0; max=$RUNS
+		while [ "$runs" -lt "$max" ]; do
+			runs=$((runs + 1))
+			rl=$w/repro-run-$runs.log
+			run_step "$w/shrink" "$rl" "$(gr_step_timeout 60)" ./repro
+			if [ "$STEP_RC" -eq 1 ] && grep -a -q -E "$pat" "$rl"; then
+				k=$((k + 1))
+			fi
+			if [ "$runs" -eq 1 ]; then
+				log "$n: repro run 1: exit $STEP_RC: $(grep -a -v '^[+(]' "$rl" | tail -n 1)"
+			fi
+			[ "$(gr_time_left)" -le 10 ] && break
+			if [ "$runs" -eq "$RUNS" ] && [ "$FLAKY" = 1 ] && [ "$k" -eq 0 ]; then
+				max=$FLAKY_MAX_RUNS
+			fi
+		done
+		c_repro="$k/$runs"
+		if [ "$FLAKY" = 1 ]; then
+			[ "$k" -ge 1 ] || { ok=0; WHY="$WHY; repro never faulted in $runs runs"; FAIL_LOGS="$FAIL_LOGS repro-run-1.log"; }
+		elif [ "$k" -ne "$runs" ] || [ "$runs" -lt "$RUNS" ]; then
+			ok=0
+			WHY="$WHY; repro faulted as expected in $k/$runs runs"
+			FAIL_LOGS="$FAIL_LOGS repro-run-1.log"
+		fi
+	else
+		c_repro="FAIL(nvcc)"
+		ok=0
+		WHY="$WHY; nvcc could not build repro.cu"
+		FAIL_LOGS="$FAIL_LOGS nvcc-repro.log"
+	fi
+	log "$n: repro -> $c_repro"
+
+	# verify
+	log "$n: verify -n $RUNS"
+	run_step "$GR_ROOT" "$w/verify.log" "$(gr_step_timeout 180)" \
+		"$GR" verify "$w/shrink/repro.cu" -n "$RUNS"
+	rc=$STEP_RC
+	parse_verify "$w/verify.log"
+	if [ -n "$VER_K" ]; then
+		c_verify="$VER_K/$VER_N"
+	else
+		c_verify="FAIL(exit $rc)"
+	fi
+	if [ "$FLAKY" != 1 ] && [ "$rc" -ne 0 ]; then
+		ok=0
+		WHY="$WHY; verify: $(grep -a '^verify:' "$w/verify.log" | tail -n 1 || true) (exit $rc)"
+		FAIL_LOGS="$FAIL_LOGS verify.log"
+	fi
+	log "$n: verify -> $c_verify"
+
+	[ "$ok" -eq 1 ]
+}
+
+for dir in "${DIRS[@]}"; do
+	n=$(basename "$dir")
+	if test_sample "$dir"; then
+		result=PASS
+		PASSED=$((PASSED + 1))
+	else
+		result=FAIL
+		FAILED=$((FAILED + 1))
+		{
+			echo "---- $n: FAIL: ${WHY#; }"
+			for f in $FAIL_LOGS; do tail_log "$OUT/$n/$f" 20; done
+		} >>"$FAIL_REPORT"
+	fi
+	[ "${FLAKY:-0}" = 1 ] && [ "$result" = PASS ] && result="PASS (flaky, ${c_repro} faulted)"
+	log "=== $n: $result"
+	echo "$n|$c_launch|$c_fault|$c_replay|$c_shrink|$c_repro|$c_verify|$c_cap_s|$c_rep_s|$c_shr_s|$result" >>"$TABLE"
+done
+
+echo
+echo "gpu-test: $(secs_since "$T0")s in all; logs under $OUT"
+print_table "$TABLE" | tee "$OUT/summary.txt"
+if [ -s "$FAIL_REPORT" ]; then
+	echo
+	echo "Failures:"
+	cat "$FAIL_REPORT"
+fi
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" -eq 0 ]
