@@ -147,6 +147,15 @@ static void role_of(const struct trace *t, size_t index, struct strbuf *out)
 	memmap_release(&mm);
 }
 
+static unsigned last_shmem(const struct trace *t)
+{
+	unsigned v = 0;
+	for (size_t i = 0; i < t->nrec; i++)
+		if (t->rec[i].type == TR_LAUNCH)
+			v = t->rec[i].u.launch.shmem;
+	return v;
+}
+
 int diagnose_explain(const char *output, const struct trace *red, struct strbuf *out)
 {
 	struct report r;
@@ -205,6 +214,17 @@ int diagnose_explain(const char *output, const struct trace *red, struct strbuf 
 			else
 				sb_addf(out, ": %llu bytes before the start of %s (a %s buffer)",
 					bestd, role.buf, fmt_bytes(best->size, b));
+			sb_release(&role);
+		} else if (strstr(r.what, "shared") && r.addr < (1ull << 32)) {
+			sb_addf(out, ": shared-memory offset %llu (0x%llx) is outside the block's shared memory "
+				"(launch: %u bytes dynamic)", r.addr, r.addr, last_shmem(red));
+		} else if (best) {
+			struct strbuf role = STRBUF_INIT;
+			char b[32], d[32];
+			role_of(red, best->index, &role);
+			sb_addf(out, ": a wild address 0x%llx, %s %s %s (a %s buffer) -- a bad index or pointer",
+				r.addr, fmt_bytes(bestd, d), where > 0 ? "past the end of" : "before", role.buf,
+				fmt_bytes(best->size, b));
 			sb_release(&role);
 		} else {
 			sb_addf(out, ": address 0x%llx is far from every buffer (a wild pointer or index)", r.addr);

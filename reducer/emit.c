@@ -20,6 +20,7 @@
 #include "../replay/memmap.h"
 #include "../trace/trace.h"
 #include "emit.h"
+#include "pack.h"
 #include "shrink.h"
 
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *n, int *status);
@@ -113,6 +114,43 @@ static void hex_array(struct strbuf *o, const char *name, const uint8_t *d, size
 	if (!n)
 		sb_adds(o, "0");
 	sb_adds(o, "\n};\n");
+}
+
+static size_t pack_min(void)
+{
+	const char *e = getenv("GPUREDUCE_PACK_MIN");
+	return e && *e ? (size_t)strtoull(e, NULL, 0) : 65536;
+}
+
+/*
+ * Emit a payload named `name`.  Small ones become a plain byte array; large
+ * ones a packed, base64 line array.  Sets *expr to the C expression for a
+ * pointer to the bytes (valid in main after unpacking) and appends the
+ * unpack call to init.  Returns 1 when packed.
+ */
+static int embed(struct strbuf *o, struct strbuf *init, const char *name, const uint8_t *d, size_t n,
+		 char *expr, size_t exprlen)
+{
+	struct strbuf z = STRBUF_INIT, b = STRBUF_INIT;
+	size_t lines = 0;
+	if (n < pack_min() || !n) {
+		hex_array(o, name, d, n);
+		snprintf(expr, exprlen, "%s", name);
+		return 0;
+	}
+	pack_compress(d, n, &z);
+	pack_base64((const uint8_t *)z.buf, z.len, &b);
+	sb_addf(o, "/* %zu bytes, packed to %zu (see unpack) */\nstatic const char *const %s_packed[] = {\n",
+		n, z.len, name);
+	for (size_t i = 0; i < b.len; i += 100, lines++)
+		sb_addf(o, "\t\"%.*s\",\n", (int)(b.len - i < 100 ? b.len - i : 100), b.buf + i);
+	sb_adds(o, "};\n");
+	sb_addf(o, "static unsigned char *%s;\n", name);
+	sb_addf(init, "\t%s = unpack(%s_packed, %zu, %zu, %zu);\n", name, name, lines, z.len, n);
+	snprintf(expr, exprlen, "%s", name);
+	sb_release(&z);
+	sb_release(&b);
+	return 1;
 }
 
 static void comment_text(struct strbuf *o, const char *prefix, const char *text)
@@ -392,7 +430,7 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 	       struct strbuf *err)
 {
 	struct memmap mm = MEMMAP_INIT;
-	struct strbuf body = STRBUF_INIT, data = STRBUF_INIT, globals = STRBUF_INIT;
+	struct strbuf body = STRBUF_INIT, data = STRBUF_INIT, globals = STRBUF_INIT, init = STRBUF_INIT;
 	const struct tr_launch *last = NULL;
 	int nmod = 0, nbuf = 0, nlaunch = 0, ndata = 0;
 	int guard_start = info->rep && info->rep->guard == 1;
@@ -455,12 +493,13 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 				sb_release(&img);
 				goto out;
 			}
+			char expr[64];
 			snprintf(name, sizeof(name), "module%d", nmod);
 			sb_addf(&globals, "/* module %d: %s image, %zu bytes (captured module id %u) */\n",
 				nmod, r->u.module.kind == TR_MOD_ELF ? "cubin (ELF)" : "binary", img.len,
 				r->u.module.module_id);
-			hex_array(&globals, name, (const uint8_t *)img.buf, img.len);
-			sb_addf(&body, "\tSETUP(cuModuleLoadData(&mod[%d], module%d));\n", nmod, nmod);
+			embed(&globals, &init, name, (const uint8_t *)img.buf, img.len, expr, sizeof(expr));
+			sb_addf(&body, "\tSETUP(cuModuleLoadData(&mod[%d], %s));\n", nmod, expr);
 			mod_hash[nmod] = r->u.module.blob;
 			nmod++;
 			sb_release(&img);
@@ -535,12 +574,13 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 					sb_addf(&body, "\tSETUP(cuMemsetD8(buf[%d].ptr + %llu, 0, %zu));   /* zeros */\n",
 						id, (unsigned long long)off, d.len);
 				} else {
+					char expr[64];
 					snprintf(name, sizeof(name), "data%d", ndata++);
 					sb_addf(&data, "/* %zu bytes for buffer %d at offset %llu */\n", d.len, id,
 						(unsigned long long)off);
-					hex_array(&data, name, (const uint8_t *)d.buf, d.len);
-					sb_addf(&body, "\tSETUP(cuMemcpyHtoD(buf[%d].ptr + %llu, %s, sizeof(%s)));\n",
-						id, (unsigned long long)off, name, name);
+					embed(&data, &init, name, (const uint8_t *)d.buf, d.len, expr, sizeof(expr));
+					sb_addf(&body, "\tSETUP(cuMemcpyHtoD(buf[%d].ptr + %llu, %s, %zu));\n",
+						id, (unsigned long long)off, expr, d.len);
 				}
 				sb_release(&d);
 			}
@@ -619,6 +659,8 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 
 	header(out, t, info, last);
 	sb_adds(out, prelude);
+	if (init.len)
+		sb_adds(out, pack_decoder_source);
 	sb_add(out, globals.buf, globals.len);
 	sb_add(out, data.buf, data.len);
 	sb_addf(out, "\nstatic struct { const char *kernel; unsigned attr; int value; } pending_attr[%zu];\n"
@@ -635,6 +677,7 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 		"\tSETUP(cuDevicePrimaryCtxRetain(&ctx, dev));\n\tSETUP(cuCtxSetCurrent(ctx));\n"
 		"\t(void)fn;\n\t(void)fill;\n\t(void)buf_free;\n",
 		nmod ? nmod : 1, nbuf ? nbuf : 1);
+	sb_add(out, init.buf, init.len);
 	sb_add(out, body.buf, body.len);
 	sb_adds(out, "\n\tprintf(\"repro: ran clean: the fault did not reproduce\\n\");\n\treturn 0;\n}\n");
 	ret = 0;
@@ -647,5 +690,6 @@ out:
 	sb_release(&body);
 	sb_release(&data);
 	sb_release(&globals);
+	sb_release(&init);
 	return ret;
 }

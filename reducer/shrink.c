@@ -363,8 +363,13 @@ static struct trace *snapshot(struct S *s, long at, int mode)
 	ro.stop_before = at;
 	ro.snap_mode = mode;
 	ro.snap_path = path.buf;
-	if (run_file(s, s->orig->path, &ro, 1, &first, &matches) < 0)
-		goto out;
+	/* a racy program can fault before the snapshot point: try again */
+	for (int tries = 0; tries < (s->rep->flaky ? 8 : 2); tries++) {
+		if (run_file(s, s->orig->path, &ro, 1, &first, &matches) < 0)
+			goto out;
+		if (first.status != RS_FAULT)
+			break;
+	}
 	if (first.status != RS_CLEAN) {
 		char d[600];
 		sb_addf(s->err, "snapshot before event %ld: %s", at, describe(&first, d, sizeof(d)));
