@@ -657,7 +657,7 @@ static void emit_modules(struct ye *y, const struct trace *t, const struct show_
 		kv_u64(y, "event", i);
 		sb_reset(&img);
 		sb_reset(&e);
-		if (trace_blob_read(t, m->blob, &img, o->blob_limit ? o->blob_limit : 1ull << 30, &e) < 0) {
+		if (trace_blob_read(t, m->blob, &img, o->blob_limit ? o->blob_limit : 256ull << 20, &e) < 0) {
 			kv_str(y, "error", e.buf);
 		} else if (m->kind == TR_MOD_ELF) {
 			long n = show_elf_count_funcs((const uint8_t *)img.buf, img.len, &e);

@@ -22,7 +22,7 @@ struct show_opts {
 	int fault_only;          /* 1: only the fault section and the faulting launch */
 	uint64_t first, last;    /* events printed: first..last, inclusive */
 	uint64_t blob_limit;     /* largest module blob decoded to count functions;
-				  * 0: 1 GiB */
+				  * 0: 256 MiB */
 };
 #define SHOW_OPTS_INIT { 1, 0, 0, UINT64_MAX, 0 }
 
