@@ -302,6 +302,11 @@ static const char *api_name(uint32_t api)
 	}
 }
 
+static const char *alloc_kind_name(uint32_t kind)
+{
+	return kind >= TR_MEM_DEVICE && kind <= TR_MEM_GLOBAL ? tr_alloc_kind_name(kind) : NULL;
+}
+
 static const char *module_kind_name(uint32_t kind)
 {
 	switch (kind) {
@@ -917,7 +922,7 @@ static void emit_record(struct ye *y, const struct trace *t, size_t i, const str
 		strf(y, "alloc#%zu", mm->n ? mm->n - 1 : 0);
 		kv_hex(y, "addr", a->addr);
 		kv_u64(y, "size", a->size);
-		kv_enum(y, "kind", tr_alloc_kind_name(a->kind), a->kind);
+		kv_enum(y, "kind", alloc_kind_name(a->kind), a->kind);
 		kv_hex(y, "flags", a->flags);
 		if (*a->name)
 			kv_str(y, "name", a->name);
@@ -925,7 +930,7 @@ static void emit_record(struct ye *y, const struct trace *t, size_t i, const str
 	}
 	case TR_FREE:
 		kv_hex(y, "addr", r->u.free.addr);
-		kv_enum(y, "kind", tr_alloc_kind_name(r->u.free.kind), r->u.free.kind);
+		kv_enum(y, "kind", alloc_kind_name(r->u.free.kind), r->u.free.kind);
 		key(y, "alloc");
 		if (freed)
 			strf(y, "alloc#%zu", freed->index);

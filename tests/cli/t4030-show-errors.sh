@@ -117,4 +117,13 @@ check "missing module blob reported" grep -q "^modules/0/error: .*blob 00000000d
 has "events/0/blob_missing: true" "$TMP/m"
 has "modules/1/error: not an ELF image" "$TMP/m"
 
+# --- enum values from a newer minor are passed through as unknown(n) ---
+printf 'alloc 0x7f0000000000 64 9\nlaunch k 1 1 api=7 py=5\nraw 4 01000000090000000000000000000000000000000000000000\n' >"$TMP/s5"
+check "mktrace unknown enums" sh -c "'$MKTRACE' '$TMP/u.bin' <'$TMP/s5'"
+check_exit "show unknown enums: exit 0" 0 sh -c "'$GPUREDUCE' show '$TMP/u.bin' | '$YAMLFLAT' >'$TMP/u'"
+has "events/0/kind: unknown(9)" "$TMP/u"
+has "events/1/api: unknown(7)" "$TMP/u"
+has "events/1/python: unknown(5)" "$TMP/u"
+has "modules/0/kind: unknown(9)" "$TMP/u"
+
 finish
