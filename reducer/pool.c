@@ -35,7 +35,8 @@ struct worker {
 
 struct pool {
 	struct worker *w;
-	int n;
+	int n;                   /* workers, spares included */
+	int max_busy;            /* jobs at once */
 	int fresh;
 	double timeout;
 	int ndev;
@@ -80,7 +81,11 @@ struct pool *pool_create(int n, int fresh, double timeout, struct strbuf *err)
 	const char *devs = getenv("GPUREDUCE_DEVICES");
 
 	signal(SIGPIPE, SIG_IGN);
-	p->n = n < 1 ? 1 : n;
+	n = n < 1 ? 1 : n;
+	p->max_busy = n;
+	/* spares: a faulting candidate kills its worker; a warm spare takes the
+	 * next job while the replacement starts (not for the fresh baseline) */
+	p->n = fresh ? n : n + (n + 1) / 2;
 	p->fresh = fresh;
 	p->timeout = timeout > 0 ? timeout : 60;
 	p->ndev = devs ? atoi(devs) : 1;
@@ -195,6 +200,9 @@ int pool_run(struct pool *p, struct job *jobs, size_t njobs, struct strbuf *err)
 		double now = now_sec();
 
 		/* restart dead workers; give work to ready ones */
+		int busy = 0;
+		for (int i = 0; i < p->n; i++)
+			busy += p->w[i].state == W_BUSY;
 		for (int i = 0; i < p->n; i++) {
 			struct worker *w = &p->w[i];
 			if (w->state == W_DOWN) {
@@ -206,7 +214,8 @@ int pool_run(struct pool *p, struct job *jobs, size_t njobs, struct strbuf *err)
 				if (worker_start(p, w, err) < 0)
 					goto out;
 			}
-			if (w->state == W_READY && next < njobs) {
+			if (w->state == W_READY && next < njobs && busy < p->max_busy) {
+				busy++;
 				struct strbuf req = STRBUF_INIT;
 				struct job *j = &jobs[next];
 				proto_format_run(&req, &j->opts, j->trace);
