@@ -318,6 +318,72 @@ static const char prelude[] =
 "\texit(1);\n"
 "}\n\n";
 
+/* Size and kind of the element a pointer type points to: 'f' float,
+ * 'i' signed, 'u' unsigned; 0 when unknown. */
+static int elem_of(const char *ptype, char *kind)
+{
+	static const struct { const char *name; int size; char kind; } tab[] = {
+		{ "unsigned long long", 8, 'u' }, { "long long", 8, 'i' }, { "unsigned long", 8, 'u' },
+		{ "long", 8, 'i' }, { "unsigned int", 4, 'u' }, { "int", 4, 'i' }, { "float", 4, 'f' },
+		{ "double", 8, 'f' }, { "unsigned short", 2, 'u' }, { "short", 2, 'i' },
+		{ "unsigned char", 1, 'u' }, { "signed char", 1, 'i' }, { "char", 1, 'i' },
+		{ "bool", 1, 'u' }, { "int64_t", 8, 'i' }, { "uint64_t", 8, 'u' }, { "int32_t", 4, 'i' },
+		{ "uint32_t", 4, 'u' }, { "size_t", 8, 'u' },
+	};
+	char base[128];
+	size_t n = 0;
+	if (!ptype || !strchr(ptype, '*') || strchr(ptype, '*') != strrchr(ptype, '*'))
+		return 0;
+	/* drop "const" and the '*' */
+	for (const char *p = ptype; *p && *p != '*' && n + 1 < sizeof(base); p++)
+		base[n++] = *p;
+	base[n] = 0;
+	char *c;
+	while ((c = strstr(base, "const")))
+		memmove(c, c + 5, strlen(c + 5) + 1);
+	char *b = base;
+	while (*b == ' ')
+		b++;
+	for (n = strlen(b); n && b[n - 1] == ' '; n--)
+		b[n - 1] = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(tab); i++)
+		if (!strcmp(b, tab[i].name)) {
+			*kind = tab[i].kind;
+			return tab[i].size;
+		}
+	return 0;
+}
+
+/* ": element [17] = 100000" for small explicit payloads of typed buffers. */
+static void describe_elems(struct strbuf *o, const char *ptype, uint64_t off, const uint8_t *d, size_t n)
+{
+	char kind = 0;
+	int es = elem_of(ptype, &kind);
+	if (!es || off % (uint64_t)es || n % (size_t)es || n / (size_t)es > 8)
+		return;
+	sb_addf(o, ": as `%s`,", ptype);
+	for (size_t i = 0; i < n; i += (size_t)es) {
+		uint64_t v = 0;
+		memcpy(&v, d + i, (size_t)es);
+		sb_addf(o, " [%llu] = ", (unsigned long long)((off + i) / (uint64_t)es));
+		if (kind == 'f' && es == 4) {
+			float f;
+			memcpy(&f, d + i, 4);
+			sb_addf(o, "%g", (double)f);
+		} else if (kind == 'f') {
+			double g;
+			memcpy(&g, d + i, 8);
+			sb_addf(o, "%g", g);
+		} else if (kind == 'i') {
+			int64_t sv = es == 8 ? (int64_t)v : es == 4 ? (int32_t)v : es == 2 ? (int16_t)v : (int8_t)v;
+			sb_addf(o, "%lld", (long long)sv);
+		} else {
+			sb_addf(o, "%llu", (unsigned long long)v);
+		}
+	}
+	sb_adds(o, "; the rest of the buffer is zeros");
+}
+
 /* ---- header ----------------------------------------------------------- */
 
 static const struct tr_rec *first_of(const struct trace *t, uint32_t type)
@@ -437,6 +503,7 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 	int ret = -1;
 	uint64_t *mod_hash = xcalloc(t->nrec + 1, sizeof(uint64_t));
 	char **roles = xcalloc(t->nrec + 1, sizeof(char *));
+	char **ptypes = xcalloc(t->nrec + 1, sizeof(char *));   /* pointer param type per buffer */
 
 	for (size_t i = 0; i < t->nrec; i++)
 		if (t->rec[i].type == TR_LAUNCH)
@@ -472,6 +539,8 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 								sb_addf(&rs, " (a by-value struct; pointer at byte %u)",
 									off - l->params[p].offset);
 							roles[a->index] = sb_detach(&rs, NULL);
+							if (nt == (int)l->nparams && l->params[p].size == 8)
+								ptypes[a->index] = xstrdup(types[p]);
 						}
 					}
 				}
@@ -576,8 +645,10 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 				} else {
 					char expr[64];
 					snprintf(name, sizeof(name), "data%d", ndata++);
-					sb_addf(&data, "/* %zu bytes for buffer %d at offset %llu */\n", d.len, id,
+					sb_addf(&data, "/* %zu bytes for buffer %d at offset %llu", d.len, id,
 						(unsigned long long)off);
+					describe_elems(&data, ptypes[a->index], off, (const uint8_t *)d.buf, d.len);
+					sb_adds(&data, " */\n");
 					embed(&data, &init, name, (const uint8_t *)d.buf, d.len, expr, sizeof(expr));
 					sb_addf(&body, "\tSETUP(cuMemcpyHtoD(buf[%d].ptr + %llu, %s, %zu));\n",
 						id, (unsigned long long)off, expr, d.len);
@@ -682,9 +753,12 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 	sb_adds(out, "\n\tprintf(\"repro: ran clean: the fault did not reproduce\\n\");\n\treturn 0;\n}\n");
 	ret = 0;
 out:
-	for (size_t i = 0; i <= t->nrec; i++)
+	for (size_t i = 0; i <= t->nrec; i++) {
 		free(roles[i]);
+		free(ptypes[i]);
+	}
 	free(roles);
+	free(ptypes);
 	free(mod_hash);
 	memmap_release(&mm);
 	sb_release(&body);

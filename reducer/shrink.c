@@ -133,7 +133,8 @@ static void phase_end(struct S *s, const struct cand *c, const char *outcome)
 
 static int sig_match(const struct S *s, const struct replay_result *r)
 {
-	return r->status == RS_FAULT && r->code == s->rep->code && !strcmp(r->kernel, s->rep->kernel);
+	return r->status == RS_FAULT && r->code == s->rep->code &&
+	       (s->o->sig_code_only || !strcmp(r->kernel, s->rep->kernel));
 }
 
 /* ---- testing candidates ---------------------------------------------------- */

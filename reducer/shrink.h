@@ -39,6 +39,7 @@ struct shrink_opts {
 	const char *workdir;    /* where candidate files go */
 	int guard;              /* -1: try end, start, none in turn */
 	int orig_runs;          /* replays of the original to measure its rate (0: max(4, jobs)) */
+	int sig_code_only;      /* --signature=code: any kernel with the same error counts */
 };
 
 #define SHRINK_MAX_PHASES 12

@@ -22,7 +22,7 @@
 static const char usage_str[] =
 	"usage: gpureduce shrink [-o repro.cu] [-j N] [--time-limit=S] [--candidate-timeout=S]\n"
 	"                        [--guard=end|start|none] [--strategy=full|baseline]\n"
-	"                        [--runs=N] [--confirm=N] [--no-diagnose] [--keep-work] [--quiet] TRACE\n\n"
+	"                        [--signature=kernel|code] [--runs=N] [--confirm=N] [--no-diagnose] [--keep-work] [--quiet] TRACE\n\n"
 	"Replays TRACE in worker processes and reduces it to the smallest replay that\n"
 	"still faults with the same error in the same kernel, then writes repro.cu\n"
 	"(standalone, `nvcc -o repro repro.cu -lcuda`), repro.bin (the reduced trace,\n"
@@ -30,6 +30,7 @@ static const char usage_str[] =
 	"  -j N                 parallel replay workers (default 4)\n"
 	"  --time-limit=S       stop reducing after S seconds, keep the best so far (default 900)\n"
 	"  --candidate-timeout  seconds before a hung candidate's worker is killed (default 30)\n"
+	"  --signature=code     accept the same error in any kernel (default: same error, same kernel)\n"
 	"  --runs=N             replays of the original to measure its fault rate (default max(4, j))\n"
 	"  --confirm=N          runs of the reduced trace before it is emitted (default 5; flaky 10)\n"
 	"  --strategy=baseline  one fresh process per candidate, plain ddmin over launches\n"
@@ -84,6 +85,15 @@ int cmd_shrink(int argc, char **argv)
 			o.time_limit = atof(a + 13);
 		} else if (!strncmp(a, "--candidate-timeout=", 20)) {
 			o.cand_timeout = atof(a + 20);
+		} else if (!strncmp(a, "--signature=", 12)) {
+			if (!strcmp(a + 12, "code"))
+				o.sig_code_only = 1;
+			else if (!strcmp(a + 12, "kernel"))
+				o.sig_code_only = 0;
+			else {
+				cmd_error("shrink", "--signature takes code or kernel (sanitizer sites are checked by diagnose, not per candidate)");
+				return EXIT_USAGE;
+			}
 		} else if (!strncmp(a, "--runs=", 7)) {
 			o.orig_runs = atoi(a + 7);
 		} else if (!strncmp(a, "--confirm=", 10)) {

@@ -77,6 +77,7 @@ EOT
 check "mktrace gather" $MKTRACE gather.bin < gather.txt
 check "shrink gather" $GPUREDUCE shrink -j 2 --quiet -o gather/repro.cu gather.bin
 check_grep "the idx bytes that matter are kept: 8 bytes at offset 136" "8 bytes for buffer 2 at offset 136" gather/repro.cu
+check_grep "... explained as the element of the typed parameter" "as .long long const\*., \[17\] = 9187201950435737471; the rest of the buffer is zeros" gather/repro.cu
 if grep -q "bytes for buffer 0" gather/repro.cu; then fail "src contents were not needed but kept"; else ok "src contents replaced"; fi
 check "gather repro compiles" cc -x c -w -I${CUDA:-/usr/local/cuda}/include -o gather/repro gather/repro.cu -L$DBL -Wl,-rpath,$DBL -lcuda
 check_exit "gather repro faults" 1 ./gather/repro
