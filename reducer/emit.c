@@ -302,12 +302,26 @@ static const char prelude[] =
 "\tmemcpy(args + off, &v, 8);\n"
 "}\n"
 "\n"
-"/* Launch, wait, and decide: exit 1 when the launch faults. */\n"
+"/* Launch (with the captured launch attributes, if any), wait, and decide:\n"
+" * exit 1 when the launch faults. */\n"
 "static void launch_and_check(CUfunction f, const char *kernel, unsigned gx, unsigned gy, unsigned gz,\n"
-"\t\t\t     unsigned bx, unsigned by, unsigned bz, unsigned shmem, void **params)\n"
+"\t\t\t     unsigned bx, unsigned by, unsigned bz, unsigned shmem, void **params,\n"
+"\t\t\t     CUlaunchAttribute *attrs, unsigned nattrs)\n"
 "{\n"
 "\tconst char *name = \"?\", *text = \"?\";\n"
-"\tCUresult r = cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shmem, 0, params, NULL);\n"
+"\tCUresult r;\n"
+"\tif (nattrs) {\n"
+"\t\tCUlaunchConfig cfg;\n"
+"\t\tmemset(&cfg, 0, sizeof(cfg));\n"
+"\t\tcfg.gridDimX = gx; cfg.gridDimY = gy; cfg.gridDimZ = gz;\n"
+"\t\tcfg.blockDimX = bx; cfg.blockDimY = by; cfg.blockDimZ = bz;\n"
+"\t\tcfg.sharedMemBytes = shmem;\n"
+"\t\tcfg.attrs = attrs;\n"
+"\t\tcfg.numAttrs = nattrs;\n"
+"\t\tr = cuLaunchKernelEx(&cfg, f, params, NULL);\n"
+"\t} else {\n"
+"\t\tr = cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shmem, 0, params, NULL);\n"
+"\t}\n"
 "\tif (r == CUDA_SUCCESS)\n"
 "\t\tr = cuCtxSynchronize();\n"
 "\tif (r == CUDA_SUCCESS)\n"
@@ -568,7 +582,7 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 				nmod, r->u.module.kind == TR_MOD_ELF ? "cubin (ELF)" : "binary", img.len,
 				r->u.module.module_id);
 			embed(&globals, &init, name, (const uint8_t *)img.buf, img.len, expr, sizeof(expr));
-			sb_addf(&body, "\tSETUP(cuModuleLoadData(&mod[%d], %s));\n", nmod, expr);
+			sb_addf(&body, "\tload_module(&mod[%d], %s);\n", nmod, expr);
 			mod_hash[nmod] = r->u.module.blob;
 			nmod++;
 			sb_release(&img);
@@ -713,10 +727,20 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 					off, (int)(intptr_t)a->user - 1, (long long)(v - a->addr),
 					(unsigned long long)v, dead ? ", a FREED buffer" : "");
 			}
+			sb_addf(&body, "\t\tCUlaunchAttribute attrs[%u];\n", l->nattrs ? l->nattrs : 1);
+			sb_adds(&body, "\t\tmemset(attrs, 0, sizeof(attrs));\n");
+			for (uint32_t k = 0; k < l->nattrs; k++) {
+				sb_addf(&body, "\t\tattrs[%u].id = (CUlaunchAttributeID)%u;   /* as captured */\n",
+					k, l->attrs[k].id);
+				sb_addf(&body, "\t\tmemcpy(&attrs[%u].value, \"", k);
+				for (uint32_t b = 0; b < l->attrs[k].len; b++)
+					sb_addf(&body, "\\x%02x", l->attrs[k].value[b]);
+				sb_addf(&body, "\", %u);\n", l->attrs[k].len);
+			}
 			sb_addf(&body, "\t\tlaunch_and_check(fn, ");
 			c_string(&body, dm);
-			sb_addf(&body, ", %u, %u, %u, %u, %u, %u, %u, params);\n\t}\n", l->grid.x, l->grid.y,
-				l->grid.z, l->block.x, l->block.y, l->block.z, l->shmem);
+			sb_addf(&body, ", %u, %u, %u, %u, %u, %u, %u, params, attrs, %u);\n\t}\n", l->grid.x, l->grid.y,
+				l->grid.z, l->block.x, l->block.y, l->block.z, l->shmem, l->nattrs);
 			for (int k = 0; k < nt; k++)
 				free(types[k]);
 			free(dm);
@@ -734,6 +758,27 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 		sb_adds(out, pack_decoder_source);
 	sb_add(out, globals.buf, globals.len);
 	sb_add(out, data.buf, data.len);
+	{
+		const struct tr_rec *dev = first_of(info->orig ? info->orig : t, TR_DEVICE);
+		struct strbuf where = STRBUF_INIT;
+		if (dev)
+			sb_addf(&where, "%s (compute capability %u.%u, sm_%u%u)", dev->u.device.name,
+				dev->u.device.cc_major, dev->u.device.cc_minor, dev->u.device.cc_major,
+				dev->u.device.cc_minor);
+		else
+			sb_adds(&where, "an unknown device");
+		sb_adds(out, "/* Load an embedded module; a failure here means this GPU cannot run the\n"
+			" * captured binary (another architecture): exit 2. */\n"
+			"static void load_module(CUmodule *m, const void *image)\n{\n"
+			"\tconst char *name = \"?\";\n"
+			"\tCUresult r = cuModuleLoadData(m, image);\n"
+			"\tif (r == CUDA_SUCCESS)\n\t\treturn;\n"
+			"\tcuGetErrorName(r, &name);\n"
+			"\tfprintf(stderr, \"repro: cannot load the kernel image: %s (%d); it was captured on \"\n\t\t");
+		c_string(out, where.buf);
+		sb_adds(out, "\n\t\t\"; run it on a GPU of that architecture\\n\", name, (int)r);\n\texit(2);\n}\n\n");
+		sb_release(&where);
+	}
 	sb_addf(out, "\nstatic struct { const char *kernel; unsigned attr; int value; } pending_attr[%zu];\n"
 		"static int n_attr;\n\n"
 		"static void apply_attrs(CUfunction f, const char *kernel)\n{\n"

@@ -56,6 +56,10 @@ check_grep "repro prints the CUDA error" "faulted: CUDA_ERROR_ILLEGAL_ADDRESS (7
 sed 's/_Z13scale_nocheckPfPKfi/_Z5scalePfPKfi/' oob/repro.cu > fixed.cu
 check "fixed variant compiles" cc -x c -w -I${CUDA:-/usr/local/cuda}/include -o fixed fixed.cu -L$DBL -Wl,-rpath,$DBL -lcuda
 check_exit "fixed variant (bounds check) exits 0" 0 ./fixed
+sed '0,/0x7f,0x45,0x4c,0x46/s//0x00,0x45,0x4c,0x46/' oob/repro.cu > badimage.cu
+check "a repro with a broken image compiles" cc -x c -w -I${CUDA:-/usr/local/cuda}/include -o badimage badimage.cu -L$DBL -Wl,-rpath,$DBL -lcuda
+check_exit "it exits 2 (setup failed), not 0 or 1" 2 ./badimage
+check_grep "and says which GPU the binary was captured on" "captured on .*compute capability 9.0" "$TMP/.out"
 check "verify -n 4 reports 4/4" $GPUREDUCE verify -n 4 oob/repro.cu
 check_grep "verify line" "verify: 4/4 runs faulted with CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
 check_exit "verify of the fixed variant fails (exit 1)" 1 $GPUREDUCE verify -n 2 fixed.cu
