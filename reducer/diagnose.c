@@ -215,6 +215,8 @@ int diagnose_explain(const char *output, const struct trace *red, struct strbuf 
 				sb_addf(out, ": %llu bytes before the start of %s (a %s buffer)",
 					bestd, role.buf, fmt_bytes(best->size, b));
 			sb_release(&role);
+		} else if (!strstr(r.what, "shared") && r.addr < (1ull << 20)) {
+			sb_addf(out, ": address 0x%llx -- a null (or near-null) pointer dereference", r.addr);
 		} else if (strstr(r.what, "shared") && r.addr < (1ull << 32)) {
 			sb_addf(out, ": shared-memory offset %llu (0x%llx) is outside the block's shared memory "
 				"(launch: %u bytes dynamic)", r.addr, r.addr, last_shmem(red));
@@ -234,11 +236,10 @@ int diagnose_explain(const char *output, const struct trace *red, struct strbuf 
 	return 0;
 }
 
-int diagnose_trace(const struct trace *red, const char *bin_path, int guard, struct strbuf *out,
-		   struct strbuf *err)
+int diagnose_run(const char *bin_path, int guard, struct strbuf *o, struct strbuf *err)
 {
 	const char *san = diagnose_find_sanitizer();
-	struct strbuf o = STRBUF_INIT, g = STRBUF_INIT;
+	struct strbuf g = STRBUF_INIT;
 	const char *env[] = { "GPUREDUCE_REPLAY_VERBOSE=1", NULL };
 	int st, ret = -1;
 
@@ -250,13 +251,32 @@ int diagnose_trace(const struct trace *red, const char *bin_path, int guard, str
 	sb_addf(&g, "--guard=%s", place_guard_name(guard));
 	char *argv[] = { (char *)san, "--target-processes", "all", "--print-limit", "1",
 			 (char *)gpureduce_exe(), "replay", g.buf, (char *)bin_path, NULL };
-	st = child_run(argv, env, CHILD_MERGE_ERR | CHILD_NULL_IN, &o, 180, err);
-	if (st < 0)
-		goto out;
-	if (st == 124) {
+	st = child_run(argv, env, CHILD_MERGE_ERR | CHILD_NULL_IN, o, 180, err);
+	if (st == 124)
 		sb_addf(err, "compute-sanitizer did not finish within 180 s");
+	else if (st >= 0)
+		ret = 0;
+	sb_release(&g);
+	return ret;
+}
+
+int diagnose_site(const char *output, char *site, size_t n)
+{
+	struct report r;
+	if (parse_report(output, &r) < 0)
+		return -1;
+	snprintf(site, n, "%s at %s", r.what, r.at);
+	return 0;
+}
+
+int diagnose_trace(const struct trace *red, const char *bin_path, int guard, struct strbuf *out,
+		   struct strbuf *err)
+{
+	struct strbuf o = STRBUF_INIT;
+	int ret = -1;
+
+	if (diagnose_run(bin_path, guard, &o, err) < 0)
 		goto out;
-	}
 	if (diagnose_explain(o.buf, red, out) < 0) {
 		const char *l = strstr(o.buf, "=========");
 		sb_addf(err, "compute-sanitizer reported no memory error%s%.200s",
@@ -269,6 +289,5 @@ int diagnose_trace(const struct trace *red, const char *bin_path, int guard, str
 	ret = 0;
 out:
 	sb_release(&o);
-	sb_release(&g);
 	return ret;
 }

@@ -11,6 +11,8 @@
 #ifndef GPUREDUCE_DIAGNOSE_H
 #define GPUREDUCE_DIAGNOSE_H
 
+#include <stddef.h>
+
 struct strbuf;
 struct trace;
 
@@ -27,5 +29,12 @@ int diagnose_trace(const struct trace *red, const char *bin_path, int guard, str
  * the reduced trace's last launch.  0 with one line in out, or -1 when the
  * output holds no recognised report. */
 int diagnose_explain(const char *output, const struct trace *red, struct strbuf *out);
+
+/* Run the trace once under compute-sanitizer; its output goes to out.
+ * 0, or -1 with err (no sanitizer, time-out). */
+int diagnose_run(const char *bin_path, int guard, struct strbuf *out, struct strbuf *err);
+/* The error's site, independent of grid size: "global write of 4 bytes at
+ * scale(...)+0x190".  0, or -1 when the output holds no report. */
+int diagnose_site(const char *output, char *site, size_t n);
 
 #endif

@@ -104,6 +104,10 @@ int report_yaml_write(const char *path, const struct shrink_report *rep, const s
 	kvf(&y, "code", "%d", rep->code);
 	kv(&y, "kernel", rep->kernel);
 	kv(&y, "guard", place_guard_name(rep->guard));
+	if (rep->site[0]) {
+		kv(&y, "site", rep->site);
+		kv(&y, "site_confirmed", rep->site_confirmed ? "true" : "false");
+	}
 	map_end(&y);
 	scalar(&y, "reproduction");
 	map_start(&y);

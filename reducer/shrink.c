@@ -14,9 +14,11 @@
 
 #include "../common/strbuf.h"
 #include "../common/util.h"
+#include "../replay/memmap.h"
 #include "../replay/place.h"
 #include "cand.h"
 #include "ddmin.h"
+#include "diagnose.h"
 #include "pool.h"
 #include "shrink.h"
 
@@ -648,14 +650,72 @@ static int data_oracle(void *arg, const unsigned char *const *masks, size_t k, s
 	return ret;
 }
 
+/*
+ * Byte offsets (within the H2D payload of `item`) of 8-byte words that hold
+ * a pointer into some buffer of the candidate.  Such words are never zeroed
+ * or filled: a zeroed pointer array faults too, in the same kernel, for a
+ * reason that is not the user's bug.  Returns a 0/1 map of payload words
+ * (size/8 + 1 entries), or NULL when there are none.
+ */
+static unsigned char *pointer_words(const struct cand *c, size_t item)
+{
+	struct memmap mm = MEMMAP_INIT;
+	struct strbuf data = STRBUF_INIT, e = STRBUF_INIT;
+	const struct item *it = &c->it[item];
+	unsigned char *map = NULL;
+	size_t nw, found = 0;
+
+	for (size_t i = 0; i < c->n; i++) {
+		const struct tr_rec *r = &c->it[i].rec;
+		if (r->type == TR_ALLOC)
+			memmap_add(&mm, r->u.alloc.addr, r->u.alloc.size, r->u.alloc.kind, (long)i);
+	}
+	if (trace_blob_read(it->src, it->rec.u.copy.blob, &data, 0, &e) < 0)
+		goto out;
+	nw = data.len / 8 + 1;
+	map = xcalloc(nw, 1);
+	/* words aligned in the device address space */
+	for (uint64_t off = (8 - (it->rec.u.copy.dst & 7)) & 7; off + 8 <= data.len; off += 8) {
+		uint64_t v;
+		int dead;
+		memcpy(&v, data.buf + off, 8);
+		if (v >= 65536 && memmap_lookup(&mm, v, &dead)) {
+			map[off / 8] = 1;
+			if (off % 8)
+				map[off / 8 + 1] = 1;
+			found++;
+		}
+	}
+	if (!found) {
+		free(map);
+		map = NULL;
+	}
+out:
+	memmap_release(&mm);
+	sb_release(&data);
+	sb_release(&e);
+	return map;
+}
+
+/* 1 if [off, off+len) covers a marked pointer word. */
+static int covers_pointer(const unsigned char *pw, uint64_t off, uint64_t len)
+{
+	if (!pw)
+		return 0;
+	for (uint64_t w = off / 8; w * 8 < off + len; w++)
+		if (pw[w])
+			return 1;
+	return 0;
+}
+
 /* Keep only the chunks of one buffer that matter: ddmin over coarse chunks,
- * then over 8-byte words inside the kept ones. */
-static void minimize_chunks(struct S *s, struct cand *best, size_t item)
+ * then over 8-byte words inside the kept ones.  Pointer words stay. */
+static void minimize_chunks(struct S *s, struct cand *best, size_t item, const unsigned char *pw)
 {
 	uint64_t size = best->it[item].rec.u.copy.size;
 	struct data_dd d = { s, best, item, NULL };
 	size_t n = size / 8 < 64 ? (size_t)((size + 7) / 8) : 64;
-	unsigned char *keep;
+	unsigned char *keep, *fixed;
 
 	if (!n)
 		return;
@@ -668,7 +728,11 @@ static void minimize_chunks(struct S *s, struct cand *best, size_t item)
 	}
 	keep = xmalloc(n);
 	memset(keep, 1, n);
-	ddmin_run(keep, NULL, n, data_oracle, &d, NULL);
+	fixed = xcalloc(n, 1);
+	for (size_t i = 0; i < n; i++)
+		fixed[i] = (unsigned char)covers_pointer(pw, d.chunks[i].off, d.chunks[i].len);
+	ddmin_run(keep, fixed, n, data_oracle, &d, NULL);
+	free(fixed);
 	/* refine: split each kept chunk into 8-byte words */
 	{
 		struct range *words = NULL;
@@ -690,8 +754,12 @@ static void minimize_chunks(struct S *s, struct cand *best, size_t item)
 		n = nw;
 		keep = xmalloc(n + 1);
 		memset(keep, 1, n);
+		fixed = xcalloc(n + 1, 1);
+		for (size_t i = 0; i < n; i++)
+			fixed[i] = (unsigned char)covers_pointer(pw, d.chunks[i].off, d.chunks[i].len);
 		if (n > 1 && n <= 4096)
-			ddmin_run(keep, NULL, n, data_oracle, &d, NULL);
+			ddmin_run(keep, fixed, n, data_oracle, &d, NULL);
+		free(fixed);
 	}
 	{
 		struct cand out;
@@ -715,6 +783,14 @@ static void phase_data(struct S *s, struct cand *best)
 		struct cand z = CAND_INIT, f = CAND_INIT;
 		struct cand *two[2] = { &z, &f };
 		int r[2] = { 0, 0 };
+		unsigned char *pw = pointer_words(best, i);
+		if (pw) {
+			/* holds pointers: only the chunk search, pointer words fixed */
+			minimize_chunks(s, best, i, pw);
+			free(pw);
+			changed = 1;
+			continue;
+		}
 		cand_copy(&z, best);
 		z.it[i].data_mode = DATA_ZERO;
 		cand_copy(&f, best);
@@ -733,7 +809,7 @@ static void phase_data(struct S *s, struct cand *best)
 			continue;
 		}
 		cand_release(&z);
-		minimize_chunks(s, best, i);
+		minimize_chunks(s, best, i, NULL);
 		changed = 1;
 		/* a seeded fill reads better than most of a buffer's bytes */
 		if (r[1]) {
@@ -925,6 +1001,39 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 			cand_copy(&best, &slice_only);
 			if (confirm_final(&s, &best, out_bin, &faults, runs) < 0)
 				goto out;
+		}
+		/* the cheap signature (error + kernel) cannot tell two bugs in one
+		 * kernel apart: where compute-sanitizer is at hand, the reduced
+		 * trace must fail at the same site as the plain slice, or we back
+		 * off to the slice */
+		if (faults && slice_only.n && o->strategy == STRATEGY_FULL && !o->no_site_check &&
+		    diagnose_find_sanitizer()) {
+			struct strbuf p = STRBUF_INIT, o1 = STRBUF_INIT, o2 = STRBUF_INIT, e = STRBUF_INIT;
+			char s1[700], s2[700];
+			sb_addf(&p, "%s/slice-site.bin", o->workdir);
+			if (cand_write(&slice_only, p.buf, &e) == 0 &&
+			    file_hash(p.buf) != file_hash(out_bin) &&
+			    diagnose_run(p.buf, s.guard, &o1, &e) == 0 &&
+			    diagnose_site(o1.buf, s1, sizeof(s1)) == 0) {
+				int same = diagnose_run(out_bin, s.guard, &o2, &e) == 0 &&
+					   diagnose_site(o2.buf, s2, sizeof(s2)) == 0 && !strcmp(s1, s2);
+				snprintf(rep->site, sizeof(rep->site), "%s", s1);
+				if (!same) {
+					snprintf(rep->note, sizeof(rep->note),
+						 "the data/grid reductions moved the fault (sanitizer: '%.200s' vs '%.200s'); backed off to the slice",
+						 s1, o2.len ? s2 : "no report");
+					cand_release(&best);
+					cand_copy(&best, &slice_only);
+					if (confirm_final(&s, &best, out_bin, &faults, runs) < 0)
+						goto out;
+				} else {
+					rep->site_confirmed = 1;
+				}
+			}
+			sb_release(&p);
+			sb_release(&o1);
+			sb_release(&o2);
+			sb_release(&e);
 		}
 		rep->final_runs = runs;
 		rep->final_faults = faults;

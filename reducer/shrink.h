@@ -40,6 +40,7 @@ struct shrink_opts {
 	int guard;              /* -1: try end, start, none in turn */
 	int orig_runs;          /* replays of the original to measure its rate (0: max(4, jobs)) */
 	int sig_code_only;      /* --signature=code: any kernel with the same error counts */
+	int no_site_check;      /* skip the compute-sanitizer site comparison at the end */
 };
 
 #define SHRINK_MAX_PHASES 12
@@ -76,6 +77,8 @@ struct shrink_report {
 	struct shrink_phase phase[SHRINK_MAX_PHASES];
 	int nphases;
 	char note[512];         /* why something was skipped / backed off */
+	char site[700];         /* compute-sanitizer site of the slice, when checked */
+	int site_confirmed;     /* the final trace faults at that same site */
 };
 
 /*

@@ -119,6 +119,7 @@ int cmd_shrink(int argc, char **argv)
 			keep_work = 1;
 		} else if (!strcmp(a, "--no-diagnose")) {
 			no_diag = 1;
+			o.no_site_check = 1;
 		} else if (a[0] == '-' && a[1]) {
 			cmd_error("shrink", "unknown option '%s'\n%s", a, usage_str);
 			return EXIT_USAGE;

@@ -1,0 +1,86 @@
+#!/bin/sh
+# t5010-diagnose-fake-sanitizer.sh - diagnose and shrink's site check, on the
+# CPU: a stand-in compute-sanitizer (a shell script) runs the real replay and
+# prints a report in compute-sanitizer's format, with the buffer lines the
+# replay worker prints, so the mapping from address to parameter is tested
+# for real.
+. tests/cli/test-lib.sh
+
+DBL=$BUILD/double
+export GPUREDUCE_LIBCUDA=$DBL/libcuda.so.1
+cd "$TMP" || exit 1
+
+# The fake: runs the command, then reports an invalid write 4 bytes past the
+# end of the buffer the worker placed first (gpureduce-buffer 0 ...), at a PC
+# that depends on the launch's grid (so reductions of the grid "move" the
+# fault when FAKE_MOVE=1).
+cat > fake-sanitizer <<'EOT'
+#!/bin/sh
+while [ "$1" != "${1#-}" ] || [ "$1" = all ] || [ "$1" = 1 ]; do shift; done
+out=$("$@" 2>&1)
+echo "$out"
+b=$(echo "$out" | sed -n 's/^gpureduce-buffer 0 \(0x[0-9a-f]*\) \([0-9]*\)$/\1 \2/p' | head -1)
+[ -n "$b" ] || exit 0
+set -- $b
+addr=$(printf '0x%x' $(( $1 + $2 + 4 )))
+pc=0x90
+if [ "${FAKE_MOVE:-0}" = 1 ] && ! "$GPUREDUCE" show "$(echo "$out" | sed -n 's/^TRACE=//p')" >/dev/null 2>&1; then :; fi
+if [ "${FAKE_MOVE:-0}" = 1 ] && [ -n "$FAKE_GRID_FILE" ] && [ -f "$FAKE_GRID_FILE" ]; then pc=0x$(cat "$FAKE_GRID_FILE"); fi
+cat <<EOR
+========= COMPUTE-SANITIZER
+========= Invalid __global__ write of size 4 bytes
+=========     at scale_nocheck(float *, const float *, int)+$pc
+=========     by thread (232,0,0) in block (3,0,0)
+=========     Access to $addr is out of bounds
+=========     and is 5 bytes after the nearest allocation at $1 of size $2 bytes
+EOR
+EOT
+chmod +x fake-sanitizer
+export GPUREDUCE_SANITIZER=$TMP/fake-sanitizer
+
+cat > oob.txt <<EOT
+process 100 /work ./app
+device "gpureduce CPU double"
+module $DBL/kernels.cubin 1
+alloc 0x7f0000200000 4000
+alloc 0x7f0000100000 4000
+h2d 0x7f0000100000 4000 seq
+launch _Z13scale_nocheckPfPKfi 8 256 ptr:0x7f0000200000 ptr:0x7f0000100000 i32:1000
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
+EOT
+check "mktrace" $MKTRACE oob.bin < oob.txt
+check "diagnose a trace" $GPUREDUCE diagnose oob.bin
+check_grep "maps the address to param 0 and its size" \
+	"global write of 4 bytes by thread (232,0,0) of block (3,0,0) at scale_nocheck(float \*, const float \*, int)+0x90: 5 bytes past the end of param 0 .float\*. (a 4000 B buffer)" "$TMP/.out"
+check "shrink with the sanitizer present" $GPUREDUCE shrink -j 2 --quiet -o r/repro.cu oob.bin
+check_grep "the repro header carries the diagnosis" "5 bytes past the end of param 0" r/repro.cu
+check_grep "repro.yaml carries it too" "^diagnosis: .global write of 4 bytes by thread" r/repro.yaml
+check_grep "site confirmed after the grid reduction" "site_confirmed: true" r/repro.yaml
+
+# A site that moves when the grid shrinks: shrink must back off to the slice.
+cat > fake2 <<'EOT'
+#!/bin/sh
+while [ "$1" != "${1#-}" ] || [ "$1" = all ] || [ "$1" = 1 ]; do shift; done
+trace=; for a in "$@"; do trace=$a; done
+pc=0x90
+"$GPUREDUCE" show "$trace" 2>/dev/null | grep -q 'grid: \[8, 1, 1\]' || pc=0x1c0
+"$@" 2>&1
+cat <<EOR
+========= Invalid __global__ write of size 4 bytes
+=========     at scale_nocheck(float *, const float *, int)+$pc
+=========     by thread (0,0,0) in block (4,0,0)
+=========     Access to 0x10 is out of bounds
+EOR
+EOT
+chmod +x fake2
+export GPUREDUCE_SANITIZER=$TMP/fake2
+check "shrink when a reduction moves the fault site" $GPUREDUCE shrink -j 2 --quiet -o m/repro.cu oob.bin
+check_grep "backed off, saying why" "^note: .the data/grid reductions moved the fault" m/repro.yaml
+check_grep "the null address is called what it is" "null (or near-null) pointer" m/repro.yaml
+check_grep "the repro keeps the original grid" "launch_and_check(fn, \"scale_nocheck(float\*, float const\*, int)\", 8, 1, 1" m/repro.cu
+
+# No sanitizer at all: diagnose says so, shrink still works.
+export GPUREDUCE_SANITIZER=$TMP/none
+check_exit "diagnose without a sanitizer: exit 4" 4 $GPUREDUCE diagnose oob.bin
+check_grep "gives the signature" "signature only: CUDA_ERROR_ILLEGAL_ADDRESS in _Z13scale_nocheckPfPKfi" "$TMP/.out"
+finish
