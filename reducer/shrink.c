@@ -567,6 +567,59 @@ static int launch_oracle(void *arg, const unsigned char *const *masks, size_t k,
 	return ret;
 }
 
+/* Which launches can matter to the last one: walk backwards, keeping a
+ * launch when it points into a buffer that the fault (or a launch already
+ * kept) points into.  Returns a 0/1 mask over the nl launches. */
+static unsigned char *relevant_launches(const struct cand *c, const size_t *idx, size_t nl)
+{
+	struct memmap mm = MEMMAP_INIT;
+	size_t **bufs = xcalloc(nl, sizeof(*bufs)), *nb = xcalloc(nl, sizeof(size_t));
+	unsigned char *rel = xcalloc(nl, 1), *want;
+	size_t j = 0;
+
+	for (size_t i = 0; i < c->n && j < nl; i++) {
+		const struct tr_rec *r = &c->it[i].rec;
+		if (r->type == TR_ALLOC)
+			memmap_add(&mm, r->u.alloc.addr, r->u.alloc.size, r->u.alloc.kind, (long)i);
+		else if (r->type == TR_FREE)
+			memmap_free(&mm, r->u.free.addr, (long)i);
+		else if (r->type == TR_LAUNCH && i == idx[j]) {
+			const struct tr_launch *l = &r->u.launch;
+			bufs[j] = xcalloc(l->argsize / 8 + 1, sizeof(size_t));
+			for (uint32_t off = 0; off + 8 <= l->argsize; off += 8) {
+				uint64_t v;
+				int dead;
+				memcpy(&v, l->args + off, 8);
+				struct mm_alloc *a = v >= 65536 ? memmap_lookup(&mm, v, &dead) : NULL;
+				if (a)
+					bufs[j][nb[j]++] = a->index;
+			}
+			j++;
+		}
+	}
+	want = xcalloc(mm.n + 1, 1);
+	rel[nl - 1] = 1;
+	for (size_t k = 0; k < nb[nl - 1]; k++)
+		want[bufs[nl - 1][k]] = 1;
+	for (size_t l = nl - 1; l-- > 0;) {
+		int hit = 0;
+		for (size_t k = 0; k < nb[l] && !hit; k++)
+			hit = want[bufs[l][k]];
+		if (!hit)
+			continue;
+		rel[l] = 1;
+		for (size_t k = 0; k < nb[l]; k++)
+			want[bufs[l][k]] = 1;
+	}
+	for (size_t l = 0; l < nl; l++)
+		free(bufs[l]);
+	free(bufs);
+	free(nb);
+	free(want);
+	memmap_release(&mm);
+	return rel;
+}
+
 static void phase_launches(struct S *s, struct cand *best, const char *name)
 {
 	struct launch_dd d = { s, best, NULL };
@@ -588,6 +641,23 @@ static void phase_launches(struct S *s, struct cand *best, const char *name)
 	fixed = xcalloc(nl, 1);
 	memset(keep, 1, nl);
 	fixed[nl - 1] = 1;   /* the faulting launch */
+	/* dependency-aware first cut: launches that touch no buffer the fault
+	 * can depend on (backward closure over shared buffers) go in one try */
+	if (s->o->strategy == STRATEGY_FULL) {
+		unsigned char *rel = relevant_launches(best, d.idx, nl);
+		size_t nrel = 0;
+		for (size_t i = 0; i < nl; i++)
+			nrel += rel[i];
+		if (nrel < nl) {
+			int r = 0;
+			const unsigned char *m = rel;
+			if (launch_oracle(&d, &m, 1, nl, &r) == 0 && r)
+				memcpy(keep, rel, nl);
+			progress(s, "dropping %zu launches that share no buffer with the fault: %s",
+				 nl - nrel, r ? "kept the fault" : "lost it");
+		}
+		free(rel);
+	}
 	ddmin_run(keep, fixed, nl, launch_oracle, &d, &st);
 	{
 		struct cand out;

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../trace/trace.h"
 #include "cmds.h"
 
 struct command {
@@ -82,7 +83,7 @@ int main(int argc, char **argv)
 		return argc < 2 ? EXIT_USAGE : EXIT_OK;
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
-		printf("gpureduce %s (trace format %d.%d)\n", GPUREDUCE_VERSION, 1, 0);
+		printf("gpureduce %s (trace format %d.%d)\n", GPUREDUCE_VERSION, TRACE_MAJOR, TRACE_MINOR);
 		return EXIT_OK;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
