@@ -87,13 +87,18 @@ static long write_zero(struct trace_writer *w, uint64_t dst, uint64_t size)
 	return tw_record(w, &r);
 }
 
-static long write_h2d(struct trace_writer *w, uint64_t dst, const void *data, uint64_t size)
+static long write_h2d(struct trace_writer *w, uint64_t dst, const void *data, uint64_t size,
+		      int fill, uint32_t seed)
 {
 	struct tr_rec r;
 	memset(&r, 0, sizeof(r));
 	r.type = TR_MEMCPY_H2D;
 	r.u.copy.dst = dst;
 	r.u.copy.size = size;
+	if (fill) {
+		r.u.copy.flags = TR_F_FILL;
+		r.u.copy.src = seed;
+	}
 	if (tw_blob(w, data, size, &r.u.copy.blob) < 0)
 		return -1;
 	return tw_record(w, &r);
@@ -121,7 +126,7 @@ static int write_item(struct trace_writer *w, const struct item *it, struct strb
 		if (it->data_mode == DATA_FILL) {
 			sb_grow(&data, r->u.copy.size);
 			cand_fill((uint8_t *)data.buf, r->u.copy.size, it->seed);
-			ret = write_h2d(w, r->u.copy.dst, data.buf, r->u.copy.size) < 0 ? -1 : 0;
+			ret = write_h2d(w, r->u.copy.dst, data.buf, r->u.copy.size, 1, it->seed) < 0 ? -1 : 0;
 			goto out;
 		}
 		if (it->data_mode == DATA_KEEP) {
@@ -133,7 +138,7 @@ static int write_item(struct trace_writer *w, const struct item *it, struct strb
 				const struct range *g = &it->keep[k];
 				if (g->off + g->len > data.len)
 					continue;
-				if (write_h2d(w, r->u.copy.dst + g->off, data.buf + g->off, g->len) < 0)
+				if (write_h2d(w, r->u.copy.dst + g->off, data.buf + g->off, g->len, 0, 0) < 0)
 					goto out;
 			}
 			ret = 0;

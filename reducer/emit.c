@@ -21,6 +21,7 @@
 #include "../trace/trace.h"
 #include "emit.h"
 #include "pack.h"
+#include "cand.h"
 #include "shrink.h"
 
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *n, int *status);
@@ -653,7 +654,17 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 					sb_release(&d);
 					goto out;
 				}
-				if (is_zero((const uint8_t *)d.buf, d.len)) {
+				int is_fill = 0;
+				if ((r->u.copy.flags & TR_F_FILL) && d.len) {
+					uint8_t *g = xmalloc(d.len);
+					cand_fill(g, d.len, (uint32_t)r->u.copy.src);
+					is_fill = !memcmp(g, d.buf, d.len);
+					free(g);
+				}
+				if (is_fill) {
+					sb_addf(&body, "\tfill(buf[%d].ptr + %llu, %zu, 0x%xu);   /* seeded generator: the values do not matter, only that they are not zeros */\n",
+						id, (unsigned long long)off, d.len, (unsigned)r->u.copy.src);
+				} else if (is_zero((const uint8_t *)d.buf, d.len)) {
 					sb_addf(&body, "\tSETUP(cuMemsetD8(buf[%d].ptr + %llu, 0, %zu));   /* zeros */\n",
 						id, (unsigned long long)off, d.len);
 				} else {

@@ -151,7 +151,7 @@ static int decode(struct trace *t, struct tr_rec *r, struct cur *c)
 		p->start_ns = get_u64(c, "process.start_ns");
 		p->cwd = get_str(t, c, "process.cwd");
 		p->argc = get_count(c, 4, "process.argc");
-		p->argv = arena_alloc(t, sizeof(char *) * (p->argc + 1));
+		p->argv = arena_alloc(t, sizeof(char *) * ((size_t)p->argc + 1));
 		for (uint32_t i = 0; i < p->argc; i++)
 			p->argv[i] = get_str(t, c, "process.argv");
 		p->argv[p->argc] = NULL;
@@ -180,10 +180,10 @@ static int decode(struct trace *t, struct tr_rec *r, struct cur *c)
 		b->stored_size = c->len - c->pos;
 		c->pos = c->len;
 		if (b->codec != TR_CODEC_RAW && b->codec != TR_CODEC_ZSTD) {
-			c->bad = 1;
+			c->bad = 2;
 			c->field = "blob.codec (0 raw or 1 zstd)";
 		} else if (b->codec == TR_CODEC_RAW && b->raw_size != b->stored_size) {
-			c->bad = 1;
+			c->bad = 2;
 			c->field = "blob.raw_size equal to the stored size of a raw blob";
 		}
 		break;
@@ -232,7 +232,7 @@ static int decode(struct trace *t, struct tr_rec *r, struct cur *c)
 		m->stream = get_u64(c, "memset.stream");
 		m->flags = get_u32(c, "memset.flags");
 		if (!c->bad && m->elem_size != 1 && m->elem_size != 2 && m->elem_size != 4) {
-			c->bad = 1;
+			c->bad = 2;
 			c->field = "memset.elem_size (1, 2 or 4)";
 		}
 		break;
@@ -249,7 +249,7 @@ static int decode(struct trace *t, struct tr_rec *r, struct cur *c)
 		l->shmem = get_u32(c, "launch.shmem");
 		l->stream = get_u64(c, "launch.stream");
 		l->nparams = get_count(c, 8, "launch.nparams");
-		l->params = arena_alloc(t, sizeof(*l->params) * (l->nparams + 1));
+		l->params = arena_alloc(t, sizeof(*l->params) * ((size_t)l->nparams + 1));
 		for (uint32_t i = 0; i < l->nparams; i++) {
 			l->params[i].offset = get_u32(c, "launch.param.offset");
 			l->params[i].size = get_u32(c, "launch.param.size");
@@ -264,12 +264,12 @@ static int decode(struct trace *t, struct tr_rec *r, struct cur *c)
 		for (uint32_t i = 0; !c->bad && i < l->nparams; i++) {
 			uint64_t end = (uint64_t)l->params[i].offset + l->params[i].size;
 			if (end > l->argsize) {
-				c->bad = 1;
+				c->bad = 2;
 				c->field = "launch.param within the argument bytes";
 			}
 		}
 		l->nattrs = get_count(c, 8, "launch.nattrs");
-		l->attrs = arena_alloc(t, sizeof(*l->attrs) * (l->nattrs + 1));
+		l->attrs = arena_alloc(t, sizeof(*l->attrs) * ((size_t)l->nattrs + 1));
 		for (uint32_t i = 0; i < l->nattrs; i++) {
 			struct tr_launch_attr *a = &l->attrs[i];
 			memset(a, 0, sizeof(*a));
@@ -278,7 +278,7 @@ static int decode(struct trace *t, struct tr_rec *r, struct cur *c)
 			if (c->bad)
 				break;
 			if (a->len > 64 || need(c, a->len, "launch.attr.value (at most 64 bytes)")) {
-				c->bad = 1;
+				c->bad = 2;
 				c->field = "launch.attr.value (at most 64 bytes)";
 				break;
 			}
@@ -288,7 +288,7 @@ static int decode(struct trace *t, struct tr_rec *r, struct cur *c)
 		l->tid = get_u32(c, "launch.tid");
 		l->py_state = get_u32(c, "launch.py_state");
 		l->nframes = get_count(c, 12, "launch.nframes");
-		l->frames = arena_alloc(t, sizeof(*l->frames) * (l->nframes + 1));
+		l->frames = arena_alloc(t, sizeof(*l->frames) * ((size_t)l->nframes + 1));
 		for (uint32_t i = 0; i < l->nframes; i++) {
 			l->frames[i].file = get_str(t, c, "launch.frame.file");
 			l->frames[i].func = get_str(t, c, "launch.frame.func");
@@ -502,9 +502,14 @@ static int parse(struct trace *t, unsigned flags, struct strbuf *err)
 		c.field = NULL;
 		c.bad = 0;
 		if (decode(t, r, &c) < 0) {
-			sb_addf(err, "%s: corrupt %s record at byte %zu: field %s runs past its %llu-byte payload (at byte %llu)",
-				t->path, tr_type_name(type), off, c.field ? c.field : "?",
-				(unsigned long long)len, (unsigned long long)(c.base + c.pos));
+			if (c.bad == 2)
+				sb_addf(err, "%s: corrupt %s record at byte %zu: expected %s (at byte %llu)",
+					t->path, tr_type_name(type), off, c.field ? c.field : "?",
+					(unsigned long long)(c.base + c.pos));
+			else
+				sb_addf(err, "%s: corrupt %s record at byte %zu: field %s runs past its %llu-byte payload (at byte %llu)",
+					t->path, tr_type_name(type), off, c.field ? c.field : "?",
+					(unsigned long long)len, (unsigned long long)(c.base + c.pos));
 			return -1;
 		}
 		t->nrec++;

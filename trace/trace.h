@@ -91,6 +91,7 @@ enum tr_codec {
 /* Flags on copy/memset/launch records (on disk, bit values). */
 #define TR_F_ASYNC 0x1u
 #define TR_F_CAPTURED 0x2u /* issued during stream capture: did not run then */
+#define TR_F_FILL 0x4u     /* H2D written by shrink: bytes are cand_fill(src as seed) */
 
 struct tr_dim3 {
 	uint32_t x, y, z;
