@@ -57,14 +57,34 @@ int cap_host_readable(const void *p, size_t n);
 
 /*
  * The Python stack of the calling thread, innermost frame first, at most
- * `max` frames.  Returns an enum tr_py_state: TR_PY_NONE (no initialised
- * CPython in the process, or one too old to walk), TR_PY_NO_GIL (this thread
- * does not hold the GIL: e.g. autograd's backward thread), or TR_PY_FRAMES
- * with *n frames filled in.  The frames' strings live in `store` (appended;
- * valid until store changes).  Never raises a Python exception: a pending
- * one is saved and restored.  Thread-safe; any failure yields fewer frames.
+ * `max` frames, whether or not the thread holds the GIL (it is read from
+ * the interpreter's structures without calling into it; see python.c).
+ * Returns an enum tr_py_state: TR_PY_NONE (no initialised CPython in the
+ * process, or one too old to walk), TR_PY_NO_GIL (Python is there but this
+ * thread's stack could not be read: a thread that never ran Python, or an
+ * interpreter whose layout is not known and no GIL to ask it), or
+ * TR_PY_FRAMES with *n frames filled in (0 for a Python thread running no
+ * Python code).  The frames' strings live in `store` (appended; valid until
+ * store changes).  Never raises a Python exception, never takes the GIL,
+ * never allocates Python objects without it.  Thread-safe; any failure
+ * yields fewer frames or none, never a crash.  A few microseconds.
+ * GPUREDUCE_PY_WALK=auto|table|search|api selects the method (python.c).
  */
 uint32_t cap_py_frames(struct tr_frame *frames, uint32_t max, uint32_t *n,
 		       struct strbuf *store);
+
+/*
+ * If this thread holds the GIL and the frame layout has not been learnt
+ * yet, learn it now (with the API as ground truth).  Cheap once done or
+ * when the GIL is not held: call it from any callback.
+ */
+void cap_py_calibrate(void);
+
+/* How frames are read now: "none", "api" (GIL holders only), or a layout
+ * ("table": built in, not yet checked against the interpreter; "verified":
+ * the table, checked; "searched": found by calibration) followed by the
+ * version and offsets used.  The string is valid until the next call from
+ * the same thread. */
+const char *cap_py_layout(void);
 
 #endif

@@ -1279,6 +1279,7 @@ static void on_driver(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	if (cb->callbackSite == CUPTI_API_ENTER) {
 		if (cb->correlationData)
 			*cb->correlationData = 0;
+		cap_py_calibrate();   /* learns the frame layout once, if the GIL is held */
 		if (is_launch(cbid))
 			on_launch_enter(cbid, cb);
 		else if (!on_copy_enter(cbid, cb) && !on_memset_enter(cbid, cb) &&
@@ -1498,6 +1499,7 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
 		unlock();
 	}
 	status_line("ok %d %s", (int)S.pid, actual.buf);
+	cap_py_calibrate();
 out:
 	t_busy = 0;
 	sb_release(&actual);

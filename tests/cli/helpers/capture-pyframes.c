@@ -1,22 +1,93 @@
 /*
  * capture-pyframes.c - test helper for capture/python.c (the Python frame
- * walker of the capture library), built by t1003-capture-python.sh.
+ * reader of the capture library), built by t1002-capture-python.sh.
  *
  * Built as a shared object, Python loads it with ctypes and calls
- * pyframes_dump(buf, len): it runs cap_py_frames() exactly as a launch
+ * pyframes_dump(buf, len, max): it runs cap_py_frames() exactly as a launch
  * callback would and writes "STATE N" then one "FILE:LINE:FUNC" line per
- * frame into buf.  Through ctypes.PyDLL the caller holds the GIL (frames);
- * through ctypes.CDLL ctypes releases it first (STATE is no-gil).
+ * frame into buf.  Through ctypes.PyDLL the caller holds the GIL; through
+ * ctypes.CDLL ctypes releases it first, as PyTorch and Triton do before
+ * they launch.  Also: pyframes_cthread (the same from a new C thread that
+ * never ran Python), pyframes_layout (which layout the reader uses),
+ * pyframes_calibrate and pyframes_bench (ns per cap_py_frames call).
  * Built with -DPYFRAMES_MAIN it is a plain C program that prints the same
  * for itself: no CPython in the process, so STATE is none.
+ *
+ * Built with -DPYFRAMES_CUPTI (t1004) it is none of the above but a way for
+ * Python to drive the real capture library through the fake CUPTI/driver of
+ * capture-fakecuda.c, as capture-fakeprog.c does for C:
+ * pyframes_fake_init() plays cuInit (load CUDA_INJECTION64_PATH, call
+ * InitializeInjection, a context appears), pyframes_fake_launch(result) one
+ * cuLaunchKernel of _Z4fillPfi, enter and exit callbacks, on the calling
+ * thread: through ctypes.CDLL with the GIL released, as PyTorch launches.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+
+#define API __attribute__((visibility("default")))
+
+#ifdef PYFRAMES_CUPTI
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cuda.h>
+#include <cupti.h>
+
+static int (*fire)(CUpti_CallbackDomain, CUpti_CallbackId, const void *);
+
+API int pyframes_fake_init(void)
+{
+	const char *lib = getenv("CUDA_INJECTION64_PATH");
+	void *h, *cuda;
+	int (*inj)(void);
+	CUpti_ResourceData r;
+
+	if (!lib || !(h = dlopen(lib, RTLD_NOW | RTLD_LOCAL)))
+		return -1;
+	cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	*(void **)&inj = dlsym(h, "InitializeInjection");
+	*(void **)&fire = cuda ? dlsym(cuda, "fake_fire") : NULL;
+	if (!inj || !fire)
+		return -1;
+	inj();
+	memset(&r, 0, sizeof(r));
+	r.context = (CUcontext)(uintptr_t)0xc0;
+	fire(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED, &r);
+	return 0;
+}
+
+API void pyframes_fake_launch(int result)
+{
+	CUdeviceptr p = 0xd00000000000ull;
+	int n = 1000;
+	void *kp[2] = { &p, &n };
+	cuLaunchKernel_params q = { (CUfunction)(uintptr_t)0xf001, 4, 1, 1, 256, 1, 1, 0, NULL, kp, NULL };
+	CUresult ret = (CUresult)result;
+	uint64_t corr = 0;
+	CUpti_CallbackData d;
+
+	if (!fire)
+		return;
+	memset(&d, 0, sizeof(d));
+	d.functionName = "cuLaunchKernel";
+	d.functionParams = &q;
+	d.functionReturnValue = &ret;
+	d.correlationData = &corr;
+	d.callbackSite = CUPTI_API_ENTER;
+	fire(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &d);
+	d.callbackSite = CUPTI_API_EXIT;
+	fire(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &d);
+}
+
+#else /* the frame reader itself */
 
 #include "../../../common/strbuf.h"
 #include "../../../capture/capture.h"
 
-__attribute__((visibility("default"))) int pyframes_dump(char *buf, int len, int max)
+API int pyframes_dump(char *buf, int len, int max)
 {
 	struct tr_frame frames[CAP_PY_MAX_FRAMES];
 	struct strbuf store = STRBUF_INIT, out = STRBUF_INIT;
@@ -32,12 +103,69 @@ __attribute__((visibility("default"))) int pyframes_dump(char *buf, int len, int
 	return (int)st;
 }
 
+struct cthread_arg {
+	char *buf;
+	int len, max;
+};
+
+static void *cthread_main(void *p)
+{
+	struct cthread_arg *a = p;
+	pyframes_dump(a->buf, a->len, a->max);
+	return NULL;
+}
+
+API int pyframes_cthread(char *buf, int len, int max)
+{
+	struct cthread_arg a = { buf, len, max };
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, cthread_main, &a))
+		return -1;
+	pthread_join(t, NULL);
+	return 0;
+}
+
+API void pyframes_layout(char *buf, int len)
+{
+	snprintf(buf, (size_t)len, "%s", cap_py_layout());
+}
+
+API void pyframes_calibrate(void)
+{
+	cap_py_calibrate();
+}
+
+/* Nanoseconds per cap_py_frames call, over n calls of up to max frames. */
+API double pyframes_bench(int n, int max)
+{
+	struct tr_frame frames[CAP_PY_MAX_FRAMES];
+	struct strbuf store = STRBUF_INIT;
+	struct timespec a, b;
+	uint32_t got;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (int i = 0; i < n; i++) {
+		sb_reset(&store);
+		cap_py_frames(frames, (uint32_t)max, &got, &store);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	sb_release(&store);
+	return ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / (n > 0 ? n : 1);
+}
+
+#endif /* PYFRAMES_CUPTI */
+
 #ifdef PYFRAMES_MAIN
 int main(void)
 {
 	char buf[4096];
 	pyframes_dump(buf, sizeof(buf), 8);
 	fputs(buf, stdout);
+	pyframes_cthread(buf, sizeof(buf), 8);
+	fputs(buf, stdout);
+	pyframes_layout(buf, sizeof(buf));
+	printf("layout %s\n", buf);
 	return 0;
 }
 #endif
