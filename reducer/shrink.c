@@ -312,7 +312,7 @@ static int phase_confirm(struct S *s, long *fault_event)
 {
 	const int modes[3] = { GUARD_END, GUARD_START, GUARD_NONE };
 	struct strbuf tried = STRBUF_INIT;
-	int runs = s->o->orig_runs > 0 ? s->o->orig_runs : (s->o->jobs > 4 ? s->o->jobs : 4);
+	int runs = s->o->orig_runs > 0 ? s->o->orig_runs : 2;
 	int ret = -1;
 
 	phase_begin(s, "confirm", NULL);
@@ -1100,6 +1100,8 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 				int same = diagnose_run(out_bin, s.guard, &o2, &e) == 0 &&
 					   diagnose_site(o2.buf, s2, sizeof(s2)) == 0 && !strcmp(s1, s2);
 				snprintf(rep->site, sizeof(rep->site), "%s", s1);
+				if (same)
+					rep->final_sanitizer = xstrdup(o2.buf);
 				if (!same) {
 					snprintf(rep->note, sizeof(rep->note),
 						 "the data/grid reductions moved the fault (sanitizer: '%.200s' vs '%.200s'); backed off to the slice",
@@ -1119,6 +1121,8 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 		}
 		rep->final_runs = runs;
 		rep->final_faults = faults;
+		if (faults < runs)
+			rep->flaky = 1;   /* the original looked steady in its first runs; the repro says otherwise */
 		phase_end(&s, &best, faults ? "confirmed" : "did not reproduce");
 		if (!faults) {
 			sb_addf(err, "the reduced trace did not fault in %d confirmation runs; nothing was emitted", runs);

@@ -79,6 +79,7 @@ struct shrink_report {
 	char note[512];         /* why something was skipped / backed off */
 	char site[700];         /* compute-sanitizer site of the slice, when checked */
 	int site_confirmed;     /* the final trace faults at that same site */
+	char *final_sanitizer;  /* compute-sanitizer output for the final trace, when run (malloc'd; caller frees) */
 };
 
 /*

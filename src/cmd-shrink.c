@@ -31,7 +31,8 @@ static const char usage_str[] =
 	"  --time-limit=S       stop reducing after S seconds, keep the best so far (default 900)\n"
 	"  --candidate-timeout  seconds before a hung candidate's worker is killed (default 30)\n"
 	"  --signature=code     accept the same error in any kernel (default: same error, same kernel)\n"
-	"  --runs=N             replays of the original to measure its fault rate (default max(4, j))\n"
+	"  --runs=N             replays of the original to measure its fault rate (default 2; more when\n"
+	"                       they disagree)\n"
 	"  --confirm=N          runs of the reduced trace before it is emitted (default 5; flaky 10)\n"
 	"  --strategy=baseline  one fresh process per candidate, plain ddmin over launches\n"
 	"                       (the benchmark baseline)\n"
@@ -61,6 +62,7 @@ int cmd_shrink(int argc, char **argv)
 	int ret = EXIT_INTERNAL;
 
 	memset(&o, 0, sizeof(o));
+	memset(&rep, 0, sizeof(rep));
 	o.jobs = 4;
 	o.time_limit = 900;
 	o.cand_timeout = 30;
@@ -185,7 +187,9 @@ int cmd_shrink(int argc, char **argv)
 		goto out;
 	}
 	have_red = 1;
-	if (!no_diag && diagnose_trace(&red, bin, rep.guard, &diag, &err) < 0) {
+	if (!no_diag && rep.final_sanitizer && diagnose_explain(rep.final_sanitizer, &red, &diag) == 0) {
+		/* the site check already ran the final trace under compute-sanitizer */
+	} else if (!no_diag && diagnose_trace(&red, bin, rep.guard, &diag, &err) < 0) {
 		/* diagnosis is a bonus: say why it is missing, keep going */
 		sb_reset(&diag);
 		sb_addf(&diag, "no diagnosis: %s", err.buf);
@@ -226,6 +230,7 @@ out:
 		trace_release(&t);
 	if (have_red)
 		trace_release(&red);
+	free(rep.final_sanitizer);
 	free(bin);
 	free(yml);
 	sb_release(&err);
