@@ -442,6 +442,18 @@ static void header(struct strbuf *o, const struct trace *t, const struct emit_in
 		comment_text(o, " * ", line.buf);
 		sb_reset(&line);
 		if (last->py_state == TR_PY_FRAMES && last->nframes) {
+			/* the first frame that is not a library's: where to look first */
+			for (uint32_t i = 0; i < last->nframes; i++) {
+				const char *f = last->frames[i].file;
+				if (strstr(f, "site-packages") || strstr(f, "dist-packages") ||
+				    strstr(f, "/lib/python") || f[0] == '<')
+					continue;
+				sb_addf(&line, "Your code:      %s:%u in %s", f, last->frames[i].line,
+					last->frames[i].func);
+				comment_text(o, " * ", line.buf);
+				sb_reset(&line);
+				break;
+			}
 			comment_text(o, " * ", "Python, innermost first (the original launch):");
 			for (uint32_t i = 0; i < last->nframes && i < 8; i++) {
 				sb_addf(&line, "    %s:%u in %s", last->frames[i].file, last->frames[i].line,

@@ -30,7 +30,7 @@ memset 0x7f0000200000 0 4000
 launch _Z7add_onePfi 4 256 ptr:0x7f0000100000 i32:1000
 launch _Z5scalePfPKfi 4 256 ptr:0x7f0000200000 ptr:0x7f0000100000 i32:1000
 launch _Z7add_onePfi 4 256 ptr:0x7f0000200000 i32:1000
-launch _Z13scale_nocheckPfPKfi 8 256 ptr:0x7f0000200000 ptr:0x7f0000100000 i32:1000
+launch _Z13scale_nocheckPfPKfi 8 256 ptr:0x7f0000200000 ptr:0x7f0000100000 i32:1000 frame=/venv/lib/python3.12/site-packages/ext/ops.py:40:scale frame=/home/u/train.py:77:Model.forward frame=/home/u/train.py:120:main
 fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 3 at_launch=1
 EOT
 } > oob.txt
@@ -49,6 +49,8 @@ check_grep "repro.yaml has the rate" "reduced: 5/5" oob/repro.yaml
 check_exit "repro.bin replays to the fault" 1 $GPUREDUCE replay oob/repro.bin
 check_grep "repro.cu header states the nvcc line" "nvcc -o repro repro.cu -lcuda" oob/repro.cu
 check_grep "repro.cu names params by type" "param 0: float\*" oob/repro.cu
+check_grep "repro.cu points at the user's own frame first" "Your code:      /home/u/train.py:77 in Model.forward" oob/repro.cu
+check_grep "... then lists the Python stack innermost first" "ext/ops.py:40 in scale" oob/repro.cu
 check "repro.cu compiles as C against the double" cc -x c -Wall -Werror -I${CUDA:-/usr/local/cuda}/include \
 	-o oob/repro oob/repro.cu -L$DBL -Wl,-rpath,$DBL -lcuda
 check_exit "repro exits 1 (fault reproduced)" 1 ./oob/repro
