@@ -210,3 +210,24 @@ const char *child_status_str(int status, char buf[48])
 	}
 	return buf;
 }
+
+const char *child_find_program(const char *name, const char *fallback_dir)
+{
+	static char path[4096];
+	const char *pv = getenv("PATH");
+	if (pv) {
+		char *copy = xstrdup(pv), *save = NULL;
+		for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+			snprintf(path, sizeof(path), "%s/%s", d, name);
+			if (access(path, X_OK) == 0) {
+				free(copy);
+				return path;
+			}
+		}
+		free(copy);
+	}
+	if (!fallback_dir)
+		return NULL;
+	snprintf(path, sizeof(path), "%s/%s", fallback_dir, name);
+	return access(path, X_OK) == 0 ? path : NULL;
+}

@@ -45,6 +45,10 @@ void child_kill(struct child *c);
 int child_run(char *const argv[], const char *const env_add[], unsigned flags,
 	      struct strbuf *out, double timeout, struct strbuf *err);
 
+/* Find an executable: PATH first, then `fallback_dir`.  Returns a static
+ * buffer (overwritten by the next call) or NULL. */
+const char *child_find_program(const char *name, const char *fallback_dir);
+
 /* Describe a child_wait/child_run status for messages: "exit 1", "SIGSEGV". */
 const char *child_status_str(int status, char buf[48]);
 

@@ -19,24 +19,10 @@
 
 const char *diagnose_find_sanitizer(void)
 {
-	static char path[4096];
 	const char *env = getenv("GPUREDUCE_SANITIZER");
-	const char *pathvar = getenv("PATH");
 	if (env && *env)
 		return access(env, X_OK) == 0 ? env : NULL;
-	if (pathvar) {
-		char *copy = xstrdup(pathvar), *save = NULL;
-		for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-			snprintf(path, sizeof(path), "%s/compute-sanitizer", d);
-			if (access(path, X_OK) == 0) {
-				free(copy);
-				return path;
-			}
-		}
-		free(copy);
-	}
-	snprintf(path, sizeof(path), "/usr/local/cuda/bin/compute-sanitizer");
-	return access(path, X_OK) == 0 ? path : NULL;
+	return child_find_program("compute-sanitizer", "/usr/local/cuda/bin");
 }
 
 struct report {
@@ -104,6 +90,24 @@ struct rbuf {
 	unsigned long long ptr, size;
 };
 
+struct role_find {
+	size_t index;
+	const struct tr_launch *l;
+	struct strbuf *out;
+};
+
+static int role_match(struct mm_alloc *a, uint32_t p, const char *type, uint32_t off, int dead,
+		      void *arg)
+{
+	struct role_find *rf = arg;
+	if (a->index != rf->index)
+		return 0;
+	emit_role(rf->out, rf->l, p, type, off);
+	if (dead)
+		sb_adds(rf->out, " (a FREED buffer)");
+	return 1;
+}
+
 /* Role of captured allocation `index` in the last launch: "param 0 `float *out`". */
 static void role_of(const struct trace *t, size_t index, struct strbuf *out)
 {
@@ -119,28 +123,8 @@ static void role_of(const struct trace *t, size_t index, struct strbuf *out)
 			l = &r->u.launch;
 	}
 	if (l) {
-		char *dm = emit_demangle(l->name), *types[64];
-		int nt = emit_param_types(dm, types, 64);
-		for (uint32_t p = 0; p < l->nparams && !out->len; p++)
-			for (uint32_t off = l->params[p].offset & ~7u;
-			     off + 8 <= l->params[p].offset + l->params[p].size; off += 8) {
-				uint64_t v;
-				int dead;
-				memcpy(&v, l->args + off, 8);
-				struct mm_alloc *a = v >= 65536 ? memmap_lookup(&mm, v, &dead) : NULL;
-				if (a && a->index == index) {
-					if (nt == (int)l->nparams)
-						sb_addf(out, "param %u `%s`", p, types[p]);
-					else
-						sb_addf(out, "param %u", p);
-					if (dead)
-						sb_adds(out, " (a FREED buffer)");
-					break;
-				}
-			}
-		for (int k = 0; k < nt; k++)
-			free(types[k]);
-		free(dm);
+		struct role_find rf = { index, l, out };
+		emit_each_param_pointer(l, &mm, role_match, &rf);
 	}
 	if (!out->len)
 		sb_addf(out, "buffer %zu", index);

@@ -512,6 +512,63 @@ static void header(struct strbuf *o, const struct trace *t, const struct emit_in
 	sb_release(&line);
 }
 
+/* ---- parameters and the buffers they point into ------------------------ */
+
+void emit_each_param_pointer(const struct tr_launch *l, const struct memmap *mm,
+			     int (*fn)(struct mm_alloc *a, uint32_t p, const char *type,
+				       uint32_t off, int dead, void *arg),
+			     void *arg)
+{
+	char *dm = emit_demangle(l->name), *types[64];
+	int nt = emit_param_types(dm, types, 64), stop = 0;
+	for (uint32_t p = 0; p < l->nparams && !stop; p++) {
+		for (uint32_t off = l->params[p].offset & ~7u;
+		     !stop && off + 8 <= l->params[p].offset + l->params[p].size; off += 8) {
+			uint64_t v;
+			int dead = 0;
+			memcpy(&v, l->args + off, 8);
+			struct mm_alloc *a = v >= 65536 ? memmap_lookup(mm, v, &dead) : NULL;
+			if (a)
+				stop = fn(a, p, nt == (int)l->nparams ? types[p] : NULL,
+					  off - l->params[p].offset, dead, arg);
+		}
+	}
+	for (int k = 0; k < nt; k++)
+		free(types[k]);
+	free(dm);
+}
+
+void emit_role(struct strbuf *out, const struct tr_launch *l, uint32_t p, const char *type,
+	       uint32_t off)
+{
+	if (type)
+		sb_addf(out, "param %u `%s`", p, type);
+	else
+		sb_addf(out, "param %u", p);
+	if (l->params[p].size > 8)
+		sb_addf(out, " (a by-value struct; pointer at byte %u)", off);
+}
+
+struct first_use {
+	char **roles, **ptypes;
+	const struct tr_launch *l;
+};
+
+static int note_first_use(struct mm_alloc *a, uint32_t p, const char *type, uint32_t off, int dead,
+			  void *arg)
+{
+	struct first_use *fu = arg;
+	struct strbuf rs = STRBUF_INIT;
+	(void)dead;
+	if (fu->roles[a->index])
+		return 0;
+	emit_role(&rs, fu->l, p, type, off);
+	fu->roles[a->index] = sb_detach(&rs, NULL);
+	if (type && fu->l->params[p].size == 8)
+		fu->ptypes[a->index] = xstrdup(type);
+	return 0;
+}
+
 /* ---- body ------------------------------------------------------------- */
 
 struct ebuf {
@@ -539,6 +596,7 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 	/* First pass: name each buffer by its first use in a launch parameter. */
 	{
 		struct memmap m2 = MEMMAP_INIT;
+		struct first_use fu = { roles, ptypes, NULL };
 		for (size_t i = 0; i < t->nrec; i++) {
 			const struct tr_rec *r = &t->rec[i];
 			if (r->type == TR_ALLOC)
@@ -546,34 +604,8 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 			else if (r->type == TR_FREE)
 				memmap_free(&m2, r->u.free.addr, (long)i);
 			else if (r->type == TR_LAUNCH) {
-				const struct tr_launch *l = &r->u.launch;
-				char *dm = emit_demangle(l->name), *types[64];
-				int nt = emit_param_types(dm, types, 64);
-				for (uint32_t p = 0; p < l->nparams; p++) {
-					for (uint32_t off = l->params[p].offset & ~7u;
-					     off + 8 <= l->params[p].offset + l->params[p].size; off += 8) {
-						uint64_t v;
-						int dead;
-						memcpy(&v, l->args + off, 8);
-						struct mm_alloc *a = v >= 65536 ? memmap_lookup(&m2, v, &dead) : NULL;
-						if (a && !roles[a->index]) {
-							struct strbuf rs = STRBUF_INIT;
-							if (nt == (int)l->nparams)
-								sb_addf(&rs, "param %u `%s`", p, types[p]);
-							else
-								sb_addf(&rs, "param %u", p);
-							if (l->params[p].size > 8)
-								sb_addf(&rs, " (a by-value struct; pointer at byte %u)",
-									off - l->params[p].offset);
-							roles[a->index] = sb_detach(&rs, NULL);
-							if (nt == (int)l->nparams && l->params[p].size == 8)
-								ptypes[a->index] = xstrdup(types[p]);
-						}
-					}
-				}
-				for (int k = 0; k < nt; k++)
-					free(types[k]);
-				free(dm);
+				fu.l = &r->u.launch;
+				emit_each_param_pointer(&r->u.launch, &m2, note_first_use, &fu);
 			}
 		}
 		memmap_release(&m2);

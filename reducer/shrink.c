@@ -529,9 +529,9 @@ struct launch_dd {
 	size_t *idx;             /* item index of each launch */
 };
 
-static void apply_launch_mask(const struct launch_dd *d, const unsigned char *mask, size_t n,
-			      struct cand *out)
+static void apply_launch_mask(const void *dv, const unsigned char *mask, size_t n, struct cand *out)
 {
+	const struct launch_dd *d = dv;
 	size_t j = 0;
 	out->it = NULL;
 	out->n = out->alloc = 0;
@@ -556,22 +556,32 @@ static void apply_launch_mask(const struct launch_dd *d, const unsigned char *ma
 	}
 }
 
-static int launch_oracle(void *arg, const unsigned char *const *masks, size_t k, size_t n, int *res)
+typedef void (*apply_mask_fn)(const void *d, const unsigned char *mask, size_t n, struct cand *out);
+
+/* The ddmin oracle's common part: build one candidate per mask with
+ * `apply`, test them as one batch, release them. */
+static int test_masks(struct S *s, const void *d, apply_mask_fn apply,
+		      const unsigned char *const *masks, size_t k, size_t n, int *res)
 {
-	struct launch_dd *d = arg;
 	struct cand *cs = xcalloc(k, sizeof(*cs));
 	struct cand **ps = xcalloc(k, sizeof(*ps));
 	int ret;
 	for (size_t i = 0; i < k; i++) {
-		apply_launch_mask(d, masks[i], n, &cs[i]);
+		apply(d, masks[i], n, &cs[i]);
 		ps[i] = &cs[i];
 	}
-	ret = test_cands(d->s, ps, k, res);
+	ret = test_cands(s, ps, k, res);
 	for (size_t i = 0; i < k; i++)
 		cand_release(&cs[i]);
 	free(cs);
 	free(ps);
 	return ret;
+}
+
+static int launch_oracle(void *arg, const unsigned char *const *masks, size_t k, size_t n, int *res)
+{
+	struct launch_dd *d = arg;
+	return test_masks(d->s, d, apply_launch_mask, masks, k, n, res);
 }
 
 /* Which launches can matter to the last one: walk backwards, keeping a
@@ -687,9 +697,9 @@ struct data_dd {
 	struct range *chunks;    /* candidate chunks (element i of the mask) */
 };
 
-static void apply_data_mask(const struct data_dd *d, const unsigned char *mask, size_t n,
-			    struct cand *out)
+static void apply_data_mask(const void *dv, const unsigned char *mask, size_t n, struct cand *out)
 {
+	const struct data_dd *d = dv;
 	struct item *it;
 	cand_copy(out, d->base);
 	it = &out->it[d->item];
@@ -711,19 +721,7 @@ static void apply_data_mask(const struct data_dd *d, const unsigned char *mask, 
 static int data_oracle(void *arg, const unsigned char *const *masks, size_t k, size_t n, int *res)
 {
 	struct data_dd *d = arg;
-	struct cand *cs = xcalloc(k, sizeof(*cs));
-	struct cand **ps = xcalloc(k, sizeof(*ps));
-	int ret;
-	for (size_t i = 0; i < k; i++) {
-		apply_data_mask(d, masks[i], n, &cs[i]);
-		ps[i] = &cs[i];
-	}
-	ret = test_cands(d->s, ps, k, res);
-	for (size_t i = 0; i < k; i++)
-		cand_release(&cs[i]);
-	free(cs);
-	free(ps);
-	return ret;
+	return test_masks(d->s, d, apply_data_mask, masks, k, n, res);
 }
 
 /*

@@ -10,25 +10,6 @@
 #include "../common/strbuf.h"
 #include "repro.h"
 
-static const char *find_nvcc(void)
-{
-	static char path[4096];
-	const char *pv = getenv("PATH");
-	if (pv) {
-		char *copy = strdup(pv), *save = NULL;
-		for (char *d = copy ? strtok_r(copy, ":", &save) : NULL; d; d = strtok_r(NULL, ":", &save)) {
-			snprintf(path, sizeof(path), "%s/nvcc", d);
-			if (access(path, X_OK) == 0) {
-				free(copy);
-				return path;
-			}
-		}
-		free(copy);
-	}
-	snprintf(path, sizeof(path), "/usr/local/cuda/bin/nvcc");
-	return access(path, X_OK) == 0 ? path : NULL;
-}
-
 int repro_build(const char *src, const char *out, struct strbuf *err)
 {
 	struct strbuf log = STRBUF_INIT, cmd = STRBUF_INIT;
@@ -44,7 +25,7 @@ int repro_build(const char *src, const char *out, struct strbuf *err)
 		char *argv[] = { "sh", "-c", cmd.buf, NULL };
 		st = child_run(argv, NULL, CHILD_MERGE_ERR | CHILD_NULL_IN, &log, 600, err);
 	} else {
-		const char *nvcc = find_nvcc();
+		const char *nvcc = child_find_program("nvcc", "/usr/local/cuda/bin");
 		if (!nvcc) {
 			sb_addf(err, "nvcc not found (PATH, /usr/local/cuda/bin); set GPUREDUCE_NVCC to a compiler command");
 			goto out;
