@@ -859,6 +859,42 @@ static void emit_launch(struct ye *y, const struct tr_launch *l, const struct me
 	sb_release(&sb);
 }
 
+/*
+ * Pointer arrays in device memory: 8-byte words of the copied bytes that
+ * point into a captured allocation (a kernel taking float** reaches those
+ * buffers too; replay and shrink follow them).  Payloads over 16 MiB are not
+ * scanned; at most 8 pointers are listed, with the total.
+ */
+static void emit_stored_pointers(struct ye *y, const struct trace *t, const struct tr_copy *c,
+				 const struct memmap *mm)
+{
+	struct strbuf data = STRBUF_INIT, e = STRBUF_INIT, sb = STRBUF_INIT;
+	uint64_t found = 0;
+
+	if (c->size > (16u << 20) || trace_blob_read(t, c->blob, &data, 16u << 20, &e) < 0)
+		goto out;
+	for (uint64_t off = (8 - (c->dst & 7)) & 7; off + 8 <= data.len; off += 8) {
+		uint64_t v = le_u64((const uint8_t *)data.buf + off, 8);
+		sb_reset(&sb);
+		if (v < 65536 || !describe_ptr(&sb, mm, v))
+			continue;
+		if (!found++) {
+			key(y, "stored_pointers");
+			seq_start(y, 0);
+		}
+		if (found <= 8)
+			strf(y, "+0x%llx: %s", (unsigned long long)off, sb.buf);
+	}
+	if (found) {
+		seq_end(y);
+		kv_u64(y, "stored_pointers_total", found);
+	}
+out:
+	sb_release(&data);
+	sb_release(&e);
+	sb_release(&sb);
+}
+
 static void emit_copy(struct ye *y, const struct trace *t, const struct tr_rec *r,
 		      const struct memmap *mm)
 {
@@ -873,6 +909,8 @@ static void emit_copy(struct ye *y, const struct trace *t, const struct tr_rec *
 		kv_hash(y, "blob", c->blob);
 		if (trace_find_blob(t, c->blob) < 0)
 			kv_bool(y, "blob_missing", 1);
+		else
+			emit_stored_pointers(y, t, c, mm);
 	}
 	kv_hex(y, "stream", c->stream);
 	kv_flags(y, c->flags);

@@ -23,7 +23,8 @@
  *   alloc ADDR SIZE [KIND [NAME]]          KIND: device host managed vmm async
  *                                         global, or a number (default device)
  *   free ADDR [KIND]
- *   h2d DST SIZE FILL [SRC] [async]       FILL: a byte 0..255, `seq` (i & 255)
+ *   h2d DST SIZE FILL [SRC] [async]       FILL: a byte 0..255, `seq` (i & 255),
+ *                                         `u64:V,V,...` (LE words, then zeros)
  *                                         or `rand[:SEED]` (incompressible)
  *   d2d DST SRC SIZE  |  d2h DST SRC SIZE
  *   memset DST VALUE COUNT [ELEM [HEIGHT PITCH]]     ELEM 1, 2 or 4 (default 1)
@@ -208,6 +209,25 @@ static void fill(struct strbuf *sb, const char *how, uint64_t size)
 	if (!strcmp(how, "seq")) {
 		for (uint64_t i = 0; i < size; i++)
 			sb->buf[i] = (char)(i & 255);
+	} else if (!strncmp(how, "u64:", 4)) {
+		const char *p = how + 4;
+		uint64_t i = 0;
+		memset(sb->buf, 0, size);
+		while (*p && i + 8 <= size) {
+			char word[64];
+			size_t k = strcspn(p, ",");
+			if (k >= sizeof(word))
+				die("u64 word too long in %s", how);
+			memcpy(word, p, k);
+			word[k] = 0;
+			uint64_t v = num(word);
+			for (int b = 0; b < 8; b++)
+				sb->buf[i + (uint64_t)b] = (char)(v >> (8 * b));
+			i += 8;
+			p += k;
+			if (*p == ',')
+				p++;
+		}
 	} else if (!strncmp(how, "rand", 4)) {
 		uint64_t x = how[4] == ':' ? num(how + 5) : 88172645463325252ull;
 		if (!x)
