@@ -85,6 +85,8 @@ struct run {
 	struct strbuf names;     /* NUL-separated symbol names */
 	size_t *name_off;        /* offsets into names, parallel to syms while building */
 	size_t unresolved;       /* copies/memsets to unknown addresses, skipped */
+	size_t *attrs;           /* record indexes of FUNC_ATTR records */
+	size_t nattrs, aattrs;
 	long launches;
 };
 
@@ -597,11 +599,13 @@ static int do_memset(struct run *R, size_t ev, const struct tr_memset *m)
 	return r == CUDA_SUCCESS ? RS_CLEAN : op_failed(R, ev, r, "memset", NULL, -1);
 }
 
+/* Set the function attributes recorded for this kernel before event
+ * `before` (R->attrs lists the FUNC_ATTR records, in order). */
 static void apply_attrs(struct run *R, CUfunction fn, const char *name, size_t before)
 {
-	for (size_t i = 0; i < before; i++) {
-		const struct tr_rec *r = &R->t->rec[i];
-		if (r->type == TR_FUNC_ATTR && !strcmp(r->u.func_attr.kernel, name))
+	for (size_t k = 0; k < R->nattrs && R->attrs[k] < before; k++) {
+		const struct tr_rec *r = &R->t->rec[R->attrs[k]];
+		if (!strcmp(r->u.func_attr.kernel, name))
 			R->c->d.FuncSetAttribute(fn, (CUfunction_attribute)r->u.func_attr.attr,
 						 r->u.func_attr.value);
 	}
@@ -901,6 +905,11 @@ int replay_trace(struct replay_ctx *c, const struct trace *t, const struct repla
 	}
 	if (o->stop_before >= 0 && (size_t)o->stop_before < end)
 		end = (size_t)o->stop_before;
+	for (size_t i = 0; i < t->nrec; i++)
+		if (t->rec[i].type == TR_FUNC_ATTR) {
+			ALLOC_GROW(R.attrs, R.nattrs + 1, R.aattrs);
+			R.attrs[R.nattrs++] = i;
+		}
 	if (build_symbols(&R, &err) < 0) {
 		st = set_error(&R, 0, "%s", err.buf);
 		goto out;
@@ -933,6 +942,7 @@ out:
 			twin_destroy(&R, R.mm.all[i]->user);
 	memmap_release(&R.mm);
 	free(R.syms);
+	free(R.attrs);
 	sb_release(&R.names);
 	sb_release(&err);
 	res->seconds = now_sec() - t0;

@@ -57,16 +57,26 @@ struct mm_alloc *memmap_add(struct memmap *m, uint64_t addr, uint64_t size, uint
 	ALLOC_GROW(m->all, m->n + 1, m->alloc);
 	m->all[m->n++] = a;
 
-	/* Retire live allocations that overlap [addr, addr+size). */
-	for (size_t i = 0; i < m->nlive;) {
-		struct mm_alloc *o = m->live[i];
-		uint64_t oend = o->addr + (o->size ? o->size : 1);
+	if (m->n == 1 || addr < m->lo)
+		m->lo = addr;
+	if (m->n == 1 || addr + size + 1 > m->hi)
+		m->hi = addr + size + 1;
+	/* Retire live allocations that overlap [addr, addr+size): live ones do
+	 * not overlap each other, so they sit next to the insertion point. */
+	{
 		uint64_t end = addr + (size ? size : 1);
-		if (o->addr < end && addr < oend) {
-			o->free_event = event;
-			live_remove(m, i);
-		} else {
-			i++;
+		size_t i = upper(m, addr);
+		if (i > 0)
+			i--;
+		while (i < m->nlive && m->live[i]->addr < end) {
+			struct mm_alloc *o = m->live[i];
+			uint64_t oend = o->addr + (o->size ? o->size : 1);
+			if (addr < oend) {
+				o->free_event = event;
+				live_remove(m, i);
+			} else {
+				i++;
+			}
 		}
 	}
 	pos = upper(m, addr);
@@ -113,8 +123,9 @@ struct mm_alloc *memmap_lookup(const struct memmap *m, uint64_t v, int *dead)
 		*dead = 0;
 	if (a)
 		return a;
-	/* Zero and small values are scalars, not pointers. */
-	if (v < 65536)
+	/* Zero and small values are scalars, not pointers; so is anything
+	 * outside every allocation ever made (most float bit patterns). */
+	if (v < 65536 || v < m->lo || v >= m->hi)
 		return NULL;
 	for (size_t i = m->n; i-- > 0;) {
 		struct mm_alloc *d = m->all[i];

@@ -33,6 +33,7 @@ struct memmap {
 	size_t n, alloc;
 	struct mm_alloc **live;  /* live ones sorted by addr */
 	size_t nlive, live_alloc;
+	uint64_t lo, hi;         /* bounds of every allocation ever added (hi: one past) */
 };
 #define MEMMAP_INIT { 0 }
 
