@@ -847,7 +847,6 @@ static void minimize_chunks(struct S *s, struct cand *best, size_t item, const u
 
 static void phase_data(struct S *s, struct cand *best)
 {
-	long before = s->rep->candidates;
 	int changed = 0;
 	phase_begin(s, "data", best);
 	for (size_t i = 0; i < best->n && !over_time(s) && !s->infra_failed; i++) {
@@ -904,7 +903,6 @@ static void phase_data(struct S *s, struct cand *best)
 		}
 		cand_release(&f);
 	}
-	(void)before;
 	phase_end(s, best, changed ? "contents replaced" : "nothing to replace");
 }
 

@@ -285,7 +285,11 @@ static int get_function(struct run *R, const char *name, size_t before, CUfuncti
 	CUresult r;
 
 	if (!s) {
-		sb_addf(err, "kernel %s is in no captured module (%zu modules indexed)", name, R->nsyms ? (size_t)1 : (size_t)0);
+		size_t nmod = 0;
+		for (size_t i = 0; i < R->t->nrec; i++)
+			nmod += R->t->rec[i].type == TR_MODULE;
+		sb_addf(err, "kernel %s is in none of the trace's %zu captured modules "
+			"(was its module loaded before capture started?)", name, nmod);
 		return -1;
 	}
 	for (size_t i = 0; i < c->nfns; i++)

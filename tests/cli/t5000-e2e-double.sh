@@ -202,4 +202,8 @@ head -c 300 oob.bin > cut.bin
 check_exit "shrink on a missing file: exit 3" 3 $GPUREDUCE shrink -o x.cu /no/such/trace.bin
 check_grep "names the file" "/no/such/trace.bin" "$TMP/.out"
 check_exit "replay of a non-trace: exit 3" 3 $GPUREDUCE replay oob.txt
+printf 'process 1 /w ./a\nalloc 0x7f0000100000 64\nlaunch _Z3fooPf 1 1 ptr:0x7f0000100000\n' > nomod.txt
+check "mktrace a launch without its module" $MKTRACE nomod.bin < nomod.txt
+check_exit "replay cannot find the kernel: exit 3" 3 $GPUREDUCE replay nomod.bin
+check_grep "says which kernel and why" "could not replay: event 2 (launch #0): kernel _Z3fooPf is in none of the trace's 0 captured modules" "$TMP/.out"
 finish
