@@ -743,7 +743,18 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 					m = k;
 					break;
 				}
+			/* the same launch in the captured trace, to show what reduction changed */
+			const struct tr_launch *ol = NULL;
+			for (size_t k = 0; info->orig && k < info->orig->nrec; k++)
+				if (info->orig->rec[k].type == TR_LAUNCH && info->orig->rec[k].u.launch.seq == l->seq &&
+				    !strcmp(info->orig->rec[k].u.launch.name, l->name)) {
+					ol = &info->orig->rec[k].u.launch;
+					break;
+				}
 			sb_addf(&body, "\n\t/* launch %d: %s */\n", nlaunch, dm);
+			if (ol && (ol->grid.x != l->grid.x || ol->grid.y != l->grid.y || ol->grid.z != l->grid.z))
+				sb_addf(&body, "\t/* the program launched grid (%u,%u,%u); (%u,%u,%u) is enough to fault */\n",
+					ol->grid.x, ol->grid.y, ol->grid.z, l->grid.x, l->grid.y, l->grid.z);
 			sb_addf(&body, "\tSETUP(cuModuleGetFunction(&fn, mod[%d], ", m < 0 ? 0 : m);
 			c_string(&body, l->name);
 			sb_adds(&body, "));\n\tapply_attrs(fn, ");
@@ -762,11 +773,16 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 				sb_addf(&body, "\t\t/* param %u: %s, %u bytes at offset %u", p,
 					nt == (int)l->nparams ? types[p] : "?", pp->size, pp->offset);
 				if (pp->size == 4 || pp->size == 8 || pp->size == 2 || pp->size == 1) {
+					uint64_t was = 0;
 					memcpy(&v, l->args + pp->offset, pp->size);
 					if (pp->size == 4)
 						sb_addf(&body, " = %d", (int)(uint32_t)v);
 					else if (pp->size == 8 && !memmap_lookup(&mm, v, NULL))
 						sb_addf(&body, " = %lld", (long long)v);
+					if (ol && p < ol->nparams && ol->params[p].size == pp->size &&
+					    (memcpy(&was, ol->args + ol->params[p].offset, pp->size), was != v))
+						sb_addf(&body, "; the program passed %lld: the fault does not depend on it",
+							pp->size == 4 ? (long long)(int32_t)(uint32_t)was : (long long)was);
 				}
 				sb_adds(&body, " */\n");
 				sb_addf(&body, "\t\tparams[%u] = args + %u;\n", p, pp->offset);

@@ -45,10 +45,24 @@ struct S {
 	struct cache_ent *cache;
 	size_t ncache, acache;
 	struct shrink_phase *ph;  /* current phase */
+	void **owned;             /* argument buffers made by phases; freed at the end */
+	size_t nowned, aowned;
 	int infra_failed;
 };
 
 /* ---- bookkeeping ---------------------------------------------------------- */
+
+/* A copy of n bytes that lives until the reduction ends (candidates keep
+ * pointers to it). */
+static uint8_t *arena_copy(struct S *s, const uint8_t *src, size_t n)
+{
+	uint8_t *p = xmalloc(n + 8);
+	memcpy(p, src, n);
+	memset(p + n, 0, 8);
+	ALLOC_GROW(s->owned, s->nowned + 1, s->aowned);
+	s->owned[s->nowned++] = p;
+	return p;
+}
 
 static int over_time(struct S *s)
 {
@@ -906,6 +920,89 @@ static void phase_data(struct S *s, struct cand *best)
 	phase_end(s, best, changed ? "contents replaced" : "nothing to replace");
 }
 
+/* ---- scalar parameters ---------------------------------------------------- */
+
+/*
+ * Try simpler values for the faulting launch's scalar parameters (4- or
+ * 8-byte parameters that are not pointers into a buffer): 0, then 1, then
+ * half the value.  A fault that survives n = 0 says the kernel never looked
+ * at n -- a missing bounds check, in the kernel's own terms.  Pointer-sized
+ * words that point into buffers are never touched.
+ */
+static void phase_scalars(struct S *s, struct cand *best)
+{
+	size_t li = (size_t)-1;
+	int changed = 0;
+	struct memmap mm = MEMMAP_INIT;
+
+	phase_begin(s, "scalars", best);
+	for (size_t i = 0; i < best->n; i++) {
+		const struct tr_rec *r = &best->it[i].rec;
+		if (r->type == TR_ALLOC)
+			memmap_add(&mm, r->u.alloc.addr, r->u.alloc.size, r->u.alloc.kind, (long)i);
+		else if (r->type == TR_LAUNCH)
+			li = i;
+	}
+	if (li == (size_t)-1) {
+		memmap_release(&mm);
+		phase_end(s, best, "skipped: no launch");
+		return;
+	}
+	for (uint32_t p = 0; p < best->it[li].rec.u.launch.nparams && !over_time(s) && !s->infra_failed; p++) {
+		const struct tr_launch *l = &best->it[li].rec.u.launch;
+		uint32_t off = l->params[p].offset, size = l->params[p].size;
+		uint64_t v = 0, tries[3];
+		int nt = 0, r[3];
+		struct cand cs[3], *ps[3];
+		int dead;
+
+		if (size != 4 && size != 8)
+			continue;
+		memcpy(&v, l->args + off, size);
+		if (size == 8 && v >= 65536 && memmap_lookup(&mm, v, &dead))
+			continue;   /* a pointer */
+		if (v == 0)
+			continue;
+		tries[nt++] = 0;
+		if (v != 1)
+			tries[nt++] = 1;
+		if (v / 2 > 1 && (size == 8 || v / 2 < (1ull << 31)))
+			tries[nt++] = v / 2;
+		for (int t = 0; t < nt; t++) {
+			struct tr_launch *cl;
+			cand_copy(&cs[t], best);
+			cl = &cs[t].it[li].rec.u.launch;
+			/* the launch's args point into the source trace: give the
+			 * copy its own bytes before changing them */
+			uint8_t *args = arena_copy(s, cl->args, cl->argsize);
+			memcpy(args + off, &tries[t], size);
+			cl->args = args;
+			ps[t] = &cs[t];
+		}
+		if (test_cands(s, ps, (size_t)nt, r) < 0) {
+			for (int t = 0; t < nt; t++)
+				cand_release(&cs[t]);
+			break;
+		}
+		int won = -1;
+		for (int t = 0; t < nt; t++)
+			if (r[t]) {
+				won = t;
+				break;
+			}
+		for (int t = 0; t < nt; t++)
+			if (t != won)
+				cand_release(&cs[t]);
+		if (won >= 0) {
+			cand_release(best);
+			*best = cs[won];
+			changed = 1;
+		}
+	}
+	memmap_release(&mm);
+	phase_end(s, best, changed ? "scalars simplified" : "scalars kept");
+}
+
 /* ---- grid ------------------------------------------------------------- */
 
 static void phase_grid(struct S *s, struct cand *best)
@@ -1061,6 +1158,8 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 			phase_data(&s, &best);
 		if (!s.infra_failed)
 			phase_grid(&s, &best);
+		if (!s.infra_failed)
+			phase_scalars(&s, &best);
 	}
 	if (s.infra_failed)
 		goto out;
@@ -1151,6 +1250,9 @@ out:
 		free(s.src[i]);
 	}
 	free(s.cache);
+	for (size_t i = 0; i < s.nowned; i++)
+		free(s.owned[i]);
+	free(s.owned);
 	return ret;
 }
 

@@ -49,6 +49,8 @@ check_grep "repro.yaml has the rate" "reduced: 5/5" oob/repro.yaml
 check_exit "repro.bin replays to the fault" 1 $GPUREDUCE replay oob/repro.bin
 check_grep "repro.cu header states the nvcc line" "nvcc -o repro repro.cu -lcuda" oob/repro.cu
 check_grep "repro.cu names params by type" "param 0: float\*" oob/repro.cu
+check_grep "scalars: n does not matter to a kernel without a bounds check" "param 2: int, 4 bytes at offset 16 = 0; the program passed 1000: the fault does not depend on it" oob/repro.cu
+check_grep "the grid reduction is explained" "the program launched grid (8,1,1); (5,1,1) is enough to fault" oob/repro.cu
 check_grep "repro.cu points at the user's own frame first" "Your code:      /home/u/train.py:77 in Model.forward" oob/repro.cu
 check_grep "... then lists the Python stack innermost first" "ext/ops.py:40 in scale" oob/repro.cu
 check "repro.cu compiles as C against the double" cc -x c -Wall -Werror -I${CUDA:-/usr/local/cuda}/include \
