@@ -139,6 +139,8 @@ int report_yaml_write(const char *path, const struct shrink_report *rep, const s
 	kvf(&y, "slipped", "%ld", rep->slipped);
 	kvf(&y, "workers_spawned", "%ld", rep->workers_spawned);
 	kvf(&y, "seconds", "%.2f", rep->seconds);
+	if (rep->one_launch_seconds > 0)
+		kvf(&y, "one_launch_seconds", "%.2f", rep->one_launch_seconds);
 	scalar(&y, "phases");
 	seq_start(&y);
 	for (int i = 0; i < rep->nphases; i++) {

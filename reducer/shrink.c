@@ -443,6 +443,7 @@ static int phase_slice(struct S *s, long fault_ev, struct cand *best)
 	if (r == 1) {
 		cand_release(best);
 		*best = c;
+		s->rep->one_launch_seconds = now_sec() - s->t0;
 		phase_end(s, best, "reduced to one launch");
 		return 1;
 	}
@@ -699,6 +700,8 @@ static void phase_launches(struct S *s, struct cand *best, const char *name)
 	free(keep);
 	free(fixed);
 	free(d.idx);
+	if (cand_count(best, TR_LAUNCH) == 1 && !s->rep->one_launch_seconds)
+		s->rep->one_launch_seconds = now_sec() - s->t0;
 	phase_end(s, best, st.aborted ? "stopped (time limit)" : "1-minimal");
 }
 

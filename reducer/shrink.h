@@ -74,6 +74,7 @@ struct shrink_report {
 	long candidates, cache_hits, workers_spawned;
 	long slipped;           /* candidates that faulted differently (rejected) */
 	double seconds;
+	double one_launch_seconds; /* when a faulting one-launch candidate was first found; 0: never */
 	struct shrink_phase phase[SHRINK_MAX_PHASES];
 	int nphases;
 	char note[512];         /* why something was skipped / backed off */

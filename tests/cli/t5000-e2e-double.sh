@@ -46,6 +46,7 @@ check_grep "shrink reached one launch" "4 launches -> 1 launch(es)" shrink-oob.l
 check_grep "shrink kept the signature" "CUDA_ERROR_ILLEGAL_ADDRESS in _Z13scale_nocheckPfPKfi" shrink-oob.log
 check_grep "repro.yaml has the signature" "kernel: _Z13scale_nocheckPfPKfi" oob/repro.yaml
 check_grep "repro.yaml has the rate" "reduced: 5/5" oob/repro.yaml
+check_grep "repro.yaml says when one launch was reached" "^one_launch_seconds: [0-9]" oob/repro.yaml
 check_exit "repro.bin replays to the fault" 1 $GPUREDUCE replay oob/repro.bin
 check_grep "repro.cu header states the nvcc line" "nvcc -o repro repro.cu -lcuda" oob/repro.cu
 check_grep "repro.cu names params by type" "param 0: float\*" oob/repro.cu

@@ -171,7 +171,7 @@ fi
 echo
 echo "== 2. shrink speed: default vs --strategy=baseline"
 STAB=$OUT/shrink.table
-echo "sample|launches|default s|cands|-> launches|baseline s|cands|-> launches|speed-up|result" >"$STAB"
+echo "sample|launches|default s|to 1 launch s|cands|-> launches|baseline s|to 1 launch s|cands|-> launches|speed-up|result" >"$STAB"
 mapfile -t DIRS < <(list_samples "$@")
 
 # ensure_trace DIR W: sets TRACE to gpu-test's trace of the sample, or
@@ -205,7 +205,7 @@ for dir in "${DIRS[@]}"; do
 	w=$OUT/shrink/$n
 	mkdir -p "$w/default" "$w/baseline"
 	row_ok=1
-	d_s=-; d_c=-; d_a=-; b_s=-; b_c=-; b_a=-; speed=-; launches=-
+	d_s=-; d_c=-; d_a=-; b_s=-; b_c=-; b_a=-; speed=-; launches=-; d_1=-; b_1=-
 	log "=== shrink bench: $n ($(gr_time_left)s left)"
 	if ! load_sample "$dir/sample.yaml"; then
 		echo "$n: bad sample.yaml: $SAMPLE_ERR" >>"$NOTES"
@@ -226,6 +226,7 @@ for dir in "${DIRS[@]}"; do
 			d_s=$STEP_SECS
 			grep -q 'time limit' "$w/default/repro.yaml" 2>/dev/null && d_s=">$d_s"
 			d_c=$(yaml_candidates "$w/default/repro.yaml")
+			d_1=$(yaml_key one_launch_seconds "$w/default/repro.yaml")
 			d_c=${d_c:-${SHR_CANDS:-?}}
 			d_a=${SHR_AFTER:-?}
 		else
@@ -251,6 +252,7 @@ for dir in "${DIRS[@]}"; do
 		if [ "$brc" -eq 0 ]; then
 			b_s=$STEP_SECS
 			b_c=$(yaml_candidates "$w/baseline/repro.yaml")
+			b_1=$(yaml_key one_launch_seconds "$w/baseline/repro.yaml")
 			b_c=${b_c:-${SHR_CANDS:-?}}
 			b_a=${SHR_AFTER:-?}
 			if grep -q 'time limit' "$w/baseline/repro.yaml" 2>/dev/null; then
@@ -279,7 +281,7 @@ for dir in "${DIRS[@]}"; do
 		FAILED=$((FAILED + 1))
 	fi
 	log "$n: default ${d_s}s, baseline ${b_s}s, speed-up $speed: $result"
-	echo "$n|$launches|$d_s|$d_c|$d_a|$b_s|$b_c|$b_a|$speed|$result" >>"$STAB"
+	echo "$n|$launches|$d_s|$d_1|$d_c|$d_a|$b_s|$b_1|$b_c|$b_a|$speed|$result" >>"$STAB"
 done
 
 echo

@@ -240,6 +240,13 @@ yaml_candidates() {
 	sed -n 's/^[[:space:]]*candidates:[[:space:]]*\([0-9][0-9]*\).*/\1/p' "$1" | head -n 1
 }
 
+# yaml_key KEY FILE: the value of a top-level `KEY:` line, or "-".
+yaml_key() {
+	local v
+	[ -f "$2" ] && v=$(sed -n "s/^$1:[[:space:]]*//p" "$2" | head -n 1)
+	printf '%s\n' "${v:--}"
+}
+
 # parse_verify LOG: "verify: K/N runs faulted ..." -> VER_K, VER_N.
 parse_verify() {
 	local line
