@@ -25,7 +25,8 @@ void cand_copy(struct cand *dst, const struct cand *src)
 	dst->n = dst->alloc = src->n;
 	if (!src->n)
 		dst->alloc = 1;
-	memcpy(dst->it, src->it, src->n * sizeof(*dst->it));
+	if (src->n)
+		memcpy(dst->it, src->it, src->n * sizeof(*dst->it));
 	for (size_t i = 0; i < dst->n; i++)
 		if (dst->it[i].nkeep) {
 			dst->it[i].keep = xmalloc(dst->it[i].nkeep * sizeof(struct range));

@@ -214,7 +214,8 @@ static int build_symbols(struct run *R, struct strbuf *err)
 	}
 	for (size_t i = 0; i < R->nsyms; i++)
 		R->syms[i].name = R->names.buf + (uintptr_t)R->syms[i].name;
-	qsort(R->syms, R->nsyms, sizeof(*R->syms), sym_cmp);
+	if (R->nsyms)
+		qsort(R->syms, R->nsyms, sizeof(*R->syms), sym_cmp);
 	ret = 0;
 out:
 	sb_release(&img);
