@@ -134,6 +134,29 @@ int child_wait(struct child *c)
 	return r < 0 ? -1 : decode_status(st);
 }
 
+int child_wait_timeout(struct child *c, double timeout)
+{
+	double deadline = now_sec() + timeout;
+	int st;
+	if (c->in >= 0) { close(c->in); c->in = -1; }
+	if (c->out >= 0) { close(c->out); c->out = -1; }
+	while (c->pid > 0) {
+		pid_t r = waitpid(c->pid, &st, WNOHANG);
+		if (r == c->pid) {
+			c->pid = -1;
+			return decode_status(st);
+		}
+		if (r < 0 && errno != EINTR)
+			return -1;
+		if (now_sec() > deadline) {
+			child_kill(c);
+			return 124;
+		}
+		usleep(20000);
+	}
+	return -1;
+}
+
 void child_kill(struct child *c)
 {
 	if (c->pid > 0) {

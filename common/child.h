@@ -33,6 +33,10 @@ int child_start(struct child *c, char *const argv[], const char *const env_add[]
 /* Wait; returns the exit code, 128+signal when killed by a signal, -1 on
  * error.  Closes our pipe ends. */
 int child_wait(struct child *c);
+/* Wait at most `timeout` seconds; then kill it (group) and return 124.
+ * Otherwise as child_wait. */
+int child_wait_timeout(struct child *c, double timeout);
+
 /* Kill the child's process group (or the child) with SIGKILL and reap it. */
 void child_kill(struct child *c);
 

@@ -244,6 +244,40 @@ int diagnose_run(const char *bin_path, int guard, struct strbuf *o, struct strbu
 	return ret;
 }
 
+int diagnose_start(const char *bin_path, int guard, const char *out_path, struct child *c,
+		   struct strbuf *err)
+{
+	const char *san = diagnose_find_sanitizer();
+	struct strbuf g = STRBUF_INIT;
+	const char *env[] = { "GPUREDUCE_REPLAY_VERBOSE=1", NULL };
+	int ret;
+
+	if (!san) {
+		sb_addf(err, "compute-sanitizer not found");
+		return -1;
+	}
+	sb_addf(&g, "--guard=%s", place_guard_name(guard));
+	/* sh redirects the whole run's output into out_path */
+	char *argv[] = { "sh", "-c", "out=$1; shift; exec \"$@\" >\"$out\" 2>&1", "sh",
+			 (char *)out_path, (char *)san, "--target-processes", "all", "--print-limit", "1",
+			 (char *)gpureduce_exe(), "replay", g.buf, (char *)bin_path, NULL };
+	*c = (struct child)CHILD_INIT;
+	ret = child_start(c, argv, env, CHILD_NULL_IN | CHILD_NEW_PGRP, err);
+	sb_release(&g);
+	return ret;
+}
+
+int diagnose_collect(struct child *c, const char *out_path, double timeout, struct strbuf *out,
+		     struct strbuf *err)
+{
+	int st = child_wait_timeout(c, timeout);
+	if (st == 124) {
+		sb_addf(err, "compute-sanitizer did not finish within %.0f s", timeout);
+		return -1;
+	}
+	return read_file(out_path, out, err);
+}
+
 int diagnose_site(const char *output, char *site, size_t n)
 {
 	struct report r;

@@ -33,6 +33,13 @@ int diagnose_explain(const char *output, const struct trace *red, struct strbuf 
 /* Run the trace once under compute-sanitizer; its output goes to out.
  * 0, or -1 with err (no sanitizer, time-out). */
 int diagnose_run(const char *bin_path, int guard, struct strbuf *out, struct strbuf *err);
+/* The same, in the background: output goes to out_path; collect it with
+ * diagnose_collect (which waits at most `timeout` seconds). */
+struct child;
+int diagnose_start(const char *bin_path, int guard, const char *out_path, struct child *c,
+		   struct strbuf *err);
+int diagnose_collect(struct child *c, const char *out_path, double timeout, struct strbuf *out,
+		     struct strbuf *err);
 /* The error's site, independent of grid size: "global write of 4 bytes at
  * scale(...)+0x190".  0, or -1 when the output holds no report. */
 int diagnose_site(const char *output, char *site, size_t n);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/child.h"
 #include "../common/strbuf.h"
 #include "../common/util.h"
 #include "../replay/memmap.h"
@@ -1099,6 +1100,9 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 {
 	struct S s;
 	struct cand best = CAND_INIT, slice_only = CAND_INIT;
+	struct strbuf slice_site_bin = STRBUF_INIT, slice_site_out = STRBUF_INIT;
+	struct child site_child = CHILD_INIT;
+	int site_started = 0;
 	long fault_ev = -1, frec;
 	int ret = -1;
 
@@ -1157,6 +1161,18 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 			cand_add_all(&best, orig);
 		}
 		cand_copy(&slice_only, &best);
+		/* the slice's compute-sanitizer run (for the site check at the
+		 * end) goes on in the background while the data, grid and scalar
+		 * phases run */
+		if (!o->no_site_check && diagnose_find_sanitizer()) {
+			struct strbuf e = STRBUF_INIT;
+			sb_addf(&slice_site_bin, "%s/slice-site.bin", o->workdir);
+			sb_addf(&slice_site_out, "%s/slice-site.txt", o->workdir);
+			if (cand_write(&slice_only, slice_site_bin.buf, &e) == 0 &&
+			    diagnose_start(slice_site_bin.buf, s.guard, slice_site_out.buf, &site_child, &e) == 0)
+				site_started = 1;
+			sb_release(&e);
+		}
 		if (!s.infra_failed)
 			phase_data(&s, &best);
 		if (!s.infra_failed)
@@ -1186,15 +1202,15 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 		 * kernel apart: where compute-sanitizer is at hand, the reduced
 		 * trace must fail at the same site as the plain slice, or we back
 		 * off to the slice */
-		if (faults && slice_only.n && o->strategy == STRATEGY_FULL && !o->no_site_check &&
-		    diagnose_find_sanitizer()) {
-			struct strbuf p = STRBUF_INIT, o1 = STRBUF_INIT, o2 = STRBUF_INIT, e = STRBUF_INIT;
+		if (faults && slice_only.n && site_started) {
+			struct strbuf o1 = STRBUF_INIT, o2 = STRBUF_INIT, e = STRBUF_INIT;
 			char s1[700], s2[700];
-			sb_addf(&p, "%s/slice-site.bin", o->workdir);
-			if (cand_write(&slice_only, p.buf, &e) == 0 &&
-			    file_hash(p.buf) != file_hash(out_bin) &&
-			    diagnose_run(p.buf, s.guard, &o1, &e) == 0 &&
-			    diagnose_site(o1.buf, s1, sizeof(s1)) == 0) {
+			int got1 = diagnose_collect(&site_child, slice_site_out.buf, 180, &o1, &e) == 0;
+			site_started = 0;
+			if (got1 && file_hash(slice_site_bin.buf) == file_hash(out_bin)) {
+				/* nothing changed after the slice: its run is the final one's */
+				rep->final_sanitizer = xstrdup(o1.buf);
+			} else if (got1 && diagnose_site(o1.buf, s1, sizeof(s1)) == 0) {
 				/* a racy fault may simply not happen in this one run: only a
 				 * different site counts against the reductions, and a flaky
 				 * final trace gets a few tries to show its site */
@@ -1222,7 +1238,6 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 						 tries, rep->flaky ? " (a flaky fault)" : "");
 				}
 			}
-			sb_release(&p);
 			sb_release(&o1);
 			sb_release(&o2);
 			sb_release(&e);
@@ -1252,6 +1267,10 @@ out:
 		trace_release(s.src[i]);
 		free(s.src[i]);
 	}
+	if (site_started)
+		child_kill(&site_child);
+	sb_release(&slice_site_bin);
+	sb_release(&slice_site_out);
 	free(s.cache);
 	for (size_t i = 0; i < s.nowned; i++)
 		free(s.owned[i]);
