@@ -200,6 +200,32 @@ check_grep "says what was tried" "tried guard=end, [0-9]* runs: ran clean" "$TMP
 check_grep "... in every guard mode" "guard=none, [0-9]* runs: ran clean" "$TMP/.out"
 if [ -e nf/repro.cu ]; then fail "nothing may be emitted for a non-reproducing fault"; else ok "nothing emitted"; fi
 
+# 8b. a hang: the time limit kills the worker --------------------------------
+{ head; cat <<'EOT'
+alloc 0x7f0000100000 64
+memset 0x7f0000100000 0 64
+launch _Z4spinPVKi 1 1 ptr:0x7f0000100000
+EOT
+} > hang.txt
+check "mktrace hang" $MKTRACE hang.bin < hang.txt
+t0=$(date +%s)
+check_exit "replay of a hanging launch gives up: exit 3" 3 $GPUREDUCE replay --timeout=2 hang.bin
+t1=$(date +%s)
+check_grep "says it hung" "no result within 2 s (hang?)" "$TMP/.out"
+if [ $((t1 - t0)) -le 10 ]; then ok "and within the limit ($((t1 - t0)) s)"; else fail "took $((t1 - t0)) s"; fi
+{ head; cat <<'EOT'
+alloc 0x7f0000100000 4096
+alloc 0x7f0000200000 64
+memset 0x7f0000200000 0 64
+launch _Z4spinPVKi 1 1 ptr:0x7f0000200000
+launch _Z13scale_nocheckPfPKfi 8 256 ptr:0x7f0000100000 ptr:0x7f0000100000 i32:1000
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 1 at_launch=1
+EOT
+} > hang2.txt
+check "mktrace: a hang before the fault" $MKTRACE hang2.bin < hang2.txt
+check_exit "shrink refuses: the original never reaches its fault in replay" 1 $GPUREDUCE shrink -j 2 --quiet --guard=end --candidate-timeout=1 -o hang2/repro.cu hang2.bin
+check_grep "and says replay timed out" "timed out" "$TMP/.out"
+
 # 9. bad input ---------------------------------------------------------------
 head -c 300 oob.bin > cut.bin
 check_exit "shrink on a missing file: exit 3" 3 $GPUREDUCE shrink -o x.cu /no/such/trace.bin

@@ -136,6 +136,17 @@ static void k_fill(const struct dbl_launch *L, const void *a)
 		p[i] = v;
 }
 
+/* spin(const volatile int *flag): waits until *flag is non-zero -- a hang
+ * when nothing ever sets it (what a deadlocked kernel looks like to the
+ * reducer, whose per-candidate time limit must kill and replace the worker). */
+static void k_spin(const struct dbl_launch *L, const void *a)
+{
+	const volatile int *flag = ARG(const volatile int *, a, 0);
+	(void)L;
+	while (!*flag)
+		;
+}
+
 const struct dbl_kernel dbl_kernels[] = {
 	{ "_Z5scalePfPKfi", "scale(float*, const float*, int)",
 	  3, { {0, 8}, {8, 8}, {16, 4} }, k_scale },
@@ -155,5 +166,7 @@ const struct dbl_kernel dbl_kernels[] = {
 	  1, { {0, 24} }, k_struct_params },
 	{ "_Z4fillPffi", "fill(float*, float, int)",
 	  3, { {0, 8}, {8, 4}, {12, 4} }, k_fill },
+	{ "_Z4spinPVKi", "spin(const volatile int*)",
+	  1, { {0, 8} }, k_spin },
 };
 const size_t dbl_nkernels = sizeof(dbl_kernels) / sizeof(dbl_kernels[0]);
