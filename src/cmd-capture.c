@@ -152,6 +152,28 @@ out:
 }
 
 /* One line on what the trace holds; returns 0, or -1 if it could not be read. */
+/* " from train.py:113 (GatherRows.forward)": the faulting launch's first
+ * Python frame outside installed packages, else its innermost one. */
+static void add_user_frame(struct strbuf *line, const struct trace *t, uint64_t seq)
+{
+	for (size_t i = t->nrec; i-- > 0;) {
+		const struct tr_launch *l = &t->rec[i].u.launch;
+		const struct tr_frame *pick = NULL;
+		if (t->rec[i].type != TR_LAUNCH || l->seq != seq)
+			continue;
+		for (uint32_t k = 0; k < l->nframes && !pick; k++)
+			if (!strstr(l->frames[k].file, "site-packages") &&
+			    !strstr(l->frames[k].file, "dist-packages") &&
+			    !strstr(l->frames[k].file, "/lib/python") && l->frames[k].file[0] != '<')
+				pick = &l->frames[k];
+		if (!pick && l->nframes)
+			pick = &l->frames[0];
+		if (pick)
+			sb_addf(line, " from %s:%u (%s)", pick->file, pick->line, pick->func);
+		return;
+	}
+}
+
 static int summarize(const char *path, const char *shown, int status, const struct status *st)
 {
 	struct trace t = TRACE_INIT;
@@ -184,6 +206,7 @@ static int summarize(const char *path, const char *shown, int status, const stru
 		sb_addf(&line, "; fault: %s in %s at launch #%llu", fault->error,
 			fault->kernel && *fault->kernel ? fault->kernel : "(no kernel launched)",
 			(unsigned long long)fault->launch_seq);
+		add_user_frame(&line, &t, fault->launch_seq);
 		if (!fault->at_launch)
 			sb_addf(&line, " (reported by %s)", fault->api);
 		sb_addf(&line, " (%s)", child_status_str(status, sbuf));
