@@ -61,6 +61,7 @@ static int worker_start(struct pool *p, struct worker *w, struct strbuf *err)
 		return -1;
 	}
 	w->state = W_STARTING;
+	w->deadline = now_sec() + 120;   /* creating a context should take well under a second */
 	w->job = -1;
 	sb_reset(&w->line);
 	p->st.spawned++;
@@ -278,6 +279,11 @@ int pool_run(struct pool *p, struct job *jobs, size_t njobs, struct strbuf *err)
 			}
 			if (w->state == W_BUSY && now > w->deadline)
 				lost_worker(p, w, jobs, RS_TIMEOUT, "time limit exceeded (hang?)");
+			else if (w->state == W_STARTING && now > w->deadline) {
+				snprintf(p->fatal, sizeof(p->fatal), "a replay worker did not get a CUDA context within 120 s");
+				p->consecutive_fatal++;
+				worker_stop(w);
+			}
 		}
 		done = 0;
 		for (size_t i = 0; i < njobs; i++)

@@ -1134,8 +1134,10 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 	snprintf(rep->kernel, sizeof(rep->kernel), "%s", orig->rec[frec].u.fault.kernel);
 
 	s.pool = pool_create(o->jobs, o->strategy == STRATEGY_BASELINE, o->cand_timeout, err);
-	if (!s.pool)
+	if (!s.pool) {
+		rep->infra_failed = 1;
 		return -1;
+	}
 	if (phase_confirm(&s, &fault_ev) < 0)
 		goto out;
 	if (rep->flaky) {
@@ -1261,6 +1263,7 @@ out:
 		pool_release(s.pool);
 	}
 	rep->seconds = now_sec() - s.t0;
+	rep->infra_failed = s.infra_failed;
 	cand_release(&best);
 	cand_release(&slice_only);
 	for (int i = 0; i < s.nsrc; i++) {

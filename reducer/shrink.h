@@ -78,6 +78,7 @@ struct shrink_report {
 	struct shrink_phase phase[SHRINK_MAX_PHASES];
 	int nphases;
 	char note[512];         /* why something was skipped / backed off */
+	int infra_failed;       /* replay workers could not run (no GPU, driver...) */
 	char site[700];         /* compute-sanitizer site of the slice, when checked */
 	int site_confirmed;     /* the final trace faults at that same site */
 	char *final_sanitizer;  /* compute-sanitizer output for the final trace, when run (malloc'd; caller frees) */

@@ -178,8 +178,9 @@ int cmd_shrink(int argc, char **argv)
 		if (!o.quiet)
 			shrink_print_report(stderr, &rep);
 		cmd_error("shrink", "%s", err.buf);
-		ret = rep.nphases && rep.phase[0].outcome && !strcmp(rep.phase[0].outcome, "failed") ?
-		      EXIT_FAULT : (strstr(err.buf, "holds no fault") ? EXIT_FAULT : EXIT_ENV);
+		/* 4: no GPU/driver/workers; 1: the trace has no fault, or it does
+		 * not reproduce (nothing was emitted) */
+		ret = rep.infra_failed ? EXIT_ENV : EXIT_FAULT;
 		goto out;
 	}
 	if (trace_open(&red, bin, TRACE_OPEN_STRICT, &err) < 0) {

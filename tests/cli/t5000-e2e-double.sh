@@ -226,6 +226,14 @@ check "mktrace: a hang before the fault" $MKTRACE hang2.bin < hang2.txt
 check_exit "shrink refuses: the original never reaches its fault in replay" 1 $GPUREDUCE shrink -j 2 --quiet --guard=end --candidate-timeout=1 -o hang2/repro.cu hang2.bin
 check_grep "and says replay timed out" "timed out" "$TMP/.out"
 
+# 8c. no GPU at all: one clear line, exit 4 ----------------------------------
+check_exit "replay without a GPU: exit 4" 4 env DOUBLE_NO_DEVICE=1 $GPUREDUCE replay oob.bin
+check_grep "says the driver found no GPU" "cuInit failed: CUDA_ERROR_NO_DEVICE; is there a usable NVIDIA GPU?" "$TMP/.out"
+check_exit "shrink without a GPU: exit 4" 4 env DOUBLE_NO_DEVICE=1 $GPUREDUCE shrink --quiet -o nogpu/repro.cu oob.bin
+check_grep "... with the same reason" "replay workers cannot start: cuInit failed" "$TMP/.out"
+check_exit "no driver library at all: exit 4" 4 env GPUREDUCE_LIBCUDA=/nonexistent/libcuda.so.1 $GPUREDUCE replay oob.bin
+check_grep "names the library" "cannot load the CUDA driver (/nonexistent/libcuda.so.1)" "$TMP/.out"
+
 # 9. bad input ---------------------------------------------------------------
 head -c 300 oob.bin > cut.bin
 check_exit "shrink on a missing file: exit 3" 3 $GPUREDUCE shrink -o x.cu /no/such/trace.bin
