@@ -15,6 +15,7 @@
 #include "../common/child.h"
 #include "../common/strbuf.h"
 #include "../common/util.h"
+#include "../replay/graphs.h"
 #include "../replay/memmap.h"
 #include "../replay/place.h"
 #include "cand.h"
@@ -49,6 +50,7 @@ struct S {
 	void **owned;             /* argument buffers made by phases; freed at the end */
 	size_t nowned, aowned;
 	int infra_failed;
+	int kernel_from_replay;   /* the capture could not name the faulting kernel (a graph) */
 };
 
 /* ---- bookkeeping ---------------------------------------------------------- */
@@ -151,7 +153,7 @@ static void phase_end(struct S *s, const struct cand *c, const char *outcome)
 static int sig_match(const struct S *s, const struct replay_result *r)
 {
 	return r->status == RS_FAULT && r->code == s->rep->code &&
-	       (s->o->sig_code_only || !strcmp(r->kernel, s->rep->kernel));
+	       (s->o->sig_code_only || s->kernel_from_replay || !strcmp(r->kernel, s->rep->kernel));
 }
 
 /* ---- testing candidates ---------------------------------------------------- */
@@ -361,6 +363,11 @@ static int phase_confirm(struct S *s, long *fault_event)
 		}
 		s->rep->orig_runs = runs;
 		s->rep->orig_faults = matches;
+		if (s->kernel_from_replay) {
+			/* from now on the signature is the kernel replay saw fault */
+			snprintf(s->rep->kernel, sizeof(s->rep->kernel), "%s", first.kernel);
+			s->kernel_from_replay = 0;
+		}
 		s->rep->guard = modes[m];
 		*fault_event = first.event;
 		ret = 0;
@@ -1095,6 +1102,66 @@ static int confirm_final(struct S *s, struct cand *c, const char *out_bin, int *
 	return 0;
 }
 
+static int has_graph_launch(const struct trace *t)
+{
+	for (size_t i = 0; i < t->nrec; i++)
+		if (t->rec[i].type == TR_GRAPH_LAUNCH)
+			return 1;
+	return 0;
+}
+
+/* Write `t` with every GRAPH_LAUNCH replaced by copies of its graph's nodes
+ * (no longer flagged captured) and the graph records dropped; open it as a
+ * source.  NULL with s->err on failure. */
+static struct trace *expand_graphs(struct S *s, const struct trace *t)
+{
+	struct graphs G = GRAPHS_INIT;
+	struct cand c = CAND_INIT;
+	struct strbuf path = STRBUF_INIT;
+	struct trace *ex = NULL;
+
+	for (size_t i = 0; i < t->nrec; i++) {
+		const struct tr_rec *r = &t->rec[i];
+		if (graphs_is_node(r)) {
+			graphs_add_node(&G, r, i);
+			continue;
+		}
+		switch (r->type) {
+		case TR_BLOB:
+			break;
+		case TR_GRAPH_BEGIN:
+		case TR_GRAPH_END:
+		case TR_GRAPH_EXEC:
+			graphs_note(&G, r);
+			break;
+		case TR_GRAPH_LAUNCH: {
+			const struct gcap *g = graphs_find_exec(&G, r->u.graph.exec);
+			for (size_t k = 0; g && k < g->n; k++) {
+				struct item *it = cand_add(&c, t, g->recs[k]);
+				if (it->rec.type == TR_LAUNCH)
+					it->rec.u.launch.flags &= ~TR_F_CAPTURED;
+				else if (it->rec.type == TR_MEMSET)
+					it->rec.u.memset.flags &= ~TR_F_CAPTURED;
+				else
+					it->rec.u.copy.flags &= ~TR_F_CAPTURED;
+			}
+			break;
+		}
+		default:
+			cand_add(&c, t, i);
+			break;
+		}
+	}
+	sb_addf(&path, "%s/expanded.bin", s->o->workdir);
+	if (cand_write(&c, path.buf, s->err) == 0)
+		ex = add_source(s, path.buf);
+	progress(s, "expanded graph launches into %zu launches", cand_count(&c, TR_LAUNCH));
+	cand_release(&c);
+	graphs_release(&G);
+	sb_release(&path);
+	return ex;
+}
+
 int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char *out_bin,
 	       struct shrink_report *rep, struct strbuf *err)
 {
@@ -1133,6 +1200,18 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 	snprintf(rep->error, sizeof(rep->error), "%s", orig->rec[frec].u.fault.error);
 	snprintf(rep->kernel, sizeof(rep->kernel), "%s", orig->rec[frec].u.fault.kernel);
 
+	/* Graph launches: reduce the trace with each launch expanded into its
+	 * nodes, so the faulting node can be sliced like any launch. */
+	if (has_graph_launch(orig)) {
+		struct trace *ex = expand_graphs(&s, orig);
+		if (!ex)
+			return -1;
+		s.orig = ex;
+		if (!strncmp(orig->rec[frec].u.fault.api, "cuGraphLaunch", 13))
+			s.kernel_from_replay = 1;
+		frec = find_fault_record(ex);
+	}
+
 	s.pool = pool_create(o->jobs, o->strategy == STRATEGY_BASELINE, o->cand_timeout, err);
 	if (!s.pool) {
 		rep->infra_failed = 1;
@@ -1148,19 +1227,19 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 	}
 
 	if (o->strategy == STRATEGY_BASELINE) {
-		cand_add_all(&best, orig);
+		cand_add_all(&best, s.orig);
 		phase_launches(&s, &best, "ddmin-launches");
 	} else {
 		int sliced = phase_slice(&s, fault_ev, &best);
 		if (!sliced && !s.infra_failed) {
 			if (!phase_suffix(&s, fault_ev, &best)) {
 				cand_release(&best);
-				cand_add_all(&best, orig);
+				cand_add_all(&best, s.orig);
 			}
 			phase_launches(&s, &best, "ddmin-launches");
 		}
 		if (!best.n) {
-			cand_add_all(&best, orig);
+			cand_add_all(&best, s.orig);
 		}
 		cand_copy(&slice_only, &best);
 		/* the slice's compute-sanitizer run (for the site check at the

@@ -23,6 +23,7 @@
 #include "../common/util.h"
 #include "../trace/trace.h"
 #include "drv.h"
+#include "graphs.h"
 #include "memmap.h"
 #include "place.h"
 #include "replay.h"
@@ -626,8 +627,6 @@ static int do_launch(struct run *R, size_t ev, const struct tr_launch *l)
 	CUresult r;
 	int ret = RS_CLEAN;
 
-	if (l->flags & TR_F_CAPTURED)
-		return RS_CLEAN;   /* recorded during stream capture: never ran */
 	if (get_function(R, l->name, ev, &fn, &err) < 0) {
 		ret = set_error(R, ev, "event %zu (launch #%llu): %s", ev, (unsigned long long)l->seq, err.buf);
 		goto out;
@@ -883,12 +882,27 @@ out:
 	return ret;
 }
 
+/* Run one record (a graph node runs under the GRAPH_LAUNCH's event). */
+static int do_record(struct run *R, size_t ev, const struct tr_rec *r)
+{
+	switch (r->type) {
+	case TR_ALLOC: return do_alloc(R, ev, &r->u.alloc);
+	case TR_FREE: return do_free(R, ev, &r->u.free);
+	case TR_MEMCPY_H2D: return do_h2d(R, ev, &r->u.copy);
+	case TR_MEMCPY_D2D: return do_d2d(R, ev, &r->u.copy);
+	case TR_MEMSET: return do_memset(R, ev, &r->u.memset);
+	case TR_LAUNCH: return do_launch(R, ev, &r->u.launch);
+	default: return RS_CLEAN;   /* MODULE (loaded on demand), FAULT, NOTE, ... */
+	}
+}
+
 /* ---- main loop ----------------------------------------------------------- */
 
 int replay_trace(struct replay_ctx *c, const struct trace *t, const struct replay_opts *o,
 		 struct replay_result *res)
 {
 	struct run R;
+	struct graphs G = GRAPHS_INIT;
 	struct strbuf err = STRBUF_INIT;
 	double t0 = now_sec();
 	int st = RS_CLEAN;
@@ -921,14 +935,27 @@ int replay_trace(struct replay_ctx *c, const struct trace *t, const struct repla
 	}
 	for (size_t i = 0; i < end && st == RS_CLEAN; i++) {
 		const struct tr_rec *r = &t->rec[i];
+		if (graphs_is_node(r)) {
+			/* recorded during stream capture: it did not run then; it
+			 * runs when its graph is launched */
+			graphs_add_node(&G, r, i);
+			continue;
+		}
 		switch (r->type) {
-		case TR_ALLOC: st = do_alloc(&R, i, &r->u.alloc); break;
-		case TR_FREE: st = do_free(&R, i, &r->u.free); break;
-		case TR_MEMCPY_H2D: st = do_h2d(&R, i, &r->u.copy); break;
-		case TR_MEMCPY_D2D: st = do_d2d(&R, i, &r->u.copy); break;
-		case TR_MEMSET: st = do_memset(&R, i, &r->u.memset); break;
-		case TR_LAUNCH: st = do_launch(&R, i, &r->u.launch); break;
-		default: break;  /* MODULE (loaded on demand), FAULT, NOTE, ... */
+		case TR_GRAPH_BEGIN:
+		case TR_GRAPH_END:
+		case TR_GRAPH_EXEC:
+			graphs_note(&G, r);
+			break;
+		case TR_GRAPH_LAUNCH: {
+			const struct gcap *g = graphs_find_exec(&G, r->u.graph.exec);
+			for (size_t k = 0; g && k < g->n && st == RS_CLEAN; k++)
+				st = do_record(&R, i, &t->rec[g->recs[k]]);
+			break;
+		}
+		default:
+			st = do_record(&R, i, r);
+			break;
 		}
 	}
 	if (st == RS_CLEAN && o->snap_mode != SNAP_NONE && o->snap_path) {
@@ -946,6 +973,7 @@ out:
 		if (R.mm.all[i]->user)
 			twin_destroy(&R, R.mm.all[i]->user);
 	memmap_release(&R.mm);
+	graphs_release(&G);
 	free(R.syms);
 	free(R.attrs);
 	sb_release(&R.names);

@@ -504,6 +504,7 @@ static void stats_collect(struct stats *st, const struct trace *t)
 			st->notes++;
 			break;
 		case TR_FUNC_ATTR: case TR_END: case TR_REDUCTION:
+		case TR_GRAPH_BEGIN: case TR_GRAPH_END: case TR_GRAPH_EXEC: case TR_GRAPH_LAUNCH:
 			break;
 		default:
 			st->unknown++;
@@ -1022,6 +1023,17 @@ static void emit_record(struct ye *y, const struct trace *t, size_t i, const str
 		break;
 	case TR_REDUCTION:
 		kv_str(y, "text", r->u.reduction.text);
+		break;
+	case TR_GRAPH_BEGIN:
+	case TR_GRAPH_END:
+	case TR_GRAPH_EXEC:
+	case TR_GRAPH_LAUNCH:
+		if (r->type != TR_GRAPH_EXEC)
+			kv_hex(y, "stream", r->u.graph.stream);
+		if (r->type == TR_GRAPH_END || r->type == TR_GRAPH_EXEC)
+			kv_hex(y, "graph", r->u.graph.graph);
+		if (r->type == TR_GRAPH_EXEC || r->type == TR_GRAPH_LAUNCH)
+			kv_hex(y, "exec", r->u.graph.exec);
 		break;
 	default:
 		break;

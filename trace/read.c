@@ -323,6 +323,15 @@ static int decode(struct trace *t, struct tr_rec *r, struct cur *c)
 	case TR_REDUCTION:
 		r->u.reduction.text = get_str(t, c, "reduction.text");
 		break;
+	case TR_GRAPH_BEGIN:
+	case TR_GRAPH_END:
+	case TR_GRAPH_EXEC:
+	case TR_GRAPH_LAUNCH:
+		r->u.graph.stream = get_u64(c, "graph.stream");
+		r->u.graph.graph = get_u64(c, "graph.graph");
+		r->u.graph.exec = get_u64(c, "graph.exec");
+		r->u.graph.flags = get_u32(c, "graph.flags");
+		break;
 	default:
 		/* Unknown type from a newer minor version: framing lets us skip it. */
 		c->pos = c->len;
@@ -611,7 +620,8 @@ static const char *const type_names[] = {
 	[TR_MEMCPY_H2D] = "MEMCPY_H2D", [TR_MEMCPY_D2D] = "MEMCPY_D2D",
 	[TR_MEMCPY_D2H] = "MEMCPY_D2H", [TR_MEMSET] = "MEMSET", [TR_LAUNCH] = "LAUNCH",
 	[TR_FAULT] = "FAULT", [TR_FUNC_ATTR] = "FUNC_ATTR", [TR_END] = "END",
-	[TR_NOTE] = "NOTE", [TR_REDUCTION] = "REDUCTION",
+	[TR_NOTE] = "NOTE", [TR_REDUCTION] = "REDUCTION", [TR_GRAPH_BEGIN] = "GRAPH_BEGIN",
+	[TR_GRAPH_END] = "GRAPH_END", [TR_GRAPH_EXEC] = "GRAPH_EXEC", [TR_GRAPH_LAUNCH] = "GRAPH_LAUNCH",
 };
 
 const char *tr_type_name(uint32_t type)

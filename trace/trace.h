@@ -26,7 +26,7 @@ struct strbuf;
 
 #define TRACE_MAGIC "GPURDTRC"   /* 8 bytes, no NUL on disk */
 #define TRACE_MAJOR 1
-#define TRACE_MINOR 0
+#define TRACE_MINOR 1
 #define TRACE_HEADER_SIZE 32
 #define TRACE_RECORD_HEADER_SIZE 16
 
@@ -49,7 +49,11 @@ enum tr_type {
 	TR_END = 14,        /* orderly end of capture (absent if the process died) */
 	TR_NOTE = 15,       /* free text: warnings, unsupported calls seen */
 	TR_REDUCTION = 16,  /* written by shrink: how this trace was reduced */
-	TR_TYPE_MAX_KNOWN = 16
+	TR_GRAPH_BEGIN = 17,  /* 1.1: stream capture began on a stream */
+	TR_GRAPH_END = 18,    /* 1.1: stream capture ended: the graph made of the captured records */
+	TR_GRAPH_EXEC = 19,   /* 1.1: a graph was instantiated */
+	TR_GRAPH_LAUNCH = 20, /* 1.1: an instantiated graph was launched */
+	TR_TYPE_MAX_KNOWN = 20
 };
 
 /* TR_ALLOC kinds (on disk). */
@@ -224,6 +228,17 @@ struct tr_note {
 	const char *text;
 };
 
+/* The four graph records share one layout; unused fields are 0.
+ * GRAPH_BEGIN: stream.  GRAPH_END: stream, graph.  GRAPH_EXEC: graph, exec.
+ * GRAPH_LAUNCH: exec, stream.  A graph's nodes are the records flagged
+ * TR_F_CAPTURED between its BEGIN and END (see docs/FORMAT.md). */
+struct tr_graph {
+	uint64_t stream;
+	uint64_t graph;          /* CUgraph handle (an identifier, not replayed) */
+	uint64_t exec;           /* CUgraphExec handle (an identifier) */
+	uint32_t flags;
+};
+
 struct tr_reduction {
 	const char *text;        /* YAML-ish summary written by shrink */
 };
@@ -246,6 +261,7 @@ struct tr_rec {
 		struct tr_end end;
 		struct tr_note note;
 		struct tr_reduction reduction;
+		struct tr_graph graph;
 	} u;
 };
 

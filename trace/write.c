@@ -301,6 +301,15 @@ int tr_encode(const struct tr_rec *r, struct strbuf *sb)
 	case TR_REDUCTION:
 		sb_put_str(sb, r->u.reduction.text);
 		return 0;
+	case TR_GRAPH_BEGIN:
+	case TR_GRAPH_END:
+	case TR_GRAPH_EXEC:
+	case TR_GRAPH_LAUNCH:
+		sb_put_u64(sb, r->u.graph.stream);
+		sb_put_u64(sb, r->u.graph.graph);
+		sb_put_u64(sb, r->u.graph.exec);
+		sb_put_u32(sb, r->u.graph.flags);
+		return 0;
 	default:
 		return -1;
 	}

@@ -178,6 +178,35 @@ check_grep "race reported flaky" "flaky: true" race/repro.yaml
 check_grep "race rate in yaml" "original_rate: 0\." race/repro.yaml
 check_grep "race flagged in the repro header" "FLAKY" race/repro.cu
 
+# 7b. a CUDA graph: the fault happens inside cuGraphLaunch ------------------
+{ head; cat <<'EOT'
+alloc 0x7f0000100000 4000
+alloc 0x7f0000200000 4000
+h2d 0x7f0000100000 4000 seq
+launch _Z7add_onePfi 4 256 ptr:0x7f0000100000 i32:1000
+gbegin 0x55
+launch _Z7add_onePfi 4 256 ptr:0x7f0000100000 i32:1000 stream=0x55 captured=1
+launch _Z13scale_nocheckPfPKfi 8 256 ptr:0x7f0000200000 ptr:0x7f0000100000 i32:1000 stream=0x55 captured=1
+gend 0x55 0xabc
+gexec 0xabc 0xdef
+launch _Z7add_onePfi 4 256 ptr:0x7f0000200000 i32:1000
+glaunch 0xdef 0x55
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuGraphLaunch 3 at_launch=0 kernel=_Z7add_onePfi
+EOT
+} > graph.txt
+check "mktrace graph" $MKTRACE graph.bin < graph.txt
+check_exit "replay runs the graph's nodes at its launch and faults there" 1 $GPUREDUCE replay graph.bin
+check_grep "the fault is at the GRAPH_LAUNCH event, in the node's kernel" "faulted at event 15 (launch #2) in _Z13scale_nocheckPfPKfi" "$TMP/.out"
+check "show prints the graph records" $GPUREDUCE show graph.bin
+check_grep "... GRAPH_LAUNCH with its exec handle" "type: GRAPH_LAUNCH" "$TMP/.out"
+check "shrink a fault inside a graph" $GPUREDUCE shrink -j 2 --quiet -o graph/repro.cu graph.bin
+check_grep "expanded, sliced to the node, signature from replay" "-> 1 launch(es), 2 buffer(s); CUDA_ERROR_ILLEGAL_ADDRESS in _Z13scale_nocheckPfPKfi" "$TMP/.out"
+check "graph repro compiles" cc -x c -w -I${CUDA:-/usr/local/cuda}/include -o graph/repro graph/repro.cu -L$DBL -Wl,-rpath,$DBL -lcuda
+check_exit "graph repro faults" 1 ./graph/repro
+sed 's/^glaunch.*//' graph.txt > nolaunch.txt
+check "mktrace: the graph is never launched" $MKTRACE nolaunch.bin < nolaunch.txt
+check_exit "captured nodes alone do not run: replay is clean" 0 $GPUREDUCE replay nolaunch.bin
+
 # 8. refusals: no fault; a fault that does not reproduce ----------------------
 { head; cat <<'EOT'
 alloc 0x7f0000100000 4096

@@ -46,6 +46,9 @@
  *   elfmodule ID FUNC...                  a synthesized ELF64 cubin (EM_CUDA)
  *                                         whose .symtab defines each FUNC as a
  *                                         global STT_FUNC in .text
+ *   gbegin STREAM | gend STREAM GRAPH | gexec GRAPH EXEC | glaunch EXEC [STREAM]
+ *                                         the graph records (launch option
+ *                                         captured=1 marks a graph node)
  *   funcattr KERNEL ATTR VALUE
  *   note TEXT...  |  reduction TEXT...    words joined by one space
  *   end [EXIT [LAUNCHES ALLOCS BYTES]]    counts default to what was written
@@ -314,7 +317,8 @@ static void cmd_launch(int n, char **wv)
 			else if (!strcmp(a, "seq")) l->seq = num(v);
 			else if (!strcmp(a, "func")) l->func = num(v);
 			else if (!strcmp(a, "tid")) l->tid = (uint32_t)num(v);
-			else if (!strcmp(a, "async")) l->flags = num(v) ? TR_F_ASYNC : 0;
+			else if (!strcmp(a, "async")) l->flags = (l->flags & ~TR_F_ASYNC) | (num(v) ? TR_F_ASYNC : 0);
+			else if (!strcmp(a, "captured")) l->flags = (l->flags & ~TR_F_CAPTURED) | (num(v) ? TR_F_CAPTURED : 0);
 			else if (!strcmp(a, "api"))
 				l->api = !strcmp(v, "kernel") ? TR_API_LAUNCH_KERNEL :
 					 !strcmp(v, "ex") ? TR_API_LAUNCH_KERNEL_EX :
@@ -640,6 +644,28 @@ static void command(int n, char **wv)
 		need_words(n, 2, "elfmodule ID FUNC...");
 		elf_image(&sb, n - 2, wv + 2);
 		module_record(&sb, (uint32_t)num(wv[1]), TR_MOD_ELF);
+	} else if (!strcmp(c, "gbegin") || !strcmp(c, "gend") || !strcmp(c, "gexec") ||
+		   !strcmp(c, "glaunch")) {
+		need_words(n, 2, "gbegin STREAM | gend STREAM GRAPH | gexec GRAPH EXEC | glaunch EXEC [STREAM]");
+		if (!strcmp(c, "gbegin")) {
+			r.type = TR_GRAPH_BEGIN;
+			r.u.graph.stream = num(wv[1]);
+		} else if (!strcmp(c, "gend")) {
+			need_words(n, 3, "gend STREAM GRAPH");
+			r.type = TR_GRAPH_END;
+			r.u.graph.stream = num(wv[1]);
+			r.u.graph.graph = num(wv[2]);
+		} else if (!strcmp(c, "gexec")) {
+			need_words(n, 3, "gexec GRAPH EXEC");
+			r.type = TR_GRAPH_EXEC;
+			r.u.graph.graph = num(wv[1]);
+			r.u.graph.exec = num(wv[2]);
+		} else {
+			r.type = TR_GRAPH_LAUNCH;
+			r.u.graph.exec = num(wv[1]);
+			r.u.graph.stream = n > 2 ? num(wv[2]) : 0;
+		}
+		put(&r);
 	} else if (!strcmp(c, "funcattr")) {
 		need_words(n, 4, "funcattr KERNEL ATTR VALUE");
 		r.type = TR_FUNC_ATTR;
