@@ -904,6 +904,72 @@ static int on_copy_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	}
 }
 
+/* CUDA graphs made by stream capture (format 1.1): where capture began
+ * and ended, which graph was instantiated as which exec, and each launch of
+ * an exec.  The graph's nodes are the records flagged captured in between;
+ * only handles are recorded here, so no driver call is made. */
+static void rec_graph(uint32_t type, CUstream stream, uint64_t graph, uint64_t exec)
+{
+	struct tr_rec r;
+	if (!lock_rec())
+		return;
+	memset(&r, 0, sizeof(r));
+	r.type = type;
+	r.u.graph.stream = (uint64_t)(uintptr_t)stream;
+	r.u.graph.graph = graph;
+	r.u.graph.exec = exec;
+	tw_record(&S.w, &r);
+	unlock();
+}
+
+/* On a successful exit of the capture and instantiate calls. */
+static void on_graph_exit(CUpti_CallbackId cbid, const void *p)
+{
+	switch (cbid) {
+	case CB(cuStreamBeginCapture): case CB(cuStreamBeginCapture_ptsz):
+		rec_graph(TR_GRAPH_BEGIN, eff_stream(((const cuStreamBeginCapture_params *)p)->hStream,
+			  cbid != CB(cuStreamBeginCapture)), 0, 0);
+		break;
+	case CB(cuStreamBeginCapture_v2): case CB(cuStreamBeginCapture_v2_ptsz):
+		rec_graph(TR_GRAPH_BEGIN, eff_stream(((const cuStreamBeginCapture_v2_params *)p)->hStream,
+			  cbid != CB(cuStreamBeginCapture_v2)), 0, 0);
+		break;
+	case CB(cuStreamBeginCaptureToGraph): case CB(cuStreamBeginCaptureToGraph_ptsz):
+		rec_graph(TR_GRAPH_BEGIN, eff_stream(((const cuStreamBeginCaptureToGraph_params *)p)->hStream,
+			  cbid != CB(cuStreamBeginCaptureToGraph)), 0, 0);
+		break;
+	case CB(cuStreamEndCapture): case CB(cuStreamEndCapture_ptsz): {
+		const cuStreamEndCapture_params *q = p;
+		rec_graph(TR_GRAPH_END, eff_stream(q->hStream, cbid != CB(cuStreamEndCapture)),
+			  q->phGraph ? (uint64_t)(uintptr_t)*q->phGraph : 0, 0);
+		break;
+	}
+	case CB(cuGraphInstantiate): case CB(cuGraphInstantiate_v2): {
+		const cuGraphInstantiate_params *q = p;
+		if (q->phGraphExec)
+			rec_graph(TR_GRAPH_EXEC, NULL, (uint64_t)(uintptr_t)q->hGraph,
+				  (uint64_t)(uintptr_t)*q->phGraphExec);
+		break;
+	}
+	case CB(cuGraphInstantiateWithFlags): {
+		const cuGraphInstantiateWithFlags_params *q = p;
+		if (q->phGraphExec)
+			rec_graph(TR_GRAPH_EXEC, NULL, (uint64_t)(uintptr_t)q->hGraph,
+				  (uint64_t)(uintptr_t)*q->phGraphExec);
+		break;
+	}
+	case CB(cuGraphInstantiateWithParams): case CB(cuGraphInstantiateWithParams_ptsz): {
+		const cuGraphInstantiateWithParams_params *q = p;
+		if (q->phGraphExec)
+			rec_graph(TR_GRAPH_EXEC, NULL, (uint64_t)(uintptr_t)q->hGraph,
+				  (uint64_t)(uintptr_t)*q->phGraphExec);
+		break;
+	}
+	default:
+		break;
+	}
+}
+
 /* Calls that change device memory (or run kernels) in ways the trace
  * cannot express: one note per API so replay's user knows what is missing. */
 static int on_unsupported_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
@@ -931,10 +997,16 @@ static int on_unsupported_enter(CUpti_CallbackId cbid, const CUpti_CallbackData 
 	case CB(cuStreamBatchMemOp_v2): case CB(cuStreamBatchMemOp_v2_ptsz):
 		note_once(cbid, "unsupported memory write %s: replay will miss these bytes", cb->functionName);
 		return 1;
-	case CB(cuGraphLaunch): case CB(cuGraphLaunch_ptsz):
-		note_once(cbid, "%s: kernels run from CUDA graphs appear only as the launches captured "
-			  "into them (flagged captured)", cb->functionName);
+	case CB(cuGraphLaunch): {
+		const cuGraphLaunch_params *q = cb->functionParams;
+		rec_graph(TR_GRAPH_LAUNCH, eff_stream(q->hStream, 0), 0, (uint64_t)(uintptr_t)q->hGraph);
 		return 1;
+	}
+	case CB(cuGraphLaunch_ptsz): {
+		const cuGraphLaunch_ptsz_params *q = cb->functionParams;
+		rec_graph(TR_GRAPH_LAUNCH, eff_stream(q->hStream, 1), 0, (uint64_t)(uintptr_t)q->hGraphExec);
+		return 1;
+	}
 	case CB(cuLaunchCooperativeKernelMultiDevice):
 	case CB(cuLaunch): case CB(cuLaunchGrid): case CB(cuLaunchGridAsync):
 		note_once(cbid, "legacy launch API %s: these launches are not recorded", cb->functionName);
@@ -1303,6 +1375,7 @@ static void on_driver(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	}
 	default:
 		on_alloc_exit(cbid, cb->functionParams);
+		on_graph_exit(cbid, cb->functionParams);
 	}
 }
 

@@ -129,6 +129,14 @@ int main(int argc, char **argv)
 		case TR_NOTE:
 			printf("NOTE %s\n", r->u.note.text);
 			break;
+		case TR_GRAPH_BEGIN:
+		case TR_GRAPH_END:
+		case TR_GRAPH_EXEC:
+		case TR_GRAPH_LAUNCH:
+			printf("%s stream=0x%llx graph=0x%llx exec=0x%llx\n", tr_type_name(r->type),
+			       (unsigned long long)r->u.graph.stream, (unsigned long long)r->u.graph.graph,
+			       (unsigned long long)r->u.graph.exec);
+			break;
 		default:
 			printf("%s\n", tr_type_name(r->type));
 		}

@@ -158,6 +158,10 @@ static int full(void)
 		API(cuMemcpyHtoA_v2, &qa1, CUDA_SUCCESS);             /* unsupported: a note */
 		API(cuMemcpyHtoA_v2, &qa1, CUDA_SUCCESS);             /* ...only once */
 	}
+	{ /* stream capture begins on 0xca97: the next captured records are graph nodes */
+		cuStreamBeginCapture_v2_params qc = { (CUstream)(uintptr_t)0xca97, CU_STREAM_CAPTURE_MODE_GLOBAL };
+		API(cuStreamBeginCapture_v2, &qc, CUDA_SUCCESS);
+	}
 	{ /* memsets */
 		cuMemsetD32Async_params q = { a, 0xdeadbeef, 1000, (CUstream)(uintptr_t)0xca97 };
 		API(cuMemsetD32Async, &q, CUDA_SUCCESS);              /* during capture */
@@ -186,6 +190,14 @@ static int full(void)
 		CUlaunchConfig cfg = { 3, 1, 1, 64, 1, 1, 128, (CUstream)(uintptr_t)0xca97, &attr, 1 };
 		cuLaunchKernelEx_params qx = { &cfg, (CUfunction)(uintptr_t)0xe001, kp, NULL };
 		API(cuLaunchKernelEx, &qx, CUDA_SUCCESS);             /* captured, one attribute */
+		CUgraph g = (CUgraph)(uintptr_t)0x9a9;
+		CUgraphExec ge = (CUgraphExec)(uintptr_t)0xe9e;
+		cuStreamEndCapture_params qe2 = { (CUstream)(uintptr_t)0xca97, &g };
+		API(cuStreamEndCapture, &qe2, CUDA_SUCCESS);          /* the graph */
+		cuGraphInstantiateWithFlags_params qi = { &ge, g, 0 };
+		API(cuGraphInstantiateWithFlags, &qi, CUDA_SUCCESS);  /* its exec */
+		cuGraphLaunch_params ql = { ge, NULL };
+		API(cuGraphLaunch, &ql, CUDA_SUCCESS);                /* launched */
 		launch_fill(a, 5, NULL, CUDA_ERROR_INVALID_VALUE);    /* failed: a note */
 		cuLaunchKernel_params qb = { (CUfunction)(uintptr_t)0xbad, 1, 1, 1, 1, 1, 1, 0, NULL, kp, NULL };
 		API(cuLaunchKernel, &qb, CUDA_SUCCESS);               /* unknown kernel: a note */
