@@ -931,6 +931,37 @@ static void phase_data(struct S *s, struct cand *best)
 	phase_end(s, best, changed ? "contents replaced" : "nothing to replace");
 }
 
+/*
+ * Test the nt candidates as one batch; the first interesting one (in order)
+ * replaces *best.  The others are released.  Returns the winner's index,
+ * -1 when none was interesting, -2 when testing stopped (time, workers).
+ */
+static int test_pick_first(struct S *s, struct cand *cs, int nt, struct cand *best)
+{
+	struct cand *ps[8] = { NULL };
+	int r[8] = { 0 }, won = -1;
+	if (nt > 8)
+		BUG("test_pick_first: %d candidates", nt);
+	for (int t = 0; t < nt; t++)
+		ps[t] = &cs[t];
+	if (test_cands(s, ps, (size_t)nt, r) < 0) {
+		for (int t = 0; t < nt; t++)
+			cand_release(&cs[t]);
+		return -2;
+	}
+	for (int t = 0; t < nt && won < 0; t++)
+		if (r[t])
+			won = t;
+	for (int t = 0; t < nt; t++)
+		if (t != won)
+			cand_release(&cs[t]);
+	if (won >= 0) {
+		cand_release(best);
+		*best = cs[won];
+	}
+	return won;
+}
+
 /* ---- scalar parameters ---------------------------------------------------- */
 
 /*
@@ -963,8 +994,8 @@ static void phase_scalars(struct S *s, struct cand *best)
 		const struct tr_launch *l = &best->it[li].rec.u.launch;
 		uint32_t off = l->params[p].offset, size = l->params[p].size;
 		uint64_t v = 0, tries[3];
-		int nt = 0, r[3];
-		struct cand cs[3], *ps[3];
+		int nt = 0;
+		struct cand cs[3];
 		int dead;
 
 		if (size != 4 && size != 8)
@@ -988,27 +1019,12 @@ static void phase_scalars(struct S *s, struct cand *best)
 			uint8_t *args = arena_copy(s, cl->args, cl->argsize);
 			memcpy(args + off, &tries[t], size);
 			cl->args = args;
-			ps[t] = &cs[t];
 		}
-		if (test_cands(s, ps, (size_t)nt, r) < 0) {
-			for (int t = 0; t < nt; t++)
-				cand_release(&cs[t]);
+		int won = test_pick_first(s, cs, nt, best);
+		if (won == -2)
 			break;
-		}
-		int won = -1;
-		for (int t = 0; t < nt; t++)
-			if (r[t]) {
-				won = t;
-				break;
-			}
-		for (int t = 0; t < nt; t++)
-			if (t != won)
-				cand_release(&cs[t]);
-		if (won >= 0) {
-			cand_release(best);
-			*best = cs[won];
+		if (won >= 0)
 			changed = 1;
-		}
 	}
 	memmap_release(&mm);
 	phase_end(s, best, changed ? "scalars simplified" : "scalars kept");
@@ -1038,8 +1054,8 @@ static void phase_grid(struct S *s, struct cand *best)
 		while (hi > 1 && hi - lo > 1) {
 			/* one batch: a few evenly spaced sizes below hi */
 			uint32_t tries[4];
-			int nt = 0, r[4];
-			struct cand cs[4], *ps[4];
+			int nt = 0;
+			struct cand cs[4];
 			for (int t = 1; t <= 4; t++) {
 				uint32_t v = lo + (uint32_t)((uint64_t)(hi - lo) * (uint64_t)t / 5);
 				if (v <= lo || v >= hi || (nt && tries[nt - 1] == v))
@@ -1055,32 +1071,16 @@ static void phase_grid(struct S *s, struct cand *best)
 				if (dim == 0) l->grid.x = tries[t];
 				else if (dim == 1) l->grid.y = tries[t];
 				else l->grid.z = tries[t];
-				ps[t] = &cs[t];
 			}
-			if (test_cands(s, ps, (size_t)nt, r) < 0) {
-				for (int t = 0; t < nt; t++)
-					cand_release(&cs[t]);
+			int won = test_pick_first(s, cs, nt, best);
+			if (won == -2)
 				break;
-			}
-			int won = -1;
-			for (int t = 0; t < nt; t++)
-				if (r[t]) {
-					won = t;
-					break;
-				}
 			if (won >= 0) {
 				lo = won ? tries[won - 1] : lo;
 				hi = tries[won];
-				cand_release(best);
-				*best = cs[won];
 				changed = 1;
-				for (int t = 0; t < nt; t++)
-					if (t != won)
-						cand_release(&cs[t]);
 			} else {
 				lo = tries[nt - 1];
-				for (int t = 0; t < nt; t++)
-					cand_release(&cs[t]);
 			}
 		}
 	}
@@ -1122,17 +1122,10 @@ static struct trace *expand_graphs(struct S *s, const struct trace *t)
 
 	for (size_t i = 0; i < t->nrec; i++) {
 		const struct tr_rec *r = &t->rec[i];
-		if (graphs_is_node(r)) {
-			graphs_add_node(&G, r, i);
+		if (graphs_feed(&G, r, i))
 			continue;
-		}
 		switch (r->type) {
 		case TR_BLOB:
-			break;
-		case TR_GRAPH_BEGIN:
-		case TR_GRAPH_END:
-		case TR_GRAPH_EXEC:
-			graphs_note(&G, r);
 			break;
 		case TR_GRAPH_LAUNCH: {
 			const struct gcap *g = graphs_find_exec(&G, r->u.graph.exec);

@@ -935,18 +935,11 @@ int replay_trace(struct replay_ctx *c, const struct trace *t, const struct repla
 	}
 	for (size_t i = 0; i < end && st == RS_CLEAN; i++) {
 		const struct tr_rec *r = &t->rec[i];
-		if (graphs_is_node(r)) {
-			/* recorded during stream capture: it did not run then; it
-			 * runs when its graph is launched */
-			graphs_add_node(&G, r, i);
+		/* a graph node did not run when it was recorded during stream
+		 * capture: it runs when its graph is launched */
+		if (graphs_feed(&G, r, i))
 			continue;
-		}
 		switch (r->type) {
-		case TR_GRAPH_BEGIN:
-		case TR_GRAPH_END:
-		case TR_GRAPH_EXEC:
-			graphs_note(&G, r);
-			break;
 		case TR_GRAPH_LAUNCH: {
 			const struct gcap *g = graphs_find_exec(&G, r->u.graph.exec);
 			for (size_t k = 0; g && k < g->n && st == RS_CLEAN; k++)

@@ -74,6 +74,19 @@ void graphs_note(struct graphs *G, const struct tr_rec *r)
 	}
 }
 
+int graphs_feed(struct graphs *G, const struct tr_rec *r, size_t index)
+{
+	if (graphs_is_node(r)) {
+		graphs_add_node(G, r, index);
+		return 1;
+	}
+	if (r->type == TR_GRAPH_BEGIN || r->type == TR_GRAPH_END || r->type == TR_GRAPH_EXEC) {
+		graphs_note(G, r);
+		return 1;
+	}
+	return 0;
+}
+
 const struct gcap *graphs_find_exec(const struct graphs *G, uint64_t exec)
 {
 	for (size_t i = G->n; i-- > 0;)

@@ -38,6 +38,10 @@ int graphs_is_node(const struct tr_rec *r);
  * END/EXEC records.  A node outside any recorded capture is dropped. */
 void graphs_add_node(struct graphs *G, const struct tr_rec *r, size_t index);
 void graphs_note(struct graphs *G, const struct tr_rec *r);
+/* Both of the above in one: returns 1 when the record was a node or a
+ * GRAPH_BEGIN/END/EXEC (consumed: it does not run by itself), 0 for a
+ * GRAPH_LAUNCH and every other record. */
+int graphs_feed(struct graphs *G, const struct tr_rec *r, size_t index);
 /* The graph a GRAPH_LAUNCH's exec handle runs, or NULL. */
 const struct gcap *graphs_find_exec(const struct graphs *G, uint64_t exec);
 void graphs_release(struct graphs *G);
