@@ -4,172 +4,115 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <yaml.h>
 
 #include "../common/strbuf.h"
+#include "../common/yamlout.h"
 #include "../replay/place.h"
 #include "../trace/trace.h"
 #include "report_yaml.h"
 #include "shrink.h"
 
-struct ym {
-	yaml_emitter_t e;
-	int bad;
-};
-
-static void ev(struct ym *y, yaml_event_t *e)
-{
-	if (!y->bad && !yaml_emitter_emit(&y->e, e))
-		y->bad = 1;
-}
-
-static void scalar(struct ym *y, const char *s)
-{
-	yaml_event_t e;
-	yaml_scalar_event_initialize(&e, NULL, NULL, (yaml_char_t *)s, (int)strlen(s), 1, 1,
-				     YAML_ANY_SCALAR_STYLE);
-	ev(y, &e);
-}
-
-static void kv(struct ym *y, const char *k, const char *v)
-{
-	scalar(y, k);
-	scalar(y, v ? v : "");
-}
-
-static void kvf(struct ym *y, const char *k, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void kvf(struct ym *y, const char *k, const char *fmt, ...)
-{
-	char buf[256];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	kv(y, k, buf);
-}
-
-static void map_start(struct ym *y)
-{
-	yaml_event_t e;
-	yaml_mapping_start_event_initialize(&e, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE);
-	ev(y, &e);
-}
-
-static void map_end(struct ym *y)
-{
-	yaml_event_t e;
-	yaml_mapping_end_event_initialize(&e);
-	ev(y, &e);
-}
-
-static void seq_start(struct ym *y)
-{
-	yaml_event_t e;
-	yaml_sequence_start_event_initialize(&e, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE);
-	ev(y, &e);
-}
-
-static void seq_end(struct ym *y)
-{
-	yaml_event_t e;
-	yaml_sequence_end_event_initialize(&e);
-	ev(y, &e);
-}
-
 int report_yaml_write(const char *path, const struct shrink_report *rep, const struct trace *orig,
 		      const struct report_files *f, struct strbuf *err)
 {
 	FILE *fp = fopen(path, "w");
-	struct ym y;
-	yaml_event_t e;
+	struct yout y;
+	struct strbuf e = STRBUF_INIT;
+	int ret = -1;
 
 	if (!fp) {
 		sb_addf(err, "%s: cannot create", path);
 		return -1;
 	}
-	memset(&y, 0, sizeof(y));
-	yaml_emitter_initialize(&y.e);
-	yaml_emitter_set_output_file(&y.e, fp);
-	yaml_emitter_set_unicode(&y.e, 1);
-	yaml_stream_start_event_initialize(&e, YAML_UTF8_ENCODING);
-	ev(&y, &e);
-	yaml_document_start_event_initialize(&e, NULL, NULL, NULL, 1);
-	ev(&y, &e);
-	map_start(&y);
-	kv(&y, "tool", "gpureduce " GPUREDUCE_VERSION);
-	kv(&y, "command", f->command);
-	scalar(&y, "signature");
-	map_start(&y);
-	kv(&y, "error", rep->error);
-	kvf(&y, "code", "%d", rep->code);
-	kv(&y, "kernel", rep->kernel);
-	kv(&y, "guard", place_guard_name(rep->guard));
-	if (rep->site[0]) {
-		kv(&y, "site", rep->site);
-		kv(&y, "site_confirmed", rep->site_confirmed ? "true" : "false");
+	if (yo_open(&y, fp, &e) < 0) {
+		yo_close(&y, &e);
+		goto out;
 	}
-	map_end(&y);
-	scalar(&y, "reproduction");
-	map_start(&y);
-	kvf(&y, "original", "%d/%d", rep->orig_faults, rep->orig_runs);
-	kvf(&y, "original_rate", "%.2f", rep->orig_runs ? (double)rep->orig_faults / rep->orig_runs : 0.0);
-	kvf(&y, "reduced", "%d/%d", rep->final_faults, rep->final_runs);
-	kvf(&y, "reduced_rate", "%.2f", rep->final_runs ? (double)rep->final_faults / rep->final_runs : 0.0);
-	kv(&y, "flaky", rep->flaky ? "true" : "false");
-	map_end(&y);
-	scalar(&y, "original");
-	map_start(&y);
-	kv(&y, "trace", f->trace);
-	kvf(&y, "launches", "%zu", rep->orig_launches);
-	kvf(&y, "records", "%zu", rep->orig_records);
-	kvf(&y, "h2d_bytes", "%llu", (unsigned long long)rep->orig_bytes);
-	kvf(&y, "file_bytes", "%zu", orig ? orig->size : (size_t)0);
-	map_end(&y);
-	scalar(&y, "reduced");
-	map_start(&y);
-	kvf(&y, "launches", "%zu", rep->final_launches);
-	kvf(&y, "buffers", "%zu", rep->final_buffers);
-	kvf(&y, "buffer_bytes", "%llu", (unsigned long long)rep->final_bytes);
-	kv(&y, "repro_cu", f->repro_cu);
-	kvf(&y, "repro_cu_bytes", "%lu", f->repro_cu_bytes);
-	kv(&y, "repro_bin", f->repro_bin);
-	map_end(&y);
-	kvf(&y, "candidates", "%ld", rep->candidates);
-	kvf(&y, "cache_hits", "%ld", rep->cache_hits);
-	kvf(&y, "slipped", "%ld", rep->slipped);
-	kvf(&y, "workers_spawned", "%ld", rep->workers_spawned);
-	kvf(&y, "seconds", "%.2f", rep->seconds);
-	if (rep->one_launch_seconds > 0)
-		kvf(&y, "one_launch_seconds", "%.2f", rep->one_launch_seconds);
-	scalar(&y, "phases");
-	seq_start(&y);
+	yo_map_start(&y, 0);
+	yo_kv_str(&y, "tool", "gpureduce " GPUREDUCE_VERSION);
+	yo_kv_str(&y, "command", f->command);
+	yo_key(&y, "signature");
+	yo_map_start(&y, 0);
+	yo_kv_str(&y, "error", rep->error);
+	yo_kv_i64(&y, "code", rep->code);
+	yo_kv_str(&y, "kernel", rep->kernel);
+	yo_kv_str(&y, "guard", place_guard_name(rep->guard));
+	if (rep->site[0]) {
+		yo_kv_str(&y, "site", rep->site);
+		yo_kv_bool(&y, "site_confirmed", rep->site_confirmed);
+	}
+	yo_map_end(&y);
+	yo_key(&y, "reproduction");
+	yo_map_start(&y, 0);
+	yo_key(&y, "original");
+	yo_strf(&y, "%d/%d", rep->orig_faults, rep->orig_runs);
+	yo_key(&y, "original_rate");
+	yo_plainf(&y, "%.2f", rep->orig_runs ? (double)rep->orig_faults / rep->orig_runs : 0.0);
+	yo_key(&y, "reduced");
+	yo_strf(&y, "%d/%d", rep->final_faults, rep->final_runs);
+	yo_key(&y, "reduced_rate");
+	yo_plainf(&y, "%.2f", rep->final_runs ? (double)rep->final_faults / rep->final_runs : 0.0);
+	yo_kv_bool(&y, "flaky", rep->flaky);
+	yo_map_end(&y);
+	yo_key(&y, "original");
+	yo_map_start(&y, 0);
+	yo_kv_str(&y, "trace", f->trace);
+	yo_kv_u64(&y, "launches", rep->orig_launches);
+	yo_kv_u64(&y, "records", rep->orig_records);
+	yo_kv_u64(&y, "h2d_bytes", rep->orig_bytes);
+	yo_kv_u64(&y, "file_bytes", orig ? orig->size : 0);
+	yo_map_end(&y);
+	yo_key(&y, "reduced");
+	yo_map_start(&y, 0);
+	yo_kv_u64(&y, "launches", rep->final_launches);
+	yo_kv_u64(&y, "buffers", rep->final_buffers);
+	yo_kv_u64(&y, "buffer_bytes", rep->final_bytes);
+	yo_kv_str(&y, "repro_cu", f->repro_cu);
+	yo_kv_u64(&y, "repro_cu_bytes", f->repro_cu_bytes);
+	yo_kv_str(&y, "repro_bin", f->repro_bin);
+	yo_map_end(&y);
+	yo_kv_i64(&y, "candidates", rep->candidates);
+	yo_kv_i64(&y, "cache_hits", rep->cache_hits);
+	yo_kv_i64(&y, "slipped", rep->slipped);
+	yo_kv_i64(&y, "workers_spawned", rep->workers_spawned);
+	yo_key(&y, "seconds");
+	yo_plainf(&y, "%.2f", rep->seconds);
+	if (rep->one_launch_seconds > 0) {
+		yo_key(&y, "one_launch_seconds");
+		yo_plainf(&y, "%.2f", rep->one_launch_seconds);
+	}
+	yo_key(&y, "phases");
+	yo_seq_start(&y, 0);
 	for (int i = 0; i < rep->nphases; i++) {
 		const struct shrink_phase *p = &rep->phase[i];
-		map_start(&y);
-		kv(&y, "name", p->name);
-		kvf(&y, "launches", "%zu -> %zu", p->launches_before, p->launches_after);
-		kvf(&y, "buffers", "%zu -> %zu", p->buffers_before, p->buffers_after);
-		kvf(&y, "bytes", "%llu -> %llu", (unsigned long long)p->bytes_before,
-		    (unsigned long long)p->bytes_after);
-		kvf(&y, "candidates", "%ld", p->candidates);
-		kvf(&y, "seconds", "%.2f", p->seconds);
-		kv(&y, "outcome", p->outcome ? p->outcome : "");
-		map_end(&y);
+		yo_map_start(&y, 0);
+		yo_kv_str(&y, "name", p->name);
+		yo_key(&y, "launches");
+		yo_strf(&y, "%zu -> %zu", p->launches_before, p->launches_after);
+		yo_key(&y, "buffers");
+		yo_strf(&y, "%zu -> %zu", p->buffers_before, p->buffers_after);
+		yo_key(&y, "bytes");
+		yo_strf(&y, "%llu -> %llu", (unsigned long long)p->bytes_before,
+			(unsigned long long)p->bytes_after);
+		yo_kv_i64(&y, "candidates", p->candidates);
+		yo_key(&y, "seconds");
+		yo_plainf(&y, "%.2f", p->seconds);
+		yo_kv_str(&y, "outcome", p->outcome ? p->outcome : "");
+		yo_map_end(&y);
 	}
-	seq_end(&y);
+	yo_seq_end(&y);
 	if (rep->note[0])
-		kv(&y, "note", rep->note);
+		yo_kv_str(&y, "note", rep->note);
 	if (f->diagnosis)
-		kv(&y, "diagnosis", f->diagnosis);
-	map_end(&y);
-	yaml_document_end_event_initialize(&e, 1);
-	ev(&y, &e);
-	yaml_stream_end_event_initialize(&e);
-	ev(&y, &e);
-	yaml_emitter_delete(&y.e);
-	if (fclose(fp) != 0 || y.bad) {
-		sb_addf(err, "%s: could not write the YAML report", path);
-		return -1;
-	}
-	return 0;
+		yo_kv_str(&y, "diagnosis", f->diagnosis);
+	yo_map_end(&y);
+	if (yo_close(&y, &e) == 0)
+		ret = 0;
+out:
+	if (fclose(fp) != 0)
+		ret = -1;
+	if (ret < 0)
+		sb_addf(err, "%s: could not write the YAML report%s%s", path, e.len ? ": " : "", e.buf);
+	sb_release(&e);
+	return ret;
 }

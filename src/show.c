@@ -24,269 +24,51 @@
 
 #include "../common/strbuf.h"
 #include "../common/util.h"
+#include "../common/yamlout.h"
 #include "../replay/memmap.h"
 #include "../trace/trace.h"
 #include "show.h"
 
 #define HEX_CAP 64                /* parameter bytes shown per param */
-#define STR_CAP (1u << 20)        /* longer strings are cut, with a note */
 
-/* ---- a thin layer over the emitter ---- */
-
-struct ye {
-	yaml_emitter_t em;
-	FILE *out;
-	int failed;              /* the emitter or a write failed: stop emitting */
-	int write_failed;
-	struct strbuf tmp;
-};
-
-static int ye_write(void *data, unsigned char *buf, size_t size)
-{
-	struct ye *y = data;
-	if (size && fwrite(buf, 1, size, y->out) != size) {
-		y->write_failed = 1;
-		return 0;
-	}
-	return 1;
-}
-
-static void ye_emit(struct ye *y, yaml_event_t *ev, int ok)
-{
-	if (!ok) {
-		/* the event could not be built (bad UTF-8 would be a bug here) */
-		y->failed = 1;
-		return;
-	}
-	if (y->failed) {
-		yaml_event_delete(ev);
-		return;
-	}
-	if (!yaml_emitter_emit(&y->em, ev))
-		y->failed = 1;
-}
-
-static void map_start(struct ye *y, int flow)
-{
-	yaml_event_t ev;
-	ye_emit(y, &ev, yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1,
-		flow ? YAML_FLOW_MAPPING_STYLE : YAML_BLOCK_MAPPING_STYLE));
-}
-
-static void map_end(struct ye *y)
-{
-	yaml_event_t ev;
-	ye_emit(y, &ev, yaml_mapping_end_event_initialize(&ev));
-}
-
-static void seq_start(struct ye *y, int flow)
-{
-	yaml_event_t ev;
-	ye_emit(y, &ev, yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1,
-		flow ? YAML_FLOW_SEQUENCE_STYLE : YAML_BLOCK_SEQUENCE_STYLE));
-}
-
-static void seq_end(struct ye *y)
-{
-	yaml_event_t ev;
-	ye_emit(y, &ev, yaml_sequence_end_event_initialize(&ev));
-}
-
-static void scalar(struct ye *y, const char *s, size_t n, yaml_scalar_style_t style)
-{
-	yaml_event_t ev;
-	if (n > INT32_MAX)
-		n = INT32_MAX;
-	ye_emit(y, &ev, yaml_scalar_event_initialize(&ev, NULL, NULL,
-		(yaml_char_t *)s, (int)n, 1, 1, style));
-}
-
-/* A plain scalar the caller knows is safe and meant as a number/bool/null. */
-static void plain(struct ye *y, const char *s)
-{
-	scalar(y, s, strlen(s), YAML_PLAIN_SCALAR_STYLE);
-}
-
-/* Append s (n bytes) to o as valid UTF-8: invalid bytes become "\xNN". */
-static void utf8_clean(struct strbuf *o, const unsigned char *s, size_t n)
-{
-	size_t i = 0;
-	while (i < n) {
-		unsigned c = s[i], w, v, k;
-		if (c < 0x80) {
-			sb_addch(o, (int)c);
-			i++;
-			continue;
-		}
-		if ((c & 0xe0) == 0xc0) {
-			w = 2; v = c & 0x1f;
-		} else if ((c & 0xf0) == 0xe0) {
-			w = 3; v = c & 0x0f;
-		} else if ((c & 0xf8) == 0xf0) {
-			w = 4; v = c & 0x07;
-		} else {
-			w = 0; v = 0;
-		}
-		for (k = 1; w && k < w; k++) {
-			if (i + k >= n || (s[i + k] & 0xc0) != 0x80) {
-				w = 0;
-				break;
-			}
-			v = v << 6 | (s[i + k] & 0x3f);
-		}
-		if (w && ((w == 2 && v < 0x80) || (w == 3 && v < 0x800) || (w == 4 && v < 0x10000) ||
-			  v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff)))
-			w = 0;
-		if (!w) {
-			sb_addf(o, "\\x%02x", c);
-			i++;
-			continue;
-		}
-		sb_add(o, s + i, w);
-		i += w;
-	}
-}
-
-/* Would a plain scalar with this text read back as something other than a
- * string (number, bool, null)?  Conservative: then we quote. */
-static int looks_typed(const char *s)
-{
-	static const char *const words[] = { "null", "true", "false", "yes", "no", "on",
-		"off", "y", "n", "~", ".inf", "-.inf", "+.inf", ".nan" };
-	if (!*s)
-		return 1;
-	for (size_t i = 0; i < ARRAY_SIZE(words); i++)
-		if (!strcasecmp(s, words[i]))
-			return 1;
-	if (!strchr("0123456789+-.", *s))
-		return 0;
-	return strspn(s, "0123456789abcdefABCDEFxXoO.+-_:") == strlen(s);
-}
-
-/* A string from the trace, cleaned and quoted when it would mis-read. */
-static void str(struct ye *y, const char *s)
-{
-	size_t n = s ? strlen(s) : 0;
-	sb_reset(&y->tmp);
-	utf8_clean(&y->tmp, (const unsigned char *)(s ? s : ""), n > STR_CAP ? STR_CAP : n);
-	if (n > STR_CAP)
-		sb_addf(&y->tmp, "... (%zu bytes, cut)", n);
-	scalar(y, y->tmp.buf, y->tmp.len,
-	       looks_typed(y->tmp.buf) ? YAML_DOUBLE_QUOTED_SCALAR_STYLE : YAML_PLAIN_SCALAR_STYLE);
-}
-
-static void strf(struct ye *y, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void strf(struct ye *y, const char *fmt, ...)
-{
-	struct strbuf sb = STRBUF_INIT;
-	va_list ap;
-	va_start(ap, fmt);
-	sb_vaddf(&sb, fmt, ap);
-	va_end(ap);
-	str(y, sb.buf);
-	sb_release(&sb);
-}
-
-static void u64v(struct ye *y, uint64_t v)
-{
-	char b[32];
-	snprintf(b, sizeof(b), "%" PRIu64, v);
-	plain(y, b);
-}
-
-static void i64v(struct ye *y, int64_t v)
-{
-	char b[32];
-	snprintf(b, sizeof(b), "%" PRId64, v);
-	plain(y, b);
-}
-
-static void hexv(struct ye *y, uint64_t v)
-{
-	char b[32];
-	snprintf(b, sizeof(b), "0x%" PRIx64, v);
-	plain(y, b);
-}
-
-/* A string that must stay a string even though it is all hex digits. */
-static void quoted(struct ye *y, const char *s)
-{
-	scalar(y, s, strlen(s), YAML_DOUBLE_QUOTED_SCALAR_STYLE);
-}
-
-static void key(struct ye *y, const char *k)
-{
-	plain(y, k);
-}
-
-static void kv_str(struct ye *y, const char *k, const char *v)
-{
-	key(y, k);
-	str(y, v);
-}
-
-static void kv_u64(struct ye *y, const char *k, uint64_t v)
-{
-	key(y, k);
-	u64v(y, v);
-}
-
-static void kv_i64(struct ye *y, const char *k, int64_t v)
-{
-	key(y, k);
-	i64v(y, v);
-}
-
-static void kv_hex(struct ye *y, const char *k, uint64_t v)
-{
-	key(y, k);
-	hexv(y, v);
-}
-
-static void kv_bool(struct ye *y, const char *k, int v)
-{
-	key(y, k);
-	plain(y, v ? "true" : "false");
-}
-
-static void kv_hash(struct ye *y, const char *k, uint64_t h)
+static void kv_hash(struct yout *y, const char *k, uint64_t h)
 {
 	char b[32];
 	snprintf(b, sizeof(b), "%016" PRIx64, h);
-	key(y, k);
-	quoted(y, b);
+	yo_key(y, k);
+	yo_quoted(y, b);
 }
 
-static void kv_dim3(struct ye *y, const char *k, const struct tr_dim3 *d)
+static void kv_dim3(struct yout *y, const char *k, const struct tr_dim3 *d)
 {
-	key(y, k);
-	seq_start(y, 1);
-	u64v(y, d->x);
-	u64v(y, d->y);
-	u64v(y, d->z);
-	seq_end(y);
+	yo_key(y, k);
+	yo_seq_start(y, 1);
+	yo_u64(y, d->x);
+	yo_u64(y, d->y);
+	yo_u64(y, d->z);
+	yo_seq_end(y);
 }
 
-static void kv_time(struct ye *y, const char *k, uint64_t ns)
+static void kv_time(struct yout *y, const char *k, uint64_t ns)
 {
 	char b[64];
 	struct tm tm;
 	time_t s = (time_t)(ns / 1000000000u);
-	key(y, k);
+	yo_key(y, k);
 	if (ns && gmtime_r(&s, &tm) && strftime(b, sizeof(b), "%Y-%m-%dT%H:%M:%SZ", &tm))
-		quoted(y, b);
+		yo_quoted(y, b);
 	else
-		plain(y, "null");
+		yo_plain(y, "null");
 }
 
 /* Copy/memset/launch flags: the raw bits, then each known bit by name. */
-static void kv_flags(struct ye *y, uint32_t flags)
+static void kv_flags(struct yout *y, uint32_t flags)
 {
-	kv_hex(y, "flags", flags);
-	kv_bool(y, "async", flags & TR_F_ASYNC);
+	yo_kv_hex(y, "flags", flags);
+	yo_kv_bool(y, "async", flags & TR_F_ASYNC);
 #ifdef TR_F_CAPTURED
 	if (flags & TR_F_CAPTURED)
-		kv_bool(y, "captured", 1);   /* issued during stream capture: did not run */
+		yo_kv_bool(y, "captured", 1);   /* issued during stream capture: did not run */
 #endif
 }
 
@@ -316,20 +98,20 @@ static const char *module_kind_name(uint32_t kind)
 	}
 }
 
-static void kv_enum(struct ye *y, const char *k, const char *name, uint32_t v)
+static void kv_enum(struct yout *y, const char *k, const char *name, uint32_t v)
 {
-	key(y, k);
+	yo_key(y, k);
 	if (name)
-		str(y, name);
+		yo_str(y, name);
 	else
-		strf(y, "unknown(%u)", v);
+		yo_strf(y, "unknown(%u)", v);
 }
 
 /* "13000" -> "13.0" (cuDriverGetVersion encoding) */
-static void kv_cuda_version(struct ye *y, const char *k, uint32_t v)
+static void kv_cuda_version(struct yout *y, const char *k, uint32_t v)
 {
-	key(y, k);
-	strf(y, "%u.%u", v / 1000, (v % 1000) / 10);
+	yo_key(y, k);
+	yo_strf(y, "%u.%u", v / 1000, (v % 1000) / 10);
 }
 
 /* ---- ELF ---- */
@@ -531,20 +313,20 @@ static void stats_collect(struct stats *st, const struct trace *t)
 
 /* ---- sections ---- */
 
-static void emit_header(struct ye *y, const struct trace *t)
+static void emit_header(struct yout *y, const struct trace *t)
 {
-	key(y, "header");
-	map_start(y, 0);
-	kv_str(y, "path", t->path);
-	key(y, "format");
-	strf(y, "%u.%u", t->major, t->minor);
+	yo_key(y, "header");
+	yo_map_start(y, 0);
+	yo_kv_str(y, "path", t->path);
+	yo_key(y, "format");
+	yo_strf(y, "%u.%u", t->major, t->minor);
 	kv_time(y, "created", t->created_ns);
-	kv_u64(y, "created_ns", t->created_ns);
-	kv_u64(y, "size", t->size);
-	kv_bool(y, "truncated", t->truncated);
+	yo_kv_u64(y, "created_ns", t->created_ns);
+	yo_kv_u64(y, "size", t->size);
+	yo_kv_bool(y, "truncated", t->truncated);
 	if (t->truncated)
-		kv_str(y, "truncated_message", t->truncated_msg ? t->truncated_msg : "");
-	map_end(y);
+		yo_kv_str(y, "truncated_message", t->truncated_msg ? t->truncated_msg : "");
+	yo_map_end(y);
 }
 
 /* argv joined for a shell: words with special characters single-quoted. */
@@ -570,157 +352,157 @@ static void command_line(struct strbuf *sb, const struct tr_process *p)
 	}
 }
 
-static void emit_process_fields(struct ye *y, const struct tr_process *p)
+static void emit_process_fields(struct yout *y, const struct tr_process *p)
 {
 	struct strbuf cmd = STRBUF_INIT;
 	command_line(&cmd, p);
-	kv_str(y, "command", cmd.buf);
+	yo_kv_str(y, "command", cmd.buf);
 	sb_release(&cmd);
-	key(y, "argv");
-	seq_start(y, 0);
+	yo_key(y, "argv");
+	yo_seq_start(y, 0);
 	for (uint32_t i = 0; i < p->argc; i++)
-		str(y, p->argv[i]);
-	seq_end(y);
-	kv_str(y, "cwd", p->cwd);
-	kv_u64(y, "pid", p->pid);
+		yo_str(y, p->argv[i]);
+	yo_seq_end(y);
+	yo_kv_str(y, "cwd", p->cwd);
+	yo_kv_u64(y, "pid", p->pid);
 	kv_time(y, "started", p->start_ns);
 }
 
-static void emit_device_fields(struct ye *y, const struct tr_device *d)
+static void emit_device_fields(struct yout *y, const struct tr_device *d)
 {
 	char b[32];
-	kv_u64(y, "ordinal", d->ordinal);
-	kv_str(y, "name", d->name);
-	key(y, "cc");
-	strf(y, "%u.%u", d->cc_major, d->cc_minor);
+	yo_kv_u64(y, "ordinal", d->ordinal);
+	yo_kv_str(y, "name", d->name);
+	yo_key(y, "cc");
+	yo_strf(y, "%u.%u", d->cc_major, d->cc_minor);
 	kv_cuda_version(y, "driver", d->driver_version);
 	kv_cuda_version(y, "toolkit", d->toolkit_version);
-	kv_u64(y, "memory", d->total_mem);
-	kv_str(y, "memory_human", fmt_bytes(d->total_mem, b));
-	kv_u64(y, "sm_count", d->sm_count);
+	yo_kv_u64(y, "memory", d->total_mem);
+	yo_kv_str(y, "memory_human", fmt_bytes(d->total_mem, b));
+	yo_kv_u64(y, "sm_count", d->sm_count);
 }
 
-static void emit_totals(struct ye *y, const struct stats *st, const struct trace *t)
+static void emit_totals(struct yout *y, const struct stats *st, const struct trace *t)
 {
-	key(y, "totals");
-	map_start(y, 0);
-	kv_u64(y, "records", t->nrec);
-	kv_u64(y, "launches", st->launches);
-	kv_u64(y, "allocations", st->allocs);
-	kv_u64(y, "allocation_bytes", st->alloc_bytes);
-	kv_u64(y, "frees", st->frees);
-	kv_u64(y, "h2d_copies", st->h2d);
-	kv_u64(y, "h2d_bytes", st->h2d_bytes);
-	kv_u64(y, "d2d_copies", st->d2d);
-	kv_u64(y, "d2h_copies", st->d2h);
-	kv_u64(y, "memsets", st->memsets);
-	kv_u64(y, "blobs", st->blobs);
-	kv_u64(y, "blob_raw_bytes", st->blob_raw);
-	kv_u64(y, "blob_stored_bytes", st->blob_stored);
-	key(y, "compression_ratio");
+	yo_key(y, "totals");
+	yo_map_start(y, 0);
+	yo_kv_u64(y, "records", t->nrec);
+	yo_kv_u64(y, "launches", st->launches);
+	yo_kv_u64(y, "allocations", st->allocs);
+	yo_kv_u64(y, "allocation_bytes", st->alloc_bytes);
+	yo_kv_u64(y, "frees", st->frees);
+	yo_kv_u64(y, "h2d_copies", st->h2d);
+	yo_kv_u64(y, "h2d_bytes", st->h2d_bytes);
+	yo_kv_u64(y, "d2d_copies", st->d2d);
+	yo_kv_u64(y, "d2h_copies", st->d2h);
+	yo_kv_u64(y, "memsets", st->memsets);
+	yo_kv_u64(y, "blobs", st->blobs);
+	yo_kv_u64(y, "blob_raw_bytes", st->blob_raw);
+	yo_kv_u64(y, "blob_stored_bytes", st->blob_stored);
+	yo_key(y, "compression_ratio");
 	if (st->blob_stored) {
 		char b[32];
 		snprintf(b, sizeof(b), "%.2f", (double)st->blob_raw / (double)st->blob_stored);
-		plain(y, b);
+		yo_plain(y, b);
 	} else {
-		plain(y, "null");
+		yo_plain(y, "null");
 	}
-	kv_u64(y, "modules", st->modules);
-	kv_u64(y, "module_bytes", st->module_bytes);
-	kv_u64(y, "kernels", st->nkernels);
-	kv_u64(y, "notes", st->notes);
-	kv_u64(y, "unknown_records", st->unknown);
-	map_end(y);
+	yo_kv_u64(y, "modules", st->modules);
+	yo_kv_u64(y, "module_bytes", st->module_bytes);
+	yo_kv_u64(y, "kernels", st->nkernels);
+	yo_kv_u64(y, "notes", st->notes);
+	yo_kv_u64(y, "unknown_records", st->unknown);
+	yo_map_end(y);
 }
 
-static void emit_kernels(struct ye *y, const struct stats *st)
+static void emit_kernels(struct yout *y, const struct stats *st)
 {
-	key(y, "kernels");
-	seq_start(y, 0);
+	yo_key(y, "kernels");
+	yo_seq_start(y, 0);
 	for (size_t i = 0; i < st->nkernels; i++) {
-		map_start(y, 0);
-		kv_str(y, "name", st->slots[i].name);
-		kv_u64(y, "launches", st->slots[i].n);
-		map_end(y);
+		yo_map_start(y, 0);
+		yo_kv_str(y, "name", st->slots[i].name);
+		yo_kv_u64(y, "launches", st->slots[i].n);
+		yo_map_end(y);
 	}
-	seq_end(y);
+	yo_seq_end(y);
 }
 
-static void emit_modules(struct ye *y, const struct trace *t, const struct show_opts *o)
+static void emit_modules(struct yout *y, const struct trace *t, const struct show_opts *o)
 {
 	struct strbuf img = STRBUF_INIT, e = STRBUF_INIT;
-	key(y, "modules");
-	seq_start(y, 0);
+	yo_key(y, "modules");
+	yo_seq_start(y, 0);
 	for (size_t i = 0; i < t->nrec && !y->failed; i++) {
 		const struct tr_module *m = &t->rec[i].u.module;
 		if (t->rec[i].type != TR_MODULE)
 			continue;
-		map_start(y, 0);
-		kv_u64(y, "id", m->module_id);
+		yo_map_start(y, 0);
+		yo_kv_u64(y, "id", m->module_id);
 		kv_enum(y, "kind", module_kind_name(m->kind), m->kind);
-		kv_u64(y, "size", m->size);
+		yo_kv_u64(y, "size", m->size);
 		kv_hash(y, "blob", m->blob);
-		kv_u64(y, "event", i);
+		yo_kv_u64(y, "event", i);
 		sb_reset(&img);
 		sb_reset(&e);
 		if (trace_blob_read(t, m->blob, &img, o->blob_limit ? o->blob_limit : 256ull << 20, &e) < 0) {
-			kv_str(y, "error", e.buf);
+			yo_kv_str(y, "error", e.buf);
 		} else if (m->kind == TR_MOD_ELF) {
 			long n = show_elf_count_funcs((const uint8_t *)img.buf, img.len, &e);
 			if (n < 0)
-				kv_str(y, "error", e.buf);
+				yo_kv_str(y, "error", e.buf);
 			else
-				kv_u64(y, "functions", (uint64_t)n);
+				yo_kv_u64(y, "functions", (uint64_t)n);
 		}
-		map_end(y);
+		yo_map_end(y);
 	}
-	seq_end(y);
+	yo_seq_end(y);
 	sb_release(&img);
 	sb_release(&e);
 }
 
-static void emit_frames(struct ye *y, const char *k, const struct tr_launch *l)
+static void emit_frames(struct yout *y, const char *k, const struct tr_launch *l)
 {
-	key(y, k);
+	yo_key(y, k);
 	if (!l->nframes) {
 		switch (l->py_state) {
-		case TR_PY_NONE: str(y, "none"); break;
-		case TR_PY_FRAMES: str(y, "no frames recorded"); break;
-		case TR_PY_NO_GIL: str(y, "no GIL (the launching thread did not hold it)"); break;
-		default: strf(y, "unknown(%u)", l->py_state); break;
+		case TR_PY_NONE: yo_str(y, "none"); break;
+		case TR_PY_FRAMES: yo_str(y, "no frames recorded"); break;
+		case TR_PY_NO_GIL: yo_str(y, "no GIL (the launching thread did not hold it)"); break;
+		default: yo_strf(y, "unknown(%u)", l->py_state); break;
 		}
 		return;
 	}
-	seq_start(y, 0);
+	yo_seq_start(y, 0);
 	for (uint32_t i = 0; i < l->nframes; i++)
-		strf(y, "%s:%u %s", l->frames[i].file, l->frames[i].line, l->frames[i].func);
-	seq_end(y);
+		yo_strf(y, "%s:%u %s", l->frames[i].file, l->frames[i].line, l->frames[i].func);
+	yo_seq_end(y);
 }
 
-static void emit_fault(struct ye *y, const struct trace *t, const struct stats *st)
+static void emit_fault(struct yout *y, const struct trace *t, const struct stats *st)
 {
-	key(y, "fault");
+	yo_key(y, "fault");
 	if (st->fault < 0) {
-		plain(y, "null");
+		yo_plain(y, "null");
 		return;
 	}
 	const struct tr_fault *f = &t->rec[st->fault].u.fault;
-	map_start(y, 0);
-	kv_u64(y, "code", f->code);
-	kv_str(y, "error", f->error);
-	kv_str(y, "api", f->api);
-	kv_u64(y, "launch_seq", f->launch_seq);
-	kv_str(y, "kernel", f->kernel);
-	kv_bool(y, "at_launch", f->at_launch);
-	kv_u64(y, "event", (uint64_t)st->fault);
-	key(y, "launch_event");
+	yo_map_start(y, 0);
+	yo_kv_u64(y, "code", f->code);
+	yo_kv_str(y, "error", f->error);
+	yo_kv_str(y, "api", f->api);
+	yo_kv_u64(y, "launch_seq", f->launch_seq);
+	yo_kv_str(y, "kernel", f->kernel);
+	yo_kv_bool(y, "at_launch", f->at_launch);
+	yo_kv_u64(y, "event", (uint64_t)st->fault);
+	yo_key(y, "launch_event");
 	if (st->fault_launch >= 0)
-		u64v(y, (uint64_t)st->fault_launch);
+		yo_u64(y, (uint64_t)st->fault_launch);
 	else
-		plain(y, "null");
+		yo_plain(y, "null");
 	if (st->fault_launch >= 0)
 		emit_frames(y, "python", &t->rec[st->fault_launch].u.launch);
-	map_end(y);
+	yo_map_end(y);
 }
 
 /* ---- events ---- */
@@ -748,12 +530,12 @@ static int describe_ptr(struct strbuf *sb, const struct memmap *mm, uint64_t v)
 	return 1;
 }
 
-static void kv_ptr(struct ye *y, const char *k, const struct memmap *mm, uint64_t v)
+static void kv_ptr(struct yout *y, const char *k, const struct memmap *mm, uint64_t v)
 {
 	struct strbuf sb = STRBUF_INIT;
 	if (describe_ptr(&sb, mm, v)) {
-		key(y, k);
-		str(y, sb.buf);
+		yo_key(y, k);
+		yo_str(y, sb.buf);
 	}
 	sb_release(&sb);
 }
@@ -774,11 +556,11 @@ static void hex_bytes(struct strbuf *sb, const uint8_t *p, size_t n, size_t cap)
 		sb_addf(sb, "...");
 }
 
-static void emit_params(struct ye *y, const struct tr_launch *l, const struct memmap *mm)
+static void emit_params(struct yout *y, const struct tr_launch *l, const struct memmap *mm)
 {
 	struct strbuf sb = STRBUF_INIT;
-	key(y, "params");
-	seq_start(y, 0);
+	yo_key(y, "params");
+	yo_seq_start(y, 0);
 	for (uint32_t i = 0; i < l->nparams; i++) {
 		const struct tr_param *p = &l->params[i];
 		const uint8_t *b = l->args + p->offset;   /* reader checked the bounds */
@@ -786,15 +568,15 @@ static void emit_params(struct ye *y, const struct tr_launch *l, const struct me
 		uint64_t end = (uint64_t)p->offset + p->size;
 		int nptr = 0;
 
-		map_start(y, 0);
-		kv_u64(y, "offset", p->offset);
-		kv_u64(y, "size", p->size);
+		yo_map_start(y, 0);
+		yo_kv_u64(y, "offset", p->offset);
+		yo_kv_u64(y, "size", p->size);
 		sb_reset(&sb);
 		hex_bytes(&sb, b, p->size, HEX_CAP);
-		key(y, "hex");
-		quoted(y, sb.buf);
+		yo_key(y, "hex");
+		yo_quoted(y, sb.buf);
 		if (p->size == 1 || p->size == 2 || p->size == 4 || p->size == 8)
-			kv_u64(y, "value", le_u64(b, p->size));
+			yo_kv_u64(y, "value", le_u64(b, p->size));
 		if (p->size == 8 && first == p->offset) {
 			kv_ptr(y, "ptr", mm, le_u64(b, 8));
 		} else {
@@ -803,58 +585,58 @@ static void emit_params(struct ye *y, const struct tr_launch *l, const struct me
 				if (!describe_ptr(&sb, mm, le_u64(l->args + w, 8)))
 					continue;
 				if (!nptr++) {
-					key(y, "ptrs");
-					seq_start(y, 0);
+					yo_key(y, "ptrs");
+					yo_seq_start(y, 0);
 				}
-				map_start(y, 0);
-				key(y, "at");
-				strf(y, "+0x%" PRIx64, w - p->offset);
-				kv_str(y, "ptr", sb.buf);
-				map_end(y);
+				yo_map_start(y, 0);
+				yo_key(y, "at");
+				yo_strf(y, "+0x%" PRIx64, w - p->offset);
+				yo_kv_str(y, "ptr", sb.buf);
+				yo_map_end(y);
 			}
 			if (nptr)
-				seq_end(y);
+				yo_seq_end(y);
 		}
-		map_end(y);
+		yo_map_end(y);
 	}
-	seq_end(y);
+	yo_seq_end(y);
 	if (!l->nparams && l->argsize) {
 		sb_reset(&sb);
 		hex_bytes(&sb, l->args, l->argsize, HEX_CAP);
-		key(y, "args_hex");
-		quoted(y, sb.buf);
+		yo_key(y, "args_hex");
+		yo_quoted(y, sb.buf);
 	}
 	sb_release(&sb);
 }
 
-static void emit_launch(struct ye *y, const struct tr_launch *l, const struct memmap *mm)
+static void emit_launch(struct yout *y, const struct tr_launch *l, const struct memmap *mm)
 {
 	struct strbuf sb = STRBUF_INIT;
-	kv_u64(y, "seq", l->seq);
-	kv_str(y, "kernel", l->name);
+	yo_kv_u64(y, "seq", l->seq);
+	yo_kv_str(y, "kernel", l->name);
 	kv_enum(y, "api", api_name(l->api), l->api);
 	kv_dim3(y, "grid", &l->grid);
 	kv_dim3(y, "block", &l->block);
-	kv_u64(y, "shmem", l->shmem);
-	kv_hex(y, "stream", l->stream);
+	yo_kv_u64(y, "shmem", l->shmem);
+	yo_kv_hex(y, "stream", l->stream);
 	kv_flags(y, l->flags);
-	kv_hex(y, "func", l->func);
-	kv_u64(y, "tid", l->tid);
-	kv_u64(y, "args_size", l->argsize);
+	yo_kv_hex(y, "func", l->func);
+	yo_kv_u64(y, "tid", l->tid);
+	yo_kv_u64(y, "args_size", l->argsize);
 	emit_params(y, l, mm);
 	if (l->nattrs) {
-		key(y, "attrs");
-		seq_start(y, 0);
+		yo_key(y, "attrs");
+		yo_seq_start(y, 0);
 		for (uint32_t i = 0; i < l->nattrs; i++) {
-			map_start(y, 1);
-			kv_u64(y, "id", l->attrs[i].id);
+			yo_map_start(y, 1);
+			yo_kv_u64(y, "id", l->attrs[i].id);
 			sb_reset(&sb);
 			hex_bytes(&sb, l->attrs[i].value, l->attrs[i].len, 64);
-			key(y, "hex");
-			quoted(y, sb.buf);
-			map_end(y);
+			yo_key(y, "hex");
+			yo_quoted(y, sb.buf);
+			yo_map_end(y);
 		}
-		seq_end(y);
+		yo_seq_end(y);
 	}
 	emit_frames(y, "python", l);
 	sb_release(&sb);
@@ -866,7 +648,7 @@ static void emit_launch(struct ye *y, const struct tr_launch *l, const struct me
  * buffers too; replay and shrink follow them).  Payloads over 16 MiB are not
  * scanned; at most 8 pointers are listed, with the total.
  */
-static void emit_stored_pointers(struct ye *y, const struct trace *t, const struct tr_copy *c,
+static void emit_stored_pointers(struct yout *y, const struct trace *t, const struct tr_copy *c,
 				 const struct memmap *mm)
 {
 	struct strbuf data = STRBUF_INIT, e = STRBUF_INIT, sb = STRBUF_INIT;
@@ -880,15 +662,15 @@ static void emit_stored_pointers(struct ye *y, const struct trace *t, const stru
 		if (v < 65536 || !describe_ptr(&sb, mm, v))
 			continue;
 		if (!found++) {
-			key(y, "stored_pointers");
-			seq_start(y, 0);
+			yo_key(y, "stored_pointers");
+			yo_seq_start(y, 0);
 		}
 		if (found <= 8)
-			strf(y, "+0x%llx: %s", (unsigned long long)off, sb.buf);
+			yo_strf(y, "+0x%llx: %s", (unsigned long long)off, sb.buf);
 	}
 	if (found) {
-		seq_end(y);
-		kv_u64(y, "stored_pointers_total", found);
+		yo_seq_end(y);
+		yo_kv_u64(y, "stored_pointers_total", found);
 	}
 out:
 	sb_release(&data);
@@ -896,39 +678,39 @@ out:
 	sb_release(&sb);
 }
 
-static void emit_copy(struct ye *y, const struct trace *t, const struct tr_rec *r,
+static void emit_copy(struct yout *y, const struct trace *t, const struct tr_rec *r,
 		      const struct memmap *mm)
 {
 	const struct tr_copy *c = &r->u.copy;
-	kv_hex(y, "dst", c->dst);
+	yo_kv_hex(y, "dst", c->dst);
 	kv_ptr(y, "dst_ptr", mm, c->dst);
-	kv_hex(y, "src", c->src);
+	yo_kv_hex(y, "src", c->src);
 	if (r->type != TR_MEMCPY_H2D)
 		kv_ptr(y, "src_ptr", mm, c->src);
-	kv_u64(y, "size", c->size);
+	yo_kv_u64(y, "size", c->size);
 	if (r->type == TR_MEMCPY_H2D) {
 		kv_hash(y, "blob", c->blob);
 		if (trace_find_blob(t, c->blob) < 0)
-			kv_bool(y, "blob_missing", 1);
+			yo_kv_bool(y, "blob_missing", 1);
 		else
 			emit_stored_pointers(y, t, c, mm);
 	}
-	kv_hex(y, "stream", c->stream);
+	yo_kv_hex(y, "stream", c->stream);
 	kv_flags(y, c->flags);
 }
 
-static void emit_record(struct ye *y, const struct trace *t, size_t i, const struct memmap *mm,
+static void emit_record(struct yout *y, const struct trace *t, size_t i, const struct memmap *mm,
 			const struct mm_alloc *freed)
 {
 	const struct tr_rec *r = &t->rec[i];
-	map_start(y, 0);
-	kv_u64(y, "event", i);
-	key(y, "type");
+	yo_map_start(y, 0);
+	yo_kv_u64(y, "event", i);
+	yo_key(y, "type");
 	if (r->type >= 1 && r->type <= TR_TYPE_MAX_KNOWN)
-		str(y, tr_type_name(r->type));
+		yo_str(y, tr_type_name(r->type));
 	else
-		strf(y, "UNKNOWN(%u)", r->type);
-	kv_u64(y, "offset", r->offset);
+		yo_strf(y, "UNKNOWN(%u)", r->type);
+	yo_kv_u64(y, "offset", r->offset);
 	switch (r->type) {
 	case TR_PROCESS:
 		emit_process_fields(y, &r->u.process);
@@ -939,42 +721,42 @@ static void emit_record(struct ye *y, const struct trace *t, size_t i, const str
 	case TR_BLOB: {
 		const struct tr_blob *b = &r->u.blob;
 		kv_hash(y, "hash", b->hash);
-		kv_u64(y, "raw_size", b->raw_size);
-		kv_u64(y, "stored_size", b->stored_size);
-		kv_str(y, "codec", b->codec == TR_CODEC_ZSTD ? "zstd" : "raw");
+		yo_kv_u64(y, "raw_size", b->raw_size);
+		yo_kv_u64(y, "stored_size", b->stored_size);
+		yo_kv_str(y, "codec", b->codec == TR_CODEC_ZSTD ? "zstd" : "raw");
 		break;
 	}
 	case TR_MODULE: {
 		const struct tr_module *m = &r->u.module;
-		kv_u64(y, "id", m->module_id);
+		yo_kv_u64(y, "id", m->module_id);
 		kv_enum(y, "kind", module_kind_name(m->kind), m->kind);
 		kv_hash(y, "blob", m->blob);
-		kv_u64(y, "size", m->size);
+		yo_kv_u64(y, "size", m->size);
 		if (trace_find_blob(t, m->blob) < 0)
-			kv_bool(y, "blob_missing", 1);
+			yo_kv_bool(y, "blob_missing", 1);
 		break;
 	}
 	case TR_ALLOC: {
 		const struct tr_alloc *a = &r->u.alloc;
 		/* memmap_add ran just before: the newest allocation is this one */
-		key(y, "alloc");
-		strf(y, "alloc#%zu", mm->n ? mm->n - 1 : 0);
-		kv_hex(y, "addr", a->addr);
-		kv_u64(y, "size", a->size);
+		yo_key(y, "alloc");
+		yo_strf(y, "alloc#%zu", mm->n ? mm->n - 1 : 0);
+		yo_kv_hex(y, "addr", a->addr);
+		yo_kv_u64(y, "size", a->size);
 		kv_enum(y, "kind", alloc_kind_name(a->kind), a->kind);
-		kv_hex(y, "flags", a->flags);
+		yo_kv_hex(y, "flags", a->flags);
 		if (*a->name)
-			kv_str(y, "name", a->name);
+			yo_kv_str(y, "name", a->name);
 		break;
 	}
 	case TR_FREE:
-		kv_hex(y, "addr", r->u.free.addr);
+		yo_kv_hex(y, "addr", r->u.free.addr);
 		kv_enum(y, "kind", alloc_kind_name(r->u.free.kind), r->u.free.kind);
-		key(y, "alloc");
+		yo_key(y, "alloc");
 		if (freed)
-			strf(y, "alloc#%zu", freed->index);
+			yo_strf(y, "alloc#%zu", freed->index);
 		else
-			str(y, "none (no live allocation starts here)");
+			yo_str(y, "none (no live allocation starts here)");
 		break;
 	case TR_MEMCPY_H2D:
 	case TR_MEMCPY_D2D:
@@ -983,14 +765,14 @@ static void emit_record(struct ye *y, const struct trace *t, size_t i, const str
 		break;
 	case TR_MEMSET: {
 		const struct tr_memset *m = &r->u.memset;
-		kv_hex(y, "dst", m->dst);
+		yo_kv_hex(y, "dst", m->dst);
 		kv_ptr(y, "dst_ptr", mm, m->dst);
-		kv_hex(y, "value", m->value);
-		kv_u64(y, "elem_size", m->elem_size);
-		kv_u64(y, "width", m->width);
-		kv_u64(y, "height", m->height);
-		kv_u64(y, "pitch", m->pitch);
-		kv_hex(y, "stream", m->stream);
+		yo_kv_hex(y, "value", m->value);
+		yo_kv_u64(y, "elem_size", m->elem_size);
+		yo_kv_u64(y, "width", m->width);
+		yo_kv_u64(y, "height", m->height);
+		yo_kv_u64(y, "pitch", m->pitch);
+		yo_kv_hex(y, "stream", m->stream);
 		kv_flags(y, m->flags);
 		break;
 	}
@@ -999,55 +781,55 @@ static void emit_record(struct ye *y, const struct trace *t, size_t i, const str
 		break;
 	case TR_FAULT: {
 		const struct tr_fault *f = &r->u.fault;
-		kv_u64(y, "code", f->code);
-		kv_str(y, "error", f->error);
-		kv_str(y, "api", f->api);
-		kv_u64(y, "launch_seq", f->launch_seq);
-		kv_bool(y, "at_launch", f->at_launch);
-		kv_str(y, "kernel", f->kernel);
+		yo_kv_u64(y, "code", f->code);
+		yo_kv_str(y, "error", f->error);
+		yo_kv_str(y, "api", f->api);
+		yo_kv_u64(y, "launch_seq", f->launch_seq);
+		yo_kv_bool(y, "at_launch", f->at_launch);
+		yo_kv_str(y, "kernel", f->kernel);
 		break;
 	}
 	case TR_FUNC_ATTR:
-		kv_str(y, "kernel", r->u.func_attr.kernel);
-		kv_u64(y, "attr", r->u.func_attr.attr);
-		kv_i64(y, "value", r->u.func_attr.value);
+		yo_kv_str(y, "kernel", r->u.func_attr.kernel);
+		yo_kv_u64(y, "attr", r->u.func_attr.attr);
+		yo_kv_i64(y, "value", r->u.func_attr.value);
 		break;
 	case TR_END:
-		kv_i64(y, "exit_code", r->u.end.exit_code);
-		kv_u64(y, "launches", r->u.end.launches);
-		kv_u64(y, "allocs", r->u.end.allocs);
-		kv_u64(y, "bytes_h2d", r->u.end.bytes_h2d);
+		yo_kv_i64(y, "exit_code", r->u.end.exit_code);
+		yo_kv_u64(y, "launches", r->u.end.launches);
+		yo_kv_u64(y, "allocs", r->u.end.allocs);
+		yo_kv_u64(y, "bytes_h2d", r->u.end.bytes_h2d);
 		break;
 	case TR_NOTE:
-		kv_str(y, "text", r->u.note.text);
+		yo_kv_str(y, "text", r->u.note.text);
 		break;
 	case TR_REDUCTION:
-		kv_str(y, "text", r->u.reduction.text);
+		yo_kv_str(y, "text", r->u.reduction.text);
 		break;
 	case TR_GRAPH_BEGIN:
 	case TR_GRAPH_END:
 	case TR_GRAPH_EXEC:
 	case TR_GRAPH_LAUNCH:
 		if (r->type != TR_GRAPH_EXEC)
-			kv_hex(y, "stream", r->u.graph.stream);
+			yo_kv_hex(y, "stream", r->u.graph.stream);
 		if (r->type == TR_GRAPH_END || r->type == TR_GRAPH_EXEC)
-			kv_hex(y, "graph", r->u.graph.graph);
+			yo_kv_hex(y, "graph", r->u.graph.graph);
 		if (r->type == TR_GRAPH_EXEC || r->type == TR_GRAPH_LAUNCH)
-			kv_hex(y, "exec", r->u.graph.exec);
+			yo_kv_hex(y, "exec", r->u.graph.exec);
 		break;
 	default:
 		break;
 	}
-	map_end(y);
+	yo_map_end(y);
 }
 
 /* Walk every record, keeping the address map current; emit those selected:
  * [o->first, o->last], or only record `only` when only >= 0. */
-static void emit_events(struct ye *y, const struct trace *t, const struct show_opts *o, long only)
+static void emit_events(struct yout *y, const struct trace *t, const struct show_opts *o, long only)
 {
 	struct memmap mm = MEMMAP_INIT;
-	key(y, "events");
-	seq_start(y, 0);
+	yo_key(y, "events");
+	yo_seq_start(y, 0);
 	for (size_t i = 0; i < t->nrec && !y->failed; i++) {
 		const struct tr_rec *r = &t->rec[i];
 		struct mm_alloc *freed = NULL;
@@ -1067,52 +849,43 @@ static void emit_events(struct ye *y, const struct trace *t, const struct show_o
 		if (only >= 0 && i >= (size_t)only)
 			break;
 	}
-	seq_end(y);
+	yo_seq_end(y);
 	memmap_release(&mm);
 }
 
 int show_render(FILE *out, const struct trace *t, const struct show_opts *o, struct strbuf *err)
 {
-	struct ye y;
+	struct yout y;
 	struct stats st;
-	yaml_event_t ev;
 	int ret = -1;
 
-	memset(&y, 0, sizeof(y));
-	y.out = out;
-	sb_init(&y.tmp, 0);
 	stats_collect(&st, t);
-	if (!yaml_emitter_initialize(&y.em)) {
-		sb_adds(err, "cannot initialise the YAML emitter (out of memory?)");
+	if (yo_open(&y, out, err) < 0) {
+		yo_close(&y, err);
 		goto out_stats;
 	}
-	yaml_emitter_set_output(&y.em, ye_write, &y);
-	yaml_emitter_set_unicode(&y.em, 1);
-	yaml_emitter_set_width(&y.em, -1);   /* one line per scalar: greppable */
-	ye_emit(&y, &ev, yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING));
-	ye_emit(&y, &ev, yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1));
-	map_start(&y, 0);
+	yo_map_start(&y, 0);
 	if (o->fault_only) {
 		emit_fault(&y, t, &st);
 		if (o->events && st.fault_launch >= 0)
 			emit_events(&y, t, o, st.fault_launch);
 	} else {
 		emit_header(&y, t);
-		key(&y, "process");
+		yo_key(&y, "process");
 		if (st.process >= 0) {
-			map_start(&y, 0);
+			yo_map_start(&y, 0);
 			emit_process_fields(&y, &t->rec[st.process].u.process);
-			map_end(&y);
+			yo_map_end(&y);
 		} else {
-			plain(&y, "null");
+			yo_plain(&y, "null");
 		}
-		key(&y, "device");
+		yo_key(&y, "device");
 		if (st.device >= 0) {
-			map_start(&y, 0);
+			yo_map_start(&y, 0);
 			emit_device_fields(&y, &t->rec[st.device].u.device);
-			map_end(&y);
+			yo_map_end(&y);
 		} else {
-			plain(&y, "null");
+			yo_plain(&y, "null");
 		}
 		emit_totals(&y, &st, t);
 		emit_kernels(&y, &st);
@@ -1121,23 +894,11 @@ int show_render(FILE *out, const struct trace *t, const struct show_opts *o, str
 		if (o->events)
 			emit_events(&y, t, o, -1);
 	}
-	map_end(&y);
-	ye_emit(&y, &ev, yaml_document_end_event_initialize(&ev, 1));
-	ye_emit(&y, &ev, yaml_stream_end_event_initialize(&ev));
-	if (!y.failed && !yaml_emitter_flush(&y.em))
-		y.failed = 1;
-	if (y.failed || fflush(out) == EOF || ferror(out)) {
-		if (y.write_failed || ferror(out))
-			sb_adds(err, "cannot write the YAML output (disk full or closed pipe?)");
-		else
-			sb_addf(err, "YAML emitter failed: %s", y.em.problem ? y.em.problem : "unknown error");
-		goto out_emitter;
-	}
+	yo_map_end(&y);
+	if (yo_close(&y, err) < 0)
+		goto out_stats;
 	ret = 0;
-out_emitter:
-	yaml_emitter_delete(&y.em);
 out_stats:
 	free(st.slots);
-	sb_release(&y.tmp);
 	return ret;
 }

@@ -51,7 +51,7 @@ test: $(BUILD)/mktrace $(BUILD)/yamlflat
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_SRC   := tests/fuzz/fuzz_trace.c src/show.c trace/read.c trace/write.c \
-              common/strbuf.c common/util.c replay/memmap.c
+              common/strbuf.c common/util.c common/yamlout.c replay/memmap.c
 FUZZ_FLAGS := -std=gnu11 -g -O1 -fno-omit-frame-pointer -D_GNU_SOURCE $(WARN) \
               -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 
