@@ -2,7 +2,10 @@
  * cmd-verify.c - `gpureduce verify repro.cu [-n N] [--rate=R]`: build the
  * repro with nvcc and run it N times; report the reproduction rate and the
  * signature.  Exit 0 only if it faulted in at least R of the runs (default:
- * every run) with one signature.
+ * every run) with the signature the repro's header names ("What faulted:
+ * ERROR (code) in KERNEL"; a bad-address pair 700/717 counts as one fault,
+ * see drv_same_fault), or, for a file without that header, the first
+ * run's signature.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +14,7 @@
 
 #include "../common/strbuf.h"
 #include "../common/util.h"
+#include "../replay/drv.h"
 #include "cmds.h"
 #include "repro.h"
 
@@ -21,6 +25,36 @@ static const char usage_str[] =
 	"them) with the same error in the same kernel, 1 otherwise, 3 when it\n"
 	"does not build, 4 when the repro cannot set up (no GPU).\n";
 
+/* The signature a gpureduce repro.cu declares in its header comment:
+ * " * What faulted:   CUDA_ERROR_X (700) in KERNEL".  0 when found. */
+static int header_signature(const char *path, char *error, size_t nerr, char *kernel, size_t nk)
+{
+	struct strbuf src = STRBUF_INIT, e = STRBUF_INIT;
+	const char *p, *sp, *in, *eol;
+	int ret = -1;
+
+	if (read_file(path, &src, &e) < 0)
+		goto out;
+	p = strstr(src.buf, "What faulted:");
+	eol = p ? strchr(p, '\n') : NULL;
+	if (!p || !eol || (size_t)(eol - src.buf) > 4096)
+		goto out;
+	p += 13;
+	while (*p == ' ')
+		p++;
+	sp = strchr(p, ' ');
+	in = strstr(p, ") in ");
+	if (!sp || !in || in > eol || sp > eol)
+		goto out;
+	snprintf(error, nerr, "%.*s", (int)(sp - p), p);
+	snprintf(kernel, nk, "%.*s", (int)(eol - (in + 5)), in + 5);
+	ret = strncmp(error, "CUDA_ERROR_", 11) ? -1 : 0;
+out:
+	sb_release(&src);
+	sb_release(&e);
+	return ret;
+}
+
 int cmd_verify(int argc, char **argv)
 {
 	struct strbuf err = STRBUF_INIT, log = STRBUF_INIT;
@@ -28,7 +62,8 @@ int cmd_verify(int argc, char **argv)
 	char dir[] = "/tmp/gpureduce-verify-XXXXXX", exe[4096];
 	int n = 5, faulted = 0, clean = 0, setup = 0, other = 0, mixed = 0;
 	double rate = 1.0, timeout = 60;
-	char sig_err[64] = "", sig_kernel[512] = "";
+	char sig_err[64] = "", sig_kernel[512] = "", seen[64] = "";
+	int from_header = 0, other_code = 0;
 	int ret = EXIT_INTERNAL, made = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -57,6 +92,7 @@ int cmd_verify(int argc, char **argv)
 		return EXIT_ENV;
 	}
 	made = 1;
+	from_header = header_signature(src, sig_err, sizeof(sig_err), sig_kernel, sizeof(sig_kernel)) == 0;
 	snprintf(exe, sizeof(exe), "%s/repro", dir);
 	if (repro_build(src, exe, &err) < 0) {
 		cmd_error("verify", "%s", err.buf);
@@ -76,10 +112,15 @@ int cmd_verify(int argc, char **argv)
 				snprintf(sig_err, sizeof(sig_err), "%s", r.error);
 				snprintf(sig_kernel, sizeof(sig_kernel), "%s", r.kernel);
 			}
-			if (strcmp(sig_err, r.error) || strcmp(sig_kernel, r.kernel))
+			if (!drv_same_fault_name(sig_err, r.error) || strcmp(sig_kernel, r.kernel)) {
 				mixed++;
-			else
+			} else {
 				faulted++;
+				if (strcmp(sig_err, r.error)) {
+					other_code++;
+					snprintf(seen, sizeof(seen), "%s", r.error);
+				}
+			}
 		} else if (r.exit_code == 0) {
 			clean++;
 		} else if (r.exit_code == 2) {
@@ -97,6 +138,10 @@ int cmd_verify(int argc, char **argv)
 	}
 	printf("verify: %d/%d runs faulted with %s in %s", faulted, n, sig_err[0] ? sig_err : "-",
 	       sig_kernel[0] ? sig_kernel : "-");
+	if (other_code)
+		printf(" (%d of them as %s: the same bad address, landing elsewhere)", other_code, seen);
+	if (!from_header)
+		printf(" [no repro header: compared with the first run]");
 	if (clean)
 		printf("; %d ran clean", clean);
 	if (mixed)
