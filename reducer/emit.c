@@ -171,6 +171,33 @@ static void comment_text(struct strbuf *o, const char *prefix, const char *text)
 	sb_addch(o, '\n');
 }
 
+/* A scalar parameter's value as its C type reads it: unsigned types
+ * unsigned, float and double as numbers, the rest signed. */
+static void scalar_text(struct strbuf *sb, const char *type, uint32_t size, uint64_t v)
+{
+	if (size == 4 && strstr(type, "float")) {
+		float f;
+		uint32_t u = (uint32_t)v;
+		memcpy(&f, &u, 4);
+		sb_addf(sb, "%.9g", (double)f);
+	} else if (size == 8 && strstr(type, "double")) {
+		double d;
+		memcpy(&d, &v, 8);
+		sb_addf(sb, "%.17g", d);
+	} else if (!strncmp(type, "unsigned", 8) || strstr(type, "size_t") || !strncmp(type, "uint", 4) ||
+		   !strcmp(type, "bool")) {
+		sb_addf(sb, "%llu", (unsigned long long)v);
+	} else if (size == 1) {
+		sb_addf(sb, "%d", (int)(int8_t)(uint8_t)v);
+	} else if (size == 2) {
+		sb_addf(sb, "%d", (int)(int16_t)(uint16_t)v);
+	} else if (size == 4) {
+		sb_addf(sb, "%d", (int)(int32_t)(uint32_t)v);
+	} else {
+		sb_addf(sb, "%lld", (long long)v);
+	}
+}
+
 static void c_string(struct strbuf *o, const char *s)
 {
 	sb_addch(o, '"');
@@ -773,16 +800,19 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 				sb_addf(&body, "\t\t/* param %u: %s, %u bytes at offset %u", p,
 					nt == (int)l->nparams ? types[p] : "?", pp->size, pp->offset);
 				if (pp->size == 4 || pp->size == 8 || pp->size == 2 || pp->size == 1) {
+					const char *ty = nt == (int)l->nparams ? types[p] : "";
 					uint64_t was = 0;
 					memcpy(&v, l->args + pp->offset, pp->size);
-					if (pp->size == 4)
-						sb_addf(&body, " = %d", (int)(uint32_t)v);
-					else if (pp->size == 8 && !memmap_lookup(&mm, v, NULL))
-						sb_addf(&body, " = %lld", (long long)v);
+					if (pp->size != 8 || !memmap_lookup(&mm, v, NULL)) {
+						sb_adds(&body, " = ");
+						scalar_text(&body, ty, pp->size, v);
+					}
 					if (ol && p < ol->nparams && ol->params[p].size == pp->size &&
-					    (memcpy(&was, ol->args + ol->params[p].offset, pp->size), was != v))
-						sb_addf(&body, "; the program passed %lld: the fault does not depend on it",
-							pp->size == 4 ? (long long)(int32_t)(uint32_t)was : (long long)was);
+					    (memcpy(&was, ol->args + ol->params[p].offset, pp->size), was != v)) {
+						sb_adds(&body, "; the program passed ");
+						scalar_text(&body, ty, pp->size, was);
+						sb_adds(&body, ": the fault does not depend on it");
+					}
 				}
 				sb_adds(&body, " */\n");
 				sb_addf(&body, "\t\tparams[%u] = args + %u;\n", p, pp->offset);
