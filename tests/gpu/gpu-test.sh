@@ -14,7 +14,7 @@
 #              GPU_TEST_FLAKY_TRIES runs to fault            -> capture-N.log
 #   replay     gpureduce replay trace.bin must fault the same way
 #                                                             -> replay.log
-#   shrink     gpureduce shrink trace.bin -o shrink/repro.cu -j 4 --quiet
+#   shrink     gpureduce shrink trace.bin -o shrink/repro.cu [-j GPU_TEST_JOBS] --quiet
 #              (--time-limit a little under the step's time) -> shrink.log
 #   repro      nvcc -o repro repro.cu -lcuda, then run it 5 times: a run
 #              counts when it exits 1 and prints an expected error name
@@ -34,7 +34,7 @@
 # not start (no build/gpureduce or build/sampleinfo).
 #
 # Usage: tests/gpu/gpu-test.sh [SAMPLE...]     (BUILD and CUDA from make)
-# Env:   GPU_TEST_OUT, GPU_TEST_DEADLINE (290), GPU_TEST_JOBS (4),
+# Env:   GPU_TEST_OUT, GPU_TEST_DEADLINE (290), GPU_TEST_JOBS (shrink's default),
 #        GPU_TEST_FLAKY_TRIES (4), GPU_TEST_REPRO_RUNS (5),
 #        GPU_TEST_FLAKY_MAX_RUNS (15)
 set -u
@@ -43,7 +43,7 @@ set -u
 OUT=${GPU_TEST_OUT:-$BUILD/gpu-test}
 case $OUT in /*) ;; *) OUT=$GR_ROOT/$OUT ;; esac
 DEADLINE=${GPU_TEST_DEADLINE:-290}
-JOBS=${GPU_TEST_JOBS:-4}
+JOBS=${GPU_TEST_JOBS:-}
 TRIES=${GPU_TEST_FLAKY_TRIES:-4}
 RUNS=${GPU_TEST_REPRO_RUNS:-5}
 FLAKY_MAX_RUNS=${GPU_TEST_FLAKY_MAX_RUNS:-15}
@@ -203,10 +203,10 @@ test_sample() {
 	# --time-limit: shrink keeps its best reduction so far when time runs
 	# out, so a slow shrink still emits a repro before our timeout hits
 	t=$(gr_step_timeout 180)
-	log "$n: shrink -j $JOBS (limit ${t}s)"
+	log "$n: shrink -j ${JOBS:-default} (limit ${t}s)"
 	mkdir -p "$w/shrink"
 	run_step "$GR_ROOT" "$w/shrink.log" "$t" \
-		"$GR" shrink "$w/trace.bin" -o "$w/shrink/repro.cu" -j "$JOBS" --quiet \
+		"$GR" shrink "$w/trace.bin" -o "$w/shrink/repro.cu" ${JOBS:+-j "$JOBS"} --quiet \
 		--time-limit=$(shrink_time_limit "$t")
 	rc=$STEP_RC
 	c_shr_s=$STEP_SECS

@@ -1,0 +1,129 @@
+#!/bin/sh
+# t5030-shrink-phases.sh - the reducer's later phases and options on the CPU
+# driver double: the buffer-size phase (cuts that keep the sanitizer site,
+# cuts that move it rejected), --signature=site, --log and --keep-going.
+#
+# The stand-in compute-sanitizer here reports what the double really saw:
+# it reruns the replay with DOUBLE_VERBOSE=1 and turns the double's
+# "illegal address ADDR (read|write|access ...) in KERNEL" line into a
+# compute-sanitizer report, so the site's "where the address lies" part
+# (wild, past the end of param N...) is computed by gpureduce from real
+# placements.
+. tests/cli/test-lib.sh
+
+DBL=$BUILD/double
+export GPUREDUCE_LIBCUDA=$DBL/libcuda.so.1
+cd "$TMP" || exit 1
+
+cat > real-sanitizer <<'EOT'
+#!/bin/sh
+while [ "$1" != "${1#-}" ] || [ "$1" = all ] || [ "$1" = 1 ]; do shift; done
+out=$(DOUBLE_VERBOSE=1 "$@" 2>&1)
+echo "$out" | grep -v '^libcuda double'
+line=$(echo "$out" | sed -n 's/^libcuda double: illegal address \(0x[0-9a-f]*\) (\([a-z]*\), .*/\1 \2/p' | head -1)
+[ -n "$line" ] || exit 0
+set -- $line
+cat <<EOR
+========= Invalid __global__ $2 of size 4 bytes
+=========     at gather(float *, const float *, const long long *, int)+0x40
+=========     by thread (17,0,0) in block (0,0,0)
+=========     Access to $1 is out of bounds
+EOR
+EOT
+chmod +x real-sanitizer
+export GPUREDUCE_SANITIZER=$TMP/real-sanitizer
+
+# gather: out[i] = src[idx[i]] for i < 1000; idx[900] is wild (1 GiB past
+# src).  src is a 64 KiB table of which the kernel reads one element once
+# idx is zeroed; out is written in full, so cutting it makes a new overrun
+# that the double (threads in order) hits before thread 900: same error,
+# same kernel, only the site tells.
+cat > gather.txt <<EOT
+process 100 /work ./app
+device "gpureduce CPU double"
+module $DBL/kernels.cubin 1
+alloc 0x7f0000100000 65536
+alloc 0x7f0000200000 4000
+alloc 0x7f0000300000 8000
+h2d 0x7f0000100000 65536 seq
+h2d 0x7f0000300000 8000 0
+h2d 0x7f0000301c20 8 u64:0x10000000
+launch _Z6gatherPfPKfPKxi 4 256 ptr:0x7f0000200000 ptr:0x7f0000100000 ptr:0x7f0000300000 i32:1000
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
+EOT
+check "mktrace gather" $MKTRACE gather.bin < gather.txt
+
+check "shrink with the sizes phase" $GPUREDUCE shrink -j 2 --quiet --log=s.log -o s/repro.cu gather.bin
+check_grep "the sizes phase cut a buffer" "outcome: buffers cut" s/repro.yaml
+check_grep "  ...and the bytes went down from 77536" "bytes: 77536 -> [0-9]" s/repro.yaml
+b=$(sed -n '/^- name: sizes/,/outcome/s/^  bytes: 77536 -> \([0-9]*\)$/\1/p' s/repro.yaml)
+if [ -n "$b" ] && [ "$b" -lt 20000 ]; then ok "  ...to $b bytes (src no longer 64 KiB)"; else fail "  ...sizes phase left $b bytes"; fi
+check_grep "a cut that moved the site was rejected (out: a new overrun)" "the site MOVED" s.log
+check_grep "  ...and a cut that kept it was taken" "same site" s.log
+check_grep "the final site is the slice's: a wild read" "site: .*; a wild address" s/repro.yaml
+check_grep "  ...confirmed" "site_confirmed: true" s/repro.yaml
+check_grep "the log has one line per replay job" "c[0-9]*\.bin: CUDA_ERROR_ILLEGAL_ADDRESS, the signature" s.log
+check_grep "  ...and the sanitizer runs with their waits" "sanitizer .*size-[0-9]*\.bin: .* s wait" s.log
+check "the cut repro compiles" cc -x c -w -I${CUDA:-/usr/local/cuda}/include -o s/repro s/repro.cu -L$DBL -Wl,-rpath,$DBL -lcuda
+check_exit "  ...and faults (exit 1)" 1 s/repro
+check_grep "  ...src allocated small" "buffer 0: 4 B, device; param 1 .float const\*." s/repro.cu
+check_grep "  ...out kept whole" "buffer 1: 4000 B, device; param 0 .float\*." s/repro.cu
+
+# without compute-sanitizer the phase does not cut: it could not tell a new overrun
+check "shrink without a sanitizer" env GPUREDUCE_SANITIZER=$TMP/none $GPUREDUCE shrink -j 2 --quiet -o n/repro.cu gather.bin
+check_grep "sizes skipped, saying why" "outcome: 'skipped: no compute-sanitizer" n/repro.yaml
+
+# --signature=site: every accepted candidate checked; a grid cut that
+# moves the PC (this fake's PC depends on the grid) is rejected on the spot
+cat > grid-sanitizer <<'EOT'
+#!/bin/sh
+while [ "$1" != "${1#-}" ] || [ "$1" = all ] || [ "$1" = 1 ]; do shift; done
+trace=; for a in "$@"; do trace=$a; done
+pc=0x90
+"$GPUREDUCE" show "$trace" 2>/dev/null | grep -q 'grid: \[8, 1, 1\]' || pc=0x1c0
+"$@" 2>&1
+cat <<EOR
+========= Invalid __global__ write of size 4 bytes
+=========     at scale_nocheck(float *, const float *, int)+$pc
+=========     by thread (0,0,0) in block (4,0,0)
+=========     Access to 0x10 is out of bounds
+EOR
+EOT
+chmod +x grid-sanitizer
+cat > oob.txt <<EOT
+process 100 /work ./app
+device "gpureduce CPU double"
+module $DBL/kernels.cubin 1
+alloc 0x7f0000200000 4000
+alloc 0x7f0000100000 4000
+h2d 0x7f0000100000 4000 seq
+launch _Z13scale_nocheckPfPKfi 8 256 ptr:0x7f0000200000 ptr:0x7f0000100000 i32:1000
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
+EOT
+check "mktrace oob" $MKTRACE oob.bin < oob.txt
+check "shrink --signature=site" env GPUREDUCE_SANITIZER=$TMP/grid-sanitizer \
+	$GPUREDUCE shrink -j 2 --quiet --signature=site -o g/repro.cu oob.bin
+if grep -q "moved the fault" g/repro.yaml; then fail "no back-off needed with per-candidate sites"; else ok "no back-off needed with per-candidate sites"; fi
+check_grep "  ...the grid stays 8 blocks" "launch_and_check(fn, \"scale_nocheck(float\*, float const\*, int)\", 8, 1, 1" g/repro.cu
+n=$(sed -n 's/^slipped: //p' g/repro.yaml)
+if [ "${n:-0}" -ge 1 ]; then ok "  ...the moved candidates counted as slipped ($n)"; else fail "  ...slipped is ${n:-?}"; fi
+n=$(sed -n 's/^sanitizer_runs: //p' g/repro.yaml)
+if [ "${n:-0}" -ge 3 ]; then ok "  ...sanitizer runs counted ($n)"; else fail "  ...sanitizer_runs is ${n:-?}"; fi
+check_exit "--signature=site without a sanitizer: refused (exit 1)" 1 \
+	env GPUREDUCE_SANITIZER=$TMP/none PATH=/usr/bin:/bin $GPUREDUCE shrink --signature=site -o x/repro.cu oob.bin
+check_grep "  ...saying what is missing" "signature=site needs compute-sanitizer" "$TMP/.out"
+
+# --keep-going: the GPU drops out mid-reduction (the double's cuInit fails
+# for 4 worker starts after the first 8: the pool gives up after 3 in a row)
+export GPUREDUCE_SANITIZER=$TMP/none
+echo "8 4" > init-script
+check_fail "without --keep-going: lost workers stop the shrink" \
+	env DOUBLE_INIT_SCRIPT=$TMP/init-script $GPUREDUCE shrink -j 2 --quiet -o k1/repro.cu gather.bin
+check_grep "  ...naming the cause" "replay workers cannot start" "$TMP/.out"
+echo "8 4" > init-script
+check "with --keep-going: the shrink goes on" \
+	env DOUBLE_INIT_SCRIPT=$TMP/init-script $GPUREDUCE shrink -j 2 --quiet --keep-going -o k2/repro.cu gather.bin
+check_grep "  ...counts the lost phase" "^phase_failures: [1-9]" k2/repro.yaml
+check_grep "  ...says which and that it went on" "lost its workers .*went on (--keep-going)" k2/repro.yaml
+check_grep "  ...and still emits a confirmed one-launch repro" "reduced: 5/5" k2/repro.yaml
+finish
