@@ -6,6 +6,13 @@
  * complement.  The first interesting subset (in part order) reduces C to it
  * with g = 2; else the first interesting complement reduces C with
  * g = max(g - 1, 2); else g doubles, until g exceeds |C|.
+ *
+ * Width w > 2 (ddmin_run_width): made for w parallel workers and for the
+ * common case of a few elements that matter.  g starts at w and returns to
+ * w after a part wins, so one batch cuts C to a w-th; the parts go out as
+ * one batch and the complements only when no part alone is interesting.
+ * The result is 1-minimal all the same: the loop ends only when g reached
+ * |C| and no complement (single removal) was interesting.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +23,14 @@
 size_t ddmin_run(unsigned char *keep, const unsigned char *fixed, size_t n,
 		 ddmin_oracle oracle, void *arg, struct ddmin_stats *st)
 {
+	return ddmin_run_width(keep, fixed, n, 2, oracle, arg, st);
+}
+
+size_t ddmin_run_width(unsigned char *keep, const unsigned char *fixed, size_t n, size_t width,
+		       ddmin_oracle oracle, void *arg, struct ddmin_stats *st)
+{
 	size_t *cur = xmalloc((n + 1) * sizeof(size_t));
-	size_t m = 0, g = 2, kept = 0;
+	size_t w = width > 2 ? width : 2, g = w, m = 0, kept = 0;
 	unsigned char **masks = NULL;
 	int *res = NULL;
 	struct ddmin_stats dummy;
@@ -32,13 +45,15 @@ size_t ddmin_run(unsigned char *keep, const unsigned char *fixed, size_t n,
 	res = xcalloc(2 * (n + 2), sizeof(*res));
 
 	while (m >= 1) {
-		size_t parts = g < m ? g : m, k = 0;
+		size_t parts = g < m ? g : m, k = 0, untested = 0;
 		size_t best = (size_t)-1;
-		int best_is_part = 0;
+		int best_is_part = 0, aborted = 0;
 
 		/* masks: parts first (only when parts > 2: for 2 they equal the
-		 * complements), then complements */
-		for (int pass = 0; pass < 2; pass++) {
+		 * complements), then complements; with width > 2 the parts are a
+		 * batch of their own and the complements follow only if no part
+		 * was interesting */
+		for (int pass = 0; pass < 2 && best == (size_t)-1 && !aborted; pass++) {
 			if (pass == 0 && parts <= 2)
 				continue;
 			for (size_t p = 0; p < parts; p++) {
@@ -53,21 +68,29 @@ size_t ddmin_run(unsigned char *keep, const unsigned char *fixed, size_t n,
 				}
 				masks[k++] = mk;
 			}
+			if (w == 2 && pass == 0)
+				continue;   /* classic: parts and complements in one batch */
+			st->batches++;
+			st->tests += (long)(k - untested);
+			if (oracle(arg, (const unsigned char *const *)masks + untested, k - untested, n,
+				   res + untested) < 0) {
+				aborted = 1;
+				break;
+			}
+			untested = k;
+			for (size_t i = 0; i < k; i++)
+				if (res[i]) {
+					best = i;
+					best_is_part = parts > 2 && i < parts;
+					break;
+				}
 		}
-		st->batches++;
-		st->tests += (long)k;
-		if (oracle(arg, (const unsigned char *const *)masks, k, n, res) < 0) {
+		if (aborted) {
 			st->aborted = 1;
 			for (size_t i = 0; i < k; i++)
 				free(masks[i]);
 			break;
 		}
-		for (size_t i = 0; i < k; i++)
-			if (res[i]) {
-				best = i;
-				best_is_part = parts > 2 && i < parts;
-				break;
-			}
 		if (best != (size_t)-1) {
 			/* adopt masks[best] as the new current set */
 			size_t nm = 0;
@@ -78,7 +101,7 @@ size_t ddmin_run(unsigned char *keep, const unsigned char *fixed, size_t n,
 				if (!(fixed && fixed[i]))
 					keep[i] = masks[best][i];
 			m = nm;
-			g = best_is_part ? 2 : (parts - 1 > 2 ? parts - 1 : 2);
+			g = best_is_part ? w : (parts - 1 > 2 ? parts - 1 : 2);
 		} else if (parts >= m) {
 			for (size_t i = 0; i < k; i++)
 				free(masks[i]);

@@ -32,5 +32,10 @@ struct ddmin_stats {
  */
 size_t ddmin_run(unsigned char *keep, const unsigned char *fixed, size_t n,
 		 ddmin_oracle oracle, void *arg, struct ddmin_stats *st);
+/* The same with a parallel width (>= 2; 2 is ddmin_run): rounds split the
+ * set into `width` parts and test them as one batch before any complement,
+ * so a few relevant elements are found in log_width(n) batches. */
+size_t ddmin_run_width(unsigned char *keep, const unsigned char *fixed, size_t n, size_t width,
+		       ddmin_oracle oracle, void *arg, struct ddmin_stats *st);
 
 #endif

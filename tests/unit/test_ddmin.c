@@ -126,3 +126,68 @@ UNIT_TEST(ddmin_randomized_vs_reference)
 		CHECK(one_minimal(&s, keep, n));
 	}
 }
+
+/* The parallel-width variant: same guarantees, fewer batches for the
+ * common case of one element that matters. */
+UNIT_TEST(ddmin_width_single_element_fewer_batches)
+{
+	struct script s = { { 3001 }, 1, { 0, 0 }, 0, 0, 0, 0 };
+	static unsigned char keep[4096];
+	struct ddmin_stats classic, wide;
+	memset(keep, 1, sizeof(keep));
+	CHECK_EQ_U(ddmin_run(keep, NULL, 4096, oracle, &s, &classic), 1);
+	CHECK(keep[3001] == 1);
+	memset(keep, 1, sizeof(keep));
+	s.calls = 0;
+	CHECK_EQ_U(ddmin_run_width(keep, NULL, 4096, 8, oracle, &s, &wide), 1);
+	CHECK(keep[3001] == 1);
+	CHECK(one_minimal(&s, keep, 4096));
+	/* log8(4096) = 4 part batches, then the last complement check */
+	CHECK(wide.batches <= 6);
+	CHECK(wide.batches * 2 <= classic.batches);
+}
+
+UNIT_TEST(ddmin_width_pairs_and_fixed)
+{
+	struct script s = { { 3, 90, 91 }, 3, { 10, 50 }, 2, 0, 0, 0 };
+	unsigned char keep[120], fixed[120];
+	memset(keep, 1, sizeof(keep));
+	memset(fixed, 0, sizeof(fixed));
+	fixed[119] = 1;
+	size_t kept = ddmin_run_width(keep, fixed, 120, 4, oracle, &s, NULL);
+	CHECK(keep[119] == 1);
+	CHECK(keep[3] && keep[90] && keep[91]);
+	CHECK(keep[10] != keep[50]);
+	CHECK_EQ_U(kept, 5);
+	CHECK(one_minimal_fixed(&s, keep, 120, fixed));
+}
+
+UNIT_TEST(ddmin_width_randomized_one_minimal)
+{
+	unsigned seed = 777;
+	for (int round = 0; round < 300; round++) {
+		struct script s;
+		size_t n = 1 + (seed = seed * 1103515245 + 12345) % 60;
+		size_t w = 3 + (seed = seed * 1103515245 + 12345) % 6;
+		unsigned char keep[64];
+		memset(&s, 0, sizeof(s));
+		s.nneed = (seed = seed * 1103515245 + 12345) % 4;
+		for (size_t i = 0; i < s.nneed; i++)
+			s.need[i] = (seed = seed * 1103515245 + 12345) % n;
+		memset(keep, 1, n);
+		ddmin_run_width(keep, NULL, n, w, oracle, &s, NULL);
+		CHECK(one_minimal(&s, keep, n));
+	}
+}
+
+UNIT_TEST(ddmin_width_abort_keeps_last_good)
+{
+	struct script s = { { 5 }, 1, { 0, 0 }, 0, 0, 2, 0 };
+	unsigned char keep[64];
+	struct ddmin_stats st;
+	memset(keep, 1, sizeof(keep));
+	ddmin_run_width(keep, NULL, 64, 4, oracle, &s, &st);
+	CHECK(st.aborted);
+	CHECK(keep[5] == 1);
+	CHECK(interesting(&s, keep));
+}
