@@ -140,52 +140,76 @@ static unsigned last_shmem(const struct trace *t)
 	return v;
 }
 
+/* The buffer lines replay printed (GPUREDUCE_REPLAY_VERBOSE) in output. */
+static size_t read_buffers(const char *output, struct rbuf **bufs)
+{
+	size_t nb = 0, ab = 0;
+	const char *p = output;
+	*bufs = NULL;
+	while ((p = strstr(p, "gpureduce-buffer "))) {
+		struct rbuf b;
+		if (sscanf(p, "gpureduce-buffer %zu 0x%llx %llu", &b.index, &b.ptr, &b.size) == 3) {
+			ALLOC_GROW(*bufs, nb + 1, ab);
+			(*bufs)[nb++] = b;
+		}
+		p += 17;
+	}
+	return nb;
+}
+
+/* The buffer nearest to addr: *dist its distance (0 inside), *where 0
+ * inside, 1 after its end, -1 before its start.  NULL when none. */
+static const struct rbuf *nearest_buffer(const struct rbuf *bufs, size_t nb, unsigned long long addr,
+					 unsigned long long *dist, int *where)
+{
+	const struct rbuf *best = NULL;
+	*dist = ~0ull;
+	*where = 0;
+	for (size_t i = 0; i < nb; i++) {
+		unsigned long long d;
+		int w;
+		if (addr >= bufs[i].ptr && addr < bufs[i].ptr + bufs[i].size) {
+			d = 0;
+			w = 0;
+		} else if (addr >= bufs[i].ptr + bufs[i].size) {
+			d = addr - (bufs[i].ptr + bufs[i].size) + 1;
+			w = 1;
+		} else {
+			d = bufs[i].ptr - addr;
+			w = -1;
+		}
+		if (d < *dist) {
+			*dist = d;
+			best = &bufs[i];
+			*where = w;
+		}
+	}
+	return best;
+}
+
+/* Within this distance of a buffer an address is "near" it (an overrun of
+ * that buffer); farther out it is a wild address. */
+#define NEAR_BYTES (64ull << 20)
+
 int diagnose_explain(const char *output, const struct trace *red, struct strbuf *out)
 {
 	struct report r;
 	struct rbuf *bufs = NULL;
-	size_t nb = 0, ab = 0;
-	const char *p = output;
+	size_t nb;
 
 	if (parse_report(output, &r) < 0)
 		return -1;
-	while ((p = strstr(p, "gpureduce-buffer "))) {
-		struct rbuf b;
-		if (sscanf(p, "gpureduce-buffer %zu 0x%llx %llu", &b.index, &b.ptr, &b.size) == 3) {
-			ALLOC_GROW(bufs, nb + 1, ab);
-			bufs[nb++] = b;
-		}
-		p += 17;
-	}
+	nb = read_buffers(output, &bufs);
 	sb_addf(out, "%s", r.what);
 	if (r.thread[0])
 		sb_addf(out, " by thread %s of block %s", r.thread, r.block);
 	if (r.at[0])
 		sb_addf(out, " at %s", r.at);
 	if (r.have_addr) {
-		const struct rbuf *best = NULL;
-		unsigned long long bestd = ~0ull;
-		int where = 0; /* 0 inside, 1 after, -1 before */
-		for (size_t i = 0; i < nb; i++) {
-			unsigned long long d;
-			int w;
-			if (r.addr >= bufs[i].ptr && r.addr < bufs[i].ptr + bufs[i].size) {
-				d = 0;
-				w = 0;
-			} else if (r.addr >= bufs[i].ptr + bufs[i].size) {
-				d = r.addr - (bufs[i].ptr + bufs[i].size) + 1;
-				w = 1;
-			} else {
-				d = bufs[i].ptr - r.addr;
-				w = -1;
-			}
-			if (d < bestd) {
-				bestd = d;
-				best = &bufs[i];
-				where = w;
-			}
-		}
-		if (best && bestd < (64ull << 20)) {
+		unsigned long long bestd;
+		int where; /* 0 inside, 1 after, -1 before */
+		const struct rbuf *best = nearest_buffer(bufs, nb, r.addr, &bestd, &where);
+		if (best && bestd < NEAR_BYTES) {
 			struct strbuf role = STRBUF_INIT;
 			char b[32];
 			role_of(red, best->index, &role);
@@ -284,6 +308,40 @@ int diagnose_site(const char *output, char *site, size_t n)
 	if (parse_report(output, &r) < 0)
 		return -1;
 	snprintf(site, n, "%s at %s", r.what, r.at);
+	return 0;
+}
+
+int diagnose_site_rel(const char *output, const struct trace *t, char *site, size_t n)
+{
+	struct report r;
+	struct rbuf *bufs = NULL;
+	struct strbuf rel = STRBUF_INIT;
+	size_t nb;
+
+	if (parse_report(output, &r) < 0)
+		return -1;
+	nb = read_buffers(output, &bufs);
+	if (r.have_addr) {
+		unsigned long long d;
+		int where;
+		const struct rbuf *b = nearest_buffer(bufs, nb, r.addr, &d, &where);
+		if (strstr(r.what, "shared") && r.addr < (1ull << 32)) {
+			sb_adds(&rel, "; outside shared memory");
+		} else if (b && d < NEAR_BYTES) {
+			struct strbuf role = STRBUF_INIT;
+			role_of(t, b->index, &role);
+			sb_addf(&rel, "; %s %s", where == 0 ? "inside" : where > 0 ? "past the end of" : "before",
+				role.buf);
+			sb_release(&role);
+		} else if (r.addr < (1ull << 20)) {
+			sb_adds(&rel, "; a null pointer");
+		} else {
+			sb_adds(&rel, "; a wild address");
+		}
+	}
+	snprintf(site, n, "%s at %s%s", r.what, r.at, rel.len ? rel.buf : "");
+	sb_release(&rel);
+	free(bufs);
 	return 0;
 }
 

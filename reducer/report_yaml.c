@@ -41,6 +41,8 @@ int report_yaml_write(const char *path, const struct shrink_report *rep, const s
 		yo_kv_str(&y, "site", rep->site);
 		yo_kv_bool(&y, "site_confirmed", rep->site_confirmed);
 	}
+	if (rep->backed_off_to[0])
+		yo_kv_str(&y, "backed_off_to", rep->backed_off_to);
 	yo_map_end(&y);
 	yo_key(&y, "reproduction");
 	yo_map_start(&y, 0);
@@ -75,6 +77,11 @@ int report_yaml_write(const char *path, const struct shrink_report *rep, const s
 	yo_kv_i64(&y, "cache_hits", rep->cache_hits);
 	yo_kv_i64(&y, "slipped", rep->slipped);
 	yo_kv_i64(&y, "workers_spawned", rep->workers_spawned);
+	yo_kv_i64(&y, "sanitizer_runs", rep->site_runs);
+	yo_key(&y, "sanitizer_seconds");
+	yo_plainf(&y, "%.2f", rep->site_seconds);
+	if (rep->phase_failures)
+		yo_kv_i64(&y, "phase_failures", rep->phase_failures);
 	yo_key(&y, "seconds");
 	yo_plainf(&y, "%.2f", rep->seconds);
 	if (rep->one_launch_seconds > 0) {

@@ -6,6 +6,7 @@
  * Outcomes are cached by the candidate file's content hash, so a candidate
  * that two phases happen to build twice runs once.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "../common/child.h"
 #include "../common/strbuf.h"
 #include "../common/util.h"
+#include "../replay/drv.h"
 #include "../replay/graphs.h"
 #include "../replay/memmap.h"
 #include "../replay/place.h"
@@ -51,6 +53,21 @@ struct S {
 	size_t nowned, aowned;
 	int infra_failed;
 	int kernel_from_replay;   /* the capture could not name the faulting kernel (a graph) */
+	FILE *log;                /* --log */
+	int have_san;             /* compute-sanitizer found and the site check wanted */
+	char ref_site[700];       /* --signature=site: the original's site (diagnose_site_rel) */
+	int have_ref;
+	/* the base state's (slice's) compute-sanitizer run, started in the
+	 * background after the slice and collected once, when first needed */
+	struct child base_child;
+	struct strbuf base_bin, base_out;
+	int base_started, base_done, base_have;
+	char base_site[700];
+	char *base_output;
+	double base_t0;
+	struct cand state[SHRINK_MAX_PHASES];   /* the best candidate after each phase */
+	const char *state_name[SHRINK_MAX_PHASES];
+	int nstates;
 };
 
 /* ---- bookkeeping ---------------------------------------------------------- */
@@ -70,6 +87,21 @@ static uint8_t *arena_copy(struct S *s, const uint8_t *src, size_t n)
 static int over_time(struct S *s)
 {
 	return s->o->time_limit > 0 && now_sec() - s->t0 > s->o->time_limit;
+}
+
+/* One line in the --log file: seconds since the start, then the text. */
+static void slog(struct S *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void slog(struct S *s, const char *fmt, ...)
+{
+	va_list ap;
+	if (!s->log)
+		return;
+	fprintf(s->log, "%8.3f %-8s ", now_sec() - s->t0, s->ph ? s->ph->name : "-");
+	va_start(ap, fmt);
+	vfprintf(s->log, fmt, ap);
+	va_end(ap);
+	fputc('\n', s->log);
+	fflush(s->log);
 }
 
 static void progress(struct S *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -152,11 +184,69 @@ static void phase_end(struct S *s, const struct cand *c, const char *outcome)
 
 static int sig_match(const struct S *s, const struct replay_result *r)
 {
-	return r->status == RS_FAULT && r->code == s->rep->code &&
+	return r->status == RS_FAULT && drv_same_fault(r->code, s->rep->code) &&
 	       (s->o->sig_code_only || s->kernel_from_replay || !strcmp(r->kernel, s->rep->kernel));
 }
 
 /* ---- testing candidates ---------------------------------------------------- */
+
+/*
+ * Run compute-sanitizer on each of the n trace files side by side (at most
+ * jobs at a time) and write each one's site (diagnose_site_rel) into
+ * sites[i]; "" when the run saw no error or failed.  outputs (may be NULL)
+ * gets each run's whole output (malloc'd) where it was read.  Returns how
+ * many sites were found.
+ */
+static int sanitize_files(struct S *s, char *const *paths, size_t n, char (*sites)[700], char **outputs)
+{
+	size_t next = 0, found = 0;
+	size_t width = s->o->jobs > 0 ? (size_t)s->o->jobs : 1;
+	double t0 = now_sec();
+
+	for (size_t i = 0; i < n; i++)
+		sites[i][0] = 0;
+	while (next < n) {
+		size_t m = n - next < width ? n - next : width;
+		struct child *ch = xcalloc(m, sizeof(*ch));
+		char **outs = xcalloc(m, sizeof(char *));
+		int *started = xcalloc(m, sizeof(int));
+		for (size_t k = 0; k < m; k++) {
+			struct strbuf o = STRBUF_INIT, e = STRBUF_INIT;
+			sb_addf(&o, "%s.san.txt", paths[next + k]);
+			outs[k] = sb_detach(&o, NULL);
+			started[k] = diagnose_start(paths[next + k], s->guard, outs[k], &ch[k], &e) == 0;
+			sb_release(&e);
+		}
+		for (size_t k = 0; k < m; k++) {
+			struct strbuf out = STRBUF_INIT, e = STRBUF_INIT;
+			struct trace t;
+			double t1 = now_sec();
+			if (started[k] && diagnose_collect(&ch[k], outs[k], 180, &out, &e) == 0 &&
+			    trace_open(&t, paths[next + k], TRACE_OPEN_STRICT, &e) == 0) {
+				if (diagnose_site_rel(out.buf, &t, sites[next + k], sizeof(sites[0])) == 0)
+					found++;
+				trace_release(&t);
+				if (outputs)
+					outputs[next + k] = xstrdup(out.buf);
+			} else if (started[k]) {
+				child_kill(&ch[k]);
+			}
+			slog(s, "sanitizer %s: %s (%.2f s wait)", paths[next + k],
+			     sites[next + k][0] ? sites[next + k] : "no report", now_sec() - t1);
+			s->rep->site_runs++;
+			unlink(outs[k]);
+			free(outs[k]);
+			sb_release(&out);
+			sb_release(&e);
+		}
+		free(ch);
+		free(outs);
+		free(started);
+		next += m;
+	}
+	s->rep->site_seconds += now_sec() - t0;
+	return (int)found;
+}
 
 static uint64_t file_hash(const char *path)
 {
@@ -229,15 +319,48 @@ static int test_cands(struct S *s, struct cand *const *cands, size_t k, int *int
 			progress(s, "%s: %ld tested, %zu running; candidates of %zu launch(es), %zu buffer(s), %s",
 				 s->ph->name, s->rep->candidates, nj, l, b, fmt_bytes(by, bb));
 		}
+		double tb = now_sec();
 		if (pool_run(s->pool, jobs, nj, s->err) < 0) {
 			s->infra_failed = 1;
+			slog(s, "batch of %zu jobs: workers lost: %s", nj, s->err->buf);
 			goto out;
 		}
+		slog(s, "batch of %zu jobs (%zu candidates): %.3f s", nj, k, now_sec() - tb);
 		for (size_t j = 0; j < nj; j++) {
+			char d[300];
+			const struct replay_result *r = &jobs[j].res;
+			snprintf(d, sizeof(d), "%s", r->status == RS_FAULT ? r->error :
+				 r->status == RS_CLEAN ? "clean" : r->status == RS_TIMEOUT ? "timeout" : "error");
+			slog(s, "  %s: %s%s (%.3f s in the worker)", paths[owner[j]], d,
+			     r->status == RS_FAULT ? (sig_match(s, r) ? ", the signature" : ", ANOTHER fault") : "",
+			     r->seconds);
 			if (sig_match(s, &jobs[j].res))
 				faults[owner[j]]++;
 			else if (jobs[j].res.status == RS_FAULT)
 				s->rep->slipped++;   /* faulted, but not our fault */
+		}
+		/* --signature=site: what passed the cheap check must also fail at
+		 * the original's site under compute-sanitizer */
+		if (s->o->sig_site && s->have_ref) {
+			char **sp = xcalloc(k + 1, sizeof(char *));
+			size_t *si = xcalloc(k + 1, sizeof(size_t)), ns = 0;
+			for (size_t i = 0; i < k; i++)
+				if (faults[i] >= s->need && !cache_find(s, hashes[i])) {
+					sp[ns] = paths[i];
+					si[ns++] = i;
+				}
+			if (ns) {
+				char (*sites)[700] = xcalloc(ns, sizeof(*sites));
+				sanitize_files(s, sp, ns, sites, NULL);
+				for (size_t q = 0; q < ns; q++)
+					if (strcmp(sites[q], s->ref_site)) {
+						faults[si[q]] = 0;
+						s->rep->slipped++;
+					}
+				free(sites);
+			}
+			free(sp);
+			free(si);
 		}
 		for (size_t i = 0; i < k; i++) {
 			if (cache_find(s, hashes[i]))
@@ -272,6 +395,14 @@ out:
 	return ret;
 }
 
+/* ddmin's split width: as many parts as there are workers to test them
+ * side by side (a flaky fault's repeated tests already fill the pool) */
+static size_t dd_width(const struct S *s)
+{
+	int w = s->o->jobs / (s->reps > 0 ? s->reps : 1);
+	return w > 2 ? (size_t)w : 2;
+}
+
 static int test_one(struct S *s, struct cand *c)
 {
 	int r = 0;
@@ -293,10 +424,17 @@ static int run_file(struct S *s, const char *path, const struct replay_opts *opt
 		jobs[i].opts = *opts;
 		jobs[i].timeout = s->o->cand_timeout > 0 ? s->o->cand_timeout * 10 : 0;
 	}
+	double tb = now_sec();
 	if (pool_run(s->pool, jobs, (size_t)n, s->err) < 0) {
 		s->infra_failed = 1;
+		slog(s, "%d runs of %s: workers lost: %s", n, path, s->err->buf);
 		goto out;
 	}
+	for (int i = 0; i < n; i++)
+		slog(s, "run of %s: %s (%.3f s in the worker)", path,
+		     jobs[i].res.status == RS_FAULT ? jobs[i].res.error :
+		     jobs[i].res.status == RS_CLEAN ? "clean" : "error/timeout", jobs[i].res.seconds);
+	slog(s, "%d runs of %s: %.3f s", n, path, now_sec() - tb);
 	*first = jobs[0].res;
 	for (int i = 0; i < n; i++) {
 		if (sig_match(s, &jobs[i].res)) {
@@ -698,7 +836,9 @@ static void phase_launches(struct S *s, struct cand *best, const char *name)
 		}
 		free(rel);
 	}
-	ddmin_run(keep, fixed, nl, launch_oracle, &d, &st);
+	/* the baseline is plain ddmin; ours splits as wide as the pool */
+	ddmin_run_width(keep, fixed, nl, s->o->strategy == STRATEGY_FULL ? dd_width(s) : 2,
+			launch_oracle, &d, &st);
 	{
 		struct cand out;
 		apply_launch_mask(&d, keep, nl, &out);
@@ -830,7 +970,7 @@ static void minimize_chunks(struct S *s, struct cand *best, size_t item, const u
 	fixed = xcalloc(n, 1);
 	for (size_t i = 0; i < n; i++)
 		fixed[i] = (unsigned char)covers_pointer(pw, d.chunks[i].off, d.chunks[i].len);
-	ddmin_run(keep, fixed, n, data_oracle, &d, NULL);
+	ddmin_run_width(keep, fixed, n, dd_width(s), data_oracle, &d, NULL);
 	free(fixed);
 	/* refine: split each kept chunk into 8-byte words */
 	{
@@ -857,7 +997,7 @@ static void minimize_chunks(struct S *s, struct cand *best, size_t item, const u
 		for (size_t i = 0; i < n; i++)
 			fixed[i] = (unsigned char)covers_pointer(pw, d.chunks[i].off, d.chunks[i].len);
 		if (n > 1 && n <= 4096)
-			ddmin_run(keep, fixed, n, data_oracle, &d, NULL);
+			ddmin_run_width(keep, fixed, n, dd_width(s), data_oracle, &d, NULL);
 		free(fixed);
 	}
 	{
@@ -962,14 +1102,346 @@ static int test_pick_first(struct S *s, struct cand *cs, int nt, struct cand *be
 	return won;
 }
 
+/* ---- the base state's site -------------------------------------------------- */
+
+/* Start compute-sanitizer on c (the base state) in the background. */
+static void base_site_start(struct S *s, const struct cand *c)
+{
+	struct strbuf e = STRBUF_INIT;
+	sb_addf(&s->base_bin, "%s/slice-site.bin", s->o->workdir);
+	sb_addf(&s->base_out, "%s/slice-site.txt", s->o->workdir);
+	if (cand_write(c, s->base_bin.buf, &e) == 0 &&
+	    diagnose_start(s->base_bin.buf, s->guard, s->base_out.buf, &s->base_child, &e) == 0) {
+		s->base_started = 1;
+		s->base_t0 = now_sec();
+	}
+	sb_release(&e);
+}
+
+/* The base state's site (waiting for its run if need be); NULL when it
+ * was not run or saw no error. */
+static const char *base_site(struct S *s)
+{
+	if (s->base_started && !s->base_done) {
+		struct strbuf o = STRBUF_INIT, e = STRBUF_INIT;
+		struct trace bt;
+		s->base_done = 1;
+		if (diagnose_collect(&s->base_child, s->base_out.buf, 180, &o, &e) == 0 &&
+		    trace_open(&bt, s->base_bin.buf, TRACE_OPEN_STRICT, &e) == 0) {
+			s->base_have = diagnose_site_rel(o.buf, &bt, s->base_site, sizeof(s->base_site)) == 0;
+			trace_release(&bt);
+			s->base_output = sb_detach(&o, NULL);
+		} else {
+			child_kill(&s->base_child);
+		}
+		s->rep->site_runs++;
+		s->rep->site_seconds += now_sec() - s->base_t0;
+		slog(s, "sanitizer on the %s state: %s (%.2f s since it started)",
+		     s->nstates ? s->state_name[0] : "base", s->base_have ? s->base_site : "no report",
+		     now_sec() - s->base_t0);
+		sb_release(&o);
+		sb_release(&e);
+	}
+	return s->base_have ? s->base_site : NULL;
+}
+
+/* ---- buffer sizes ----------------------------------------------------------- */
+
+/* Could buffer `ai` (a TR_ALLOC item) be cut to a smaller size, and to no
+ * less than what: every pointer to it (launch parameters, pointer words in
+ * kept bytes), and the chunks of bytes kept as captured.  0 when it cannot
+ * be cut (a copy reads or writes it device-side, a 2D memset, a kind whose
+ * size is not ours to choose). */
+static int size_floor(const struct cand *c, size_t ai, uint64_t *floor)
+{
+	const struct tr_alloc *a = &c->it[ai].rec.u.alloc;
+	uint64_t lo = 1, A = a->addr, Z = a->size;
+	struct strbuf data = STRBUF_INIT, e = STRBUF_INIT;
+	int ok = 1;
+
+#define IN_BUF(v) ((v) >= A && (v) < A + Z)
+	if (a->kind != TR_MEM_DEVICE && a->kind != TR_MEM_ASYNC && a->kind != TR_MEM_VMM)
+		return 0;
+	for (size_t i = 0; i < c->n && ok; i++) {
+		const struct item *it = &c->it[i];
+		const struct tr_rec *r = &it->rec;
+		switch (r->type) {
+		case TR_LAUNCH:
+			for (uint32_t off = 0; off + 8 <= r->u.launch.argsize; off += 8) {
+				uint64_t v;
+				memcpy(&v, r->u.launch.args + off, 8);
+				if (IN_BUF(v) && v - A + 1 > lo)
+					lo = v - A + 1;
+			}
+			break;
+		case TR_MEMCPY_D2D:
+			if (IN_BUF(r->u.copy.dst) || IN_BUF(r->u.copy.src))
+				ok = 0;
+			break;
+		case TR_MEMCPY_D2H:
+			if (IN_BUF(r->u.copy.src))
+				ok = 0;
+			break;
+		case TR_MEMSET:
+			if (IN_BUF(r->u.memset.dst) && r->u.memset.height > 1)
+				ok = 0;
+			break;
+		case TR_MEMCPY_H2D: {
+			int mine = IN_BUF(r->u.copy.dst);
+			if (mine && it->data_mode == DATA_ORIG) {
+				ok = 0;   /* bytes as captured: the data phase did not get to it */
+				break;
+			}
+			if (mine && it->data_mode == DATA_KEEP && it->nkeep) {
+				uint64_t end = r->u.copy.dst - A + it->keep[it->nkeep - 1].off +
+					       it->keep[it->nkeep - 1].len;
+				if (end > lo)
+					lo = end;
+			}
+			/* pointers to this buffer among bytes kept anywhere */
+			if (it->data_mode == DATA_ORIG || it->data_mode == DATA_KEEP) {
+				sb_reset(&data);
+				if (trace_blob_read(it->src, r->u.copy.blob, &data, 0, &e) < 0) {
+					ok = 0;
+					break;
+				}
+				for (size_t w = 0; w + 8 <= data.len; w += 8) {
+					uint64_t v;
+					int kept = it->data_mode == DATA_ORIG;
+					for (size_t k = 0; k < it->nkeep && !kept; k++)
+						kept = w >= it->keep[k].off && w < it->keep[k].off + it->keep[k].len;
+					memcpy(&v, data.buf + w, 8);
+					if (kept && IN_BUF(v) && v - A + 1 > lo)
+						lo = v - A + 1;
+				}
+			}
+			break;
+		}
+		default:
+			break;
+		}
+	}
+#undef IN_BUF
+	sb_release(&data);
+	sb_release(&e);
+	*floor = (lo + 3) & ~(uint64_t)3;
+	if (*floor > Z)
+		*floor = Z;
+	return ok && *floor < Z;
+}
+
+/* out = c with buffer `ai` cut to `size` bytes: copies and memsets into it
+ * are clipped (bytes kept as captured become a kept range), those wholly
+ * past the new end dropped. */
+static void cut_buffer(const struct cand *c, size_t ai, uint64_t size, struct cand *out)
+{
+	uint64_t A = c->it[ai].rec.u.alloc.addr, Z = c->it[ai].rec.u.alloc.size;
+	size_t j = 0;
+
+	cand_copy(out, c);
+	out->it[ai].rec.u.alloc.size = size;
+	for (size_t i = 0; i < out->n; i++) {
+		struct item *it = &out->it[i];
+		struct tr_rec *r = &it->rec;
+		int drop = 0;
+		if (r->type == TR_MEMCPY_H2D && r->u.copy.dst >= A && r->u.copy.dst < A + Z) {
+			uint64_t off = r->u.copy.dst - A;
+			if (off >= size) {
+				drop = 1;
+			} else if (off + r->u.copy.size > size) {
+				uint64_t len = size - off;
+				if (it->data_mode == DATA_ORIG) {
+					it->data_mode = DATA_KEEP;
+					it->keep = xcalloc(1, sizeof(struct range));
+					it->keep[0].off = 0;
+					it->keep[0].len = len;
+					it->nkeep = 1;
+				} else if (it->data_mode == DATA_KEEP) {
+					size_t n = 0;
+					for (size_t k = 0; k < it->nkeep; k++) {
+						struct range g = it->keep[k];
+						if (g.off >= len)
+							continue;
+						if (g.off + g.len > len)
+							g.len = len - g.off;
+						it->keep[n++] = g;
+					}
+					it->nkeep = n;
+				}
+				r->u.copy.size = len;
+			}
+		} else if (r->type == TR_MEMSET && r->u.memset.dst >= A && r->u.memset.dst < A + Z) {
+			uint64_t off = r->u.memset.dst - A, es = r->u.memset.elem_size ? r->u.memset.elem_size : 1;
+			if (off >= size)
+				drop = 1;
+			else if (off + r->u.memset.width * es > size)
+				r->u.memset.width = (size - off) / es;
+			if (!r->u.memset.width)
+				drop = 1;
+		}
+		if (drop) {
+			free(it->keep);
+			continue;
+		}
+		out->it[j++] = *it;
+	}
+	out->n = j;
+}
+
+/*
+ * Cut buffers to smaller sizes that keep the fault.  A cut can turn a
+ * read that was in bounds into a new overrun in the same kernel, which the
+ * cheap signature cannot tell from the bug, so every cut that passes it is
+ * also run under compute-sanitizer and kept only when it fails at the base
+ * state's site (PC, access, and where the address lies): the phase runs
+ * only where compute-sanitizer is at hand.  For each of the largest
+ * buffers, one batch tries the floor (what pointers and kept bytes need),
+ * 1/16 and 1/4 of the size; the smallest good size of each buffer is
+ * combined into one candidate.
+ */
+#define SIZES_MAX_BUFFERS 4
+#define SIZES_PER_BUFFER 3
+
+static void phase_sizes(struct S *s, struct cand *best)
+{
+	struct cand cs[SIZES_MAX_BUFFERS * SIZES_PER_BUFFER];
+	size_t buf_of[SIZES_MAX_BUFFERS * SIZES_PER_BUFFER];
+	uint64_t size_of[SIZES_MAX_BUFFERS * SIZES_PER_BUFFER];
+	size_t ai[SIZES_MAX_BUFFERS], na = 0, nc = 0;
+	uint64_t pick[SIZES_MAX_BUFFERS] = { 0 };
+	int r[SIZES_MAX_BUFFERS * SIZES_PER_BUFFER];
+	const char *ref;
+	int changed = 0;
+	size_t made = 0;
+	uint64_t addr[SIZES_MAX_BUFFERS];
+
+	phase_begin(s, "sizes", best);
+	if (!s->have_san) {
+		phase_end(s, best, "skipped: no compute-sanitizer to check that a cut keeps the site");
+		return;
+	}
+	if (!(ref = base_site(s))) {
+		phase_end(s, best, "skipped: compute-sanitizer saw no error in the base state");
+		return;
+	}
+	/* the largest buffers that can be cut (at least 1 KiB) */
+	for (size_t i = 0; i < best->n; i++) {
+		uint64_t f;
+		if (best->it[i].rec.type != TR_ALLOC || best->it[i].rec.u.alloc.size < 1024 ||
+		    !size_floor(best, i, &f))
+			continue;
+		size_t k = na < SIZES_MAX_BUFFERS ? na++ : SIZES_MAX_BUFFERS;
+		if (k == SIZES_MAX_BUFFERS) {
+			/* replace the smallest kept one if this one is larger */
+			size_t m = 0;
+			for (size_t q = 1; q < na; q++)
+				if (best->it[ai[q]].rec.u.alloc.size < best->it[ai[m]].rec.u.alloc.size)
+					m = q;
+			if (best->it[ai[m]].rec.u.alloc.size >= best->it[i].rec.u.alloc.size)
+				continue;
+			k = m;
+		}
+		ai[k] = i;
+	}
+	for (size_t b = 0; b < na; b++) {
+		uint64_t z = best->it[ai[b]].rec.u.alloc.size, f = 0, v[SIZES_PER_BUFFER];
+		int nv = 0;
+		size_floor(best, ai[b], &f);
+		v[nv++] = f;
+		if (((z / 16 + 15) & ~(uint64_t)15) > f)
+			v[nv++] = (z / 16 + 15) & ~(uint64_t)15;
+		if (((z / 4 + 15) & ~(uint64_t)15) > v[nv - 1] && z / 4 < z)
+			v[nv++] = (z / 4 + 15) & ~(uint64_t)15;
+		addr[b] = best->it[ai[b]].rec.u.alloc.addr;
+		for (int t = 0; t < nv; t++) {
+			cut_buffer(best, ai[b], v[t], &cs[nc]);
+			buf_of[nc] = b;
+			size_of[nc++] = v[t];
+		}
+	}
+	made = nc;
+	if (nc) {
+		struct cand *ps[SIZES_MAX_BUFFERS * SIZES_PER_BUFFER];
+		char *paths[SIZES_MAX_BUFFERS * SIZES_PER_BUFFER];
+		char (*sites)[700] = xcalloc(nc, sizeof(*sites));
+		size_t np = 0;
+		for (size_t c = 0; c < nc; c++)
+			ps[c] = &cs[c];
+		if (test_cands(s, ps, nc, r) < 0)
+			nc = 0;
+		/* the cheap survivors under compute-sanitizer, side by side */
+		for (size_t c = 0; c < nc; c++) {
+			struct strbuf p = STRBUF_INIT;
+			if (!r[c])
+				continue;
+			sb_addf(&p, "%s/size-%zu.bin", s->o->workdir, c);
+			if (cand_write(&cs[c], p.buf, s->err) < 0) {
+				r[c] = 0;
+				sb_release(&p);
+				continue;
+			}
+			paths[np] = sb_detach(&p, NULL);
+			buf_of[np] = buf_of[c];     /* compacted alongside */
+			size_of[np] = size_of[c];
+			np++;
+		}
+		if (np)
+			sanitize_files(s, paths, np, sites, NULL);
+		for (size_t q = 0; q < np; q++) {
+			int good = !strcmp(sites[q], ref);
+			slog(s, "cut buffer #%zu to %llu bytes: %s", buf_of[q], (unsigned long long)size_of[q],
+			     good ? "same site" : sites[q][0] ? "the site MOVED" : "no sanitizer report");
+			if (!good)
+				s->rep->slipped++;
+			else if (!pick[buf_of[q]] || size_of[q] < pick[buf_of[q]])
+				pick[buf_of[q]] = size_of[q];
+			unlink(paths[q]);
+			free(paths[q]);
+		}
+		free(sites);
+	}
+	for (size_t c = 0; c < made; c++)
+		cand_release(&cs[c]);
+	{
+		struct cand comb = CAND_INIT, tmp;
+		int any = 0;
+		cand_copy(&comb, best);
+		for (size_t b = 0; b < na; b++) {
+			size_t at = (size_t)-1;
+			if (!pick[b])
+				continue;
+			/* cuts drop records: find the buffer again by its address */
+			for (size_t i = 0; i < comb.n && at == (size_t)-1; i++)
+				if (comb.it[i].rec.type == TR_ALLOC && comb.it[i].rec.u.alloc.addr == addr[b])
+					at = i;
+			if (at == (size_t)-1)
+				continue;
+			cut_buffer(&comb, at, pick[b], &tmp);
+			cand_release(&comb);
+			comb = tmp;
+			any++;
+		}
+		if (any && !s->infra_failed && test_one(s, &comb) == 1) {
+			cand_release(best);
+			*best = comb;
+			changed = 1;
+		} else {
+			cand_release(&comb);
+		}
+	}
+	phase_end(s, best, changed ? "buffers cut" : "sizes kept");
+}
+
 /* ---- scalar parameters ---------------------------------------------------- */
 
 /*
  * Try simpler values for the faulting launch's scalar parameters (4- or
- * 8-byte parameters that are not pointers into a buffer): 0, then 1, then
- * half the value.  A fault that survives n = 0 says the kernel never looked
- * at n -- a missing bounds check, in the kernel's own terms.  Pointer-sized
- * words that point into buffers are never touched.
+ * 8-byte parameters that are not pointers into a buffer): 0, then 1.  A
+ * fault that survives n = 0 says the kernel never looked at n -- a missing
+ * bounds check, in the kernel's own terms.  Nothing else is tried: another
+ * value that still faults (half a wrapped pitch, say) hides the bug's real
+ * number from the reader.  Pointer-sized words that point into buffers are
+ * never touched.
  */
 static void phase_scalars(struct S *s, struct cand *best)
 {
@@ -993,9 +1465,9 @@ static void phase_scalars(struct S *s, struct cand *best)
 	for (uint32_t p = 0; p < best->it[li].rec.u.launch.nparams && !over_time(s) && !s->infra_failed; p++) {
 		const struct tr_launch *l = &best->it[li].rec.u.launch;
 		uint32_t off = l->params[p].offset, size = l->params[p].size;
-		uint64_t v = 0, tries[3];
+		uint64_t v = 0, tries[2];
 		int nt = 0;
-		struct cand cs[3];
+		struct cand cs[2];
 		int dead;
 
 		if (size != 4 && size != 8)
@@ -1008,8 +1480,6 @@ static void phase_scalars(struct S *s, struct cand *best)
 		tries[nt++] = 0;
 		if (v != 1)
 			tries[nt++] = 1;
-		if (v / 2 > 1 && (size == 8 || v / 2 < (1ull << 31)))
-			tries[nt++] = v / 2;
 		for (int t = 0; t < nt; t++) {
 			struct tr_launch *cl;
 			cand_copy(&cs[t], best);
@@ -1102,6 +1572,148 @@ static int confirm_final(struct S *s, struct cand *c, const char *out_bin, int *
 	return 0;
 }
 
+/* ---- phase states, recovery, the site check ---------------------------------- */
+
+/* Remember the best candidate at the end of a phase (to back off to). */
+static void save_state(struct S *s, const char *name, const struct cand *c)
+{
+	if (s->nstates >= SHRINK_MAX_PHASES)
+		return;
+	cand_copy(&s->state[s->nstates], c);
+	s->state_name[s->nstates++] = name;
+}
+
+/* --keep-going: after a phase lost its workers, start a fresh pool and go
+ * on with the best candidate so far.  1 when the next phase can run. */
+static int recover(struct S *s)
+{
+	struct strbuf e = STRBUF_INIT;
+	if (!s->infra_failed)
+		return 1;
+	if (!s->o->keep_going)
+		return 0;
+	s->rep->phase_failures++;
+	slog(s, "workers lost (%s); --keep-going: a fresh pool", s->err->buf);
+	snprintf(s->rep->note, sizeof(s->rep->note), "phase %s lost its workers (%.300s); went on (--keep-going)",
+		 s->ph ? s->ph->name : "?", s->err->buf);
+	pool_release(s->pool);
+	s->pool = pool_create(s->o->jobs, s->o->strategy == STRATEGY_BASELINE, s->o->cand_timeout, &e);
+	if (s->pool) {
+		s->infra_failed = 0;
+		sb_reset(s->err);
+	}
+	sb_release(&e);
+	return s->pool != NULL;
+}
+
+/*
+ * The final state must fail where the base state (the slice, or the
+ * launches phase's result) fails under compute-sanitizer: same PC, access
+ * and place relative to the parameters.  If it does not, the states after
+ * the earlier phases are checked side by side and the latest one that
+ * still fails there replaces *best.  Returns 1 when *best changed, 0 when
+ * not, -1 on a write error.  The base state's run must have been started
+ * (base_site_start).
+ */
+static int site_check(struct S *s, struct cand *best, const char *out_bin)
+{
+	struct shrink_report *rep = s->rep;
+	char s0[700] = "", sf[1][700];
+	char *fo[1] = { NULL }, *fp = (char *)out_bin;
+	const char *base_bin = s->base_bin.buf, *b0;
+	int have = 0, ret = 0, tries = rep->flaky ? 4 : 1;
+	uint64_t hf = file_hash(out_bin);
+
+	if (!(b0 = base_site(s))) {
+		snprintf(rep->note, sizeof(rep->note),
+			 "site not checked: compute-sanitizer saw no error in the %s state%s", s->state_name[0],
+			 rep->flaky ? " (a flaky fault)" : "");
+		goto out;
+	}
+	snprintf(s0, sizeof(s0), "%s", b0);
+	snprintf(rep->site, sizeof(rep->site), "%s", s0);
+	if (file_hash(base_bin) == hf) {
+		/* nothing changed after the base state: its run is the final one's */
+		rep->site_confirmed = 1;
+		rep->final_sanitizer = xstrdup(s->base_output ? s->base_output : "");
+		goto out;
+	}
+	/* a racy fault may simply not happen in one run: only a different
+	 * site counts against the reductions */
+	for (int k = 0; k < tries && !have; k++) {
+		free(fo[0]);
+		fo[0] = NULL;
+		have = sanitize_files(s, &fp, 1, sf, fo) > 0;
+	}
+	if (have && !strcmp(sf[0], s0)) {
+		rep->site_confirmed = 1;
+		rep->final_sanitizer = fo[0];
+		fo[0] = NULL;
+		goto out;
+	}
+	if (!have) {
+		snprintf(rep->note, sizeof(rep->note),
+			 "site not confirmed: the reduced trace did not fault under compute-sanitizer in %d run(s)%s",
+			 tries, rep->flaky ? " (a flaky fault)" : "");
+		goto out;
+	}
+	{
+		/* back off: the intermediate states, latest first */
+		char **paths = xcalloc((size_t)s->nstates + 1, sizeof(char *));
+		char (*sites)[700] = xcalloc((size_t)s->nstates + 1, sizeof(*sites));
+		char **outs = xcalloc((size_t)s->nstates + 1, sizeof(char *));
+		int *idx = xcalloc((size_t)s->nstates + 1, sizeof(int)), n = 0, pick = 0;
+		for (int k = s->nstates - 2; k >= 1; k--) {
+			struct strbuf p = STRBUF_INIT;
+			sb_addf(&p, "%s/state-%d-%s.bin", s->o->workdir, k, s->state_name[k]);
+			if (cand_write(&s->state[k], p.buf, s->err) < 0) {
+				sb_release(&p);
+				ret = -1;
+				break;
+			}
+			if (file_hash(p.buf) == hf || file_hash(p.buf) == file_hash(base_bin)) {
+				sb_release(&p);   /* same as the final (moved) or the base (fine) */
+				continue;
+			}
+			idx[n] = k;
+			paths[n++] = sb_detach(&p, NULL);
+		}
+		if (ret == 0 && n)
+			sanitize_files(s, paths, (size_t)n, sites, outs);
+		for (int q = 0; q < n && !pick && ret == 0; q++)
+			if (!strcmp(sites[q], s0))
+				pick = idx[q];
+		if (ret == 0) {
+			snprintf(rep->note, sizeof(rep->note),
+				 "the %s phase moved the fault (sanitizer: '%.180s' vs '%.180s'); backed off to the state after %s",
+				 s->state_name[pick + 1], s0, sf[0], s->state_name[pick]);
+			snprintf(rep->backed_off_to, sizeof(rep->backed_off_to), "%s", s->state_name[pick]);
+			cand_release(best);
+			cand_copy(best, &s->state[pick]);
+			rep->site_confirmed = 1;
+			for (int q = 0; q < n; q++)
+				if (idx[q] == pick) {
+					rep->final_sanitizer = outs[q];
+					outs[q] = NULL;
+				}
+			if (!pick)
+				rep->final_sanitizer = xstrdup(s->base_output ? s->base_output : "");
+			ret = 1;
+		}
+		for (int q = 0; q < n; q++) {
+			free(paths[q]);
+			free(outs[q]);
+		}
+		free(paths);
+		free(sites);
+		free(outs);
+		free(idx);
+	}
+out:
+	free(fo[0]);
+	return ret;
+}
+
 static int has_graph_launch(const struct trace *t)
 {
 	for (size_t i = 0; i < t->nrec; i++)
@@ -1159,15 +1771,15 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 	       struct shrink_report *rep, struct strbuf *err)
 {
 	struct S s;
-	struct cand best = CAND_INIT, slice_only = CAND_INIT;
-	struct strbuf slice_site_bin = STRBUF_INIT, slice_site_out = STRBUF_INIT;
-	struct child site_child = CHILD_INIT;
-	int site_started = 0;
+	struct cand best = CAND_INIT;
 	long fault_ev = -1, frec;
 	int ret = -1;
 
 	memset(&s, 0, sizeof(s));
 	memset(rep, 0, sizeof(*rep));
+	s.base_child = (struct child)CHILD_INIT;
+	sb_init(&s.base_bin, 0);
+	sb_init(&s.base_out, 0);
 	s.orig = orig;
 	s.o = o;
 	s.rep = rep;
@@ -1205,10 +1817,20 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 		frec = find_fault_record(ex);
 	}
 
+	s.have_san = !o->no_site_check && diagnose_find_sanitizer() != NULL;
+	if (o->sig_site && !s.have_san) {
+		sb_addf(err, "--signature=site needs compute-sanitizer (set GPUREDUCE_SANITIZER or add it to PATH)%s",
+			o->no_site_check ? " and no --no-diagnose" : "");
+		return -1;
+	}
+	if (o->log_path && !(s.log = fopen(o->log_path, "w"))) {
+		sb_addf(err, "%s: cannot write the log: %s", o->log_path, strerror(errno));
+		return -1;
+	}
 	s.pool = pool_create(o->jobs, o->strategy == STRATEGY_BASELINE, o->cand_timeout, err);
 	if (!s.pool) {
-		rep->infra_failed = 1;
-		return -1;
+		s.infra_failed = 1;
+		goto out;
 	}
 	if (phase_confirm(&s, &fault_ev) < 0)
 		goto out;
@@ -1217,6 +1839,21 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 		double rate = (double)rep->orig_faults / rep->orig_runs;
 		s.reps = rate >= 0.5 ? 3 : rate >= 0.25 ? 6 : 10;
 		s.need = 1;
+	}
+
+	if (o->sig_site) {
+		/* the reference: the original's own site */
+		char *op = (char *)s.orig->path;
+		char site[1][700];
+		if (sanitize_files(&s, &op, 1, site, NULL) > 0) {
+			snprintf(s.ref_site, sizeof(s.ref_site), "%s", site[0]);
+			s.have_ref = 1;
+			slog(&s, "reference site: %s", s.ref_site);
+		} else {
+			snprintf(rep->note, sizeof(rep->note),
+				 "--signature=site: compute-sanitizer saw no error in the original's replay; "
+				 "candidates were judged by error and kernel");
+		}
 	}
 
 	if (o->strategy == STRATEGY_BASELINE) {
@@ -1234,87 +1871,53 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 		if (!best.n) {
 			cand_add_all(&best, s.orig);
 		}
-		cand_copy(&slice_only, &best);
-		/* the slice's compute-sanitizer run (for the site check at the
-		 * end) goes on in the background while the data, grid and scalar
-		 * phases run */
-		if (!o->no_site_check && diagnose_find_sanitizer()) {
-			struct strbuf e = STRBUF_INIT;
-			sb_addf(&slice_site_bin, "%s/slice-site.bin", o->workdir);
-			sb_addf(&slice_site_out, "%s/slice-site.txt", o->workdir);
-			if (cand_write(&slice_only, slice_site_bin.buf, &e) == 0 &&
-			    diagnose_start(slice_site_bin.buf, s.guard, slice_site_out.buf, &site_child, &e) == 0)
-				site_started = 1;
-			sb_release(&e);
+		save_state(&s, sliced ? "slice" : "launches", &best);
+		/* the base state's compute-sanitizer run (for the site check at
+		 * the end) goes on in the background while the data, size, grid
+		 * and scalar phases run */
+		if (s.have_san)
+			base_site_start(&s, &best);
+		static void (*const later[])(struct S *, struct cand *) = {
+			phase_data, phase_sizes, phase_grid, phase_scalars
+		};
+		for (size_t k = 0; k < sizeof(later) / sizeof(later[0]); k++) {
+			if (s.infra_failed && !recover(&s))
+				break;
+			later[k](&s, &best);
+			save_state(&s, s.ph->name, &best);
 		}
-		if (!s.infra_failed)
-			phase_data(&s, &best);
-		if (!s.infra_failed)
-			phase_grid(&s, &best);
-		if (!s.infra_failed)
-			phase_scalars(&s, &best);
+		if (s.infra_failed)
+			recover(&s);
 	}
 	if (s.infra_failed)
 		goto out;
 
-	/* final confirmation; back off to the state before data/grid phases */
+	/* final confirmation; back off to the base state (slice or launches) */
 	phase_begin(&s, "verify", &best);
 	{
 		int runs = o->confirm_runs > 0 ? o->confirm_runs : (rep->flaky ? 10 : 5);
 		int faults = 0;
 		if (confirm_final(&s, &best, out_bin, &faults, runs) < 0)
 			goto out;
-		if (!faults && slice_only.n) {
+		if (!faults && s.nstates > 1) {
 			snprintf(rep->note, sizeof(rep->note),
-				 "the fully reduced candidate did not fault in confirmation; backed off to the state before the data and grid phases");
+				 "the fully reduced candidate did not fault in confirmation; backed off to the state "
+				 "after %s", s.state_name[0]);
+			snprintf(rep->backed_off_to, sizeof(rep->backed_off_to), "%s", s.state_name[0]);
 			cand_release(&best);
-			cand_copy(&best, &slice_only);
+			cand_copy(&best, &s.state[0]);
 			if (confirm_final(&s, &best, out_bin, &faults, runs) < 0)
 				goto out;
 		}
 		/* the cheap signature (error + kernel) cannot tell two bugs in one
 		 * kernel apart: where compute-sanitizer is at hand, the reduced
-		 * trace must fail at the same site as the plain slice, or we back
-		 * off to the slice */
-		if (faults && slice_only.n && site_started) {
-			struct strbuf o1 = STRBUF_INIT, o2 = STRBUF_INIT, e = STRBUF_INIT;
-			char s1[700], s2[700];
-			int got1 = diagnose_collect(&site_child, slice_site_out.buf, 180, &o1, &e) == 0;
-			site_started = 0;
-			if (got1 && file_hash(slice_site_bin.buf) == file_hash(out_bin)) {
-				/* nothing changed after the slice: its run is the final one's */
-				rep->final_sanitizer = xstrdup(o1.buf);
-			} else if (got1 && diagnose_site(o1.buf, s1, sizeof(s1)) == 0) {
-				/* a racy fault may simply not happen in this one run: only a
-				 * different site counts against the reductions, and a flaky
-				 * final trace gets a few tries to show its site */
-				int have2 = 0, tries = rep->flaky ? 4 : 1;
-				for (int k = 0; k < tries && !have2; k++) {
-					sb_reset(&o2);
-					have2 = diagnose_run(out_bin, s.guard, &o2, &e) == 0 &&
-						diagnose_site(o2.buf, s2, sizeof(s2)) == 0;
-				}
-				snprintf(rep->site, sizeof(rep->site), "%s", s1);
-				if (have2 && !strcmp(s1, s2)) {
-					rep->site_confirmed = 1;
-					rep->final_sanitizer = xstrdup(o2.buf);
-				} else if (have2) {
-					snprintf(rep->note, sizeof(rep->note),
-						 "the data/grid reductions moved the fault (sanitizer: '%.200s' vs '%.200s'); backed off to the slice",
-						 s1, s2);
-					cand_release(&best);
-					cand_copy(&best, &slice_only);
-					if (confirm_final(&s, &best, out_bin, &faults, runs) < 0)
-						goto out;
-				} else {
-					snprintf(rep->note, sizeof(rep->note),
-						 "site not confirmed: the reduced trace did not fault under compute-sanitizer in %d run(s)%s",
-						 tries, rep->flaky ? " (a flaky fault)" : "");
-				}
-			}
-			sb_release(&o1);
-			sb_release(&o2);
-			sb_release(&e);
+		 * trace must fail at the base state's site, or we back off */
+		if (faults && s.base_started) {
+			int moved = site_check(&s, &best, out_bin);
+			if (moved < 0)
+				goto out;
+			if (moved && confirm_final(&s, &best, out_bin, &faults, runs) < 0)
+				goto out;
 		}
 		rep->final_runs = runs;
 		rep->final_faults = faults;
@@ -1337,15 +1940,19 @@ out:
 	rep->seconds = now_sec() - s.t0;
 	rep->infra_failed = s.infra_failed;
 	cand_release(&best);
-	cand_release(&slice_only);
+	for (int k = 0; k < s.nstates; k++)
+		cand_release(&s.state[k]);
+	if (s.log)
+		fclose(s.log);
 	for (int i = 0; i < s.nsrc; i++) {
 		trace_release(s.src[i]);
 		free(s.src[i]);
 	}
-	if (site_started)
-		child_kill(&site_child);
-	sb_release(&slice_site_bin);
-	sb_release(&slice_site_out);
+	if (s.base_started && !s.base_done)
+		child_kill(&s.base_child);
+	sb_release(&s.base_bin);
+	sb_release(&s.base_out);
+	free(s.base_output);
 	free(s.cache);
 	for (size_t i = 0; i < s.nowned; i++)
 		free(s.owned[i]);

@@ -7,12 +7,18 @@
  * the faulting launch reaches; one-launch candidate) -> if slicing loses the
  * fault, the shortest faulting suffix (snapshot of all live buffers at an
  * earlier launch) and ddmin over its launches -> buffer contents (zeros, a
- * seeded fill, or ddmin over the chunks that matter) -> grid -> a final
- * confirmation, backing off to the last confirmed candidate if it fails.
+ * seeded fill, or ddmin over the chunks that matter) -> buffer sizes -> grid
+ * -> scalar parameters -> a final confirmation.  Where compute-sanitizer is
+ * at hand the final state must fail at the slice's site (PC, access, and
+ * where the address lies in terms of the parameters); if it does not, the
+ * state after each phase is checked and the latest one that still fails
+ * there is kept.
  *
  * A candidate is interesting when replay faults with the same signature:
- * same CUresult and same kernel.  Flaky originals are tested repeatedly per
- * candidate and must keep a rate near the original's.
+ * same CUresult (700 and 717 count as one bad address) and same kernel;
+ * with --signature=site also the same sanitizer site as the original.
+ * Flaky originals are tested repeatedly per candidate and must keep a rate
+ * near the original's.
  */
 #ifndef GPUREDUCE_SHRINK_H
 #define GPUREDUCE_SHRINK_H
@@ -41,6 +47,11 @@ struct shrink_opts {
 	int orig_runs;          /* replays of the original to measure its rate (0: max(4, jobs)) */
 	int sig_code_only;      /* --signature=code: any kernel with the same error counts */
 	int no_site_check;      /* skip the compute-sanitizer site comparison at the end */
+	int sig_site;           /* --signature=site: every accepted candidate also runs under
+				 * compute-sanitizer and must fail at the original's site */
+	int keep_going;         /* --keep-going: a phase whose workers are lost ends, the
+				 * next runs with fresh workers (default: stop there) */
+	const char *log_path;   /* --log: one line per replay job and sanitizer run */
 };
 
 #define SHRINK_MAX_PHASES 12
@@ -78,6 +89,10 @@ struct shrink_report {
 	struct shrink_phase phase[SHRINK_MAX_PHASES];
 	int nphases;
 	char note[512];         /* why something was skipped / backed off */
+	char backed_off_to[32]; /* the phase whose end state was kept after a site check failed */
+	long site_runs;         /* compute-sanitizer runs */
+	double site_seconds;    /* their wall time (some overlap other work) */
+	int phase_failures;     /* phases ended by lost workers (--keep-going) */
 	int infra_failed;       /* replay workers could not run (no GPU, driver...) */
 	char site[700];         /* compute-sanitizer site of the slice, when checked */
 	int site_confirmed;     /* the final trace faults at that same site */

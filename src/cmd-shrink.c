@@ -22,15 +22,26 @@
 static const char usage_str[] =
 	"usage: gpureduce shrink [-o repro.cu] [-j N] [--time-limit=S] [--candidate-timeout=S]\n"
 	"                        [--guard=end|start|none] [--strategy=full|baseline]\n"
-	"                        [--signature=kernel|code] [--runs=N] [--confirm=N] [--no-diagnose] [--keep-work] [--quiet] TRACE\n\n"
+	"                        [--signature=kernel|code|site] [--keep-going] [--log=FILE]\n"
+	"                        [--runs=N] [--confirm=N] [--no-diagnose] [--keep-work] [--quiet] TRACE\n\n"
 	"Replays TRACE in worker processes and reduces it to the smallest replay that\n"
 	"still faults with the same error in the same kernel, then writes repro.cu\n"
 	"(standalone, `nvcc -o repro repro.cu -lcuda`), repro.bin (the reduced trace,\n"
 	"replayable) and repro.yaml (signature, rates, phases) next to it.\n"
-	"  -j N                 parallel replay workers (default 4)\n"
+	"Phases: confirm, slice (or suffix + ddmin over launches), data, sizes, grid,\n"
+	"scalars, verify.  Where compute-sanitizer is found, the result must fail at\n"
+	"the slice's site, else shrink backs off to the latest phase state that does.\n"
+	"  -j N                 parallel replay workers (default: half the CPUs, 2 to 8)\n"
 	"  --time-limit=S       stop reducing after S seconds, keep the best so far (default 900)\n"
 	"  --candidate-timeout  seconds before a hung candidate's worker is killed (default 30)\n"
-	"  --signature=code     accept the same error in any kernel (default: same error, same kernel)\n"
+	"  --signature=kernel   same error (700/717 alike), same kernel: the default, with the\n"
+	"                       sanitizer site checked at the end\n"
+	"  --signature=code     accept the same error in any kernel\n"
+	"  --signature=site     also run every accepted candidate under compute-sanitizer: it\n"
+	"                       must fail at the original's site (exact, several times slower)\n"
+	"  -k, --keep-going     when a phase loses its workers (a crashed driver, a GPU reset),\n"
+	"                       start fresh ones and go on with the best so far (default: stop)\n"
+	"  --log=FILE           one line per replay job and sanitizer run, with timings\n"
 	"  --runs=N             replays of the original to measure its fault rate (default 2; more when\n"
 	"                       they disagree)\n"
 	"  --confirm=N          runs of the reduced trace before it is emitted (default 5; flaky 10)\n"
@@ -50,6 +61,14 @@ static char *sibling(const char *cu, const char *ext)
 	return sb_detach(&sb, NULL);
 }
 
+/* -j's default: half the CPUs (a worker is mostly waiting on the GPU, but
+ * a faulting candidate's replacement needs a CPU to start), 2 to 8. */
+static int default_jobs(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN) / 2;
+	return n < 2 ? 2 : n > 8 ? 8 : (int)n;
+}
+
 int cmd_shrink(int argc, char **argv)
 {
 	struct shrink_opts o;
@@ -63,7 +82,7 @@ int cmd_shrink(int argc, char **argv)
 
 	memset(&o, 0, sizeof(o));
 	memset(&rep, 0, sizeof(rep));
-	o.jobs = 4;
+	o.jobs = default_jobs();
 	o.time_limit = 900;
 	o.cand_timeout = 30;
 	o.guard = -1;
@@ -92,10 +111,16 @@ int cmd_shrink(int argc, char **argv)
 				o.sig_code_only = 1;
 			else if (!strcmp(a + 12, "kernel"))
 				o.sig_code_only = 0;
+			else if (!strcmp(a + 12, "site"))
+				o.sig_site = 1;
 			else {
-				cmd_error("shrink", "--signature takes code or kernel (sanitizer sites are checked by diagnose, not per candidate)");
+				cmd_error("shrink", "--signature takes code, kernel or site");
 				return EXIT_USAGE;
 			}
+		} else if (!strcmp(a, "--keep-going") || !strcmp(a, "-k")) {
+			o.keep_going = 1;
+		} else if (!strncmp(a, "--log=", 6)) {
+			o.log_path = a + 6;
 		} else if (!strncmp(a, "--runs=", 7)) {
 			o.orig_runs = atoi(a + 7);
 		} else if (!strncmp(a, "--confirm=", 10)) {

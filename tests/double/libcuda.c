@@ -14,7 +14,9 @@
  *    driver version 13000, 8 GiB of "device memory" (a budget, not a
  *    reservation).  Calls other than cuDriverGetVersion and
  *    cuGetErrorName/String before a successful cuInit(0) return
- *    CUDA_ERROR_NOT_INITIALIZED.  DOUBLE_NO_DEVICE=1 makes cuInit fail with
+ *    CUDA_ERROR_NOT_INITIALIZED.  DOUBLE_INIT_SCRIPT=FILE ("S F") lets the
+ *    first S processes' cuInit succeed and fails the next F (a GPU that
+ *    drops out for a while).  DOUBLE_NO_DEVICE=1 makes cuInit fail with
  *    CUDA_ERROR_NO_DEVICE (a machine without a GPU).
  *  - The primary context: retain/release/reset and a per-thread current
  *    context (cuCtxSetCurrent, push/pop).  Calls that need a context return
@@ -612,6 +614,38 @@ static void context_destroy(void)
 
 /* ---- initialisation, device, context ------------------------------------ */
 
+/* DOUBLE_INIT_SCRIPT=FILE holding "S F": across all processes, the first S
+ * first-time cuInit calls succeed and the next F fail with NO_DEVICE (a GPU
+ * that drops out for a while); the file counts down under a lock. */
+static int init_script_says_fail(void)
+{
+	const char *path = getenv("DOUBLE_INIT_SCRIPT");
+	long ok = 0, bad = 0;
+	int fd, fail = 0;
+	FILE *f;
+	if (!path || !*path || (fd = open(path, O_RDWR)) < 0)
+		return 0;
+	if (lockf(fd, F_LOCK, 0) == 0 && (f = fdopen(fd, "r+"))) {
+		if (fscanf(f, "%ld %ld", &ok, &bad) == 2) {
+			if (ok > 0)
+				ok--;
+			else if (bad > 0) {
+				bad--;
+				fail = 1;
+			}
+			rewind(f);
+			fprintf(f, "%ld %ld\n", ok, bad);
+			fflush(f);
+			if (ftruncate(fd, ftell(f)) != 0)
+				fputs("libcuda double: DOUBLE_INIT_SCRIPT: truncate failed\n", stderr);
+		}
+		fclose(f);   /* closes fd and drops the lock */
+		return fail;
+	}
+	close(fd);
+	return 0;
+}
+
 CUresult cuInit(unsigned int flags)
 {
 	pthread_mutex_lock(&S.lock);
@@ -628,6 +662,10 @@ CUresult cuInit(unsigned int flags)
 	}
 	if (S.inited)
 		goto out;
+	if (init_script_says_fail()) {
+		r = CUDA_ERROR_NO_DEVICE;
+		goto out;
+	}
 	e = getenv("DOUBLE_VERBOSE");
 	S.verbose = e && *e && strcmp(e, "0");
 	S.page = (size_t)sysconf(_SC_PAGESIZE);
