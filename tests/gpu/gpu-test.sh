@@ -206,7 +206,7 @@ test_sample() {
 	log "$n: shrink -j ${JOBS:-default} (limit ${t}s)"
 	mkdir -p "$w/shrink"
 	run_step "$GR_ROOT" "$w/shrink.log" "$t" \
-		"$GR" shrink "$w/trace.bin" -o "$w/shrink/repro.cu" ${JOBS:+-j "$JOBS"} --quiet \
+		"$GR" shrink "$w/trace.bin" -o "$w/shrink/repro.cu" ${JOBS:+-j "$JOBS"} --quiet --log="$w/shrink/jobs.log" \
 		--time-limit=$(shrink_time_limit "$t")
 	rc=$STEP_RC
 	c_shr_s=$STEP_SECS
