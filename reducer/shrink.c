@@ -1878,7 +1878,9 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 		if (s.have_san)
 			base_site_start(&s, &best);
 		static void (*const later[])(struct S *, struct cand *) = {
-			phase_data, phase_sizes, phase_grid, phase_scalars
+			/* sizes last: its cuts are checked by compute-sanitizer, and
+			 * a back-off after it keeps the grid and scalar work */
+			phase_data, phase_grid, phase_scalars, phase_sizes
 		};
 		for (size_t k = 0; k < sizeof(later) / sizeof(later[0]); k++) {
 			if (s.infra_failed && !recover(&s))

@@ -7,8 +7,9 @@
  * the faulting launch reaches; one-launch candidate) -> if slicing loses the
  * fault, the shortest faulting suffix (snapshot of all live buffers at an
  * earlier launch) and ddmin over its launches -> buffer contents (zeros, a
- * seeded fill, or ddmin over the chunks that matter) -> buffer sizes -> grid
- * -> scalar parameters -> a final confirmation.  Where compute-sanitizer is
+ * seeded fill, or ddmin over the chunks that matter) -> grid -> scalar
+ * parameters -> buffer sizes (cuts checked by compute-sanitizer) -> a final
+ * confirmation.  Where compute-sanitizer is
  * at hand the final state must fail at the slice's site (PC, access, and
  * where the address lies in terms of the parameters); if it does not, the
  * state after each phase is checked and the latest one that still fails

@@ -75,7 +75,7 @@ EOT
 chmod +x fake2
 export GPUREDUCE_SANITIZER=$TMP/fake2
 check "shrink when a reduction moves the fault site" $GPUREDUCE shrink -j 2 --quiet -o m/repro.cu oob.bin
-check_grep "backed off, saying why" "^note: .the grid phase moved the fault .*backed off to the state after sizes" m/repro.yaml
+check_grep "backed off, saying why" "^note: .the grid phase moved the fault .*backed off to the state after data" m/repro.yaml
 check_grep "the null address is called what it is" "null (or near-null) pointer" m/repro.yaml
 check_grep "the repro keeps the original grid" "launch_and_check(fn, \"scale_nocheck(float\*, float const\*, int)\", 8, 1, 1" m/repro.cu
 
