@@ -33,6 +33,12 @@ struct cache_ent {
 	int faults, runs;
 };
 
+struct site_ent {
+	uint64_t hash;
+	char site[700];
+	char *output;
+};
+
 struct S {
 	const struct trace *orig;
 	const struct shrink_opts *o;
@@ -65,6 +71,8 @@ struct S {
 	char base_site[700];
 	char *base_output;
 	double base_t0;
+	struct site_ent *sites;   /* sanitizer sites found, by trace file content */
+	size_t nsites, asites;
 	struct cand state[SHRINK_MAX_PHASES];   /* the best candidate after each phase */
 	const char *state_name[SHRINK_MAX_PHASES];
 	int nstates;
@@ -197,7 +205,7 @@ static int sig_match(const struct S *s, const struct replay_result *r)
  * gets each run's whole output (malloc'd) where it was read.  Returns how
  * many sites were found.
  */
-static int sanitize_files(struct S *s, char *const *paths, size_t n, char (*sites)[700], char **outputs)
+static int sanitize_run(struct S *s, char *const *paths, size_t n, char (*sites)[700], char **outputs)
 {
 	size_t next = 0, found = 0;
 	size_t width = s->o->jobs > 0 ? (size_t)s->o->jobs : 1;
@@ -246,6 +254,60 @@ static int sanitize_files(struct S *s, char *const *paths, size_t n, char (*site
 	}
 	s->rep->site_seconds += now_sec() - t0;
 	return (int)found;
+}
+
+/* sanitize_run with a cache by file content: a trace already run (a cut
+ * candidate that became the final trace, say) is not run again.  Only runs
+ * that found a site are remembered: a racy fault gets its retries. */
+static uint64_t file_hash(const char *path);
+static int sanitize_files(struct S *s, char *const *paths, size_t n, char (*sites)[700], char **outputs)
+{
+	char **todo = xcalloc(n + 1, sizeof(char *));
+	size_t *at = xcalloc(n + 1, sizeof(size_t)), nt = 0;
+	uint64_t *h = xcalloc(n + 1, sizeof(uint64_t));
+	int found = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct site_ent *e = NULL;
+		h[i] = file_hash(paths[i]);
+		for (size_t k = 0; k < s->nsites && !e; k++)
+			if (s->sites[k].hash == h[i])
+				e = &s->sites[k];
+		if (e) {
+			snprintf(sites[i], sizeof(sites[0]), "%s", e->site);
+			if (outputs)
+				outputs[i] = xstrdup(e->output);
+			slog(s, "sanitizer %s: %s (cached)", paths[i], e->site);
+			found++;
+			continue;
+		}
+		at[nt] = i;
+		todo[nt++] = paths[i];
+	}
+	if (nt) {
+		char (*ts)[700] = xcalloc(nt, sizeof(*ts));
+		char **to = xcalloc(nt, sizeof(char *));
+		found += sanitize_run(s, todo, nt, ts, to);
+		for (size_t q = 0; q < nt; q++) {
+			snprintf(sites[at[q]], sizeof(sites[0]), "%s", ts[q]);
+			if (ts[q][0] && to[q]) {
+				ALLOC_GROW(s->sites, s->nsites + 1, s->asites);
+				s->sites[s->nsites].hash = h[at[q]];
+				snprintf(s->sites[s->nsites].site, sizeof(s->sites[0].site), "%s", ts[q]);
+				s->sites[s->nsites++].output = xstrdup(to[q]);
+			}
+			if (outputs)
+				outputs[at[q]] = to[q];
+			else
+				free(to[q]);
+		}
+		free(ts);
+		free(to);
+	}
+	free(todo);
+	free(at);
+	free(h);
+	return found;
 }
 
 static uint64_t file_hash(const char *path)
@@ -1955,6 +2017,9 @@ out:
 	sb_release(&s.base_bin);
 	sb_release(&s.base_out);
 	free(s.base_output);
+	for (size_t k = 0; k < s.nsites; k++)
+		free(s.sites[k].output);
+	free(s.sites);
 	free(s.cache);
 	for (size_t i = 0; i < s.nowned; i++)
 		free(s.owned[i]);
