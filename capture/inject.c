@@ -1319,7 +1319,11 @@ static void on_result(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		} else {
 			r.u.fault.launch_seq = S.last_seq;
 			r.u.fault.at_launch = 0;
-			r.u.fault.kernel = S.last_name.buf;
+			/* a graph launch runs many kernels, and the last one
+			 * recorded (a node captured long ago, or unrelated work) is
+			 * not known to be the one that faulted: replay names it */
+			r.u.fault.kernel = cbid == CB(cuGraphLaunch) || cbid == CB(cuGraphLaunch_ptsz) ?
+					   "" : S.last_name.buf;
 		}
 		tw_record(&S.w, &r);
 		/* the context is dead: nothing after this replays */

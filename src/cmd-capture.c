@@ -202,7 +202,11 @@ static int summarize(const char *path, const char *shown, int status, const stru
 		(unsigned long long)launches, launches == 1 ? "" : "es",
 		(unsigned long long)allocs, allocs == 1 ? "" : "s",
 		fmt_bytes(t.size, b1), fmt_bytes(h2d, b2), shown);
-	if (fault) {
+	if (fault && !strncmp(fault->api, "cuGraphLaunch", 13) && !(fault->kernel && *fault->kernel)) {
+		sb_addf(&line, "; fault: %s in a kernel of a CUDA graph (reported by %s; replay and shrink name the kernel)",
+			fault->error, fault->api);
+		sb_addf(&line, " (%s)", child_status_str(status, sbuf));
+	} else if (fault) {
 		sb_addf(&line, "; fault: %s in %s at launch #%llu", fault->error,
 			fault->kernel && *fault->kernel ? fault->kernel : "(no kernel launched)",
 			(unsigned long long)fault->launch_seq);

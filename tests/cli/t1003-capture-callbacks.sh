@@ -67,6 +67,13 @@ has "stream capture begins" "^GRAPH_BEGIN stream=0xca97 graph=0x0 exec=0x0\$"
 has "  ...ends with its graph" "^GRAPH_END stream=0xca97 graph=0x9a9 exec=0x0\$"
 has "  ...is instantiated" "^GRAPH_EXEC stream=0x0 graph=0x9a9 exec=0xe9e\$"
 has "  ...and launched" "^GRAPH_LAUNCH stream=0x0 graph=0x0 exec=0xe9e\$"
+
+# --- a fault in a graph launch: which node faulted is replay's to say --------
+check_exit "graph fault: the program's exit code" 1 "$GPUREDUCE" capture -o gf.bin -- ./fakeprog graphfault
+check_grep "  ...the summary says a kernel of a CUDA graph, not the last plain launch" \
+	"fault: CUDA_ERROR_ILLEGAL_ADDRESS in a kernel of a CUDA graph (reported by cuGraphLaunch; replay and shrink name the kernel)" "$TMP/.out"
+check "  ...dump" sh -c "./dump gf.bin >gf.txt"
+check_grep "  ...the fault record names no kernel" "^FAULT code=700 error=CUDA_ERROR_ILLEGAL_ADDRESS api=cuGraphLaunch .* kernel=\$" gf.txt
 has "cuLaunchKernelEx: config, attribute, captured flag" "^LAUNCH seq=3 name=_Z5scalePfPKfi api=2 flags=2 grid=3,1,1 block=64,1,1 shmem=128 stream=0xca97 .* attrs=2:64:01000000 "
 has "failed launch: a note" "^NOTE launch #4 (cuLaunchKernel) returned CUDA_ERROR_INVALID_VALUE: it did not run\$"
 has "kernel the driver cannot name: a note" "^NOTE kernel ? (handle 0xbad): the driver gave no name"

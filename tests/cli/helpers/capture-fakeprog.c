@@ -252,6 +252,23 @@ int main(int argc, char **argv)
 			pthread_join(t[i], NULL);
 		return 0;
 	}
+	if (!strcmp(what, "graphfault")) {
+		/* a plain launch, then a captured graph whose launch faults:
+		 * capture cannot know which node it was */
+		CUdeviceptr a = 0xd00000000000ull;
+		CUgraph g = (CUgraph)(uintptr_t)0x9a9;
+		CUgraphExec ge = (CUgraphExec)(uintptr_t)0xe9e;
+		launch_fill(a, 5, NULL, CUDA_SUCCESS);
+		cuStreamBeginCapture_v2_params qc = { (CUstream)(uintptr_t)0xca97, CU_STREAM_CAPTURE_MODE_GLOBAL };
+		API(cuStreamBeginCapture_v2, &qc, CUDA_SUCCESS);
+		cuStreamEndCapture_params qe = { (CUstream)(uintptr_t)0xca97, &g };
+		API(cuStreamEndCapture, &qe, CUDA_SUCCESS);
+		cuGraphInstantiateWithFlags_params qi = { &ge, g, 0 };
+		API(cuGraphInstantiateWithFlags, &qi, CUDA_SUCCESS);
+		cuGraphLaunch_params ql = { ge, NULL };
+		API(cuGraphLaunch, &ql, (CUresult)700);
+		return 1;
+	}
 	if (!strcmp(what, "child")) {
 		launch_fill(0xd00000000000ull, 1, NULL, CUDA_SUCCESS);
 		return 0;
