@@ -456,7 +456,9 @@ static void header(struct strbuf *o, const struct trace *t, const struct emit_in
 		" *                        2: setup failed (no GPU, wrong architecture...)\n *\n",
 		GPUREDUCE_VERSION, when);
 	if (flt) {
-		char *dm = emit_demangle(flt->u.fault.kernel);
+		/* shrink's signature kernel: a graph launch's fault record names
+		 * none (capture could not tell the node), replay did */
+		char *dm = emit_demangle(rep && rep->kernel[0] ? rep->kernel : flt->u.fault.kernel);
 		sb_addf(&line, "What faulted:   %s (%u) in %s", flt->u.fault.error, flt->u.fault.code, dm);
 		comment_text(o, " * ", line.buf);
 		sb_reset(&line);

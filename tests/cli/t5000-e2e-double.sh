@@ -191,7 +191,7 @@ gend 0x55 0xabc
 gexec 0xabc 0xdef
 launch _Z7add_onePfi 4 256 ptr:0x7f0000200000 i32:1000
 glaunch 0xdef 0x55
-fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuGraphLaunch 3 at_launch=0 kernel=_Z7add_onePfi
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuGraphLaunch 3 at_launch=0 kernel=
 EOT
 } > graph.txt
 check "mktrace graph" $MKTRACE graph.bin < graph.txt
@@ -203,6 +203,9 @@ check "shrink a fault inside a graph" $GPUREDUCE shrink -j 2 --quiet -o graph/re
 check_grep "expanded, sliced to the node, signature from replay" "-> 1 launch(es), 2 buffer(s); CUDA_ERROR_ILLEGAL_ADDRESS in _Z13scale_nocheckPfPKfi" "$TMP/.out"
 check "graph repro compiles" cc -x c -w -I${CUDA:-/usr/local/cuda}/include -o graph/repro graph/repro.cu -L$DBL -Wl,-rpath,$DBL -lcuda
 check_exit "graph repro faults" 1 ./graph/repro
+check_grep "  ...its header names the node replay found (capture named none)" \
+	"What faulted:   CUDA_ERROR_ILLEGAL_ADDRESS (700) in scale_nocheck(float\*, float const\*, int)" graph/repro.cu
+check "  ...and verify agrees with it" $GPUREDUCE verify -n 2 graph/repro.cu
 sed 's/^glaunch.*//' graph.txt > nolaunch.txt
 check "mktrace: the graph is never launched" $MKTRACE nolaunch.bin < nolaunch.txt
 check_exit "captured nodes alone do not run: replay is clean" 0 $GPUREDUCE replay nolaunch.bin
