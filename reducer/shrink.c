@@ -1945,6 +1945,8 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 			phase_data, phase_grid, phase_scalars, phase_sizes
 		};
 		for (size_t k = 0; k < sizeof(later) / sizeof(later[0]); k++) {
+			if (later[k] == phase_sizes && !o->cut_buffers)
+				continue;
 			if (s.infra_failed && !recover(&s))
 				break;
 			later[k](&s, &best);

@@ -8,8 +8,8 @@
  * fault, the shortest faulting suffix (snapshot of all live buffers at an
  * earlier launch) and ddmin over its launches -> buffer contents (zeros, a
  * seeded fill, or ddmin over the chunks that matter) -> grid -> scalar
- * parameters -> buffer sizes (cuts checked by compute-sanitizer) -> a final
- * confirmation.  Where compute-sanitizer is
+ * parameters -> buffer sizes (--cut-buffers; cuts checked by
+ * compute-sanitizer) -> a final confirmation.  Where compute-sanitizer is
  * at hand the final state must fail at the slice's site (PC, access, and
  * where the address lies in terms of the parameters); if it does not, the
  * state after each phase is checked and the latest one that still fails
@@ -53,6 +53,9 @@ struct shrink_opts {
 	int keep_going;         /* --keep-going: a phase whose workers are lost ends, the
 				 * next runs with fresh workers (default: stop there) */
 	const char *log_path;   /* --log: one line per replay job and sanitizer run */
+	int cut_buffers;        /* --cut-buffers: run the sizes phase (off by default: on the
+				 * H200 it cost 5-25 s a shrink, and its site check sees only
+				 * compute-sanitizer's first report) */
 };
 
 #define SHRINK_MAX_PHASES 12

@@ -22,14 +22,14 @@
 static const char usage_str[] =
 	"usage: gpureduce shrink [-o repro.cu] [-j N] [--time-limit=S] [--candidate-timeout=S]\n"
 	"                        [--guard=end|start|none] [--strategy=full|baseline]\n"
-	"                        [--signature=kernel|code|site] [--keep-going] [--log=FILE]\n"
+	"                        [--signature=kernel|code|site] [--keep-going] [--cut-buffers] [--log=FILE]\n"
 	"                        [--runs=N] [--confirm=N] [--no-diagnose] [--keep-work] [--quiet] TRACE\n\n"
 	"Replays TRACE in worker processes and reduces it to the smallest replay that\n"
 	"still faults with the same error in the same kernel, then writes repro.cu\n"
 	"(standalone, `nvcc -o repro repro.cu -lcuda`), repro.bin (the reduced trace,\n"
 	"replayable) and repro.yaml (signature, rates, phases) next to it.\n"
 	"Phases: confirm, slice (or suffix + ddmin over launches), data, grid, scalars,\n"
-	"sizes, verify.  Where compute-sanitizer is found, the result must fail at\n"
+	"[sizes,] verify.  Where compute-sanitizer is found, the result must fail at\n"
 	"the slice's site, else shrink backs off to the latest phase state that does.\n"
 	"  -j N                 parallel replay workers (default: half the CPUs, 2 to 8)\n"
 	"  --time-limit=S       stop reducing after S seconds, keep the best so far (default 900)\n"
@@ -41,6 +41,8 @@ static const char usage_str[] =
 	"                       must fail at the original's site (exact, several times slower)\n"
 	"  -k, --keep-going     when a phase loses its workers (a crashed driver, a GPU reset),\n"
 	"                       start fresh ones and go on with the best so far (default: stop)\n"
+	"  --cut-buffers        also cut buffer sizes; each cut must fail at the slice's site\n"
+	"                       under compute-sanitizer (slow: a sanitizer run per cut)\n"
 	"  --log=FILE           one line per replay job and sanitizer run, with timings\n"
 	"  --runs=N             replays of the original to measure its fault rate (default 2; more when\n"
 	"                       they disagree)\n"
@@ -119,6 +121,8 @@ int cmd_shrink(int argc, char **argv)
 			}
 		} else if (!strcmp(a, "--keep-going") || !strcmp(a, "-k")) {
 			o.keep_going = 1;
+		} else if (!strcmp(a, "--cut-buffers")) {
+			o.cut_buffers = 1;
 		} else if (!strncmp(a, "--log=", 6)) {
 			o.log_path = a + 6;
 		} else if (!strncmp(a, "--runs=", 7)) {

@@ -1,7 +1,8 @@
 #!/bin/sh
 # t5030-shrink-phases.sh - the reducer's later phases and options on the CPU
-# driver double: the buffer-size phase (cuts that keep the sanitizer site,
-# cuts that move it rejected), --signature=site, --log and --keep-going.
+# driver double: the buffer-size phase (--cut-buffers: cuts that keep the
+# sanitizer site, cuts that move it rejected), --signature=site, --log and
+# --keep-going.
 #
 # The stand-in compute-sanitizer here reports what the double really saw:
 # it reruns the replay with DOUBLE_VERBOSE=1 and turns the double's
@@ -53,7 +54,7 @@ fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
 EOT
 check "mktrace gather" $MKTRACE gather.bin < gather.txt
 
-check "shrink with the sizes phase" $GPUREDUCE shrink -j 2 --quiet --log=s.log -o s/repro.cu gather.bin
+check "shrink with the sizes phase" $GPUREDUCE shrink -j 2 --quiet --cut-buffers --log=s.log -o s/repro.cu gather.bin
 check_grep "the sizes phase cut a buffer" "outcome: buffers cut" s/repro.yaml
 check_grep "  ...and the bytes went down from 77536" "bytes: 77536 -> [0-9]" s/repro.yaml
 b=$(sed -n '/^- name: sizes/,/outcome/s/^  bytes: 77536 -> \([0-9]*\)$/\1/p' s/repro.yaml)
@@ -69,8 +70,13 @@ check_exit "  ...and faults (exit 1)" 1 s/repro
 check_grep "  ...src allocated small" "buffer 0: 4 B, device; param 1 .float const\*." s/repro.cu
 check_grep "  ...out kept whole" "buffer 1: 4000 B, device; param 0 .float\*." s/repro.cu
 
+# off by default: no sizes phase without --cut-buffers
+check "shrink without --cut-buffers" $GPUREDUCE shrink -j 2 --quiet -o d/repro.cu gather.bin
+if grep -q "name: sizes" d/repro.yaml; then fail "  ...runs no sizes phase"; else ok "  ...runs no sizes phase"; fi
+check_grep "  ...and keeps src whole" "buffer 0: 64.0 KiB, device; param 1" d/repro.cu
+
 # without compute-sanitizer the phase does not cut: it could not tell a new overrun
-check "shrink without a sanitizer" env GPUREDUCE_SANITIZER=$TMP/none $GPUREDUCE shrink -j 2 --quiet -o n/repro.cu gather.bin
+check "shrink without a sanitizer" env GPUREDUCE_SANITIZER=$TMP/none $GPUREDUCE shrink -j 2 --quiet --cut-buffers -o n/repro.cu gather.bin
 check_grep "sizes skipped, saying why" "outcome: 'skipped: no compute-sanitizer" n/repro.yaml
 
 # --signature=site: every accepted candidate checked; a grid cut that
