@@ -25,6 +25,10 @@ const char *diagnose_find_sanitizer(void)
 	return child_find_program("compute-sanitizer", "/usr/local/cuda/bin");
 }
 
+/* Reports per sanitizer run: the first explains the fault; the rest let
+ * diagnose_sites_all see errors that a reduction added behind it. */
+#define SAN_PRINT_LIMIT "64"
+
 struct report {
 	char what[160];          /* "write of 4 bytes" / "device-side assert" */
 	char at[512];            /* "scale(...)+0x90" */
@@ -257,7 +261,7 @@ int diagnose_run(const char *bin_path, int guard, struct strbuf *o, struct strbu
 		return -1;
 	}
 	sb_addf(&g, "--guard=%s", place_guard_name(guard));
-	char *argv[] = { (char *)san, "--target-processes", "all", "--print-limit", "1",
+	char *argv[] = { (char *)san, "--target-processes", "all", "--print-limit", SAN_PRINT_LIMIT,
 			 (char *)gpureduce_exe(), "replay", g.buf, (char *)bin_path, NULL };
 	st = child_run(argv, env, CHILD_MERGE_ERR | CHILD_NULL_IN, o, 180, err);
 	if (st == 124)
@@ -283,7 +287,7 @@ int diagnose_start(const char *bin_path, int guard, const char *out_path, struct
 	sb_addf(&g, "--guard=%s", place_guard_name(guard));
 	/* sh redirects the whole run's output into out_path */
 	char *argv[] = { "sh", "-c", "out=$1; shift; exec \"$@\" >\"$out\" 2>&1", "sh",
-			 (char *)out_path, (char *)san, "--target-processes", "all", "--print-limit", "1",
+			 (char *)out_path, (char *)san, "--target-processes", "all", "--print-limit", SAN_PRINT_LIMIT,
 			 (char *)gpureduce_exe(), "replay", g.buf, (char *)bin_path, NULL };
 	*c = (struct child)CHILD_INIT;
 	ret = child_start(c, argv, env, CHILD_NULL_IN | CHILD_NEW_PGRP, err);
@@ -309,6 +313,48 @@ int diagnose_site(const char *output, char *site, size_t n)
 		return -1;
 	snprintf(site, n, "%s at %s", r.what, r.at);
 	return 0;
+}
+
+/* The next report in a sanitizer run's output at or after p; NULL if none. */
+static const char *next_report(const char *p)
+{
+	const char *a = strstr(p, "========= Invalid __"), *b = strstr(p, "========= Misaligned");
+	return !a ? b : !b ? a : a < b ? a : b;
+}
+
+int diagnose_sites_all(const char *output, const struct trace *t, char *sites, size_t n)
+{
+	struct strbuf bufs = STRBUF_INIT;
+	const char *p = output;
+	size_t used = 0;
+	int found = 0;
+
+	if (!n)
+		return 0;
+	sites[0] = 0;
+	/* each report is read with the buffer lines replay printed first */
+	for (const char *b = output; (b = strstr(b, "gpureduce-buffer ")); b += 17) {
+		const char *e = strchr(b, '\n');
+		sb_add(&bufs, b, e ? (size_t)(e - b + 1) : strlen(b));
+	}
+	while ((p = next_report(p))) {
+		const char *next = next_report(p + 10);
+		struct strbuf one = STRBUF_INIT;
+		char site[700];
+		sb_add(&one, bufs.buf, bufs.len);
+		sb_add(&one, p, next ? (size_t)(next - p) : strlen(p));
+		if (diagnose_site_rel(one.buf, t, site, sizeof(site)) == 0 && !strstr(sites, site) &&
+		    used + strlen(site) + 4 < n) {
+			used += (size_t)snprintf(sites + used, n - used, "%s%s", used ? " | " : "", site);
+			found++;
+		}
+		sb_release(&one);
+		if (!next)
+			break;
+		p = next;
+	}
+	sb_release(&bufs);
+	return found;
 }
 
 int diagnose_site_rel(const char *output, const struct trace *t, char *site, size_t n)

@@ -50,5 +50,9 @@ int diagnose_site(const char *output, char *site, size_t n);
  * a reduction that turns a wild index into an overrun of a shrunk buffer
  * keeps the PC but not this.  0, or -1 when the output holds no report. */
 int diagnose_site_rel(const char *output, const struct trace *t, char *site, size_t n);
+/* Every distinct site (as diagnose_site_rel) among all the reports of one
+ * run, " | "-joined in order of appearance into sites (n bytes).  Returns
+ * how many; 0 when none. */
+int diagnose_sites_all(const char *output, const struct trace *t, char *sites, size_t n);
 
 #endif

@@ -1350,12 +1350,47 @@ static void cut_buffer(const struct cand *c, size_t ai, uint64_t size, struct ca
 	out->n = j;
 }
 
+/* Every distinct site among the reports of a sanitizer run's output
+ * (diagnose_sites_all) for the trace at path; "" when none. */
+static void all_sites(const char *output, const char *path, char *out, size_t n)
+{
+	struct trace t;
+	struct strbuf e = STRBUF_INIT;
+	out[0] = 0;
+	if (output && trace_open(&t, path, TRACE_OPEN_STRICT, &e) == 0) {
+		diagnose_sites_all(output, &t, out, n);
+		trace_release(&t);
+	}
+	sb_release(&e);
+}
+
+/* 1 when every " | "-separated site of a is among those of b. */
+static int sites_within(const char *a, const char *b)
+{
+	while (*a) {
+		const char *end = strstr(a, " | ");
+		size_t len = end ? (size_t)(end - a) : strlen(a);
+		int hit = 0;
+		for (const char *p = b; !hit && *p;) {
+			const char *pe = strstr(p, " | ");
+			size_t pl = pe ? (size_t)(pe - p) : strlen(p);
+			hit = pl == len && !memcmp(p, a, len);
+			p = pe ? pe + 3 : p + pl;
+		}
+		if (!hit)
+			return 0;
+		a = end ? end + 3 : a + len;
+	}
+	return 1;
+}
+
 /*
  * Cut buffers to smaller sizes that keep the fault.  A cut can turn a
  * read that was in bounds into a new overrun in the same kernel, which the
  * cheap signature cannot tell from the bug, so every cut that passes it is
  * also run under compute-sanitizer and kept only when it fails at the base
- * state's site (PC, access, and where the address lies): the phase runs
+ * state's site (PC, access, and where the address lies) and reports no
+ * kind of error the base state did not (among the first 64): the phase runs
  * only where compute-sanitizer is at hand.  For each of the largest
  * buffers, one batch tries the floor (what pointers and kept bytes need),
  * 1/16 and 1/4 of the size; the smallest good size of each buffer is
@@ -1447,19 +1482,34 @@ static void phase_sizes(struct S *s, struct cand *best)
 			size_of[np] = size_of[c];
 			np++;
 		}
+		char **outs = xcalloc(np + 1, sizeof(char *));
+		char base_all[4096] = "";
 		if (np)
-			sanitize_files(s, paths, np, sites, NULL);
+			sanitize_files(s, paths, np, sites, outs);
+		all_sites(s->base_output, s->base_bin.buf, base_all, sizeof(base_all));
 		for (size_t q = 0; q < np; q++) {
+			char cut_all[4096] = "";
+			const char *why;
 			int good = !strcmp(sites[q], ref);
-			slog(s, "cut buffer #%zu to %llu bytes: %s", buf_of[q], (unsigned long long)size_of[q],
-			     good ? "same site" : sites[q][0] ? "the site MOVED" : "no sanitizer report");
+			all_sites(outs[q], paths[q], cut_all, sizeof(cut_all));
+			if (!good)
+				why = sites[q][0] ? "the site MOVED" : "no sanitizer report";
+			else if (!sites_within(cut_all, base_all))
+				why = "same first site, but NEW errors behind it";
+			else
+				why = "same site";
+			good = !strcmp(why, "same site");
+			slog(s, "cut buffer #%zu to %llu bytes: %s%s%s", buf_of[q], (unsigned long long)size_of[q],
+			     why, good ? "" : ": ", good ? "" : cut_all);
 			if (!good)
 				s->rep->slipped++;
 			else if (!pick[buf_of[q]] || size_of[q] < pick[buf_of[q]])
 				pick[buf_of[q]] = size_of[q];
 			unlink(paths[q]);
 			free(paths[q]);
+			free(outs[q]);
 		}
+		free(outs);
 		free(sites);
 	}
 	for (size_t c = 0; c < made; c++)

@@ -18,7 +18,7 @@ cd "$TMP" || exit 1
 
 cat > real-sanitizer <<'EOT'
 #!/bin/sh
-while [ "$1" != "${1#-}" ] || [ "$1" = all ] || [ "$1" = 1 ]; do shift; done
+while case $1 in -*|all|[0-9]*) true ;; *) false ;; esac; do shift; done
 out=$(DOUBLE_VERBOSE=1 "$@" 2>&1)
 echo "$out" | grep -v '^libcuda double'
 line=$(echo "$out" | sed -n 's/^libcuda double: illegal address \(0x[0-9a-f]*\) (\([a-z]*\), .*/\1 \2/p' | head -1)
@@ -70,6 +70,30 @@ check_exit "  ...and faults (exit 1)" 1 s/repro
 check_grep "  ...src allocated small" "buffer 0: 4 B, device; param 1 .float const\*." s/repro.cu
 check_grep "  ...out kept whole" "buffer 1: 4000 B, device; param 0 .float\*." s/repro.cu
 
+# compute-sanitizer reports more than the first error: a cut whose first
+# report is the user's bug but that adds another error behind it (here:
+# any cut of buffer 0, src, makes a read 4 bytes past its end) is refused
+cat > two-sanitizer <<EOT
+#!/bin/sh
+while case \$1 in -*|all|[0-9]*) true ;; *) false ;; esac; do shift; done
+out=\$("$TMP/real-sanitizer" "\$@")
+echo "\$out"
+set -- \$(echo "\$out" | sed -n 's/^gpureduce-buffer 0 \(0x[0-9a-f]*\) \([0-9]*\)\$/\1 \2/p')
+[ -n "\$2" ] && [ "\$2" -lt 65536 ] || exit 0
+cat <<EOR
+========= Invalid __global__ read of size 4 bytes
+=========     at gather(float *, const float *, const long long *, int)+0x40
+=========     by thread (3,0,0) in block (0,0,0)
+=========     Access to \$(printf '0x%x' \$((\$1 + \$2 + 4))) is out of bounds
+EOR
+EOT
+chmod +x two-sanitizer
+check "shrink --cut-buffers when cuts add errors behind the first" \
+	env GPUREDUCE_SANITIZER=$TMP/two-sanitizer $GPUREDUCE shrink -j 2 --quiet --cut-buffers --log=t.log -o t/repro.cu gather.bin
+check_grep "  ...the src cuts are refused for the error they add" "cut buffer #0 .*NEW errors behind it: .*past the end of param 1" t.log
+check_grep "  ...src stays whole" "buffer 0: 64.0 KiB, device; param 1" t/repro.cu
+check_grep "  ...idx is still cut" "buffer 2: [0-9]* B, device; param 2" t/repro.cu
+
 # off by default: no sizes phase without --cut-buffers
 check "shrink without --cut-buffers" $GPUREDUCE shrink -j 2 --quiet -o d/repro.cu gather.bin
 if grep -q "name: sizes" d/repro.yaml; then fail "  ...runs no sizes phase"; else ok "  ...runs no sizes phase"; fi
@@ -83,7 +107,7 @@ check_grep "sizes skipped, saying why" "outcome: 'skipped: no compute-sanitizer"
 # moves the PC (this fake's PC depends on the grid) is rejected on the spot
 cat > grid-sanitizer <<'EOT'
 #!/bin/sh
-while [ "$1" != "${1#-}" ] || [ "$1" = all ] || [ "$1" = 1 ]; do shift; done
+while case $1 in -*|all|[0-9]*) true ;; *) false ;; esac; do shift; done
 trace=; for a in "$@"; do trace=$a; done
 pc=0x90
 "$GPUREDUCE" show "$trace" 2>/dev/null | grep -q 'grid: \[8, 1, 1\]' || pc=0x1c0
@@ -120,13 +144,15 @@ check_exit "--signature=site without a sanitizer: refused (exit 1)" 1 \
 check_grep "  ...saying what is missing" "signature=site needs compute-sanitizer" "$TMP/.out"
 
 # --keep-going: the GPU drops out mid-reduction (the double's cuInit fails
-# for 4 worker starts after the first 8: the pool gives up after 3 in a row)
+# for the 8 worker starts after the first 8: at most a pool's 3 starts in
+# flight can succeed in between, so 3 failures in a row end the pool for
+# sure; the fresh pools --keep-going starts use up the rest)
 export GPUREDUCE_SANITIZER=$TMP/none
-echo "8 4" > init-script
+echo "8 8" > init-script
 check_fail "without --keep-going: lost workers stop the shrink" \
 	env DOUBLE_INIT_SCRIPT=$TMP/init-script $GPUREDUCE shrink -j 2 --quiet -o k1/repro.cu gather.bin
 check_grep "  ...naming the cause" "replay workers cannot start" "$TMP/.out"
-echo "8 4" > init-script
+echo "8 8" > init-script
 check "with --keep-going: the shrink goes on" \
 	env DOUBLE_INIT_SCRIPT=$TMP/init-script $GPUREDUCE shrink -j 2 --quiet --keep-going -o k2/repro.cu gather.bin
 check_grep "  ...counts the lost phase" "^phase_failures: [1-9]" k2/repro.yaml
