@@ -25,9 +25,15 @@ const char *diagnose_find_sanitizer(void)
 	return child_find_program("compute-sanitizer", "/usr/local/cuda/bin");
 }
 
-/* Reports per sanitizer run: the first explains the fault; the rest let
- * diagnose_sites_all see errors that a reduction added behind it. */
-#define SAN_PRINT_LIMIT "64"
+/* Reports per sanitizer run: 1 unless diagnose_set_print_limit asked for
+ * more (the first explains the fault; more let diagnose_sites_all see
+ * errors that a reduction added behind it). */
+static char san_print_limit[16] = "1";
+
+void diagnose_set_print_limit(int n)
+{
+	snprintf(san_print_limit, sizeof(san_print_limit), "%d", n > 0 ? n : 1);
+}
 
 struct report {
 	char what[160];          /* "write of 4 bytes" / "device-side assert" */
@@ -261,7 +267,7 @@ int diagnose_run(const char *bin_path, int guard, struct strbuf *o, struct strbu
 		return -1;
 	}
 	sb_addf(&g, "--guard=%s", place_guard_name(guard));
-	char *argv[] = { (char *)san, "--target-processes", "all", "--print-limit", SAN_PRINT_LIMIT,
+	char *argv[] = { (char *)san, "--target-processes", "all", "--print-limit", san_print_limit,
 			 (char *)gpureduce_exe(), "replay", g.buf, (char *)bin_path, NULL };
 	st = child_run(argv, env, CHILD_MERGE_ERR | CHILD_NULL_IN, o, 180, err);
 	if (st == 124)
@@ -287,7 +293,7 @@ int diagnose_start(const char *bin_path, int guard, const char *out_path, struct
 	sb_addf(&g, "--guard=%s", place_guard_name(guard));
 	/* sh redirects the whole run's output into out_path */
 	char *argv[] = { "sh", "-c", "out=$1; shift; exec \"$@\" >\"$out\" 2>&1", "sh",
-			 (char *)out_path, (char *)san, "--target-processes", "all", "--print-limit", SAN_PRINT_LIMIT,
+			 (char *)out_path, (char *)san, "--target-processes", "all", "--print-limit", san_print_limit,
 			 (char *)gpureduce_exe(), "replay", g.buf, (char *)bin_path, NULL };
 	*c = (struct child)CHILD_INIT;
 	ret = child_start(c, argv, env, CHILD_NULL_IN | CHILD_NEW_PGRP, err);

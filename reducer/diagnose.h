@@ -54,5 +54,7 @@ int diagnose_site_rel(const char *output, const struct trace *t, char *site, siz
  * run, " | "-joined in order of appearance into sites (n bytes).  Returns
  * how many; 0 when none. */
 int diagnose_sites_all(const char *output, const struct trace *t, char *sites, size_t n);
+/* How many reports compute-sanitizer prints per run (default 1). */
+void diagnose_set_print_limit(int n);
 
 #endif

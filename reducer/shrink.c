@@ -1390,7 +1390,8 @@ static int sites_within(const char *a, const char *b)
  * cheap signature cannot tell from the bug, so every cut that passes it is
  * also run under compute-sanitizer and kept only when it fails at the base
  * state's site (PC, access, and where the address lies) and reports no
- * kind of error the base state did not (among the first 64): the phase runs
+ * kind of error the base state did not (among the first 64 reports, which
+ * --cut-buffers asks compute-sanitizer for): the phase runs
  * only where compute-sanitizer is at hand.  For each of the largest
  * buffers, one batch tries the floor (what pointers and kept bytes need),
  * 1/16 and 1/4 of the size; the smallest good size of each buffer is
@@ -1930,6 +1931,8 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 	}
 
 	s.have_san = !o->no_site_check && diagnose_find_sanitizer() != NULL;
+	/* --cut-buffers compares every report, not just the first */
+	diagnose_set_print_limit(o->cut_buffers ? 64 : 1);
 	if (o->sig_site && !s.have_san) {
 		sb_addf(err, "--signature=site needs compute-sanitizer (set GPUREDUCE_SANITIZER or add it to PATH)%s",
 			o->no_site_check ? " and no --no-diagnose" : "");
