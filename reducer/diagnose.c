@@ -312,15 +312,6 @@ int diagnose_collect(struct child *c, const char *out_path, double timeout, stru
 	return read_file(out_path, out, err);
 }
 
-int diagnose_site(const char *output, char *site, size_t n)
-{
-	struct report r;
-	if (parse_report(output, &r) < 0)
-		return -1;
-	snprintf(site, n, "%s at %s", r.what, r.at);
-	return 0;
-}
-
 /* The next report in a sanitizer run's output at or after p; NULL if none. */
 static const char *next_report(const char *p)
 {

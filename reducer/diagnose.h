@@ -40,11 +40,9 @@ int diagnose_start(const char *bin_path, int guard, const char *out_path, struct
 		   struct strbuf *err);
 int diagnose_collect(struct child *c, const char *out_path, double timeout, struct strbuf *out,
 		     struct strbuf *err);
-/* The error's site, independent of grid size: "global write of 4 bytes at
- * scale(...)+0x190".  0, or -1 when the output holds no report. */
-int diagnose_site(const char *output, char *site, size_t n);
-/* The site and where the address lies, in terms of the launch's parameters
- * in trace t: "...+0x190; past the end of param 0 `float*`", "; a wild
+/* The error's site, independent of grid size ("global write of 4 bytes at
+ * scale(...)+0x190"), and where the address lies in terms of the launch's
+ * parameters in trace t: "; past the end of param 0 `float*`", "; a wild
  * address", "; inside param 1 ... (a FREED buffer)", "; a null pointer",
  * "; outside shared memory".  Two runs fail the same way when these match:
  * a reduction that turns a wild index into an overrun of a shrunk buffer

@@ -1411,7 +1411,7 @@ static void phase_sizes(struct S *s, struct cand *best)
 	const char *ref;
 	int changed = 0;
 	size_t made = 0;
-	uint64_t addr[SIZES_MAX_BUFFERS];
+	uint64_t addr[SIZES_MAX_BUFFERS], floor_of[SIZES_MAX_BUFFERS];
 
 	phase_begin(s, "sizes", best);
 	if (!s->have_san) {
@@ -1422,7 +1422,7 @@ static void phase_sizes(struct S *s, struct cand *best)
 		phase_end(s, best, "skipped: compute-sanitizer saw no error in the base state");
 		return;
 	}
-	/* the largest buffers that can be cut (at least 1 KiB) */
+	/* the largest buffers that can be cut (at least 1 KiB), with their floors */
 	for (size_t i = 0; i < best->n; i++) {
 		uint64_t f;
 		if (best->it[i].rec.type != TR_ALLOC || best->it[i].rec.u.alloc.size < 1024 ||
@@ -1440,11 +1440,11 @@ static void phase_sizes(struct S *s, struct cand *best)
 			k = m;
 		}
 		ai[k] = i;
+		floor_of[k] = f;
 	}
 	for (size_t b = 0; b < na; b++) {
-		uint64_t z = best->it[ai[b]].rec.u.alloc.size, f = 0, v[SIZES_PER_BUFFER];
+		uint64_t z = best->it[ai[b]].rec.u.alloc.size, f = floor_of[b], v[SIZES_PER_BUFFER];
 		int nv = 0;
-		size_floor(best, ai[b], &f);
 		v[nv++] = f;
 		if (((z / 16 + 15) & ~(uint64_t)15) > f)
 			v[nv++] = (z / 16 + 15) & ~(uint64_t)15;
@@ -1735,7 +1735,7 @@ static int site_check(struct S *s, struct cand *best, const char *out_bin)
 	char *fo[1] = { NULL }, *fp = (char *)out_bin;
 	const char *base_bin = s->base_bin.buf, *b0;
 	int have = 0, ret = 0, tries = rep->flaky ? 4 : 1;
-	uint64_t hf = file_hash(out_bin);
+	uint64_t hf = file_hash(out_bin), hb = file_hash(base_bin);
 
 	if (!(b0 = base_site(s))) {
 		snprintf(rep->note, sizeof(rep->note),
@@ -1745,7 +1745,7 @@ static int site_check(struct S *s, struct cand *best, const char *out_bin)
 	}
 	snprintf(s0, sizeof(s0), "%s", b0);
 	snprintf(rep->site, sizeof(rep->site), "%s", s0);
-	if (file_hash(base_bin) == hf) {
+	if (hb == hf) {
 		/* nothing changed after the base state: its run is the final one's */
 		rep->site_confirmed = 1;
 		rep->final_sanitizer = xstrdup(s->base_output ? s->base_output : "");
@@ -1784,7 +1784,8 @@ static int site_check(struct S *s, struct cand *best, const char *out_bin)
 				ret = -1;
 				break;
 			}
-			if (file_hash(p.buf) == hf || file_hash(p.buf) == file_hash(base_bin)) {
+			uint64_t hk = file_hash(p.buf);
+			if (hk == hf || hk == hb) {
 				sb_release(&p);   /* same as the final (moved) or the base (fine) */
 				continue;
 			}
