@@ -134,6 +134,26 @@ int child_wait(struct child *c)
 	return r < 0 ? -1 : decode_status(st);
 }
 
+int child_poll(struct child *c, int *status)
+{
+	int st;
+	pid_t r;
+	if (c->pid <= 0)
+		return -1;
+	do
+		r = waitpid(c->pid, &st, WNOHANG);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return -1;
+	if (r == 0)
+		return 0;
+	c->pid = -1;
+	if (c->in >= 0) { close(c->in); c->in = -1; }
+	if (c->out >= 0) { close(c->out); c->out = -1; }
+	*status = decode_status(st);
+	return 1;
+}
+
 int child_wait_timeout(struct child *c, double timeout)
 {
 	double deadline = now_sec() + timeout;

@@ -33,6 +33,9 @@ int child_start(struct child *c, char *const argv[], const char *const env_add[]
 /* Wait; returns the exit code, 128+signal when killed by a signal, -1 on
  * error.  Closes our pipe ends. */
 int child_wait(struct child *c);
+/* Has it ended?  1 (reaped; *status as child_wait), 0 still running, -1
+ * error or no child. */
+int child_poll(struct child *c, int *status);
 /* Wait at most `timeout` seconds; then kill it (group) and return 124.
  * Otherwise as child_wait. */
 int child_wait_timeout(struct child *c, double timeout);

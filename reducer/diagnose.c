@@ -2,10 +2,12 @@
  * diagnose.c - compute-sanitizer report -> parameter-level explanation
  * (see diagnose.h).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "../common/child.h"
 #include "../common/strbuf.h"
@@ -256,25 +258,32 @@ int diagnose_explain(const char *output, const struct trace *red, struct strbuf 
 
 int diagnose_run(const char *bin_path, int guard, struct strbuf *o, struct strbuf *err)
 {
-	const char *san = diagnose_find_sanitizer();
-	struct strbuf g = STRBUF_INIT;
-	const char *env[] = { "GPUREDUCE_REPLAY_VERBOSE=1", NULL };
-	int st, ret = -1;
+	struct strbuf path = STRBUF_INIT;
+	struct child c = CHILD_INIT;
+	const char *tmp = getenv("TMPDIR");
+	int fd, early, ret = -1;
 
-	if (!san) {
+	if (!diagnose_find_sanitizer()) {
 		sb_addf(err, "compute-sanitizer not found (set GPUREDUCE_SANITIZER or add it to PATH); "
 			"the signature is all there is");
 		return -1;
 	}
-	sb_addf(&g, "--guard=%s", place_guard_name(guard));
-	char *argv[] = { (char *)san, "--target-processes", "all", "--print-limit", san_print_limit,
-			 (char *)gpureduce_exe(), "replay", g.buf, (char *)bin_path, NULL };
-	st = child_run(argv, env, CHILD_MERGE_ERR | CHILD_NULL_IN, o, 180, err);
-	if (st == 124)
-		sb_addf(err, "compute-sanitizer did not finish within 180 s");
-	else if (st >= 0)
-		ret = 0;
-	sb_release(&g);
+	/* through a file, so that diagnose_collect can stop the run once its
+	 * reports are out */
+	sb_addf(&path, "%s/gpureduce-sanitizer-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if ((fd = mkstemp(path.buf)) < 0) {
+		sb_addf(err, "cannot create a file for compute-sanitizer's output in %s: %s",
+			tmp && *tmp ? tmp : "/tmp", strerror(errno));
+		goto out;
+	}
+	close(fd);
+	if (diagnose_start(bin_path, guard, path.buf, &c, err) < 0)
+		goto out;
+	ret = diagnose_collect(&c, path.buf, 180, o, &early, err);
+out:
+	if (fd >= 0)
+		unlink(path.buf);
+	sb_release(&path);
 	return ret;
 }
 
@@ -301,18 +310,79 @@ int diagnose_start(const char *bin_path, int guard, const char *out_path, struct
 	return ret;
 }
 
-int diagnose_collect(struct child *c, const char *out_path, double timeout, struct strbuf *out,
-		     struct strbuf *err)
+/* The next report in a sanitizer run's output at or after p; NULL if none. */
+static const char *next_report(const char *p);
+
+/* Is [p, e) a report's closing line ("=========" and blanks)? */
+static int is_report_end(const char *p, const char *e)
 {
-	int st = child_wait_timeout(c, timeout);
-	if (st == 124) {
-		sb_addf(err, "compute-sanitizer did not finish within %.0f s", timeout);
-		return -1;
+	if ((size_t)(e - p) < 9 || strncmp(p, "=========", 9))
+		return 0;
+	for (p += 9; p < e; p++)
+		if (*p != ' ' && *p != '\t' && *p != '\r')
+			return 0;
+	return 1;
+}
+
+int diagnose_complete_reports(const char *output)
+{
+	const char *p = output;
+	int n = 0;
+
+	while ((p = next_report(p))) {
+		const char *q = strchr(p, '\n'), *e;
+		int closed = 0;
+		if (!q)
+			break;
+		for (q++; !closed && (e = strchr(q, '\n')); q = e + 1)
+			closed = is_report_end(q, e);
+		if (!closed)
+			break;
+		n++;
+		p = q;
+	}
+	return n;
+}
+
+int diagnose_collect(struct child *c, const char *out_path, double timeout, struct strbuf *out,
+		     int *early, struct strbuf *err)
+{
+	double deadline = now_sec() + timeout;
+	int want = atoi(san_print_limit), st;
+	off_t seen = -1;
+
+	*early = 0;
+	for (;;) {
+		struct stat sb;
+		int r = child_poll(c, &st);
+		if (r != 0)
+			break;              /* ended (or not ours to wait for) */
+		/* compute-sanitizer goes on checking every thread of a faulting
+		 * grid after the reports it prints (~0.13 ms per error: 15 s for
+		 * 120k faulting threads on the H200): once it has printed all the
+		 * reports it will print, the rest of its run tells us nothing */
+		if (stat(out_path, &sb) == 0 && sb.st_size != seen) {
+			struct strbuf o = STRBUF_INIT, e = STRBUF_INIT;
+			seen = sb.st_size;
+			if (read_file(out_path, &o, &e) == 0 && diagnose_complete_reports(o.buf) >= want)
+				*early = 1;
+			sb_release(&o);
+			sb_release(&e);
+			if (*early) {
+				child_kill(c);
+				break;
+			}
+		}
+		if (now_sec() > deadline) {
+			child_kill(c);
+			sb_addf(err, "compute-sanitizer did not finish within %.0f s", timeout);
+			return -1;
+		}
+		usleep(50000);
 	}
 	return read_file(out_path, out, err);
 }
 
-/* The next report in a sanitizer run's output at or after p; NULL if none. */
 static const char *next_report(const char *p)
 {
 	const char *a = strstr(p, "========= Invalid __"), *b = strstr(p, "========= Misaligned");

@@ -39,7 +39,11 @@ struct child;
 int diagnose_start(const char *bin_path, int guard, const char *out_path, struct child *c,
 		   struct strbuf *err);
 int diagnose_collect(struct child *c, const char *out_path, double timeout, struct strbuf *out,
-		     struct strbuf *err);
+		     int *early, struct strbuf *err);
+/* How many reports in a sanitizer run's output are complete (closed by a
+ * bare "=========" line).  diagnose_collect stops a run (*early = 1) once
+ * it has printed as many as its print limit lets it. */
+int diagnose_complete_reports(const char *output);
 /* The error's site, independent of grid size ("global write of 4 bytes at
  * scale(...)+0x190"), and where the address lies in terms of the launch's
  * parameters in trace t: "; past the end of param 0 `float*`", "; a wild

@@ -229,7 +229,8 @@ static int sanitize_run(struct S *s, char *const *paths, size_t n, char (*sites)
 			struct strbuf out = STRBUF_INIT, e = STRBUF_INIT;
 			struct trace t;
 			double t1 = now_sec();
-			if (started[k] && diagnose_collect(&ch[k], outs[k], 180, &out, &e) == 0 &&
+			int early = 0;
+			if (started[k] && diagnose_collect(&ch[k], outs[k], 180, &out, &early, &e) == 0 &&
 			    trace_open(&t, paths[next + k], TRACE_OPEN_STRICT, &e) == 0) {
 				if (diagnose_site_rel(out.buf, &t, sites[next + k], sizeof(sites[0])) == 0)
 					found++;
@@ -239,8 +240,9 @@ static int sanitize_run(struct S *s, char *const *paths, size_t n, char (*sites)
 			} else if (started[k]) {
 				child_kill(&ch[k]);
 			}
-			slog(s, "sanitizer %s: %s (%.2f s wait)", paths[next + k],
-			     sites[next + k][0] ? sites[next + k] : "no report", now_sec() - t1);
+			slog(s, "sanitizer %s: %s (%.2f s wait%s)", paths[next + k],
+			     sites[next + k][0] ? sites[next + k] : "no report", now_sec() - t1,
+			     early ? "; stopped after its reports" : "");
 			s->rep->site_runs++;
 			unlink(outs[k]);
 			free(outs[k]);
@@ -1187,8 +1189,9 @@ static const char *base_site(struct S *s)
 	if (s->base_started && !s->base_done) {
 		struct strbuf o = STRBUF_INIT, e = STRBUF_INIT;
 		struct trace bt;
+		int early = 0;
 		s->base_done = 1;
-		if (diagnose_collect(&s->base_child, s->base_out.buf, 180, &o, &e) == 0 &&
+		if (diagnose_collect(&s->base_child, s->base_out.buf, 180, &o, &early, &e) == 0 &&
 		    trace_open(&bt, s->base_bin.buf, TRACE_OPEN_STRICT, &e) == 0) {
 			s->base_have = diagnose_site_rel(o.buf, &bt, s->base_site, sizeof(s->base_site)) == 0;
 			trace_release(&bt);
@@ -1198,9 +1201,9 @@ static const char *base_site(struct S *s)
 		}
 		s->rep->site_runs++;
 		s->rep->site_seconds += now_sec() - s->base_t0;
-		slog(s, "sanitizer on the %s state: %s (%.2f s since it started)",
+		slog(s, "sanitizer on the %s state: %s (%.2f s since it started%s)",
 		     s->nstates ? s->state_name[0] : "base", s->base_have ? s->base_site : "no report",
-		     now_sec() - s->base_t0);
+		     now_sec() - s->base_t0, early ? "; stopped after its reports" : "");
 		sb_release(&o);
 		sb_release(&e);
 	}

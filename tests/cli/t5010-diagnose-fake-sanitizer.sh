@@ -105,6 +105,55 @@ else
 	ok "no back-off on an inconclusive check"
 fi
 
+# compute-sanitizer goes on checking every faulting thread after the report
+# it prints (15 s for a 120k-thread grid on the H200).  A run is stopped as
+# soon as its report is complete: this fake prints one, then "checks" for
+# 60 s.  Without the early stop, timeout 30 fails these.
+cat > fake-slow <<'EOT'
+#!/bin/sh
+while case $1 in -*|all|[0-9]*) true ;; *) false ;; esac; do shift; done
+"$@" 2>&1
+cat <<EOR
+========= Invalid __global__ write of size 4 bytes
+=========     at scale_nocheck(float *, const float *, int)+0x90
+=========     by thread (0,0,0) in block (4,0,0)
+=========     Access to 0x10 is out of bounds
+=========         Host Frame: _start [0x38a0] in gpureduce
+========= 
+EOR
+sleep 60
+echo "========= ERROR SUMMARY: 120000 errors"
+EOT
+chmod +x fake-slow
+export GPUREDUCE_SANITIZER=$TMP/fake-slow
+check "diagnose stops the sanitizer run once its report is out" timeout 30 $GPUREDUCE diagnose oob.bin
+check_grep "and explains that report" "at scale_nocheck(float \*, const float \*, int)+0x90: address 0x10 -- a null" "$TMP/.out"
+check "shrink stops them too" timeout 50 $GPUREDUCE shrink -j 2 --quiet --log=slow.log -o s/repro.cu oob.bin
+check_grep "the log says the slice state's run was stopped" "sanitizer on the slice state: .*stopped after its reports" slow.log
+check_grep "site confirmed from the stopped runs" "site_confirmed: true" s/repro.yaml
+if pgrep -f '^sleep 60$' >/dev/null 2>&1; then
+	fail "a stopped sanitizer run left its processes behind"
+else
+	ok "stopped runs leave no process behind"
+fi
+
+# A report that is still open is waited for: this fake pauses inside it.
+cat > fake-pause <<'EOT'
+#!/bin/sh
+while case $1 in -*|all|[0-9]*) true ;; *) false ;; esac; do shift; done
+"$@" 2>&1
+echo "========= Invalid __global__ write of size 4 bytes"
+sleep 1
+cat <<EOR
+=========     at scale_nocheck(float *, const float *, int)+0xa0
+=========     Access to 0x10 is out of bounds
+EOR
+EOT
+chmod +x fake-pause
+export GPUREDUCE_SANITIZER=$TMP/fake-pause
+check "diagnose waits for a report still being written" $GPUREDUCE diagnose oob.bin
+check_grep "and reads all of it" "at scale_nocheck(float \*, const float \*, int)+0xa0" "$TMP/.out"
+
 # No sanitizer at all: diagnose says so, shrink still works.
 export GPUREDUCE_SANITIZER=$TMP/none
 check_exit "diagnose without a sanitizer: exit 4" 4 $GPUREDUCE diagnose oob.bin

@@ -1,0 +1,44 @@
+/*
+ * test_diagnose.c - reading compute-sanitizer's output: when a run's
+ * reports are complete (so shrink can stop the run there) and when they
+ * are not yet.
+ */
+#include <string.h>
+
+#include "../../reducer/diagnose.h"
+#include "unit.h"
+
+static const char report[] =
+	"========= Invalid __global__ write of size 4 bytes\n"
+	"=========     at scale(float *, const float *, int, int, unsigned int)+0x190\n"
+	"=========     by thread (0,1,0) in block (8,0,0)\n"
+	"=========     Access to 0x7f7150d800a0 is out of bounds\n"
+	"=========         Host Frame: _start [0x38a0] in gpureduce\n"
+	"========= \n";
+
+UNIT_TEST(diagnose_complete_reports_counts_closed_ones)
+{
+	char buf[4096];
+
+	CHECK(diagnose_complete_reports("") == 0);
+	CHECK(diagnose_complete_reports("========= COMPUTE-SANITIZER\ngpureduce-buffer 0 0x10 4\n") == 0);
+	snprintf(buf, sizeof(buf), "========= COMPUTE-SANITIZER\ngpureduce-buffer 0 0x7f6d50980000 4\n%s", report);
+	CHECK(diagnose_complete_reports(buf) == 1);
+	/* the same report cut anywhere before its closing line is not complete */
+	for (size_t cut = 0; cut < strlen(buf) - 1; cut++) {
+		char part[4096];
+		snprintf(part, sizeof(part), "%.*s", (int)cut, buf);
+		CHECK(diagnose_complete_reports(part) == 0);
+	}
+	/* a closing line without the blank, and a misaligned report */
+	snprintf(buf, sizeof(buf), "%s========= Misaligned Shared or Local Address\n=========     at k+0x10\n=========\n",
+		 report);
+	CHECK(diagnose_complete_reports(buf) == 2);
+	/* "=========" lines inside a report (backtrace text) do not close it */
+	CHECK(diagnose_complete_reports("========= Invalid __global__ read of size 4 bytes\n"
+					"=========     at k+0x10\n=========     Host Frame: x\n") == 0);
+	/* an open second report after a closed first */
+	snprintf(buf, sizeof(buf), "%s========= Invalid __shared__ write of size 16 bytes\n=========     at k+0xd0\n",
+		 report);
+	CHECK(diagnose_complete_reports(buf) == 1);
+}
