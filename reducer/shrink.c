@@ -202,18 +202,21 @@ static int sig_match(const struct S *s, const struct replay_result *r)
  * Run compute-sanitizer on each of the n trace files side by side (at most
  * jobs at a time) and write each one's site (diagnose_site_rel) into
  * sites[i]; "" when the run saw no error or failed.  outputs (may be NULL)
- * gets each run's whole output (malloc'd) where it was read.  Returns how
- * many sites were found.
+ * gets each run's whole output (malloc'd) where it was read.  Results are
+ * read in order; with stop_site, the first run found failing there ends
+ * the others (their sites stay "").  Returns how many sites were found.
  */
-static int sanitize_run(struct S *s, char *const *paths, size_t n, char (*sites)[700], char **outputs)
+static int sanitize_run(struct S *s, char *const *paths, size_t n, char (*sites)[700], char **outputs,
+			const char *stop_site)
 {
 	size_t next = 0, found = 0;
 	size_t width = s->o->jobs > 0 ? (size_t)s->o->jobs : 1;
 	double t0 = now_sec();
+	int stopped = 0;
 
 	for (size_t i = 0; i < n; i++)
 		sites[i][0] = 0;
-	while (next < n) {
+	while (next < n && !stopped) {
 		size_t m = n - next < width ? n - next : width;
 		struct child *ch = xcalloc(m, sizeof(*ch));
 		char **outs = xcalloc(m, sizeof(char *));
@@ -230,6 +233,13 @@ static int sanitize_run(struct S *s, char *const *paths, size_t n, char (*sites)
 			struct trace t;
 			double t1 = now_sec();
 			int early = 0;
+			if (stopped) {
+				if (started[k])
+					child_kill(&ch[k]);
+				unlink(outs[k]);
+				free(outs[k]);
+				continue;
+			}
 			if (started[k] && diagnose_collect(&ch[k], outs[k], 180, &out, &early, &e) == 0 &&
 			    trace_open(&t, paths[next + k], TRACE_OPEN_STRICT, &e) == 0) {
 				if (diagnose_site_rel(out.buf, &t, sites[next + k], sizeof(sites[0])) == 0)
@@ -244,6 +254,8 @@ static int sanitize_run(struct S *s, char *const *paths, size_t n, char (*sites)
 			     sites[next + k][0] ? sites[next + k] : "no report", now_sec() - t1,
 			     early ? "; stopped after its reports" : "");
 			s->rep->site_runs++;
+			if (stop_site && !strcmp(sites[next + k], stop_site))
+				stopped = 1;
 			unlink(outs[k]);
 			free(outs[k]);
 			sb_release(&out);
@@ -262,7 +274,8 @@ static int sanitize_run(struct S *s, char *const *paths, size_t n, char (*sites)
  * candidate that became the final trace, say) is not run again.  Only runs
  * that found a site are remembered: a racy fault gets its retries. */
 static uint64_t file_hash(const char *path);
-static int sanitize_files(struct S *s, char *const *paths, size_t n, char (*sites)[700], char **outputs)
+static int sanitize_files(struct S *s, char *const *paths, size_t n, char (*sites)[700], char **outputs,
+			  const char *stop_site)
 {
 	char **todo = xcalloc(n + 1, sizeof(char *));
 	size_t *at = xcalloc(n + 1, sizeof(size_t)), nt = 0;
@@ -289,7 +302,7 @@ static int sanitize_files(struct S *s, char *const *paths, size_t n, char (*site
 	if (nt) {
 		char (*ts)[700] = xcalloc(nt, sizeof(*ts));
 		char **to = xcalloc(nt, sizeof(char *));
-		found += sanitize_run(s, todo, nt, ts, to);
+		found += sanitize_run(s, todo, nt, ts, to, stop_site);
 		for (size_t q = 0; q < nt; q++) {
 			snprintf(sites[at[q]], sizeof(sites[0]), "%s", ts[q]);
 			if (ts[q][0] && to[q]) {
@@ -415,7 +428,7 @@ static int test_cands(struct S *s, struct cand *const *cands, size_t k, int *int
 				}
 			if (ns) {
 				char (*sites)[700] = xcalloc(ns, sizeof(*sites));
-				sanitize_files(s, sp, ns, sites, NULL);
+				sanitize_files(s, sp, ns, sites, NULL, NULL);
 				for (size_t q = 0; q < ns; q++)
 					if (strcmp(sites[q], s->ref_site)) {
 						faults[si[q]] = 0;
@@ -1489,7 +1502,7 @@ static void phase_sizes(struct S *s, struct cand *best)
 		char **outs = xcalloc(np + 1, sizeof(char *));
 		char base_all[4096] = "";
 		if (np)
-			sanitize_files(s, paths, np, sites, outs);
+			sanitize_files(s, paths, np, sites, outs, NULL);
 		all_sites(s->base_output, s->base_bin.buf, base_all, sizeof(base_all));
 		for (size_t q = 0; q < np; q++) {
 			char cut_all[4096] = "";
@@ -1759,7 +1772,7 @@ static int site_check(struct S *s, struct cand *best, const char *out_bin)
 	for (int k = 0; k < tries && !have; k++) {
 		free(fo[0]);
 		fo[0] = NULL;
-		have = sanitize_files(s, &fp, 1, sf, fo) > 0;
+		have = sanitize_files(s, &fp, 1, sf, fo, NULL) > 0;
 	}
 	if (have && !strcmp(sf[0], s0)) {
 		rep->site_confirmed = 1;
@@ -1795,8 +1808,9 @@ static int site_check(struct S *s, struct cand *best, const char *out_bin)
 			idx[n] = k;
 			paths[n++] = sb_detach(&p, NULL);
 		}
+		/* side by side, read latest first: the first match ends the rest */
 		if (ret == 0 && n)
-			sanitize_files(s, paths, (size_t)n, sites, outs);
+			sanitize_files(s, paths, (size_t)n, sites, outs, s0);
 		for (int q = 0; q < n && !pick && ret == 0; q++)
 			if (!strcmp(sites[q], s0))
 				pick = idx[q];
@@ -1964,7 +1978,7 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 		/* the reference: the original's own site */
 		char *op = (char *)s.orig->path;
 		char site[1][700];
-		if (sanitize_files(&s, &op, 1, site, NULL) > 0) {
+		if (sanitize_files(&s, &op, 1, site, NULL, NULL) > 0) {
 			snprintf(s.ref_site, sizeof(s.ref_site), "%s", site[0]);
 			s.have_ref = 1;
 			slog(&s, "reference site: %s", s.ref_site);

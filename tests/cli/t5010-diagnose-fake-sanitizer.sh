@@ -154,6 +154,34 @@ export GPUREDUCE_SANITIZER=$TMP/fake-pause
 check "diagnose waits for a report still being written" $GPUREDUCE diagnose oob.bin
 check_grep "and reads all of it" "at scale_nocheck(float \*, const float \*, int)+0xa0" "$TMP/.out"
 
+# The scalars phase moves the fault (this fake's PC depends on the scalar
+# 1000): the back-off reads the states latest first, and once the grid
+# state fails at the slice's site, the data state's run is ended unread.
+cat > fake5 <<'EOT'
+#!/bin/sh
+while case $1 in -*|all|[0-9]*) true ;; *) false ;; esac; do shift; done
+trace=; for a in "$@"; do trace=$a; done
+pc=0x90
+"$GPUREDUCE" show "$trace" 2>/dev/null | grep -q 'value: 1000$' || pc=0x1c0
+"$@" 2>&1
+cat <<EOR
+========= Invalid __global__ write of size 4 bytes
+=========     at scale_nocheck(float *, const float *, int)+$pc
+=========     Access to 0x10 is out of bounds
+========= 
+EOR
+EOT
+chmod +x fake5
+export GPUREDUCE_SANITIZER=$TMP/fake5
+check "shrink when the scalars phase moves the fault" $GPUREDUCE shrink -j 2 --quiet --log=b.log -o b/repro.cu oob.bin
+check_grep "backed off to the grid state" "^  backed_off_to: grid" b/repro.yaml
+check_grep "  ...after running it" "sanitizer .*state-2-grid.bin: .*+0x90" b.log
+if grep -q "state-1-data" b.log; then
+	fail "  ...the data state's run was read although the grid state matched"
+else
+	ok "  ...and the data state's run was ended unread"
+fi
+
 # No sanitizer at all: diagnose says so, shrink still works.
 export GPUREDUCE_SANITIZER=$TMP/none
 check_exit "diagnose without a sanitizer: exit 4" 4 $GPUREDUCE diagnose oob.bin
