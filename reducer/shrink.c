@@ -24,6 +24,7 @@
 #include "ddmin.h"
 #include "diagnose.h"
 #include "pool.h"
+#include "rate.h"
 #include "shrink.h"
 
 #define MAX_SOURCES 64
@@ -76,6 +77,7 @@ struct S {
 	struct cand state[SHRINK_MAX_PHASES];   /* the best candidate after each phase */
 	const char *state_name[SHRINK_MAX_PHASES];
 	int nstates;
+	int cur_state;            /* verify: the state *best is (nstates - 1 until a back-off) */
 };
 
 /* ---- bookkeeping ---------------------------------------------------------- */
@@ -1179,6 +1181,87 @@ static int test_pick_first(struct S *s, struct cand *cs, int nt, struct cand *be
 	return won;
 }
 
+/*
+ * A racy fault can fire less often once reduced: the candidates were
+ * judged on a run or a few, and a data or grid cut may have made the race
+ * rarer.  When the final confirmation's rate falls well below the
+ * original's (fewer than 70 % of it), the states before *best are run as
+ * many times side by side, and the latest one whose rate holds replaces
+ * it (else the one that faulted most, if it beats *best).  Returns 1 when
+ * *best changed (*faults is then its fresh confirmation), 0 when not, -1
+ * on a write error or lost workers.
+ */
+static int confirm_final(struct S *s, struct cand *c, const char *out_bin, int *faults, int runs);
+static int rate_check(struct S *s, struct cand *best, const char *out_bin, int *faults, int runs)
+{
+	struct shrink_report *rep = s->rep;
+	int need = rate_need(runs, rep->orig_faults, rep->orig_runs), n = 0, pick, ret = 0;
+	int idx[SHRINK_MAX_PHASES], got[SHRINK_MAX_PHASES];
+	char *paths[SHRINK_MAX_PHASES];
+	struct job *jobs = NULL;
+	uint64_t hf = file_hash(out_bin);
+
+	if (*faults >= need || s->cur_state <= 0)
+		return 0;
+	for (int k = s->cur_state - 1; k >= 0; k--) {
+		struct strbuf p = STRBUF_INIT;
+		sb_addf(&p, "%s/rate-%d-%s.bin", s->o->workdir, k, s->state_name[k]);
+		if (cand_write(&s->state[k], p.buf, s->err) < 0) {
+			sb_release(&p);
+			ret = -1;
+			goto out;
+		}
+		if (file_hash(p.buf) == hf) {
+			sb_release(&p);
+			continue;
+		}
+		idx[n] = k;
+		got[n] = 0;
+		paths[n++] = sb_detach(&p, NULL);
+	}
+	if (!n)
+		goto out;
+	jobs = xcalloc((size_t)(n * runs), sizeof(*jobs));
+	for (int q = 0; q < n * runs; q++) {
+		jobs[q].trace = paths[q / runs];
+		jobs[q].opts = (struct replay_opts)REPLAY_OPTS_INIT;
+		jobs[q].opts.guard = s->guard;
+		jobs[q].timeout = s->o->cand_timeout;
+	}
+	if (pool_run(s->pool, jobs, (size_t)(n * runs), s->err) < 0) {
+		s->infra_failed = 1;
+		ret = -1;
+		goto out;
+	}
+	s->ph->candidates += n * runs;
+	for (int q = 0; q < n * runs; q++)
+		got[q / runs] += sig_match(s, &jobs[q].res);
+	for (int q = 0; q < n; q++)
+		slog(s, "rate of the state after %s: %d/%d (the reduced trace: %d/%d, the original: %d/%d)",
+		     s->state_name[idx[q]], got[q], runs, *faults, runs, rep->orig_faults, rep->orig_runs);
+	if ((pick = rate_pick(got, n, need, *faults)) < 0)
+		goto out;
+	{
+		size_t l = strlen(rep->note);
+		snprintf(rep->note + l, sizeof(rep->note) - l,
+			 "%sthe reduced trace faulted in %d of %d runs (the original: %d of %d); backed off to the "
+			 "state after %s, which faulted in %d of %d", l ? "; " : "", *faults, runs, rep->orig_faults,
+			 rep->orig_runs, s->state_name[idx[pick]], got[pick], runs);
+	}
+	snprintf(rep->backed_off_to, sizeof(rep->backed_off_to), "%s", s->state_name[idx[pick]]);
+	cand_release(best);
+	cand_copy(best, &s->state[idx[pick]]);
+	s->cur_state = idx[pick];
+	ret = confirm_final(s, best, out_bin, faults, runs) < 0 ? -1 : 1;
+out:
+	for (int q = 0; q < n; q++) {
+		unlink(paths[q]);
+		free(paths[q]);
+	}
+	free(jobs);
+	return ret;
+}
+
 /* ---- the base state's site -------------------------------------------------- */
 
 /* Start compute-sanitizer on c (the base state) in the background. */
@@ -1821,6 +1904,7 @@ static int site_check(struct S *s, struct cand *best, const char *out_bin)
 			snprintf(rep->backed_off_to, sizeof(rep->backed_off_to), "%s", s->state_name[pick]);
 			cand_release(best);
 			cand_copy(best, &s->state[pick]);
+			s->cur_state = pick;
 			rep->site_confirmed = 1;
 			for (int q = 0; q < n; q++)
 				if (idx[q] == pick) {
@@ -2031,6 +2115,7 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 
 	/* final confirmation; back off to the base state (slice or launches) */
 	phase_begin(&s, "verify", &best);
+	s.cur_state = s.nstates - 1;
 	{
 		int runs = o->confirm_runs > 0 ? o->confirm_runs : (rep->flaky ? 10 : 5);
 		int faults = 0;
@@ -2043,6 +2128,7 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 			snprintf(rep->backed_off_to, sizeof(rep->backed_off_to), "%s", s.state_name[0]);
 			cand_release(&best);
 			cand_copy(&best, &s.state[0]);
+			s.cur_state = 0;
 			if (confirm_final(&s, &best, out_bin, &faults, runs) < 0)
 				goto out;
 		}
@@ -2056,6 +2142,8 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 			if (moved && confirm_final(&s, &best, out_bin, &faults, runs) < 0)
 				goto out;
 		}
+		if (faults && rate_check(&s, &best, out_bin, &faults, runs) < 0)
+			goto out;
 		rep->final_runs = runs;
 		rep->final_faults = faults;
 		if (faults < runs)
