@@ -478,6 +478,8 @@ out:
  * side by side (a flaky fault's repeated tests already fill the pool) */
 static size_t dd_width(const struct S *s)
 {
+	if (s->o->strategy == STRATEGY_BASELINE)
+		return 2;         /* plain ddmin */
 	int w = s->o->jobs / (s->reps > 0 ? s->reps : 1);
 	return w > 2 ? (size_t)w : 2;
 }
@@ -2074,8 +2076,17 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 	}
 
 	if (o->strategy == STRATEGY_BASELINE) {
+		/* the same reduction, the plain way: ddmin over every launch, then
+		 * the same data, grid and scalar phases (plain ddmin, a fresh
+		 * process per candidate; no compute-sanitizer work) */
+		static void (*const rest[])(struct S *, struct cand *) = { phase_data, phase_grid, phase_scalars };
 		cand_add_all(&best, s.orig);
 		phase_launches(&s, &best, "ddmin-launches");
+		save_state(&s, "launches", &best);
+		for (size_t k = 0; k < sizeof(rest) / sizeof(rest[0]) && !s.infra_failed && !over_time(&s); k++) {
+			rest[k](&s, &best);
+			save_state(&s, s.ph->name, &best);
+		}
 	} else {
 		int sliced = phase_slice(&s, fault_ev, &best);
 		if (!sliced && !s.infra_failed) {

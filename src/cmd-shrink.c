@@ -47,8 +47,8 @@ static const char usage_str[] =
 	"  --runs=N             replays of the original to measure its fault rate (default 2; more when\n"
 	"                       they disagree)\n"
 	"  --confirm=N          runs of the reduced trace before it is emitted (default 5; flaky 10)\n"
-	"  --strategy=baseline  one fresh process per candidate, plain ddmin over launches\n"
-	"                       (the benchmark baseline)\n"
+	"  --strategy=baseline  one fresh process per candidate, plain ddmin over launches, then\n"
+	"                       the same data, grid and scalar phases (the benchmark baseline)\n"
 	"Exit: 0 repro written; 1 the fault did not reproduce (nothing written);\n"
 	"      3 bad trace; 4 no GPU/driver.\n";
 

@@ -114,6 +114,9 @@ check "mktrace slip" $MKTRACE slip.bin < slip.txt
 check "baseline ddmin over launches" $GPUREDUCE shrink --strategy=baseline -j 1 --quiet -o slip/repro.cu slip.bin
 check_grep "baseline kept the signature" "CUDA_ERROR_ILLEGAL_ADDRESS in _Z13scale_nocheckPfPKfi" "$TMP/.out"
 check_grep "baseline reached the faulting launch alone" "4 launches -> 1 launch(es)" "$TMP/.out"
+check_grep "baseline runs the same data phase" "^- name: data" slip/repro.yaml
+check_grep "  ...grid phase" "^- name: grid" slip/repro.yaml
+check_grep "  ...and scalars phase" "^- name: scalars" slip/repro.yaml
 if grep -q "^slipped: [1-9]" slip/repro.yaml; then ok "candidates that asserted in check_index were rejected (slipped > 0)"
 else fail "no slipped candidates counted"; sed 's/^/    | /' slip/repro.yaml; fi
 

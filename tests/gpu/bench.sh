@@ -13,7 +13,8 @@
 #    ${GPU_TEST_OUT:-$BUILD/gpu-test}/NAME/trace.bin, else a fresh capture),
 #    `gpureduce shrink` (default strategy) against
 #    `gpureduce shrink --strategy=baseline` (fresh process per candidate,
-#    plain ddmin): seconds, candidates tested (repro.yaml `candidates:` or
+#    plain ddmin over launches, then the same data, grid and scalar
+#    phases, without compute-sanitizer work): seconds, candidates tested (repro.yaml `candidates:` or
 #    the shrink's last line), launches left, and the speed-up.  A baseline
 #    that runs out of its time share is reported as a lower bound (">40").
 #
