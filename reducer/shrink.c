@@ -72,6 +72,12 @@ struct S {
 	char base_site[700];
 	char *base_output;
 	double base_t0;
+	/* the final trace's run, started before its confirmation runs */
+	struct child pre_child;
+	struct strbuf pre_bin, pre_out;
+	int pre_started;
+	uint64_t pre_hash;
+	double pre_t0;
 	struct site_ent *sites;   /* sanitizer sites found, by trace file content */
 	size_t nsites, asites;
 	struct cand state[SHRINK_MAX_PHASES];   /* the best candidate after each phase */
@@ -272,10 +278,64 @@ static int sanitize_run(struct S *s, char *const *paths, size_t n, char (*sites)
 	return (int)found;
 }
 
+/* Start compute-sanitizer on c in the background (the final trace, while
+ * its confirmation runs); sanitize_files collects it when asked for that
+ * content. */
+static uint64_t file_hash(const char *path);
+static void prefetch_start(struct S *s, const struct cand *c)
+{
+	struct strbuf e = STRBUF_INIT;
+	if (s->pre_started)
+		return;
+	sb_reset(&s->pre_bin);
+	sb_reset(&s->pre_out);
+	sb_addf(&s->pre_bin, "%s/final-site.bin", s->o->workdir);
+	sb_addf(&s->pre_out, "%s/final-site.txt", s->o->workdir);
+	if (cand_write(c, s->pre_bin.buf, &e) == 0 &&
+	    diagnose_start(s->pre_bin.buf, s->guard, s->pre_out.buf, &s->pre_child, &e) == 0) {
+		s->pre_started = 1;
+		s->pre_hash = file_hash(s->pre_bin.buf);
+		s->pre_t0 = now_sec();
+	}
+	sb_release(&e);
+}
+
+/* The prefetched run, into the site cache (if it found a site). */
+static void prefetch_collect(struct S *s)
+{
+	struct strbuf o = STRBUF_INIT, e = STRBUF_INIT;
+	struct trace t;
+	char site[700] = "";
+	int early = 0;
+
+	if (!s->pre_started)
+		return;
+	s->pre_started = 0;
+	if (diagnose_collect(&s->pre_child, s->pre_out.buf, 180, &o, &early, &e) == 0 &&
+	    trace_open(&t, s->pre_bin.buf, TRACE_OPEN_STRICT, &e) == 0) {
+		if (diagnose_site_rel(o.buf, &t, site, sizeof(site)) == 0) {
+			ALLOC_GROW(s->sites, s->nsites + 1, s->asites);
+			s->sites[s->nsites].hash = s->pre_hash;
+			snprintf(s->sites[s->nsites].site, sizeof(s->sites[0].site), "%s", site);
+			s->sites[s->nsites++].output = xstrdup(o.buf);
+		}
+		trace_release(&t);
+	} else {
+		child_kill(&s->pre_child);
+	}
+	s->rep->site_runs++;
+	s->rep->site_seconds += now_sec() - s->pre_t0;
+	slog(s, "sanitizer %s (started with the confirmation runs): %s (%.2f s since it started%s)",
+	     s->pre_bin.buf, site[0] ? site : "no report", now_sec() - s->pre_t0,
+	     early ? "; stopped after its reports" : "");
+	unlink(s->pre_out.buf);
+	sb_release(&o);
+	sb_release(&e);
+}
+
 /* sanitize_run with a cache by file content: a trace already run (a cut
  * candidate that became the final trace, say) is not run again.  Only runs
  * that found a site are remembered: a racy fault gets its retries. */
-static uint64_t file_hash(const char *path);
 static int sanitize_files(struct S *s, char *const *paths, size_t n, char (*sites)[700], char **outputs,
 			  const char *stop_site)
 {
@@ -287,6 +347,8 @@ static int sanitize_files(struct S *s, char *const *paths, size_t n, char (*site
 	for (size_t i = 0; i < n; i++) {
 		const struct site_ent *e = NULL;
 		h[i] = file_hash(paths[i]);
+		if (s->pre_started && h[i] == s->pre_hash)
+			prefetch_collect(s);
 		for (size_t k = 0; k < s->nsites && !e; k++)
 			if (s->sites[k].hash == h[i])
 				e = &s->sites[k];
@@ -332,7 +394,7 @@ static uint64_t file_hash(const char *path)
 	struct strbuf sb = STRBUF_INIT, e = STRBUF_INIT;
 	uint64_t h = 0;
 	if (read_file(path, &sb, &e) == 0)
-		h = tr_hash(sb.buf, sb.len);
+		h = tr_file_hash(sb.buf, sb.len);
 	sb_release(&sb);
 	sb_release(&e);
 	return h;
@@ -1995,8 +2057,11 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 	memset(&s, 0, sizeof(s));
 	memset(rep, 0, sizeof(*rep));
 	s.base_child = (struct child)CHILD_INIT;
+	s.pre_child = (struct child)CHILD_INIT;
 	sb_init(&s.base_bin, 0);
 	sb_init(&s.base_out, 0);
+	sb_init(&s.pre_bin, 0);
+	sb_init(&s.pre_out, 0);
 	s.orig = orig;
 	s.o = o;
 	s.rep = rep;
@@ -2130,6 +2195,10 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 	{
 		int runs = o->confirm_runs > 0 ? o->confirm_runs : (rep->flaky ? 10 : 5);
 		int faults = 0;
+		/* the site check's run of the final trace goes side by side with
+		 * its confirmation runs */
+		if (s.base_started)
+			prefetch_start(&s, &best);
 		if (confirm_final(&s, &best, out_bin, &faults, runs) < 0)
 			goto out;
 		if (!faults && s.nstates > 1) {
@@ -2186,6 +2255,10 @@ out:
 	}
 	if (s.base_started && !s.base_done)
 		child_kill(&s.base_child);
+	if (s.pre_started)
+		child_kill(&s.pre_child);
+	sb_release(&s.pre_bin);
+	sb_release(&s.pre_out);
 	sb_release(&s.base_bin);
 	sb_release(&s.base_out);
 	free(s.base_output);

@@ -364,5 +364,8 @@ int tw_copy_blob(struct trace_writer *w, const struct trace *t, uint64_t hash);
 int tr_encode(const struct tr_rec *r, struct strbuf *sb);
 
 uint64_t tr_hash(const void *data, size_t len);   /* XXH3-64 */
+/* XXH3-64 of a whole trace file's bytes except the header's created_ns:
+ * two writes of the same records hash alike (shrink's caches key on it). */
+uint64_t tr_file_hash(const void *data, size_t len);
 
 #endif

@@ -27,6 +27,23 @@ uint64_t tr_hash(const void *data, size_t len)
 	return (uint64_t)XXH3_64bits(data, len);
 }
 
+uint64_t tr_file_hash(const void *data, size_t len)
+{
+	XXH3_state_t *st;
+	uint64_t h;
+
+	if (len < 24)
+		return tr_hash(data, len);
+	if (!(st = XXH3_createState()))
+		abort();
+	XXH3_64bits_reset(st);
+	XXH3_64bits_update(st, data, 16);                        /* magic, version, header size */
+	XXH3_64bits_update(st, (const char *)data + 24, len - 24); /* past created_ns */
+	h = (uint64_t)XXH3_64bits_digest(st);
+	XXH3_freeState(st);
+	return h;
+}
+
 static void put_header(struct strbuf *sb)
 {
 	struct timespec ts;
