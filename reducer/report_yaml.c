@@ -44,6 +44,8 @@ int report_yaml_write(const char *path, const struct shrink_report *rep, const s
 	if (rep->backed_off_to[0])
 		yo_kv_str(&y, "backed_off_to", rep->backed_off_to);
 	yo_map_end(&y);
+	if (rep->time_limited)
+		yo_kv_str(&y, "stopped", "time limit: the reduction ended early; this is the best result so far");
 	yo_key(&y, "reproduction");
 	yo_map_start(&y, 0);
 	yo_key(&y, "original");

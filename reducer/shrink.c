@@ -102,7 +102,9 @@ static uint8_t *arena_copy(struct S *s, const uint8_t *src, size_t n)
 
 static int over_time(struct S *s)
 {
-	return s->o->time_limit > 0 && now_sec() - s->t0 > s->o->time_limit;
+	if (s->o->time_limit > 0 && now_sec() - s->t0 > s->o->time_limit)
+		s->rep->time_limited = 1;
+	return s->rep->time_limited;
 }
 
 /* One line in the --log file: seconds since the start, then the text. */

@@ -98,6 +98,7 @@ struct shrink_report {
 	double site_seconds;    /* their wall time (some overlap other work) */
 	int phase_failures;     /* phases ended by lost workers (--keep-going) */
 	int infra_failed;       /* replay workers could not run (no GPU, driver...) */
+	int time_limited;       /* --time-limit ended the reduction early: the best so far */
 	char site[700];         /* compute-sanitizer site of the slice, when checked */
 	int site_confirmed;     /* the final trace faults at that same site */
 	char *final_sanitizer;  /* compute-sanitizer output for the final trace, when run (malloc'd; caller frees) */

@@ -249,9 +249,10 @@ int cmd_shrink(int argc, char **argv)
 	if (diag.len && !o.quiet)
 		fprintf(stderr, "diagnosis: %s\n", diag.buf);
 	printf("shrink: %zu launches -> %zu launch(es), %zu buffer(s); %s in %s; reproduced %d/%d; "
-	       "%ld candidates in %.1f s -> %s (%zu bytes), %s, %s\n",
+	       "%ld candidates in %.1f s%s -> %s (%zu bytes), %s, %s\n",
 	       rep.orig_launches, rep.final_launches, rep.final_buffers, rep.error, rep.kernel,
-	       rep.final_faults, rep.final_runs, rep.candidates, rep.seconds, out, src.len, bin, yml);
+	       rep.final_faults, rep.final_runs, rep.candidates, rep.seconds,
+	       rep.time_limited ? " (stopped by the time limit: the best so far)" : "", out, src.len, bin, yml);
 	ret = EXIT_OK;
 out:
 	if (o.workdir && !keep_work)

@@ -99,6 +99,13 @@ check "shrink without --cut-buffers" $GPUREDUCE shrink -j 2 --quiet -o d/repro.c
 if grep -q "name: sizes" d/repro.yaml; then fail "  ...runs no sizes phase"; else ok "  ...runs no sizes phase"; fi
 check_grep "  ...and keeps src whole" "buffer 0: 64.0 KiB, device; param 1" d/repro.cu
 
+# a time limit that ends the reduction early is said, in the summary line
+# and in repro.yaml (the bench marks such a time as a lower bound)
+check "shrink with a time limit it cannot meet" $GPUREDUCE shrink -j 2 --quiet --time-limit=0.001 -o tl/repro.cu gather.bin
+check_grep "  ...the summary says so" "stopped by the time limit: the best so far" "$TMP/.out"
+check_grep "  ...and repro.yaml" "^stopped: .time limit" tl/repro.yaml
+if grep -q "^stopped:" d/repro.yaml; then fail "  ...a shrink within its limit says nothing"; else ok "  ...a shrink within its limit says nothing"; fi
+
 # without compute-sanitizer the phase does not cut: it could not tell a new overrun
 check "shrink without a sanitizer" env GPUREDUCE_SANITIZER=$TMP/none $GPUREDUCE shrink -j 2 --quiet --cut-buffers -o n/repro.cu gather.bin
 check_grep "sizes skipped, saying why" "outcome: 'skipped: no compute-sanitizer" n/repro.yaml
