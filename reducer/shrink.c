@@ -1248,6 +1248,38 @@ static int test_pick_first(struct S *s, struct cand *cs, int nt, struct cand *be
 }
 
 /*
+ * Write states from..to (latest first; from >= to) as
+ * WORKDIR/PREFIX-K-NAME.bin for the back-offs, leaving out those whose
+ * content hashes to skip1 or skip2.  paths[] (malloc'd) and idx[] get the
+ * rest; returns how many, or -1 on a write error (s->err says why).
+ */
+static int write_states(struct S *s, int from, int to, const char *prefix, uint64_t skip1, uint64_t skip2,
+			char **paths, int *idx)
+{
+	int n = 0;
+	for (int k = from; k >= to; k--) {
+		struct strbuf p = STRBUF_INIT;
+		uint64_t h;
+		sb_addf(&p, "%s/%s-%d-%s.bin", s->o->workdir, prefix, k, s->state_name[k]);
+		if (cand_write(&s->state[k], p.buf, s->err) < 0) {
+			sb_release(&p);
+			for (int q = 0; q < n; q++)
+				free(paths[q]);
+			return -1;
+		}
+		h = file_hash(p.buf);
+		if (h == skip1 || h == skip2) {
+			unlink(p.buf);
+			sb_release(&p);
+			continue;
+		}
+		idx[n] = k;
+		paths[n++] = sb_detach(&p, NULL);
+	}
+	return n;
+}
+
+/*
  * A racy fault can fire less often once reduced: the candidates were
  * judged on a run or a few, and a data or grid cut may have made the race
  * rarer.  When the final confirmation's rate falls well below the
@@ -1269,24 +1301,13 @@ static int rate_check(struct S *s, struct cand *best, const char *out_bin, int *
 
 	if (*faults >= need || s->cur_state <= 0)
 		return 0;
-	for (int k = s->cur_state - 1; k >= 0; k--) {
-		struct strbuf p = STRBUF_INIT;
-		sb_addf(&p, "%s/rate-%d-%s.bin", s->o->workdir, k, s->state_name[k]);
-		if (cand_write(&s->state[k], p.buf, s->err) < 0) {
-			sb_release(&p);
-			ret = -1;
-			goto out;
-		}
-		if (file_hash(p.buf) == hf) {
-			sb_release(&p);
-			continue;
-		}
-		idx[n] = k;
-		got[n] = 0;
-		paths[n++] = sb_detach(&p, NULL);
-	}
-	if (!n)
+	if ((n = write_states(s, s->cur_state - 1, 0, "rate", hf, hf, paths, idx)) <= 0) {
+		ret = n;
+		n = 0;
 		goto out;
+	}
+	for (int q = 0; q < n; q++)
+		got[q] = 0;
 	jobs = xcalloc((size_t)(n * runs), sizeof(*jobs));
 	for (int q = 0; q < n * runs; q++) {
 		jobs[q].trace = paths[q / runs];
@@ -1940,22 +1961,11 @@ static int site_check(struct S *s, struct cand *best, const char *out_bin)
 		char **paths = xcalloc((size_t)s->nstates + 1, sizeof(char *));
 		char (*sites)[700] = xcalloc((size_t)s->nstates + 1, sizeof(*sites));
 		char **outs = xcalloc((size_t)s->nstates + 1, sizeof(char *));
-		int *idx = xcalloc((size_t)s->nstates + 1, sizeof(int)), n = 0, pick = 0;
-		for (int k = s->nstates - 2; k >= 1; k--) {
-			struct strbuf p = STRBUF_INIT;
-			sb_addf(&p, "%s/state-%d-%s.bin", s->o->workdir, k, s->state_name[k]);
-			if (cand_write(&s->state[k], p.buf, s->err) < 0) {
-				sb_release(&p);
-				ret = -1;
-				break;
-			}
-			uint64_t hk = file_hash(p.buf);
-			if (hk == hf || hk == hb) {
-				sb_release(&p);   /* same as the final (moved) or the base (fine) */
-				continue;
-			}
-			idx[n] = k;
-			paths[n++] = sb_detach(&p, NULL);
+		int *idx = xcalloc((size_t)s->nstates + 1, sizeof(int)), n, pick = 0;
+		/* leave out states that are the final one (moved) or the base (fine) */
+		if ((n = write_states(s, s->nstates - 2, 1, "state", hf, hb, paths, idx)) < 0) {
+			ret = -1;
+			n = 0;
 		}
 		/* side by side, read latest first: the first match ends the rest */
 		if (ret == 0 && n)

@@ -16,7 +16,7 @@ cd "$TMP" || exit 1
 # fault when FAKE_MOVE=1).
 cat > fake-sanitizer <<'EOT'
 #!/bin/sh
-while case $1 in -*|all|[0-9]*) true ;; *) false ;; esac; do shift; done
+. "$SRCDIR/tests/cli/helpers/fake-sanitizer.sh"
 out=$("$@" 2>&1)
 echo "$out"
 b=$(echo "$out" | sed -n 's/^gpureduce-buffer 0 \(0x[0-9a-f]*\) \([0-9]*\)$/\1 \2/p' | head -1)
@@ -60,17 +60,11 @@ check_grep "site confirmed after the grid reduction" "site_confirmed: true" r/re
 # A site that moves when the grid shrinks: shrink must back off to the slice.
 cat > fake2 <<'EOT'
 #!/bin/sh
-while case $1 in -*|all|[0-9]*) true ;; *) false ;; esac; do shift; done
-trace=; for a in "$@"; do trace=$a; done
+. "$SRCDIR/tests/cli/helpers/fake-sanitizer.sh"
 pc=0x90
 "$GPUREDUCE" show "$trace" 2>/dev/null | grep -q 'grid: \[8, 1, 1\]' || pc=0x1c0
 "$@" 2>&1
-cat <<EOR
-========= Invalid __global__ write of size 4 bytes
-=========     at scale_nocheck(float *, const float *, int)+$pc
-=========     by thread (0,0,0) in block (4,0,0)
-=========     Access to 0x10 is out of bounds
-EOR
+san_report $pc "by thread (0,0,0) in block (4,0,0)" "Access to 0x10 is out of bounds"
 EOT
 chmod +x fake2
 export GPUREDUCE_SANITIZER=$TMP/fake2
@@ -83,16 +77,10 @@ check_grep "the repro keeps the original grid" "launch_and_check(fn, \"scale_noc
 # this time) is inconclusive: no back-off, and the yaml says so.
 cat > fake3 <<'EOT'
 #!/bin/sh
-while case $1 in -*|all|[0-9]*) true ;; *) false ;; esac; do shift; done
-trace=; for a in "$@"; do trace=$a; done
+. "$SRCDIR/tests/cli/helpers/fake-sanitizer.sh"
 "$@" >/dev/null 2>&1
 if "$GPUREDUCE" show "$trace" 2>/dev/null | grep -q 'grid: \[8, 1, 1\]'; then
-cat <<EOR
-========= Invalid __global__ write of size 4 bytes
-=========     at scale_nocheck(float *, const float *, int)+0x90
-=========     by thread (0,0,0) in block (4,0,0)
-=========     Access to 0x10 is out of bounds
-EOR
+san_report 0x90 "by thread (0,0,0) in block (4,0,0)" "Access to 0x10 is out of bounds"
 fi
 EOT
 chmod +x fake3
@@ -111,7 +99,7 @@ fi
 # 60 s.  Without the early stop, timeout 30 fails these.
 cat > fake-slow <<'EOT'
 #!/bin/sh
-while case $1 in -*|all|[0-9]*) true ;; *) false ;; esac; do shift; done
+. "$SRCDIR/tests/cli/helpers/fake-sanitizer.sh"
 "$@" 2>&1
 cat <<EOR
 ========= Invalid __global__ write of size 4 bytes
@@ -140,7 +128,7 @@ fi
 # A report that is still open is waited for: this fake pauses inside it.
 cat > fake-pause <<'EOT'
 #!/bin/sh
-while case $1 in -*|all|[0-9]*) true ;; *) false ;; esac; do shift; done
+. "$SRCDIR/tests/cli/helpers/fake-sanitizer.sh"
 "$@" 2>&1
 echo "========= Invalid __global__ write of size 4 bytes"
 sleep 1
@@ -159,17 +147,11 @@ check_grep "and reads all of it" "at scale_nocheck(float \*, const float \*, int
 # state fails at the slice's site, the data state's run is ended unread.
 cat > fake5 <<'EOT'
 #!/bin/sh
-while case $1 in -*|all|[0-9]*) true ;; *) false ;; esac; do shift; done
-trace=; for a in "$@"; do trace=$a; done
+. "$SRCDIR/tests/cli/helpers/fake-sanitizer.sh"
 pc=0x90
 "$GPUREDUCE" show "$trace" 2>/dev/null | grep -q 'value: 1000$' || pc=0x1c0
 "$@" 2>&1
-cat <<EOR
-========= Invalid __global__ write of size 4 bytes
-=========     at scale_nocheck(float *, const float *, int)+$pc
-=========     Access to 0x10 is out of bounds
-========= 
-EOR
+san_report $pc "Access to 0x10 is out of bounds"
 EOT
 chmod +x fake5
 export GPUREDUCE_SANITIZER=$TMP/fake5

@@ -18,7 +18,7 @@ cd "$TMP" || exit 1
 
 cat > real-sanitizer <<'EOT'
 #!/bin/sh
-while case $1 in -*|all|[0-9]*) true ;; *) false ;; esac; do shift; done
+. "$SRCDIR/tests/cli/helpers/fake-sanitizer.sh"
 out=$(DOUBLE_VERBOSE=1 "$@" 2>&1)
 echo "$out" | grep -v '^libcuda double'
 line=$(echo "$out" | sed -n 's/^libcuda double: illegal address \(0x[0-9a-f]*\) (\([a-z]*\), .*/\1 \2/p' | head -1)
@@ -75,7 +75,7 @@ check_grep "  ...out kept whole" "buffer 1: 4000 B, device; param 0 .float\*." s
 # any cut of buffer 0, src, makes a read 4 bytes past its end) is refused
 cat > two-sanitizer <<EOT
 #!/bin/sh
-while case \$1 in -*|all|[0-9]*) true ;; *) false ;; esac; do shift; done
+. "$SRCDIR/tests/cli/helpers/fake-sanitizer.sh"
 out=\$("$TMP/real-sanitizer" "\$@")
 echo "\$out"
 set -- \$(echo "\$out" | sed -n 's/^gpureduce-buffer 0 \(0x[0-9a-f]*\) \([0-9]*\)\$/\1 \2/p')
@@ -114,17 +114,11 @@ check_grep "sizes skipped, saying why" "outcome: 'skipped: no compute-sanitizer"
 # moves the PC (this fake's PC depends on the grid) is rejected on the spot
 cat > grid-sanitizer <<'EOT'
 #!/bin/sh
-while case $1 in -*|all|[0-9]*) true ;; *) false ;; esac; do shift; done
-trace=; for a in "$@"; do trace=$a; done
+. "$SRCDIR/tests/cli/helpers/fake-sanitizer.sh"
 pc=0x90
 "$GPUREDUCE" show "$trace" 2>/dev/null | grep -q 'grid: \[8, 1, 1\]' || pc=0x1c0
 "$@" 2>&1
-cat <<EOR
-========= Invalid __global__ write of size 4 bytes
-=========     at scale_nocheck(float *, const float *, int)+$pc
-=========     by thread (0,0,0) in block (4,0,0)
-=========     Access to 0x10 is out of bounds
-EOR
+san_report $pc "by thread (0,0,0) in block (4,0,0)" "Access to 0x10 is out of bounds"
 EOT
 chmod +x grid-sanitizer
 cat > oob.txt <<EOT

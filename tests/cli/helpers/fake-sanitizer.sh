@@ -1,0 +1,26 @@
+# fake-sanitizer.sh - sourced by the CLI tests' stand-in compute-sanitizers
+# (shell scripts that print reports in compute-sanitizer's format):
+#
+#   . "$SRCDIR/tests/cli/helpers/fake-sanitizer.sh"
+#
+# Drops compute-sanitizer's own options from "$@" (what is left is the
+# replay command gpureduce asked it to run), sets $trace to that command's
+# last argument (the trace file), and defines
+#
+#   san_report PC [LINE...]   one invalid 4-byte write in
+#                             scale_nocheck(float *, const float *, int)+PC,
+#                             with LINEs after the "at" line, closed by the
+#                             bare "=========" line that ends a real report.
+while case $1 in -*|all|[0-9]*) true ;; *) false ;; esac; do shift; done
+trace=
+for a in "$@"; do trace=$a; done
+
+san_report() {
+	echo "========= Invalid __global__ write of size 4 bytes"
+	echo "=========     at scale_nocheck(float *, const float *, int)+$1"
+	shift
+	for l in "$@"; do
+		echo "=========     $l"
+	done
+	echo "========= "
+}
