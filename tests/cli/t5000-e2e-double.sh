@@ -181,6 +181,29 @@ check_grep "race reported flaky" "flaky: true" race/repro.yaml
 check_grep "race rate in yaml" "original_rate: 0\." race/repro.yaml
 check_grep "race flagged in the repro header" "FLAKY" race/repro.cu
 
+# 7a. a race whose rate a reduction lowers ----------------------------------
+# racy_grid always faults with 4 or more blocks, and below that only on
+# every other launch (DOUBLE_RACE_COUNTER makes the alternation exact), so
+# the original looks steady (2/2) while the grid phase's cut keeps the fault
+# at half the rate.  shrink must see the drop in its confirmation runs and
+# back off to the state before the grid cut.
+{ head; cat <<'EOT'
+alloc 0x7f0000100000 4096
+h2d 0x7f0000100000 4096 seq
+launch _Z9racy_gridPfi 8 128 ptr:0x7f0000100000 i32:1024
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
+EOT
+} > rgrid.txt
+check "mktrace racy_grid" $MKTRACE rgrid.bin < rgrid.txt
+echo 0 > race-counter
+check "shrink a race whose rate the grid cut lowers" env DOUBLE_RACE_COUNTER=$TMP/race-counter \
+	$GPUREDUCE shrink -j 2 --quiet --log=rgrid.log -o rgrid/repro.cu rgrid.bin
+check_grep "  ...the reduced trace's rate was measured low" "^note: .the reduced trace faulted in [23] of 5 runs (the original: 2 of 2)" rgrid/repro.yaml
+check_grep "  ...the earlier states were run as often" "rate of the state after data: 5/5" rgrid.log
+check_grep "  ...and shrink backed off to the state after data" "^  backed_off_to: data" rgrid/repro.yaml
+check_grep "  ...which confirms 5/5" "^  reduced: 5/5" rgrid/repro.yaml
+check_grep "  ...with the original grid" "launch_and_check(fn, \"racy_grid(float\*, int)\", 8, 1, 1" rgrid/repro.cu
+
 # 7b. a CUDA graph: the fault happens inside cuGraphLaunch ------------------
 { head; cat <<'EOT'
 alloc 0x7f0000100000 4000

@@ -21,6 +21,8 @@ struct dbl_launch {
 	struct dbl_dim3 gridDim, blockDim, blockIdx, threadIdx;
 	uint64_t seq;        /* launches run so far in this process, from 1 */
 	uint32_t rnd;        /* random per launch, same for every thread (racy kernels) */
+	uint32_t (*race)(void); /* per launch, taken on first call: DOUBLE_RACE_COUNTER's next
+				 * number (across processes), else random (racy_grid) */
 };
 
 #define DBL_MAX_PARAMS 8

@@ -100,6 +100,25 @@ static void k_racy_augment(const struct dbl_launch *L, const void *a)
 		buf[(long long)n + 256] = (float)seed;
 }
 
+/* racy_grid(float *buf, int n): a race whose window grows with the grid.
+ * Every thread i < n does buf[i] += 1.  With 4 or more blocks the race is
+ * always lost: thread 0 writes buf[n + 256], 1 KiB past the end (faults
+ * against a guard, as racy_augment).  With fewer blocks it is lost only
+ * when the launch's L->race() is even: half of the launches at random, or
+ * every other small-grid launch under DOUBLE_RACE_COUNTER.  So a grid cut
+ * keeps the fault, but not its rate. */
+static void k_racy_grid(const struct dbl_launch *L, const void *a)
+{
+	float *buf = ARG(float *, a, 0);
+	int n = ARG(int, a, 8);
+	long long i = dbl_tid_x(L);
+	if (i < n)
+		buf[i] += 1.0f;
+	if (i == 0 && L->threadIdx.y == 0 && L->threadIdx.z == 0 &&
+	    (L->gridDim.x >= 4 || !(L->race() & 1)))
+		buf[(long long)n + 256] = 1.0f;
+}
+
 /* use_buf(float *p, int n): p[i] = p[i] * 0.5f + 1 for i < n.  Correct on
  * live memory; faults when p was freed (the double's freed memory is
  * PROT_NONE). */
@@ -160,6 +179,8 @@ const struct dbl_kernel dbl_kernels[] = {
 	  2, { {0, 8}, {8, 4} }, k_add_one },
 	{ "_Z12racy_augmentPfii", "racy_augment(float*, int, int)",
 	  3, { {0, 8}, {8, 4}, {12, 4} }, k_racy_augment },
+	{ "_Z9racy_gridPfi", "racy_grid(float*, int)",
+	  2, { {0, 8}, {8, 4} }, k_racy_grid },
 	{ "_Z7use_bufPfi", "use_buf(float*, int)",
 	  2, { {0, 8}, {8, 4} }, k_use_buf },
 	{ "_Z13struct_params4Pair", "struct_params(Pair)",

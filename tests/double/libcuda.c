@@ -62,7 +62,9 @@
  *    CU_LAUNCH_PARAM_BUFFER_POINTER/SIZE), pack them at the registry's
  *    offsets and run the whole grid at once, sequentially: blocks outer,
  *    threads inner.  Streams are accepted and ignored: everything is
- *    synchronous, as under CUDA_LAUNCH_BLOCKING=1.
+ *    synchronous, as under CUDA_LAUNCH_BLOCKING=1.  Racy kernels take a
+ *    random value per launch (DOUBLE_SEED fixes the seed); with
+ *    DOUBLE_RACE_COUNTER=FILE, L->race() counts up across all processes.
  *  - Faults: during a grid run a SIGSEGV/SIGBUS handler is installed (the
  *    previous handlers are restored afterwards, so ASan's or the program's
  *    own stay in charge elsewhere).  A hit on a guard page, a freed buffer,
@@ -209,6 +211,8 @@ struct fault_guard {
 	volatile int is_write;      /* 1 write, 0 read, -1 unknown */
 	struct dbl_launch L;        /* the thread running when it fired */
 	const struct dbl_kernel *k;
+	int race_have;              /* launch_race's value for this launch is taken */
+	uint32_t race_v;
 };
 
 static struct {
@@ -250,6 +254,34 @@ static void vlog(const char *fmt, ...)
 	va_end(ap);
 }
 
+/* DOUBLE_RACE_COUNTER=FILE holding a number: instead of the random
+ * source, each launch takes the file's number and writes it back plus one,
+ * under a lock, across all processes.  A racy kernel then fires on every
+ * other launch (rnd & 1 alternates), so a test can count on a rate of
+ * exactly one half however the launches are spread over processes. */
+static int race_counter(uint32_t *v)
+{
+	const char *path = getenv("DOUBLE_RACE_COUNTER");
+	unsigned long n = 0;
+	int fd, got = 0;
+	FILE *f;
+	if (!path || !*path || (fd = open(path, O_RDWR)) < 0)
+		return 0;
+	if (lockf(fd, F_LOCK, 0) == 0 && (f = fdopen(fd, "r+"))) {
+		if (fscanf(f, "%lu", &n) == 1) {
+			*v = (uint32_t)n;
+			got = 1;
+			rewind(f);
+			fprintf(f, "%lu\n", n + 1);
+			fflush(f);
+		}
+		fclose(f);   /* closes fd and drops the lock */
+		return got;
+	}
+	close(fd);
+	return 0;
+}
+
 /* splitmix64: the per-launch random source of racy kernels. */
 static uint64_t next_rand(void)
 {
@@ -257,6 +289,19 @@ static uint64_t next_rand(void)
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	return z ^ (z >> 31);
+}
+
+/* L->race: one value per launch, taken when a thread first asks: the race
+ * counter's next number, else a random one.  Only launches that ask use up
+ * a number, so the alternation does not depend on other launches. */
+static uint32_t launch_race(void)
+{
+	if (!S.fg.race_have) {
+		if (!race_counter(&S.fg.race_v))
+			S.fg.race_v = (uint32_t)next_rand();
+		S.fg.race_have = 1;
+	}
+	return S.fg.race_v;
 }
 
 static size_t round_up(size_t n, size_t to)
@@ -1899,6 +1944,8 @@ static CUresult run_grid(const struct dbl_kernel *k, const unsigned char *args)
 	g->k = k;
 	g->L.seq = ++S.launches;
 	g->L.rnd = (uint32_t)next_rand();
+	g->L.race = launch_race;
+	g->race_have = 0;
 	guard_begin();
 	jr = sigsetjmp(g->jmp, 1);
 	if (jr == 0) {
