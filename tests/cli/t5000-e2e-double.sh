@@ -204,6 +204,21 @@ check_grep "  ...and shrink backed off to the state after data" "^  backed_off_t
 check_grep "  ...which confirms 5/5" "^  reduced: 5/5" rgrid/repro.yaml
 check_grep "  ...with the original grid" "launch_and_check(fn, \"racy_grid(float\*, int)\", 8, 1, 1" rgrid/repro.cu
 
+# 7c. worker start-up -------------------------------------------------------
+# Contexts are created one after another on a real GPU (eight replay
+# processes started together took 2.5 s on the H200, one 0.42 s), so the
+# pool starts two workers at a time.  The double's cuInit takes 100 ms
+# here and logs when each process waits in it.
+check "shrink with slow worker start-up, -j 8" env DOUBLE_INIT_DELAY_MS=100 DOUBLE_INIT_LOG=$TMP/init.log \
+	$GPUREDUCE shrink -j 8 --quiet -o slowinit/repro.cu rgrid.bin
+most=$(sort -k2n init.log | awk '{ c += ($1 == "b") ? 1 : -1; if (c > m) m = c } END { print m + 0 }')
+starts=$(grep -c '^b' init.log)
+if [ "$starts" -ge 8 ] && [ "$most" -le 2 ]; then
+	ok "  ...at most two workers started at once ($starts starts, $most at most)"
+else
+	fail "  ...at most two workers started at once ($starts starts, $most at most)"
+fi
+
 # 7b. a CUDA graph: the fault happens inside cuGraphLaunch ------------------
 { head; cat <<'EOT'
 alloc 0x7f0000100000 4000

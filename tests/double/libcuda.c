@@ -17,7 +17,9 @@
  *    CUDA_ERROR_NOT_INITIALIZED.  DOUBLE_INIT_SCRIPT=FILE ("S F") lets the
  *    first S processes' cuInit succeed and fails the next F (a GPU that
  *    drops out for a while).  DOUBLE_NO_DEVICE=1 makes cuInit fail with
- *    CUDA_ERROR_NO_DEVICE (a machine without a GPU).
+ *    CUDA_ERROR_NO_DEVICE (a machine without a GPU).  DOUBLE_INIT_DELAY_MS
+ *    slows it down like a real context creation (DOUBLE_INIT_LOG records
+ *    when each process waited).
  *  - The primary context: retain/release/reset and a per-thread current
  *    context (cuCtxSetCurrent, push/pop).  Calls that need a context return
  *    CUDA_ERROR_INVALID_CONTEXT without a current one.  Releasing the last
@@ -691,6 +693,35 @@ static int init_script_says_fail(void)
 	return 0;
 }
 
+/* DOUBLE_INIT_DELAY_MS=N makes a first-time cuInit take N ms, like a real
+ * context creation; with DOUBLE_INIT_LOG=FILE it appends "b NS" and "e NS"
+ * (CLOCK_MONOTONIC) around that wait, so a test can count how many
+ * processes were starting at once. */
+static void init_log(const char *path, char what)
+{
+	struct timespec ts;
+	char line[64];
+	int fd, n;
+	if (!path || !*path || (fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644)) < 0)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	n = snprintf(line, sizeof(line), "%c %lld\n", what, (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec);
+	if (write(fd, line, (size_t)n) != n)
+		fputs("libcuda double: DOUBLE_INIT_LOG: write failed\n", stderr);
+	close(fd);
+}
+
+static void init_slowly(void)
+{
+	const char *d = getenv("DOUBLE_INIT_DELAY_MS"), *log = getenv("DOUBLE_INIT_LOG");
+	long ms = d && *d ? strtol(d, NULL, 10) : 0;
+	if (ms <= 0)
+		return;
+	init_log(log, 'b');
+	usleep((useconds_t)ms * 1000);
+	init_log(log, 'e');
+}
+
 CUresult cuInit(unsigned int flags)
 {
 	pthread_mutex_lock(&S.lock);
@@ -711,6 +742,7 @@ CUresult cuInit(unsigned int flags)
 		r = CUDA_ERROR_NO_DEVICE;
 		goto out;
 	}
+	init_slowly();
 	e = getenv("DOUBLE_VERBOSE");
 	S.verbose = e && *e && strcmp(e, "0");
 	S.page = (size_t)sysconf(_SC_PAGESIZE);
