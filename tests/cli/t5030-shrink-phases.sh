@@ -98,6 +98,9 @@ check_grep "  ...idx is still cut" "buffer 2: [0-9]* B, device; param 2" t/repro
 check "shrink without --cut-buffers" $GPUREDUCE shrink -j 2 --quiet -o d/repro.cu gather.bin
 if grep -q "name: sizes" d/repro.yaml; then fail "  ...runs no sizes phase"; else ok "  ...runs no sizes phase"; fi
 check_grep "  ...and keeps src whole" "buffer 0: 64.0 KiB, device; param 1" d/repro.cu
+# a candidate written again (ddmin's complements repeat some) is not
+# replayed again: the cache keys on the file's content, not its timestamp
+check_grep "  ...and takes repeated candidates from its cache" "^cache_hits: [1-9]" d/repro.yaml
 
 # a time limit that ends the reduction early is said, in the summary line
 # and in repro.yaml (the bench marks such a time as a lower bound)
