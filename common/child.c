@@ -157,24 +157,17 @@ int child_poll(struct child *c, int *status)
 int child_wait_timeout(struct child *c, double timeout)
 {
 	double deadline = now_sec() + timeout;
-	int st;
+	int st, r;
 	if (c->in >= 0) { close(c->in); c->in = -1; }
 	if (c->out >= 0) { close(c->out); c->out = -1; }
-	while (c->pid > 0) {
-		pid_t r = waitpid(c->pid, &st, WNOHANG);
-		if (r == c->pid) {
-			c->pid = -1;
-			return decode_status(st);
-		}
-		if (r < 0 && errno != EINTR)
-			return -1;
+	while ((r = child_poll(c, &st)) == 0) {
 		if (now_sec() > deadline) {
 			child_kill(c);
 			return 124;
 		}
 		usleep(20000);
 	}
-	return -1;
+	return r > 0 ? st : -1;
 }
 
 void child_kill(struct child *c)
