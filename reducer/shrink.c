@@ -40,6 +40,15 @@ struct site_ent {
 	char *output;
 };
 
+/* A compute-sanitizer run in the background (bg_start, bg_collect). */
+struct bg_san {
+	struct child ch;
+	struct strbuf bin, out;   /* the trace it runs, the file its output goes to */
+	uint64_t hash;            /* bin's content (file_hash) */
+	int started, collected;
+	double t0;
+};
+
 struct S {
 	const struct trace *orig;
 	const struct shrink_opts *o;
@@ -66,18 +75,12 @@ struct S {
 	int have_ref;
 	/* the base state's (slice's) compute-sanitizer run, started in the
 	 * background after the slice and collected once, when first needed */
-	struct child base_child;
-	struct strbuf base_bin, base_out;
-	int base_started, base_done, base_have;
+	struct bg_san base;
+	int base_have;
 	char base_site[700];
 	char *base_output;
-	double base_t0;
-	/* the final trace's run, started before its confirmation runs */
-	struct child pre_child;
-	struct strbuf pre_bin, pre_out;
-	int pre_started;
-	uint64_t pre_hash;
-	double pre_t0;
+	/* the final trace's run, started beside its confirmation runs */
+	struct bg_san pre;
 	struct site_ent *sites;   /* sanitizer sites found, by trace file content */
 	size_t nsites, asites;
 	struct cand state[SHRINK_MAX_PHASES];   /* the best candidate after each phase */
@@ -209,6 +212,38 @@ static int sig_match(const struct S *s, const struct replay_result *r)
 /* ---- testing candidates ---------------------------------------------------- */
 
 /*
+ * Wait (at most 180 s) for a compute-sanitizer run of the trace at bin
+ * whose output goes to out_path; write its site (diagnose_site_rel) into
+ * site ("" when none) and, where output is not NULL and the run was read,
+ * its whole output (malloc'd).  A run that could not be read is killed.
+ * *early: diagnose_collect stopped it after its reports.  1 when a site
+ * was found, else 0.
+ */
+static int collect_site(struct child *ch, const char *out_path, const char *bin, char *site, size_t n,
+			char **output, int *early)
+{
+	struct strbuf o = STRBUF_INIT, e = STRBUF_INIT;
+	struct trace t;
+	int found = 0;
+
+	site[0] = 0;
+	if (diagnose_collect(ch, out_path, 180, &o, early, &e) == 0 &&
+	    trace_open(&t, bin, TRACE_OPEN_STRICT, &e) == 0) {
+		found = diagnose_site_rel(o.buf, &t, site, n) == 0;
+		trace_release(&t);
+		if (output)
+			*output = sb_detach(&o, NULL);
+	} else {
+		child_kill(ch);
+	}
+	sb_release(&o);
+	sb_release(&e);
+	return found;
+}
+
+static uint64_t file_hash(const char *path);
+
+/*
  * Run compute-sanitizer on each of the n trace files side by side (at most
  * jobs at a time) and write each one's site (diagnose_site_rel) into
  * sites[i]; "" when the run saw no error or failed.  outputs (may be NULL)
@@ -239,8 +274,6 @@ static int sanitize_run(struct S *s, char *const *paths, size_t n, char (*sites)
 			sb_release(&e);
 		}
 		for (size_t k = 0; k < m; k++) {
-			struct strbuf out = STRBUF_INIT, e = STRBUF_INIT;
-			struct trace t;
 			double t1 = now_sec();
 			int early = 0;
 			if (stopped) {
@@ -250,16 +283,10 @@ static int sanitize_run(struct S *s, char *const *paths, size_t n, char (*sites)
 				free(outs[k]);
 				continue;
 			}
-			if (started[k] && diagnose_collect(&ch[k], outs[k], 180, &out, &early, &e) == 0 &&
-			    trace_open(&t, paths[next + k], TRACE_OPEN_STRICT, &e) == 0) {
-				if (diagnose_site_rel(out.buf, &t, sites[next + k], sizeof(sites[0])) == 0)
-					found++;
-				trace_release(&t);
-				if (outputs)
-					outputs[next + k] = xstrdup(out.buf);
-			} else if (started[k]) {
-				child_kill(&ch[k]);
-			}
+			if (started[k])
+				found += (size_t)collect_site(&ch[k], outs[k], paths[next + k], sites[next + k],
+							      sizeof(sites[0]), outputs ? &outputs[next + k] : NULL,
+							      &early);
 			slog(s, "sanitizer %s: %s (%.2f s wait%s)", paths[next + k],
 			     sites[next + k][0] ? sites[next + k] : "no report", now_sec() - t1,
 			     early ? "; stopped after its reports" : "");
@@ -268,8 +295,6 @@ static int sanitize_run(struct S *s, char *const *paths, size_t n, char (*sites)
 				stopped = 1;
 			unlink(outs[k]);
 			free(outs[k]);
-			sb_release(&out);
-			sb_release(&e);
 		}
 		free(ch);
 		free(outs);
@@ -280,59 +305,74 @@ static int sanitize_run(struct S *s, char *const *paths, size_t n, char (*sites)
 	return (int)found;
 }
 
-/* Start compute-sanitizer on c in the background (the final trace, while
- * its confirmation runs); sanitize_files collects it when asked for that
- * content. */
-static uint64_t file_hash(const char *path);
-static void prefetch_start(struct S *s, const struct cand *c)
+/* Remember a run's site and output by its trace's content. */
+static void site_cache_add(struct S *s, uint64_t hash, const char *site, const char *output)
+{
+	ALLOC_GROW(s->sites, s->nsites + 1, s->asites);
+	s->sites[s->nsites].hash = hash;
+	snprintf(s->sites[s->nsites].site, sizeof(s->sites[0].site), "%s", site);
+	s->sites[s->nsites++].output = xstrdup(output);
+}
+
+/* Start compute-sanitizer in the background on c, written as
+ * WORKDIR/NAME.bin (its output: NAME.txt).  b->hash is set even when the
+ * run could not start (b->started stays 0). */
+static void bg_start(struct S *s, struct bg_san *b, const struct cand *c, const char *name)
 {
 	struct strbuf e = STRBUF_INIT;
-	if (s->pre_started)
-		return;
-	sb_reset(&s->pre_bin);
-	sb_reset(&s->pre_out);
-	sb_addf(&s->pre_bin, "%s/final-site.bin", s->o->workdir);
-	sb_addf(&s->pre_out, "%s/final-site.txt", s->o->workdir);
-	if (cand_write(c, s->pre_bin.buf, &e) == 0 &&
-	    diagnose_start(s->pre_bin.buf, s->guard, s->pre_out.buf, &s->pre_child, &e) == 0) {
-		s->pre_started = 1;
-		s->pre_hash = file_hash(s->pre_bin.buf);
-		s->pre_t0 = now_sec();
+	sb_reset(&b->bin);
+	sb_reset(&b->out);
+	sb_addf(&b->bin, "%s/%s.bin", s->o->workdir, name);
+	sb_addf(&b->out, "%s/%s.txt", s->o->workdir, name);
+	if (cand_write(c, b->bin.buf, &e) == 0) {
+		b->hash = file_hash(b->bin.buf);
+		if (diagnose_start(b->bin.buf, s->guard, b->out.buf, &b->ch, &e) == 0) {
+			b->started = 1;
+			b->t0 = now_sec();
+		}
 	}
 	sb_release(&e);
+}
+
+/* Wait for a background run (once) and read its site, as collect_site. */
+static int bg_collect(struct S *s, struct bg_san *b, char *site, size_t n, char **output, int *early)
+{
+	int found;
+	b->collected = 1;
+	found = collect_site(&b->ch, b->out.buf, b->bin.buf, site, n, output, early);
+	s->rep->site_runs++;
+	s->rep->site_seconds += now_sec() - b->t0;
+	return found;
+}
+
+/* The final trace's run, started beside its confirmation runs; not
+ * started when the final trace is the base state's (that run serves). */
+static void prefetch_start(struct S *s, const struct cand *c)
+{
+	if (s->pre.started)
+		return;
+	bg_start(s, &s->pre, c, "final-site");
+	if (s->pre.started && s->pre.hash == s->base.hash) {
+		child_kill(&s->pre.ch);
+		s->pre.started = 0;
+	}
 }
 
 /* The prefetched run, into the site cache (if it found a site). */
 static void prefetch_collect(struct S *s)
 {
-	struct strbuf o = STRBUF_INIT, e = STRBUF_INIT;
-	struct trace t;
-	char site[700] = "";
+	char site[700] = "", *output = NULL;
 	int early = 0;
 
-	if (!s->pre_started)
+	if (!s->pre.started || s->pre.collected)
 		return;
-	s->pre_started = 0;
-	if (diagnose_collect(&s->pre_child, s->pre_out.buf, 180, &o, &early, &e) == 0 &&
-	    trace_open(&t, s->pre_bin.buf, TRACE_OPEN_STRICT, &e) == 0) {
-		if (diagnose_site_rel(o.buf, &t, site, sizeof(site)) == 0) {
-			ALLOC_GROW(s->sites, s->nsites + 1, s->asites);
-			s->sites[s->nsites].hash = s->pre_hash;
-			snprintf(s->sites[s->nsites].site, sizeof(s->sites[0].site), "%s", site);
-			s->sites[s->nsites++].output = xstrdup(o.buf);
-		}
-		trace_release(&t);
-	} else {
-		child_kill(&s->pre_child);
-	}
-	s->rep->site_runs++;
-	s->rep->site_seconds += now_sec() - s->pre_t0;
+	if (bg_collect(s, &s->pre, site, sizeof(site), &output, &early))
+		site_cache_add(s, s->pre.hash, site, output);
 	slog(s, "sanitizer %s (started with the confirmation runs): %s (%.2f s since it started%s)",
-	     s->pre_bin.buf, site[0] ? site : "no report", now_sec() - s->pre_t0,
+	     s->pre.bin.buf, site[0] ? site : "no report", now_sec() - s->pre.t0,
 	     early ? "; stopped after its reports" : "");
-	unlink(s->pre_out.buf);
-	sb_release(&o);
-	sb_release(&e);
+	unlink(s->pre.out.buf);
+	free(output);
 }
 
 /* sanitize_run with a cache by file content: a trace already run (a cut
@@ -349,7 +389,7 @@ static int sanitize_files(struct S *s, char *const *paths, size_t n, char (*site
 	for (size_t i = 0; i < n; i++) {
 		const struct site_ent *e = NULL;
 		h[i] = file_hash(paths[i]);
-		if (s->pre_started && h[i] == s->pre_hash)
+		if (s->pre.started && h[i] == s->pre.hash)
 			prefetch_collect(s);
 		for (size_t k = 0; k < s->nsites && !e; k++)
 			if (s->sites[k].hash == h[i])
@@ -371,12 +411,8 @@ static int sanitize_files(struct S *s, char *const *paths, size_t n, char (*site
 		found += sanitize_run(s, todo, nt, ts, to, stop_site);
 		for (size_t q = 0; q < nt; q++) {
 			snprintf(sites[at[q]], sizeof(sites[0]), "%s", ts[q]);
-			if (ts[q][0] && to[q]) {
-				ALLOC_GROW(s->sites, s->nsites + 1, s->asites);
-				s->sites[s->nsites].hash = h[at[q]];
-				snprintf(s->sites[s->nsites].site, sizeof(s->sites[0].site), "%s", ts[q]);
-				s->sites[s->nsites++].output = xstrdup(to[q]);
-			}
+			if (ts[q][0] && to[q])
+				site_cache_add(s, h[at[q]], ts[q], to[q]);
 			if (outputs)
 				outputs[at[q]] = to[q];
 			else
@@ -1351,44 +1387,16 @@ out:
 
 /* ---- the base state's site -------------------------------------------------- */
 
-/* Start compute-sanitizer on c (the base state) in the background. */
-static void base_site_start(struct S *s, const struct cand *c)
-{
-	struct strbuf e = STRBUF_INIT;
-	sb_addf(&s->base_bin, "%s/slice-site.bin", s->o->workdir);
-	sb_addf(&s->base_out, "%s/slice-site.txt", s->o->workdir);
-	if (cand_write(c, s->base_bin.buf, &e) == 0 &&
-	    diagnose_start(s->base_bin.buf, s->guard, s->base_out.buf, &s->base_child, &e) == 0) {
-		s->base_started = 1;
-		s->base_t0 = now_sec();
-	}
-	sb_release(&e);
-}
-
 /* The base state's site (waiting for its run if need be); NULL when it
  * was not run or saw no error. */
 static const char *base_site(struct S *s)
 {
-	if (s->base_started && !s->base_done) {
-		struct strbuf o = STRBUF_INIT, e = STRBUF_INIT;
-		struct trace bt;
+	if (s->base.started && !s->base.collected) {
 		int early = 0;
-		s->base_done = 1;
-		if (diagnose_collect(&s->base_child, s->base_out.buf, 180, &o, &early, &e) == 0 &&
-		    trace_open(&bt, s->base_bin.buf, TRACE_OPEN_STRICT, &e) == 0) {
-			s->base_have = diagnose_site_rel(o.buf, &bt, s->base_site, sizeof(s->base_site)) == 0;
-			trace_release(&bt);
-			s->base_output = sb_detach(&o, NULL);
-		} else {
-			child_kill(&s->base_child);
-		}
-		s->rep->site_runs++;
-		s->rep->site_seconds += now_sec() - s->base_t0;
+		s->base_have = bg_collect(s, &s->base, s->base_site, sizeof(s->base_site), &s->base_output, &early);
 		slog(s, "sanitizer on the %s state: %s (%.2f s since it started%s)",
 		     s->nstates ? s->state_name[0] : "base", s->base_have ? s->base_site : "no report",
-		     now_sec() - s->base_t0, early ? "; stopped after its reports" : "");
-		sb_release(&o);
-		sb_release(&e);
+		     now_sec() - s->base.t0, early ? "; stopped after its reports" : "");
 	}
 	return s->base_have ? s->base_site : NULL;
 }
@@ -1673,7 +1681,7 @@ static void phase_sizes(struct S *s, struct cand *best)
 		char base_all[4096] = "";
 		if (np)
 			sanitize_files(s, paths, np, sites, outs, NULL);
-		all_sites(s->base_output, s->base_bin.buf, base_all, sizeof(base_all));
+		all_sites(s->base_output, s->base.bin.buf, base_all, sizeof(base_all));
 		for (size_t q = 0; q < np; q++) {
 			char cut_all[4096] = "";
 			const char *why;
@@ -1912,16 +1920,16 @@ static int recover(struct S *s)
  * the earlier phases are checked side by side and the latest one that
  * still fails there replaces *best.  Returns 1 when *best changed, 0 when
  * not, -1 on a write error.  The base state's run must have been started
- * (base_site_start).
+ * (bg_start on s->base).
  */
 static int site_check(struct S *s, struct cand *best, const char *out_bin)
 {
 	struct shrink_report *rep = s->rep;
 	char s0[700] = "", sf[1][700];
 	char *fo[1] = { NULL }, *fp = (char *)out_bin;
-	const char *base_bin = s->base_bin.buf, *b0;
+	const char *b0;
 	int have = 0, ret = 0, tries = rep->flaky ? 4 : 1;
-	uint64_t hf = file_hash(out_bin), hb = file_hash(base_bin);
+	uint64_t hf = file_hash(out_bin), hb = s->base.hash;
 
 	if (!(b0 = base_site(s))) {
 		snprintf(rep->note, sizeof(rep->note),
@@ -2068,12 +2076,12 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 
 	memset(&s, 0, sizeof(s));
 	memset(rep, 0, sizeof(*rep));
-	s.base_child = (struct child)CHILD_INIT;
-	s.pre_child = (struct child)CHILD_INIT;
-	sb_init(&s.base_bin, 0);
-	sb_init(&s.base_out, 0);
-	sb_init(&s.pre_bin, 0);
-	sb_init(&s.pre_out, 0);
+	s.base.ch = (struct child)CHILD_INIT;
+	s.pre.ch = (struct child)CHILD_INIT;
+	sb_init(&s.base.bin, 0);
+	sb_init(&s.base.out, 0);
+	sb_init(&s.pre.bin, 0);
+	sb_init(&s.pre.out, 0);
 	s.orig = orig;
 	s.o = o;
 	s.rep = rep;
@@ -2181,7 +2189,7 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 		 * the end) goes on in the background while the data, size, grid
 		 * and scalar phases run */
 		if (s.have_san)
-			base_site_start(&s, &best);
+			bg_start(&s, &s.base, &best, "slice-site");
 		static void (*const later[])(struct S *, struct cand *) = {
 			/* sizes last: its cuts are checked by compute-sanitizer, and
 			 * a back-off after it keeps the grid and scalar work */
@@ -2209,7 +2217,7 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 		int faults = 0;
 		/* the site check's run of the final trace goes side by side with
 		 * its confirmation runs */
-		if (s.base_started)
+		if (s.base.started)
 			prefetch_start(&s, &best);
 		if (confirm_final(&s, &best, out_bin, &faults, runs) < 0)
 			goto out;
@@ -2227,7 +2235,7 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 		/* the cheap signature (error + kernel) cannot tell two bugs in one
 		 * kernel apart: where compute-sanitizer is at hand, the reduced
 		 * trace must fail at the base state's site, or we back off */
-		if (faults && s.base_started) {
+		if (faults && s.base.started) {
 			int moved = site_check(&s, &best, out_bin);
 			if (moved < 0)
 				goto out;
@@ -2265,14 +2273,14 @@ out:
 		trace_release(s.src[i]);
 		free(s.src[i]);
 	}
-	if (s.base_started && !s.base_done)
-		child_kill(&s.base_child);
-	if (s.pre_started)
-		child_kill(&s.pre_child);
-	sb_release(&s.pre_bin);
-	sb_release(&s.pre_out);
-	sb_release(&s.base_bin);
-	sb_release(&s.base_out);
+	if (s.base.started && !s.base.collected)
+		child_kill(&s.base.ch);
+	if (s.pre.started && !s.pre.collected)
+		child_kill(&s.pre.ch);
+	sb_release(&s.pre.bin);
+	sb_release(&s.pre.out);
+	sb_release(&s.base.bin);
+	sb_release(&s.base.out);
 	free(s.base_output);
 	for (size_t k = 0; k < s.nsites; k++)
 		free(s.sites[k].output);
