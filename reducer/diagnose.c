@@ -311,7 +311,11 @@ int diagnose_start(const char *bin_path, int guard, const char *out_path, struct
 }
 
 /* The next report in a sanitizer run's output at or after p; NULL if none. */
-static const char *next_report(const char *p);
+static const char *next_report(const char *p)
+{
+	const char *a = strstr(p, "========= Invalid __"), *b = strstr(p, "========= Misaligned");
+	return !a ? b : !b ? a : a < b ? a : b;
+}
 
 /* Is [p, e) a report's closing line ("=========" and blanks)? */
 static int is_report_end(const char *p, const char *e)
@@ -381,12 +385,6 @@ int diagnose_collect(struct child *c, const char *out_path, double timeout, stru
 		usleep(50000);
 	}
 	return read_file(out_path, out, err);
-}
-
-static const char *next_report(const char *p)
-{
-	const char *a = strstr(p, "========= Invalid __"), *b = strstr(p, "========= Misaligned");
-	return !a ? b : !b ? a : a < b ? a : b;
 }
 
 int diagnose_sites_all(const char *output, const struct trace *t, char *sites, size_t n)
