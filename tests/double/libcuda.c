@@ -256,32 +256,54 @@ static void vlog(const char *fmt, ...)
 	va_end(ap);
 }
 
+/* The file named by $env, opened for update and locked (lockf) against
+ * every other process; fclose drops the lock.  NULL when unset or absent. */
+static FILE *locked_open(const char *env)
+{
+	const char *path = getenv(env);
+	FILE *f;
+	int fd;
+	if (!path || !*path || (fd = open(path, O_RDWR)) < 0)
+		return NULL;
+	if (lockf(fd, F_LOCK, 0) == 0 && (f = fdopen(fd, "r+")))
+		return f;
+	close(fd);
+	return NULL;
+}
+
+/* Replace a locked_open file's contents with the formatted text. */
+static void locked_rewrite(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void locked_rewrite(FILE *f, const char *fmt, ...)
+{
+	va_list ap;
+	rewind(f);
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fflush(f);
+	if (ftruncate(fileno(f), ftell(f)) != 0)
+		fputs("libcuda double: truncating a shared counter file failed\n", stderr);
+}
+
 /* DOUBLE_RACE_COUNTER=FILE holding a number: instead of the random
- * source, each launch takes the file's number and writes it back plus one,
+ * source, L->race() takes the file's number and writes it back plus one,
  * under a lock, across all processes.  A racy kernel then fires on every
- * other launch (rnd & 1 alternates), so a test can count on a rate of
- * exactly one half however the launches are spread over processes. */
+ * other launch that asks, so a test can count on a rate of exactly one
+ * half however the launches are spread over processes. */
 static int race_counter(uint32_t *v)
 {
-	const char *path = getenv("DOUBLE_RACE_COUNTER");
 	unsigned long n = 0;
-	int fd, got = 0;
-	FILE *f;
-	if (!path || !*path || (fd = open(path, O_RDWR)) < 0)
+	int got = 0;
+	FILE *f = locked_open("DOUBLE_RACE_COUNTER");
+	if (!f)
 		return 0;
-	if (lockf(fd, F_LOCK, 0) == 0 && (f = fdopen(fd, "r+"))) {
-		if (fscanf(f, "%lu", &n) == 1) {
-			*v = (uint32_t)n;
-			got = 1;
-			rewind(f);
-			fprintf(f, "%lu\n", n + 1);
-			fflush(f);
-		}
-		fclose(f);   /* closes fd and drops the lock */
-		return got;
+	if (fscanf(f, "%lu", &n) == 1) {
+		*v = (uint32_t)n;
+		got = 1;
+		locked_rewrite(f, "%lu\n", n + 1);
 	}
-	close(fd);
-	return 0;
+	fclose(f);
+	return got;
 }
 
 /* splitmix64: the per-launch random source of racy kernels. */
@@ -666,31 +688,22 @@ static void context_destroy(void)
  * that drops out for a while); the file counts down under a lock. */
 static int init_script_says_fail(void)
 {
-	const char *path = getenv("DOUBLE_INIT_SCRIPT");
 	long ok = 0, bad = 0;
-	int fd, fail = 0;
-	FILE *f;
-	if (!path || !*path || (fd = open(path, O_RDWR)) < 0)
+	int fail = 0;
+	FILE *f = locked_open("DOUBLE_INIT_SCRIPT");
+	if (!f)
 		return 0;
-	if (lockf(fd, F_LOCK, 0) == 0 && (f = fdopen(fd, "r+"))) {
-		if (fscanf(f, "%ld %ld", &ok, &bad) == 2) {
-			if (ok > 0)
-				ok--;
-			else if (bad > 0) {
-				bad--;
-				fail = 1;
-			}
-			rewind(f);
-			fprintf(f, "%ld %ld\n", ok, bad);
-			fflush(f);
-			if (ftruncate(fd, ftell(f)) != 0)
-				fputs("libcuda double: DOUBLE_INIT_SCRIPT: truncate failed\n", stderr);
+	if (fscanf(f, "%ld %ld", &ok, &bad) == 2) {
+		if (ok > 0)
+			ok--;
+		else if (bad > 0) {
+			bad--;
+			fail = 1;
 		}
-		fclose(f);   /* closes fd and drops the lock */
-		return fail;
+		locked_rewrite(f, "%ld %ld\n", ok, bad);
 	}
-	close(fd);
-	return 0;
+	fclose(f);
+	return fail;
 }
 
 /* DOUBLE_INIT_DELAY_MS=N makes a first-time cuInit take N ms, like a real
