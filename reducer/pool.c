@@ -46,7 +46,8 @@ struct pool {
 	int max_busy;            /* jobs at once */
 	int fresh;
 	double timeout;
-	int ndev;
+	int ndev;                /* devices to spread workers over */
+	int ndev_fixed;          /* set by GPUREDUCE_DEVICES, not learnt */
 	int next_dev;
 	struct pool_stats st;
 	char fatal[512];         /* last FATAL from a worker */
@@ -59,7 +60,8 @@ static int worker_start(struct pool *p, struct worker *w, struct strbuf *err)
 	char dev[64];
 	const char *env[3] = { NULL, NULL, NULL };
 
-	snprintf(dev, sizeof(dev), "GPUREDUCE_DEVICE=%d", p->ndev > 1 ? p->next_dev++ % p->ndev : 0);
+	w->device = p->ndev > 1 ? p->next_dev++ % p->ndev : 0;
+	snprintf(dev, sizeof(dev), "GPUREDUCE_DEVICE=%d", w->device);
 	env[0] = dev;
 	env[1] = "CUDA_LAUNCH_BLOCKING=1";
 	w->ch = (struct child)CHILD_INIT;
@@ -118,9 +120,13 @@ struct pool *pool_create(int n, int fresh, double timeout, struct strbuf *err)
 	p->n = fresh ? n : n + (n + 1) / 2;
 	p->fresh = fresh;
 	p->timeout = timeout > 0 ? timeout : 60;
-	p->ndev = devs ? atoi(devs) : 1;
+	/* GPUREDUCE_DEVICES=N fixes the spread (1: everything on one GPU);
+	 * otherwise it is learnt from the first READY (worker_ready) */
+	p->ndev = devs && *devs ? atoi(devs) : 1;
+	p->ndev_fixed = devs && *devs;
 	if (p->ndev < 1)
 		p->ndev = 1;
+	p->st.devices = 1;
 	p->w = xcalloc((size_t)p->n, sizeof(*p->w));
 	for (int i = 0; i < p->n; i++) {
 		sb_init(&p->w[i].line, 0);
@@ -175,13 +181,24 @@ static void finish_job(struct pool *p, struct job *j, const struct replay_result
 	}
 }
 
+/* A worker came up on w->device and says the driver sees ndev devices:
+ * unless GPUREDUCE_DEVICES fixed it, later workers spread over all of them */
+static void worker_ready(struct pool *p, const struct worker *w, int ndev)
+{
+	if (!p->ndev_fixed && ndev > p->ndev)
+		p->ndev = ndev;
+	if (w->device + 1 > p->st.devices)
+		p->st.devices = w->device + 1;
+}
+
 /* Handle one complete line from worker w. */
 static void on_line(struct pool *p, struct worker *w, const char *line, struct job *jobs)
 {
 	if (w->state == W_STARTING) {
-		if (!strcmp(line, "READY")) {
+		if (!strcmp(line, "READY") || !strncmp(line, "READY\t", 6)) {
 			w->state = W_READY;
 			p->consecutive_fatal = 0;
+			worker_ready(p, w, line[5] ? atoi(line + 6) : 1);
 		} else {
 			snprintf(p->fatal, sizeof(p->fatal), "%s",
 				 !strncmp(line, "FATAL\t", 6) ? line + 6 : line);

@@ -6,8 +6,9 @@
  * kills its worker's context, so the worker exits and a replacement is
  * started at once, in the background, while the other workers go on.
  * Several workers share one GPU (GPU-FACTS.md: one faulting process does
- * not hurt its neighbours); with GPUREDUCE_DEVICES=N they are spread over
- * N devices.  A job that runs past its time limit gets its worker killed.
+ * not hurt its neighbours).  Workers are spread round-robin over every
+ * device the driver reports (each worker's READY line says how many; the
+ * first ones start on device 0), or over N with GPUREDUCE_DEVICES=N.  A job that runs past its time limit gets its worker killed.
  */
 #ifndef GPUREDUCE_POOL_H
 #define GPUREDUCE_POOL_H
@@ -26,6 +27,7 @@ struct job {
 struct pool_stats {
 	long jobs, faults, clean, errors, timeouts, crashes;
 	long spawned;            /* worker processes started */
+	int devices;             /* devices that had a ready worker (1 + highest ordinal) */
 	double busy_seconds;     /* summed replay time reported by workers */
 };
 

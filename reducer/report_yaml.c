@@ -79,6 +79,7 @@ int report_yaml_write(const char *path, const struct shrink_report *rep, const s
 	yo_kv_i64(&y, "cache_hits", rep->cache_hits);
 	yo_kv_i64(&y, "slipped", rep->slipped);
 	yo_kv_i64(&y, "workers_spawned", rep->workers_spawned);
+	yo_kv_i64(&y, "gpus", rep->devices);
 	yo_kv_i64(&y, "sanitizer_runs", rep->site_runs);
 	yo_key(&y, "sanitizer_seconds");
 	yo_plainf(&y, "%.2f", rep->site_seconds);

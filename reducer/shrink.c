@@ -1890,6 +1890,15 @@ static void save_state(struct S *s, const char *name, const struct cand *c)
 	s->state_name[s->nstates++] = name;
 }
 
+/* Add the pool's worker counts to the report (before it is released). */
+static void pool_tally(struct S *s)
+{
+	const struct pool_stats *st = pool_stats(s->pool);
+	s->rep->workers_spawned += st->spawned;
+	if (st->devices > s->rep->devices)
+		s->rep->devices = st->devices;
+}
+
 /* --keep-going: after a phase lost its workers, start a fresh pool and go
  * on with the best candidate so far.  1 when the next phase can run. */
 static int recover(struct S *s)
@@ -1903,6 +1912,7 @@ static int recover(struct S *s)
 	slog(s, "workers lost (%s); --keep-going: a fresh pool", s->err->buf);
 	snprintf(s->rep->note, sizeof(s->rep->note), "phase %s lost its workers (%.300s); went on (--keep-going)",
 		 s->ph ? s->ph->name : "?", s->err->buf);
+	pool_tally(s);
 	pool_release(s->pool);
 	s->pool = pool_create(s->o->jobs, s->o->strategy == STRATEGY_BASELINE, s->o->cand_timeout, &e);
 	if (s->pool) {
@@ -2259,7 +2269,7 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 	ret = 0;
 out:
 	if (s.pool) {
-		rep->workers_spawned = pool_stats(s.pool)->spawned;
+		pool_tally(&s);
 		pool_release(s.pool);
 	}
 	rep->seconds = now_sec() - s.t0;

@@ -87,6 +87,7 @@ struct shrink_report {
 	uint64_t final_bytes;
 	/* work */
 	long candidates, cache_hits, workers_spawned;
+	int devices;             /* GPUs the workers ran on */
 	long slipped;           /* candidates that faulted differently (rejected) */
 	double seconds;
 	double one_launch_seconds; /* when a faulting one-launch candidate was first found; 0: never */

@@ -46,6 +46,7 @@ struct fn_entry {
 struct replay_ctx {
 	struct drv d;
 	CUdevice dev;
+	int ndev;                /* devices the driver reports */
 	CUcontext ctx;
 	int dead;
 	size_t gran;             /* VMM granularity; 0 when VMM is unavailable */
@@ -104,6 +105,11 @@ int replay_ctx_dead(const struct replay_ctx *ctx)
 	return ctx->dead;
 }
 
+int replay_ctx_devices(const struct replay_ctx *ctx)
+{
+	return ctx->ndev;
+}
+
 int replay_ctx_create(struct replay_ctx **out, struct strbuf *err)
 {
 	struct replay_ctx *c = xcalloc(1, sizeof(*c));
@@ -122,6 +128,7 @@ int replay_ctx_create(struct replay_ctx **out, struct strbuf *err)
 		sb_addf(err, "no CUDA device found");
 		goto fail;
 	}
+	c->ndev = n;
 	if ((r = c->d.DeviceGet(&c->dev, ord ? atoi(ord) % n : 0)) != CUDA_SUCCESS ||
 	    (r = c->d.DevicePrimaryCtxRetain(&c->ctx, c->dev)) != CUDA_SUCCESS ||
 	    (r = c->d.CtxSetCurrent(c->ctx)) != CUDA_SUCCESS) {

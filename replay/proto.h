@@ -2,7 +2,9 @@
  * proto.h - the line protocol between the reducer (or `gpureduce replay`)
  * and replay worker processes (`gpureduce __worker`).
  *
- * worker -> parent:  READY | FATAL<TAB>why
+ * worker -> parent:  READY<TAB>devices | FATAL<TAB>why
+ *                    (devices: how many the driver reports; a parent that
+ *                    reads a bare READY takes it as one)
  * parent -> worker:  RUN<TAB>guard<TAB>stop_before<TAB>snap_mode<TAB>snap_path|-<TAB>trace_path
  * worker -> parent:  RESULT<TAB>status<TAB>event<TAB>seq<TAB>code<TAB>launches<TAB>seconds
  *                    <TAB>error<TAB>kernel<TAB>msg

@@ -68,6 +68,8 @@ int replay_ctx_create(struct replay_ctx **ctx, struct strbuf *err);
 void replay_ctx_release(struct replay_ctx *ctx);
 /* 1 once a fault has killed the context. */
 int replay_ctx_dead(const struct replay_ctx *ctx);
+/* How many CUDA devices the driver reports (the worker tells the pool). */
+int replay_ctx_devices(const struct replay_ctx *ctx);
 
 /* Replay t.  Always fills res; returns res->status. */
 int replay_trace(struct replay_ctx *ctx, const struct trace *t, const struct replay_opts *o,

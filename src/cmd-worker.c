@@ -2,7 +2,8 @@
  * cmd-worker.c - `gpureduce __worker`: a replay worker process.
  *
  * Started by reducer/pool.c (and by `gpureduce replay`) with pipes on stdin
- * and stdout.  It creates one CUDA context, says READY, then replays every
+ * and stdout.  It creates one CUDA context on $GPUREDUCE_DEVICE (modulo the
+ * device count), says READY with that count, then replays every
  * trace it is sent (proto.h) until its stdin closes or a fault kills the
  * context.  Kernel printf and driver chatter would corrupt the protocol, so
  * the protocol gets its own copy of stdout and fd 1 is pointed at stderr.
@@ -48,7 +49,7 @@ int cmd_worker(int argc, char **argv)
 		ret = EXIT_ENV;
 		goto out;
 	}
-	sb_adds(&out, "READY\n");
+	sb_addf(&out, "READY\t%d\n", replay_ctx_devices(ctx));
 	if (say(proto, &out) < 0)
 		goto out;
 	while ((n = getline(&line, &cap, stdin)) > 0) {

@@ -219,6 +219,30 @@ else
 	fail "  ...at most two workers started at once ($starts starts, $most at most)"
 fi
 
+# 7d. several GPUs --------------------------------------------------------
+# Each worker's READY says how many devices the driver sees; later workers
+# are spread round-robin over them, unless GPUREDUCE_DEVICES fixes the
+# number.  The double reports DOUBLE_DEVICES ordinals and logs the one
+# each worker's context was retained for.
+check "shrink on a driver with two devices, -j 4" env DOUBLE_DEVICES=2 DOUBLE_DEVICE_LOG=$TMP/dev2.log \
+	$GPUREDUCE shrink -j 4 --quiet -o dev2/repro.cu oob.bin
+on0=$(grep -c '^0 ' dev2.log)
+on1=$(grep -c '^1 ' dev2.log)
+if [ "$on0" -ge 1 ] && [ "$on1" -ge 1 ]; then
+	ok "  ...workers ran on both devices ($on0 on 0, $on1 on 1)"
+else
+	fail "  ...workers ran on both devices ($on0 on 0, $on1 on 1)"
+fi
+check_grep "  ...repro.yaml says two GPUs" "^gpus: 2$" dev2/repro.yaml
+check "GPUREDUCE_DEVICES=1 keeps them on one" env DOUBLE_DEVICES=2 DOUBLE_DEVICE_LOG=$TMP/dev1.log \
+	GPUREDUCE_DEVICES=1 $GPUREDUCE shrink -j 4 --quiet -o dev1/repro.cu oob.bin
+if [ -s dev1.log ] && ! grep -q -v '^0 ' dev1.log; then
+	ok "  ...every worker on device 0 ($(wc -l < dev1.log) starts)"
+else
+	fail "  ...every worker on device 0: $(sort dev1.log | cut -d' ' -f1 | uniq -c | tr '\n' ' ')"
+fi
+check_grep "  ...repro.yaml says one GPU" "^gpus: 1$" dev1/repro.yaml
+
 # 7b. a CUDA graph: the fault happens inside cuGraphLaunch ------------------
 { head; cat <<'EOT'
 alloc 0x7f0000100000 4000

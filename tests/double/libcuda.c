@@ -10,7 +10,8 @@
  * cuda.h's macros give the versioned symbol (cuMemAlloc -> cuMemAlloc_v2).
  *
  * WHAT IT MODELS
- *  - One device, ordinal 0, "gpureduce CPU double", compute capability 9.0,
+ *  - One device, ordinal 0 (DOUBLE_DEVICES=N: N ordinals that all stand for
+ *    it), "gpureduce CPU double", compute capability 9.0,
  *    driver version 13000, 8 GiB of "device memory" (a budget, not a
  *    reservation).  Calls other than cuDriverGetVersion and
  *    cuGetErrorName/String before a successful cuInit(0) return
@@ -221,6 +222,7 @@ static struct {
 	pthread_mutex_t lock;
 	int inited;
 	int ctx_refs;
+	CUdevice ctx_dev;        /* the ordinal it was retained for */
 	int ctx_alive;
 	CUresult sticky;
 	struct region **regions;
@@ -780,6 +782,35 @@ CUresult cuDriverGetVersion(int *v)
 	return CUDA_SUCCESS;
 }
 
+/* DOUBLE_DEVICES=N (1 to 16): cuDeviceGetCount says N and every ordinal
+ * below N is valid.  They all stand for the one modelled device (a process
+ * uses one); DOUBLE_DEVICE_LOG=FILE appends "ORDINAL PID" for every primary
+ * context retained, so a test can see how work was spread. */
+static int ndevices(void)
+{
+	const char *e = getenv("DOUBLE_DEVICES");
+	long n = e && *e ? strtol(e, NULL, 10) : 1;
+	return n < 1 ? 1 : n > 16 ? 16 : (int)n;
+}
+
+static int bad_device(CUdevice dev)
+{
+	return dev < 0 || dev >= ndevices();
+}
+
+static void device_log(CUdevice dev)
+{
+	const char *path = getenv("DOUBLE_DEVICE_LOG");
+	char line[64];
+	int fd, n;
+	if (!path || !*path || (fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644)) < 0)
+		return;
+	n = snprintf(line, sizeof(line), "%d %ld\n", (int)dev, (long)getpid());
+	if (write(fd, line, (size_t)n) != n)
+		fputs("libcuda double: DOUBLE_DEVICE_LOG: write failed\n", stderr);
+	close(fd);
+}
+
 CUresult cuDeviceGet(CUdevice *dev, int ordinal)
 {
 	CUresult r = enter_init();
@@ -787,10 +818,10 @@ CUresult cuDeviceGet(CUdevice *dev, int ordinal)
 		goto out;
 	if (!dev)
 		r = CUDA_ERROR_INVALID_VALUE;
-	else if (ordinal != 0)
+	else if (bad_device(ordinal))
 		r = CUDA_ERROR_INVALID_DEVICE;
 	else
-		*dev = 0;
+		*dev = ordinal;
 out:
 	return leave(r);
 }
@@ -803,7 +834,7 @@ CUresult cuDeviceGetCount(int *count)
 	if (!count)
 		r = CUDA_ERROR_INVALID_VALUE;
 	else
-		*count = 1;
+		*count = ndevices();
 out:
 	return leave(r);
 }
@@ -818,7 +849,7 @@ CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
 		r = CUDA_ERROR_INVALID_VALUE;
 		goto out;
 	}
-	if (dev != 0) {
+	if (bad_device(dev)) {
 		r = CUDA_ERROR_INVALID_DEVICE;
 		goto out;
 	}
@@ -834,7 +865,7 @@ CUresult cuDeviceTotalMem(size_t *bytes, CUdevice dev)
 		goto out;
 	if (!bytes)
 		r = CUDA_ERROR_INVALID_VALUE;
-	else if (dev != 0)
+	else if (bad_device(dev))
 		r = CUDA_ERROR_INVALID_DEVICE;
 	else
 		*bytes = TOTAL_MEM;
@@ -892,7 +923,7 @@ CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
 		goto out;
 	if (!pi || (int)attrib <= 0 || attrib >= CU_DEVICE_ATTRIBUTE_MAX)
 		r = CUDA_ERROR_INVALID_VALUE;
-	else if (dev != 0)
+	else if (bad_device(dev))
 		r = CUDA_ERROR_INVALID_DEVICE;
 	else
 		*pi = attribute_value(attrib);
@@ -909,13 +940,15 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 		r = CUDA_ERROR_INVALID_VALUE;
 		goto out;
 	}
-	if (dev != 0) {
+	if (bad_device(dev)) {
 		r = CUDA_ERROR_INVALID_DEVICE;
 		goto out;
 	}
 	S.ctx_refs++;
 	S.ctx_alive = 1;
 	*pctx = &primary;
+	S.ctx_dev = dev;
+	device_log(dev);
 out:
 	return leave(r);
 }
@@ -925,7 +958,7 @@ CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
 	CUresult r = enter_init();
 	if (r)
 		goto out;
-	if (dev != 0) {
+	if (bad_device(dev)) {
 		r = CUDA_ERROR_INVALID_DEVICE;
 		goto out;
 	}
@@ -946,7 +979,7 @@ CUresult cuDevicePrimaryCtxReset(CUdevice dev)
 	CUresult r = enter_init();
 	if (r)
 		goto out;
-	if (dev != 0) {
+	if (bad_device(dev)) {
 		r = CUDA_ERROR_INVALID_DEVICE;
 		goto out;
 	}
@@ -1026,7 +1059,7 @@ CUresult cuCtxGetDevice(CUdevice *dev)
 	else if (!dev)
 		r = CUDA_ERROR_INVALID_VALUE;
 	else
-		*dev = 0;
+		*dev = S.ctx_dev;
 out:
 	return leave(r);
 }
