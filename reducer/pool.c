@@ -52,6 +52,9 @@ struct pool {
 	struct pool_stats st;
 	char fatal[512];         /* last FATAL from a worker */
 	int consecutive_fatal;
+	double patience;         /* seconds to wait for workers to start again */
+	double outage_since;     /* when three starts in a row failed; 0: none */
+	double next_try, pause;
 };
 
 static int worker_start(struct pool *p, struct worker *w, struct strbuf *err)
@@ -77,9 +80,39 @@ static int worker_start(struct pool *p, struct worker *w, struct strbuf *err)
 	return 0;
 }
 
+/* A worker failed to start (why: its FATAL line, or what was seen). */
+static void start_failed(struct pool *p, const char *why)
+{
+	if (why)
+		snprintf(p->fatal, sizeof(p->fatal), "%s", why);
+	p->consecutive_fatal++;
+	p->st.start_failures++;
+}
+
+/* After three failed starts in a row: 1 to wait (patience left; the next
+ * try comes after a pause that doubles from 0.5 s to 8 s), 0 to try one
+ * more start now, -1 to give up. */
+static int outage_wait(struct pool *p)
+{
+	double now = now_sec();
+	if (!p->outage_since) {
+		p->outage_since = now;
+		p->pause = 0.5;
+		p->next_try = now + p->pause;
+	}
+	if (now - p->outage_since >= p->patience)
+		return -1;
+	if (now < p->next_try)
+		return 1;
+	p->pause = p->pause * 2 > 8 ? 8 : p->pause * 2;
+	p->next_try = now + p->pause;
+	p->consecutive_fatal = 2;   /* one more failure waits again */
+	return 0;
+}
+
 /* Start down workers while fewer than START_AT_ONCE are starting.  -1
- * when one could not be started, or three starts in a row failed (err
- * says why). */
+ * when one could not be started, or three starts in a row failed and the
+ * pool's patience ran out (err says why). */
 static int start_some(struct pool *p, struct strbuf *err)
 {
 	int starting = 0;
@@ -89,8 +122,15 @@ static int start_some(struct pool *p, struct strbuf *err)
 		if (p->w[i].state != W_DOWN)
 			continue;
 		if (p->consecutive_fatal >= 3) {
-			sb_addf(err, "replay workers cannot start: %s", p->fatal[0] ? p->fatal : "unknown reason");
-			return -1;
+			int w = outage_wait(p);
+			if (w > 0)
+				return 0;
+			if (w < 0) {
+				sb_addf(err, "replay workers cannot start: %s%s",
+					p->fatal[0] ? p->fatal : "unknown reason",
+					p->patience > 0 ? " (waited for them as long as --keep-going allows)" : "");
+				return -1;
+			}
 		}
 		if (worker_start(p, &p->w[i], err) < 0)
 			return -1;
@@ -162,6 +202,11 @@ void pool_release(struct pool *p)
 	free(p);
 }
 
+void pool_set_patience(struct pool *p, double seconds)
+{
+	p->patience = seconds > 0 ? seconds : 0;
+}
+
 const struct pool_stats *pool_stats(const struct pool *p)
 {
 	return &p->st;
@@ -185,6 +230,10 @@ static void finish_job(struct pool *p, struct job *j, const struct replay_result
  * unless GPUREDUCE_DEVICES fixed it, later workers spread over all of them */
 static void worker_ready(struct pool *p, const struct worker *w, int ndev)
 {
+	if (p->outage_since) {
+		p->st.outage_seconds += now_sec() - p->outage_since;
+		p->outage_since = 0;
+	}
 	if (!p->ndev_fixed && ndev > p->ndev)
 		p->ndev = ndev;
 	if (w->device + 1 > p->st.devices)
@@ -200,9 +249,7 @@ static void on_line(struct pool *p, struct worker *w, const char *line, struct j
 			p->consecutive_fatal = 0;
 			worker_ready(p, w, line[5] ? atoi(line + 6) : 1);
 		} else {
-			snprintf(p->fatal, sizeof(p->fatal), "%s",
-				 !strncmp(line, "FATAL\t", 6) ? line + 6 : line);
-			p->consecutive_fatal++;
+			start_failed(p, !strncmp(line, "FATAL\t", 6) ? line + 6 : line);
 			worker_stop(w);
 		}
 		return;
@@ -282,8 +329,10 @@ int pool_run(struct pool *p, struct job *jobs, size_t njobs, struct strbuf *err)
 			pf[i].revents = 0;
 			nfd += pf[i].fd >= 0;
 		}
-		if (!nfd)
+		if (!nfd) {
+			usleep(50000);   /* every worker down: waiting out an outage */
 			continue;
+		}
 		int pr = poll(pf, (nfds_t)p->n, 100);
 		if (pr < 0 && errno != EINTR) {
 			sb_addf(err, "poll: %s", strerror(errno));
@@ -299,11 +348,8 @@ int pool_run(struct pool *p, struct job *jobs, size_t njobs, struct strbuf *err)
 				ssize_t n = read(w->ch.out, buf, sizeof(buf));
 				if (n <= 0) {
 					/* EOF: the worker exited or crashed */
-					if (w->state == W_STARTING) {
-						if (!p->fatal[0])
-							snprintf(p->fatal, sizeof(p->fatal), "worker exited during start-up");
-						p->consecutive_fatal++;
-					}
+					if (w->state == W_STARTING)
+						start_failed(p, p->fatal[0] ? NULL : "worker exited during start-up");
 					lost_worker(p, w, jobs, RS_CRASH,
 						    "worker died while replaying (crash in the driver or in replay)");
 					continue;
@@ -322,8 +368,7 @@ int pool_run(struct pool *p, struct job *jobs, size_t njobs, struct strbuf *err)
 			if (w->state == W_BUSY && now > w->deadline)
 				lost_worker(p, w, jobs, RS_TIMEOUT, "time limit exceeded (hang?)");
 			else if (w->state == W_STARTING && now > w->deadline) {
-				snprintf(p->fatal, sizeof(p->fatal), "a replay worker did not get a CUDA context within 120 s");
-				p->consecutive_fatal++;
+				start_failed(p, "a replay worker did not get a CUDA context within 120 s");
 				worker_stop(w);
 			}
 		}

@@ -28,6 +28,8 @@ struct pool_stats {
 	long jobs, faults, clean, errors, timeouts, crashes;
 	long spawned;            /* worker processes started */
 	int devices;             /* devices that had a ready worker (1 + highest ordinal) */
+	long start_failures;     /* workers that failed to start */
+	double outage_seconds;   /* waited with three failed starts in a row */
 	double busy_seconds;     /* summed replay time reported by workers */
 };
 
@@ -41,6 +43,11 @@ void pool_release(struct pool *p);
 /* Run jobs, up to n at a time; returns when all have results.  0, or -1
  * when workers cannot be started any more (err). */
 int pool_run(struct pool *p, struct job *jobs, size_t njobs, struct strbuf *err);
+/* Ride out workers that fail to start (a GPU that drops out for a while):
+ * after three failed starts in a row, try again after a pause that doubles
+ * from 0.5 s to 8 s, for up to `seconds` before pool_run gives up.  0 (the
+ * default): give up at once. */
+void pool_set_patience(struct pool *p, double seconds);
 const struct pool_stats *pool_stats(const struct pool *p);
 
 #endif

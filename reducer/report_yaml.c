@@ -85,6 +85,11 @@ int report_yaml_write(const char *path, const struct shrink_report *rep, const s
 	yo_plainf(&y, "%.2f", rep->site_seconds);
 	if (rep->phase_failures)
 		yo_kv_i64(&y, "phase_failures", rep->phase_failures);
+	yo_kv_i64(&y, "worker_start_failures", rep->start_failures);
+	if (rep->outage_seconds > 0) {
+		yo_key(&y, "waited_for_workers_seconds");
+		yo_plainf(&y, "%.2f", rep->outage_seconds);
+	}
 	yo_key(&y, "seconds");
 	yo_plainf(&y, "%.2f", rep->seconds);
 	if (rep->one_launch_seconds > 0) {

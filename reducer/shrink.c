@@ -68,6 +68,7 @@ struct S {
 	void **owned;             /* argument buffers made by phases; freed at the end */
 	size_t nowned, aowned;
 	int infra_failed;
+	int verify_recoveries;   /* fresh pools for confirmation runs (--keep-going) */
 	int kernel_from_replay;   /* the capture could not name the faulting kernel (a graph) */
 	FILE *log;                /* --log */
 	int have_san;             /* compute-sanitizer found and the site check wanted */
@@ -201,6 +202,20 @@ static void phase_end(struct S *s, const struct cand *c, const char *outcome)
 	progress(s, "phase %s: %s (%ld candidates, %.1f s)", p->name, outcome, p->candidates, p->seconds);
 	if (s->o->progress_tty && !s->o->quiet)
 		fputc('\n', stderr);
+}
+
+/* The current phase ended on an error (shrink gives up): its time, its
+ * sizes as they were, and why. */
+static void phase_abandon(struct S *s, const char *outcome)
+{
+	struct shrink_phase *p = s->ph;
+	if (!p || p->outcome)
+		return;
+	p->launches_after = p->launches_before;
+	p->buffers_after = p->buffers_before;
+	p->bytes_after = p->bytes_before;
+	p->seconds = now_sec() - p->seconds;
+	p->outcome = outcome;
 }
 
 static int sig_match(const struct S *s, const struct replay_result *r)
@@ -1866,19 +1881,6 @@ static void phase_grid(struct S *s, struct cand *best)
 
 /* ---- final ---------------------------------------------------------------- */
 
-static int confirm_final(struct S *s, struct cand *c, const char *out_bin, int *faults, int runs)
-{
-	struct replay_result first;
-	struct replay_opts ro = REPLAY_OPTS_INIT;
-	ro.guard = s->guard;
-	if (cand_write(c, out_bin, s->err) < 0)
-		return -1;
-	if (run_file(s, out_bin, &ro, runs, &first, faults) < 0)
-		return -1;
-	s->ph->candidates += runs;
-	return 0;
-}
-
 /* ---- phase states, recovery, the site check ---------------------------------- */
 
 /* Remember the best candidate at the end of a phase (to back off to). */
@@ -1895,6 +1897,8 @@ static void pool_tally(struct S *s)
 {
 	const struct pool_stats *st = pool_stats(s->pool);
 	s->rep->workers_spawned += st->spawned;
+	s->rep->start_failures += st->start_failures;
+	s->rep->outage_seconds += st->outage_seconds;
 	if (st->devices > s->rep->devices)
 		s->rep->devices = st->devices;
 }
@@ -1916,11 +1920,28 @@ static int recover(struct S *s)
 	pool_release(s->pool);
 	s->pool = pool_create(s->o->jobs, s->o->strategy == STRATEGY_BASELINE, s->o->cand_timeout, &e);
 	if (s->pool) {
+		pool_set_patience(s->pool, s->o->keep_wait);
 		s->infra_failed = 0;
 		sb_reset(s->err);
 	}
 	sb_release(&e);
 	return s->pool != NULL;
+}
+
+static int confirm_final(struct S *s, struct cand *c, const char *out_bin, int *faults, int runs)
+{
+	struct replay_result first;
+	struct replay_opts ro = REPLAY_OPTS_INIT;
+	ro.guard = s->guard;
+	if (cand_write(c, out_bin, s->err) < 0)
+		return -1;
+	/* --keep-going: runs that lost their workers get a fresh pool (twice
+	 * at most in all) */
+	while (run_file(s, out_bin, &ro, runs, &first, faults) < 0)
+		if (!s->infra_failed || s->verify_recoveries++ >= 2 || !recover(s))
+			return -1;
+	s->ph->candidates += runs;
+	return 0;
 }
 
 /*
@@ -2146,6 +2167,8 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 		s.infra_failed = 1;
 		goto out;
 	}
+	if (o->keep_going)
+		pool_set_patience(s.pool, o->keep_wait);
 	if (phase_confirm(&s, &fault_ev) < 0)
 		goto out;
 	if (rep->flaky) {
@@ -2268,6 +2291,7 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 	measure(&best, &rep->final_launches, &rep->final_buffers, &rep->final_bytes);
 	ret = 0;
 out:
+	phase_abandon(&s, s.infra_failed ? "stopped: workers lost" : "stopped on an error");
 	if (s.pool) {
 		pool_tally(&s);
 		pool_release(s.pool);

@@ -52,6 +52,8 @@ struct shrink_opts {
 				 * compute-sanitizer and must fail at the original's site */
 	int keep_going;         /* --keep-going: a phase whose workers are lost ends, the
 				 * next runs with fresh workers (default: stop there) */
+	double keep_wait;       /* --keep-going=S: how long a pool waits for workers to
+				 * start again before its phase counts as lost */
 	const char *log_path;   /* --log: one line per replay job and sanitizer run */
 	int cut_buffers;        /* --cut-buffers: run the sizes phase (off by default: on the
 				 * H200 it cost 5-25 s a shrink, and its site check sees only
@@ -98,6 +100,8 @@ struct shrink_report {
 	long site_runs;         /* compute-sanitizer runs */
 	double site_seconds;    /* their wall time (some overlap other work) */
 	int phase_failures;     /* phases ended by lost workers (--keep-going) */
+	long start_failures;    /* replay workers that failed to start */
+	double outage_seconds;  /* waited for workers to start again (--keep-going) */
 	int infra_failed;       /* replay workers could not run (no GPU, driver...) */
 	int time_limited;       /* --time-limit ended the reduction early: the best so far */
 	char site[700];         /* compute-sanitizer site of the slice, when checked */

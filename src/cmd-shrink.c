@@ -22,7 +22,7 @@
 static const char usage_str[] =
 	"usage: gpureduce shrink [-o repro.cu] [-j N] [--time-limit=S] [--candidate-timeout=S]\n"
 	"                        [--guard=end|start|none] [--strategy=full|baseline]\n"
-	"                        [--signature=kernel|code|site] [--keep-going] [--cut-buffers] [--log=FILE]\n"
+	"                        [--signature=kernel|code|site] [--keep-going[=S]] [--cut-buffers] [--log=FILE]\n"
 	"                        [--runs=N] [--confirm=N] [--no-diagnose] [--keep-work] [--quiet] TRACE\n\n"
 	"Replays TRACE in worker processes and reduces it to the smallest replay that\n"
 	"still faults with the same error in the same kernel, then writes repro.cu\n"
@@ -43,8 +43,9 @@ static const char usage_str[] =
 	"  --signature=code     accept the same error in any kernel\n"
 	"  --signature=site     also run every accepted candidate under compute-sanitizer: it\n"
 	"                       must fail at the original's site (exact, several times slower)\n"
-	"  -k, --keep-going     when a phase loses its workers (a crashed driver, a GPU reset),\n"
-	"                       start fresh ones and go on with the best so far (default: stop)\n"
+	"  -k, --keep-going[=S] when workers cannot start (a crashed driver, a GPU reset), keep\n"
+	"                       trying for S seconds (default 120), then end the phase and go on\n"
+	"                       with fresh workers and the best so far (default: stop at once)\n"
 	"  --cut-buffers        also cut buffer sizes; under compute-sanitizer each cut must fail\n"
 	"                       at the slice's site and add no new kind of error (slow)\n"
 	"  --log=FILE           one line per replay job and sanitizer run, with timings\n"
@@ -125,6 +126,15 @@ int cmd_shrink(int argc, char **argv)
 			}
 		} else if (!strcmp(a, "--keep-going") || !strcmp(a, "-k")) {
 			o.keep_going = 1;
+			o.keep_wait = 120;
+		} else if (!strncmp(a, "--keep-going=", 13)) {
+			char *end;
+			o.keep_going = 1;
+			o.keep_wait = strtod(a + 13, &end);
+			if (end == a + 13 || *end || o.keep_wait < 0) {
+				cmd_error("shrink", "--keep-going=S takes the seconds to wait for workers (0 or more)");
+				return EXIT_USAGE;
+			}
 		} else if (!strcmp(a, "--cut-buffers")) {
 			o.cut_buffers = 1;
 		} else if (!strncmp(a, "--log=", 6)) {

@@ -157,9 +157,28 @@ check_fail "without --keep-going: lost workers stop the shrink" \
 	env DOUBLE_INIT_SCRIPT=$TMP/init-script $GPUREDUCE shrink -j 2 --quiet -o k1/repro.cu gather.bin
 check_grep "  ...naming the cause" "replay workers cannot start" "$TMP/.out"
 echo "8 8" > init-script
-check "with --keep-going: the shrink goes on" \
-	env DOUBLE_INIT_SCRIPT=$TMP/init-script $GPUREDUCE shrink -j 2 --quiet --keep-going -o k2/repro.cu gather.bin
+check "with --keep-going=0: the phase ends, the shrink goes on" \
+	env DOUBLE_INIT_SCRIPT=$TMP/init-script $GPUREDUCE shrink -j 2 --quiet --keep-going=0 -o k2/repro.cu gather.bin
 check_grep "  ...counts the lost phase" "^phase_failures: [1-9]" k2/repro.yaml
 check_grep "  ...says which and that it went on" "lost its workers .*went on (--keep-going)" k2/repro.yaml
 check_grep "  ...and still emits a confirmed one-launch repro" "reduced: 5/5" k2/repro.yaml
+check_grep "  ...and counts the failed starts" "^worker_start_failures: [1-8]$" k2/repro.yaml
+# --keep-going (default 120 s): the pool waits out the same outage (pauses
+# of 0.5, 1 and 2 s between tries) and no phase is lost
+echo "8 8" > init-script
+check "with --keep-going: the pool waits for its workers" \
+	env DOUBLE_INIT_SCRIPT=$TMP/init-script $GPUREDUCE shrink -j 2 --quiet --keep-going -o k3/repro.cu gather.bin
+check_grep "  ...all 8 failed starts counted" "^worker_start_failures: 8$" k3/repro.yaml
+check_grep "  ...and the wait" "^waited_for_workers_seconds: [1-9]" k3/repro.yaml
+if grep -q "^phase_failures" k3/repro.yaml; then fail "  ...no phase lost"; else ok "  ...no phase lost"; fi
+check_grep "  ...a confirmed one-launch repro" "reduced: 5/5" k3/repro.yaml
+check_grep "  ...every phase ran" "name: scalars" k3/repro.yaml
+# an outage longer than the wait: the phases end, and so does the shrink
+# once even the confirmation runs have no workers (never an unconfirmed repro)
+echo "8 1000" > init-script
+check_exit "--keep-going=1 against a GPU that stays away: exit 4" 4 \
+	env DOUBLE_INIT_SCRIPT=$TMP/init-script $GPUREDUCE shrink -j 2 --quiet --keep-going=1 -o k4/repro.cu gather.bin
+check_grep "  ...says it waited" "waited for them as long as --keep-going allows" "$TMP/.out"
+if [ -e k4/repro.cu ]; then fail "  ...and wrote no repro.cu"; else ok "  ...and wrote no repro.cu"; fi
+check_exit "--keep-going=x: usage error" 2 $GPUREDUCE shrink --keep-going=x gather.bin
 finish
