@@ -94,8 +94,7 @@ int cmd_shrink(int argc, char **argv)
 	o.cand_timeout = 30;
 	o.guard = -1;
 	o.progress_tty = isatty(2);
-	for (int i = 0; i < argc; i++)
-		sb_addf(&cmdline, "%s%s", i ? " " : "gpureduce ", argv[i]);
+	/* usage errors return here, before anything needs releasing */
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (is_help(a)) {
@@ -183,6 +182,8 @@ int cmd_shrink(int argc, char **argv)
 		cmd_error("shrink", "-j takes 1 to 64 workers");
 		return EXIT_USAGE;
 	}
+	for (int i = 0; i < argc; i++)
+		sb_addf(&cmdline, "%s%s", i ? " " : "gpureduce ", argv[i]);
 	if (trace_open(&t, path, 0, &err) < 0) {
 		cmd_error("shrink", "%s", err.buf);
 		ret = EXIT_INPUT;
