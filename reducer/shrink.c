@@ -111,6 +111,22 @@ static int over_time(struct S *s)
 	return s->rep->time_limited;
 }
 
+/* A candidate's time limit: --candidate-timeout, but no later than a second
+ * past --time-limit (a hung candidate must not hold the whole shrink past
+ * it; one cut short there only counts as not interesting). */
+static double cand_timeout(struct S *s)
+{
+	double t = s->o->cand_timeout;
+	if (s->o->time_limit > 0) {
+		double left = s->o->time_limit - (now_sec() - s->t0) + 1;
+		if (left < 1)
+			left = 1;
+		if (t <= 0 || left < t)
+			t = left;
+	}
+	return t;
+}
+
 /* One line in the --log file: seconds since the start, then the text. */
 static void slog(struct S *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void slog(struct S *s, const char *fmt, ...)
@@ -500,7 +516,7 @@ static int test_cands(struct S *s, struct cand *const *cands, size_t k, int *int
 			jobs[nj].trace = paths[i];
 			jobs[nj].opts = (struct replay_opts)REPLAY_OPTS_INIT;
 			jobs[nj].opts.guard = s->guard;
-			jobs[nj].timeout = s->o->cand_timeout;
+			jobs[nj].timeout = cand_timeout(s);
 			owner[nj++] = i;
 		}
 	}

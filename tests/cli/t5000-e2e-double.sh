@@ -323,6 +323,25 @@ check "mktrace: a hang before the fault" $MKTRACE hang2.bin < hang2.txt
 check_exit "shrink refuses: the original never reaches its fault in replay" 1 $GPUREDUCE shrink -j 2 --quiet --guard=end --candidate-timeout=1 -o hang2/repro.cu hang2.bin
 check_grep "and says replay timed out" "timed out" "$TMP/.out"
 
+# 8b'. --time-limit cuts a hung candidate short: zeroing gated_write's gate
+# makes it spin; the candidate timeout (60 s) is longer than the limit (3 s)
+{ head; cat <<'EOT'
+alloc 0x7f0000100000 4096
+alloc 0x7f0000200000 64
+h2d 0x7f0000200000 64 seq
+launch _Z11gated_writePVKiPfi 1 32 ptr:0x7f0000200000 ptr:0x7f0000100000 i32:1024
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
+EOT
+} > gated.txt
+check "mktrace gated" $MKTRACE gated.bin < gated.txt
+t0=$(date +%s)
+check "shrink --time-limit=3 with a candidate that hangs" timeout 50 $GPUREDUCE shrink -j 2 --quiet \
+	--time-limit=3 --candidate-timeout=60 -o gated/repro.cu gated.bin
+t1=$(date +%s)
+if [ $((t1 - t0)) -le 15 ]; then ok "  ...ends soon after the limit ($((t1 - t0)) s)"; else fail "  ...took $((t1 - t0)) s"; fi
+check_grep "  ...says the time limit stopped it" "^stopped: .time limit" gated/repro.yaml
+check_grep "  ...and emits a confirmed repro" "^  reduced: 5/5" gated/repro.yaml
+
 # 8c. no GPU at all: one clear line, exit 4 ----------------------------------
 check_exit "replay without a GPU: exit 4" 4 env DOUBLE_NO_DEVICE=1 $GPUREDUCE replay oob.bin
 check_grep "says the driver found no GPU" "cuInit failed: CUDA_ERROR_NO_DEVICE; is there a usable NVIDIA GPU?" "$TMP/.out"

@@ -166,6 +166,22 @@ static void k_spin(const struct dbl_launch *L, const void *a)
 		;
 }
 
+/* gated_write(const volatile int *gate, float *out, int n): waits until
+ * *gate is non-zero, then out[n] = 1 (past the end when n is out's length).
+ * With the gate open it faults; a candidate that zeroes the gate hangs
+ * (shrink's time limits must cut it short). */
+static void k_gated_write(const struct dbl_launch *L, const void *a)
+{
+	const volatile int *gate = ARG(const volatile int *, a, 0);
+	float *out = ARG(float *, a, 8);
+	int n = ARG(int, a, 16);
+	if (dbl_tid_x(L) != 0)
+		return;
+	while (!*gate)
+		;
+	out[n] = 1.0f;
+}
+
 const struct dbl_kernel dbl_kernels[] = {
 	{ "_Z5scalePfPKfi", "scale(float*, const float*, int)",
 	  3, { {0, 8}, {8, 8}, {16, 4} }, k_scale },
@@ -189,5 +205,7 @@ const struct dbl_kernel dbl_kernels[] = {
 	  3, { {0, 8}, {8, 4}, {12, 4} }, k_fill },
 	{ "_Z4spinPVKi", "spin(const volatile int*)",
 	  1, { {0, 8} }, k_spin },
+	{ "_Z11gated_writePVKiPfi", "gated_write(const volatile int*, float*, int)",
+	  3, { {0, 8}, {8, 8}, {16, 4} }, k_gated_write },
 };
 const size_t dbl_nkernels = sizeof(dbl_kernels) / sizeof(dbl_kernels[0]);
