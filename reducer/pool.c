@@ -270,6 +270,18 @@ static void on_line(struct pool *p, struct worker *w, const char *line, struct j
 	}
 }
 
+/* A job past its stop_at before it started: it is not run. */
+static void not_run(struct pool *p, struct job *j)
+{
+	struct replay_result r;
+	memset(&r, 0, sizeof(r));
+	r.status = RS_TIMEOUT;
+	r.event = -1;
+	r.launch_seq = -1;
+	snprintf(r.msg, sizeof(r.msg), "not run: past its stop time (the shrink's time limit)");
+	finish_job(p, j, &r);
+}
+
 static void lost_worker(struct pool *p, struct worker *w, struct job *jobs, int status, const char *why)
 {
 	if (w->state == W_BUSY && w->job >= 0) {
@@ -304,6 +316,8 @@ int pool_run(struct pool *p, struct job *jobs, size_t njobs, struct strbuf *err)
 			goto out;
 		for (int i = 0; i < p->n; i++) {
 			struct worker *w = &p->w[i];
+			while (next < njobs && jobs[next].stop_at > 0 && now >= jobs[next].stop_at)
+				not_run(p, &jobs[next++]);
 			if (w->state == W_READY && next < njobs && busy < p->max_busy) {
 				busy++;
 				struct strbuf req = STRBUF_INIT;
@@ -312,6 +326,8 @@ int pool_run(struct pool *p, struct job *jobs, size_t njobs, struct strbuf *err)
 				w->job = (long)next++;
 				w->state = W_BUSY;
 				w->deadline = now + (j->timeout > 0 ? j->timeout : p->timeout);
+				if (j->stop_at > 0 && j->stop_at < w->deadline)
+					w->deadline = j->stop_at;
 				if (write_all(w->ch.in, req.buf, req.len) < 0)
 					lost_worker(p, w, jobs, RS_CRASH, "worker went away before taking the job");
 				sb_release(&req);

@@ -21,6 +21,8 @@ struct job {
 	const char *trace;
 	struct replay_opts opts;
 	double timeout;          /* seconds; 0: the pool's default */
+	double stop_at;          /* now_sec() after which the job is not started, or is
+				  * stopped if running (RS_TIMEOUT); 0: none */
 	struct replay_result res;/* filled by pool_run */
 };
 

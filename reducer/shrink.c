@@ -111,20 +111,13 @@ static int over_time(struct S *s)
 	return s->rep->time_limited;
 }
 
-/* A candidate's time limit: --candidate-timeout, but no later than a second
- * past --time-limit (a hung candidate must not hold the whole shrink past
- * it; one cut short there only counts as not interesting). */
-static double cand_timeout(struct S *s)
+/* When candidates stop: a second past --time-limit.  A batch can hold
+ * hundreds of candidates (plain ddmin tests every subset at once) and
+ * any one may hang, so jobs not started by then are not run and running
+ * ones are stopped; both count as not interesting.  0: no limit. */
+static double cand_stop_at(const struct S *s)
 {
-	double t = s->o->cand_timeout;
-	if (s->o->time_limit > 0) {
-		double left = s->o->time_limit - (now_sec() - s->t0) + 1;
-		if (left < 1)
-			left = 1;
-		if (t <= 0 || left < t)
-			t = left;
-	}
-	return t;
+	return s->o->time_limit > 0 ? s->t0 + s->o->time_limit + 1 : 0;
 }
 
 /* One line in the --log file: seconds since the start, then the text. */
@@ -516,7 +509,8 @@ static int test_cands(struct S *s, struct cand *const *cands, size_t k, int *int
 			jobs[nj].trace = paths[i];
 			jobs[nj].opts = (struct replay_opts)REPLAY_OPTS_INIT;
 			jobs[nj].opts.guard = s->guard;
-			jobs[nj].timeout = cand_timeout(s);
+			jobs[nj].timeout = s->o->cand_timeout;
+			jobs[nj].stop_at = cand_stop_at(s);
 			owner[nj++] = i;
 		}
 	}
@@ -539,8 +533,11 @@ static int test_cands(struct S *s, struct cand *const *cands, size_t k, int *int
 		for (size_t j = 0; j < nj; j++) {
 			char d[300];
 			const struct replay_result *r = &jobs[j].res;
-			snprintf(d, sizeof(d), "%s", r->status == RS_FAULT ? r->error :
-				 r->status == RS_CLEAN ? "clean" : r->status == RS_TIMEOUT ? "timeout" : "error");
+			if (r->status == RS_TIMEOUT)
+				snprintf(d, sizeof(d), "timeout (%.200s)", r->msg);
+			else
+				snprintf(d, sizeof(d), "%s", r->status == RS_FAULT ? r->error :
+					 r->status == RS_CLEAN ? "clean" : "error");
 			slog(s, "  %s: %s%s (%.3f s in the worker)", paths[owner[j]], d,
 			     r->status == RS_FAULT ? (sig_match(s, r) ? ", the signature" : ", ANOTHER fault") : "",
 			     r->seconds);

@@ -341,6 +341,13 @@ t1=$(date +%s)
 if [ $((t1 - t0)) -le 15 ]; then ok "  ...ends soon after the limit ($((t1 - t0)) s)"; else fail "  ...took $((t1 - t0)) s"; fi
 check_grep "  ...says the time limit stopped it" "^stopped: .time limit" gated/repro.yaml
 check_grep "  ...and emits a confirmed repro" "^  reduced: 5/5" gated/repro.yaml
+# one worker: the hung zero-fill is stopped at the limit, and the seeded
+# fill queued behind it in the same batch is not started
+check "the same with -j 1" timeout 50 $GPUREDUCE shrink -j 1 --quiet --log=gated1.log \
+	--time-limit=3 --candidate-timeout=60 -o gated1/repro.cu gated.bin
+check_grep "  ...the hung candidate stopped at the limit" "timeout (time limit exceeded" gated1.log
+check_grep "  ...the one queued behind it not run" "timeout (not run: past its stop time" gated1.log
+check_grep "  ...a confirmed repro all the same" "^  reduced: 5/5" gated1/repro.yaml
 
 # 8c. no GPU at all: one clear line, exit 4 ----------------------------------
 check_exit "replay without a GPU: exit 4" 4 env DOUBLE_NO_DEVICE=1 $GPUREDUCE replay oob.bin
