@@ -708,33 +708,46 @@ static int init_script_says_fail(void)
 	return fail;
 }
 
+/* Append one formatted line to the file named by $env (a test's log),
+ * in one write so that processes logging at once do not interleave.
+ * Nothing when the variable is unset. */
+static void env_log(const char *env, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void env_log(const char *env, const char *fmt, ...)
+{
+	const char *path = getenv(env);
+	char line[128];
+	va_list ap;
+	int fd, n;
+	if (!path || !*path || (fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644)) < 0)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n < 0 || n >= (int)sizeof(line) || write(fd, line, (size_t)n) != n)
+		fprintf(stderr, "libcuda double: %s: write failed\n", env);
+	close(fd);
+}
+
 /* DOUBLE_INIT_DELAY_MS=N makes a first-time cuInit take N ms, like a real
  * context creation; with DOUBLE_INIT_LOG=FILE it appends "b NS" and "e NS"
  * (CLOCK_MONOTONIC) around that wait, so a test can count how many
  * processes were starting at once. */
-static void init_log(const char *path, char what)
+static void init_log(char what)
 {
 	struct timespec ts;
-	char line[64];
-	int fd, n;
-	if (!path || !*path || (fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644)) < 0)
-		return;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	n = snprintf(line, sizeof(line), "%c %lld\n", what, (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec);
-	if (write(fd, line, (size_t)n) != n)
-		fputs("libcuda double: DOUBLE_INIT_LOG: write failed\n", stderr);
-	close(fd);
+	env_log("DOUBLE_INIT_LOG", "%c %lld\n", what, (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec);
 }
 
 static void init_slowly(void)
 {
-	const char *d = getenv("DOUBLE_INIT_DELAY_MS"), *log = getenv("DOUBLE_INIT_LOG");
+	const char *d = getenv("DOUBLE_INIT_DELAY_MS");
 	long ms = d && *d ? strtol(d, NULL, 10) : 0;
 	if (ms <= 0)
 		return;
-	init_log(log, 'b');
+	init_log('b');
 	usleep((useconds_t)ms * 1000);
-	init_log(log, 'e');
+	init_log('e');
 }
 
 CUresult cuInit(unsigned int flags)
@@ -796,19 +809,6 @@ static int ndevices(void)
 static int bad_device(CUdevice dev)
 {
 	return dev < 0 || dev >= ndevices();
-}
-
-static void device_log(CUdevice dev)
-{
-	const char *path = getenv("DOUBLE_DEVICE_LOG");
-	char line[64];
-	int fd, n;
-	if (!path || !*path || (fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644)) < 0)
-		return;
-	n = snprintf(line, sizeof(line), "%d %ld\n", (int)dev, (long)getpid());
-	if (write(fd, line, (size_t)n) != n)
-		fputs("libcuda double: DOUBLE_DEVICE_LOG: write failed\n", stderr);
-	close(fd);
 }
 
 CUresult cuDeviceGet(CUdevice *dev, int ordinal)
@@ -948,7 +948,7 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 	S.ctx_alive = 1;
 	*pctx = &primary;
 	S.ctx_dev = dev;
-	device_log(dev);
+	env_log("DOUBLE_DEVICE_LOG", "%d %ld\n", (int)dev, (long)getpid());
 out:
 	return leave(r);
 }
