@@ -270,29 +270,22 @@ static void on_line(struct pool *p, struct worker *w, const char *line, struct j
 	}
 }
 
-/* A job past its stop_at before it started: it is not run. */
-static void not_run(struct pool *p, struct job *j)
+/* A job that ended without a worker's RESULT line: status and why. */
+static void end_job(struct pool *p, struct job *j, int status, const char *why)
 {
 	struct replay_result r;
 	memset(&r, 0, sizeof(r));
-	r.status = RS_TIMEOUT;
+	r.status = status;
 	r.event = -1;
 	r.launch_seq = -1;
-	snprintf(r.msg, sizeof(r.msg), "not run: past its stop time (the shrink's time limit)");
+	snprintf(r.msg, sizeof(r.msg), "%s", why);
 	finish_job(p, j, &r);
 }
 
 static void lost_worker(struct pool *p, struct worker *w, struct job *jobs, int status, const char *why)
 {
-	if (w->state == W_BUSY && w->job >= 0) {
-		struct replay_result r;
-		memset(&r, 0, sizeof(r));
-		r.status = status;
-		r.event = -1;
-		r.launch_seq = -1;
-		snprintf(r.msg, sizeof(r.msg), "%s", why);
-		finish_job(p, &jobs[w->job], &r);
-	}
+	if (w->state == W_BUSY && w->job >= 0)
+		end_job(p, &jobs[w->job], status, why);
 	worker_stop(w);
 }
 
@@ -314,10 +307,11 @@ int pool_run(struct pool *p, struct job *jobs, size_t njobs, struct strbuf *err)
 			busy += p->w[i].state == W_BUSY;
 		if (start_some(p, err) < 0)
 			goto out;
+		/* jobs whose stop time passed before they started are not run */
+		while (next < njobs && jobs[next].stop_at > 0 && now >= jobs[next].stop_at)
+			end_job(p, &jobs[next++], RS_TIMEOUT, "not run: past its stop time (the shrink's time limit)");
 		for (int i = 0; i < p->n; i++) {
 			struct worker *w = &p->w[i];
-			while (next < njobs && jobs[next].stop_at > 0 && now >= jobs[next].stop_at)
-				not_run(p, &jobs[next++]);
 			if (w->state == W_READY && next < njobs && busy < p->max_busy) {
 				busy++;
 				struct strbuf req = STRBUF_INIT;

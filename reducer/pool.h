@@ -8,7 +8,8 @@
  * Several workers share one GPU (GPU-FACTS.md: one faulting process does
  * not hurt its neighbours).  Workers are spread round-robin over every
  * device the driver reports (each worker's READY line says how many; the
- * first ones start on device 0), or over N with GPUREDUCE_DEVICES=N.  A job that runs past its time limit gets its worker killed.
+ * first ones start on device 0), or over N with GPUREDUCE_DEVICES=N.  A
+ * job that runs past its time limit gets its worker killed.
  */
 #ifndef GPUREDUCE_POOL_H
 #define GPUREDUCE_POOL_H
