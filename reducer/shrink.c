@@ -1311,6 +1311,70 @@ static int test_pick_first(struct S *s, struct cand *cs, int nt, struct cand *be
 	return won;
 }
 
+/* ---- workers, the final confirmation ------------------------------------ */
+
+/* A fresh pool of workers for this shrink; NULL with err set. */
+static struct pool *new_pool(const struct S *s, struct strbuf *err)
+{
+	struct pool *p = pool_create(s->o->jobs, s->o->strategy == STRATEGY_BASELINE, s->o->cand_timeout, err);
+	if (p)
+		pool_set_patience(p, s->o->keep_going ? s->o->keep_wait : 0);
+	return p;
+}
+
+/* Add the pool's worker counts to the report (before it is released). */
+static void pool_tally(struct S *s)
+{
+	const struct pool_stats *st = pool_stats(s->pool);
+	s->rep->workers_spawned += st->spawned;
+	s->rep->start_failures += st->start_failures;
+	s->rep->outage_seconds += st->outage_seconds;
+	if (st->devices > s->rep->devices)
+		s->rep->devices = st->devices;
+}
+
+/* --keep-going: after a phase lost its workers, start a fresh pool and go
+ * on with the best candidate so far.  1 when the next phase can run. */
+static int recover(struct S *s)
+{
+	struct strbuf e = STRBUF_INIT;
+	if (!s->infra_failed)
+		return 1;
+	if (!s->o->keep_going)
+		return 0;
+	s->rep->phase_failures++;
+	slog(s, "workers lost (%s); --keep-going: a fresh pool", s->err->buf);
+	snprintf(s->rep->note, sizeof(s->rep->note), "phase %s lost its workers (%.300s); went on (--keep-going)",
+		 s->ph ? s->ph->name : "?", s->err->buf);
+	pool_tally(s);
+	pool_release(s->pool);
+	s->pool = new_pool(s, &e);
+	if (s->pool) {
+		s->infra_failed = 0;
+		sb_reset(s->err);
+	}
+	sb_release(&e);
+	return s->pool != NULL;
+}
+
+/* Write c to out_bin and run it `runs` times: *faults gets how many
+ * faulted with the signature.  0, or -1 (s->err says why). */
+static int confirm_final(struct S *s, struct cand *c, const char *out_bin, int *faults, int runs)
+{
+	struct replay_result first;
+	struct replay_opts ro = REPLAY_OPTS_INIT;
+	ro.guard = s->guard;
+	if (cand_write(c, out_bin, s->err) < 0)
+		return -1;
+	/* --keep-going: runs that lost their workers get a fresh pool (twice
+	 * at most in all) */
+	while (run_file(s, out_bin, &ro, runs, &first, faults) < 0)
+		if (!s->infra_failed || s->verify_recoveries++ >= 2 || !recover(s))
+			return -1;
+	s->ph->candidates += runs;
+	return 0;
+}
+
 /*
  * Write states from..to (latest first; from >= to) as
  * WORKDIR/PREFIX-K-NAME.bin for the back-offs, leaving out those whose
@@ -1353,7 +1417,6 @@ static int write_states(struct S *s, int from, int to, const char *prefix, uint6
  * *best changed (*faults is then its fresh confirmation), 0 when not, -1
  * on a write error or lost workers.
  */
-static int confirm_final(struct S *s, struct cand *c, const char *out_bin, int *faults, int runs);
 static int rate_check(struct S *s, struct cand *best, const char *out_bin, int *faults, int runs)
 {
 	struct shrink_report *rep = s->rep;
@@ -1892,9 +1955,7 @@ static void phase_grid(struct S *s, struct cand *best)
 	phase_end(s, best, changed ? "grid reduced" : "grid kept");
 }
 
-/* ---- final ---------------------------------------------------------------- */
-
-/* ---- phase states, recovery, the site check ---------------------------------- */
+/* ---- phase states, the site check ------------------------------------------ */
 
 /* Remember the best candidate at the end of a phase (to back off to). */
 static void save_state(struct S *s, const char *name, const struct cand *c)
@@ -1903,58 +1964,6 @@ static void save_state(struct S *s, const char *name, const struct cand *c)
 		return;
 	cand_copy(&s->state[s->nstates], c);
 	s->state_name[s->nstates++] = name;
-}
-
-/* Add the pool's worker counts to the report (before it is released). */
-static void pool_tally(struct S *s)
-{
-	const struct pool_stats *st = pool_stats(s->pool);
-	s->rep->workers_spawned += st->spawned;
-	s->rep->start_failures += st->start_failures;
-	s->rep->outage_seconds += st->outage_seconds;
-	if (st->devices > s->rep->devices)
-		s->rep->devices = st->devices;
-}
-
-/* --keep-going: after a phase lost its workers, start a fresh pool and go
- * on with the best candidate so far.  1 when the next phase can run. */
-static int recover(struct S *s)
-{
-	struct strbuf e = STRBUF_INIT;
-	if (!s->infra_failed)
-		return 1;
-	if (!s->o->keep_going)
-		return 0;
-	s->rep->phase_failures++;
-	slog(s, "workers lost (%s); --keep-going: a fresh pool", s->err->buf);
-	snprintf(s->rep->note, sizeof(s->rep->note), "phase %s lost its workers (%.300s); went on (--keep-going)",
-		 s->ph ? s->ph->name : "?", s->err->buf);
-	pool_tally(s);
-	pool_release(s->pool);
-	s->pool = pool_create(s->o->jobs, s->o->strategy == STRATEGY_BASELINE, s->o->cand_timeout, &e);
-	if (s->pool) {
-		pool_set_patience(s->pool, s->o->keep_wait);
-		s->infra_failed = 0;
-		sb_reset(s->err);
-	}
-	sb_release(&e);
-	return s->pool != NULL;
-}
-
-static int confirm_final(struct S *s, struct cand *c, const char *out_bin, int *faults, int runs)
-{
-	struct replay_result first;
-	struct replay_opts ro = REPLAY_OPTS_INIT;
-	ro.guard = s->guard;
-	if (cand_write(c, out_bin, s->err) < 0)
-		return -1;
-	/* --keep-going: runs that lost their workers get a fresh pool (twice
-	 * at most in all) */
-	while (run_file(s, out_bin, &ro, runs, &first, faults) < 0)
-		if (!s->infra_failed || s->verify_recoveries++ >= 2 || !recover(s))
-			return -1;
-	s->ph->candidates += runs;
-	return 0;
 }
 
 /*
@@ -2175,13 +2184,11 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 		sb_addf(err, "%s: cannot write the log: %s", o->log_path, strerror(errno));
 		return -1;
 	}
-	s.pool = pool_create(o->jobs, o->strategy == STRATEGY_BASELINE, o->cand_timeout, err);
+	s.pool = new_pool(&s, err);
 	if (!s.pool) {
 		s.infra_failed = 1;
 		goto out;
 	}
-	if (o->keep_going)
-		pool_set_patience(s.pool, o->keep_wait);
 	if (phase_confirm(&s, &fault_ev) < 0)
 		goto out;
 	if (rep->flaky) {
