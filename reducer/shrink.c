@@ -338,6 +338,22 @@ static void site_cache_add(struct S *s, uint64_t hash, const char *site, const c
 	s->sites[s->nsites++].output = xstrdup(output);
 }
 
+static void bg_init(struct bg_san *b)
+{
+	b->ch = (struct child)CHILD_INIT;
+	sb_init(&b->bin, 0);
+	sb_init(&b->out, 0);
+}
+
+/* Kill the run if it was never collected; free the paths. */
+static void bg_release(struct bg_san *b)
+{
+	if (b->started && !b->collected)
+		child_kill(&b->ch);
+	sb_release(&b->bin);
+	sb_release(&b->out);
+}
+
 /* Start compute-sanitizer in the background on c, written as
  * WORKDIR/NAME.bin (its output: NAME.txt).  b->hash is set even when the
  * run could not start (b->started stays 0). */
@@ -2129,12 +2145,8 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 
 	memset(&s, 0, sizeof(s));
 	memset(rep, 0, sizeof(*rep));
-	s.base.ch = (struct child)CHILD_INIT;
-	s.pre.ch = (struct child)CHILD_INIT;
-	sb_init(&s.base.bin, 0);
-	sb_init(&s.base.out, 0);
-	sb_init(&s.pre.bin, 0);
-	sb_init(&s.pre.out, 0);
+	bg_init(&s.base);
+	bg_init(&s.pre);
 	s.orig = orig;
 	s.o = o;
 	s.rep = rep;
@@ -2327,14 +2339,8 @@ out:
 		trace_release(s.src[i]);
 		free(s.src[i]);
 	}
-	if (s.base.started && !s.base.collected)
-		child_kill(&s.base.ch);
-	if (s.pre.started && !s.pre.collected)
-		child_kill(&s.pre.ch);
-	sb_release(&s.pre.bin);
-	sb_release(&s.pre.out);
-	sb_release(&s.base.bin);
-	sb_release(&s.base.out);
+	bg_release(&s.base);
+	bg_release(&s.pre);
 	free(s.base_output);
 	for (size_t k = 0; k < s.nsites; k++)
 		free(s.sites[k].output);
