@@ -1794,13 +1794,14 @@ static void phase_sizes(struct S *s, struct cand *best)
 			const char *why;
 			int good = !strcmp(sites[q], ref);
 			all_sites(outs[q], paths[q], cut_all, sizeof(cut_all));
-			if (!good)
+			if (!good) {
 				why = sites[q][0] ? "the site MOVED" : "no sanitizer report";
-			else if (!sites_within(cut_all, base_all))
+			} else if (!sites_within(cut_all, base_all)) {
 				why = "same first site, but NEW errors behind it";
-			else
+				good = 0;
+			} else {
 				why = "same site";
-			good = !strcmp(why, "same site");
+			}
 			slog(s, "cut buffer #%zu to %llu bytes: %s%s%s", buf_of[q], (unsigned long long)size_of[q],
 			     why, good ? "" : ": ", good ? "" : cut_all);
 			if (!good)
