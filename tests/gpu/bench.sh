@@ -14,8 +14,9 @@
 #    `gpureduce shrink` (default strategy) against
 #    `gpureduce shrink --strategy=baseline` (fresh process per candidate,
 #    plain ddmin over launches, then the same data, grid and scalar
-#    phases, without compute-sanitizer work): seconds, candidates tested (repro.yaml `candidates:` or
-#    the shrink's last line), launches left, and the speed-up.  A baseline
+#    phases, without compute-sanitizer work): seconds, candidates tested
+#    (repro.yaml `candidates:` or the shrink's last line), launches left,
+#    and the speed-up.  A baseline
 #    that runs out of its time share is reported as a lower bound (">40").
 #
 # The goals are reported, not asserted: a bench passes when it ran and
@@ -178,10 +179,11 @@ echo "== 2. shrink speed: default vs --strategy=baseline"
 STAB=$OUT/shrink.table
 echo "sample|launches|default s|to 1 launch s|cands|-> launches|baseline s|to 1 launch s|cands|-> launches|speed-up|result" >"$STAB"
 # The baseline now runs every phase with a fresh process per candidate and
-# takes minutes (torch-extension: 266 s on the H200, 793 of its 834
-# candidates in the data phase), so by default only the two samples the reducer's goals name run:
-# torch-extension (the speed goal) and offset-overflow (a fault that needs
-# ~214 earlier launches).  Name samples to bench others.
+# takes minutes (torch-extension: 255-266 s on the H200, 793 of its 834
+# candidates in the data phase), so by default only the two samples the
+# reducer's goals name run: torch-extension (the speed goal) and
+# offset-overflow (a fault that needs ~214 earlier launches).  Name
+# samples to bench others.
 if [ $# -eq 0 ]; then
 	set -- torch-extension offset-overflow
 fi
@@ -253,7 +255,7 @@ for dir in "${DIRS[@]}"; do
 		# then keeps its best so far: a lower bound, shown as ">S"), and 30 s
 		# more before `timeout` kills it.  The first sample named is the one
 		# whose full baseline matters most (by default torch-extension, the
-		# speed goal's sample: ~280 s on the H200).
+		# speed goal's sample: 262-276 s wall on the H200).
 		share=$(( $(gr_time_left) - 35 - RESERVE * (remaining - 1) ))
 		[ "$share" -lt 5 ] && share=5
 		[ "$share" -gt "$SHRINK_CAP" ] && share=$SHRINK_CAP
