@@ -47,6 +47,7 @@ struct bg_san {
 	uint64_t hash;            /* bin's content (file_hash) */
 	int started, collected;
 	double t0;
+	char why[300];            /* no site: why (no_site_why, or why it did not start) */
 };
 
 struct S {
@@ -236,30 +237,59 @@ static int sig_match(const struct S *s, const struct replay_result *r)
 /* ---- testing candidates ---------------------------------------------------- */
 
 /*
+ * Why a sanitizer run gave no site, in one line for the log and the note:
+ * "no report; its output ended: LAST LINE" when its output was read (so a
+ * run whose replay was killed, or could not start, says so), else the
+ * error that stopped the reading (err).
+ */
+static void no_site_why(const char *output, const char *err, char *why, size_t wn)
+{
+	const char *e, *b;
+
+	if (!output) {
+		snprintf(why, wn, "no report (%s)", err && *err ? err : "its output could not be read");
+		return;
+	}
+	e = output + strlen(output);
+	while (e > output && (e[-1] == '\n' || e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
+		e--;
+	for (b = e; b > output && b[-1] != '\n'; b--)
+		;
+	if (b == e)
+		snprintf(why, wn, "no report; its output was empty");
+	else
+		snprintf(why, wn, "no report; its output ended: %.*s", (int)(e - b > 200 ? 200 : e - b), b);
+}
+
+/*
  * Wait (at most 180 s) for a compute-sanitizer run of the trace at bin
  * whose output goes to out_path; write its site (diagnose_site_rel) into
  * site ("" when none) and, where output is not NULL and the run was read,
  * its whole output (malloc'd).  A run that could not be read is killed.
- * *early: diagnose_collect stopped it after its reports.  1 when a site
- * was found, else 0.
+ * *early: diagnose_collect stopped it after its reports.  When no site is
+ * found, why (wn bytes) says what the run ended with instead (no_site_why).
+ * 1 when a site was found, else 0.
  */
 static int collect_site(struct child *ch, const char *out_path, const char *bin, char *site, size_t n,
-			char **output, int *early)
+			char **output, int *early, char *why, size_t wn)
 {
 	struct strbuf o = STRBUF_INIT, e = STRBUF_INIT;
 	struct trace t;
-	int found = 0;
+	int found = 0, read = 0;
 
 	site[0] = 0;
 	if (diagnose_collect(ch, out_path, 180, &o, early, &e) == 0 &&
 	    trace_open(&t, bin, TRACE_OPEN_STRICT, &e) == 0) {
+		read = 1;
 		found = diagnose_site_rel(o.buf, &t, site, n) == 0;
 		trace_release(&t);
-		if (output)
-			*output = sb_detach(&o, NULL);
 	} else {
 		child_kill(ch);
 	}
+	if (!found)
+		no_site_why(read ? o.buf : NULL, e.buf, why, wn);
+	if (read && output)
+		*output = sb_detach(&o, NULL);
 	sb_release(&o);
 	sb_release(&e);
 	return found;
@@ -299,6 +329,7 @@ static int sanitize_run(struct S *s, char *const *paths, size_t n, char (*sites)
 		}
 		for (size_t k = 0; k < m; k++) {
 			double t1 = now_sec();
+			char why[300] = "no report (compute-sanitizer did not start)";
 			int early = 0;
 			if (stopped) {
 				if (started[k])
@@ -310,9 +341,9 @@ static int sanitize_run(struct S *s, char *const *paths, size_t n, char (*sites)
 			if (started[k])
 				found += (size_t)collect_site(&ch[k], outs[k], paths[next + k], sites[next + k],
 							      sizeof(sites[0]), outputs ? &outputs[next + k] : NULL,
-							      &early);
+							      &early, why, sizeof(why));
 			slog(s, "sanitizer %s: %s (%.2f s wait%s)", paths[next + k],
-			     sites[next + k][0] ? sites[next + k] : "no report", now_sec() - t1,
+			     sites[next + k][0] ? sites[next + k] : why, now_sec() - t1,
 			     early ? "; stopped after its reports" : "");
 			s->rep->site_runs++;
 			if (stop_site && !strcmp(sites[next + k], stop_site))
@@ -371,6 +402,8 @@ static void bg_start(struct S *s, struct bg_san *b, const struct cand *c, const 
 			b->t0 = now_sec();
 		}
 	}
+	if (!b->started)
+		snprintf(b->why, sizeof(b->why), "not run (%s)", e.len ? e.buf : "compute-sanitizer did not start");
 	sb_release(&e);
 }
 
@@ -379,7 +412,7 @@ static int bg_collect(struct S *s, struct bg_san *b, char *site, size_t n, char 
 {
 	int found;
 	b->collected = 1;
-	found = collect_site(&b->ch, b->out.buf, b->bin.buf, site, n, output, early);
+	found = collect_site(&b->ch, b->out.buf, b->bin.buf, site, n, output, early, b->why, sizeof(b->why));
 	s->rep->site_runs++;
 	s->rep->site_seconds += now_sec() - b->t0;
 	return found;
@@ -409,7 +442,7 @@ static void prefetch_collect(struct S *s)
 	if (bg_collect(s, &s->pre, site, sizeof(site), &output, &early))
 		site_cache_add(s, s->pre.hash, site, output);
 	slog(s, "sanitizer %s (started with the confirmation runs): %s (%.2f s since it started%s)",
-	     s->pre.bin.buf, site[0] ? site : "no report", now_sec() - s->pre.t0,
+	     s->pre.bin.buf, site[0] ? site : s->pre.why, now_sec() - s->pre.t0,
 	     early ? "; stopped after its reports" : "");
 	unlink(s->pre.out.buf);
 	free(output);
@@ -1495,14 +1528,14 @@ out:
 /* ---- the base state's site -------------------------------------------------- */
 
 /* The base state's site (waiting for its run if need be); NULL when it
- * was not run or saw no error. */
+ * was not run or saw no error (s->base.why says which). */
 static const char *base_site(struct S *s)
 {
 	if (s->base.started && !s->base.collected) {
 		int early = 0;
 		s->base_have = bg_collect(s, &s->base, s->base_site, sizeof(s->base_site), &s->base_output, &early);
 		slog(s, "sanitizer on the %s state: %s (%.2f s since it started%s)",
-		     s->nstates ? s->state_name[0] : "base", s->base_have ? s->base_site : "no report",
+		     s->nstates ? s->state_name[0] : "base", s->base_have ? s->base_site : s->base.why,
 		     now_sec() - s->base.t0, early ? "; stopped after its reports" : "");
 	}
 	return s->base_have ? s->base_site : NULL;
@@ -2003,8 +2036,8 @@ static int site_check(struct S *s, struct cand *best, const char *out_bin)
 
 	if (!(b0 = base_site(s))) {
 		snprintf(rep->note, sizeof(rep->note),
-			 "site not checked: compute-sanitizer saw no error in the %s state%s", s->state_name[0],
-			 rep->flaky ? " (a flaky fault)" : "");
+			 "site not checked: compute-sanitizer on the %s state: %s%s", s->state_name[0],
+			 s->base.why[0] ? s->base.why : "not run", rep->flaky ? " (a flaky fault)" : "");
 		goto out;
 	}
 	snprintf(s0, sizeof(s0), "%s", b0);

@@ -113,6 +113,30 @@ if grep -q "^stopped:" d/repro.yaml; then fail "  ...a shrink within its limit s
 check "shrink without a sanitizer" env GPUREDUCE_SANITIZER=$TMP/none $GPUREDUCE shrink -j 2 --quiet --cut-buffers -o n/repro.cu gather.bin
 check_grep "sizes skipped, saying why" "outcome: 'skipped: no compute-sanitizer" n/repro.yaml
 
+# a sanitizer run that ends without a report (here: its replay "killed")
+# is not an error-free run: the note and the log quote how it ended
+cat > killed-sanitizer <<'EOT'
+#!/bin/sh
+. "$SRCDIR/tests/cli/helpers/fake-sanitizer.sh"
+"$@" >/dev/null 2>&1
+echo "========= Error: process didn't terminate successfully"
+echo "========= Target application returned an error"
+EOT
+chmod +x killed-sanitizer
+check "shrink with a sanitizer whose runs end without a report" env GPUREDUCE_SANITIZER=$TMP/killed-sanitizer \
+	$GPUREDUCE shrink -j 2 --quiet --log=ks.log -o ks/repro.cu gather.bin
+check_grep "  ...the note quotes how its run ended" \
+	"^note: .site not checked: compute-sanitizer on the slice state: no report; its output ended: ========= Target application returned an error" ks/repro.yaml
+check_grep "  ...and so does the log" "sanitizer on the slice state: no report; its output ended: =========" ks.log
+cat > silent-sanitizer <<'EOT'
+#!/bin/sh
+exit 0
+EOT
+chmod +x silent-sanitizer
+check "shrink with a sanitizer that prints nothing" env GPUREDUCE_SANITIZER=$TMP/silent-sanitizer \
+	$GPUREDUCE shrink -j 2 --quiet -o ss/repro.cu gather.bin
+check_grep "  ...the note says its output was empty" "^note: .site not checked: compute-sanitizer on the slice state: no report; its output was empty" ss/repro.yaml
+
 # --signature=site: every accepted candidate checked; a grid cut that
 # moves the PC (this fake's PC depends on the grid) is rejected on the spot
 cat > grid-sanitizer <<'EOT'
