@@ -237,28 +237,42 @@ static int sig_match(const struct S *s, const struct replay_result *r)
 /* ---- testing candidates ---------------------------------------------------- */
 
 /*
- * Why a sanitizer run gave no site, in one line for the log and the note:
- * "no report; its output ended: LAST LINE" when its output was read (so a
- * run whose replay was killed, or could not start, says so), else the
- * error that stopped the reading (err).
+ * Why a sanitizer run gave no site, in one line for the log and the note.
+ * With its output read: the replay's own last line when there is one
+ * ("replay: could not replay: ..." says a run was killed or could not
+ * start, which compute-sanitizer's "ERROR SUMMARY: 0 errors" does not),
+ * else the output's last line.  Without: the error that stopped the
+ * reading (err).
  */
 static void no_site_why(const char *output, const char *err, char *why, size_t wn)
 {
-	const char *e, *b;
+	const char *last = NULL, *mine = NULL, *p;
+	int lastn = 0, minen = 0;
 
 	if (!output) {
 		snprintf(why, wn, "no report (%s)", err && *err ? err : "its output could not be read");
 		return;
 	}
-	e = output + strlen(output);
-	while (e > output && (e[-1] == '\n' || e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
-		e--;
-	for (b = e; b > output && b[-1] != '\n'; b--)
-		;
-	if (b == e)
-		snprintf(why, wn, "no report; its output was empty");
+	for (p = output; *p;) {
+		const char *e = strchr(p, '\n');
+		int n = (int)(e ? e - p : (long)strlen(p));
+		while (n > 0 && (p[n - 1] == '\r' || p[n - 1] == ' ' || p[n - 1] == '\t'))
+			n--;
+		if (n > 0) {
+			last = p, lastn = n;
+			if (strncmp(p, "=========", 9) && strncmp(p, "gpureduce-buffer ", 17))
+				mine = p, minen = n;
+		}
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	if (mine)
+		snprintf(why, wn, "no report; the replay said: %.*s", minen > 200 ? 200 : minen, mine);
+	else if (last)
+		snprintf(why, wn, "no report; its output ended: %.*s", lastn > 200 ? 200 : lastn, last);
 	else
-		snprintf(why, wn, "no report; its output ended: %.*s", (int)(e - b > 200 ? 200 : e - b), b);
+		snprintf(why, wn, "no report; its output was empty");
 }
 
 /*

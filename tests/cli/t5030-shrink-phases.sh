@@ -113,21 +113,32 @@ if grep -q "^stopped:" d/repro.yaml; then fail "  ...a shrink within its limit s
 check "shrink without a sanitizer" env GPUREDUCE_SANITIZER=$TMP/none $GPUREDUCE shrink -j 2 --quiet --cut-buffers -o n/repro.cu gather.bin
 check_grep "sizes skipped, saying why" "outcome: 'skipped: no compute-sanitizer" n/repro.yaml
 
-# a sanitizer run that ends without a report (here: its replay "killed")
-# is not an error-free run: the note and the log quote how it ended
+# a sanitizer run that ends without a report is not an error-free run:
+# the note and the log quote the replay's own last line (here: its worker
+# killed, as a pkill of the workers does), else the sanitizer's
 cat > killed-sanitizer <<'EOT'
 #!/bin/sh
 . "$SRCDIR/tests/cli/helpers/fake-sanitizer.sh"
 "$@" >/dev/null 2>&1
-echo "========= Error: process didn't terminate successfully"
-echo "========= Target application returned an error"
+echo "gpureduce-buffer 1 0x7f0000200000 4000"
+echo "replay: could not replay: worker died while replaying (crash in the driver or in replay)"
+echo "========= ERROR SUMMARY: 0 errors"
 EOT
 chmod +x killed-sanitizer
-check "shrink with a sanitizer whose runs end without a report" env GPUREDUCE_SANITIZER=$TMP/killed-sanitizer \
+check "shrink with a sanitizer whose replay is killed" env GPUREDUCE_SANITIZER=$TMP/killed-sanitizer \
 	$GPUREDUCE shrink -j 2 --quiet --log=ks.log -o ks/repro.cu gather.bin
-check_grep "  ...the note quotes how its run ended" \
-	"^note: .site not checked: compute-sanitizer on the slice state: no report; its output ended: ========= Target application returned an error" ks/repro.yaml
-check_grep "  ...and so does the log" "sanitizer on the slice state: no report; its output ended: =========" ks.log
+check_grep "  ...the note quotes the replay" \
+	"^note: .site not checked: compute-sanitizer on the slice state: no report; the replay said: replay: could not replay: worker died while replaying (crash in the driver or in replay)" ks/repro.yaml
+check_grep "  ...and so does the log" "sanitizer on the slice state: no report; the replay said: replay: could not replay" ks.log
+cat > summary-sanitizer <<'EOT'
+#!/bin/sh
+echo "========= COMPUTE-SANITIZER"
+echo "========= ERROR SUMMARY: 0 errors"
+EOT
+chmod +x summary-sanitizer
+check "shrink with a sanitizer that prints only its own lines" env GPUREDUCE_SANITIZER=$TMP/summary-sanitizer \
+	$GPUREDUCE shrink -j 2 --quiet -o sm/repro.cu gather.bin
+check_grep "  ...the note quotes its last line" "^note: .site not checked: compute-sanitizer on the slice state: no report; its output ended: ========= ERROR SUMMARY: 0 errors" sm/repro.yaml
 cat > silent-sanitizer <<'EOT'
 #!/bin/sh
 exit 0
