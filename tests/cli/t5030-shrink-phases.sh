@@ -115,38 +115,34 @@ check_grep "sizes skipped, saying why" "outcome: 'skipped: no compute-sanitizer"
 
 # a sanitizer run that ends without a report is not an error-free run:
 # the note and the log quote the replay's own last line (here: its worker
-# killed, as a pkill of the workers does), else the sanitizer's
-cat > killed-sanitizer <<'EOT'
-#!/bin/sh
+# killed, as a pkill of the workers does), else the sanitizer's.
+# no_report_case NAME WHAT NOTE: shrink with the stand-in sanitizer NAME
+# (its script on stdin); NOTE is what repro.yaml's note must say after
+# "compute-sanitizer on the slice state: no report".
+no_report_case() {
+	{ echo "#!/bin/sh"; cat; } > $1-sanitizer
+	chmod +x $1-sanitizer
+	check "shrink with a sanitizer that $2" env GPUREDUCE_SANITIZER=$TMP/$1-sanitizer \
+		$GPUREDUCE shrink -j 2 --quiet --log=$1.log -o $1/repro.cu gather.bin
+	check_grep "  ...the note says: $3" \
+		"^note: .site not checked: compute-sanitizer on the slice state: no report$3" $1/repro.yaml
+	check_grep "  ...and so does the log" "sanitizer on the slice state: no report$3" $1.log
+}
+no_report_case killed "has its replay killed" \
+	"; the replay said: replay: could not replay: worker died while replaying (crash in the driver or in replay)" <<'EOT'
 . "$SRCDIR/tests/cli/helpers/fake-sanitizer.sh"
 "$@" >/dev/null 2>&1
 echo "gpureduce-buffer 1 0x7f0000200000 4000"
 echo "replay: could not replay: worker died while replaying (crash in the driver or in replay)"
 echo "========= ERROR SUMMARY: 0 errors"
 EOT
-chmod +x killed-sanitizer
-check "shrink with a sanitizer whose replay is killed" env GPUREDUCE_SANITIZER=$TMP/killed-sanitizer \
-	$GPUREDUCE shrink -j 2 --quiet --log=ks.log -o ks/repro.cu gather.bin
-check_grep "  ...the note quotes the replay" \
-	"^note: .site not checked: compute-sanitizer on the slice state: no report; the replay said: replay: could not replay: worker died while replaying (crash in the driver or in replay)" ks/repro.yaml
-check_grep "  ...and so does the log" "sanitizer on the slice state: no report; the replay said: replay: could not replay" ks.log
-cat > summary-sanitizer <<'EOT'
-#!/bin/sh
+no_report_case summary "prints only its own lines" "; its output ended: ========= ERROR SUMMARY: 0 errors" <<'EOT'
 echo "========= COMPUTE-SANITIZER"
 echo "========= ERROR SUMMARY: 0 errors"
 EOT
-chmod +x summary-sanitizer
-check "shrink with a sanitizer that prints only its own lines" env GPUREDUCE_SANITIZER=$TMP/summary-sanitizer \
-	$GPUREDUCE shrink -j 2 --quiet -o sm/repro.cu gather.bin
-check_grep "  ...the note quotes its last line" "^note: .site not checked: compute-sanitizer on the slice state: no report; its output ended: ========= ERROR SUMMARY: 0 errors" sm/repro.yaml
-cat > silent-sanitizer <<'EOT'
-#!/bin/sh
+no_report_case silent "prints nothing" "; its output was empty" <<'EOT'
 exit 0
 EOT
-chmod +x silent-sanitizer
-check "shrink with a sanitizer that prints nothing" env GPUREDUCE_SANITIZER=$TMP/silent-sanitizer \
-	$GPUREDUCE shrink -j 2 --quiet -o ss/repro.cu gather.bin
-check_grep "  ...the note says its output was empty" "^note: .site not checked: compute-sanitizer on the slice state: no report; its output was empty" ss/repro.yaml
 
 # --signature=site: every accepted candidate checked; a grid cut that
 # moves the PC (this fake's PC depends on the grid) is rejected on the spot
