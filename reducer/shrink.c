@@ -289,20 +289,20 @@ static int collect_site(struct child *ch, const char *out_path, const char *bin,
 {
 	struct strbuf o = STRBUF_INIT, e = STRBUF_INIT;
 	struct trace t;
-	int found = 0, read = 0;
+	int found = 0, was_read = 0;
 
 	site[0] = 0;
 	if (diagnose_collect(ch, out_path, 180, &o, early, &e) == 0 &&
 	    trace_open(&t, bin, TRACE_OPEN_STRICT, &e) == 0) {
-		read = 1;
+		was_read = 1;
 		found = diagnose_site_rel(o.buf, &t, site, n) == 0;
 		trace_release(&t);
 	} else {
 		child_kill(ch);
 	}
 	if (!found)
-		no_site_why(read ? o.buf : NULL, e.buf, why, wn);
-	if (read && output)
+		no_site_why(was_read ? o.buf : NULL, e.buf, why, wn);
+	if (was_read && output)
 		*output = sb_detach(&o, NULL);
 	sb_release(&o);
 	sb_release(&e);
@@ -533,6 +533,16 @@ static struct cache_ent *cache_find(struct S *s, uint64_t h)
 	return NULL;
 }
 
+/* A replay job for a candidate's trace file: the shrink's guard mode and
+ * per-candidate timeout (test_cands adds the time limit's stop). */
+static void cand_job(const struct S *s, struct job *j, const char *path)
+{
+	j->trace = path;
+	j->opts = (struct replay_opts)REPLAY_OPTS_INIT;
+	j->opts.guard = s->guard;
+	j->timeout = s->o->cand_timeout;
+}
+
 /*
  * Test k candidates (each `reps` times); interesting[i] = 1 when candidate i
  * faulted with the signature at least `need` times.  Returns 0, or -1 when
@@ -569,10 +579,7 @@ static int test_cands(struct S *s, struct cand *const *cands, size_t k, int *int
 			continue;
 		}
 		for (int r = 0; r < s->reps; r++) {
-			jobs[nj].trace = paths[i];
-			jobs[nj].opts = (struct replay_opts)REPLAY_OPTS_INIT;
-			jobs[nj].opts.guard = s->guard;
-			jobs[nj].timeout = s->o->cand_timeout;
+			cand_job(s, &jobs[nj], paths[i]);
 			jobs[nj].stop_at = cand_stop_at(s);
 			owner[nj++] = i;
 		}
@@ -1499,12 +1506,8 @@ static int rate_check(struct S *s, struct cand *best, const char *out_bin, int *
 	for (int q = 0; q < n; q++)
 		got[q] = 0;
 	jobs = xcalloc((size_t)(n * runs), sizeof(*jobs));
-	for (int q = 0; q < n * runs; q++) {
-		jobs[q].trace = paths[q / runs];
-		jobs[q].opts = (struct replay_opts)REPLAY_OPTS_INIT;
-		jobs[q].opts.guard = s->guard;
-		jobs[q].timeout = s->o->cand_timeout;
-	}
+	for (int q = 0; q < n * runs; q++)
+		cand_job(s, &jobs[q], paths[q / runs]);
 	if (pool_run(s->pool, jobs, (size_t)(n * runs), s->err) < 0) {
 		s->infra_failed = 1;
 		ret = -1;
