@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../common/child.h"
+#include "../common/opts.h"
 #include "../common/strbuf.h"
 #include "../reducer/diagnose.h"
 #include "../replay/place.h"
@@ -28,23 +29,28 @@ int cmd_diagnose(int argc, char **argv)
 	const char *path = NULL;
 	int guard = 0, ret = EXIT_INTERNAL, have = 0;
 	struct trace t;
+	struct opts op;
 
-	for (int i = 1; i < argc; i++) {
-		if (is_help(argv[i])) {
+	opts_init(&op, argc, argv, &err);
+	while (opts_next(&op)) {
+		const char *v = NULL;
+		if (is_help(op.arg)) {
 			fputs(usage_str, stdout);
 			return EXIT_OK;
-		} else if (!strncmp(argv[i], "--guard=", 8)) {
-			guard = place_parse_guard(argv[i] + 8);
-			if (guard < 0) {
-				cmd_error("diagnose", "unknown guard mode '%s'", argv[i] + 8);
-				return EXIT_USAGE;
-			}
-		} else if (argv[i][0] == '-') {
-			cmd_error("diagnose", "unknown option '%s'", argv[i]);
-			return EXIT_USAGE;
+		} else if (opts_str(&op, "--guard", &v)) {
+			if (v && (guard = place_parse_guard(v)) < 0)
+				opts_fail(&op, "--guard takes end, start or none");
+		} else if (opts_unknown(&op)) {
+		} else if (!path) {
+			path = op.arg;
 		} else {
-			path = argv[i];
+			opts_fail(&op, "one repro or trace at a time");
 		}
+	}
+	if (op.failed) {
+		cmd_error("diagnose", "%s; see 'gpureduce diagnose --help'", err.buf);
+		sb_release(&err);
+		return EXIT_USAGE;
 	}
 	if (!path) {
 		fputs(usage_str, stderr);

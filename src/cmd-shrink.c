@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/opts.h"
 #include "../common/strbuf.h"
 #include "../common/util.h"
 #include "../reducer/diagnose.h"
@@ -79,6 +80,7 @@ static int default_jobs(void)
 int cmd_shrink(int argc, char **argv)
 {
 	struct shrink_opts o;
+	struct opts op;
 	struct shrink_report rep;
 	struct strbuf err = STRBUF_INIT, src = STRBUF_INIT, cmdline = STRBUF_INIT, diag = STRBUF_INIT;
 	struct trace t, red;
@@ -95,91 +97,62 @@ int cmd_shrink(int argc, char **argv)
 	o.guard = -1;
 	o.progress_tty = isatty(2);
 	/* usage errors return here, before anything needs releasing */
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
+	opts_init(&op, argc, argv, &err);
+	while (opts_next(&op)) {
+		const char *a = op.arg, *v = NULL;
 		if (is_help(a)) {
 			fputs(usage_str, stdout);
 			return EXIT_OK;
-		} else if (!strcmp(a, "-o") && i + 1 < argc) {
-			out = argv[++i];
-		} else if (!strcmp(a, "-j") && i + 1 < argc) {
-			o.jobs = atoi(argv[++i]);
-		} else if (!strncmp(a, "-j", 2) && a[2]) {
-			o.jobs = atoi(a + 2);
-		} else if (!strncmp(a, "--jobs=", 7)) {
-			o.jobs = atoi(a + 7);
-		} else if (!strncmp(a, "--time-limit=", 13)) {
-			o.time_limit = atof(a + 13);
-		} else if (!strncmp(a, "--candidate-timeout=", 20)) {
-			o.cand_timeout = atof(a + 20);
-		} else if (!strncmp(a, "--signature=", 12)) {
-			if (!strcmp(a + 12, "code"))
+		} else if (opts_str(&op, "-o", &out)) {
+		} else if (opts_int(&op, "-j|--jobs", &o.jobs, 1, 64)) {
+		} else if (opts_double(&op, "--time-limit", &o.time_limit, 0, 1e9)) {
+		} else if (opts_double(&op, "--candidate-timeout", &o.cand_timeout, 0.01, 1e9)) {
+		} else if (opts_str(&op, "--signature", &v)) {
+			if (v && !strcmp(v, "code"))
 				o.sig_code_only = 1;
-			else if (!strcmp(a + 12, "kernel"))
+			else if (v && !strcmp(v, "kernel"))
 				o.sig_code_only = 0;
-			else if (!strcmp(a + 12, "site"))
+			else if (v && !strcmp(v, "site"))
 				o.sig_site = 1;
-			else {
-				cmd_error("shrink", "--signature takes code, kernel or site");
-				return EXIT_USAGE;
-			}
-		} else if (!strcmp(a, "--keep-going") || !strcmp(a, "-k")) {
-			o.keep_going = 1;
-			o.keep_wait = 120;
-		} else if (!strncmp(a, "--keep-going=", 13)) {
-			char *end;
-			o.keep_going = 1;
-			o.keep_wait = strtod(a + 13, &end);
-			if (end == a + 13 || *end || o.keep_wait < 0) {
-				cmd_error("shrink", "--keep-going=S takes the seconds to wait for workers (0 or more)");
-				return EXIT_USAGE;
-			}
-		} else if (!strcmp(a, "--cut-buffers")) {
+			else if (v)
+				opts_fail(&op, "--signature takes code, kernel or site");
+		} else if (opts_opt_double(&op, "-k|--keep-going", &o.keep_going, &o.keep_wait, 120, 0, 1e9)) {
+		} else if (opts_flag(&op, "--cut-buffers")) {
 			o.cut_buffers = 1;
-		} else if (!strncmp(a, "--log=", 6)) {
-			o.log_path = a + 6;
-		} else if (!strncmp(a, "--runs=", 7)) {
-			o.orig_runs = atoi(a + 7);
-		} else if (!strncmp(a, "--confirm=", 10)) {
-			o.confirm_runs = atoi(a + 10);
-		} else if (!strncmp(a, "--guard=", 8)) {
-			o.guard = place_parse_guard(a + 8);
-			if (o.guard < 0) {
-				cmd_error("shrink", "unknown guard mode '%s' (end, start or none)", a + 8);
-				return EXIT_USAGE;
-			}
-		} else if (!strncmp(a, "--strategy=", 11)) {
-			if (!strcmp(a + 11, "baseline"))
+		} else if (opts_str(&op, "--log", &o.log_path)) {
+		} else if (opts_int(&op, "--runs", &o.orig_runs, 0, 10000)) {
+		} else if (opts_int(&op, "--confirm", &o.confirm_runs, 0, 10000)) {
+		} else if (opts_str(&op, "--guard", &v)) {
+			if (v && (o.guard = place_parse_guard(v)) < 0)
+				opts_fail(&op, "--guard takes end, start or none");
+		} else if (opts_str(&op, "--strategy", &v)) {
+			if (v && !strcmp(v, "baseline"))
 				o.strategy = STRATEGY_BASELINE;
-			else if (!strcmp(a + 11, "full"))
+			else if (v && !strcmp(v, "full"))
 				o.strategy = STRATEGY_FULL;
-			else {
-				cmd_error("shrink", "unknown strategy '%s' (full or baseline)", a + 11);
-				return EXIT_USAGE;
-			}
-		} else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
+			else if (v)
+				opts_fail(&op, "--strategy takes full or baseline");
+		} else if (opts_flag(&op, "-q|--quiet")) {
 			o.quiet = 1;
-		} else if (!strcmp(a, "--keep-work")) {
+		} else if (opts_flag(&op, "--keep-work")) {
 			keep_work = 1;
-		} else if (!strcmp(a, "--no-diagnose")) {
+		} else if (opts_flag(&op, "--no-diagnose")) {
 			no_diag = 1;
 			o.no_site_check = 1;
-		} else if (a[0] == '-' && a[1]) {
-			cmd_error("shrink", "unknown option '%s'\n%s", a, usage_str);
-			return EXIT_USAGE;
+		} else if (opts_unknown(&op)) {
 		} else if (!path) {
 			path = a;
 		} else {
-			cmd_error("shrink", "one trace at a time");
-			return EXIT_USAGE;
+			opts_fail(&op, "one trace at a time");
 		}
+	}
+	if (op.failed) {
+		cmd_error("shrink", "%s; see 'gpureduce shrink --help'", err.buf);
+		sb_release(&err);
+		return EXIT_USAGE;
 	}
 	if (!path) {
 		fputs(usage_str, stderr);
-		return EXIT_USAGE;
-	}
-	if (o.jobs < 1 || o.jobs > 64) {
-		cmd_error("shrink", "-j takes 1 to 64 workers");
 		return EXIT_USAGE;
 	}
 	for (int i = 0; i < argc; i++)

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/opts.h"
 #include "../common/strbuf.h"
 #include "../common/util.h"
 #include "../replay/drv.h"
@@ -58,6 +59,7 @@ out:
 int cmd_verify(int argc, char **argv)
 {
 	struct strbuf err = STRBUF_INIT, log = STRBUF_INIT;
+	struct opts op;
 	const char *src = NULL;
 	char dir[] = "/tmp/gpureduce-verify-XXXXXX", exe[4096];
 	int n = 5, faulted = 0, clean = 0, setup = 0, other = 0, mixed = 0;
@@ -66,22 +68,25 @@ int cmd_verify(int argc, char **argv)
 	int from_header = 0, other_code = 0;
 	int ret = EXIT_INTERNAL, made = 0;
 
-	for (int i = 1; i < argc; i++) {
-		if (is_help(argv[i])) {
+	opts_init(&op, argc, argv, &err);
+	while (opts_next(&op)) {
+		if (is_help(op.arg)) {
 			fputs(usage_str, stdout);
 			return EXIT_OK;
-		} else if (!strcmp(argv[i], "-n") && i + 1 < argc) {
-			n = atoi(argv[++i]);
-		} else if (!strncmp(argv[i], "--rate=", 7)) {
-			rate = atof(argv[i] + 7);
-		} else if (!strncmp(argv[i], "--timeout=", 10)) {
-			timeout = atof(argv[i] + 10);
-		} else if (argv[i][0] == '-') {
-			cmd_error("verify", "unknown option '%s'\n%s", argv[i], usage_str);
-			return EXIT_USAGE;
+		} else if (opts_int(&op, "-n", &n, 1, 100000)) {
+		} else if (opts_double(&op, "--rate", &rate, 0, 1)) {
+		} else if (opts_double(&op, "--timeout", &timeout, 0.01, 1e9)) {
+		} else if (opts_unknown(&op)) {
+		} else if (!src) {
+			src = op.arg;
 		} else {
-			src = argv[i];
+			opts_fail(&op, "one repro at a time");
 		}
+	}
+	if (op.failed) {
+		cmd_error("verify", "%s; see 'gpureduce verify --help'", err.buf);
+		sb_release(&err);
+		return EXIT_USAGE;
 	}
 	if (!src || n < 1 || rate < 0 || rate > 1) {
 		fputs(usage_str, stderr);
