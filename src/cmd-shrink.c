@@ -19,6 +19,7 @@
 #include "../replay/place.h"
 #include "../trace/trace.h"
 #include "cmds.h"
+#include "outpaths.h"
 
 static const char usage_str[] =
 	"usage: gpureduce shrink [-o repro.cu] [-j N] [--time-limit=S] [--candidate-timeout=S]\n"
@@ -77,6 +78,39 @@ static int default_jobs(void)
 	return n < 2 ? 2 : n > 8 ? 8 : (int)n;
 }
 
+
+static int is_dir(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Before any work: no output may be the input trace (2), and every
+ * output's folder must exist (made here for the repro) and be writable
+ * (3).  0 when all is well. */
+static int check_outputs(const char *input, const char *cu, const char *bin, const char *yml,
+			 const char *log, struct strbuf *err)
+{
+	const char *path[] = { cu, bin, yml, log };
+	const char *what[] = { "the repro (-o)", "the reduced trace", "the report", "the log (--log)" };
+	int n = log ? 4 : 3, ret;
+
+	for (int i = 0; i < n; i++)
+		if (outpath_is(path[i], input))
+			return outpath_check(path[i], what[i], input, err);
+	for (int i = 0; i < 3; i++)
+		if (log && !strcmp(log, path[i])) {
+			sb_addf(err, "--log=%s is also where %s goes: pick another name", log, what[i]);
+			return EXIT_USAGE;
+		}
+	if (outpath_make_dir(cu, err) < 0)
+		return EXIT_INPUT;
+	for (int i = 0; i < n; i++)
+		if ((ret = outpath_check(path[i], what[i], input, err)) != 0)
+			return ret;
+	return 0;
+}
+
 int cmd_shrink(int argc, char **argv)
 {
 	struct shrink_opts o;
@@ -85,7 +119,7 @@ int cmd_shrink(int argc, char **argv)
 	struct strbuf err = STRBUF_INIT, src = STRBUF_INIT, cmdline = STRBUF_INIT, diag = STRBUF_INIT;
 	struct trace t, red;
 	const char *path = NULL, *out = "repro.cu";
-	char *bin = NULL, *yml = NULL, workdir[4096];
+	char *bin = NULL, *yml = NULL, *out_owned = NULL, workdir[4096];
 	int keep_work = 0, no_diag = 0, have_t = 0, have_red = 0;
 	int ret = EXIT_INTERNAL;
 
@@ -155,6 +189,24 @@ int cmd_shrink(int argc, char **argv)
 		fputs(usage_str, stderr);
 		return EXIT_USAGE;
 	}
+	if (!*out) {
+		cmd_error("shrink", "-o needs a file name");
+		return EXIT_USAGE;
+	}
+	/* -o DIR: DIR/repro.cu */
+	if (is_dir(out) || out[strlen(out) - 1] == '/') {
+		out_owned = xmalloc(strlen(out) + 10);
+		sprintf(out_owned, "%s%srepro.cu", out, out[strlen(out) - 1] == '/' ? "" : "/");
+		out = out_owned;
+	}
+	bin = sibling(out, ".bin");
+	yml = sibling(out, ".yaml");
+	ret = check_outputs(path, out, bin, yml, o.log_path, &err);
+	if (ret) {
+		cmd_error("shrink", "%s", err.buf);
+		goto out;
+	}
+	ret = EXIT_INTERNAL;
 	for (int i = 0; i < argc; i++)
 		sb_addf(&cmdline, "%s%s", i ? " " : "gpureduce ", argv[i]);
 	if (trace_open(&t, path, 0, &err) < 0) {
@@ -166,23 +218,6 @@ int cmd_shrink(int argc, char **argv)
 	if (t.truncated)
 		fprintf(stderr, "gpureduce shrink: warning: %s\n", t.truncated_msg);
 
-	{
-		/* create the output's folder if needed (mkdir -p) */
-		char *dir = xstrdup(out), *slash = strrchr(dir, '/');
-		if (slash && slash != dir) {
-			*slash = 0;
-			for (char *q = dir + 1; *q; q++)
-				if (*q == '/') {
-					*q = 0;
-					mkdir(dir, 0755);
-					*q = '/';
-				}
-			mkdir(dir, 0755);
-		}
-		free(dir);
-	}
-	bin = sibling(out, ".bin");
-	yml = sibling(out, ".yaml");
 	snprintf(workdir, sizeof(workdir), "%s.work-XXXXXX", bin);
 	if (!mkdtemp(workdir)) {
 		cmd_error("shrink", "cannot create a work directory next to %s: %s", out, strerror(errno));
@@ -252,6 +287,7 @@ out:
 	free(rep.final_sanitizer);
 	free(bin);
 	free(yml);
+	free(out_owned);
 	sb_release(&err);
 	sb_release(&src);
 	sb_release(&cmdline);
