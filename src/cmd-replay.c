@@ -22,7 +22,8 @@ static const char usage_str[] =
 	"none: plain cuMemAlloc) and captured pointers are relocated.\n"
 	"--stop-before=N stops before event N; --snapshot writes the state the launch at\n"
 	"N needs (the buffers it reaches, or with --snapshot-all every live buffer) as a trace.\n"
-	"Exit: 0 ran clean, 1 faulted, 3 bad trace or could not replay, 4 no GPU/driver.\n";
+	"Exit: 0 ran clean, 1 faulted, 3 bad or incomplete trace (one that ends without an END or\n"
+	"FAULT record and replays without a fault) or could not replay, 4 no GPU/driver.\n";
 
 int cmd_replay(int argc, char **argv)
 {
@@ -34,6 +35,7 @@ int cmd_replay(int argc, char **argv)
 	struct job job;
 	const char *path = NULL;
 	double timeout = 600;
+	int complete = 1;
 	int ret = EXIT_INTERNAL;
 
 	opts_init(&op, argc, argv, &err);
@@ -80,6 +82,7 @@ int cmd_replay(int argc, char **argv)
 	}
 	if (t.truncated)
 		fprintf(stderr, "gpureduce replay: warning: %s\n", t.truncated_msg);
+	complete = trace_complete(&t);
 	trace_release(&t);
 
 	p = pool_create(1, 1, timeout, &err);
@@ -98,6 +101,13 @@ int cmd_replay(int argc, char **argv)
 	}
 	switch (job.res.status) {
 	case RS_CLEAN:
+		if (!complete && o.stop_before < 0) {
+			/* not "ran clean": the program went on past where the trace ends */
+			printf("replay: incomplete trace: replayed all %ld launches without a fault, but %s\n",
+			       job.res.launches, TRACE_INCOMPLETE_MSG);
+			ret = EXIT_INPUT;
+			break;
+		}
 		printf("replay: ran clean (%ld launches, %.3f s, guard=%s)%s%s\n", job.res.launches,
 		       job.res.seconds, place_guard_name(o.guard), job.res.msg[0] ? "; " : "", job.res.msg);
 		ret = EXIT_OK;

@@ -153,6 +153,8 @@ int cmd_show(int argc, char **argv)
 	}
 	if (t.truncated)
 		cmd_error("show", "warning: %s", t.truncated_msg);
+	if (!trace_complete(&t))
+		cmd_error("show", "warning: %s: %s", path, TRACE_INCOMPLETE_MSG);
 	if (show_render(stdout, &t, &o, &err) < 0) {
 		cmd_error("show", "%s", err.buf);
 		ret = EXIT_INTERNAL;

@@ -217,6 +217,14 @@ int cmd_shrink(int argc, char **argv)
 	have_t = 1;
 	if (t.truncated)
 		fprintf(stderr, "gpureduce shrink: warning: %s\n", t.truncated_msg);
+	if (!trace_complete(&t)) {
+		/* no FAULT record, but not a clean run either: nothing to shrink,
+		 * and the program is not to blame */
+		cmd_error("shrink", "%s: %s; there is no fault to shrink (capture the program again)",
+			  path, TRACE_INCOMPLETE_MSG);
+		ret = EXIT_INPUT;
+		goto out;
+	}
 
 	snprintf(workdir, sizeof(workdir), "%s.work-XXXXXX", bin);
 	if (!mkdtemp(workdir)) {
