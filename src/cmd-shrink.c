@@ -3,12 +3,14 @@
  * repro.bin (the reduced trace) and repro.yaml (what was done).
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/interrupt.h"
 #include "../common/opts.h"
 #include "../common/strbuf.h"
 #include "../common/util.h"
@@ -78,6 +80,11 @@ static int default_jobs(void)
 	return n < 2 ? 2 : n > 8 ? 8 : (int)n;
 }
 
+
+static const char *sig_name(int sig)
+{
+	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
+}
 
 static int is_dir(const char *path)
 {
@@ -234,9 +241,19 @@ int cmd_shrink(int argc, char **argv)
 	}
 	o.workdir = workdir;
 
+	/* ^C / SIGTERM: stop the workers and sanitizer runs, keep the best
+	 * state so far (interrupt.h) */
+	interrupt_install();
 	if (shrink_run(&t, &o, bin, &rep, &err) < 0) {
 		if (!o.quiet)
 			shrink_print_report(stderr, &rep);
+		if (interrupt_signal()) {
+			cmd_error("shrink", "interrupted (%s) before a reduced trace that faults was found; "
+				  "nothing was written%s", sig_name(interrupt_signal()),
+				  keep_work ? "" : ", work files removed");
+			ret = 128 + interrupt_signal();
+			goto out;
+		}
 		cmd_error("shrink", "%s", err.buf);
 		/* 4: no GPU/driver/workers; 1: the trace has no fault, or it does
 		 * not reproduce (nothing was emitted) */
@@ -248,7 +265,11 @@ int cmd_shrink(int argc, char **argv)
 		goto out;
 	}
 	have_red = 1;
-	if (!no_diag && rep.final_sanitizer && diagnose_explain(rep.final_sanitizer, &red, &diag) == 0) {
+	if (rep.interrupted) {
+		/* no diagnosis run: the user asked us to stop */
+		sb_addf(&diag, "none: shrink was interrupted (%s); this is the best state so far, "
+			"not confirmed (check it with gpureduce verify)", sig_name(rep.interrupted));
+	} else if (!no_diag && rep.final_sanitizer && diagnose_explain(rep.final_sanitizer, &red, &diag) == 0) {
 		/* the site check already ran the final trace under compute-sanitizer */
 	} else if (!no_diag && diagnose_trace(&red, bin, rep.guard, &diag, &err) < 0) {
 		/* diagnosis is a bonus: say why it is missing, keep going */
@@ -259,8 +280,13 @@ int cmd_shrink(int argc, char **argv)
 	{
 		struct emit_info info = { &t, &rep, diag.len ? diag.buf : NULL, path };
 		struct report_files rf;
-		if (emit_repro(&red, &info, &src, &err) < 0 || write_file(out, src.buf, src.len, &err) < 0) {
+		if (emit_repro(&red, &info, &src, &err) < 0) {
 			cmd_error("shrink", "%s", err.buf);
+			goto out;
+		}
+		if (write_file(out, src.buf, src.len, &err) < 0) {
+			cmd_error("shrink", "%s", err.buf);
+			ret = EXIT_ENV;   /* checked writable at the start: a full disk? */
 			goto out;
 		}
 		memset(&rf, 0, sizeof(rf));
@@ -272,8 +298,19 @@ int cmd_shrink(int argc, char **argv)
 		rf.repro_cu_bytes = (unsigned long)src.len;
 		if (report_yaml_write(yml, &rep, &t, &rf, &err) < 0) {
 			cmd_error("shrink", "%s", err.buf);
+			ret = EXIT_ENV;
 			goto out;
 		}
+	}
+	if (rep.interrupted) {
+		if (!o.quiet)
+			shrink_print_report(stderr, &rep);
+		cmd_error("shrink", "interrupted (%s): kept the best state so far (%zu launches -> %zu launch(es), "
+			  "%zu buffer(s); not confirmed) in %s, %s and %s%s", sig_name(rep.interrupted),
+			  rep.orig_launches, rep.final_launches, rep.final_buffers, out, bin, yml,
+			  keep_work ? "" : "; work files removed");
+		ret = 128 + rep.interrupted;
+		goto out;
 	}
 	if (!o.quiet)
 		shrink_print_report(stderr, &rep);

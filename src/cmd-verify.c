@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/child.h"
 #include "../common/opts.h"
 #include "../common/strbuf.h"
 #include "../common/util.h"
@@ -23,8 +24,9 @@ static const char usage_str[] =
 	"usage: gpureduce verify [-n N] [--rate=R] [--timeout=S] REPRO.cu\n\n"
 	"Builds REPRO.cu (nvcc REPRO.cu -lcuda) and runs it N times (default 5).\n"
 	"Exit 0 when it faulted in at least R of the runs (default 1.0: all of\n"
-	"them) with the same error in the same kernel, 1 otherwise, 3 when it\n"
-	"does not build, 4 when the repro cannot set up (no GPU).\n";
+	"them) with the same error in the same kernel, 1 otherwise, 2 usage, 3 when\n"
+	"it does not build, 4 when no run got a result (no GPU or no driver: the\n"
+	"reason is printed).\n";
 
 /* The signature a gpureduce repro.cu declares in its header comment:
  * " * What faulted:   CUDA_ERROR_X (700) in KERNEL".  0 when found. */
@@ -66,6 +68,8 @@ int cmd_verify(int argc, char **argv)
 	double rate = 1.0, timeout = 60;
 	char sig_err[64] = "", sig_kernel[512] = "", seen[64] = "";
 	int from_header = 0, other_code = 0;
+	char first_other[48] = "", sbuf[48];
+	int hung = 0;
 	int ret = EXIT_INTERNAL, made = 0;
 
 	opts_init(&op, argc, argv, &err);
@@ -128,16 +132,28 @@ int cmd_verify(int argc, char **argv)
 			}
 		} else if (r.exit_code == 0) {
 			clean++;
+		} else if (r.exit_code == 124) {
+			hung++;
 		} else if (r.exit_code == 2) {
 			setup++;
-			if (setup == 1)
+			if (setup + other == 1)
 				fprintf(stderr, "%s", log.buf);
 		} else {
 			other++;
+			if (setup + other == 1) {
+				fprintf(stderr, "%s", log.buf);
+				snprintf(first_other, sizeof(first_other), "%s", child_status_str(r.exit_code, sbuf));
+			}
 		}
 	}
-	if (setup == n) {
-		cmd_error("verify", "the repro could not set up in any run (see its message above)");
+	if (setup + other == n) {
+		/* not one run got as far as a result: the machine, not the repro
+		 * (no driver library: the loader's exit 127; no GPU: setup failed) */
+		if (setup == n)
+			cmd_error("verify", "the repro could not set up in any run (see its message above)");
+		else
+			cmd_error("verify", "the repro did not run in any of %d runs (the first: %s; its output is "
+				  "above): is the CUDA driver (libcuda.so.1) installed and a GPU present?", n, first_other[0] ? first_other : "set-up failed");
 		ret = EXIT_ENV;
 		goto out;
 	}
@@ -151,6 +167,8 @@ int cmd_verify(int argc, char **argv)
 		printf("; %d ran clean", clean);
 	if (mixed)
 		printf("; %d faulted differently", mixed);
+	if (hung)
+		printf("; %d timed out after %.0f s", hung, timeout);
 	if (setup || other)
 		printf("; %d failed to run", setup + other);
 	printf(" (rate %.2f)\n", (double)faulted / n);
