@@ -2300,7 +2300,8 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 		cand_add_all(&best, s.orig);
 		phase_launches(&s, &best, "ddmin-launches");
 		save_state(&s, "launches", &best);
-		for (size_t k = 0; k < sizeof(rest) / sizeof(rest[0]) && !s.infra_failed && !over_time(&s); k++) {
+		for (size_t k = 0; k < sizeof(rest) / sizeof(rest[0]) && !s.infra_failed && !over_time(&s) &&
+				   !interrupt_signal(); k++) {
 			rest[k](&s, &best);
 			save_state(&s, s.ph->name, &best);
 		}
@@ -2330,6 +2331,8 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 		for (size_t k = 0; k < sizeof(later) / sizeof(later[0]); k++) {
 			if (later[k] == phase_sizes && !o->cut_buffers)
 				continue;
+			if (interrupt_signal())
+				break;
 			if (s.infra_failed && !recover(&s))
 				break;
 			later[k](&s, &best);

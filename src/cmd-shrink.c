@@ -110,6 +110,9 @@ static int check_outputs(const char *input, const char *cu, const char *bin, con
 			sb_addf(err, "--log=%s is also where %s goes: pick another name", log, what[i]);
 			return EXIT_USAGE;
 		}
+	/* the log's folder is not made: check it before the repro's is */
+	if (log && (ret = outpath_check(log, what[3], input, err)) != 0)
+		return ret;
 	if (outpath_make_dir(cu, err) < 0)
 		return EXIT_INPUT;
 	for (int i = 0; i < n; i++)
