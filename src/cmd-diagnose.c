@@ -21,13 +21,15 @@
 static const char usage_str[] =
 	"usage: gpureduce diagnose [--guard=end|start|none] REPRO.cu|TRACE\n\n"
 	"Runs the fault once under compute-sanitizer and maps its report to the\n"
-	"launch's parameters.  For REPRO.cu, REPRO.bin beside it must exist.\n";
+	"launch's parameters.  For REPRO.cu, REPRO.bin beside it must exist.\n"
+	"Exit: 0 explained, 1 compute-sanitizer saw no memory error, 2 usage,\n"
+	"3 bad trace or the repro does not build, 4 no compute-sanitizer or nvcc.\n";
 
 int cmd_diagnose(int argc, char **argv)
 {
 	struct strbuf err = STRBUF_INIT, out = STRBUF_INIT, bin = STRBUF_INIT, o = STRBUF_INIT;
 	const char *path = NULL;
-	int guard = 0, ret = EXIT_INTERNAL, have = 0;
+	int guard = 0, ret = EXIT_INTERNAL, have = 0, st;
 	struct trace t;
 	struct opts op;
 
@@ -89,14 +91,14 @@ int cmd_diagnose(int argc, char **argv)
 			goto out;
 		}
 		snprintf(exe, sizeof(exe), "%s/repro", dir);
-		if (repro_build(path, exe, &err) < 0) {
+		if ((st = repro_build(path, exe, &err)) < 0) {
 			cmd_error("diagnose", "%s", err.buf);
 			rmdir(dir);
-			ret = EXIT_INPUT;
+			ret = st == -2 ? EXIT_ENV : EXIT_INPUT;
 			goto out;
 		}
 		char *av[] = { (char *)diagnose_find_sanitizer(), "--print-limit", "1", exe, NULL };
-		int st = child_run(av, env, CHILD_MERGE_ERR | CHILD_NULL_IN, &o, 180, &err);
+		st = child_run(av, env, CHILD_MERGE_ERR | CHILD_NULL_IN, &o, 180, &err);
 		unlink(exe);
 		rmdir(dir);
 		if (st < 0 || diagnose_explain(o.buf, &t, &out) < 0) {

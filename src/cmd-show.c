@@ -33,7 +33,8 @@ static const char usage_text[] =
 	"  --fault       print only the fault and the launch that faulted\n"
 	"  --no-events   leave out the events section\n"
 	"\n"
-	"Exit status: 0 shown (also for a truncated trace: `truncated: true`),\n"
+	"Exit status: 0 shown (also for a truncated or incomplete trace: `truncated:\n"
+	"true`, `complete: false`),\n"
 	"2 usage error, 3 unreadable or corrupt trace.\n";
 
 static int parse_u64(const char *s, uint64_t *v)

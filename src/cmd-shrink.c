@@ -58,8 +58,10 @@ static const char usage_str[] =
 	"  --confirm=N          runs of the reduced trace before it is emitted (default 5; flaky 10)\n"
 	"  --strategy=baseline  one fresh process per candidate, plain ddmin over launches, then\n"
 	"                       the same data, grid and scalar phases (the benchmark baseline)\n"
-	"Exit: 0 repro written; 1 the fault did not reproduce (nothing written);\n"
-	"      3 bad trace; 4 no GPU/driver.\n";
+	"Exit: 0 repro written; 1 the trace holds no fault, or it did not reproduce (nothing\n"
+	"      written); 2 usage, or an output would overwrite TRACE; 3 bad or incomplete trace,\n"
+	"      or an output folder missing or not writable; 4 no GPU/driver (or a write failed);\n"
+	"      130/143 interrupted by SIGINT/SIGTERM (the best state so far was kept, if any).\n";
 
 static char *sibling(const char *cu, const char *ext)
 {

@@ -69,7 +69,7 @@ int cmd_verify(int argc, char **argv)
 	char sig_err[64] = "", sig_kernel[512] = "", seen[64] = "";
 	int from_header = 0, other_code = 0;
 	char first_other[48] = "", sbuf[48];
-	int hung = 0;
+	int hung = 0, st;
 	int ret = EXIT_INTERNAL, made = 0;
 
 	opts_init(&op, argc, argv, &err);
@@ -103,9 +103,9 @@ int cmd_verify(int argc, char **argv)
 	made = 1;
 	from_header = header_signature(src, sig_err, sizeof(sig_err), sig_kernel, sizeof(sig_kernel)) == 0;
 	snprintf(exe, sizeof(exe), "%s/repro", dir);
-	if (repro_build(src, exe, &err) < 0) {
+	if ((st = repro_build(src, exe, &err)) < 0) {
 		cmd_error("verify", "%s", err.buf);
-		ret = EXIT_INPUT;
+		ret = st == -2 ? EXIT_ENV : EXIT_INPUT;
 		goto out;
 	}
 	for (int i = 0; i < n; i++) {
