@@ -220,6 +220,8 @@ static int summarize(const char *path, const char *shown, int status, const stru
 	}
 	if (t.truncated)
 		sb_addf(&line, "; trace truncated: %s", t.truncated_msg);
+	else if (!trace_complete(&t))
+		sb_addf(&line, "; incomplete: %s", TRACE_INCOMPLETE_MSG);
 	else if (!has_end)
 		sb_adds(&line, "; no end record (the program was killed or left through _exit)");
 	if (st->others.len)
