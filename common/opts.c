@@ -98,7 +98,9 @@ int opts_str(struct opts *p, const char *names, const char **val)
 	const char *v;
 	if (!match(p, names, 1, 0, name, sizeof(name), &v))
 		return 0;
-	if (v)
+	if (v && !*v)
+		fail(p, "%s needs a value%s", name, " (it is empty)");
+	else if (v)
 		*val = v;
 	return 1;
 }

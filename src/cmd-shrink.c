@@ -327,6 +327,13 @@ int cmd_shrink(int argc, char **argv)
 	       rep.final_faults, rep.final_runs, rep.candidates, rep.seconds,
 	       rep.time_limited ? " (stopped by the time limit: the best so far)" : "", out, src.len, bin, yml);
 	ret = EXIT_OK;
+	if (interrupt_signal()) {
+		/* the signal came after the confirmation: the repro is whole, only
+		 * its diagnosis was cut short */
+		cmd_error("shrink", "interrupted (%s) during the diagnosis: the repro is confirmed; its "
+			  "diagnosis is missing", sig_name(interrupt_signal()));
+		ret = 128 + interrupt_signal();
+	}
 out:
 	if (o.workdir && !keep_work)
 		remove_tree(workdir);
