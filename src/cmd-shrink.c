@@ -37,7 +37,8 @@ static const char usage_str[] =
 	"the slice's site, else shrink backs off to the latest phase state that does;\n"
 	"a flaky fault whose rate falls below 70 % of the original's backs off the same\n"
 	"way to the latest state whose rate holds.  --time-limit keeps the best so far\n"
-	"and says so (repro.yaml: stopped).\n"
+	"and says so (repro.yaml: stopped); so do ^C and SIGTERM, unconfirmed (stopped:\n"
+	"interrupted; exit 130/143).  No output may overwrite TRACE; -o DIR: DIR/repro.cu.\n"
 	"  -j N                 parallel replay workers (default: half the CPUs, 2 to 8), spread\n"
 	"                       over every GPU the driver reports (GPUREDUCE_DEVICES=N: the first N)\n"
 	"  --time-limit=S       stop reducing after S seconds, keep the best so far (default 900)\n"
@@ -213,12 +214,6 @@ int cmd_shrink(int argc, char **argv)
 	}
 	bin = sibling(out, ".bin");
 	yml = sibling(out, ".yaml");
-	ret = check_outputs(path, out, bin, yml, o.log_path, &err);
-	if (ret) {
-		cmd_error("shrink", "%s", err.buf);
-		goto out;
-	}
-	ret = EXIT_INTERNAL;
 	for (int i = 0; i < argc; i++)
 		sb_addf(&cmdline, "%s%s", i ? " " : "gpureduce ", argv[i]);
 	if (trace_open(&t, path, 0, &err) < 0) {
@@ -237,6 +232,13 @@ int cmd_shrink(int argc, char **argv)
 		ret = EXIT_INPUT;
 		goto out;
 	}
+	/* before any work: no output over the input, every folder writable */
+	ret = check_outputs(path, out, bin, yml, o.log_path, &err);
+	if (ret) {
+		cmd_error("shrink", "%s", err.buf);
+		goto out;
+	}
+	ret = EXIT_INTERNAL;
 
 	snprintf(workdir, sizeof(workdir), "%s.work-XXXXXX", bin);
 	if (!mkdtemp(workdir)) {
