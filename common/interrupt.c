@@ -35,3 +35,8 @@ int interrupt_signal(void)
 {
 	return got;
 }
+
+const char *interrupt_name(int sig)
+{
+	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
+}

@@ -16,5 +16,7 @@
 void interrupt_install(void);
 /* The signal that asked us to stop (SIGINT, SIGTERM), or 0. */
 int interrupt_signal(void);
+/* "SIGINT", "SIGTERM" (for messages). */
+const char *interrupt_name(int sig);
 
 #endif

@@ -11,6 +11,7 @@
 
 #include "../common/child.h"
 #include "../common/opts.h"
+#include "../common/interrupt.h"
 #include "../common/strbuf.h"
 #include "../reducer/diagnose.h"
 #include "../replay/place.h"
@@ -82,6 +83,8 @@ int cmd_diagnose(int argc, char **argv)
 		ret = EXIT_ENV;
 		goto out;
 	}
+	/* ^C: compute-sanitizer is in its own process group; stop it */
+	interrupt_install();
 	if (is_cu) {
 		char dir[] = "/tmp/gpureduce-diag-XXXXXX", exe[4096];
 		const char *env[] = { "GPUREDUCE_REPRO_VERBOSE=1", NULL };
@@ -102,12 +105,16 @@ int cmd_diagnose(int argc, char **argv)
 		unlink(exe);
 		rmdir(dir);
 		if (st < 0 || diagnose_explain(o.buf, &t, &out) < 0) {
+			if (interrupt_signal())
+				goto out;
 			cmd_error("diagnose", "compute-sanitizer reported no memory error for %s%s%s", path,
 				  err.len ? ": " : "", err.buf);
 			ret = EXIT_FAULT;
 			goto out;
 		}
 	} else if (diagnose_trace(&t, bin.buf, guard, &out, &err) < 0) {
+		if (interrupt_signal())
+			goto out;
 		cmd_error("diagnose", "%s", err.buf);
 		ret = EXIT_FAULT;
 		goto out;
@@ -115,6 +122,11 @@ int cmd_diagnose(int argc, char **argv)
 	printf("diagnose: %s\n", out.buf);
 	ret = EXIT_OK;
 out:
+	if (interrupt_signal()) {
+		cmd_error("diagnose", "interrupted (%s): compute-sanitizer was stopped",
+			  interrupt_name(interrupt_signal()));
+		ret = 128 + interrupt_signal();
+	}
 	if (have)
 		trace_release(&t);
 	sb_release(&err);

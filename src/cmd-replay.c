@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../common/opts.h"
+#include "../common/interrupt.h"
 #include "../common/strbuf.h"
 #include "../reducer/pool.h"
 #include "../replay/place.h"
@@ -85,6 +86,8 @@ int cmd_replay(int argc, char **argv)
 	complete = trace_complete(&t);
 	trace_release(&t);
 
+	/* ^C: the worker is in its own process group; stop it (interrupt.h) */
+	interrupt_install();
 	p = pool_create(1, 1, timeout, &err);
 	if (!p) {
 		cmd_error("replay", "%s", err.buf);
@@ -97,6 +100,12 @@ int cmd_replay(int argc, char **argv)
 	if (pool_run(p, &job, 1, &err) < 0) {
 		cmd_error("replay", "%s", err.buf);
 		ret = EXIT_ENV;
+		goto out;
+	}
+	if (interrupt_signal()) {
+		cmd_error("replay", "interrupted (%s): the replay worker was stopped",
+			  interrupt_name(interrupt_signal()));
+		ret = 128 + interrupt_signal();
 		goto out;
 	}
 	switch (job.res.status) {

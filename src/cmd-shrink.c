@@ -3,7 +3,6 @@
  * repro.bin (the reduced trace) and repro.yaml (what was done).
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,11 +82,6 @@ static int default_jobs(void)
 	return n < 2 ? 2 : n > 8 ? 8 : (int)n;
 }
 
-
-static const char *sig_name(int sig)
-{
-	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
-}
 
 static int is_dir(const char *path)
 {
@@ -256,7 +250,7 @@ int cmd_shrink(int argc, char **argv)
 			shrink_print_report(stderr, &rep);
 		if (interrupt_signal()) {
 			cmd_error("shrink", "interrupted (%s) before a reduced trace that faults was found; "
-				  "nothing was written%s", sig_name(interrupt_signal()),
+				  "nothing was written%s", interrupt_name(interrupt_signal()),
 				  keep_work ? "" : ", work files removed");
 			ret = 128 + interrupt_signal();
 			goto out;
@@ -275,7 +269,7 @@ int cmd_shrink(int argc, char **argv)
 	if (rep.interrupted) {
 		/* no diagnosis run: the user asked us to stop */
 		sb_addf(&diag, "none: shrink was interrupted (%s); this is the best state so far, "
-			"not confirmed (check it with gpureduce verify)", sig_name(rep.interrupted));
+			"not confirmed (check it with gpureduce verify)", interrupt_name(rep.interrupted));
 	} else if (!no_diag && rep.final_sanitizer && diagnose_explain(rep.final_sanitizer, &red, &diag) == 0) {
 		/* the site check already ran the final trace under compute-sanitizer */
 	} else if (!no_diag && diagnose_trace(&red, bin, rep.guard, &diag, &err) < 0) {
@@ -313,7 +307,7 @@ int cmd_shrink(int argc, char **argv)
 		if (!o.quiet)
 			shrink_print_report(stderr, &rep);
 		cmd_error("shrink", "interrupted (%s): kept the best state so far (%zu launches -> %zu launch(es), "
-			  "%zu buffer(s); not confirmed) in %s, %s and %s%s", sig_name(rep.interrupted),
+			  "%zu buffer(s); not confirmed) in %s, %s and %s%s", interrupt_name(rep.interrupted),
 			  rep.orig_launches, rep.final_launches, rep.final_buffers, out, bin, yml,
 			  keep_work ? "" : "; work files removed");
 		ret = 128 + rep.interrupted;
@@ -333,7 +327,7 @@ int cmd_shrink(int argc, char **argv)
 		/* the signal came after the confirmation: the repro is whole, only
 		 * its diagnosis was cut short */
 		cmd_error("shrink", "interrupted (%s) during the diagnosis: the repro is confirmed; its "
-			  "diagnosis is missing", sig_name(interrupt_signal()));
+			  "diagnosis is missing", interrupt_name(interrupt_signal()));
 		ret = 128 + interrupt_signal();
 	}
 out:

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "../common/child.h"
+#include "../common/interrupt.h"
 #include "../common/opts.h"
 #include "../common/strbuf.h"
 #include "../common/util.h"
@@ -101,6 +102,8 @@ int cmd_verify(int argc, char **argv)
 		return EXIT_ENV;
 	}
 	made = 1;
+	/* ^C: each run is in its own process group; stop it (interrupt.h) */
+	interrupt_install();
 	from_header = header_signature(src, sig_err, sizeof(sig_err), sig_kernel, sizeof(sig_kernel)) == 0;
 	snprintf(exe, sizeof(exe), "%s/repro", dir);
 	if ((st = repro_build(src, exe, &err)) < 0) {
@@ -114,6 +117,12 @@ int cmd_verify(int argc, char **argv)
 		if (repro_run_once(exe, NULL, timeout, &r, &log, &err) < 0) {
 			cmd_error("verify", "%s", err.buf);
 			ret = EXIT_ENV;
+			goto out;
+		}
+		if (interrupt_signal()) {
+			cmd_error("verify", "interrupted (%s) after %d of %d runs", interrupt_name(interrupt_signal()),
+				  i, n);
+			ret = 128 + interrupt_signal();
 			goto out;
 		}
 		if (r.exit_code == 1 && r.error[0]) {

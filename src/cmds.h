@@ -13,7 +13,8 @@
  *      an output folder that is missing or not writable
  *   4  environment: no GPU/driver, CUPTI taken, tool missing, a failed write
  *   5  internal error: a bug in gpureduce (please report it)
- *   128+N  stopped by signal N (shrink: 130 SIGINT, 143 SIGTERM)
+ *   128+N  stopped by signal N (130 SIGINT, 143 SIGTERM: replay, shrink, verify,
+ *          diagnose stop their children through common/interrupt.h)
  */
 #ifndef GPUREDUCE_CMDS_H
 #define GPUREDUCE_CMDS_H
