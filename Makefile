@@ -47,14 +47,22 @@ HAVE_CUPTI := $(wildcard $(CUDA)/include/cupti.h)
 CUPTI_DIRS := $(CUDA)/lib64 $(CUDA)/lib $(CUDA)/targets/x86_64-linux/lib $(CUDA)/extras/CUPTI/lib64
 CAPTURE_LIB := $(if $(HAVE_CUPTI),$(BUILD)/libgpureduce-capture.so)
 
-.PHONY: all test unit-test cli-test gpu-test demo bench install clean fuzz fuzz-run
+.PHONY: all test unit-test cli-test gpu-test demo bench install clean fuzz fuzz-run deps deps-fuzz
 all: $(BUILD)/gpureduce $(CAPTURE_LIB)
 
-$(BUILD)/%.o: %.c
+# Before anything compiles: the headers (xxhash.h, zstd.h, yaml.h) and the
+# compiler, installed with apt-get where we are root, else one line with the
+# command to run (tests/deps.sh).  Every object waits for it (order-only),
+# so `make`, `make test`, `make demo` and `make gpu-test` check first;
+# NO_BUILD=1 runs compile nothing and never ask.
+deps:
+	@CC="$(CC)" CUDA="$(CUDA)" sh tests/deps.sh build
+
+$(BUILD)/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(SANFLAGS) -MMD -MP -c -o $@ $<
 
-$(BUILD)/pic/%.o: %.c
+$(BUILD)/pic/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -fPIC -fvisibility=hidden -MMD -MP -c -o $@ $<
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "interrupt.h"
 #include "strbuf.h"
 #include "util.h"
 
@@ -165,6 +166,10 @@ int child_wait_timeout(struct child *c, double timeout)
 			child_kill(c);
 			return 124;
 		}
+		if (interrupt_signal()) {
+			child_kill(c);
+			return 128 + interrupt_signal();
+		}
 		usleep(20000);
 	}
 	return r > 0 ? st : -1;
@@ -200,6 +205,11 @@ int child_run(char *const argv[], const char *const env_add[], unsigned flags,
 			if (left <= 0) {
 				child_kill(&c);
 				return 124;
+			}
+			if (interrupt_signal()) {
+				/* its own process group: a ^C did not reach it */
+				child_kill(&c);
+				return 128 + interrupt_signal();
 			}
 			if (left * 1000 < wait_ms)
 				wait_ms = (int)(left * 1000) + 1;

@@ -160,6 +160,24 @@ out:
 	return ret;
 }
 
+/* A candidate is a whole trace: it ends with an END record (exit code
+ * unknown), so that replay and show do not call it incomplete
+ * (trace_complete).  A kept END of the source is dropped for this one. */
+static long write_end(struct trace_writer *w, const struct cand *c)
+{
+	struct tr_rec r;
+	memset(&r, 0, sizeof(r));
+	r.type = TR_END;
+	r.u.end.exit_code = -1;
+	for (size_t i = 0; i < c->n; i++) {
+		r.u.end.launches += c->it[i].rec.type == TR_LAUNCH;
+		r.u.end.allocs += c->it[i].rec.type == TR_ALLOC;
+		if (c->it[i].rec.type == TR_MEMCPY_H2D)
+			r.u.end.bytes_h2d += c->it[i].rec.u.copy.size;
+	}
+	return tw_record(w, &r);
+}
+
 int cand_write(const struct cand *c, const char *path, struct strbuf *err)
 {
 	struct trace_writer w = TRACE_WRITER_INIT;
@@ -167,8 +185,10 @@ int cand_write(const struct cand *c, const char *path, struct strbuf *err)
 	if (tw_open(&w, path, err) < 0)
 		return -1;
 	for (size_t i = 0; i < c->n; i++)
-		if (write_item(&w, &c->it[i], err) < 0)
+		if (c->it[i].rec.type != TR_END && write_item(&w, &c->it[i], err) < 0)
 			goto out;
+	if (write_end(&w, c) < 0)
+		goto out;
 	if (tw_close(&w) < 0) {
 		sb_addf(err, "%s: write failed", path);
 		return -1;

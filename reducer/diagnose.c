@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "../common/child.h"
+#include "../common/interrupt.h"
 #include "../common/strbuf.h"
 #include "../common/util.h"
 #include "../replay/memmap.h"
@@ -380,6 +381,11 @@ int diagnose_collect(struct child *c, const char *out_path, double timeout, stru
 		if (now_sec() > deadline) {
 			child_kill(c);
 			sb_addf(err, "compute-sanitizer did not finish within %.0f s", timeout);
+			return -1;
+		}
+		if (interrupt_signal()) {
+			child_kill(c);
+			sb_addf(err, "compute-sanitizer run stopped: interrupted");
 			return -1;
 		}
 		usleep(50000);

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "../common/child.h"
+#include "../common/interrupt.h"
 #include "../common/strbuf.h"
 #include "../common/util.h"
 #include "../replay/proto.h"
@@ -289,6 +290,19 @@ static void lost_worker(struct pool *p, struct worker *w, struct job *jobs, int 
 	worker_stop(w);
 }
 
+/* SIGINT/SIGTERM (interrupt.h): running jobs' workers are killed (their
+ * own process groups: a ^C did not reach them), jobs not started are not
+ * run; all end as RS_TIMEOUT, so they count as not interesting. */
+static void stop_all(struct pool *p, struct job *jobs, size_t njobs, size_t next)
+{
+	for (int i = 0; i < p->n; i++)
+		if (p->w[i].state == W_BUSY)
+			lost_worker(p, &p->w[i], jobs, RS_TIMEOUT, "stopped: interrupted");
+	for (size_t i = next; i < njobs; i++)
+		if (jobs[i].res.status < 0)
+			end_job(p, &jobs[i], RS_TIMEOUT, "not run: interrupted");
+}
+
 int pool_run(struct pool *p, struct job *jobs, size_t njobs, struct strbuf *err)
 {
 	size_t next = 0, done = 0;
@@ -305,6 +319,10 @@ int pool_run(struct pool *p, struct job *jobs, size_t njobs, struct strbuf *err)
 		int busy = 0;
 		for (int i = 0; i < p->n; i++)
 			busy += p->w[i].state == W_BUSY;
+		if (interrupt_signal()) {
+			stop_all(p, jobs, njobs, next);
+			break;
+		}
 		if (start_some(p, err) < 0)
 			goto out;
 		/* jobs whose stop time passed before they started are not run */
@@ -390,7 +408,7 @@ int pool_run(struct pool *p, struct job *jobs, size_t njobs, struct strbuf *err)
 out:
 	free(pf);
 	/* warm replacements for workers lost at the end */
-	if (ret == 0 && p->consecutive_fatal < 3)
+	if (ret == 0 && p->consecutive_fatal < 3 && !interrupt_signal())
 		start_some(p, err);
 	return ret;
 }

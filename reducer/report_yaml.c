@@ -44,7 +44,10 @@ int report_yaml_write(const char *path, const struct shrink_report *rep, const s
 	if (rep->backed_off_to[0])
 		yo_kv_str(&y, "backed_off_to", rep->backed_off_to);
 	yo_map_end(&y);
-	if (rep->time_limited)
+	if (rep->interrupted)
+		yo_kv_str(&y, "stopped", "interrupted: SIGINT or SIGTERM ended the reduction; this is the best "
+			  "state so far, not confirmed");
+	else if (rep->time_limited)
 		yo_kv_str(&y, "stopped", "time limit: the reduction ended early; this is the best result so far");
 	yo_key(&y, "reproduction");
 	yo_map_start(&y, 0);

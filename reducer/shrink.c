@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "../common/child.h"
+#include "../common/interrupt.h"
 #include "../common/strbuf.h"
 #include "../common/util.h"
 #include "../replay/drv.h"
@@ -109,7 +110,9 @@ static int over_time(struct S *s)
 {
 	if (s->o->time_limit > 0 && now_sec() - s->t0 > s->o->time_limit)
 		s->rep->time_limited = 1;
-	return s->rep->time_limited;
+	if (interrupt_signal())
+		s->rep->interrupted = interrupt_signal();
+	return s->rep->time_limited || s->rep->interrupted;
 }
 
 /* When candidates stop: a second past --time-limit.  A batch can hold
@@ -2186,6 +2189,19 @@ static struct trace *expand_graphs(struct S *s, const struct trace *t)
 	return ex;
 }
 
+/* SIGINT/SIGTERM (interrupt.h) came: write the best state so far (every
+ * state best holds has faulted with the signature) as the result,
+ * unconfirmed.  0, or -1 on a write error. */
+static int keep_interrupted(struct S *s, struct cand *best, const char *out_bin)
+{
+	s->rep->interrupted = interrupt_signal();
+	phase_abandon(s, "stopped: interrupted");
+	if (cand_write(best, out_bin, s->err) < 0)
+		return -1;
+	measure(best, &s->rep->final_launches, &s->rep->final_buffers, &s->rep->final_bytes);
+	return 0;
+}
+
 int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char *out_bin,
 	       struct shrink_report *rep, struct strbuf *err)
 {
@@ -2284,7 +2300,8 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 		cand_add_all(&best, s.orig);
 		phase_launches(&s, &best, "ddmin-launches");
 		save_state(&s, "launches", &best);
-		for (size_t k = 0; k < sizeof(rest) / sizeof(rest[0]) && !s.infra_failed && !over_time(&s); k++) {
+		for (size_t k = 0; k < sizeof(rest) / sizeof(rest[0]) && !s.infra_failed && !over_time(&s) &&
+				   !interrupt_signal(); k++) {
 			rest[k](&s, &best);
 			save_state(&s, s.ph->name, &best);
 		}
@@ -2314,6 +2331,8 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 		for (size_t k = 0; k < sizeof(later) / sizeof(later[0]); k++) {
 			if (later[k] == phase_sizes && !o->cut_buffers)
 				continue;
+			if (interrupt_signal())
+				break;
 			if (s.infra_failed && !recover(&s))
 				break;
 			later[k](&s, &best);
@@ -2321,6 +2340,10 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 		}
 		if (s.infra_failed)
 			recover(&s);
+	}
+	if (interrupt_signal()) {
+		ret = keep_interrupted(&s, &best, out_bin);
+		goto out;
 	}
 	if (s.infra_failed)
 		goto out;
@@ -2337,6 +2360,10 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 			prefetch_start(&s, &best);
 		if (confirm_final(&s, &best, out_bin, &faults, runs) < 0)
 			goto out;
+		if (interrupt_signal()) {
+			ret = keep_interrupted(&s, &best, out_bin);
+			goto out;
+		}
 		if (!faults && s.nstates > 1) {
 			snprintf(rep->note, sizeof(rep->note),
 				 "the fully reduced candidate did not fault in confirmation; backed off to the state "
@@ -2358,8 +2385,13 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 			if (moved && confirm_final(&s, &best, out_bin, &faults, runs) < 0)
 				goto out;
 		}
-		if (faults && rate_check(&s, &best, out_bin, &faults, runs) < 0)
+		if (faults && !interrupt_signal() && rate_check(&s, &best, out_bin, &faults, runs) < 0)
 			goto out;
+		if (interrupt_signal()) {
+			/* the state in best has faulted before: keep it as it is */
+			ret = keep_interrupted(&s, &best, out_bin);
+			goto out;
+		}
 		rep->final_runs = runs;
 		rep->final_faults = faults;
 		if (faults < runs)

@@ -104,6 +104,8 @@ struct shrink_report {
 	double outage_seconds;  /* waited for workers to start again (--keep-going) */
 	int infra_failed;       /* replay workers could not run (no GPU, driver...) */
 	int time_limited;       /* --time-limit ended the reduction early: the best so far */
+	int interrupted;        /* SIGINT/SIGTERM (interrupt.h) ended it: the signal; the
+				 * best state so far is written unconfirmed */
 	char site[700];         /* compute-sanitizer site of the slice, when checked */
 	int site_confirmed;     /* the final trace faults at that same site */
 	char *final_sanitizer;  /* compute-sanitizer output for the final trace, when run (malloc'd; caller frees) */

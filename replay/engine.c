@@ -784,6 +784,7 @@ static int snap_module(struct snap *S, size_t i)
 static int write_snapshot(struct run *R, size_t at, struct strbuf *err)
 {
 	struct snap S;
+	struct tr_rec end;
 	struct strbuf buf = STRBUF_INIT;
 	const struct tr_launch *l = NULL;
 	int ret = -1;
@@ -876,7 +877,11 @@ static int write_snapshot(struct run *R, size_t at, struct strbuf *err)
 				goto werr;
 		}
 	}
-	if (tw_close(&S.w) < 0)
+	/* a snapshot is a whole trace (trace_complete): END, exit code unknown */
+	memset(&end, 0, sizeof(end));
+	end.type = TR_END;
+	end.u.end.exit_code = -1;
+	if (tw_record(&S.w, &end) < 0 || tw_close(&S.w) < 0)
 		goto werr;
 	ret = 0;
 	goto out;

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "../common/child.h"
+#include "../common/opts.h"
 #include "../common/strbuf.h"
 #include "../common/util.h"
 #include "../trace/trace.h"
@@ -219,6 +220,8 @@ static int summarize(const char *path, const char *shown, int status, const stru
 	}
 	if (t.truncated)
 		sb_addf(&line, "; trace truncated: %s", t.truncated_msg);
+	else if (!trace_complete(&t))
+		sb_addf(&line, "; incomplete: %s", TRACE_INCOMPLETE_MSG);
 	else if (!has_end)
 		sb_adds(&line, "; no end record (the program was killed or left through _exit)");
 	if (st->others.len)
@@ -244,41 +247,36 @@ int cmd_capture(int argc, char **argv)
 	const char *env[8];
 	const char *inj;
 	struct child c = CHILD_INIT;
+	struct opts op;
 	struct stat sbuf;
 	struct sigaction ign, old_int, old_quit;
 	int have_status = 0;
 
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--")) {
-			i++;
+	/* options end at "--" or at the command's first word */
+	opts_init(&op, argc, argv, &err);
+	i = argc;
+	while (opts_next(&op)) {
+		const char *a = op.arg;
+		if (opts_end(&op)) {
+			i = op.next;
 			break;
-		}
-		if (is_help(a)) {
+		} else if (is_help(a)) {
 			usage(stdout);
 			ret = EXIT_OK;
 			goto out;
-		}
-		if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-			if (i + 1 >= argc) {
-				cmd_error("capture", "%s needs a file name", a);
-				ret = EXIT_USAGE;
-				goto out;
-			}
-			out = argv[++i];
-		} else if (!strncmp(a, "--output=", 9)) {
-			out = a + 9;
-		} else if (!strncmp(a, "-o", 2) && a[2]) {
-			out = a + 2;
-		} else if (!strcmp(a, "--allow-no-capture")) {
+		} else if (opts_str(&op, "-o|--output", &out)) {
+		} else if (opts_flag(&op, "--allow-no-capture")) {
 			allow = 1;
-		} else if (a[0] == '-' && a[1]) {
-			cmd_error("capture", "unknown option '%s'; see 'gpureduce capture --help'", a);
-			ret = EXIT_USAGE;
-			goto out;
+		} else if (opts_unknown(&op)) {
 		} else {
-			break;   /* the command starts here */
+			i = op.i;   /* the command starts here */
+			break;
 		}
+	}
+	if (op.failed) {
+		cmd_error("capture", "%s; see 'gpureduce capture --help'", err.buf);
+		ret = EXIT_USAGE;
+		goto out;
 	}
 	if (i >= argc) {
 		usage(stderr);

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "../common/child.h"
+#include "../common/opts.h"
+#include "../common/interrupt.h"
 #include "../common/strbuf.h"
 #include "../reducer/diagnose.h"
 #include "../replay/place.h"
@@ -20,31 +22,38 @@
 static const char usage_str[] =
 	"usage: gpureduce diagnose [--guard=end|start|none] REPRO.cu|TRACE\n\n"
 	"Runs the fault once under compute-sanitizer and maps its report to the\n"
-	"launch's parameters.  For REPRO.cu, REPRO.bin beside it must exist.\n";
+	"launch's parameters.  For REPRO.cu, REPRO.bin beside it must exist.\n"
+	"Exit: 0 explained, 1 compute-sanitizer saw no memory error, 2 usage,\n"
+	"3 bad trace or the repro does not build, 4 no compute-sanitizer or nvcc.\n";
 
 int cmd_diagnose(int argc, char **argv)
 {
 	struct strbuf err = STRBUF_INIT, out = STRBUF_INIT, bin = STRBUF_INIT, o = STRBUF_INIT;
 	const char *path = NULL;
-	int guard = 0, ret = EXIT_INTERNAL, have = 0;
+	int guard = 0, ret = EXIT_INTERNAL, have = 0, st;
 	struct trace t;
+	struct opts op;
 
-	for (int i = 1; i < argc; i++) {
-		if (is_help(argv[i])) {
+	opts_init(&op, argc, argv, &err);
+	while (opts_next(&op)) {
+		const char *v = NULL;
+		if (is_help(op.arg)) {
 			fputs(usage_str, stdout);
 			return EXIT_OK;
-		} else if (!strncmp(argv[i], "--guard=", 8)) {
-			guard = place_parse_guard(argv[i] + 8);
-			if (guard < 0) {
-				cmd_error("diagnose", "unknown guard mode '%s'", argv[i] + 8);
-				return EXIT_USAGE;
-			}
-		} else if (argv[i][0] == '-') {
-			cmd_error("diagnose", "unknown option '%s'", argv[i]);
-			return EXIT_USAGE;
+		} else if (opts_str(&op, "--guard", &v)) {
+			if (v && (guard = place_parse_guard(v)) < 0)
+				opts_fail(&op, "--guard takes end, start or none");
+		} else if (opts_unknown(&op)) {
+		} else if (!path) {
+			path = op.arg;
 		} else {
-			path = argv[i];
+			opts_fail(&op, "one repro or trace at a time");
 		}
+	}
+	if (op.failed) {
+		cmd_error("diagnose", "%s; see 'gpureduce diagnose --help'", err.buf);
+		sb_release(&err);
+		return EXIT_USAGE;
 	}
 	if (!path) {
 		fputs(usage_str, stderr);
@@ -74,6 +83,8 @@ int cmd_diagnose(int argc, char **argv)
 		ret = EXIT_ENV;
 		goto out;
 	}
+	/* ^C: compute-sanitizer is in its own process group; stop it */
+	interrupt_install();
 	if (is_cu) {
 		char dir[] = "/tmp/gpureduce-diag-XXXXXX", exe[4096];
 		const char *env[] = { "GPUREDUCE_REPRO_VERBOSE=1", NULL };
@@ -83,23 +94,27 @@ int cmd_diagnose(int argc, char **argv)
 			goto out;
 		}
 		snprintf(exe, sizeof(exe), "%s/repro", dir);
-		if (repro_build(path, exe, &err) < 0) {
+		if ((st = repro_build(path, exe, &err)) < 0) {
 			cmd_error("diagnose", "%s", err.buf);
 			rmdir(dir);
-			ret = EXIT_INPUT;
+			ret = st == -2 ? EXIT_ENV : EXIT_INPUT;
 			goto out;
 		}
 		char *av[] = { (char *)diagnose_find_sanitizer(), "--print-limit", "1", exe, NULL };
-		int st = child_run(av, env, CHILD_MERGE_ERR | CHILD_NULL_IN, &o, 180, &err);
+		st = child_run(av, env, CHILD_MERGE_ERR | CHILD_NULL_IN, &o, 180, &err);
 		unlink(exe);
 		rmdir(dir);
 		if (st < 0 || diagnose_explain(o.buf, &t, &out) < 0) {
+			if (interrupt_signal())
+				goto out;
 			cmd_error("diagnose", "compute-sanitizer reported no memory error for %s%s%s", path,
 				  err.len ? ": " : "", err.buf);
 			ret = EXIT_FAULT;
 			goto out;
 		}
 	} else if (diagnose_trace(&t, bin.buf, guard, &out, &err) < 0) {
+		if (interrupt_signal())
+			goto out;
 		cmd_error("diagnose", "%s", err.buf);
 		ret = EXIT_FAULT;
 		goto out;
@@ -107,6 +122,11 @@ int cmd_diagnose(int argc, char **argv)
 	printf("diagnose: %s\n", out.buf);
 	ret = EXIT_OK;
 out:
+	if (interrupt_signal()) {
+		cmd_error("diagnose", "interrupted (%s): compute-sanitizer was stopped",
+			  interrupt_name(interrupt_signal()));
+		ret = 128 + interrupt_signal();
+	}
 	if (have)
 		trace_release(&t);
 	sb_release(&err);

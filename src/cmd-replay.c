@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/opts.h"
+#include "../common/interrupt.h"
 #include "../common/strbuf.h"
 #include "../reducer/pool.h"
 #include "../replay/place.h"
@@ -21,49 +23,49 @@ static const char usage_str[] =
 	"none: plain cuMemAlloc) and captured pointers are relocated.\n"
 	"--stop-before=N stops before event N; --snapshot writes the state the launch at\n"
 	"N needs (the buffers it reaches, or with --snapshot-all every live buffer) as a trace.\n"
-	"Exit: 0 ran clean, 1 faulted, 3 bad trace or could not replay, 4 no GPU/driver.\n";
+	"Exit: 0 ran clean, 1 faulted, 3 bad or incomplete trace (one that ends without an END or\n"
+	"FAULT record and replays without a fault) or could not replay, 4 no GPU/driver.\n";
 
 int cmd_replay(int argc, char **argv)
 {
 	struct replay_opts o = REPLAY_OPTS_INIT;
+	struct opts op;
 	struct strbuf err = STRBUF_INIT;
 	struct trace t;
 	struct pool *p = NULL;
 	struct job job;
 	const char *path = NULL;
 	double timeout = 600;
+	int complete = 1;
 	int ret = EXIT_INTERNAL;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
+	opts_init(&op, argc, argv, &err);
+	while (opts_next(&op)) {
+		const char *a = op.arg, *v = NULL;
 		if (is_help(a)) {
 			fputs(usage_str, stdout);
 			return EXIT_OK;
-		} else if (!strncmp(a, "--guard=", 8)) {
-			o.guard = place_parse_guard(a + 8);
-			if (o.guard < 0) {
-				cmd_error("replay", "unknown guard mode '%s' (end, start or none)", a + 8);
-				return EXIT_USAGE;
-			}
-		} else if (!strncmp(a, "--stop-before=", 14)) {
-			o.stop_before = atol(a + 14);
-		} else if (!strncmp(a, "--snapshot=", 11)) {
-			o.snap_path = a + 11;
+		} else if (opts_str(&op, "--guard", &v)) {
+			if (v && (o.guard = place_parse_guard(v)) < 0)
+				opts_fail(&op, "--guard takes end, start or none");
+		} else if (opts_long(&op, "--stop-before", &o.stop_before, 0, 1L << 40)) {
+		} else if (opts_str(&op, "--snapshot", &o.snap_path)) {
 			if (!o.snap_mode)
 				o.snap_mode = SNAP_REACHABLE;
-		} else if (!strcmp(a, "--snapshot-all")) {
+		} else if (opts_flag(&op, "--snapshot-all")) {
 			o.snap_mode = SNAP_ALL;
-		} else if (!strncmp(a, "--timeout=", 10)) {
-			timeout = atof(a + 10);
-		} else if (a[0] == '-' && a[1]) {
-			cmd_error("replay", "unknown option '%s'\n%s", a, usage_str);
-			return EXIT_USAGE;
+		} else if (opts_double(&op, "--timeout", &timeout, 0.01, 1e9)) {
+		} else if (opts_unknown(&op)) {
 		} else if (!path) {
 			path = a;
 		} else {
-			cmd_error("replay", "one trace at a time\n%s", usage_str);
-			return EXIT_USAGE;
+			opts_fail(&op, "one trace at a time");
 		}
+	}
+	if (op.failed) {
+		cmd_error("replay", "%s; see 'gpureduce replay --help'", err.buf);
+		sb_release(&err);
+		return EXIT_USAGE;
 	}
 	if (!path) {
 		fputs(usage_str, stderr);
@@ -81,8 +83,11 @@ int cmd_replay(int argc, char **argv)
 	}
 	if (t.truncated)
 		fprintf(stderr, "gpureduce replay: warning: %s\n", t.truncated_msg);
+	complete = trace_complete(&t);
 	trace_release(&t);
 
+	/* ^C: the worker is in its own process group; stop it (interrupt.h) */
+	interrupt_install();
 	p = pool_create(1, 1, timeout, &err);
 	if (!p) {
 		cmd_error("replay", "%s", err.buf);
@@ -97,8 +102,21 @@ int cmd_replay(int argc, char **argv)
 		ret = EXIT_ENV;
 		goto out;
 	}
+	if (interrupt_signal()) {
+		cmd_error("replay", "interrupted (%s): the replay worker was stopped",
+			  interrupt_name(interrupt_signal()));
+		ret = 128 + interrupt_signal();
+		goto out;
+	}
 	switch (job.res.status) {
 	case RS_CLEAN:
+		if (!complete && o.stop_before < 0) {
+			/* not "ran clean": the program went on past where the trace ends */
+			printf("replay: incomplete trace: replayed all %ld launches without a fault, but %s\n",
+			       job.res.launches, TRACE_INCOMPLETE_MSG);
+			ret = EXIT_INPUT;
+			break;
+		}
 		printf("replay: ran clean (%ld launches, %.3f s, guard=%s)%s%s\n", job.res.launches,
 		       job.res.seconds, place_guard_name(o.guard), job.res.msg[0] ? "; " : "", job.res.msg);
 		ret = EXIT_OK;

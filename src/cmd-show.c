@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/opts.h"
 #include "../common/strbuf.h"
 #include "../trace/trace.h"
 #include "cmds.h"
@@ -32,7 +33,8 @@ static const char usage_text[] =
 	"  --fault       print only the fault and the launch that faulted\n"
 	"  --no-events   leave out the events section\n"
 	"\n"
-	"Exit status: 0 shown (also for a truncated trace: `truncated: true`),\n"
+	"Exit status: 0 shown (also for a truncated or incomplete trace: `truncated:\n"
+	"true`, `complete: false`),\n"
 	"2 usage error, 3 unreadable or corrupt trace.\n";
 
 static int parse_u64(const char *s, uint64_t *v)
@@ -84,39 +86,38 @@ int cmd_show(int argc, char **argv)
 	struct show_opts o = SHOW_OPTS_INIT;
 	struct trace t = TRACE_INIT;
 	struct strbuf err = STRBUF_INIT;
+	struct opts op;
 	const char *path = NULL, *ev_arg = NULL, *range_arg = NULL;
 	uint64_t ev = 0;
-	int i, ret;
+	int i, ret, dashdash = 0;
 
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
+	opts_init(&op, argc, argv, &err);
+	while (opts_next(&op)) {
+		const char *a = op.arg;
 		if (is_help(a)) {
 			fputs(usage_text, stdout);
 			return EXIT_OK;
-		} else if (!strcmp(a, "--")) {
-			i++;
+		} else if (opts_end(&op)) {
+			dashdash = 1;
 			break;
-		} else if (!strcmp(a, "--fault")) {
+		} else if (opts_flag(&op, "--fault")) {
 			o.fault_only = 1;
-		} else if (!strcmp(a, "--no-events")) {
+		} else if (opts_flag(&op, "--no-events")) {
 			o.events = 0;
-		} else if (!strcmp(a, "--event") || !strcmp(a, "--range")) {
-			if (i + 1 >= argc)
-				return usage_error("%s needs a value", a);
-			*(a[2] == 'e' ? &ev_arg : &range_arg) = argv[++i];
-		} else if (!strncmp(a, "--event=", 8)) {
-			ev_arg = a + 8;
-		} else if (!strncmp(a, "--range=", 8)) {
-			range_arg = a + 8;
-		} else if (a[0] == '-' && a[1]) {
-			return usage_error("unknown option '%s'", a);
+		} else if (opts_str(&op, "--event", &ev_arg) || opts_str(&op, "--range", &range_arg)) {
+		} else if (opts_unknown(&op)) {
 		} else if (!path) {
 			path = a;
 		} else {
-			return usage_error("unexpected argument '%s' (one TRACE at a time)", a);
+			opts_fail(&op, "unexpected argument '%s' (one TRACE at a time)", a);
 		}
 	}
-	for (; i < argc; i++) {
+	if (op.failed) {
+		ret = usage_error("%s", err.buf);
+		sb_release(&err);
+		return ret;
+	}
+	for (i = dashdash ? op.next : argc; i < argc; i++) {
 		if (path)
 			return usage_error("unexpected argument '%s' (one TRACE at a time)", argv[i]);
 		path = argv[i];
@@ -153,6 +154,8 @@ int cmd_show(int argc, char **argv)
 	}
 	if (t.truncated)
 		cmd_error("show", "warning: %s", t.truncated_msg);
+	if (!trace_complete(&t))
+		cmd_error("show", "warning: %s: %s", path, TRACE_INCOMPLETE_MSG);
 	if (show_render(stdout, &t, &o, &err) < 0) {
 		cmd_error("show", "%s", err.buf);
 		ret = EXIT_INTERNAL;

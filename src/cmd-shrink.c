@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/interrupt.h"
+#include "../common/opts.h"
 #include "../common/strbuf.h"
 #include "../common/util.h"
 #include "../reducer/diagnose.h"
@@ -18,6 +20,7 @@
 #include "../replay/place.h"
 #include "../trace/trace.h"
 #include "cmds.h"
+#include "outpaths.h"
 
 static const char usage_str[] =
 	"usage: gpureduce shrink [-o repro.cu] [-j N] [--time-limit=S] [--candidate-timeout=S]\n"
@@ -33,7 +36,8 @@ static const char usage_str[] =
 	"the slice's site, else shrink backs off to the latest phase state that does;\n"
 	"a flaky fault whose rate falls below 70 % of the original's backs off the same\n"
 	"way to the latest state whose rate holds.  --time-limit keeps the best so far\n"
-	"and says so (repro.yaml: stopped).\n"
+	"and says so (repro.yaml: stopped); so do ^C and SIGTERM, unconfirmed (stopped:\n"
+	"interrupted; exit 130/143).  No output may overwrite TRACE; -o DIR: DIR/repro.cu.\n"
 	"  -j N                 parallel replay workers (default: half the CPUs, 2 to 8), spread\n"
 	"                       over every GPU the driver reports (GPUREDUCE_DEVICES=N: the first N)\n"
 	"  --time-limit=S       stop reducing after S seconds, keep the best so far (default 900)\n"
@@ -54,8 +58,10 @@ static const char usage_str[] =
 	"  --confirm=N          runs of the reduced trace before it is emitted (default 5; flaky 10)\n"
 	"  --strategy=baseline  one fresh process per candidate, plain ddmin over launches, then\n"
 	"                       the same data, grid and scalar phases (the benchmark baseline)\n"
-	"Exit: 0 repro written; 1 the fault did not reproduce (nothing written);\n"
-	"      3 bad trace; 4 no GPU/driver.\n";
+	"Exit: 0 repro written; 1 the trace holds no fault, or it did not reproduce (nothing\n"
+	"      written); 2 usage, or an output would overwrite TRACE; 3 bad or incomplete trace,\n"
+	"      or an output folder missing or not writable; 4 no GPU/driver (or a write failed);\n"
+	"      130/143 interrupted by SIGINT/SIGTERM (the best state so far was kept, if any).\n";
 
 static char *sibling(const char *cu, const char *ext)
 {
@@ -76,14 +82,51 @@ static int default_jobs(void)
 	return n < 2 ? 2 : n > 8 ? 8 : (int)n;
 }
 
+
+static int is_dir(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Before any work: no output may be the input trace (2), and every
+ * output's folder must exist (made here for the repro) and be writable
+ * (3).  0 when all is well. */
+static int check_outputs(const char *input, const char *cu, const char *bin, const char *yml,
+			 const char *log, struct strbuf *err)
+{
+	const char *path[] = { cu, bin, yml, log };
+	const char *what[] = { "the repro (-o)", "the reduced trace", "the report", "the log (--log)" };
+	int n = log ? 4 : 3, ret;
+
+	for (int i = 0; i < n; i++)
+		if (outpath_is(path[i], input))
+			return outpath_check(path[i], what[i], input, err);
+	for (int i = 0; i < 3; i++)
+		if (log && !strcmp(log, path[i])) {
+			sb_addf(err, "--log=%s is also where %s goes: pick another name", log, what[i]);
+			return EXIT_USAGE;
+		}
+	/* the log's folder is not made: check it before the repro's is */
+	if (log && (ret = outpath_check(log, what[3], input, err)) != 0)
+		return ret;
+	if (outpath_make_dir(cu, err) < 0)
+		return EXIT_INPUT;
+	for (int i = 0; i < n; i++)
+		if ((ret = outpath_check(path[i], what[i], input, err)) != 0)
+			return ret;
+	return 0;
+}
+
 int cmd_shrink(int argc, char **argv)
 {
 	struct shrink_opts o;
+	struct opts op;
 	struct shrink_report rep;
 	struct strbuf err = STRBUF_INIT, src = STRBUF_INIT, cmdline = STRBUF_INIT, diag = STRBUF_INIT;
 	struct trace t, red;
 	const char *path = NULL, *out = "repro.cu";
-	char *bin = NULL, *yml = NULL, workdir[4096];
+	char *bin = NULL, *yml = NULL, *out_owned = NULL, workdir[4096];
 	int keep_work = 0, no_diag = 0, have_t = 0, have_red = 0;
 	int ret = EXIT_INTERNAL;
 
@@ -95,93 +138,76 @@ int cmd_shrink(int argc, char **argv)
 	o.guard = -1;
 	o.progress_tty = isatty(2);
 	/* usage errors return here, before anything needs releasing */
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
+	opts_init(&op, argc, argv, &err);
+	while (opts_next(&op)) {
+		const char *a = op.arg, *v = NULL;
 		if (is_help(a)) {
 			fputs(usage_str, stdout);
 			return EXIT_OK;
-		} else if (!strcmp(a, "-o") && i + 1 < argc) {
-			out = argv[++i];
-		} else if (!strcmp(a, "-j") && i + 1 < argc) {
-			o.jobs = atoi(argv[++i]);
-		} else if (!strncmp(a, "-j", 2) && a[2]) {
-			o.jobs = atoi(a + 2);
-		} else if (!strncmp(a, "--jobs=", 7)) {
-			o.jobs = atoi(a + 7);
-		} else if (!strncmp(a, "--time-limit=", 13)) {
-			o.time_limit = atof(a + 13);
-		} else if (!strncmp(a, "--candidate-timeout=", 20)) {
-			o.cand_timeout = atof(a + 20);
-		} else if (!strncmp(a, "--signature=", 12)) {
-			if (!strcmp(a + 12, "code"))
+		} else if (opts_str(&op, "-o", &out)) {
+		} else if (opts_int(&op, "-j|--jobs", &o.jobs, 1, 64)) {
+		} else if (opts_double(&op, "--time-limit", &o.time_limit, 0, 1e9)) {
+		} else if (opts_double(&op, "--candidate-timeout", &o.cand_timeout, 0.01, 1e9)) {
+		} else if (opts_str(&op, "--signature", &v)) {
+			if (v && !strcmp(v, "code"))
 				o.sig_code_only = 1;
-			else if (!strcmp(a + 12, "kernel"))
+			else if (v && !strcmp(v, "kernel"))
 				o.sig_code_only = 0;
-			else if (!strcmp(a + 12, "site"))
+			else if (v && !strcmp(v, "site"))
 				o.sig_site = 1;
-			else {
-				cmd_error("shrink", "--signature takes code, kernel or site");
-				return EXIT_USAGE;
-			}
-		} else if (!strcmp(a, "--keep-going") || !strcmp(a, "-k")) {
-			o.keep_going = 1;
-			o.keep_wait = 120;
-		} else if (!strncmp(a, "--keep-going=", 13)) {
-			char *end;
-			o.keep_going = 1;
-			o.keep_wait = strtod(a + 13, &end);
-			if (end == a + 13 || *end || o.keep_wait < 0) {
-				cmd_error("shrink", "--keep-going=S takes the seconds to wait for workers (0 or more)");
-				return EXIT_USAGE;
-			}
-		} else if (!strcmp(a, "--cut-buffers")) {
+			else if (v)
+				opts_fail(&op, "--signature takes code, kernel or site");
+		} else if (opts_opt_double(&op, "-k|--keep-going", &o.keep_going, &o.keep_wait, 120, 0, 1e9)) {
+		} else if (opts_flag(&op, "--cut-buffers")) {
 			o.cut_buffers = 1;
-		} else if (!strncmp(a, "--log=", 6)) {
-			o.log_path = a + 6;
-		} else if (!strncmp(a, "--runs=", 7)) {
-			o.orig_runs = atoi(a + 7);
-		} else if (!strncmp(a, "--confirm=", 10)) {
-			o.confirm_runs = atoi(a + 10);
-		} else if (!strncmp(a, "--guard=", 8)) {
-			o.guard = place_parse_guard(a + 8);
-			if (o.guard < 0) {
-				cmd_error("shrink", "unknown guard mode '%s' (end, start or none)", a + 8);
-				return EXIT_USAGE;
-			}
-		} else if (!strncmp(a, "--strategy=", 11)) {
-			if (!strcmp(a + 11, "baseline"))
+		} else if (opts_str(&op, "--log", &o.log_path)) {
+		} else if (opts_int(&op, "--runs", &o.orig_runs, 0, 10000)) {
+		} else if (opts_int(&op, "--confirm", &o.confirm_runs, 0, 10000)) {
+		} else if (opts_str(&op, "--guard", &v)) {
+			if (v && (o.guard = place_parse_guard(v)) < 0)
+				opts_fail(&op, "--guard takes end, start or none");
+		} else if (opts_str(&op, "--strategy", &v)) {
+			if (v && !strcmp(v, "baseline"))
 				o.strategy = STRATEGY_BASELINE;
-			else if (!strcmp(a + 11, "full"))
+			else if (v && !strcmp(v, "full"))
 				o.strategy = STRATEGY_FULL;
-			else {
-				cmd_error("shrink", "unknown strategy '%s' (full or baseline)", a + 11);
-				return EXIT_USAGE;
-			}
-		} else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
+			else if (v)
+				opts_fail(&op, "--strategy takes full or baseline");
+		} else if (opts_flag(&op, "-q|--quiet")) {
 			o.quiet = 1;
-		} else if (!strcmp(a, "--keep-work")) {
+		} else if (opts_flag(&op, "--keep-work")) {
 			keep_work = 1;
-		} else if (!strcmp(a, "--no-diagnose")) {
+		} else if (opts_flag(&op, "--no-diagnose")) {
 			no_diag = 1;
 			o.no_site_check = 1;
-		} else if (a[0] == '-' && a[1]) {
-			cmd_error("shrink", "unknown option '%s'\n%s", a, usage_str);
-			return EXIT_USAGE;
+		} else if (opts_unknown(&op)) {
 		} else if (!path) {
 			path = a;
 		} else {
-			cmd_error("shrink", "one trace at a time");
-			return EXIT_USAGE;
+			opts_fail(&op, "one trace at a time");
 		}
+	}
+	if (op.failed) {
+		cmd_error("shrink", "%s; see 'gpureduce shrink --help'", err.buf);
+		sb_release(&err);
+		return EXIT_USAGE;
 	}
 	if (!path) {
 		fputs(usage_str, stderr);
 		return EXIT_USAGE;
 	}
-	if (o.jobs < 1 || o.jobs > 64) {
-		cmd_error("shrink", "-j takes 1 to 64 workers");
+	if (!*out) {
+		cmd_error("shrink", "-o needs a file name");
 		return EXIT_USAGE;
 	}
+	/* -o DIR: DIR/repro.cu */
+	if (is_dir(out) || out[strlen(out) - 1] == '/') {
+		out_owned = xmalloc(strlen(out) + 10);
+		sprintf(out_owned, "%s%srepro.cu", out, out[strlen(out) - 1] == '/' ? "" : "/");
+		out = out_owned;
+	}
+	bin = sibling(out, ".bin");
+	yml = sibling(out, ".yaml");
 	for (int i = 0; i < argc; i++)
 		sb_addf(&cmdline, "%s%s", i ? " " : "gpureduce ", argv[i]);
 	if (trace_open(&t, path, 0, &err) < 0) {
@@ -192,24 +218,22 @@ int cmd_shrink(int argc, char **argv)
 	have_t = 1;
 	if (t.truncated)
 		fprintf(stderr, "gpureduce shrink: warning: %s\n", t.truncated_msg);
-
-	{
-		/* create the output's folder if needed (mkdir -p) */
-		char *dir = xstrdup(out), *slash = strrchr(dir, '/');
-		if (slash && slash != dir) {
-			*slash = 0;
-			for (char *q = dir + 1; *q; q++)
-				if (*q == '/') {
-					*q = 0;
-					mkdir(dir, 0755);
-					*q = '/';
-				}
-			mkdir(dir, 0755);
-		}
-		free(dir);
+	if (!trace_complete(&t)) {
+		/* no FAULT record, but not a clean run either: nothing to shrink,
+		 * and the program is not to blame */
+		cmd_error("shrink", "%s: %s; there is no fault to shrink (capture the program again)",
+			  path, TRACE_INCOMPLETE_MSG);
+		ret = EXIT_INPUT;
+		goto out;
 	}
-	bin = sibling(out, ".bin");
-	yml = sibling(out, ".yaml");
+	/* before any work: no output over the input, every folder writable */
+	ret = check_outputs(path, out, bin, yml, o.log_path, &err);
+	if (ret) {
+		cmd_error("shrink", "%s", err.buf);
+		goto out;
+	}
+	ret = EXIT_INTERNAL;
+
 	snprintf(workdir, sizeof(workdir), "%s.work-XXXXXX", bin);
 	if (!mkdtemp(workdir)) {
 		cmd_error("shrink", "cannot create a work directory next to %s: %s", out, strerror(errno));
@@ -218,9 +242,19 @@ int cmd_shrink(int argc, char **argv)
 	}
 	o.workdir = workdir;
 
+	/* ^C / SIGTERM: stop the workers and sanitizer runs, keep the best
+	 * state so far (interrupt.h) */
+	interrupt_install();
 	if (shrink_run(&t, &o, bin, &rep, &err) < 0) {
 		if (!o.quiet)
 			shrink_print_report(stderr, &rep);
+		if (interrupt_signal()) {
+			cmd_error("shrink", "interrupted (%s) before a reduced trace that faults was found; "
+				  "nothing was written%s", interrupt_name(interrupt_signal()),
+				  keep_work ? "" : ", work files removed");
+			ret = 128 + interrupt_signal();
+			goto out;
+		}
 		cmd_error("shrink", "%s", err.buf);
 		/* 4: no GPU/driver/workers; 1: the trace has no fault, or it does
 		 * not reproduce (nothing was emitted) */
@@ -232,7 +266,11 @@ int cmd_shrink(int argc, char **argv)
 		goto out;
 	}
 	have_red = 1;
-	if (!no_diag && rep.final_sanitizer && diagnose_explain(rep.final_sanitizer, &red, &diag) == 0) {
+	if (rep.interrupted) {
+		/* no diagnosis run: the user asked us to stop */
+		sb_addf(&diag, "none: shrink was interrupted (%s); this is the best state so far, "
+			"not confirmed (check it with gpureduce verify)", interrupt_name(rep.interrupted));
+	} else if (!no_diag && rep.final_sanitizer && diagnose_explain(rep.final_sanitizer, &red, &diag) == 0) {
 		/* the site check already ran the final trace under compute-sanitizer */
 	} else if (!no_diag && diagnose_trace(&red, bin, rep.guard, &diag, &err) < 0) {
 		/* diagnosis is a bonus: say why it is missing, keep going */
@@ -243,8 +281,13 @@ int cmd_shrink(int argc, char **argv)
 	{
 		struct emit_info info = { &t, &rep, diag.len ? diag.buf : NULL, path };
 		struct report_files rf;
-		if (emit_repro(&red, &info, &src, &err) < 0 || write_file(out, src.buf, src.len, &err) < 0) {
+		if (emit_repro(&red, &info, &src, &err) < 0) {
 			cmd_error("shrink", "%s", err.buf);
+			goto out;
+		}
+		if (write_file(out, src.buf, src.len, &err) < 0) {
+			cmd_error("shrink", "%s", err.buf);
+			ret = EXIT_ENV;   /* checked writable at the start: a full disk? */
 			goto out;
 		}
 		memset(&rf, 0, sizeof(rf));
@@ -256,8 +299,19 @@ int cmd_shrink(int argc, char **argv)
 		rf.repro_cu_bytes = (unsigned long)src.len;
 		if (report_yaml_write(yml, &rep, &t, &rf, &err) < 0) {
 			cmd_error("shrink", "%s", err.buf);
+			ret = EXIT_ENV;
 			goto out;
 		}
+	}
+	if (rep.interrupted) {
+		if (!o.quiet)
+			shrink_print_report(stderr, &rep);
+		cmd_error("shrink", "interrupted (%s): kept the best state so far (%zu launches -> %zu launch(es), "
+			  "%zu buffer(s); not confirmed) in %s, %s and %s%s", interrupt_name(rep.interrupted),
+			  rep.orig_launches, rep.final_launches, rep.final_buffers, out, bin, yml,
+			  keep_work ? "" : "; work files removed");
+		ret = 128 + rep.interrupted;
+		goto out;
 	}
 	if (!o.quiet)
 		shrink_print_report(stderr, &rep);
@@ -269,6 +323,13 @@ int cmd_shrink(int argc, char **argv)
 	       rep.final_faults, rep.final_runs, rep.candidates, rep.seconds,
 	       rep.time_limited ? " (stopped by the time limit: the best so far)" : "", out, src.len, bin, yml);
 	ret = EXIT_OK;
+	if (interrupt_signal()) {
+		/* the signal came after the confirmation: the repro is whole, only
+		 * its diagnosis was cut short */
+		cmd_error("shrink", "interrupted (%s) during the diagnosis: the repro is confirmed; its "
+			  "diagnosis is missing", interrupt_name(interrupt_signal()));
+		ret = 128 + interrupt_signal();
+	}
 out:
 	if (o.workdir && !keep_work)
 		remove_tree(workdir);
@@ -279,6 +340,7 @@ out:
 	free(rep.final_sanitizer);
 	free(bin);
 	free(yml);
+	free(out_owned);
 	sb_release(&err);
 	sb_release(&src);
 	sb_release(&cmdline);

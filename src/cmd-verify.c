@@ -12,6 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/child.h"
+#include "../common/interrupt.h"
+#include "../common/opts.h"
 #include "../common/strbuf.h"
 #include "../common/util.h"
 #include "../replay/drv.h"
@@ -22,8 +25,9 @@ static const char usage_str[] =
 	"usage: gpureduce verify [-n N] [--rate=R] [--timeout=S] REPRO.cu\n\n"
 	"Builds REPRO.cu (nvcc REPRO.cu -lcuda) and runs it N times (default 5).\n"
 	"Exit 0 when it faulted in at least R of the runs (default 1.0: all of\n"
-	"them) with the same error in the same kernel, 1 otherwise, 3 when it\n"
-	"does not build, 4 when the repro cannot set up (no GPU).\n";
+	"them) with the same error in the same kernel, 1 otherwise, 2 usage, 3 when\n"
+	"it does not build, 4 when no run got a result (no GPU or no driver: the\n"
+	"reason is printed).\n";
 
 /* The signature a gpureduce repro.cu declares in its header comment:
  * " * What faulted:   CUDA_ERROR_X (700) in KERNEL".  0 when found. */
@@ -58,30 +62,36 @@ out:
 int cmd_verify(int argc, char **argv)
 {
 	struct strbuf err = STRBUF_INIT, log = STRBUF_INIT;
+	struct opts op;
 	const char *src = NULL;
 	char dir[] = "/tmp/gpureduce-verify-XXXXXX", exe[4096];
 	int n = 5, faulted = 0, clean = 0, setup = 0, other = 0, mixed = 0;
 	double rate = 1.0, timeout = 60;
 	char sig_err[64] = "", sig_kernel[512] = "", seen[64] = "";
 	int from_header = 0, other_code = 0;
+	char first_other[48] = "", sbuf[48];
+	int hung = 0, st;
 	int ret = EXIT_INTERNAL, made = 0;
 
-	for (int i = 1; i < argc; i++) {
-		if (is_help(argv[i])) {
+	opts_init(&op, argc, argv, &err);
+	while (opts_next(&op)) {
+		if (is_help(op.arg)) {
 			fputs(usage_str, stdout);
 			return EXIT_OK;
-		} else if (!strcmp(argv[i], "-n") && i + 1 < argc) {
-			n = atoi(argv[++i]);
-		} else if (!strncmp(argv[i], "--rate=", 7)) {
-			rate = atof(argv[i] + 7);
-		} else if (!strncmp(argv[i], "--timeout=", 10)) {
-			timeout = atof(argv[i] + 10);
-		} else if (argv[i][0] == '-') {
-			cmd_error("verify", "unknown option '%s'\n%s", argv[i], usage_str);
-			return EXIT_USAGE;
+		} else if (opts_int(&op, "-n", &n, 1, 100000)) {
+		} else if (opts_double(&op, "--rate", &rate, 0, 1)) {
+		} else if (opts_double(&op, "--timeout", &timeout, 0.01, 1e9)) {
+		} else if (opts_unknown(&op)) {
+		} else if (!src) {
+			src = op.arg;
 		} else {
-			src = argv[i];
+			opts_fail(&op, "one repro at a time");
 		}
+	}
+	if (op.failed) {
+		cmd_error("verify", "%s; see 'gpureduce verify --help'", err.buf);
+		sb_release(&err);
+		return EXIT_USAGE;
 	}
 	if (!src || n < 1 || rate < 0 || rate > 1) {
 		fputs(usage_str, stderr);
@@ -92,11 +102,13 @@ int cmd_verify(int argc, char **argv)
 		return EXIT_ENV;
 	}
 	made = 1;
+	/* ^C: each run is in its own process group; stop it (interrupt.h) */
+	interrupt_install();
 	from_header = header_signature(src, sig_err, sizeof(sig_err), sig_kernel, sizeof(sig_kernel)) == 0;
 	snprintf(exe, sizeof(exe), "%s/repro", dir);
-	if (repro_build(src, exe, &err) < 0) {
+	if ((st = repro_build(src, exe, &err)) < 0) {
 		cmd_error("verify", "%s", err.buf);
-		ret = EXIT_INPUT;
+		ret = st == -2 ? EXIT_ENV : EXIT_INPUT;
 		goto out;
 	}
 	for (int i = 0; i < n; i++) {
@@ -105,6 +117,12 @@ int cmd_verify(int argc, char **argv)
 		if (repro_run_once(exe, NULL, timeout, &r, &log, &err) < 0) {
 			cmd_error("verify", "%s", err.buf);
 			ret = EXIT_ENV;
+			goto out;
+		}
+		if (interrupt_signal()) {
+			cmd_error("verify", "interrupted (%s) after %d of %d runs", interrupt_name(interrupt_signal()),
+				  i, n);
+			ret = 128 + interrupt_signal();
 			goto out;
 		}
 		if (r.exit_code == 1 && r.error[0]) {
@@ -123,16 +141,28 @@ int cmd_verify(int argc, char **argv)
 			}
 		} else if (r.exit_code == 0) {
 			clean++;
+		} else if (r.exit_code == 124) {
+			hung++;
 		} else if (r.exit_code == 2) {
 			setup++;
-			if (setup == 1)
+			if (setup + other == 1)
 				fprintf(stderr, "%s", log.buf);
 		} else {
 			other++;
+			if (setup + other == 1) {
+				fprintf(stderr, "%s", log.buf);
+				snprintf(first_other, sizeof(first_other), "%s", child_status_str(r.exit_code, sbuf));
+			}
 		}
 	}
-	if (setup == n) {
-		cmd_error("verify", "the repro could not set up in any run (see its message above)");
+	if (setup + other == n) {
+		/* not one run got as far as a result: the machine, not the repro
+		 * (no driver library: the loader's exit 127; no GPU: setup failed) */
+		if (setup == n)
+			cmd_error("verify", "the repro could not set up in any run (see its message above)");
+		else
+			cmd_error("verify", "the repro did not run in any of %d runs (the first: %s; its output is "
+				  "above): is the CUDA driver (libcuda.so.1) installed and a GPU present?", n, first_other[0] ? first_other : "set-up failed");
 		ret = EXIT_ENV;
 		goto out;
 	}
@@ -146,6 +176,8 @@ int cmd_verify(int argc, char **argv)
 		printf("; %d ran clean", clean);
 	if (mixed)
 		printf("; %d faulted differently", mixed);
+	if (hung)
+		printf("; %d timed out after %.0f s", hung, timeout);
 	if (setup || other)
 		printf("; %d failed to run", setup + other);
 	printf(" (rate %.2f)\n", (double)faulted / n);

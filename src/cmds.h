@@ -4,13 +4,17 @@
  *
  * Contract of a command: int cmd_NAME(int argc, char **argv) where argv[0]
  * is the subcommand name; it returns the process exit code.  Exit codes
- * used across commands:
+ * used across commands (README.md, "Exit codes", has the table per
+ * command; keep the two in step):
  *   0  success (replay: ran clean)
- *   1  the fault reproduced (replay, verify's run of a repro) / not verified
- *   2  usage error
- *   3  bad input: unreadable or corrupt trace, missing file
- *   4  environment: no GPU/driver, CUPTI taken, tool missing
- *   5  internal error
+ *   1  the fault reproduced (replay) / did not reproduce (shrink) / not verified
+ *   2  usage error (options parsed by common/opts.h; an output that is the input)
+ *   3  bad input: unreadable, corrupt or incomplete trace, missing file,
+ *      an output folder that is missing or not writable
+ *   4  environment: no GPU/driver, CUPTI taken, tool missing, a failed write
+ *   5  internal error: a bug in gpureduce (please report it)
+ *   128+N  stopped by signal N (130 SIGINT, 143 SIGTERM: replay, shrink, verify,
+ *          diagnose stop their children through common/interrupt.h)
  */
 #ifndef GPUREDUCE_CMDS_H
 #define GPUREDUCE_CMDS_H

@@ -28,10 +28,17 @@ int repro_build(const char *src, const char *out, struct strbuf *err)
 		const char *nvcc = child_find_program("nvcc", "/usr/local/cuda/bin");
 		if (!nvcc) {
 			sb_addf(err, "nvcc not found (PATH, /usr/local/cuda/bin); set GPUREDUCE_NVCC to a compiler command");
+			ret = -2;
 			goto out;
 		}
 		char *argv[] = { (char *)nvcc, "-o", (char *)out, (char *)src, "-lcuda", NULL };
 		st = child_run(argv, NULL, CHILD_MERGE_ERR | CHILD_NULL_IN, &log, 600, err);
+	}
+	if (st == 127 && custom && *custom) {
+		/* the shell found no such command: no compiler, not a bad repro */
+		sb_addf(err, "the compiler in GPUREDUCE_NVCC (%s) was not found: %s", custom, log.buf);
+		ret = -2;
+		goto out;
 	}
 	if (st != 0) {
 		size_t n = log.len > 600 ? log.len - 600 : 0;

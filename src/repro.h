@@ -10,8 +10,8 @@
 
 struct strbuf;
 
-/* Compile src into the executable out.  0, or -1 with err (compiler output
- * tail included). */
+/* Compile src into the executable out.  0; -1 with err (src unreadable, or
+ * the compiler's output tail); -2 with err when there is no compiler. */
 int repro_build(const char *src, const char *out, struct strbuf *err);
 
 struct repro_run {

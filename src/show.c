@@ -326,6 +326,9 @@ static void emit_header(struct yout *y, const struct trace *t)
 	yo_kv_bool(y, "truncated", t->truncated);
 	if (t->truncated)
 		yo_kv_str(y, "truncated_message", t->truncated_msg ? t->truncated_msg : "");
+	yo_kv_bool(y, "complete", trace_complete(t));
+	if (!trace_complete(t))
+		yo_kv_str(y, "incomplete", TRACE_INCOMPLETE_MSG);
 	yo_map_end(y);
 }
 

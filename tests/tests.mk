@@ -16,14 +16,14 @@ $(BUILD)/unit: $(UNIT_OBJ) $(BUILD)/libgpureduce.a
 unit-test: $(BUILD)/unit
 	$(BUILD)/unit $(BUILD)
 
-test: all $(BUILD)/unit $(DOUBLE_TARGETS)
+test: deps all $(BUILD)/unit $(DOUBLE_TARGETS)
 	@BUILD=$(BUILD) CUDA=$(CUDA) sh tests/run-cpu-tests.sh
 
 # GPU machines may lack libyaml's headers (the GPU machine here does): build
 # on another machine, bring build/ along and say NO_BUILD=1 to use it as is.
 GPU_DEPS := $(if $(NO_BUILD),,all $(BUILD)/sampleinfo)
 
-$(BUILD)/sampleinfo: tests/gpu/sampleinfo.c
+$(BUILD)/sampleinfo: tests/gpu/sampleinfo.c | deps
 	$(CC) -O2 -Wall -o $@ $< $(if $(STATIC_LIBS),-Wl$(comma)-Bstatic -lyaml -Wl$(comma)-Bdynamic,-lyaml)
 
 gpu-test: $(GPU_DEPS)
@@ -39,7 +39,7 @@ bench: $(GPU_DEPS)
 $(BUILD)/mktrace: tests/cli/helpers/mktrace.c $(BUILD)/libgpureduce.a
 	$(CC) $(CFLAGS_ALL) $(SANFLAGS) -o $@ $< $(BUILD)/libgpureduce.a $(LIBS)
 
-$(BUILD)/yamlflat: tests/cli/helpers/yamlflat.c
+$(BUILD)/yamlflat: tests/cli/helpers/yamlflat.c | deps
 	$(CC) $(CFLAGS_ALL) $(SANFLAGS) -o $@ $< $(LIBS)
 
 test: $(BUILD)/mktrace $(BUILD)/yamlflat
@@ -57,7 +57,10 @@ FUZZ_FLAGS := -std=gnu11 -g -O1 -fno-omit-frame-pointer -D_GNU_SOURCE $(WARN) \
 
 fuzz: $(BUILD)/fuzz_trace
 
-$(BUILD)/fuzz_trace: $(FUZZ_SRC) $(wildcard common/*.h trace/*.h replay/memmap.h src/show.h)
+deps-fuzz:
+	@sh tests/deps.sh fuzz
+
+$(BUILD)/fuzz_trace: $(FUZZ_SRC) $(wildcard common/*.h trace/*.h replay/memmap.h src/show.h) | deps-fuzz
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_SRC) -lyaml -lzstd -lm
 

@@ -643,3 +643,11 @@ const char *tr_alloc_kind_name(uint32_t kind)
 	default: return "unknown";
 	}
 }
+
+int trace_complete(const struct trace *t)
+{
+	for (size_t i = t->nrec; i-- > 0;)
+		if (t->rec[i].type == TR_END || t->rec[i].type == TR_FAULT)
+			return 1;
+	return 0;
+}

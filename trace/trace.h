@@ -305,6 +305,18 @@ int trace_open_mem(struct trace *t, const char *name, const void *data, size_t s
 		   unsigned flags, struct strbuf *err);
 void trace_release(struct trace *t);
 
+/*
+ * Does the trace reach its program's end?  1 when it holds an END record
+ * (an orderly exit; gpureduce's own traces, reduced or snapshots, end with
+ * one too) or a FAULT record (capture stops recording at the first sticky
+ * error, and the process usually dies of it); 0 when it has neither: it
+ * stops before the program did (the process was killed, or the tail of the
+ * file was lost).  docs/FORMAT.md, "Complete traces".
+ */
+int trace_complete(const struct trace *t);
+#define TRACE_INCOMPLETE_MSG "the trace ends before the program did: it may have been killed " \
+	"(no END or FAULT record)"
+
 /* Index of the BLOB record with this hash, or -1. */
 long trace_find_blob(const struct trace *t, uint64_t hash);
 /*

@@ -147,6 +147,7 @@ alloc 0x7f0000100000 4096
 alloc 0x7f0000200000 4096
 h2d 0x7f0000100000 4096 seq
 launch _Z13struct_params4Pair 4 256 hex:00001000007f000000002000007f0000000400000000000000
+end 0
 EOT
 } > pair.txt
 check "mktrace pair" $MKTRACE pair.bin < pair.txt
@@ -279,6 +280,7 @@ check_exit "captured nodes alone do not run: replay is clean" 0 $GPUREDUCE repla
 { head; cat <<'EOT'
 alloc 0x7f0000100000 4096
 launch _Z7add_onePfi 4 256 ptr:0x7f0000100000 i32:1024
+end 0
 EOT
 } > clean.txt
 check "mktrace clean" $MKTRACE clean.bin < clean.txt
