@@ -87,6 +87,8 @@ struct cap_knode {
 
 /* This CUgraph came from stream capture: its nodes are already recorded. */
 void cap_gx_stream_graph(uint64_t graph);
+/* cuGraphDestroy: the handle may be reused by a graph of either kind. */
+void cap_gx_graph_destroyed(uint64_t graph);
 /* graph was instantiated as exec: unless it came from stream capture, walk
  * its nodes in dependency order and write GRAPH_BEGIN, the nodes (records
  * flagged captured), GRAPH_END; the caller then writes GRAPH_EXEC. */

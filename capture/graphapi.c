@@ -62,6 +62,11 @@ void cap_gx_stream_graph(uint64_t graph)
 		cap_map_put(&G.stream_graphs, graph, 1, 0);
 }
 
+void cap_gx_graph_destroyed(uint64_t graph)
+{
+	cap_map_del(&G.stream_graphs, graph, NULL, NULL);
+}
+
 static void gexec_free(struct gexec *x)
 {
 	for (size_t i = 0; i < x->nn; i++)

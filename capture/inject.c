@@ -770,6 +770,8 @@ static void rec_copy(const CUpti_CallbackData *cb, uint32_t type, uint64_t dst, 
 		flags |= TR_F_CAPTURED;
 	if (!lock_rec())
 		return;
+	if (type == TR_MEMCPY_D2D && !(flags & TR_F_CAPTURED))
+		cap_mm_sync(&S.w, &S.h2d);   /* its source may be managed memory the CPU wrote */
 	ev = emit_copy(type, dst, src, size, stream, flags);
 	set_corr(cb, ev);
 	unlock();
@@ -1138,6 +1140,12 @@ static void on_graph_exit(CUpti_CallbackId cbid, const void *p)
 	case CB(cuGraphExecKernelNodeSetParams): case CB(cuGraphExecKernelNodeSetParams_v2):
 	case CB(cuGraphExecNodeSetParams):
 		rec_exec_update(cbid, p);
+		break;
+	case CB(cuGraphDestroy):
+		if (lock_rec()) {   /* its handle may come back as another graph */
+			cap_gx_graph_destroyed((uint64_t)(uintptr_t)((const cuGraphDestroy_params *)p)->hGraph);
+			unlock();
+		}
 		break;
 	case CB(cuGraphExecUpdate): case CB(cuGraphExecUpdate_v2):
 	case CB(cuGraphExecMemsetNodeSetParams): case CB(cuGraphExecMemcpyNodeSetParams):

@@ -2,7 +2,8 @@
 # t1005-capture-hostmem.sh - bytes that reach the GPU without a copy call:
 # managed memory and mapped pinned host memory the CPU changes between
 # launches are written, chunk by changed chunk, as MEMCPY_H2D records
-# flagged TR_F_HOSTMEM (8) right before each launch and graph launch
+# flagged TR_F_HOSTMEM (8) right before each launch, graph launch and
+# device-to-device copy (a captured launch does not run: nothing written)
 # (capture/managed.c).  Same fake CUPTI+driver as t1003.
 . tests/cli/test-lib.sh
 
@@ -41,7 +42,9 @@ has "  ...a short last chunk" "^H2D dst=0x[0-9a-f]* .* size=8192 stream=0x0 flag
 has "  ...the mapped buffer's bytes" "^H2D dst=0x[0-9a-f]* .* size=100 stream=0x0 flags=8 datalen=100 data=1111111111111111\$"
 check_grep "second launch: the one chunk the CPU changed" "^1:1\$" per.txt
 check_grep "third launch: nothing changed, nothing written" "^2:0\$" per.txt
-check_grep "a launch captured into a graph does not run: nothing written before it" "^3:0\$" per.txt
+check_grep "a device-to-device copy from managed memory: the changed chunk first" "^3:1\$" per.txt
+n=$(grep -A1 '^H2D .*size=65536 .*flags=8 ' $D | grep -c '^D2D .*size=16 ')
+[ "$n" = 1 ] && ok "  ...right before the D2D record" || fail "  ...right before the D2D record ($n)"
 check_grep "graph launch: the changed managed chunk and the mapped buffer" "^4:2\$" per.txt
 check_grep "after the frees: nothing tracked" "^5:0\$" per.txt
 first=$(grep -m1 "kind=managed" $D | sed 's/.*addr=\(0x[0-9a-f]*\).*/\1/')

@@ -55,6 +55,7 @@ has "the fault names no kernel (replay does)" "^FAULT code=700 .*api=cuGraphLaun
 
 check "a stream-captured graph with the same handle" "$GPUREDUCE" capture -o s.bin -- ./fakeprog graphapi-stream
 check "dump it" sh -c "./dump s.bin >s.txt"
-n=$(grep -c '^LAUNCH\|^MEMSET' s.txt); [ "$n" = 0 ] && ok "  ...is not walked at instantiation" || fail "  ...is not walked at instantiation ($n)"
+n=$(sed '/exec=0xe9e$/q' s.txt | grep -c '^LAUNCH\|^MEMSET'); [ "$n" = 0 ] && ok "  ...is not walked at instantiation" || fail "  ...is not walked at instantiation ($n)"
 check_grep "  ...its exec is recorded" "^GRAPH_EXEC stream=0x0 graph=0x9b0 exec=0xe9e\$" s.txt
+n=$(sed '1,/exec=0xe9e$/d' s.txt | grep -c '^LAUNCH'); [ "$n" = 2 ] && ok "after cuGraphDestroy the same handle as an explicit graph is walked" || fail "after cuGraphDestroy the same handle as an explicit graph is walked ($n)"
 finish

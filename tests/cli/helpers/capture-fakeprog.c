@@ -258,6 +258,11 @@ static int hostmem(void)
 	plain[0] = 1;
 	launch_fill(m, 2, NULL, CUDA_SUCCESS);                        /* chunk 1 only */
 	launch_fill(m, 3, NULL, CUDA_SUCCESS);                        /* nothing changed */
+	man[1] = 1;
+	{
+		cuMemcpyDtoD_v2_params q = { 0xd00000000000ull, m, 16 };
+		API(cuMemcpyDtoD_v2, &q, CUDA_SUCCESS);                /* its source changed: chunk 0 first */
+	}
 	man[MSIZE - 1] = 7;
 	launch_fill(m, 4, cap, CUDA_SUCCESS);                         /* captured: does not run, no sync */
 	mapped[99] = 0x22;
@@ -317,6 +322,12 @@ static int graphapi_stream(void)
 	API(cuStreamEndCapture, &qe, CUDA_SUCCESS);
 	cuGraphInstantiateWithFlags_params qi = { &sge, sg, 0 };
 	API(cuGraphInstantiateWithFlags, &qi, CUDA_SUCCESS);
+	/* destroyed; the handle comes back as an explicit graph: walked */
+	cuGraphDestroy_params qd = { sg };
+	API(cuGraphDestroy, &qd, CUDA_SUCCESS);
+	CUgraphExec e2 = (CUgraphExec)(uintptr_t)0xea0;
+	cuGraphInstantiateWithFlags_params qi2 = { &e2, sg, 0 };
+	API(cuGraphInstantiateWithFlags, &qi2, CUDA_SUCCESS);
 	return 0;
 }
 
