@@ -253,6 +253,33 @@ static const struct sym_entry *find_symbol(const struct run *R, const char *name
 	return best ? best : later;
 }
 
+struct global_print {
+	struct replay_ctx *c;
+	CUmodule mod;
+};
+
+static int print_global(const char *name, int kind, void *arg)
+{
+	struct global_print *g = arg;
+	CUdeviceptr p = 0;
+	size_t size = 0;
+
+	if (kind == ELF_SYM_OBJECT && g->c->d.ModuleGetGlobal &&
+	    g->c->d.ModuleGetGlobal(&p, &size, g->mod, name) == CUDA_SUCCESS && p)
+		fprintf(stderr, "gpureduce-global 0x%llx %llu %s\n", (unsigned long long)p,
+			(unsigned long long)size, name);
+	return 0;
+}
+
+/* Verbose replays (diagnose) say where each loaded module's __device__
+ * variables are, so an access inside one is named as such. */
+static void print_globals(struct replay_ctx *c, CUmodule mod, const struct strbuf *img)
+{
+	struct global_print g = { c, mod };
+	if (getenv("GPUREDUCE_REPLAY_VERBOSE"))
+		elf_symbols(img->buf, img->len, print_global, &g);
+}
+
 static int load_module(struct run *R, uint64_t hash, CUmodule *out, struct strbuf *err)
 {
 	struct replay_ctx *c = R->c;
@@ -279,6 +306,7 @@ static int load_module(struct run *R, uint64_t hash, CUmodule *out, struct strbu
 	c->mods[c->nmods].hash = hash;
 	c->mods[c->nmods].mod = *out;
 	c->nmods++;
+	print_globals(c, *out, &img);
 	ret = 0;
 out:
 	sb_release(&img);
