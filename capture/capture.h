@@ -57,9 +57,11 @@ int cap_host_readable(const void *p, size_t n);
 /* ---- managed.c (callers hold inject.c's lock) ---- */
 
 /* Track an allocation the GPU reads without copies: dev is its recorded
- * ALLOC address, host where the CPU reads it.  Returns 0, or -1 when it
- * would pass GPUREDUCE_HOSTMEM_MAX (then it is not hashed: write a note). */
-int cap_mm_add(uint64_t dev, const void *host, uint64_t size);
+ * ALLOC address, host where the CPU reads it; user_pages: the program's own
+ * pages (cuMemHostRegister), checked for readability before each read.
+ * Returns 0, or -1 when it would pass GPUREDUCE_HOSTMEM_MAX (then it is not
+ * hashed: write a note). */
+int cap_mm_add(uint64_t dev, const void *host, uint64_t size, int user_pages);
 /* Stop tracking the allocation recorded at dev (no-op if unknown). */
 void cap_mm_del(uint64_t dev);
 /* Before a launch: write each 64 KiB chunk of a tracked allocation that

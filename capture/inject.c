@@ -1331,12 +1331,13 @@ static void rec_free(uint64_t key)
 /* Memory the GPU reads without copies (managed, mapped or registered host
  * memory): recorded, then its content tracked from launch to launch
  * (managed.c). */
-static void rec_alloc_hostmem(const void *host, uint64_t addr, uint64_t size, uint32_t kind)
+static void rec_alloc_hostmem(const void *host, uint64_t addr, uint64_t size, uint32_t kind,
+			      int user_pages)
 {
 	rec_alloc(kind == TR_MEM_MANAGED ? 0 : (uint64_t)(uintptr_t)host, addr, size, kind, NULL);
 	if (!addr || !lock_rec())
 		return;
-	if (cap_mm_add(addr, host, size) < 0)
+	if (cap_mm_add(addr, host, size, user_pages) < 0)
 		note_locked("%s memory at 0x%llx (%llu bytes) passes GPUREDUCE_HOSTMEM_MAX: the bytes the "
 			    "CPU writes into it are not recorded", kind == TR_MEM_MANAGED ? "managed" : "mapped host",
 			    (unsigned long long)addr, (unsigned long long)size);
@@ -1371,7 +1372,7 @@ static void on_alloc_exit(CUpti_CallbackId cbid, const void *p)
 		const cuMemAllocManaged_params *q = p;
 		if (q->dptr)
 			rec_alloc_hostmem((const void *)(uintptr_t)*q->dptr, *q->dptr, q->bytesize,
-					  TR_MEM_MANAGED);
+					  TR_MEM_MANAGED, 0);
 		break;
 	}
 	case CB(cuMemAllocAsync): case CB(cuMemAllocAsync_ptsz): {
@@ -1396,7 +1397,7 @@ static void on_alloc_exit(CUpti_CallbackId cbid, const void *p)
 	case CB(cuMemHostAlloc): {
 		const cuMemHostAlloc_params *q = p;
 		if (q->pp && *q->pp && (q->Flags & CU_MEMHOSTALLOC_DEVICEMAP))
-			rec_alloc_hostmem(*q->pp, host_dev_addr(*q->pp), q->bytesize, TR_MEM_HOST);
+			rec_alloc_hostmem(*q->pp, host_dev_addr(*q->pp), q->bytesize, TR_MEM_HOST, 0);
 		else if (q->pp && *q->pp)
 			rec_alloc((uint64_t)(uintptr_t)*q->pp, host_dev_addr(*q->pp), q->bytesize,
 				  TR_MEM_HOST, NULL);
@@ -1405,7 +1406,7 @@ static void on_alloc_exit(CUpti_CallbackId cbid, const void *p)
 	case CB(cuMemHostRegister_v2): case CB(cuMemHostRegister): {
 		const cuMemHostRegister_v2_params *q = p;
 		if (q->p)
-			rec_alloc_hostmem(q->p, host_dev_addr(q->p), q->bytesize, TR_MEM_HOST);
+			rec_alloc_hostmem(q->p, host_dev_addr(q->p), q->bytesize, TR_MEM_HOST, 1);
 		break;
 	}
 	case CB(cuMemMap): {

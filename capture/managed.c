@@ -34,6 +34,8 @@ struct mm_alloc {
 	uint64_t *hash;          /* per chunk; valid where seen[] is set */
 	uint8_t *seen;
 	int tracked;             /* 0: over the cap, not hashed */
+	int user_pages;          /* the program's own pages (cuMemHostRegister): it may
+				  * unmap them while registered, so check first */
 };
 
 static struct {
@@ -60,7 +62,7 @@ static size_t nchunks(uint64_t size)
 	return (size_t)((size + CHUNK - 1) / CHUNK);
 }
 
-int cap_mm_add(uint64_t dev, const void *host, uint64_t size)
+int cap_mm_add(uint64_t dev, const void *host, uint64_t size, int user_pages)
 {
 	struct mm_alloc *m;
 
@@ -73,6 +75,7 @@ int cap_mm_add(uint64_t dev, const void *host, uint64_t size)
 	m->dev = dev;
 	m->host = host;
 	m->size = size;
+	m->user_pages = user_pages;
 	if (M.total + size > mm_cap())
 		return -1;
 	m->tracked = 1;
@@ -120,7 +123,8 @@ int cap_mm_sync(struct trace_writer *w, uint64_t *h2d)
 {
 	for (size_t i = 0; i < M.n; i++) {
 		struct mm_alloc *m = &M.a[i];
-		if (!m->tracked)
+		if (!m->tracked ||
+		    (m->user_pages && cap_host_readable(m->host, (size_t)m->size) == 0))
 			continue;
 		for (size_t c = 0; c < nchunks(m->size); c++) {
 			uint64_t off = (uint64_t)c * CHUNK;

@@ -36,7 +36,7 @@ D=hm.txt
 awk 'BEGIN { n = 0 } /^LAUNCH|^GRAPH_LAUNCH/ { n++; next } /^H2D .*flags=8 / { c[n]++ } END { for (i = 0; i <= n; i++) printf "%d:%d\n", i, c[i] + 0 }' $D > per.txt
 has() { check_grep "$1" "$2" "$D"; }
 has "managed allocation recorded" "^ALLOC addr=0x[0-9a-f]* size=204800 kind=managed name=\$"
-n=$(grep -c "^ALLOC .*kind=host" $D); [ "$n" = 2 ] && ok "both pinned allocations recorded" || fail "both pinned allocations recorded ($n)"
+n=$(grep -c "^ALLOC .*kind=host" $D); [ "$n" = 3 ] && ok "both pinned allocations and the registered one recorded" || fail "both pinned allocations and the registered one recorded ($n)"
 check_grep "first launch: every chunk of the managed buffer and the mapped buffer, not the unmapped one" "^0:5\$" per.txt
 has "  ...a short last chunk" "^H2D dst=0x[0-9a-f]* .* size=8192 stream=0x0 flags=8 "
 has "  ...the mapped buffer's bytes" "^H2D dst=0x[0-9a-f]* .* size=100 stream=0x0 flags=8 datalen=100 data=1111111111111111\$"
@@ -47,6 +47,9 @@ n=$(grep -A1 '^H2D .*size=65536 .*flags=8 ' $D | grep -c '^D2D .*size=16 ')
 [ "$n" = 1 ] && ok "  ...right before the D2D record" || fail "  ...right before the D2D record ($n)"
 check_grep "graph launch: the changed managed chunk and the mapped buffer" "^4:2\$" per.txt
 check_grep "after the frees: nothing tracked" "^5:0\$" per.txt
+check_grep "registered host memory: its bytes" "^6:1\$" per.txt
+has "  ...all 4096 of them" "^H2D dst=0x[0-9a-f]* .* size=4096 stream=0x0 flags=8 datalen=4096 data=7700000000000000\$"
+check_grep "  ...made unreadable by the program: skipped, not a crash" "^7:0\$" per.txt
 first=$(grep -m1 "kind=managed" $D | sed 's/.*addr=\(0x[0-9a-f]*\).*/\1/')
 second=$(printf '0x%x' $((first + 65536)))
 has "  ...the second launch's chunk is chunk 1" "^H2D dst=$second .* size=65536 stream=0x0 flags=8 "

@@ -278,6 +278,16 @@ static int hostmem(void)
 	}
 	man[0] = 9;
 	launch_fill(0xd00000000000ull, 5, NULL, CUDA_SUCCESS);       /* freed: nothing */
+	{   /* registered pages the program makes unreadable (a bug): skipped, no crash */
+		unsigned char *reg = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+					  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		reg[0] = 0x77;
+		cuMemHostRegister_v2_params qr = { reg, 4096, 0 };
+		API(cuMemHostRegister_v2, &qr, CUDA_SUCCESS);
+		launch_fill(0xd00000000000ull, 6, NULL, CUDA_SUCCESS);   /* its page */
+		mprotect(reg, 4096, PROT_NONE);
+		launch_fill(0xd00000000000ull, 7, NULL, CUDA_SUCCESS);   /* unreadable: skipped */
+	}
 	free(man);
 	free(mapped);
 	free(plain);
