@@ -749,6 +749,25 @@ static int read_twin(struct run *R, struct mm_alloc *a, struct strbuf *out)
 	return 0;
 }
 
+/* The __device__ variables of the launched kernel's own module: it reads
+ * them by name, not through a pointer, so no parameter word finds them. */
+static void want_module_globals(struct snap *S, const struct tr_launch *l, size_t at)
+{
+	struct run *R = S->R;
+	const struct sym_entry *k = find_symbol(R, l->name, at);
+
+	for (size_t i = 0; k && i < R->mm.n; i++) {
+		struct mm_alloc *a = R->mm.all[i];
+		const char *gname = R->t->rec[a->alloc_event].u.alloc.name;
+		const struct sym_entry *g;
+		if (a->kind != TR_MEM_GLOBAL || a->free_event >= 0 || !gname || !*gname)
+			continue;
+		g = find_symbol(R, gname, at);
+		if (g && g->blob == k->blob)
+			S->want[i] = 1;
+	}
+}
+
 /* Mark what the launch reaches: its parameter words, then (transitively)
  * pointer words stored in the buffers found, within the scan budget. */
 static void snap_reach(struct snap *S, const struct tr_launch *l)
@@ -831,6 +850,7 @@ static int write_snapshot(struct run *R, size_t at, struct strbuf *err)
 			goto out;
 		}
 		l = &R->t->rec[at].u.launch;
+		want_module_globals(&S, l, at);
 		snap_reach(&S, l);
 		const struct sym_entry *s = find_symbol(R, l->name, at);
 		if (s && snap_module(&S, s->rec) < 0)

@@ -36,6 +36,27 @@ check_exit "  ...without it the global is 0 and replay runs clean" 0 $GPUREDUCE 
 GPUREDUCE_REPLAY_VERBOSE=1 check_exit "a verbose replay" 1 $GPUREDUCE replay g.bin
 check_grep "  ...prints the module's globals" "^gpureduce-global 0x[0-9a-f]* 4 d_limit\$" "$TMP/.out"
 
+# 1b. slicing keeps the kernel's own module's globals (the kernel reads them
+#     by name, not through a parameter): d_limit and its copied content
+cat > s.txt <<EOT
+process 100 /work ./app
+device "gpureduce CPU double"
+module $DBL/kernels.cubin 1
+alloc 0x7f0000100000 4000
+alloc 0x7f0000200000 4000
+alloc 0x7f00000b0000 4 global d_limit
+h2d 0x7f00000b0000 4 u64:0x12345678
+h2d 0x7f0000100000 4000 seq
+launch _Z7add_onePfi 4 256 ptr:0x7f0000100000 i32:1000
+launch _Z13scale_nocheckPfPKfi 8 256 ptr:0x7f0000200000 ptr:0x7f0000100000 i32:1000
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 1 at_launch=1
+EOT
+check "mktrace" $MKTRACE s.bin < s.txt
+check "shrink it" $GPUREDUCE shrink -j 2 --quiet -o s/repro.cu s.bin
+check_grep "  ...to one launch" "2 launches -> 1 launch(es)" "$TMP/.out"
+check "show the reduced trace" $GPUREDUCE show s/repro.bin
+check_grep "  ...it keeps the module global" "name: d_limit" "$TMP/.out"
+
 # 2. diagnose: a misaligned write one byte into d_limit
 cat > fake-sanitizer <<'EOT'
 #!/bin/sh
