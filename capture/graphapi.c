@@ -161,7 +161,7 @@ static ssize_t node_index(CUgraphNode *nodes, size_t n, CUgraphNode h)
  * driver's order), or NULL.  *n gets the count. */
 static CUgraphNode *sorted_nodes(CUgraph graph, size_t *n)
 {
-	CUgraphNode *nodes = NULL, *from = NULL, *to = NULL, *out = NULL;
+	CUgraphNode *nodes = NULL, *from = NULL, *to = NULL, *order = NULL;
 	CUgraphEdgeData *ed = NULL;
 	size_t nn = 0, ne = 0, done = 0;
 	unsigned *indeg = NULL;
@@ -172,12 +172,12 @@ static CUgraphNode *sorted_nodes(CUgraph graph, size_t *n)
 	nodes = xcalloc(nn, sizeof(*nodes));
 	if (cuGraphGetNodes(graph, nodes, &nn) != CUDA_SUCCESS ||
 	    cuGraphGetEdges(graph, NULL, NULL, NULL, &ne) != CUDA_SUCCESS)
-		goto out;
+		goto cleanup;
 	from = xcalloc(ne + 1, sizeof(*from));
 	to = xcalloc(ne + 1, sizeof(*to));
 	ed = xcalloc(ne + 1, sizeof(*ed));
 	if (ne && cuGraphGetEdges(graph, from, to, ed, &ne) != CUDA_SUCCESS)
-		goto out;
+		goto cleanup;
 	indeg = xcalloc(nn, sizeof(*indeg));
 	used = xcalloc(nn, 1);
 	for (size_t e = 0; e < ne; e++) {
@@ -185,7 +185,7 @@ static CUgraphNode *sorted_nodes(CUgraph graph, size_t *n)
 		if (t >= 0)
 			indeg[t]++;
 	}
-	out = xcalloc(nn, sizeof(*out));
+	order = xcalloc(nn, sizeof(*order));
 	while (done < nn) {
 		size_t i = 0;
 		while (i < nn && (used[i] || indeg[i]))
@@ -193,7 +193,7 @@ static CUgraphNode *sorted_nodes(CUgraph graph, size_t *n)
 		if (i == nn)
 			break;   /* a cycle: cannot happen in a valid graph */
 		used[i] = 1;
-		out[done++] = nodes[i];
+		order[done++] = nodes[i];
 		for (size_t e = 0; e < ne; e++) {
 			ssize_t t = from[e] == nodes[i] ? node_index(nodes, nn, to[e]) : -1;
 			if (t >= 0 && indeg[t])
@@ -201,18 +201,18 @@ static CUgraphNode *sorted_nodes(CUgraph graph, size_t *n)
 		}
 	}
 	if (done < nn) {
-		free(out);
-		out = NULL;
+		free(order);
+		order = NULL;
 	}
 	*n = nn;
-out:
+cleanup:
 	free(nodes);
 	free(from);
 	free(to);
 	free(ed);
 	free(indeg);
 	free(used);
-	return out;
+	return order;
 }
 
 /* GRAPH_BEGIN, the nodes, GRAPH_END for graph id `gid` (also the stream). */
