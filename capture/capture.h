@@ -7,6 +7,9 @@
  *   python.c   Python frame attribution, resolved with dlsym at run time
  *   map.c      a small u64 -> (u64, u64) hash map (live allocations, caches)
  *   hostmem.c  whether host bytes can be read without faulting
+ *   managed.c  content of managed/mapped host memory, written before launches
+ *   graphapi.c graphs built with the explicit API (cuGraphAddKernelNode...),
+ *              walked at instantiation and written like stream-captured ones
  *
  * The library runs inside the traced program: nothing here may print (except
  * the one refusal when CUPTI is taken), exit, or synchronise the GPU.
@@ -50,6 +53,62 @@ void cap_map_release(struct cap_map *m);
 /* 1 if all n bytes at p can be read without faulting, 0 if not, -1 if the
  * kernel would not say (process_vm_readv refused, e.g. by seccomp). */
 int cap_host_readable(const void *p, size_t n);
+
+/* ---- managed.c (callers hold inject.c's lock) ---- */
+
+/* Track an allocation the GPU reads without copies: dev is its recorded
+ * ALLOC address, host where the CPU reads it; user_pages: the program's own
+ * pages (cuMemHostRegister), checked for readability before each read.
+ * Returns 0, or -1 when it would pass GPUREDUCE_HOSTMEM_MAX (then it is not
+ * hashed: write a note). */
+int cap_mm_add(uint64_t dev, const void *host, uint64_t size, int user_pages);
+/* Stop tracking the allocation recorded at dev (no-op if unknown). */
+void cap_mm_del(uint64_t dev);
+/* Before a launch: write each 64 KiB chunk of a tracked allocation that
+ * changed since the last call as a MEMCPY_H2D flagged TR_F_HOSTMEM, adding
+ * its bytes to *h2d.  Returns 0 or -1 (a write failed). */
+int cap_mm_sync(struct trace_writer *w, uint64_t *h2d);
+
+/* ---- graphapi.c (callers hold inject.c's lock, recording on) ---- */
+
+/* A kernel node's launch as the graph API gives it. */
+struct cap_knode {
+	void *f;                 /* CUfunction (or CUkernel when func was NULL) */
+	struct tr_dim3 grid, block;
+	uint32_t shmem;
+	void **kp, **extra;
+};
+#define CAP_KNODE_FROM(k, p) do { \
+	(k)->f = (void *)(p)->func; \
+	(k)->grid = (struct tr_dim3){ (p)->gridDimX, (p)->gridDimY, (p)->gridDimZ }; \
+	(k)->block = (struct tr_dim3){ (p)->blockDimX, (p)->blockDimY, (p)->blockDimZ }; \
+	(k)->shmem = (p)->sharedMemBytes; \
+	(k)->kp = (p)->kernelParams; \
+	(k)->extra = (p)->extra; \
+} while (0)
+
+/* This CUgraph came from stream capture: its nodes are already recorded. */
+void cap_gx_stream_graph(uint64_t graph);
+/* cuGraphDestroy: the handle may be reused by a graph of either kind. */
+void cap_gx_graph_destroyed(uint64_t graph);
+/* graph was instantiated as exec: unless it came from stream capture, walk
+ * its nodes in dependency order and write GRAPH_BEGIN, the nodes (records
+ * flagged captured), GRAPH_END; the caller then writes GRAPH_EXEC. */
+void cap_gx_instantiate(uint64_t graph, uint64_t exec);
+/* cuGraphExec*SetParams on a kernel node of exec: write the exec's nodes
+ * again, as a new graph, with GRAPH_EXEC pointing exec at it. */
+void cap_gx_kernel_update(uint64_t exec, void *node, const struct cap_knode *k);
+
+/* inject.c, for graphapi.c (lock held, recording on) */
+uint8_t *cap_kernel_args(void *f, void **kp, void **extra, uint32_t *size);
+long cap_emit_node_launch(void *f, struct tr_dim3 grid, struct tr_dim3 block, uint32_t shmem,
+			  uint8_t *args, uint32_t argsize, uint64_t stream);
+struct CUDA_MEMSET_NODE_PARAMS_st;
+long cap_emit_node_memset(const struct CUDA_MEMSET_NODE_PARAMS_st *p, uint64_t stream);
+long cap_emit_node_copy(uint32_t type, uint64_t dst, uint64_t src, uint64_t size, uint64_t stream);
+int cap_is_device_ptr(uint64_t p);
+void cap_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cap_emit_graph(uint32_t type, uint64_t stream, uint64_t graph, uint64_t exec);
 
 /* ---- python.c ---- */
 

@@ -606,6 +606,8 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	r.u.launch.py_state = py_state;
 	r.u.launch.nframes = nframes;
 	r.u.launch.frames = frames;
+	if (!captured)
+		cap_mm_sync(&S.w, &S.h2d);   /* what the CPU wrote into managed/mapped memory */
 	ev = tw_record(&S.w, &r);
 	S.last_seq = S.launches++;
 	sb_reset(&S.last_name);
@@ -617,6 +619,101 @@ out:
 	free(args);
 	free(attrs);
 	sb_release(&pystore);
+}
+
+/* ---- graph nodes as records, for graphapi.c (lock held, recording on) ---- */
+
+uint8_t *cap_kernel_args(void *f, void **kp, void **extra, uint32_t *size)
+{
+	struct launch_in l;
+	struct fn_info *fi = fn_get_locked(f);
+	uint8_t *args;
+
+	memset(&l, 0, sizeof(l));
+	l.f = f;
+	l.kp = kp;
+	l.extra = extra;
+	args = build_args(fi, &l, size);
+	unlock();
+	return args;
+}
+
+long cap_emit_node_launch(void *f, struct tr_dim3 grid, struct tr_dim3 block, uint32_t shmem,
+			  uint8_t *args, uint32_t argsize, uint64_t stream)
+{
+	struct fn_info *fi = fn_get_locked(f);
+	struct tr_rec r;
+	long ev;
+
+	memset(&r, 0, sizeof(r));
+	r.type = TR_LAUNCH;
+	r.u.launch.seq = S.launches;
+	r.u.launch.func = (uint64_t)(uintptr_t)f;
+	r.u.launch.name = fi->name;
+	r.u.launch.api = TR_API_LAUNCH_KERNEL;
+	r.u.launch.flags = TR_F_CAPTURED;
+	r.u.launch.grid = grid;
+	r.u.launch.block = block;
+	r.u.launch.shmem = shmem;
+	r.u.launch.stream = stream;
+	r.u.launch.nparams = fi->nparams;
+	r.u.launch.params = fi->params;
+	r.u.launch.argsize = argsize;
+	r.u.launch.args = args;
+	r.u.launch.tid = (uint32_t)syscall(SYS_gettid);
+	r.u.launch.py_state = TR_PY_NONE;
+	ev = tw_record(&S.w, &r);
+	S.last_seq = S.launches++;
+	sb_reset(&S.last_name);
+	sb_adds(&S.last_name, fi->name);
+	unlock();
+	return ev;
+}
+
+long cap_emit_node_memset(const struct CUDA_MEMSET_NODE_PARAMS_st *p, uint64_t stream)
+{
+	struct tr_rec r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = TR_MEMSET;
+	r.u.memset.dst = p->dst;
+	r.u.memset.value = p->value;
+	r.u.memset.elem_size = p->elementSize;
+	r.u.memset.width = p->width;
+	r.u.memset.height = p->height ? p->height : 1;
+	r.u.memset.pitch = p->height > 1 ? p->pitch : 0;
+	r.u.memset.stream = stream;
+	r.u.memset.flags = TR_F_ASYNC | TR_F_CAPTURED;
+	return tw_record(&S.w, &r);
+}
+
+int cap_is_device_ptr(uint64_t p)
+{
+	return is_device_ptr((CUdeviceptr)p);
+}
+
+void cap_note(const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	sb_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	note_locked("%s", sb.buf);
+	sb_release(&sb);
+}
+
+void cap_emit_graph(uint32_t type, uint64_t stream, uint64_t graph, uint64_t exec)
+{
+	struct tr_rec r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = type;
+	r.u.graph.stream = stream;
+	r.u.graph.graph = graph;
+	r.u.graph.exec = exec;
+	tw_record(&S.w, &r);
 }
 
 /* ---- copies ------------------------------------------------------------ */
@@ -644,6 +741,11 @@ static long emit_copy(uint32_t type, uint64_t dst, uint64_t src, uint64_t size,
 	return tw_record(&S.w, &r);
 }
 
+long cap_emit_node_copy(uint32_t type, uint64_t dst, uint64_t src, uint64_t size, uint64_t stream)
+{
+	return emit_copy(type, dst, src, size, (CUstream)(uintptr_t)stream, TR_F_ASYNC | TR_F_CAPTURED);
+}
+
 /* A 1D copy whose direction is known.  For H2D, the host source is checked
  * first: `trusted` says the API promises host memory (the driver reads it
  * as such anyway), else a read the kernel cannot vouch for is skipped. */
@@ -668,6 +770,8 @@ static void rec_copy(const CUpti_CallbackData *cb, uint32_t type, uint64_t dst, 
 		flags |= TR_F_CAPTURED;
 	if (!lock_rec())
 		return;
+	if (type == TR_MEMCPY_D2D && !(flags & TR_F_CAPTURED))
+		cap_mm_sync(&S.w, &S.h2d);   /* its source may be managed memory the CPU wrote */
 	ev = emit_copy(type, dst, src, size, stream, flags);
 	set_corr(cb, ev);
 	unlock();
@@ -918,7 +1022,68 @@ static void rec_graph(uint32_t type, CUstream stream, uint64_t graph, uint64_t e
 	r.u.graph.stream = (uint64_t)(uintptr_t)stream;
 	r.u.graph.graph = graph;
 	r.u.graph.exec = exec;
+	if (type == TR_GRAPH_LAUNCH)
+		cap_mm_sync(&S.w, &S.h2d);
 	tw_record(&S.w, &r);
+	unlock();
+}
+
+/* An instantiated graph not made by stream capture: its nodes, walked now
+ * (graphapi.c), written ahead of the GRAPH_EXEC record. */
+static void rec_explicit_graph(CUgraph graph, const CUgraphExec *exec)
+{
+	if (!exec || !lock_rec())
+		return;
+	cap_gx_instantiate((uint64_t)(uintptr_t)graph, (uint64_t)(uintptr_t)*exec);
+	unlock();
+}
+
+/* A node of an instantiated explicit graph got new parameters. */
+static void rec_exec_update(CUpti_CallbackId cbid, const void *p)
+{
+	struct cap_knode k;
+	uint64_t exec;
+	void *node;
+
+	memset(&k, 0, sizeof(k));
+	switch (cbid) {
+	case CB(cuGraphExecKernelNodeSetParams): {
+		const cuGraphExecKernelNodeSetParams_params *q = p;
+		if (!q->nodeParams)
+			return;
+		exec = (uint64_t)(uintptr_t)q->hGraphExec;
+		node = q->hNode;
+		CAP_KNODE_FROM(&k, q->nodeParams);
+		break;
+	}
+	case CB(cuGraphExecKernelNodeSetParams_v2): {
+		const cuGraphExecKernelNodeSetParams_v2_params *q = p;
+		if (!q->nodeParams)
+			return;
+		exec = (uint64_t)(uintptr_t)q->hGraphExec;
+		node = q->hNode;
+		CAP_KNODE_FROM(&k, q->nodeParams);
+		if (!k.f)
+			k.f = (void *)q->nodeParams->kern;
+		break;
+	}
+	case CB(cuGraphExecNodeSetParams): {
+		const cuGraphExecNodeSetParams_params *q = p;
+		if (!q->nodeParams || q->nodeParams->type != CU_GRAPH_NODE_TYPE_KERNEL)
+			return;
+		exec = (uint64_t)(uintptr_t)q->hGraphExec;
+		node = q->hNode;
+		CAP_KNODE_FROM(&k, &q->nodeParams->kernel);
+		if (!k.f)
+			k.f = (void *)q->nodeParams->kernel.kern;
+		break;
+	}
+	default:
+		return;
+	}
+	if (!lock_rec())
+		return;
+	cap_gx_kernel_update(exec, node, &k);
 	unlock();
 }
 
@@ -942,10 +1107,15 @@ static void on_graph_exit(CUpti_CallbackId cbid, const void *p)
 		const cuStreamEndCapture_params *q = p;
 		rec_graph(TR_GRAPH_END, eff_stream(q->hStream, cbid != CB(cuStreamEndCapture)),
 			  q->phGraph ? (uint64_t)(uintptr_t)*q->phGraph : 0, 0);
+		if (q->phGraph && lock_rec()) {
+			cap_gx_stream_graph((uint64_t)(uintptr_t)*q->phGraph);
+			unlock();
+		}
 		break;
 	}
 	case CB(cuGraphInstantiate): case CB(cuGraphInstantiate_v2): {
 		const cuGraphInstantiate_params *q = p;
+		rec_explicit_graph(q->hGraph, q->phGraphExec);
 		if (q->phGraphExec)
 			rec_graph(TR_GRAPH_EXEC, NULL, (uint64_t)(uintptr_t)q->hGraph,
 				  (uint64_t)(uintptr_t)*q->phGraphExec);
@@ -953,6 +1123,7 @@ static void on_graph_exit(CUpti_CallbackId cbid, const void *p)
 	}
 	case CB(cuGraphInstantiateWithFlags): {
 		const cuGraphInstantiateWithFlags_params *q = p;
+		rec_explicit_graph(q->hGraph, q->phGraphExec);
 		if (q->phGraphExec)
 			rec_graph(TR_GRAPH_EXEC, NULL, (uint64_t)(uintptr_t)q->hGraph,
 				  (uint64_t)(uintptr_t)*q->phGraphExec);
@@ -960,11 +1131,30 @@ static void on_graph_exit(CUpti_CallbackId cbid, const void *p)
 	}
 	case CB(cuGraphInstantiateWithParams): case CB(cuGraphInstantiateWithParams_ptsz): {
 		const cuGraphInstantiateWithParams_params *q = p;
+		rec_explicit_graph(q->hGraph, q->phGraphExec);
 		if (q->phGraphExec)
 			rec_graph(TR_GRAPH_EXEC, NULL, (uint64_t)(uintptr_t)q->hGraph,
 				  (uint64_t)(uintptr_t)*q->phGraphExec);
 		break;
 	}
+	case CB(cuGraphExecKernelNodeSetParams): case CB(cuGraphExecKernelNodeSetParams_v2):
+	case CB(cuGraphExecNodeSetParams):
+		rec_exec_update(cbid, p);
+		break;
+	case CB(cuGraphDestroy):
+		if (lock_rec()) {   /* its handle may come back as another graph */
+			cap_gx_graph_destroyed((uint64_t)(uintptr_t)((const cuGraphDestroy_params *)p)->hGraph);
+			unlock();
+		}
+		break;
+	case CB(cuGraphExecUpdate): case CB(cuGraphExecUpdate_v2):
+	case CB(cuGraphExecMemsetNodeSetParams): case CB(cuGraphExecMemcpyNodeSetParams):
+		note_once(cbid, "%s: a graph exec changed in a way the trace does not follow; replay "
+			  "runs the graph as instantiated", cbid == CB(cuGraphExecUpdate) ? "cuGraphExecUpdate" :
+			  cbid == CB(cuGraphExecUpdate_v2) ? "cuGraphExecUpdate_v2" :
+			  cbid == CB(cuGraphExecMemsetNodeSetParams) ? "cuGraphExecMemsetNodeSetParams" :
+			  "cuGraphExecMemcpyNodeSetParams");
+		break;
 	default:
 		break;
 	}
@@ -1128,12 +1318,29 @@ static void rec_free(uint64_t key)
 	if (!key || !lock_rec())
 		return;
 	if (cap_map_del(&S.live, key, &addr, &kind)) {
+		cap_mm_del(addr);
 		memset(&r, 0, sizeof(r));
 		r.type = TR_FREE;
 		r.u.free.addr = addr;
 		r.u.free.kind = (uint32_t)kind;
 		tw_record(&S.w, &r);
 	}
+	unlock();
+}
+
+/* Memory the GPU reads without copies (managed, mapped or registered host
+ * memory): recorded, then its content tracked from launch to launch
+ * (managed.c). */
+static void rec_alloc_hostmem(const void *host, uint64_t addr, uint64_t size, uint32_t kind,
+			      int user_pages)
+{
+	rec_alloc(kind == TR_MEM_MANAGED ? 0 : (uint64_t)(uintptr_t)host, addr, size, kind, NULL);
+	if (!addr || !lock_rec())
+		return;
+	if (cap_mm_add(addr, host, size, user_pages) < 0)
+		note_locked("%s memory at 0x%llx (%llu bytes) passes GPUREDUCE_HOSTMEM_MAX: the bytes the "
+			    "CPU writes into it are not recorded", kind == TR_MEM_MANAGED ? "managed" : "mapped host",
+			    (unsigned long long)addr, (unsigned long long)size);
 	unlock();
 }
 
@@ -1164,7 +1371,8 @@ static void on_alloc_exit(CUpti_CallbackId cbid, const void *p)
 	case CB(cuMemAllocManaged): {
 		const cuMemAllocManaged_params *q = p;
 		if (q->dptr)
-			rec_alloc(0, *q->dptr, q->bytesize, TR_MEM_MANAGED, NULL);
+			rec_alloc_hostmem((const void *)(uintptr_t)*q->dptr, *q->dptr, q->bytesize,
+					  TR_MEM_MANAGED, 0);
 		break;
 	}
 	case CB(cuMemAllocAsync): case CB(cuMemAllocAsync_ptsz): {
@@ -1188,7 +1396,9 @@ static void on_alloc_exit(CUpti_CallbackId cbid, const void *p)
 	}
 	case CB(cuMemHostAlloc): {
 		const cuMemHostAlloc_params *q = p;
-		if (q->pp && *q->pp)
+		if (q->pp && *q->pp && (q->Flags & CU_MEMHOSTALLOC_DEVICEMAP))
+			rec_alloc_hostmem(*q->pp, host_dev_addr(*q->pp), q->bytesize, TR_MEM_HOST, 0);
+		else if (q->pp && *q->pp)
 			rec_alloc((uint64_t)(uintptr_t)*q->pp, host_dev_addr(*q->pp), q->bytesize,
 				  TR_MEM_HOST, NULL);
 		break;
@@ -1196,8 +1406,7 @@ static void on_alloc_exit(CUpti_CallbackId cbid, const void *p)
 	case CB(cuMemHostRegister_v2): case CB(cuMemHostRegister): {
 		const cuMemHostRegister_v2_params *q = p;
 		if (q->p)
-			rec_alloc((uint64_t)(uintptr_t)q->p, host_dev_addr(q->p), q->bytesize,
-				  TR_MEM_HOST, NULL);
+			rec_alloc_hostmem(q->p, host_dev_addr(q->p), q->bytesize, TR_MEM_HOST, 1);
 		break;
 	}
 	case CB(cuMemMap): {

@@ -44,6 +44,8 @@ struct report {
 	char thread[64], block[64];
 	unsigned long long addr;
 	int have_addr;
+	unsigned size;           /* bytes accessed, 0 unknown */
+	int misaligned;          /* the report says the address is misaligned */
 };
 
 static const char *find_after(const char *hay, const char *needle)
@@ -77,6 +79,7 @@ static int parse_report(const char *out, struct report *r)
 		copy_until(verb, sizeof(verb), rw, " ");
 		q = find_after(p, "of size ");
 		unsigned sz = q ? (unsigned)atoi(q) : 0;
+		r->size = sz;
 		snprintf(r->what, sizeof(r->what), "%s%s%s of %u bytes", sp, *sp ? " " : "", verb, sz);
 	} else if ((p = strstr(out, "Misaligned"))) {
 		copy_until(r->what, sizeof(r->what), p, "\n");
@@ -91,6 +94,8 @@ static int parse_report(const char *out, struct report *r)
 		copy_until(r->thread, sizeof(r->thread), q, " ");
 	if ((q = find_after(p, "in block ")))
 		copy_until(r->block, sizeof(r->block), q, " \n");
+	if (strstr(p, "misaligned") || strstr(p, "Misaligned"))
+		r->misaligned = 1;
 	if ((q = find_after(p, "Access to 0x")) || (q = find_after(p, "Address 0x"))) {
 		r->addr = strtoull(q, NULL, 16);
 		r->have_addr = 1;
@@ -200,6 +205,46 @@ static const struct rbuf *nearest_buffer(const struct rbuf *bufs, size_t nb, uns
 	return best;
 }
 
+/* The module global (a `gpureduce-global PTR SIZE NAME` line of a verbose
+ * replay) whose bytes hold addr: its name in name, offset in *off. */
+static int find_global(const char *output, unsigned long long addr, char *name, size_t n,
+		       unsigned long long *off, unsigned long long *size)
+{
+	const char *p = output;
+	while ((p = strstr(p, "gpureduce-global "))) {
+		unsigned long long ptr, sz;
+		int used = 0;
+		p += 17;
+		if (sscanf(p, "0x%llx %llu %n", &ptr, &sz, &used) != 2 || !used)
+			continue;
+		if (addr < ptr || addr - ptr >= (sz ? sz : 1))
+			continue;
+		copy_until(name, n, p + used, " \n");
+		*off = addr - ptr;
+		*size = sz;
+		return 1;
+	}
+	return 0;
+}
+
+/* ": 1 byte into module global `x` (a 4 B variable), misaligned" */
+static int explain_global(const char *output, const struct report *r, struct strbuf *out)
+{
+	char name[256], b[32];
+	unsigned long long off, size;
+	if (!find_global(output, r->addr, name, sizeof(name), &off, &size))
+		return 0;
+	sb_addf(out, ": %llu byte%s into module global `%s` (a %s variable)", off, off == 1 ? "" : "s",
+		name, fmt_bytes(size, b));
+	if (r->size > 1 && (r->misaligned || (!(r->size & (r->size - 1)) && r->addr % r->size)))
+		sb_addf(out, ", misaligned (a %u-byte access must be %u-byte aligned)", r->size, r->size);
+	else if (r->misaligned)
+		sb_adds(out, ", misaligned");
+	else if (off + r->size > size)
+		sb_adds(out, ", running past its end");
+	return 1;
+}
+
 /* Within this distance of a buffer an address is "near" it (an overrun of
  * that buffer); farther out it is a wild address. */
 #define NEAR_BYTES (64ull << 20)
@@ -222,7 +267,9 @@ int diagnose_explain(const char *output, const struct trace *red, struct strbuf 
 		unsigned long long bestd;
 		int where; /* 0 inside, 1 after, -1 before */
 		const struct rbuf *best = nearest_buffer(bufs, nb, r.addr, &bestd, &where);
-		if (best && bestd < NEAR_BYTES) {
+		if (explain_global(output, &r, out)) {
+			/* named above */
+		} else if (best && bestd < NEAR_BYTES) {
 			struct strbuf role = STRBUF_INIT;
 			char b[32];
 			role_of(red, best->index, &role);

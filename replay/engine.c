@@ -253,6 +253,33 @@ static const struct sym_entry *find_symbol(const struct run *R, const char *name
 	return best ? best : later;
 }
 
+struct global_print {
+	struct replay_ctx *c;
+	CUmodule mod;
+};
+
+static int print_global(const char *name, int kind, void *arg)
+{
+	struct global_print *g = arg;
+	CUdeviceptr p = 0;
+	size_t size = 0;
+
+	if (kind == ELF_SYM_OBJECT && g->c->d.ModuleGetGlobal &&
+	    g->c->d.ModuleGetGlobal(&p, &size, g->mod, name) == CUDA_SUCCESS && p)
+		fprintf(stderr, "gpureduce-global 0x%llx %llu %s\n", (unsigned long long)p,
+			(unsigned long long)size, name);
+	return 0;
+}
+
+/* Verbose replays (diagnose) say where each loaded module's __device__
+ * variables are, so an access inside one is named as such. */
+static void print_globals(struct replay_ctx *c, CUmodule mod, const struct strbuf *img)
+{
+	struct global_print g = { c, mod };
+	if (getenv("GPUREDUCE_REPLAY_VERBOSE"))
+		elf_symbols(img->buf, img->len, print_global, &g);
+}
+
 static int load_module(struct run *R, uint64_t hash, CUmodule *out, struct strbuf *err)
 {
 	struct replay_ctx *c = R->c;
@@ -279,6 +306,7 @@ static int load_module(struct run *R, uint64_t hash, CUmodule *out, struct strbu
 	c->mods[c->nmods].hash = hash;
 	c->mods[c->nmods].mod = *out;
 	c->nmods++;
+	print_globals(c, *out, &img);
 	ret = 0;
 out:
 	sb_release(&img);
@@ -721,6 +749,25 @@ static int read_twin(struct run *R, struct mm_alloc *a, struct strbuf *out)
 	return 0;
 }
 
+/* The __device__ variables of the launched kernel's own module: it reads
+ * them by name, not through a pointer, so no parameter word finds them. */
+static void want_module_globals(struct snap *S, const struct tr_launch *l, size_t at)
+{
+	struct run *R = S->R;
+	const struct sym_entry *k = find_symbol(R, l->name, at);
+
+	for (size_t i = 0; k && i < R->mm.n; i++) {
+		struct mm_alloc *a = R->mm.all[i];
+		const char *gname = R->t->rec[a->alloc_event].u.alloc.name;
+		const struct sym_entry *g;
+		if (a->kind != TR_MEM_GLOBAL || a->free_event >= 0 || !gname || !*gname)
+			continue;
+		g = find_symbol(R, gname, at);
+		if (g && g->blob == k->blob)
+			S->want[i] = 1;
+	}
+}
+
 /* Mark what the launch reaches: its parameter words, then (transitively)
  * pointer words stored in the buffers found, within the scan budget. */
 static void snap_reach(struct snap *S, const struct tr_launch *l)
@@ -804,6 +851,7 @@ static int write_snapshot(struct run *R, size_t at, struct strbuf *err)
 			goto out;
 		}
 		l = &R->t->rec[at].u.launch;
+		want_module_globals(&S, l, at);
 		snap_reach(&S, l);
 		const struct sym_entry *s = find_symbol(R, l->name, at);
 		if (s && snap_module(&S, s->rec) < 0)

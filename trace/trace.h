@@ -96,6 +96,8 @@ enum tr_codec {
 #define TR_F_ASYNC 0x1u
 #define TR_F_CAPTURED 0x2u /* issued during stream capture: did not run then */
 #define TR_F_FILL 0x4u     /* H2D written by shrink: bytes are cand_fill(src as seed) */
+#define TR_F_HOSTMEM 0x8u  /* H2D written by capture before a launch: managed/mapped host
+			    * memory content the CPU changed (no copy call made it) */
 
 struct tr_dim3 {
 	uint32_t x, y, z;

@@ -223,3 +223,112 @@ VIS CUresult cuLibraryGetGlobal(CUdeviceptr *d, size_t *bytes, CUlibrary l, cons
 {
 	return cuModuleGetGlobal(d, bytes, NULL, name);
 }
+
+/* ---- explicit graph API: graph 0x9b0 --------------------------------------
+ * nodes, in the order cuGraphGetNodes gives them:
+ *   0x14 kernel: CUkernel 0xe001 (scale) given as `kern`, func NULL
+ *   0x12 kernel: CUfunction 0xf001 (fill) on 0xd00000000000, n = 1000
+ *   0x11 memset: D32 0xd00000000000, 0 x 1000
+ *   0x13 memcpy: 64 host bytes (0x40 0x41 ...) -> 0xd00000001000
+ *   0x15 host node: not recorded
+ * edges 0x11->0x12, 0x13->0x12, 0x12->0x14: so the order is 0x11 0x13 0x12
+ * 0x14 (0x15 anywhere). */
+static const CUgraphNode g_nodes[] = {
+	(CUgraphNode)(uintptr_t)0x14, (CUgraphNode)(uintptr_t)0x12, (CUgraphNode)(uintptr_t)0x11,
+	(CUgraphNode)(uintptr_t)0x13, (CUgraphNode)(uintptr_t)0x15
+};
+static unsigned char g_host[64];
+static CUdeviceptr g_fill_p = 0xd00000000000ull, g_scale_x = 0xd00000000000ull,
+		   g_scale_y = 0xd00000001000ull;
+static int g_fill_n = 1000, g_scale_n = 16;
+static void *g_fill_kp[] = { &g_fill_p, &g_fill_n };
+static void *g_scale_kp[] = { &g_scale_x, &g_scale_y, &g_scale_n };
+
+VIS CUresult cuGraphGetNodes(CUgraph g, CUgraphNode *nodes, size_t *n)
+{
+	size_t all = sizeof(g_nodes) / sizeof(g_nodes[0]);
+	if ((uintptr_t)g != 0x9b0 || !n)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (nodes)
+		memcpy(nodes, g_nodes, (*n < all ? *n : all) * sizeof(*nodes));
+	*n = all;
+	return CUDA_SUCCESS;
+}
+
+VIS CUresult cuGraphGetEdges(CUgraph g, CUgraphNode *from, CUgraphNode *to, CUgraphEdgeData *ed,
+			     size_t *n)
+{
+	static const uintptr_t f[] = { 0x11, 0x13, 0x12 }, t[] = { 0x12, 0x12, 0x14 };
+	if ((uintptr_t)g != 0x9b0 || !n)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (from && to)
+		for (size_t i = 0; i < 3 && i < *n; i++) {
+			from[i] = (CUgraphNode)f[i];
+			to[i] = (CUgraphNode)t[i];
+			if (ed)
+				memset(&ed[i], 0, sizeof(ed[i]));
+		}
+	*n = 3;
+	return CUDA_SUCCESS;
+}
+
+VIS CUresult cuGraphNodeGetType(CUgraphNode h, CUgraphNodeType *t)
+{
+	switch ((uintptr_t)h) {
+	case 0x11: *t = CU_GRAPH_NODE_TYPE_MEMSET; return CUDA_SUCCESS;
+	case 0x12: case 0x14: *t = CU_GRAPH_NODE_TYPE_KERNEL; return CUDA_SUCCESS;
+	case 0x13: *t = CU_GRAPH_NODE_TYPE_MEMCPY; return CUDA_SUCCESS;
+	case 0x15: *t = CU_GRAPH_NODE_TYPE_HOST; return CUDA_SUCCESS;
+	default: return CUDA_ERROR_INVALID_VALUE;
+	}
+}
+
+VIS CUresult cuGraphKernelNodeGetParams(CUgraphNode h, CUDA_KERNEL_NODE_PARAMS *p)
+{
+	memset(p, 0, sizeof(*p));
+	if ((uintptr_t)h == 0x12) {
+		p->func = (CUfunction)(uintptr_t)0xf001;
+		p->gridDimX = 4; p->gridDimY = p->gridDimZ = 1;
+		p->blockDimX = 256; p->blockDimY = p->blockDimZ = 1;
+		p->kernelParams = g_fill_kp;
+		return CUDA_SUCCESS;
+	}
+	if ((uintptr_t)h == 0x14) {
+		p->kern = (CUkernel)(uintptr_t)0xe001;
+		p->gridDimX = 1; p->gridDimY = p->gridDimZ = 1;
+		p->blockDimX = 16; p->blockDimY = p->blockDimZ = 1;
+		p->kernelParams = g_scale_kp;
+		return CUDA_SUCCESS;
+	}
+	return CUDA_ERROR_INVALID_VALUE;
+}
+
+VIS CUresult cuGraphMemsetNodeGetParams(CUgraphNode h, CUDA_MEMSET_NODE_PARAMS *p)
+{
+	if ((uintptr_t)h != 0x11)
+		return CUDA_ERROR_INVALID_VALUE;
+	memset(p, 0, sizeof(*p));
+	p->dst = 0xd00000000000ull;
+	p->value = 0;
+	p->elementSize = 4;
+	p->width = 1000;
+	p->height = 1;
+	return CUDA_SUCCESS;
+}
+
+VIS CUresult cuGraphMemcpyNodeGetParams(CUgraphNode h, CUDA_MEMCPY3D *c)
+{
+	if ((uintptr_t)h != 0x13)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (int i = 0; i < 64; i++)
+		g_host[i] = (unsigned char)(0x40 + i);
+	memset(c, 0, sizeof(*c));
+	c->srcMemoryType = CU_MEMORYTYPE_HOST;
+	c->srcHost = g_host;
+	c->dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+	c->dstDevice = 0xd00000001000ull;
+	c->WidthInBytes = 64;
+	c->Height = 1;
+	c->Depth = 1;
+	return CUDA_SUCCESS;
+}

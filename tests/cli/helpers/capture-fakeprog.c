@@ -14,6 +14,11 @@
  *                                subprocess (a second CUDA process), and fork
  *                                a child that makes calls and exits
  *   capture-fakeprog child       init, one launch, exit 0
+ *   capture-fakeprog graphapi    an explicit-API graph (capture-fakecuda's
+ *                                graph 0x9b0) instantiated, launched, its
+ *                                kernel node updated, launched again; exit 0
+ *   capture-fakeprog hostmem     managed and mapped host memory the "CPU"
+ *                                changes between launches; exit 0
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -227,6 +232,115 @@ static int full(void)
 	return 3;
 }
 
+/* Managed memory (4 chunks of 64 KiB, the last short), mapped and plain
+ * pinned host memory, changed by the "CPU" between launches. */
+static int hostmem(void)
+{
+	enum { MSIZE = 3 * 65536 + 8192 };
+	unsigned char *man = calloc(1, MSIZE), *mapped = NULL, *plain = NULL;
+	CUdeviceptr m = (CUdeviceptr)(uintptr_t)man;
+	CUstream cap = (CUstream)(uintptr_t)0xca97;
+
+	{
+		cuMemAllocManaged_params q = { &m, MSIZE, CU_MEM_ATTACH_GLOBAL };
+		API(cuMemAllocManaged, &q, CUDA_SUCCESS);
+		mapped = malloc(100);
+		memset(mapped, 0x11, 100);
+		cuMemHostAlloc_params qh = { (void **)&mapped, 100, CU_MEMHOSTALLOC_DEVICEMAP };
+		API(cuMemHostAlloc, &qh, CUDA_SUCCESS);
+		plain = malloc(200);
+		cuMemHostAlloc_params qp = { (void **)&plain, 200, 0 };
+		API(cuMemHostAlloc, &qp, CUDA_SUCCESS);               /* not mapped: not tracked */
+	}
+	man[5] = 0xa5;
+	launch_fill(m, 1, NULL, CUDA_SUCCESS);                        /* 4 + 1 chunks, all new */
+	man[70000] = 0x5a;
+	plain[0] = 1;
+	launch_fill(m, 2, NULL, CUDA_SUCCESS);                        /* chunk 1 only */
+	launch_fill(m, 3, NULL, CUDA_SUCCESS);                        /* nothing changed */
+	man[1] = 1;
+	{
+		cuMemcpyDtoD_v2_params q = { 0xd00000000000ull, m, 16 };
+		API(cuMemcpyDtoD_v2, &q, CUDA_SUCCESS);                /* its source changed: chunk 0 first */
+	}
+	man[MSIZE - 1] = 7;
+	launch_fill(m, 4, cap, CUDA_SUCCESS);                         /* captured: does not run, no sync */
+	mapped[99] = 0x22;
+	{
+		cuGraphLaunch_params ql = { (CUgraphExec)(uintptr_t)0xe9e, NULL };
+		API(cuGraphLaunch, &ql, CUDA_SUCCESS);                /* chunk 3 and the mapped buffer */
+	}
+	{
+		cuMemFree_v2_params q = { m };
+		API(cuMemFree_v2, &q, CUDA_SUCCESS);
+		cuMemFreeHost_params qh = { mapped };
+		API(cuMemFreeHost, &qh, CUDA_SUCCESS);
+	}
+	man[0] = 9;
+	launch_fill(0xd00000000000ull, 5, NULL, CUDA_SUCCESS);       /* freed: nothing */
+	{   /* registered pages the program makes unreadable (a bug): skipped, no crash */
+		unsigned char *reg = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+					  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		reg[0] = 0x77;
+		cuMemHostRegister_v2_params qr = { reg, 4096, 0 };
+		API(cuMemHostRegister_v2, &qr, CUDA_SUCCESS);
+		launch_fill(0xd00000000000ull, 6, NULL, CUDA_SUCCESS);   /* its page */
+		mprotect(reg, 4096, PROT_NONE);
+		launch_fill(0xd00000000000ull, 7, NULL, CUDA_SUCCESS);   /* unreadable: skipped */
+	}
+	free(man);
+	free(mapped);
+	free(plain);
+	return 0;
+}
+
+/* The explicit graph: instantiated (walked), launched, a kernel node's
+ * parameters changed on the exec, launched again; a stream-captured graph
+ * is not walked at its instantiation. */
+static int graphapi(void)
+{
+	CUgraph g = (CUgraph)(uintptr_t)0x9b0, sg = (CUgraph)(uintptr_t)0x9a9;
+	CUgraphExec ge = (CUgraphExec)(uintptr_t)0xe9f, sge = (CUgraphExec)(uintptr_t)0xe9e;
+	CUdeviceptr p = 0xd00000000000ull;
+	int n = 1 << 30;
+	void *kp[2] = { &p, &n };
+	CUDA_KERNEL_NODE_PARAMS kn;
+
+	cuGraphInstantiateWithFlags_params qi = { &ge, g, 0 };
+	API(cuGraphInstantiateWithFlags, &qi, CUDA_SUCCESS);
+	cuGraphLaunch_params ql = { ge, NULL };
+	API(cuGraphLaunch, &ql, CUDA_SUCCESS);
+	memset(&kn, 0, sizeof(kn));
+	kn.func = (CUfunction)(uintptr_t)0xf001;
+	kn.gridDimX = 8; kn.gridDimY = kn.gridDimZ = 1;
+	kn.blockDimX = 256; kn.blockDimY = kn.blockDimZ = 1;
+	kn.kernelParams = kp;
+	cuGraphExecKernelNodeSetParams_v2_params qu = { ge, (CUgraphNode)(uintptr_t)0x12, &kn };
+	API(cuGraphExecKernelNodeSetParams_v2, &qu, CUDA_SUCCESS);
+	API(cuGraphLaunch, &ql, (CUresult)700);
+	(void)sg; (void)sge;
+	return 0;
+}
+
+static int graphapi_stream(void)
+{
+	CUgraph sg = (CUgraph)(uintptr_t)0x9b0;   /* the same handle, but from capture */
+	CUgraphExec sge = (CUgraphExec)(uintptr_t)0xe9e;
+	cuStreamBeginCapture_v2_params qc = { (CUstream)(uintptr_t)0xca97, CU_STREAM_CAPTURE_MODE_GLOBAL };
+	API(cuStreamBeginCapture_v2, &qc, CUDA_SUCCESS);
+	cuStreamEndCapture_params qe = { (CUstream)(uintptr_t)0xca97, &sg };
+	API(cuStreamEndCapture, &qe, CUDA_SUCCESS);
+	cuGraphInstantiateWithFlags_params qi = { &sge, sg, 0 };
+	API(cuGraphInstantiateWithFlags, &qi, CUDA_SUCCESS);
+	/* destroyed; the handle comes back as an explicit graph: walked */
+	cuGraphDestroy_params qd = { sg };
+	API(cuGraphDestroy, &qd, CUDA_SUCCESS);
+	CUgraphExec e2 = (CUgraphExec)(uintptr_t)0xea0;
+	cuGraphInstantiateWithFlags_params qi2 = { &e2, sg, 0 };
+	API(cuGraphInstantiateWithFlags, &qi2, CUDA_SUCCESS);
+	return 0;
+}
+
 static void *thread_main(void *arg)
 {
 	for (int i = 0; i < 500; i++)
@@ -269,6 +383,12 @@ int main(int argc, char **argv)
 		API(cuGraphLaunch, &ql, (CUresult)700);
 		return 1;
 	}
+	if (!strcmp(what, "graphapi"))
+		return graphapi();
+	if (!strcmp(what, "graphapi-stream"))
+		return graphapi_stream();
+	if (!strcmp(what, "hostmem"))
+		return hostmem();
 	if (!strcmp(what, "child")) {
 		launch_fill(0xd00000000000ull, 1, NULL, CUDA_SUCCESS);
 		return 0;

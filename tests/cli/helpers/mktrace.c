@@ -23,9 +23,10 @@
  *   alloc ADDR SIZE [KIND [NAME]]          KIND: device host managed vmm async
  *                                         global, or a number (default device)
  *   free ADDR [KIND]
- *   h2d DST SIZE FILL [SRC] [async]       FILL: a byte 0..255, `seq` (i & 255),
+ *   h2d DST SIZE FILL [SRC] [async] [hostmem]   FILL: a byte 0..255, `seq` (i & 255),
  *                                         `u64:V,V,...` (LE words, then zeros)
- *                                         or `rand[:SEED]` (incompressible)
+ *                                         or `rand[:SEED]` (incompressible);
+ *                                         hostmem: flagged TR_F_HOSTMEM
  *   d2d DST SRC SIZE  |  d2h DST SRC SIZE
  *   memset DST VALUE COUNT [ELEM [HEIGHT PITCH]]     ELEM 1, 2 or 4 (default 1)
  *   launch NAME GX BX ARG...              one TR_LAUNCH; ARG is a parameter or
@@ -585,7 +586,9 @@ static void command(int n, char **wv)
 		r.u.copy.blob = blob(sb.buf, sb.len);
 		for (int i = 4; i < n; i++) {
 			if (!strcmp(wv[i], "async"))
-				r.u.copy.flags = TR_F_ASYNC;
+				r.u.copy.flags |= TR_F_ASYNC;
+			else if (!strcmp(wv[i], "hostmem"))
+				r.u.copy.flags |= TR_F_HOSTMEM;
 			else
 				r.u.copy.src = num(wv[i]);
 		}

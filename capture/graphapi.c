@@ -1,0 +1,315 @@
+/*
+ * graphapi.c - CUDA graphs built with the explicit graph API
+ * (cuGraphCreate + cuGraphAddKernelNode / MemcpyNode / MemsetNode +
+ * dependencies), as XLA, TensorRT and hand-written graph code make them
+ * (see capture.h).
+ *
+ * Their nodes never pass through a launch or copy callback, so at
+ * instantiation the graph is walked (cuGraphGetNodes, cuGraphGetEdges,
+ * cuGraph*NodeGetParams) and written exactly as a stream-captured graph
+ * is: GRAPH_BEGIN, the nodes in a dependency order as records flagged
+ * TR_F_CAPTURED on a stream named after the graph, GRAPH_END; inject.c then
+ * writes GRAPH_EXEC.  Replay, shrink's graph expansion and slicing need no
+ * change.
+ *
+ * An instantiated graph may change later (cuGraphExecKernelNodeSetParams,
+ * cuGraphExecNodeSetParams on a kernel node): each exec's nodes are kept
+ * here, and an update writes them all again as a new graph (a synthetic
+ * handle) with a GRAPH_EXEC that points the exec at it, so the launches
+ * after the update run the new parameters.  Host-to-device memcpy nodes
+ * carry the host bytes as they were at instantiation (or update), not at
+ * launch.  Node types other than kernel, memset, 1D memcpy and empty are
+ * not recorded (a note says so).  State is under inject.c's lock.
+ */
+#include <cuda.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "../common/util.h"
+#include "capture.h"
+
+struct gnode {
+	CUgraphNode h;
+	CUgraphNodeType type;
+	struct cap_knode k;      /* kernel: kp/extra unused after args are built */
+	uint8_t *args;
+	uint32_t argsize;
+	CUDA_MEMSET_NODE_PARAMS ms;
+	uint32_t ctype;          /* memcpy: TR_MEMCPY_H2D/D2D/D2H */
+	uint64_t dst, src, size;
+};
+
+struct gexec {
+	uint64_t exec;
+	struct gnode *n;
+	size_t nn;
+};
+
+static struct {
+	struct gexec *x;
+	size_t n, alloc;
+	struct cap_map stream_graphs;   /* CUgraph from stream capture -> 1 */
+	uint64_t synth;                 /* graphs written for exec updates */
+} G;
+
+#define SYNTH_GRAPH 0xff00000000000000ull   /* no CUgraph has these handles */
+
+void cap_gx_stream_graph(uint64_t graph)
+{
+	if (graph)
+		cap_map_put(&G.stream_graphs, graph, 1, 0);
+}
+
+void cap_gx_graph_destroyed(uint64_t graph)
+{
+	cap_map_del(&G.stream_graphs, graph, NULL, NULL);
+}
+
+static void gexec_free(struct gexec *x)
+{
+	for (size_t i = 0; i < x->nn; i++)
+		free(x->n[i].args);
+	free(x->n);
+	x->n = NULL;
+	x->nn = 0;
+}
+
+/* Host, device or (unified) whichever the driver says the pointer is. */
+static int side_is_dev(CUmemorytype t, uint64_t p)
+{
+	if (t == CU_MEMORYTYPE_DEVICE)
+		return 1;
+	if (t == CU_MEMORYTYPE_HOST)
+		return 0;
+	return t == CU_MEMORYTYPE_UNIFIED ? cap_is_device_ptr(p) : -1;
+}
+
+static int read_memcpy(struct gnode *g)
+{
+	CUDA_MEMCPY3D c;
+	uint64_t src, dst;
+	int sd, dd;
+
+	memset(&c, 0, sizeof(c));
+	if (cuGraphMemcpyNodeGetParams(g->h, &c) != CUDA_SUCCESS)
+		return -1;
+	if (c.Height > 1 || c.Depth > 1 || c.srcY || c.srcZ || c.dstY || c.dstZ)
+		return -1;   /* 2D/3D copy nodes: not followed */
+	src = (c.srcMemoryType == CU_MEMORYTYPE_HOST ? (uint64_t)(uintptr_t)c.srcHost : c.srcDevice) +
+	      c.srcXInBytes;
+	dst = (c.dstMemoryType == CU_MEMORYTYPE_HOST ? (uint64_t)(uintptr_t)c.dstHost : c.dstDevice) +
+	      c.dstXInBytes;
+	sd = side_is_dev(c.srcMemoryType, src);
+	dd = side_is_dev(c.dstMemoryType, dst);
+	if (sd < 0 || dd < 0 || (!sd && !dd))
+		return -1;
+	g->ctype = sd && dd ? TR_MEMCPY_D2D : dd ? TR_MEMCPY_H2D : TR_MEMCPY_D2H;
+	g->src = src;
+	g->dst = dst;
+	g->size = c.WidthInBytes;
+	return 0;
+}
+
+static void set_kernel(struct gnode *g, const struct cap_knode *k)
+{
+	free(g->args);
+	g->k = *k;
+	g->args = cap_kernel_args(k->f, k->kp, k->extra, &g->argsize);
+	g->k.kp = g->k.extra = NULL;
+}
+
+/* One node's parameters; -1 when its type is not recorded. */
+static int read_node(struct gnode *g)
+{
+	if (cuGraphNodeGetType(g->h, &g->type) != CUDA_SUCCESS)
+		return -1;
+	switch (g->type) {
+	case CU_GRAPH_NODE_TYPE_KERNEL: {
+		CUDA_KERNEL_NODE_PARAMS p;
+		struct cap_knode k;
+		memset(&p, 0, sizeof(p));
+		if (cuGraphKernelNodeGetParams(g->h, &p) != CUDA_SUCCESS)
+			return -1;
+		CAP_KNODE_FROM(&k, &p);
+		if (!k.f)
+			k.f = (void *)p.kern;
+		set_kernel(g, &k);
+		return 0;
+	}
+	case CU_GRAPH_NODE_TYPE_MEMSET:
+		return cuGraphMemsetNodeGetParams(g->h, &g->ms) == CUDA_SUCCESS ? 0 : -1;
+	case CU_GRAPH_NODE_TYPE_MEMCPY:
+		return read_memcpy(g);
+	case CU_GRAPH_NODE_TYPE_EMPTY:
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+static ssize_t node_index(CUgraphNode *nodes, size_t n, CUgraphNode h)
+{
+	for (size_t i = 0; i < n; i++)
+		if (nodes[i] == h)
+			return (ssize_t)i;
+	return -1;
+}
+
+/* The nodes of graph in a dependency order (Kahn; among ready nodes the
+ * driver's order), or NULL.  *n gets the count. */
+static CUgraphNode *sorted_nodes(CUgraph graph, size_t *n)
+{
+	CUgraphNode *nodes = NULL, *from = NULL, *to = NULL, *order = NULL;
+	CUgraphEdgeData *ed = NULL;
+	size_t nn = 0, ne = 0, done = 0;
+	unsigned *indeg = NULL;
+	uint8_t *used = NULL;
+
+	if (cuGraphGetNodes(graph, NULL, &nn) != CUDA_SUCCESS || !nn)
+		return NULL;
+	nodes = xcalloc(nn, sizeof(*nodes));
+	if (cuGraphGetNodes(graph, nodes, &nn) != CUDA_SUCCESS ||
+	    cuGraphGetEdges(graph, NULL, NULL, NULL, &ne) != CUDA_SUCCESS)
+		goto cleanup;
+	from = xcalloc(ne + 1, sizeof(*from));
+	to = xcalloc(ne + 1, sizeof(*to));
+	ed = xcalloc(ne + 1, sizeof(*ed));
+	if (ne && cuGraphGetEdges(graph, from, to, ed, &ne) != CUDA_SUCCESS)
+		goto cleanup;
+	indeg = xcalloc(nn, sizeof(*indeg));
+	used = xcalloc(nn, 1);
+	for (size_t e = 0; e < ne; e++) {
+		ssize_t t = node_index(nodes, nn, to[e]);
+		if (t >= 0)
+			indeg[t]++;
+	}
+	order = xcalloc(nn, sizeof(*order));
+	while (done < nn) {
+		size_t i = 0;
+		while (i < nn && (used[i] || indeg[i]))
+			i++;
+		if (i == nn)
+			break;   /* a cycle: cannot happen in a valid graph */
+		used[i] = 1;
+		order[done++] = nodes[i];
+		for (size_t e = 0; e < ne; e++) {
+			ssize_t t = from[e] == nodes[i] ? node_index(nodes, nn, to[e]) : -1;
+			if (t >= 0 && indeg[t])
+				indeg[t]--;
+		}
+	}
+	if (done < nn) {
+		free(order);
+		order = NULL;
+	}
+	*n = nn;
+cleanup:
+	free(nodes);
+	free(from);
+	free(to);
+	free(ed);
+	free(indeg);
+	free(used);
+	return order;
+}
+
+/* GRAPH_BEGIN, the nodes, GRAPH_END for graph id `gid` (also the stream). */
+static void write_graph(const struct gexec *x, uint64_t gid)
+{
+	cap_emit_graph(TR_GRAPH_BEGIN, gid, 0, 0);
+	for (size_t i = 0; i < x->nn; i++) {
+		const struct gnode *g = &x->n[i];
+		switch (g->type) {
+		case CU_GRAPH_NODE_TYPE_KERNEL:
+			cap_emit_node_launch(g->k.f, g->k.grid, g->k.block, g->k.shmem, g->args,
+					     g->argsize, gid);
+			break;
+		case CU_GRAPH_NODE_TYPE_MEMSET:
+			cap_emit_node_memset(&g->ms, gid);
+			break;
+		case CU_GRAPH_NODE_TYPE_MEMCPY:
+			if (g->ctype == TR_MEMCPY_H2D &&
+			    cap_host_readable((const void *)(uintptr_t)g->src, g->size) == 0) {
+				cap_note("graph memcpy node: host source 0x%llx (%llu bytes) is not readable; "
+					 "copy not recorded", (unsigned long long)g->src,
+					 (unsigned long long)g->size);
+				break;
+			}
+			cap_emit_node_copy(g->ctype, g->dst, g->src, g->size, gid);
+			break;
+		default:
+			break;
+		}
+	}
+	cap_emit_graph(TR_GRAPH_END, gid, gid, 0);
+}
+
+static struct gexec *find_exec(uint64_t exec)
+{
+	for (size_t i = 0; i < G.n; i++)
+		if (G.x[i].exec == exec)
+			return &G.x[i];
+	return NULL;
+}
+
+void cap_gx_instantiate(uint64_t graph, uint64_t exec)
+{
+	struct gexec *x;
+	CUgraphNode *order;
+	size_t n = 0, skipped = 0;
+
+	if (!graph || !exec || cap_map_get(&G.stream_graphs, graph))
+		return;
+	order = sorted_nodes((CUgraph)(uintptr_t)graph, &n);
+	if (!order) {
+		cap_note("graph 0x%llx: its nodes could not be read at instantiation; its launches are "
+			 "not replayed", (unsigned long long)graph);
+		return;
+	}
+	x = find_exec(exec);
+	if (!x) {
+		ALLOC_GROW(G.x, G.n + 1, G.alloc);
+		x = &G.x[G.n++];
+		memset(x, 0, sizeof(*x));
+		x->exec = exec;
+	}
+	gexec_free(x);
+	x->n = xcalloc(n, sizeof(*x->n));
+	for (size_t i = 0; i < n; i++) {
+		struct gnode *g = &x->n[x->nn];
+		g->h = order[i];
+		if (read_node(g) < 0) {
+			free(g->args);
+			memset(g, 0, sizeof(*g));
+			skipped++;
+			continue;
+		}
+		x->nn++;
+	}
+	if (skipped)
+		cap_note("graph 0x%llx: %zu of its %zu nodes are of a kind not recorded (host, event, "
+			 "child graph, 2D/3D or array copy...): replay skips them",
+			 (unsigned long long)graph, skipped, n);
+	free(order);
+	write_graph(x, graph);
+}
+
+void cap_gx_kernel_update(uint64_t exec, void *node, const struct cap_knode *k)
+{
+	struct gexec *x = find_exec(exec);
+	uint64_t gid;
+
+	if (!x)
+		return;   /* a stream-captured graph's exec: not followed */
+	for (size_t i = 0; i < x->nn; i++) {
+		if (x->n[i].h != (CUgraphNode)node || x->n[i].type != CU_GRAPH_NODE_TYPE_KERNEL)
+			continue;
+		set_kernel(&x->n[i], k);
+		gid = SYNTH_GRAPH | ++G.synth;
+		write_graph(x, gid);
+		cap_emit_graph(TR_GRAPH_EXEC, 0, gid, exec);
+		return;
+	}
+}

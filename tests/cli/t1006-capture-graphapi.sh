@@ -1,0 +1,61 @@
+#!/bin/sh
+# t1006-capture-graphapi.sh - graphs built with the explicit graph API
+# (cuGraphAddKernelNode...) are walked at instantiation and written like
+# stream-captured ones: GRAPH_BEGIN, the nodes in dependency order flagged
+# captured, GRAPH_END, GRAPH_EXEC; an exec's kernel node update writes the
+# graph again (capture/graphapi.c).  Same fake CUPTI+driver as t1003.
+. tests/cli/test-lib.sh
+
+LIB=$BUILD/libgpureduce-capture.so
+CUDA=${CUDA:-/usr/local/cuda}
+if [ ! -f "$LIB" ]; then
+	echo "skip: $LIB not built (no CUPTI headers)"
+	finish
+fi
+CC=${CC:-cc}
+CF="-std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -I$CUDA/include"
+H=tests/cli/helpers
+mkdir -p "$TMP/fake"
+check "build fake CUPTI+driver" $CC $CF -fPIC -shared -fvisibility=hidden -o "$TMP/fake/libfakecuda.so" $H/capture-fakecuda.c
+ln -s libfakecuda.so "$TMP/fake/libcuda.so.1"
+ln -s libfakecuda.so "$TMP/fake/libcupti.so.13"
+check "build fake program" $CC $CF -o "$TMP/fakeprog" $H/capture-fakeprog.c -ldl -lpthread
+check "build trace dumper" $CC $CF -o "$TMP/dump" $H/capture-dump.c trace/read.c trace/write.c \
+	common/strbuf.c common/util.c -lzstd -lm
+LD_LIBRARY_PATH="$TMP/fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+GPUREDUCE_CAPTURE_LIB=$LIB
+export LD_LIBRARY_PATH GPUREDUCE_CAPTURE_LIB
+unset CUDA_INJECTION64_PATH
+cd "$TMP" || exit 1
+
+check "capture the graphapi scenario" "$GPUREDUCE" capture -o g.bin -- ./fakeprog graphapi
+check "dump it" sh -c "./dump g.bin >g.txt"
+# the records of the first graph, one word each
+sed -n '/^GRAPH_BEGIN stream=0x9b0 /,/^GRAPH_END/p' g.txt | grep -v '^BLOB' | cut -d' ' -f1 | tr '\n' ' ' > order.txt
+check_grep "nodes in dependency order: memset and memcpy before fill, fill before scale" \
+	"^GRAPH_BEGIN MEMSET H2D LAUNCH LAUNCH GRAPH_END \$" order.txt
+D=g.txt
+has() { check_grep "$1" "$2" "$D"; }
+has "the memset node, on the graph's stream, flagged async+captured" \
+	"^MEMSET dst=0xd00000000000 value=0x0 elem=4 width=1000 height=1 pitch=0 stream=0x9b0 flags=3\$"
+has "the memcpy node (unified dst: device) with the host bytes" \
+	"^H2D dst=0xd00000001000 src=0x[0-9a-f]* size=64 stream=0x9b0 flags=3 datalen=64 data=4041424344454647\$"
+has "a kernel node of a CUfunction, with its parameter bytes" \
+	"^LAUNCH seq=0 name=_Z4fillPfi api=1 flags=2 grid=4,1,1 block=256,1,1 shmem=0 stream=0x9b0 params=0:8,8:4 args=0000000000d00000e8030000 "
+has "a kernel node given as a CUkernel" "^LAUNCH seq=1 name=_Z5scalePfPKfi api=1 flags=2 grid=1,1,1 block=16,1,1 "
+has "the graph ends with its handle" "^GRAPH_END stream=0x9b0 graph=0x9b0 exec=0x0\$"
+has "  ...then its exec" "^GRAPH_EXEC stream=0x0 graph=0x9b0 exec=0xe9f\$"
+has "the host node: a note" "^NOTE graph 0x9b0: 1 of its 5 nodes are of a kind not recorded"
+has "the exec update: the graph again under a new handle" "^GRAPH_BEGIN stream=0xff00000000000001 "
+has "  ...with the new kernel parameters" \
+	"^LAUNCH seq=2 name=_Z4fillPfi api=1 flags=2 grid=8,1,1 block=256,1,1 shmem=0 stream=0xff00000000000001 params=0:8,8:4 args=0000000000d0000000000040 "
+has "  ...and the exec pointed at it" "^GRAPH_EXEC stream=0x0 graph=0xff00000000000001 exec=0xe9f\$"
+n=$(grep -c '^GRAPH_LAUNCH .*exec=0xe9f' $D); [ "$n" = 2 ] && ok "both launches recorded" || fail "both launches recorded ($n)"
+has "the fault names no kernel (replay does)" "^FAULT code=700 .*api=cuGraphLaunch .*kernel=\$"
+
+check "a stream-captured graph with the same handle" "$GPUREDUCE" capture -o s.bin -- ./fakeprog graphapi-stream
+check "dump it" sh -c "./dump s.bin >s.txt"
+n=$(sed '/exec=0xe9e$/q' s.txt | grep -c '^LAUNCH\|^MEMSET'); [ "$n" = 0 ] && ok "  ...is not walked at instantiation" || fail "  ...is not walked at instantiation ($n)"
+check_grep "  ...its exec is recorded" "^GRAPH_EXEC stream=0x0 graph=0x9b0 exec=0xe9e\$" s.txt
+n=$(sed '1,/exec=0xe9e$/d' s.txt | grep -c '^LAUNCH'); [ "$n" = 2 ] && ok "after cuGraphDestroy the same handle as an explicit graph is walked" || fail "after cuGraphDestroy the same handle as an explicit graph is walked ($n)"
+finish
