@@ -7,6 +7,7 @@
  *   python.c   Python frame attribution, resolved with dlsym at run time
  *   map.c      a small u64 -> (u64, u64) hash map (live allocations, caches)
  *   hostmem.c  whether host bytes can be read without faulting
+ *   checkpoint.c  device checkpoints: bounded traces written as segments
  *
  * The library runs inside the traced program: nothing here may print (except
  * the one refusal when CUPTI is taken), exit, or synchronise the GPU.
@@ -50,6 +51,30 @@ void cap_map_release(struct cap_map *m);
 /* 1 if all n bytes at p can be read without faulting, 0 if not, -1 if the
  * kernel would not say (process_vm_readv refused, e.g. by seccomp). */
 int cap_host_readable(const void *p, size_t n);
+
+/* ---- checkpoint.c (all calls with inject.c's lock held) ---- */
+
+/* Read the GPUREDUCE_CKPT* settings; before any other ckpt_ call. */
+void ckpt_init(void);
+/*
+ * The records written to w since offset `start` (nrec of them; a blob
+ * with hash `blob` among them, or 0) must be carried into every later
+ * segment: PROCESS, DEVICE, MODULE (+ image), FUNC_ATTR, NOTE.  A non-zero
+ * key already carried is not carried again (identical FUNC_ATTRs).
+ */
+void ckpt_carry(const struct trace_writer *w, uint64_t start, uint64_t nrec, uint64_t blob,
+		uint64_t key);
+/* The live-allocation table a checkpoint snapshots. */
+void ckpt_on_alloc(uint64_t addr, uint64_t size, uint32_t kind, const char *name);
+void ckpt_on_free(uint64_t addr);
+/* A stream began capturing a graph: checkpoints stop (a NOTE says so). */
+void ckpt_graph_seen(struct trace_writer *w);
+/* At a launch's entry, before its record: take a checkpoint if one is due.
+ * seq is the seq the launch is about to get.  May replace *w (a new file). */
+void ckpt_maybe(struct trace_writer *w, uint64_t seq);
+/* Rewrite the progress file (GPUREDUCE_PROGRESS), at most once a second
+ * unless force. */
+void ckpt_progress(uint64_t launches, int force);
 
 /* ---- python.c ---- */
 
