@@ -32,11 +32,19 @@
  * Environment (set by `gpureduce capture`, src/cmd-capture.c):
  *   GPUREDUCE_CKPT=0             no checkpoints (--no-checkpoint)
  *   GPUREDUCE_CKPT_LAUNCHES=N    every N launches (0: not by launches)
- *   GPUREDUCE_CKPT_BYTES=B       when the window reaches B bytes (0: auto,
- *                                max(256 MiB, the last checkpoint's size))
+ *   GPUREDUCE_CKPT_BYTES=B       when the window reaches B bytes (0: by
+ *                                GPUREDUCE_CKPT_PERCENT)
+ *   GPUREDUCE_CKPT_PERCENT=P     when the window reaches P % of the file
+ *                                right after the last checkpoint, and at
+ *                                least 1 MiB (unset: 50 %, at least 64 MiB:
+ *                                the trace stays under about 1.5x a
+ *                                checkpoint)
  *   GPUREDUCE_CKPT_SECONDS=S     every S seconds (0: not by time)
  *   GPUREDUCE_MAX_TRACE_BYTES=B  checkpoint whenever the file reaches B
  *   GPUREDUCE_CKPT_CHUNK=B       dedup chunk (default 1 MiB)
+ *   GPUREDUCE_CKPT_ZSTD=L        zstd level of checkpoint chunks (default -1:
+ *                                ~5 GB/s; tensors of floats hardly compress,
+ *                                zeros and stale memory do at any level)
  *   GPUREDUCE_CKPT_BUFFER=B      host buffer for reading back (default 64 MiB)
  *   GPUREDUCE_PROGRESS=FILE      "launches checkpoints last_launch last_ns"
  *                                rewritten at most once a second
@@ -60,7 +68,7 @@
 #include "../trace/trace.h"
 #include "capture.h"
 
-#define AUTO_MIN_BYTES (256ull << 20)
+#define AUTO_MIN_BYTES (64ull << 20)
 #define MAX_FAILURES 3
 
 struct ck_alloc {
@@ -78,7 +86,8 @@ struct carry {
 
 static struct {
 	int on, inited, graphs, failures;
-	uint64_t every_launches, every_bytes, every_ns, max_bytes, chunk, bufsize;
+	uint64_t every_launches, every_bytes, every_ns, max_bytes, chunk, bufsize, percent, min_bytes;
+	int zstd_level;
 	uint64_t test_kill;
 	char *progress;
 	/* live allocations: addr -> index + 1 into `a` */
@@ -158,6 +167,12 @@ void ckpt_init(void)
 	K.on = !(s && !strcmp(s, "0"));
 	K.every_launches = env_u64("GPUREDUCE_CKPT_LAUNCHES", 0);
 	K.every_bytes = env_u64("GPUREDUCE_CKPT_BYTES", 0);
+	K.percent = env_u64("GPUREDUCE_CKPT_PERCENT", 0);
+	K.min_bytes = K.percent ? 1ull << 20 : AUTO_MIN_BYTES;   /* a percentage given: a small floor */
+	if (!K.percent)
+		K.percent = 50;
+	s = getenv("GPUREDUCE_CKPT_ZSTD");
+	K.zstd_level = s && *s ? atoi(s) : -1;
 	K.every_ns = env_u64("GPUREDUCE_CKPT_SECONDS", 0) * 1000000000ull;
 	K.max_bytes = env_u64("GPUREDUCE_MAX_TRACE_BYTES", 0);
 	K.chunk = env_u64("GPUREDUCE_CKPT_CHUNK", 1ull << 20);
@@ -498,7 +513,7 @@ static int take(struct trace_writer *w, uint64_t seq, struct strbuf *why)
 		sb_add(why, err.buf, err.len);
 		goto out;
 	}
-	g.nw.zstd_level = w->zstd_level;
+	g.nw.zstd_level = K.zstd_level;
 	if (carry_all(&g) < 0 || rec_checkpoint(&g.nw, TR_CHECKPOINT_BEGIN, id, seq, 0) < 0) {
 		sb_addf(why, "cannot write %s: %s", next.buf, strerror(errno));
 		goto fail;
@@ -514,6 +529,7 @@ static int take(struct trace_writer *w, uint64_t seq, struct strbuf *why)
 		goto fail;
 	}
 	/* the new segment is TRACE now: switch writers */
+	g.nw.zstd_level = w->zstd_level;   /* the window's level again */
 	tw_close(w);
 	*w = g.nw;
 	free(w->path);
@@ -550,8 +566,11 @@ static int due(const struct trace_writer *w, uint64_t seq)
 
 	if (seq == K.last_launch)
 		return 0;   /* nothing launched since: a checkpoint would change nothing */
-	if (!bytes)
-		bytes = K.last_size > AUTO_MIN_BYTES ? K.last_size : AUTO_MIN_BYTES;
+	if (!bytes) {
+		bytes = K.last_size / 100 * K.percent;
+		if (bytes < K.min_bytes)
+			bytes = K.min_bytes;
+	}
 	if (window >= bytes)
 		return 1;
 	if (K.every_launches && seq - K.last_launch >= K.every_launches)

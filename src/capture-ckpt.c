@@ -59,6 +59,12 @@ static int parse_term(const char *t, size_t len, struct ckpt_opts *o, struct str
 	v = strtoull(buf, &end, 10);
 	if (errno || !v)
 		goto bad;
+	if (!strcmp(end, "%")) {
+		if (v > 100000)
+			goto bad;
+		o->percent = v;
+		return 0;
+	}
 	if (!strcmp(end, "M")) {          /* upper-case M: MiB; lower-case m: minutes */
 		o->bytes = v << 20;
 		return 0;
@@ -86,15 +92,15 @@ static int parse_term(const char *t, size_t len, struct ckpt_opts *o, struct str
 	return 0;
 bad:
 	sb_addf(err, "--checkpoint-every: cannot read '%.*s': give a positive number of launches "
-		"(10000 or 10000launches), bytes of trace (512M, 2G) or seconds (90s, 10m, 1h), "
-		"comma-separated", (int)len, t);
+		"(10000 or 10000launches), bytes of trace (512M, 2G), a percentage of the last "
+		"checkpoint (25%%) or seconds (90s, 10m, 1h), comma-separated", (int)len, t);
 	return -1;
 }
 
 int ckpt_parse_every(const char *spec, struct ckpt_opts *o, struct strbuf *err)
 {
 	const char *p = spec;
-	o->launches = o->bytes = o->seconds = 0;
+	o->launches = o->bytes = o->seconds = o->percent = 0;
 	if (!strcmp(spec, "auto"))
 		return 0;
 	for (;;) {
@@ -110,7 +116,7 @@ int ckpt_parse_every(const char *spec, struct ckpt_opts *o, struct strbuf *err)
 
 int ckpt_parse_bytes(const char *opt, const char *s, uint64_t *out, struct strbuf *err)
 {
-	struct ckpt_opts o = { 0, 0, 0, 0, 0 };
+	struct ckpt_opts o = { 0, 0, 0, 0, 0, 0 };
 	struct strbuf e = STRBUF_INIT;
 	size_t n = strlen(s);
 	int ret = -1;
@@ -126,8 +132,9 @@ out:
 	return ret;
 }
 
-void ckpt_env(const struct ckpt_opts *o, struct strbuf env[5])
+void ckpt_env(const struct ckpt_opts *o, struct strbuf env[6])
 {
+	sb_addf(&env[5], "GPUREDUCE_CKPT_PERCENT=%llu", (unsigned long long)o->percent);
 	sb_addf(&env[0], "GPUREDUCE_CKPT=%d", o->off ? 0 : 1);
 	sb_addf(&env[1], "GPUREDUCE_CKPT_LAUNCHES=%llu", (unsigned long long)o->launches);
 	sb_addf(&env[2], "GPUREDUCE_CKPT_BYTES=%llu", (unsigned long long)o->bytes);

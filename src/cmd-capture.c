@@ -51,9 +51,9 @@ static void usage(FILE *f)
 		"                       snapshot every live allocation and drop the records\n"
 		"                       before it, so the trace stays bounded: SPEC is\n"
 		"                       comma-separated launches (10000), trace bytes since\n"
-		"                       the last checkpoint (512M) and seconds (10m); default\n"
-		"                       auto: when the window reaches max(256 MiB, the last\n"
-		"                       checkpoint's size)\n"
+		"                       the last checkpoint (512M) or as a percentage of it\n"
+		"                       (25%%), and seconds (10m); default auto: when the\n"
+		"                       window reaches max(64 MiB, 50%% of the last one)\n"
 		"  --max-trace-bytes=B  also checkpoint whenever the trace reaches B bytes\n"
 		"  --no-checkpoint      keep every record (the trace grows with the run)\n\n"
 		"environment:\n"
@@ -271,8 +271,9 @@ int cmd_capture(int argc, char **argv)
 	struct strbuf e_inj = STRBUF_INIT, e_trace = STRBUF_INIT, e_status = STRBUF_INIT;
 	struct status st = { 0, 0, 0, 0, STRBUF_INIT, STRBUF_INIT };
 	struct strbuf status_path = STRBUF_INIT, progress_path = STRBUF_INIT, e_progress = STRBUF_INIT;
-	struct strbuf e_ckpt[5] = { STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT };
-	struct ckpt_opts ck = { 0, 0, 0, 0, 0 };
+	struct strbuf e_ckpt[6] = { STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT,
+				    STRBUF_INIT };
+	struct ckpt_opts ck = { 0, 0, 0, 0, 0, 0 };
 	const char *tmpdir = getenv("TMPDIR");
 	const char *env[16];
 	const char *inj;
@@ -396,9 +397,9 @@ int cmd_capture(int argc, char **argv)
 	sb_addf(&e_progress, "GPUREDUCE_PROGRESS=%s", progress_path.buf);
 	ckpt_env(&ck, e_ckpt);
 	env[5] = e_progress.buf;
-	for (int k = 0; k < 5; k++)
+	for (int k = 0; k < 6; k++)
 		env[6 + k] = e_ckpt[k].buf;
-	env[11] = NULL;
+	env[12] = NULL;
 
 	if (child_start(&c, argv + i, env, 0, &err) < 0) {
 		cmd_error("capture", "%s", err.buf);
@@ -466,7 +467,7 @@ out:
 	sb_release(&status_path);
 	sb_release(&progress_path);
 	sb_release(&e_progress);
-	for (int k = 0; k < 5; k++)
+	for (int k = 0; k < 6; k++)
 		sb_release(&e_ckpt[k]);
 	sb_release(&lib);
 	sb_release(&err);

@@ -74,6 +74,12 @@ check_exit "GPUREDUCE_CKPT_CHUNK=4096" 3 env GPUREDUCE_CKPT_CHUNK=4096 "$GPUREDU
 check "show it" sh -c "'$GPUREDUCE' show dedup.bin >dedup.yaml"
 n=$(count "checkpoint: true" dedup.yaml); [ "$n" = 5 ] && ok "I (8000 bytes) is two chunks" || fail "I is two chunks ($n H2D)"
 
+# --- by window size relative to the checkpoint (at least 1 MiB) ------------------
+check_exit "--checkpoint-every=25%" 3 "$GPUREDUCE" capture --checkpoint-every=25% -o pct.bin -- ./prog $CUBIN 800
+check_grep "  ...checkpoints once the window reaches 1 MiB" "from checkpoint 3 at launch #" "$TMP/.out"
+p=$(size pct.bin)
+[ "$p" -le $((1100000 + c4)) ] && ok "  ...the trace stays under a checkpoint + 1 MiB ($p bytes)" || fail "  ...under a checkpoint + 1 MiB ($p bytes)"
+
 # --- a capture killed in the middle of a checkpoint -----------------------------
 check_exit "killed during checkpoint 3 (exit 137)" 137 env GPUREDUCE_CKPT_TEST_KILL=3 \
 	"$GPUREDUCE" capture --checkpoint-every=50 -o kill.bin -- ./prog $CUBIN 200
