@@ -8,9 +8,11 @@
  * inside the program: at most once a second, on stderr, only when stderr is
  * a terminal, from the trace file's size and the small progress file the
  * library rewrites (GPUREDUCE_PROGRESS: "launches checkpoints last_launch
- * last_realtime_ns").  It is drawn as "\r<status>\r" (the cursor stays at
- * column 0, so the program's own output writes over it) and erased before
- * capture prints its summary.
+ * last_realtime_ns").  It is drawn as "\r\033[K<status>\r": the cursor
+ * stays at column 0, so the program's own output writes over it (a line of
+ * the program shorter than the status leaves the status's tail on screen
+ * until the next redraw; nothing is added to the program's output), and it
+ * is erased before capture prints its summary.
  */
 #include <ctype.h>
 #include <errno.h>

@@ -89,6 +89,23 @@ check_grep "  ...window from checkpoint 2" "from checkpoint 2 at launch #100" "$
 check_exit "the trace replays (clean: the fault never happened)" 0 "$GPUREDUCE" replay kill.bin
 check_grep "  ...its window: launches 100..149" "ran clean (50 launches" "$TMP/.out"
 
+# --- the progress line: on a terminal only, erased before the summary -------------
+if command -v script >/dev/null 2>&1; then
+	check_exit "a 2.5 s capture on a terminal (script)" 3 script -qec \
+		"'$GPUREDUCE' capture --checkpoint-every=50 -o tty.bin -- ./prog $CUBIN 500 5000" tty.log
+	cp "$TMP/.out" tty.log
+	check_grep "a status line: launches, trace size, last checkpoint" \
+		"gpureduce: [0-9]* s, [0-9]* launches, trace [0-9.]* [KM]*i*B, checkpoint [0-9]* at launch #[0-9]* ([0-9]* s ago)" tty.log
+	n=$(tr '\r' '\n' <tty.log | grep -c 'gpureduce: [0-9]* s, ')
+	[ "$n" -ge 1 ] && [ "$n" -le 4 ] && ok "  ...at most once a second ($n in 2.5 s)" || fail "  ...at most once a second ($n in 2.5 s)"
+	check_grep "  ...the program's own output still there" "ckpt-prog: step 400" tty.log
+	check_grep "  ...the line is erased before the summary" "$(printf '\r\033\\[K')gpureduce: captured" tty.log
+else
+	echo "skip: no script(1) for a terminal"
+fi
+check_exit "no status line when stderr is not a terminal" 3 "$GPUREDUCE" capture --checkpoint-every=50 -o notty.bin -- ./prog $CUBIN 300 5000
+if grep -q "launches, trace" "$TMP/.out"; then fail "  ...none in the output"; else ok "  ...none in the output"; fi
+
 # --- options ---------------------------------------------------------------------
 check_exit "--checkpoint-every=bogus is a usage error" 2 "$GPUREDUCE" capture --checkpoint-every=10x -- ./prog $CUBIN 1
 check_grep "  ...that says what it takes" "give a positive number of launches" "$TMP/.out"

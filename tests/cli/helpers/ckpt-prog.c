@@ -7,7 +7,10 @@
  * callbacks CUPTI would deliver, so the capture library's checkpoints read
  * real (host-backed) device memory with cuMemcpyDtoH.
  *
- *   ckpt-prog KERNELS.CUBIN STEPS
+ *   ckpt-prog KERNELS.CUBIN STEPS [STEP_USEC]
+ *
+ * STEP_USEC sleeps that long after each step (a slow run, for the progress
+ * line) and prints "ckpt-prog: step N" every 100 steps on stderr.
  *
  * Set-up: W (1000 floats), B (1000 floats), X (1000 floats), I (1000 long
  * long indices, all valid but I[17], a wild index), each filled by one
@@ -22,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cuda.h>
 #include <cupti.h>
@@ -150,16 +154,18 @@ int main(int argc, char **argv)
 	CUpti_ModuleResourceData md;
 	size_t imglen;
 	void *img;
-	long steps;
+	long steps, usec = 0;
 	int n = N;
 	uint32_t rnd = 12345;
 	CUresult r;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: ckpt-prog KERNELS.CUBIN STEPS\n");
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: ckpt-prog KERNELS.CUBIN STEPS [STEP_USEC]\n");
 		return 2;
 	}
 	steps = atol(argv[2]);
+	if (argc == 4)
+		usec = atol(argv[3]);
 	if ((r = cuInit(0)))
 		die("cuInit", r);
 	load_injection();
@@ -202,6 +208,11 @@ int main(int argc, char **argv)
 		h2d(X, host, sizeof(host));
 		if ((r = launch(add_one, 4, kp1)) || (r = launch(scale, 4, kp2)))
 			die("a healthy launch", r);
+		if (usec) {
+			usleep((useconds_t)usec);
+			if (s % 100 == 99)
+				fprintf(stderr, "ckpt-prog: step %ld\n", s + 1);
+		}
 	}
 	{
 		void *kp[] = { &B, &W, &I, &n };
