@@ -94,6 +94,7 @@ static struct {                /* all under g_lock */
 	struct cap_map live;       /* pointer the free call names -> (recorded addr, kind) */
 	struct cap_map globals;    /* module global address -> 1 */
 	struct cap_map fns;        /* handle -> (struct fn_info *) */
+	struct cap_map attr_last;  /* hash(kernel, attribute) -> value last carried */
 	unsigned char noted[CUPTI_DRIVER_TRACE_CBID_SIZE];
 	unsigned failed_notes;
 	CUpti_SubscriberHandle sub;
@@ -1281,16 +1282,25 @@ static int on_free_enter(CUpti_CallbackId cbid, const void *p)
 
 /* ---- function attributes -------------------------------------------------- */
 
-/* Identical FUNC_ATTR records (Triton sets one per launch) are carried
- * into the next segment once. */
-static uint64_t func_attr_key(const char *name, CUfunction_attribute attr, int value)
+/* A FUNC_ATTR is carried into later segments (checkpoint.c) unless it sets
+ * the value the last carried one for that kernel and attribute set:
+ * Triton sets the same attribute before every launch. */
+static int func_attr_changed(const char *name, CUfunction_attribute attr, int value)
 {
 	struct strbuf sb = STRBUF_INIT;
-	uint64_t h;
-	sb_addf(&sb, "%s %d %d", name, (int)attr, value);
-	h = tr_hash(sb.buf, sb.len);
+	struct cap_map_ent *e;
+	uint64_t key;
+	int changed;
+
+	sb_addf(&sb, "%s %d", name, (int)attr);
+	key = tr_hash(sb.buf, sb.len);
 	sb_release(&sb);
-	return h ? h : 1;
+	key = key ? key : 1;
+	e = cap_map_get(&S.attr_last, key);
+	changed = !e || e->v1 != (uint64_t)(uint32_t)value;
+	if (changed)
+		cap_map_put(&S.attr_last, key, (uint64_t)(uint32_t)value, 0);
+	return changed;
 }
 
 static void rec_func_attr(CUfunction f, CUfunction_attribute attr, int value)
@@ -1306,8 +1316,8 @@ static void rec_func_attr(CUfunction f, CUfunction_attribute attr, int value)
 		r.u.func_attr.attr = (uint32_t)attr;
 		r.u.func_attr.value = value;
 		start = S.w.offset;
-		if (tw_record(&S.w, &r) >= 0)
-			ckpt_carry(&S.w, start, 1, 0, func_attr_key(fi->name, attr, value));
+		if (tw_record(&S.w, &r) >= 0 && func_attr_changed(fi->name, attr, value))
+			ckpt_carry(&S.w, start, 1, 0, 0);
 	}
 	unlock();
 }

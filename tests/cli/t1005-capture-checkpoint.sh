@@ -61,6 +61,9 @@ n=$(count "type: CHECKPOINT_BEGIN" ck4.yaml); [ "$n" = 1 ] && ok "one checkpoint
 check_grep "  ...complete" "type: CHECKPOINT_END" ck4.yaml
 n=$(count "checkpoint: true" ck4.yaml); [ "$n" = 4 ] && ok "its content: one H2D per live buffer (one chunk each)" || fail "its content ($n H2D flagged checkpoint)"
 n=$(count "type: MODULE" ck4.yaml); [ "$n" = 1 ] && ok "the module is carried into the segment" || fail "the module is carried ($n)"
+n=$(grep -A4 "type: FUNC_ATTR" ck4.yaml | grep -c "value: ")
+[ "$n" = 2 ] && ok "function attributes: each change carried once (1024, then 2048)" || fail "function attributes carried ($n)"
+check_grep "  ...the last one set" "value: 2048" ck4.yaml
 check_exit "the bounded trace replays to the same fault" 1 "$GPUREDUCE" replay ck4.bin
 check_grep "  ...same launch and kernel" "(launch #1600) in _Z6gatherPfPKfPKxi: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
 check "shrink the bounded trace" "$GPUREDUCE" shrink -j 2 --quiet -o r/repro.cu ck4.bin

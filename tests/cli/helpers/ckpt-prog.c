@@ -14,8 +14,10 @@
  *
  * Set-up: W (1000 floats), B (1000 floats), X (1000 floats), I (1000 long
  * long indices, all valid but I[17], a wild index), each filled by one
- * host-to-device copy.  Each step copies a fresh batch into X and launches
- * add_one(W) and scale(B, X).  Then gather(B, W, I, 1000) faults on I[17]:
+ * host-to-device copy.  Each step copies a fresh batch into X, sets
+ * add_one's dynamic shared memory limit (1024 for 10 steps, then 2048, as
+ * Triton sets it before every launch) and launches add_one(W) and
+ * scale(B, X).  Then gather(B, W, I, 1000) faults on I[17]:
  * the fault depends on bytes copied before every checkpoint, so a replay
  * that starts at a checkpoint faults only if the checkpoint holds them.
  * Exit 3 after the fault, 2 on a set-up error.
@@ -96,6 +98,16 @@ static void h2d(CUdeviceptr dst, const void *src, size_t n)
 	CUresult r = CALL(cuMemcpyHtoD, cuMemcpyHtoD_v2, &q, dst, src, n);
 	if (r)
 		die("cuMemcpyHtoD", r);
+}
+
+/* As Triton does before every launch: the same attribute, again and again. */
+static void set_attr(CUfunction f, int value)
+{
+	cuFuncSetAttribute_params q = { f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, value };
+	CUresult r = CALL(cuFuncSetAttribute, cuFuncSetAttribute, &q, f,
+			  CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, value);
+	if (r)
+		die("cuFuncSetAttribute", r);
 }
 
 static CUresult launch(CUfunction f, unsigned grid, void **kp)
@@ -206,6 +218,7 @@ int main(int argc, char **argv)
 			host[i] = (float)(rnd >> 8);
 		}
 		h2d(X, host, sizeof(host));
+		set_attr(add_one, s < 10 ? 1024 : 2048);   /* changes once, at step 10 */
 		if ((r = launch(add_one, 4, kp1)) || (r = launch(scale, 4, kp2)))
 			die("a healthy launch", r);
 		if (usec) {
