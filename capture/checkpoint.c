@@ -36,7 +36,7 @@
  *                                GPUREDUCE_CKPT_PERCENT)
  *   GPUREDUCE_CKPT_PERCENT=P     when the window reaches P % of the file
  *                                right after the last checkpoint, and at
- *                                least 1 MiB (unset: 50 %, at least 64 MiB:
+ *                                least 1 MiB (unset: 50 %, at least 256 MiB:
  *                                the trace stays under about 1.5x a
  *                                checkpoint)
  *   GPUREDUCE_CKPT_SECONDS=S     every S seconds (0: not by time)
@@ -68,7 +68,7 @@
 #include "../trace/trace.h"
 #include "capture.h"
 
-#define AUTO_MIN_BYTES (64ull << 20)
+#define AUTO_MIN_BYTES (256ull << 20)
 #define MAX_FAILURES 3
 
 struct ck_alloc {
@@ -381,7 +381,7 @@ static int put_chunk(struct seg *g, uint64_t dst, const uint8_t *p, size_t n, ui
 		if (old && old->v2 && copy_range(g, old->v1, old->v2, 1) == 0) {
 			tw_mark_blob(&g->nw, h);
 		} else {
-			if (g->nw.failed || tw_blob(&g->nw, p, n, &h) < 0)
+			if (g->nw.failed || tw_blob_hashed(&g->nw, p, n, h) < 0)
 				return -1;
 			g->stored += g->nw.offset - start;
 		}

@@ -53,7 +53,7 @@ static void usage(FILE *f)
 		"                       comma-separated launches (10000), trace bytes since\n"
 		"                       the last checkpoint (512M) or as a percentage of it\n"
 		"                       (25%%), and seconds (10m); default auto: when the\n"
-		"                       window reaches max(64 MiB, 50%% of the last one)\n"
+		"                       window reaches max(256 MiB, 50%% of the last one)\n"
 		"  --max-trace-bytes=B  also checkpoint whenever the trace reaches B bytes\n"
 		"  --no-checkpoint      keep every record (the trace grows with the run)\n\n"
 		"environment:\n"

@@ -374,6 +374,9 @@ long tw_record(struct trace_writer *w, const struct tr_rec *r);
  * by this writer; *hash receives the XXH3-64.  Returns 0 or -1.
  */
 int tw_blob(struct trace_writer *w, const void *data, size_t len, uint64_t *hash);
+/* Same, for a caller that has hashed the bytes already (hash must be
+ * tr_hash(data, len)). */
+int tw_blob_hashed(struct trace_writer *w, const void *data, size_t len, uint64_t hash);
 /* Copy blob `hash` of trace t into w as stored (no recompression), unless
  * already written.  0 or -1 (missing blob or write error). */
 int tw_copy_blob(struct trace_writer *w, const struct trace *t, uint64_t hash);

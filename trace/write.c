@@ -395,11 +395,15 @@ static int write_blob_stored(struct trace_writer *w, uint64_t hash, uint64_t raw
 
 int tw_blob(struct trace_writer *w, const void *data, size_t len, uint64_t *hash)
 {
-	uint64_t h = tr_hash(data, len);
+	*hash = tr_hash(data, len);
+	return tw_blob_hashed(w, data, len, *hash);
+}
+
+int tw_blob_hashed(struct trace_writer *w, const void *data, size_t len, uint64_t h)
+{
 	int ret = -1;
 	void *z = NULL;
 
-	*hash = h;
 	w->bytes_raw += len;
 	if (seen_has(w, h))
 		return 0;
