@@ -300,6 +300,18 @@ struct seg {
 	uint64_t stored, bytes;
 };
 
+/* The errors after which the context is unusable (inject.c's list). */
+static int ctx_dead(CUresult r)
+{
+	switch ((int)r) {
+	case 700: case 702: case 710: case 714: case 715: case 716:
+	case 717: case 718: case 719: case 721:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 static int is_readable(const struct ck_alloc *a)
 {
 	if (a->kind == TR_MEM_VMM) {
@@ -438,6 +450,10 @@ static int put_allocs(struct seg *g, uint64_t id, struct strbuf *why)
 		for (uint64_t off = 0; off < a->size;) {
 			size_t n = a->size - off < K.bufsize ? (size_t)(a->size - off) : (size_t)K.bufsize;
 			CUresult cr = cuMemcpyDtoH(g->buf, a->addr + off, n);
+			if (cr != CUDA_SUCCESS && !ctx_dead(cr)) {
+				unreadable++;   /* this allocation only: the rest may still be read */
+				break;
+			}
 			if (cr != CUDA_SUCCESS) {
 				const char *en = NULL;
 				if (cuGetErrorName(cr, &en) != CUDA_SUCCESS || !en)
@@ -458,8 +474,9 @@ static int put_allocs(struct seg *g, uint64_t id, struct strbuf *why)
 		}
 	}
 	if (unreadable)
-		note(&g->nw, 0, "checkpoint %llu: %u mapping(s) without access were not read; replay "
-		     "gives them zeros", (unsigned long long)id, unreadable);
+		note(&g->nw, 0, "checkpoint %llu: %u allocation(s) could not be read back (a mapping "
+		     "without access, or cuMemcpyDtoH refused them); replay gives them zeros",
+		     (unsigned long long)id, unreadable);
 	ret = 0;
 out:
 	free(v);

@@ -121,6 +121,13 @@ check "show it" sh -c "'$GPUREDUCE' show tiny.bin >tiny.yaml"
 check_grep "a note says the limit cannot be met" "over --max-trace-bytes=4096: the trace cannot be kept that small" tiny.yaml
 check_exit "  ...and the trace still replays to the fault" 1 "$GPUREDUCE" replay tiny.bin
 
+# --- an allocation cuMemcpyDtoH refuses: left out, the checkpoint still taken ---
+check_exit "a phantom allocation" 3 env CKPT_PROG_PHANTOM=1 "$GPUREDUCE" capture --checkpoint-every=50 -o phantom.bin -- ./prog $CUBIN 200
+check_grep "  ...the checkpoints are still taken" "from checkpoint 8 at launch #400 (5 live allocations" "$TMP/.out"
+check "show it" sh -c "'$GPUREDUCE' show phantom.bin >phantom.yaml"
+check_grep "  ...a note says what was left out" "checkpoint 8: 1 allocation(s) could not be read back" phantom.yaml
+check_exit "  ...and the trace replays to the fault" 1 "$GPUREDUCE" replay phantom.bin
+
 # --- a checkpoint that cannot be taken: a clear message, the trace kept -----------
 check_exit "no host memory for the read-back buffer" 3 env GPUREDUCE_CKPT_BUFFER=576460752303423488 \
 	"$GPUREDUCE" capture --checkpoint-every=50 -o nomem.bin -- ./prog $CUBIN 200

@@ -21,6 +21,10 @@
  * the fault depends on bytes copied before every checkpoint, so a replay
  * that starts at a checkpoint faults only if the checkpoint holds them.
  * Exit 3 after the fault, 2 on a set-up error.
+ *
+ * CKPT_PROG_PHANTOM=1 also reports a cuMemAlloc of 4096 bytes at an address
+ * the double never handed out (callbacks only, no call): memory that
+ * cuMemcpyDtoH refuses to read back.
  */
 #include <dlfcn.h>
 #include <stdint.h>
@@ -206,6 +210,13 @@ int main(int argc, char **argv)
 		idx[i] = i;
 	}
 	idx[17] = 0x7f7f7f7f7f7fll;   /* wild: only gather at the end reads it */
+	if (getenv("CKPT_PROG_PHANTOM")) {
+		CUdeviceptr ph = 0x7e0000000000ull;
+		cuMemAlloc_v2_params q = { &ph, 4096 };
+		struct call c;
+		enter(&c, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, "cuMemAlloc_v2", &q);
+		leave(&c, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, CUDA_SUCCESS);
+	}
 	h2d(W, host, sizeof(host));
 	h2d(B, host, sizeof(host));
 	h2d(I, idx, sizeof(idx));
