@@ -1,5 +1,6 @@
 /*
- * cmd-capture.c - `gpureduce capture [-o trace.bin] [--allow-no-capture] [--] CMD ARGS...`
+ * cmd-capture.c - `gpureduce capture [-o trace.bin] [--allow-no-capture]
+ * [--checkpoint-every=SPEC] [--max-trace-bytes=B] [--no-checkpoint] [--] CMD ARGS...`
  *
  * Runs CMD with the CUPTI injection library (capture/inject.c) named by
  * CUDA_INJECTION64_PATH, so the driver loads it at cuInit and it writes the
@@ -15,6 +16,10 @@
  * process of the same run (a subprocess that inherited the environment)
  * writes PATH.PID instead of overwriting the first one's trace; the summary
  * names those files.
+ *
+ * Bounded capture (checkpoints, capture/checkpoint.c): the options become
+ * GPUREDUCE_CKPT* variables for the library (src/capture-ckpt.c), which
+ * also draws the progress line on a terminal while the program runs.
  */
 #include <errno.h>
 #include <limits.h>
@@ -37,7 +42,8 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gpureduce capture [-o trace.bin] [--allow-no-capture] [--] CMD [ARGS...]\n\n"
+		"usage: gpureduce capture [-o trace.bin] [--allow-no-capture] [--checkpoint-every=SPEC]\n"
+		"                         [--max-trace-bytes=B] [--no-checkpoint] [--] CMD [ARGS...]\n\n"
 		"Run CMD under the CUPTI capture library and record every allocation, copy,\n"
 		"memset and kernel launch (with its exact parameters) up to the first GPU\n"
 		"fault into a trace.  CMD runs with CUDA_LAUNCH_BLOCKING=1 so the faulting\n"
