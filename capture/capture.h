@@ -10,6 +10,7 @@
  *   managed.c  content of managed/mapped host memory, written before launches
  *   graphapi.c graphs built with the explicit API (cuGraphAddKernelNode...),
  *              walked at instantiation and written like stream-captured ones
+ *   checkpoint.c  device checkpoints: bounded traces written as segments
  *
  * The library runs inside the traced program: nothing here may print (except
  * the one refusal when CUPTI is taken), exit, or synchronise the GPU.
@@ -109,6 +110,29 @@ long cap_emit_node_copy(uint32_t type, uint64_t dst, uint64_t src, uint64_t size
 int cap_is_device_ptr(uint64_t p);
 void cap_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cap_emit_graph(uint32_t type, uint64_t stream, uint64_t graph, uint64_t exec);
+/* ---- checkpoint.c (all calls with inject.c's lock held) ---- */
+
+/* Read the GPUREDUCE_CKPT* settings; before any other ckpt_ call. */
+void ckpt_init(void);
+/*
+ * The records written to w since offset `start` (nrec of them; a blob
+ * with hash `blob` among them, or 0) must be carried into every later
+ * segment: PROCESS, DEVICE, MODULE (+ image), FUNC_ATTR, NOTE.  A non-zero
+ * key already carried is not carried again (identical FUNC_ATTRs).
+ */
+void ckpt_carry(const struct trace_writer *w, uint64_t start, uint64_t nrec, uint64_t blob,
+		uint64_t key);
+/* The live-allocation table a checkpoint snapshots. */
+void ckpt_on_alloc(uint64_t addr, uint64_t size, uint32_t kind, const char *name);
+void ckpt_on_free(uint64_t addr);
+/* A stream began capturing a graph: checkpoints stop (a NOTE says so). */
+void ckpt_graph_seen(struct trace_writer *w);
+/* At a launch's entry, before its record: take a checkpoint if one is due.
+ * seq is the seq the launch is about to get.  May replace *w (a new file). */
+void ckpt_maybe(struct trace_writer *w, uint64_t seq);
+/* Rewrite the progress file (GPUREDUCE_PROGRESS), at most once a second
+ * unless force. */
+void ckpt_progress(uint64_t launches, int force);
 
 /* ---- python.c ---- */
 

@@ -94,6 +94,7 @@ static struct {                /* all under g_lock */
 	struct cap_map live;       /* pointer the free call names -> (recorded addr, kind) */
 	struct cap_map globals;    /* module global address -> 1 */
 	struct cap_map fns;        /* handle -> (struct fn_info *) */
+	struct cap_map attr_last;  /* hash(kernel, attribute) -> value last carried */
 	unsigned char noted[CUPTI_DRIVER_TRACE_CBID_SIZE];
 	unsigned failed_notes;
 	CUpti_SubscriberHandle sub;
@@ -179,6 +180,7 @@ static void note_locked(const char *fmt, ...)
 {
 	struct strbuf sb = STRBUF_INIT;
 	struct tr_rec r;
+	uint64_t start;
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -187,7 +189,9 @@ static void note_locked(const char *fmt, ...)
 	memset(&r, 0, sizeof(r));
 	r.type = TR_NOTE;
 	r.u.note.text = sb.buf;
-	tw_record(&S.w, &r);
+	start = S.w.offset;
+	if (tw_record(&S.w, &r) >= 0)
+		ckpt_carry(&S.w, start, 1, 0, tr_hash(sb.buf, sb.len));
 	sb_release(&sb);
 }
 
@@ -265,7 +269,8 @@ static void rec_process(void)
 	r.u.process.cwd = cwd;
 	r.u.process.argc = argc;
 	r.u.process.argv = argv;
-	tw_record(&S.w, &r);
+	if (tw_record(&S.w, &r) >= 0)
+		ckpt_carry(&S.w, TRACE_HEADER_SIZE, 1, 0, 0);
 	free(argv);
 	sb_release(&cmd);
 	sb_release(&err);
@@ -279,6 +284,7 @@ static void rec_device(CUcontext ctx)
 	int major = 0, minor = 0, sms = 0, drv = 0;
 	size_t mem = 0;
 	struct tr_rec r;
+	uint64_t start;
 
 	pthread_mutex_lock(&g_lock);
 	if (S.device_done) {
@@ -312,14 +318,16 @@ static void rec_device(CUcontext ctx)
 	r.u.device.toolkit_version = CUDA_VERSION;
 	r.u.device.total_mem = mem;
 	r.u.device.sm_count = (uint32_t)sms;
-	tw_record(&S.w, &r);
+	start = S.w.offset;
+	if (tw_record(&S.w, &r) >= 0)
+		ckpt_carry(&S.w, start, 1, 0, 0);
 	unlock();
 }
 
 static void rec_module(const CUpti_ModuleResourceData *m)
 {
 	struct tr_rec r;
-	uint64_t hash = 0;
+	uint64_t hash = 0, start, nrec;
 
 	if (!m || !lock_rec())
 		return;
@@ -330,6 +338,8 @@ static void rec_module(const CUpti_ModuleResourceData *m)
 		return;
 	}
 	/* The image is only valid during this callback: tw_blob consumes it now. */
+	start = S.w.offset;
+	nrec = S.w.nrec;
 	if (tw_blob(&S.w, m->pCubin, m->cubinSize, &hash) == 0) {
 		const unsigned char *p = (const unsigned char *)m->pCubin;
 		memset(&r, 0, sizeof(r));
@@ -339,7 +349,8 @@ static void rec_module(const CUpti_ModuleResourceData *m)
 				   p[2] == 'L' && p[3] == 'F') ? TR_MOD_ELF : TR_MOD_OTHER;
 		r.u.module.blob = hash;
 		r.u.module.size = m->cubinSize;
-		tw_record(&S.w, &r);
+		if (tw_record(&S.w, &r) >= 0)
+			ckpt_carry(&S.w, start, S.w.nrec - nrec, S.w.nrec - nrec > 1 ? hash : 0, 0);
 	}
 	unlock();
 }
@@ -565,6 +576,8 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	if (!S.recording)
 		goto out;
 
+	if (!captured)
+		ckpt_maybe(&S.w, S.launches);   /* may start a new segment */
 	args = build_args(fi, &l, &argsize);
 	if (l.cfg && l.cfg->numAttrs && l.cfg->attrs) {
 		nattrs = l.cfg->numAttrs;
@@ -610,6 +623,7 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		cap_mm_sync(&S.w, &S.h2d);   /* what the CPU wrote into managed/mapped memory */
 	ev = tw_record(&S.w, &r);
 	S.last_seq = S.launches++;
+	ckpt_progress(S.launches, 0);
 	sb_reset(&S.last_name);
 	sb_adds(&S.last_name, fi->name);
 	if (ev >= 0 && cb->correlationData)
@@ -1017,6 +1031,8 @@ static void rec_graph(uint32_t type, CUstream stream, uint64_t graph, uint64_t e
 	struct tr_rec r;
 	if (!lock_rec())
 		return;
+	if (type == TR_GRAPH_BEGIN)
+		ckpt_graph_seen(&S.w);   /* graph nodes cannot be carried across segments */
 	memset(&r, 0, sizeof(r));
 	r.type = type;
 	r.u.graph.stream = (uint64_t)(uintptr_t)stream;
@@ -1034,6 +1050,7 @@ static void rec_explicit_graph(CUgraph graph, const CUgraphExec *exec)
 {
 	if (!exec || !lock_rec())
 		return;
+	ckpt_graph_seen(&S.w);   /* its nodes cannot be carried across segments either */
 	cap_gx_instantiate((uint64_t)(uintptr_t)graph, (uint64_t)(uintptr_t)*exec);
 	unlock();
 }
@@ -1305,6 +1322,7 @@ static void rec_alloc(uint64_t key, uint64_t addr, uint64_t size, uint32_t kind,
 	r.u.alloc.kind = kind;
 	r.u.alloc.name = name ? name : "";
 	tw_record(&S.w, &r);
+	ckpt_on_alloc(addr, size, kind, name);
 	S.allocs++;
 out:
 	unlock();
@@ -1324,6 +1342,7 @@ static void rec_free(uint64_t key)
 		r.u.free.addr = addr;
 		r.u.free.kind = (uint32_t)kind;
 		tw_record(&S.w, &r);
+		ckpt_on_free(addr);
 	}
 	unlock();
 }
@@ -1473,10 +1492,32 @@ static int on_free_enter(CUpti_CallbackId cbid, const void *p)
 
 /* ---- function attributes -------------------------------------------------- */
 
+/* A FUNC_ATTR is carried into later segments (checkpoint.c) unless it sets
+ * the value the last carried one for that kernel and attribute set:
+ * Triton sets the same attribute before every launch. */
+static int func_attr_changed(const char *name, CUfunction_attribute attr, int value)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct cap_map_ent *e;
+	uint64_t key;
+	int changed;
+
+	sb_addf(&sb, "%s %d", name, (int)attr);
+	key = tr_hash(sb.buf, sb.len);
+	sb_release(&sb);
+	key = key ? key : 1;
+	e = cap_map_get(&S.attr_last, key);
+	changed = !e || e->v1 != (uint64_t)(uint32_t)value;
+	if (changed)
+		cap_map_put(&S.attr_last, key, (uint64_t)(uint32_t)value, 0);
+	return changed;
+}
+
 static void rec_func_attr(CUfunction f, CUfunction_attribute attr, int value)
 {
 	struct fn_info *fi = fn_get_locked(f);
 	struct tr_rec r;
+	uint64_t start;
 
 	if (S.recording) {
 		memset(&r, 0, sizeof(r));
@@ -1484,7 +1525,9 @@ static void rec_func_attr(CUfunction f, CUfunction_attribute attr, int value)
 		r.u.func_attr.kernel = fi->name;
 		r.u.func_attr.attr = (uint32_t)attr;
 		r.u.func_attr.value = value;
-		tw_record(&S.w, &r);
+		start = S.w.offset;
+		if (tw_record(&S.w, &r) >= 0 && func_attr_changed(fi->name, attr, value))
+			ckpt_carry(&S.w, start, 1, 0, 0);
 	}
 	unlock();
 }
@@ -1650,6 +1693,7 @@ static void at_exit(int status, void *arg)
 		r.u.end.allocs = S.allocs;
 		r.u.end.bytes_h2d = S.h2d;
 		tw_record(&S.w, &r);
+		ckpt_progress(S.launches, 1);
 		S.ended = 1;
 		__atomic_store_n(&S.recording, 0, __ATOMIC_RELAXED);
 	}
@@ -1774,6 +1818,7 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
 		goto out;
 	}
 	S.w.zstd_level = 1;   /* capture speed first; shrink may recompress */
+	ckpt_init();
 	rec_process();
 	__atomic_store_n(&S.recording, 1, __ATOMIC_RELAXED);
 	pthread_atfork(NULL, NULL, after_fork_child);

@@ -1,5 +1,6 @@
 /*
- * cmd-capture.c - `gpureduce capture [-o trace.bin] [--allow-no-capture] [--] CMD ARGS...`
+ * cmd-capture.c - `gpureduce capture [-o trace.bin] [--allow-no-capture]
+ * [--checkpoint-every=SPEC] [--max-trace-bytes=B] [--no-checkpoint] [--] CMD ARGS...`
  *
  * Runs CMD with the CUPTI injection library (capture/inject.c) named by
  * CUDA_INJECTION64_PATH, so the driver loads it at cuInit and it writes the
@@ -15,6 +16,10 @@
  * process of the same run (a subprocess that inherited the environment)
  * writes PATH.PID instead of overwriting the first one's trace; the summary
  * names those files.
+ *
+ * Bounded capture (checkpoints, capture/checkpoint.c): the options become
+ * GPUREDUCE_CKPT* variables for the library (src/capture-ckpt.c), which
+ * also draws the progress line on a terminal while the program runs.
  */
 #include <errno.h>
 #include <limits.h>
@@ -30,6 +35,7 @@
 #include "../common/strbuf.h"
 #include "../common/util.h"
 #include "../trace/trace.h"
+#include "capture-ckpt.h"
 #include "cmds.h"
 
 #define CAPTURE_LIB_NAME "libgpureduce-capture.so"
@@ -37,7 +43,8 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gpureduce capture [-o trace.bin] [--allow-no-capture] [--] CMD [ARGS...]\n\n"
+		"usage: gpureduce capture [-o trace.bin] [--allow-no-capture] [--checkpoint-every=SPEC]\n"
+		"                         [--max-trace-bytes=B] [--no-checkpoint] [--] CMD [ARGS...]\n\n"
 		"Run CMD under the CUPTI capture library and record every allocation, copy,\n"
 		"memset and kernel launch (with its exact parameters) up to the first GPU\n"
 		"fault into a trace.  CMD runs with CUDA_LAUNCH_BLOCKING=1 so the faulting\n"
@@ -46,10 +53,20 @@ static void usage(FILE *f)
 		"  -o, --output FILE    trace to write (default trace.bin; replaced if it exists)\n"
 		"  --allow-no-capture   if CUPTI is taken by another tool (nsys, ncu,\n"
 		"                       compute-sanitizer, torch.profiler), run CMD anyway\n"
-		"                       without capturing instead of refusing\n\n"
+		"                       without capturing instead of refusing\n"
+		"  --checkpoint-every=SPEC\n"
+		"                       snapshot every live allocation and drop the records\n"
+		"                       before it, so the trace stays bounded: SPEC is\n"
+		"                       comma-separated launches (10000), trace bytes since\n"
+		"                       the last checkpoint (512M) or as a percentage of it\n"
+		"                       (25%%), and seconds (10m); default auto: when the\n"
+		"                       window reaches max(256 MiB, 50%% of the last one)\n"
+		"  --max-trace-bytes=B  also checkpoint whenever the trace reaches B bytes\n"
+		"  --no-checkpoint      keep every record (the trace grows with the run)\n\n"
 		"environment:\n"
 		"  GPUREDUCE_CAPTURE_LIB  the capture library to use (default: next to gpureduce)\n"
-		"  GPUREDUCE_PY_FRAMES    Python frames recorded per launch (default 8)\n");
+		"  GPUREDUCE_PY_FRAMES    Python frames recorded per launch (default 8)\n"
+		"  GPUREDUCE_NO_PROGRESS  no status line on a terminal\n");
 }
 
 /* Directory part of path (no trailing slash), "." if none. */
@@ -181,6 +198,8 @@ static int summarize(const char *path, const char *shown, int status, const stru
 	struct strbuf err = STRBUF_INIT, line = STRBUF_INIT;
 	uint64_t launches = 0, allocs = 0, h2d = 0;
 	const struct tr_fault *fault = NULL;
+	const struct tr_checkpoint *ck = NULL;
+	const char *ck_note = NULL;
 	int has_end = 0, ret = -1;
 	char sbuf[48], b1[32], b2[32];
 
@@ -193,7 +212,17 @@ static int summarize(const char *path, const char *shown, int status, const stru
 		switch (r->type) {
 		case TR_LAUNCH: launches++; break;
 		case TR_ALLOC: allocs++; break;
-		case TR_MEMCPY_H2D: h2d += r->u.copy.size; break;
+		case TR_MEMCPY_H2D:
+			if (!(r->u.copy.flags & TR_F_CHECKPOINT))
+				h2d += r->u.copy.size;
+			break;
+		case TR_CHECKPOINT_END: ck = &r->u.checkpoint; break;
+		case TR_NOTE:
+			/* the last word on checkpoints that failed or fall short */
+			if (!strncmp(r->u.note.text, "checkpoint ", 11) &&
+			    (strstr(r->u.note.text, "was not taken") || strstr(r->u.note.text, "cannot be kept")))
+				ck_note = r->u.note.text;
+			break;
 		case TR_FAULT: if (!fault) fault = &r->u.fault; break;
 		case TR_END: has_end = 1; break;
 		default: break;
@@ -218,6 +247,12 @@ static int summarize(const char *path, const char *shown, int status, const stru
 	} else {
 		sb_addf(&line, "; no fault (%s)", child_status_str(status, sbuf));
 	}
+	if (ck) {
+		char b3[32];
+		sb_addf(&line, "; from checkpoint %llu at launch #%llu (%llu live allocation%s, %s of device memory)",
+			(unsigned long long)ck->id, (unsigned long long)ck->launch_seq,
+			(unsigned long long)ck->allocs, ck->allocs == 1 ? "" : "s", fmt_bytes(ck->bytes, b3));
+	}
 	if (t.truncated)
 		sb_addf(&line, "; trace truncated: %s", t.truncated_msg);
 	else if (!trace_complete(&t))
@@ -227,6 +262,8 @@ static int summarize(const char *path, const char *shown, int status, const stru
 	if (st->others.len)
 		sb_addf(&line, "; other CUDA processes wrote %s", st->others.buf);
 	fprintf(stderr, "%s\n", line.buf);
+	if (ck_note)
+		fprintf(stderr, "gpureduce: warning: %s\n", ck_note);
 	ret = 0;
 out:
 	trace_release(&t);
@@ -242,12 +279,17 @@ int cmd_capture(int argc, char **argv)
 	struct strbuf lib = STRBUF_INIT, err = STRBUF_INIT, trace = STRBUF_INIT, dir = STRBUF_INIT;
 	struct strbuf e_inj = STRBUF_INIT, e_trace = STRBUF_INIT, e_status = STRBUF_INIT;
 	struct status st = { 0, 0, 0, 0, STRBUF_INIT, STRBUF_INIT };
-	struct strbuf status_path = STRBUF_INIT;
+	struct strbuf status_path = STRBUF_INIT, progress_path = STRBUF_INIT, e_progress = STRBUF_INIT;
+	struct strbuf e_ckpt[6] = { STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT,
+				    STRBUF_INIT };
+	struct ckpt_opts ck = { 0, 0, 0, 0, 0, 0 };
 	const char *tmpdir = getenv("TMPDIR");
-	const char *env[8];
+	const char *env[16];
 	const char *inj;
 	struct child c = CHILD_INIT;
 	struct opts op;
+	struct strbuf perr = STRBUF_INIT;
+	const char *val = NULL;
 	struct stat sbuf;
 	struct sigaction ign, old_int, old_quit;
 	int have_status = 0;
@@ -267,6 +309,16 @@ int cmd_capture(int argc, char **argv)
 		} else if (opts_str(&op, "-o|--output", &out)) {
 		} else if (opts_flag(&op, "--allow-no-capture")) {
 			allow = 1;
+		} else if (opts_str(&op, "--checkpoint-every", &val)) {
+			uint64_t keep = ck.max_bytes;
+			if (!op.failed && ckpt_parse_every(val, &ck, &perr) < 0)
+				opts_fail(&op, "%s", perr.buf);
+			ck.max_bytes = keep;
+		} else if (opts_str(&op, "--max-trace-bytes", &val)) {
+			if (!op.failed && ckpt_parse_bytes("--max-trace-bytes", val, &ck.max_bytes, &perr) < 0)
+				opts_fail(&op, "%s", perr.buf);
+		} else if (opts_flag(&op, "--no-checkpoint")) {
+			ck.off = 1;
 		} else if (opts_unknown(&op)) {
 		} else {
 			i = op.i;   /* the command starts here */
@@ -332,6 +384,7 @@ int cmd_capture(int argc, char **argv)
 	}
 	close(fd);
 	have_status = 1;
+	sb_addf(&progress_path, "%s.progress", status_path.buf);
 
 	sb_addf(&e_inj, "CUDA_INJECTION64_PATH=%s", lib.buf);
 	sb_addf(&e_trace, "GPUREDUCE_TRACE=%s", trace.buf);
@@ -341,7 +394,12 @@ int cmd_capture(int argc, char **argv)
 	env[2] = e_trace.buf;
 	env[3] = e_status.buf;
 	env[4] = allow ? "GPUREDUCE_ALLOW_NO_CAPTURE=1" : "GPUREDUCE_ALLOW_NO_CAPTURE";
-	env[5] = NULL;
+	sb_addf(&e_progress, "GPUREDUCE_PROGRESS=%s", progress_path.buf);
+	ckpt_env(&ck, e_ckpt);
+	env[5] = e_progress.buf;
+	for (int k = 0; k < 6; k++)
+		env[6 + k] = e_ckpt[k].buf;
+	env[12] = NULL;
 
 	if (child_start(&c, argv + i, env, 0, &err) < 0) {
 		cmd_error("capture", "%s", err.buf);
@@ -354,7 +412,7 @@ int cmd_capture(int argc, char **argv)
 	ign.sa_handler = SIG_IGN;
 	sigaction(SIGINT, &ign, &old_int);
 	sigaction(SIGQUIT, &ign, &old_quit);
-	status = child_wait(&c);
+	status = ckpt_wait(&c, trace.buf, progress_path.buf);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
 	if (status < 0) {
@@ -386,6 +444,9 @@ int cmd_capture(int argc, char **argv)
 	}
 
 	ret = status;
+	if (ckpt_clean_next(trace.buf))
+		fprintf(stderr, "gpureduce: %s died while writing a checkpoint; %s holds the one before "
+			"it, whole (the incomplete %s.next was removed)\n", argv[i], out, out);
 	if (stat(trace.buf, &sbuf) < 0) {
 		fprintf(stderr, "gpureduce: %s made no CUDA calls (or the capture library was not "
 			"loaded); nothing captured\n", argv[i]);
@@ -399,9 +460,16 @@ int cmd_capture(int argc, char **argv)
 	}
 	summarize(trace.buf, out, status, &st);
 out:
-	if (have_status)
+	if (have_status) {
 		unlink(status_path.buf);
+		unlink(progress_path.buf);
+	}
 	sb_release(&status_path);
+	sb_release(&progress_path);
+	sb_release(&perr);
+	sb_release(&e_progress);
+	for (int k = 0; k < 6; k++)
+		sb_release(&e_ckpt[k]);
 	sb_release(&lib);
 	sb_release(&err);
 	sb_release(&trace);

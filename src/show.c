@@ -70,6 +70,10 @@ static void kv_flags(struct yout *y, uint32_t flags)
 	if (flags & TR_F_CAPTURED)
 		yo_kv_bool(y, "captured", 1);   /* issued during stream capture: did not run */
 #endif
+	if (flags & TR_F_CHECKPOINT)
+		yo_kv_bool(y, "checkpoint", 1); /* content a checkpoint took */
+	if (flags & TR_F_HOSTMEM)
+		yo_kv_bool(y, "hostmem", 1);    /* managed/mapped content the CPU wrote */
 }
 
 /* ---- names of on-disk numbers ---- */
@@ -287,6 +291,7 @@ static void stats_collect(struct stats *st, const struct trace *t)
 			break;
 		case TR_FUNC_ATTR: case TR_END: case TR_REDUCTION:
 		case TR_GRAPH_BEGIN: case TR_GRAPH_END: case TR_GRAPH_EXEC: case TR_GRAPH_LAUNCH:
+		case TR_CHECKPOINT_BEGIN: case TR_CHECKPOINT_END:
 			break;
 		default:
 			st->unknown++;
@@ -820,6 +825,18 @@ static void emit_record(struct yout *y, const struct trace *t, size_t i, const s
 		if (r->type == TR_GRAPH_EXEC || r->type == TR_GRAPH_LAUNCH)
 			yo_kv_hex(y, "exec", r->u.graph.exec);
 		break;
+	case TR_CHECKPOINT_BEGIN:
+	case TR_CHECKPOINT_END: {
+		const struct tr_checkpoint *k = &r->u.checkpoint;
+		yo_kv_u64(y, "id", k->id);
+		yo_kv_u64(y, "launch_seq", k->launch_seq);
+		yo_kv_u64(y, "allocs", k->allocs);
+		yo_kv_u64(y, "bytes", k->bytes);
+		if (r->type == TR_CHECKPOINT_END)
+			yo_kv_u64(y, "stored", k->stored);
+		yo_kv_hex(y, "flags", k->flags);
+		break;
+	}
 	default:
 		break;
 	}

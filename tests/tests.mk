@@ -34,6 +34,11 @@ demo: $(GPU_DEPS)
 
 bench: $(GPU_DEPS)
 	@BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/bench.sh
+	@[ "$(BENCH_SKIP_TRACE)" = 1 ] || BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/bench-trace.sh
+
+# bounded capture alone (issue 13): trace bytes 1x vs 4x, capture overhead
+bench-trace: $(GPU_DEPS)
+	@BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/bench-trace.sh
 
 # ---- test helpers (tests/cli/helpers: see the comment atop each) -----------
 $(BUILD)/mktrace: tests/cli/helpers/mktrace.c $(BUILD)/libgpureduce.a

@@ -323,6 +323,15 @@ static int decode(struct trace *t, struct tr_rec *r, struct cur *c)
 	case TR_REDUCTION:
 		r->u.reduction.text = get_str(t, c, "reduction.text");
 		break;
+	case TR_CHECKPOINT_BEGIN:
+	case TR_CHECKPOINT_END:
+		r->u.checkpoint.id = get_u64(c, "checkpoint.id");
+		r->u.checkpoint.launch_seq = get_u64(c, "checkpoint.launch_seq");
+		r->u.checkpoint.allocs = get_u64(c, "checkpoint.allocs");
+		r->u.checkpoint.bytes = get_u64(c, "checkpoint.bytes");
+		r->u.checkpoint.stored = get_u64(c, "checkpoint.stored");
+		r->u.checkpoint.flags = get_u32(c, "checkpoint.flags");
+		break;
 	case TR_GRAPH_BEGIN:
 	case TR_GRAPH_END:
 	case TR_GRAPH_EXEC:
@@ -535,10 +544,61 @@ truncated:
 	return 0;
 }
 
+/*
+ * The reading rule of format 1.2: a CHECKPOINT_BEGIN that no CHECKPOINT_END
+ * with the same id follows is a checkpoint the capture did not finish (it
+ * was killed while writing it).  The trace is read as ending before that
+ * BEGIN, so it ends at the previous complete checkpoint's window, and is
+ * flagged truncated (an error under TRACE_OPEN_STRICT).  An END without its
+ * BEGIN is corrupt.
+ */
+static int cut_incomplete_checkpoint(struct trace *t, unsigned flags, struct strbuf *err)
+{
+	struct strbuf m = STRBUF_INIT;
+	long open_at = -1;
+	uint64_t open_id = 0;
+
+	for (size_t i = 0; i < t->nrec; i++) {
+		const struct tr_rec *r = &t->rec[i];
+		if (r->type == TR_CHECKPOINT_BEGIN && open_at < 0) {
+			open_at = (long)i;
+			open_id = r->u.checkpoint.id;
+		} else if (r->type == TR_CHECKPOINT_BEGIN || (r->type == TR_CHECKPOINT_END &&
+			   (open_at < 0 || r->u.checkpoint.id != open_id))) {
+			sb_addf(err, "%s: corrupt %s record at byte %llu: expected %s", t->path,
+				tr_type_name(r->type), (unsigned long long)r->offset,
+				open_at < 0 ? "a CHECKPOINT_BEGIN before it" :
+				"the CHECKPOINT_END of the checkpoint begun before it");
+			return -1;
+		} else if (r->type == TR_CHECKPOINT_END) {
+			open_at = -1;
+		}
+	}
+	if (open_at < 0)
+		return 0;
+	if (flags & TRACE_OPEN_STRICT) {
+		sb_addf(err, "%s: checkpoint %llu at byte %llu is incomplete (no CHECKPOINT_END)", t->path,
+			(unsigned long long)open_id, (unsigned long long)t->rec[open_at].offset);
+		return -1;
+	}
+	sb_addf(&m, "%s: checkpoint %llu at byte %llu is incomplete (the capture stopped while "
+		"writing it): read as ending at event %ld, before it", t->path,
+		(unsigned long long)open_id, (unsigned long long)t->rec[open_at].offset, open_at);
+	if (t->truncated_msg)
+		sb_addf(&m, "; also %s", t->truncated_msg);
+	free(t->truncated_msg);
+	t->truncated_msg = sb_detach(&m, NULL);
+	t->truncated = 1;
+	t->nrec = (size_t)open_at;
+	return 0;
+}
+
 static int finish_open(struct trace *t, unsigned flags, struct strbuf *err)
 {
 	struct strbuf e = STRBUF_INIT;
 	int ret = parse(t, flags, &e);
+	if (ret == 0)
+		ret = cut_incomplete_checkpoint(t, flags, &e);
 	if (ret < 0) {
 		sb_add(err, e.buf, e.len);
 		sb_release(&e);
@@ -622,6 +682,7 @@ static const char *const type_names[] = {
 	[TR_FAULT] = "FAULT", [TR_FUNC_ATTR] = "FUNC_ATTR", [TR_END] = "END",
 	[TR_NOTE] = "NOTE", [TR_REDUCTION] = "REDUCTION", [TR_GRAPH_BEGIN] = "GRAPH_BEGIN",
 	[TR_GRAPH_END] = "GRAPH_END", [TR_GRAPH_EXEC] = "GRAPH_EXEC", [TR_GRAPH_LAUNCH] = "GRAPH_LAUNCH",
+	[TR_CHECKPOINT_BEGIN] = "CHECKPOINT_BEGIN", [TR_CHECKPOINT_END] = "CHECKPOINT_END",
 };
 
 const char *tr_type_name(uint32_t type)

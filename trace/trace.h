@@ -26,7 +26,7 @@ struct strbuf;
 
 #define TRACE_MAGIC "GPURDTRC"   /* 8 bytes, no NUL on disk */
 #define TRACE_MAJOR 1
-#define TRACE_MINOR 1
+#define TRACE_MINOR 2
 #define TRACE_HEADER_SIZE 32
 #define TRACE_RECORD_HEADER_SIZE 16
 
@@ -53,7 +53,9 @@ enum tr_type {
 	TR_GRAPH_END = 18,    /* 1.1: stream capture ended: the graph made of the captured records */
 	TR_GRAPH_EXEC = 19,   /* 1.1: a graph was instantiated */
 	TR_GRAPH_LAUNCH = 20, /* 1.1: an instantiated graph was launched */
-	TR_TYPE_MAX_KNOWN = 20
+	TR_CHECKPOINT_BEGIN = 21, /* 1.2: device memory as it was here follows (ALLOC + H2D) */
+	TR_CHECKPOINT_END = 22,   /* 1.2: that checkpoint is complete */
+	TR_TYPE_MAX_KNOWN = 22
 };
 
 /* TR_ALLOC kinds (on disk). */
@@ -98,6 +100,7 @@ enum tr_codec {
 #define TR_F_FILL 0x4u     /* H2D written by shrink: bytes are cand_fill(src as seed) */
 #define TR_F_HOSTMEM 0x8u  /* H2D written by capture before a launch: managed/mapped host
 			    * memory content the CPU changed (no copy call made it) */
+#define TR_F_CHECKPOINT 0x10u /* H2D written by a checkpoint: the content the memory held */
 
 struct tr_dim3 {
 	uint32_t x, y, z;
@@ -241,6 +244,20 @@ struct tr_graph {
 	uint32_t flags;
 };
 
+/* CHECKPOINT_BEGIN and CHECKPOINT_END share one layout (1.2).  Between
+ * them: an ALLOC for every live allocation and its content as MEMCPY_H2D
+ * records flagged TR_F_CHECKPOINT (one per chunk).  A BEGIN with no END
+ * after it is an incomplete checkpoint: readers drop it and everything
+ * after it (see docs/FORMAT.md). */
+struct tr_checkpoint {
+	uint64_t id;             /* 1, 2, ... in the order the capture took them */
+	uint64_t launch_seq;     /* seq the next launch gets (launches before it) */
+	uint64_t allocs;         /* live allocations in it */
+	uint64_t bytes;          /* their bytes */
+	uint64_t stored;         /* END: blob bytes this checkpoint wrote (after dedup); BEGIN: 0 */
+	uint32_t flags;          /* reserved, 0 */
+};
+
 struct tr_reduction {
 	const char *text;        /* YAML-ish summary written by shrink */
 };
@@ -264,6 +281,7 @@ struct tr_rec {
 		struct tr_note note;
 		struct tr_reduction reduction;
 		struct tr_graph graph;
+		struct tr_checkpoint checkpoint;
 	} u;
 };
 
@@ -280,7 +298,8 @@ struct trace {
 	int mapped;              /* 1: map is ours to munmap */
 	struct tr_rec *rec;      /* all records, in file order */
 	size_t nrec, rec_alloc;
-	int truncated;           /* 1: a partial last record was dropped */
+	int truncated;           /* 1: a partial last record (or an incomplete
+				  * checkpoint and what followed it) was dropped */
 	char *truncated_msg;     /* what was dropped, for show/replay to say */
 	struct trace_arena *arena;
 	/* blob index: open addressing on hash -> record index */
@@ -369,9 +388,24 @@ long tw_record(struct trace_writer *w, const struct tr_rec *r);
  * by this writer; *hash receives the XXH3-64.  Returns 0 or -1.
  */
 int tw_blob(struct trace_writer *w, const void *data, size_t len, uint64_t *hash);
+/* Same, for a caller that has hashed the bytes already (hash must be
+ * tr_hash(data, len)). */
+int tw_blob_hashed(struct trace_writer *w, const void *data, size_t len, uint64_t hash);
 /* Copy blob `hash` of trace t into w as stored (no recompression), unless
  * already written.  0 or -1 (missing blob or write error). */
 int tw_copy_blob(struct trace_writer *w, const struct trace *t, uint64_t hash);
+
+/*
+ * Append bytes that are already whole framed records (copied from another
+ * trace: a capture carrying records into its next segment), counting
+ * `nrec` records.  Returns 0 or -1 (w->failed set).
+ */
+int tw_append_raw(struct trace_writer *w, const void *data, size_t len, uint64_t nrec);
+/* Tell w that a blob with this hash is in the file (written through
+ * tw_append_raw), so tw_blob does not store it again. */
+void tw_mark_blob(struct trace_writer *w, uint64_t hash);
+/* 1 if w has stored (or been told of) a blob with this hash. */
+int tw_has_blob(const struct trace_writer *w, uint64_t hash);
 
 /* Encode a record's payload (no framing) into sb; used by tw_record and by
  * tests.  Returns 0, or -1 for a type that cannot be encoded. */

@@ -147,6 +147,29 @@ static void seen_add(struct trace_writer *w, uint64_t h)
 	}
 }
 
+void tw_mark_blob(struct trace_writer *w, uint64_t hash)
+{
+	seen_add(w, hash);
+}
+
+int tw_has_blob(const struct trace_writer *w, uint64_t hash)
+{
+	return seen_has(w, hash);
+}
+
+int tw_append_raw(struct trace_writer *w, const void *data, size_t len, uint64_t nrec)
+{
+	if (w->failed || w->fd < 0)
+		return -1;
+	if (len && write_all(w->fd, data, len) < 0) {
+		w->failed = 1;
+		return -1;
+	}
+	w->offset += len;
+	w->nrec += nrec;
+	return 0;
+}
+
 /* ---- framing ---- */
 
 static long write_framed(struct trace_writer *w, uint32_t type, const void *pay1, size_t n1,
@@ -318,6 +341,15 @@ int tr_encode(const struct tr_rec *r, struct strbuf *sb)
 	case TR_REDUCTION:
 		sb_put_str(sb, r->u.reduction.text);
 		return 0;
+	case TR_CHECKPOINT_BEGIN:
+	case TR_CHECKPOINT_END:
+		sb_put_u64(sb, r->u.checkpoint.id);
+		sb_put_u64(sb, r->u.checkpoint.launch_seq);
+		sb_put_u64(sb, r->u.checkpoint.allocs);
+		sb_put_u64(sb, r->u.checkpoint.bytes);
+		sb_put_u64(sb, r->u.checkpoint.stored);
+		sb_put_u32(sb, r->u.checkpoint.flags);
+		return 0;
 	case TR_GRAPH_BEGIN:
 	case TR_GRAPH_END:
 	case TR_GRAPH_EXEC:
@@ -363,11 +395,15 @@ static int write_blob_stored(struct trace_writer *w, uint64_t hash, uint64_t raw
 
 int tw_blob(struct trace_writer *w, const void *data, size_t len, uint64_t *hash)
 {
-	uint64_t h = tr_hash(data, len);
+	*hash = tr_hash(data, len);
+	return tw_blob_hashed(w, data, len, *hash);
+}
+
+int tw_blob_hashed(struct trace_writer *w, const void *data, size_t len, uint64_t h)
+{
 	int ret = -1;
 	void *z = NULL;
 
-	*hash = h;
 	w->bytes_raw += len;
 	if (seen_has(w, h))
 		return 0;

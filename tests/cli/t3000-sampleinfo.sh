@@ -149,7 +149,7 @@ check_grep "missing file: named, with the cause" "no-such.yaml: cannot open" "$T
 check_exit "no argument: usage, exit 2" 2 "$SI"
 
 # ---- the GPU scripts and the Python samples parse -----------------------------
-for s in tests/gpu/lib.sh tests/gpu/gpu-test.sh tests/gpu/demo.sh tests/gpu/bench.sh; do
+for s in tests/gpu/lib.sh tests/gpu/gpu-test.sh tests/gpu/demo.sh tests/gpu/bench.sh tests/gpu/bench-trace.sh; do
 	check "bash -n $s" bash -n "$s"
 done
 if command -v python3 >/dev/null 2>&1; then

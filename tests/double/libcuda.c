@@ -80,6 +80,8 @@
  *    primary context is destroyed.  DOUBLE_VERBOSE=1 prints each fault to
  *    stderr: address, read/write, kernel, block and thread, and where the
  *    address lies relative to the nearest allocation.
+ *  - cuStreamIsCapturing always says NONE (no graphs), so the capture
+ *    library can run inside a program that uses the double.
  *  - cuGetErrorName knows every CUresult of CUDA 13.0; cuGetErrorString
  *    gives the real text for the common ones and the name for the rest;
  *    unknown codes give CUDA_ERROR_INVALID_VALUE and NULL.
@@ -1116,6 +1118,18 @@ CUresult cuStreamSynchronize(CUstream h)
 CUresult cuStreamQuery(CUstream h)
 {
 	return cuStreamSynchronize(h);
+}
+
+/* Nothing is ever captured into a graph here (the capture library asks at
+ * every launch). */
+CUresult cuStreamIsCapturing(CUstream h, CUstreamCaptureStatus *st)
+{
+	CUresult r = enter_ctx();
+	if (!r && !st)
+		r = CUDA_ERROR_INVALID_VALUE;
+	if (!r)
+		*st = CU_STREAM_CAPTURE_STATUS_NONE;
+	return leave(r);
 }
 
 /* ---- memory -------------------------------------------------------------- */

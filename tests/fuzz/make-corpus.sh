@@ -65,6 +65,40 @@ launch triton_kernel 128 128 ptr:0x7f0000000000 ptr:0x7f0000001000 u32:4096 fram
 fault 710 CUDA_ERROR_ASSERT cuCtxSynchronize 0 at_launch=0
 EOF
 
+# format 1.2: a segment that starts at a checkpoint, then its window
+$M "$C/checkpoint.bin" <<'EOF'
+process 4321 /home/u python3 train.py
+device "NVIDIA H200"
+elfmodule 1 _Z6gatherPfPKfPKxi _Z7add_onePfi
+funcattr _Z6gatherPfPKfPKxi 8 65536
+note "checkpoint 1 at launch #50 was not taken: out of host memory"
+ckbegin 2 100 2 12000
+alloc 0x7f0000000000 4000
+h2d 0x7f0000000000 4000 seq 0 checkpoint
+alloc 0x7f0000100000 8000
+h2d 0x7f0000100000 4096 u64:1,2,3,0x7f7f7f7f7f7f 0 checkpoint
+h2d 0x7f0000101000 3904 0 0 checkpoint
+ckend 2 100 2 12000 700
+h2d 0x7f0000000000 4000 rand:3
+launch _Z7add_onePfi 4 256 ptr:0x7f0000000000 i32:1000 seq=100
+launch _Z6gatherPfPKfPKxi 4 256 ptr:0x7f0000000000 ptr:0x7f0000000000 ptr:0x7f0000100000 i32:1000 seq=101
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 101
+EOF
+
+# ... and one cut in the middle of its second checkpoint (read as ending before it)
+$M "$C/checkpoint-cut.bin" <<'EOF'
+process 1 / prog
+ckbegin 1 0 1 64
+alloc 0x7f0000000000 64
+h2d 0x7f0000000000 64 seq 0 checkpoint
+ckend 1 0 1 64 80
+launch k 1 32 ptr:0x7f0000000000
+ckbegin 2 1 1 64
+alloc 0x7f0000000000 64
+h2d 0x7f0000000000 64 rand:1 0 checkpoint
+truncate -7
+EOF
+
 # a bare ELF image, for the symbol counter
 $M --elf "$C/cubin.elf" _Z5scalePfPKfii _Z4fillPfi
 ls -l "$C"

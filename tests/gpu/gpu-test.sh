@@ -100,6 +100,7 @@ PASSED=0
 FAILED=0
 FAIL_REPORT=$OUT/failures.txt
 : >"$FAIL_REPORT"
+: >"$OUT/trace-sizes.txt"
 
 # test_sample DIR: runs every step, sets the c_* cells, WHY (reasons) and
 # FAIL_LOGS (log names to show).  Returns 0 for PASS.
@@ -153,6 +154,13 @@ test_sample() {
 		[ "$STEP_RC" -eq 124 ] && break
 	done
 	c_launch=${CAP_LAUNCHES:-?}
+	# a sample that reports its live device memory (torchvision-long): the
+	# trace size beside it, and where the bounded trace starts
+	if grep -a -q 'live device memory:' "$caplog" && [ -s "$w/trace.bin" ]; then
+		echo "$n: trace $(stat -c %s "$w/trace.bin") bytes$(grep -a '^gpureduce: captured' "$caplog" |
+			tail -n 1 | sed -n 's/.*; from \(checkpoint [0-9]* at launch #[0-9]* ([^)]*)\).*/, from \1/p'); the program's $(
+			grep -a -o 'live device memory: .*' "$caplog" | tail -n 1)" >>"$OUT/trace-sizes.txt"
+	fi
 	if [ ! -s "$w/trace.bin" ]; then
 		WHY="capture wrote no trace.bin (exit $STEP_RC)"
 		FAIL_LOGS=${caplog##*/}
@@ -308,6 +316,11 @@ done
 echo
 echo "gpu-test: $(secs_since "$T0")s in all; logs under $OUT"
 print_table "$TABLE" | tee "$OUT/summary.txt"
+if [ -s "$OUT/trace-sizes.txt" ]; then
+	echo
+	echo "Trace size beside the model's live device memory:"
+	tee -a "$OUT/summary.txt" <"$OUT/trace-sizes.txt"
+fi
 if [ -s "$FAIL_REPORT" ]; then
 	echo
 	echo "Failures:"

@@ -16,6 +16,8 @@
  *   CUfunction 0xf001 "_Z4fillPfi" (ptr, int); CUkernel 0xe001
  *   "_Z5scalePfPKfi" (ptr, ptr, int) - cuFunc* reject CUkernels and vice
  *   versa, as the real driver does; handle 0xbad: no name, no layout.
+ * Built with -DFAKE_CUPTI_ONLY it is the CUPTI part only (t7000, where the
+ * driver is the double).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -99,6 +101,9 @@ VIS int fake_fire(CUpti_CallbackDomain d, CUpti_CallbackId cbid, const void *dat
 }
 
 /* ---- driver -------------------------------------------------------------- */
+/* -DFAKE_CUPTI_ONLY leaves it out: the CUPTI part alone, for a program that
+ * runs on the driver double (ckpt-prog, t7000). */
+#ifndef FAKE_CUPTI_ONLY
 
 static int is_dev(CUdeviceptr p)
 {
@@ -332,3 +337,26 @@ VIS CUresult cuGraphMemcpyNodeGetParams(CUgraphNode h, CUDA_MEMCPY3D *c)
 	c->Depth = 1;
 	return CUDA_SUCCESS;
 }
+/* What a checkpoint calls (capture/checkpoint.c); these tests take none,
+ * the library only has to load (RTLD_NOW). */
+VIS CUresult cuCtxSynchronize(void)
+{
+	return CUDA_SUCCESS;
+}
+
+VIS CUresult cuCtxGetDevice(CUdevice *d)
+{
+	*d = 0;
+	return CUDA_SUCCESS;
+}
+
+VIS CUresult cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t n)
+{
+	return CUDA_ERROR_INVALID_VALUE;
+}
+
+VIS CUresult cuMemGetAccess(unsigned long long *flags, const CUmemLocation *loc, CUdeviceptr p)
+{
+	return CUDA_ERROR_INVALID_VALUE;
+}
+#endif /* FAKE_CUPTI_ONLY */

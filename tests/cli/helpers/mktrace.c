@@ -23,10 +23,12 @@
  *   alloc ADDR SIZE [KIND [NAME]]          KIND: device host managed vmm async
  *                                         global, or a number (default device)
  *   free ADDR [KIND]
- *   h2d DST SIZE FILL [SRC] [async] [hostmem]   FILL: a byte 0..255, `seq` (i & 255),
+ *   h2d DST SIZE FILL [SRC] [async] [hostmem] [checkpoint]
+ *                                         FILL: a byte 0..255, `seq` (i & 255),
  *                                         `u64:V,V,...` (LE words, then zeros)
  *                                         or `rand[:SEED]` (incompressible);
- *                                         hostmem: flagged TR_F_HOSTMEM
+ *                                         hostmem: flagged TR_F_HOSTMEM;
+ *                                         checkpoint: TR_F_CHECKPOINT
  *   d2d DST SRC SIZE  |  d2h DST SRC SIZE
  *   memset DST VALUE COUNT [ELEM [HEIGHT PITCH]]     ELEM 1, 2 or 4 (default 1)
  *   launch NAME GX BX ARG...              one TR_LAUNCH; ARG is a parameter or
@@ -51,6 +53,8 @@
  *                                         the graph records (launch option
  *                                         captured=1 marks a graph node)
  *   funcattr KERNEL ATTR VALUE
+ *   ckbegin ID SEQ [ALLOCS BYTES]  |  ckend ID SEQ [ALLOCS BYTES [STORED]]
+ *                                         CHECKPOINT_BEGIN / CHECKPOINT_END (1.2)
  *   note TEXT...  |  reduction TEXT...    words joined by one space
  *   end [EXIT [LAUNCHES ALLOCS BYTES]]    counts default to what was written
  *   blob FILL SIZE                        an unreferenced blob
@@ -589,6 +593,8 @@ static void command(int n, char **wv)
 				r.u.copy.flags |= TR_F_ASYNC;
 			else if (!strcmp(wv[i], "hostmem"))
 				r.u.copy.flags |= TR_F_HOSTMEM;
+			else if (!strcmp(wv[i], "checkpoint"))
+				r.u.copy.flags |= TR_F_CHECKPOINT;
 			else
 				r.u.copy.src = num(wv[i]);
 		}
@@ -668,6 +674,15 @@ static void command(int n, char **wv)
 			r.u.graph.exec = num(wv[1]);
 			r.u.graph.stream = n > 2 ? num(wv[2]) : 0;
 		}
+		put(&r);
+	} else if (!strcmp(c, "ckbegin") || !strcmp(c, "ckend")) {
+		need_words(n, 3, "ckbegin|ckend ID SEQ [ALLOCS BYTES [STORED]]");
+		r.type = c[2] == 'b' ? TR_CHECKPOINT_BEGIN : TR_CHECKPOINT_END;
+		r.u.checkpoint.id = num(wv[1]);
+		r.u.checkpoint.launch_seq = num(wv[2]);
+		r.u.checkpoint.allocs = n > 3 ? num(wv[3]) : 0;
+		r.u.checkpoint.bytes = n > 4 ? num(wv[4]) : 0;
+		r.u.checkpoint.stored = n > 5 ? num(wv[5]) : 0;
 		put(&r);
 	} else if (!strcmp(c, "funcattr")) {
 		need_words(n, 4, "funcattr KERNEL ATTR VALUE");

@@ -1,0 +1,247 @@
+/*
+ * ckpt-prog.c - test helper: a long-running "training loop" on the CPU
+ * driver double, captured for real by libgpureduce-capture.so through the
+ * CUPTI part of capture-fakecuda (built -DFAKE_CUPTI_ONLY, installed as
+ * libcupti.so.13), for the checkpoint tests (t7000-capture-checkpoint.sh).
+ * Every driver call goes to the double and is bracketed by the enter/exit
+ * callbacks CUPTI would deliver, so the capture library's checkpoints read
+ * real (host-backed) device memory with cuMemcpyDtoH.
+ *
+ *   ckpt-prog KERNELS.CUBIN STEPS [STEP_USEC]
+ *
+ * STEP_USEC sleeps that long after each step (a slow run, for the progress
+ * line) and prints "ckpt-prog: step N" every 100 steps on stderr.
+ *
+ * Set-up: W (1000 floats), B (1000 floats), X (1000 floats), I (1000 long
+ * long indices, all valid but I[17], a wild index), each filled by one
+ * host-to-device copy.  Each step copies a fresh batch into X, sets
+ * add_one's dynamic shared memory limit (1024 for 10 steps, then 2048, as
+ * Triton sets it before every launch) and launches add_one(W) and
+ * scale(B, X).  Then gather(B, W, I, 1000) faults on I[17]:
+ * the fault depends on bytes copied before every checkpoint, so a replay
+ * that starts at a checkpoint faults only if the checkpoint holds them.
+ * Exit 3 after the fault, 2 on a set-up error.
+ *
+ * CKPT_PROG_PHANTOM=1 also reports a cuMemAlloc of 4096 bytes at an address
+ * the double never handed out (callbacks only, no call): memory that
+ * cuMemcpyDtoH refuses to read back.
+ */
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cuda.h>
+#include <cupti.h>
+
+#define N 1000
+
+static int (*fire)(CUpti_CallbackDomain, CUpti_CallbackId, const void *);
+
+struct call {
+	CUpti_CallbackData d;
+	uint64_t corr;
+	CUresult ret;
+};
+
+static void enter(struct call *c, CUpti_CallbackId cbid, const char *name, const void *params)
+{
+	memset(c, 0, sizeof(*c));
+	c->d.functionName = name;
+	c->d.functionParams = params;
+	c->d.functionReturnValue = &c->ret;
+	c->d.correlationData = &c->corr;
+	c->d.callbackSite = CUPTI_API_ENTER;
+	fire(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &c->d);
+}
+
+static CUresult leave(struct call *c, CUpti_CallbackId cbid, CUresult r)
+{
+	c->ret = r;
+	c->d.callbackSite = CUPTI_API_EXIT;
+	fire(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &c->d);
+	return r;
+}
+
+/* Call fn(args) on the double between CUPTI's enter and exit callbacks. */
+#define CALL(fn, cb, params, ...) ({ \
+	struct call c_; \
+	enter(&c_, CUPTI_DRIVER_TRACE_CBID_##cb, #cb, params); \
+	leave(&c_, CUPTI_DRIVER_TRACE_CBID_##cb, fn(__VA_ARGS__)); })
+
+static void resource(CUpti_CallbackId cbid, CUcontext ctx, void *desc)
+{
+	CUpti_ResourceData r;
+	memset(&r, 0, sizeof(r));
+	r.context = ctx;
+	r.resourceDescriptor = desc;
+	fire(CUPTI_CB_DOMAIN_RESOURCE, cbid, &r);
+}
+
+static void die(const char *what, CUresult r)
+{
+	fprintf(stderr, "ckpt-prog: %s failed (%d)\n", what, (int)r);
+	exit(2);
+}
+
+static CUdeviceptr alloc(size_t size)
+{
+	CUdeviceptr p = 0;
+	cuMemAlloc_v2_params q = { &p, size };
+	CUresult r = CALL(cuMemAlloc, cuMemAlloc_v2, &q, &p, size);
+	if (r)
+		die("cuMemAlloc", r);
+	return p;
+}
+
+static void h2d(CUdeviceptr dst, const void *src, size_t n)
+{
+	cuMemcpyHtoD_v2_params q = { dst, src, n };
+	CUresult r = CALL(cuMemcpyHtoD, cuMemcpyHtoD_v2, &q, dst, src, n);
+	if (r)
+		die("cuMemcpyHtoD", r);
+}
+
+/* As Triton does before every launch: the same attribute, again and again. */
+static void set_attr(CUfunction f, int value)
+{
+	cuFuncSetAttribute_params q = { f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, value };
+	CUresult r = CALL(cuFuncSetAttribute, cuFuncSetAttribute, &q, f,
+			  CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, value);
+	if (r)
+		die("cuFuncSetAttribute", r);
+}
+
+static CUresult launch(CUfunction f, unsigned grid, void **kp)
+{
+	cuLaunchKernel_params q = { f, grid, 1, 1, 256, 1, 1, 0, NULL, kp, NULL };
+	return CALL(cuLaunchKernel, cuLaunchKernel, &q, f, grid, 1, 1, 256, 1, 1, 0, NULL, kp, NULL);
+}
+
+static void load_injection(void)
+{
+	const char *lib = getenv("CUDA_INJECTION64_PATH");
+	void *h, *cupti;
+	int (*inj)(void);
+
+	if (!lib || !(h = dlopen(lib, RTLD_LAZY | RTLD_LOCAL))) {
+		fprintf(stderr, "ckpt-prog: cannot load CUDA_INJECTION64_PATH=%s: %s\n",
+			lib ? lib : "(unset)", dlerror());
+		exit(2);
+	}
+	*(void **)&inj = dlsym(h, "InitializeInjection");
+	cupti = dlopen("libcupti.so.13", RTLD_LAZY | RTLD_NOLOAD);
+	*(void **)&fire = cupti ? dlsym(cupti, "fake_fire") : NULL;
+	if (!inj || !fire) {
+		fprintf(stderr, "ckpt-prog: no InitializeInjection or fake_fire\n");
+		exit(2);
+	}
+	inj();
+}
+
+static void *read_image(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long len;
+	if (!f || fseek(f, 0, SEEK_END) || (len = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET)) {
+		fprintf(stderr, "ckpt-prog: cannot read %s\n", path);
+		exit(2);
+	}
+	buf = malloc((size_t)len);
+	if (!buf || fread(buf, 1, (size_t)len, f) != (size_t)len)
+		exit(2);
+	fclose(f);
+	*n = (size_t)len;
+	return buf;
+}
+
+int main(int argc, char **argv)
+{
+	CUdevice dev;
+	CUcontext ctx;
+	CUmodule mod;
+	CUfunction add_one, scale, gather;
+	CUdeviceptr W, B, X, I;
+	static float host[N];
+	static long long idx[N];
+	CUpti_ModuleResourceData md;
+	size_t imglen;
+	void *img;
+	long steps, usec = 0;
+	int n = N;
+	uint32_t rnd = 12345;
+	CUresult r;
+
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: ckpt-prog KERNELS.CUBIN STEPS [STEP_USEC]\n");
+		return 2;
+	}
+	steps = atol(argv[2]);
+	if (argc == 4)
+		usec = atol(argv[3]);
+	if ((r = cuInit(0)))
+		die("cuInit", r);
+	load_injection();
+	if ((r = cuDeviceGet(&dev, 0)) || (r = cuDevicePrimaryCtxRetain(&ctx, dev)) ||
+	    (r = cuCtxSetCurrent(ctx)))
+		die("context", r);
+	resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, ctx, NULL);
+	img = read_image(argv[1], &imglen);
+	if ((r = cuModuleLoadData(&mod, img)))
+		die("cuModuleLoadData", r);
+	md.moduleId = 1;
+	md.cubinSize = imglen;
+	md.pCubin = img;
+	resource(CUPTI_CBID_RESOURCE_MODULE_LOADED, ctx, &md);
+	if ((r = cuModuleGetFunction(&add_one, mod, "_Z7add_onePfi")) ||
+	    (r = cuModuleGetFunction(&scale, mod, "_Z5scalePfPKfi")) ||
+	    (r = cuModuleGetFunction(&gather, mod, "_Z6gatherPfPKfPKxi")))
+		die("cuModuleGetFunction", r);
+
+	W = alloc(N * sizeof(float));
+	B = alloc(N * sizeof(float));
+	X = alloc(N * sizeof(float));
+	I = alloc(N * sizeof(long long));
+	for (int i = 0; i < N; i++) {
+		host[i] = (float)i;
+		idx[i] = i;
+	}
+	idx[17] = 0x7f7f7f7f7f7fll;   /* wild: only gather at the end reads it */
+	if (getenv("CKPT_PROG_PHANTOM")) {
+		CUdeviceptr ph = 0x7e0000000000ull;
+		cuMemAlloc_v2_params q = { &ph, 4096 };
+		struct call c;
+		enter(&c, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, "cuMemAlloc_v2", &q);
+		leave(&c, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, CUDA_SUCCESS);
+	}
+	h2d(W, host, sizeof(host));
+	h2d(B, host, sizeof(host));
+	h2d(I, idx, sizeof(idx));
+
+	for (long s = 0; s < steps; s++) {
+		void *kp1[] = { &W, &n };
+		void *kp2[] = { &B, &X, &n };
+		for (int i = 0; i < N; i++) {
+			rnd = rnd * 1103515245u + 12345u;
+			host[i] = (float)(rnd >> 8);
+		}
+		h2d(X, host, sizeof(host));
+		set_attr(add_one, s < 10 ? 1024 : 2048);   /* changes once, at step 10 */
+		if ((r = launch(add_one, 4, kp1)) || (r = launch(scale, 4, kp2)))
+			die("a healthy launch", r);
+		if (usec) {
+			usleep((useconds_t)usec);
+			if (s % 100 == 99)
+				fprintf(stderr, "ckpt-prog: step %ld\n", s + 1);
+		}
+	}
+	{
+		void *kp[] = { &B, &W, &I, &n };
+		r = launch(gather, 4, kp);
+		fprintf(stderr, "ckpt-prog: gather returned %d\n", (int)r);
+	}
+	return r ? 3 : 0;
+}

@@ -1,0 +1,137 @@
+#!/bin/sh
+# t7000-capture-checkpoint.sh - bounded capture (format 1.2 checkpoints) end
+# to end on the CPU: ckpt-prog runs a training-like loop on the driver
+# double, captured by the real libgpureduce-capture.so through the CUPTI
+# part of capture-fakecuda.  Its fault depends on bytes copied before every
+# checkpoint.  Checked: several checkpoints are taken and the trace stays
+# bounded (the 4x run's trace within 1.2x of the 1x run's; without
+# checkpoints it grows), the trace replays to the same fault and shrinks
+# to a repro, a capture killed in the middle of a checkpoint leaves the
+# previous one whole, and the options' errors.
+. tests/cli/test-lib.sh
+
+LIB=$BUILD/libgpureduce-capture.so
+CUDA=${CUDA:-/usr/local/cuda}
+DBL=$BUILD/double
+if [ ! -f "$LIB" ]; then
+	echo "skip: $LIB not built (no CUPTI headers)"
+	finish
+fi
+CC=${CC:-cc}
+CF="-std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -I$CUDA/include"
+H=tests/cli/helpers
+mkdir -p "$TMP/fake"
+check "build the fake CUPTI (CUPTI part only)" $CC $CF -DFAKE_CUPTI_ONLY -fPIC -shared -fvisibility=hidden \
+	-o "$TMP/fake/libcupti.so.13" $H/capture-fakecuda.c
+check "build ckpt-prog on the double" $CC $CF -o "$TMP/prog" $H/ckpt-prog.c -L$DBL -Wl,-rpath,$DBL -lcuda -ldl
+LD_LIBRARY_PATH="$TMP/fake:$DBL${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+GPUREDUCE_CAPTURE_LIB=$LIB
+GPUREDUCE_LIBCUDA=$DBL/libcuda.so.1
+PATH=/usr/bin:/bin     # no compute-sanitizer
+export LD_LIBRARY_PATH GPUREDUCE_CAPTURE_LIB GPUREDUCE_LIBCUDA PATH
+unset CUDA_INJECTION64_PATH GPUREDUCE_SANITIZER
+cd "$TMP" || exit 1
+CUBIN=$DBL/kernels.cubin
+size() { wc -c <"$1" | tr -d ' '; }
+count() { grep -c "$1" "$2"; }
+
+# --- without checkpoints: the trace grows with the run ------------------------
+check_exit "1x run, --no-checkpoint" 3 "$GPUREDUCE" capture --no-checkpoint -o full1.bin -- ./prog $CUBIN 200
+check_exit "4x run, --no-checkpoint" 3 "$GPUREDUCE" capture --no-checkpoint -o full4.bin -- ./prog $CUBIN 800
+f1=$(size full1.bin) f4=$(size full4.bin)
+[ $((f4 * 10)) -ge $((f1 * 30)) ] && ok "without checkpoints the 4x trace is over 3x the 1x ($f4 vs $f1 bytes)" ||
+	fail "without checkpoints the 4x trace is over 3x the 1x ($f4 vs $f1 bytes)"
+check_exit "the full trace replays to the fault" 1 "$GPUREDUCE" replay full1.bin
+check_grep "  ...in gather, at launch #400" "(launch #400) in _Z6gatherPfPKfPKxi: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
+
+# --- with checkpoints every 50 launches -----------------------------------------
+check_exit "1x run, --checkpoint-every=50" 3 "$GPUREDUCE" capture --checkpoint-every=50 -o ck1.bin -- ./prog $CUBIN 200
+check_grep "the summary says where the window starts" "from checkpoint 8 at launch #400 (4 live allocations, 19.5 KiB of device memory)" "$TMP/.out"
+check_grep "  ...and still names the fault" "fault: CUDA_ERROR_ILLEGAL_ADDRESS in _Z6gatherPfPKfPKxi at launch #400" "$TMP/.out"
+check_exit "4x run, --checkpoint-every=50" 3 "$GPUREDUCE" capture --checkpoint-every=50 -o ck4.bin -- ./prog $CUBIN 800
+check_grep "  ...32 checkpoints" "from checkpoint 32 at launch #1600" "$TMP/.out"
+c1=$(size ck1.bin) c4=$(size ck4.bin)
+echo "info: trace bytes 1x/4x: no checkpoint $f1/$f4, checkpoint every 50 launches $c1/$c4"
+[ $((c4 * 10)) -le $((c1 * 12)) ] && ok "with checkpoints the 4x trace is within 1.2x of the 1x ($c4 vs $c1 bytes)" ||
+	fail "with checkpoints the 4x trace is within 1.2x of the 1x ($c4 vs $c1 bytes)"
+[ $((c1 * 10)) -lt "$f1" ] && ok "  ...and a tenth of the unbounded one" || fail "  ...and a tenth of the unbounded one ($c1 vs $f1)"
+check "show the bounded trace" sh -c "'$GPUREDUCE' show ck4.bin >ck4.yaml"
+check_grep "format 1.2" 'format: "1.2"' ck4.yaml
+n=$(count "type: CHECKPOINT_BEGIN" ck4.yaml); [ "$n" = 1 ] && ok "one checkpoint in the file" || fail "one checkpoint in the file ($n)"
+check_grep "  ...complete" "type: CHECKPOINT_END" ck4.yaml
+n=$(count "checkpoint: true" ck4.yaml); [ "$n" = 4 ] && ok "its content: one H2D per live buffer (one chunk each)" || fail "its content ($n H2D flagged checkpoint)"
+n=$(count "type: MODULE" ck4.yaml); [ "$n" = 1 ] && ok "the module is carried into the segment" || fail "the module is carried ($n)"
+n=$(grep -A4 "type: FUNC_ATTR" ck4.yaml | grep -c "value: ")
+[ "$n" = 2 ] && ok "function attributes: each change carried once (1024, then 2048)" || fail "function attributes carried ($n)"
+check_grep "  ...the last one set" "value: 2048" ck4.yaml
+check_exit "the bounded trace replays to the same fault" 1 "$GPUREDUCE" replay ck4.bin
+check_grep "  ...same launch and kernel" "(launch #1600) in _Z6gatherPfPKfPKxi: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
+check "shrink the bounded trace" "$GPUREDUCE" shrink -j 2 --quiet -o r/repro.cu ck4.bin
+check_grep "  ...to one launch, same signature" "1 launches -> 1 launch(es), .*CUDA_ERROR_ILLEGAL_ADDRESS in _Z6gatherPfPKfPKxi" "$TMP/.out"
+check_grep "  ...the wild index came from the checkpoint" "8 bytes for buffer [0-9] at offset 136" r/repro.cu
+check "the repro compiles against the double" $CC -x c -w -I$CUDA/include -o r/repro r/repro.cu -L$DBL -Wl,-rpath,$DBL -lcuda
+check_exit "  ...and faults" 1 ./r/repro
+
+# --- content dedup: a 4 KiB chunk, unchanged buffers are copied, not restored ---
+check_exit "GPUREDUCE_CKPT_CHUNK=4096" 3 env GPUREDUCE_CKPT_CHUNK=4096 "$GPUREDUCE" capture --checkpoint-every=50 -o dedup.bin -- ./prog $CUBIN 200
+check "show it" sh -c "'$GPUREDUCE' show dedup.bin >dedup.yaml"
+n=$(count "checkpoint: true" dedup.yaml); [ "$n" = 5 ] && ok "I (8000 bytes) is two chunks" || fail "I is two chunks ($n H2D)"
+
+# --- by window size relative to the checkpoint (at least 1 MiB) ------------------
+check_exit "--checkpoint-every=25%" 3 "$GPUREDUCE" capture --checkpoint-every=25% -o pct.bin -- ./prog $CUBIN 800
+check_grep "  ...checkpoints once the window reaches 1 MiB" "from checkpoint 3 at launch #" "$TMP/.out"
+p=$(size pct.bin)
+[ "$p" -le $((1100000 + c4)) ] && ok "  ...the trace stays under a checkpoint + 1 MiB ($p bytes)" || fail "  ...under a checkpoint + 1 MiB ($p bytes)"
+
+# --- a capture killed in the middle of a checkpoint -----------------------------
+check_exit "killed during checkpoint 3 (exit 137)" 137 env GPUREDUCE_CKPT_TEST_KILL=3 \
+	"$GPUREDUCE" capture --checkpoint-every=50 -o kill.bin -- ./prog $CUBIN 200
+check_grep "capture says the previous checkpoint is whole" "died while writing a checkpoint; kill.bin holds the one before it" "$TMP/.out"
+check_grep "  ...window from checkpoint 2" "from checkpoint 2 at launch #100" "$TMP/.out"
+[ -e kill.bin.next ] && fail "the incomplete kill.bin.next was removed" || ok "the incomplete kill.bin.next was removed"
+check_exit "the trace replays, and is called incomplete (the program was killed)" 3 "$GPUREDUCE" replay kill.bin
+check_grep "  ...its window: launches 100..149" "replayed all 50 launches without a fault" "$TMP/.out"
+
+# --- the progress line: on a terminal only, erased before the summary -------------
+if command -v script >/dev/null 2>&1; then
+	check_exit "a 2.5 s capture on a terminal (script)" 3 script -qec \
+		"'$GPUREDUCE' capture --checkpoint-every=50 -o tty.bin -- ./prog $CUBIN 500 5000" tty.log
+	cp "$TMP/.out" tty.log
+	check_grep "a status line: launches, trace size, last checkpoint" \
+		"gpureduce: [0-9]* s, [0-9]* launches, trace [0-9.]* [KM]*i*B, checkpoint [0-9]* at launch #[0-9]* ([0-9]* s ago)" tty.log
+	n=$(tr '\r' '\n' <tty.log | grep -c 'gpureduce: [0-9]* s, ')
+	[ "$n" -ge 1 ] && [ "$n" -le 4 ] && ok "  ...at most once a second ($n in 2.5 s)" || fail "  ...at most once a second ($n in 2.5 s)"
+	check_grep "  ...the program's own output still there" "ckpt-prog: step 400" tty.log
+	check_grep "  ...the line is erased before the summary" "$(printf '\r\033\\[K')gpureduce: captured" tty.log
+else
+	echo "skip: no script(1) for a terminal"
+fi
+check_exit "no status line when stderr is not a terminal" 3 "$GPUREDUCE" capture --checkpoint-every=50 -o notty.bin -- ./prog $CUBIN 300 5000
+if grep -q "launches, trace" "$TMP/.out"; then fail "  ...none in the output"; else ok "  ...none in the output"; fi
+
+# --- options ---------------------------------------------------------------------
+check_exit "--checkpoint-every=bogus is a usage error" 2 "$GPUREDUCE" capture --checkpoint-every=10x -- ./prog $CUBIN 1
+check_grep "  ...that says what it takes" "give a positive number of launches" "$TMP/.out"
+check_exit "--max-trace-bytes=0 is a usage error" 2 "$GPUREDUCE" capture --max-trace-bytes=0 -- ./prog $CUBIN 1
+check_exit "--max-trace-bytes=40K alone bounds it" 3 "$GPUREDUCE" capture --max-trace-bytes=40K -o max.bin -- ./prog $CUBIN 800
+m=$(size max.bin)
+[ "$m" -le 60000 ] && ok "  ...to about the limit ($m bytes)" || fail "  ...to about the limit ($m bytes)"
+check_exit "--max-trace-bytes below one checkpoint" 3 "$GPUREDUCE" capture --max-trace-bytes=4K -o tiny.bin -- ./prog $CUBIN 100
+check "show it" sh -c "'$GPUREDUCE' show tiny.bin >tiny.yaml"
+check_grep "a note says the limit cannot be met" "over --max-trace-bytes=4096: the trace cannot be kept that small" tiny.yaml
+check_exit "  ...and the trace still replays to the fault" 1 "$GPUREDUCE" replay tiny.bin
+
+# --- an allocation cuMemcpyDtoH refuses: left out, the checkpoint still taken ---
+check_exit "a phantom allocation" 3 env CKPT_PROG_PHANTOM=1 "$GPUREDUCE" capture --checkpoint-every=50 -o phantom.bin -- ./prog $CUBIN 200
+check_grep "  ...the checkpoints are still taken" "from checkpoint 8 at launch #400 (5 live allocations" "$TMP/.out"
+check "show it" sh -c "'$GPUREDUCE' show phantom.bin >phantom.yaml"
+check_grep "  ...a note says what was left out" "checkpoint 8: 1 allocation(s) could not be read back" phantom.yaml
+check_exit "  ...and the trace replays to the fault" 1 "$GPUREDUCE" replay phantom.bin
+
+# --- a checkpoint that cannot be taken: a clear message, the trace kept -----------
+check_exit "no host memory for the read-back buffer" 3 env GPUREDUCE_CKPT_BUFFER=576460752303423488 \
+	"$GPUREDUCE" capture --checkpoint-every=50 -o nomem.bin -- ./prog $CUBIN 200
+check_grep "capture warns" "warning: checkpoint 1 at launch #150 was not taken: out of host memory for a 576460752303423488-byte read-back buffer; the trace keeps every record since the last checkpoint (no further checkpoints after this failure)" "$TMP/.out"
+check_grep "  ...after three tries, at launches 50, 100, 150" "captured 401 launches" "$TMP/.out"
+check_exit "  ...and the whole trace replays to the fault" 1 "$GPUREDUCE" replay nomem.bin
+finish
