@@ -18,7 +18,7 @@
 #include "repro.h"
 
 static const char usage_str[] =
-	"usage: gpureduce diagnose [--guard=end|start|none] REPRO.cu|TRACE\n\n"
+	"usage: gpureduce diagnose [--guard=end|start|none|layout] REPRO.cu|TRACE\n\n"
 	"Runs the fault once under compute-sanitizer and maps its report to the\n"
 	"launch's parameters.  For REPRO.cu, REPRO.bin beside it must exist.\n";
 

@@ -14,11 +14,14 @@
 #include "cmds.h"
 
 static const char usage_str[] =
-	"usage: gpureduce replay [--guard=end|start|none] [--timeout=S]\n"
+	"usage: gpureduce replay [--guard=end|start|none|layout] [--timeout=S]\n"
 	"                        [--stop-before=EVENT --snapshot=OUT.bin [--snapshot-all]] TRACE\n\n"
 	"Replays TRACE on the GPU in a child process.  Buffers are placed against\n"
 	"unmapped guard regions (--guard=end: overruns fault at once; start: underruns;\n"
-	"none: plain cuMemAlloc) and captured pointers are relocated.\n"
+	"none: plain cuMemAlloc) and captured pointers are relocated.  --guard=layout\n"
+	"(layout-faithful) maps every device buffer at its captured offset from the\n"
+	"others inside one reserved range, so a wild access lands where it landed in\n"
+	"the original (shrink tries it first).\n"
 	"--stop-before=N stops before event N; --snapshot writes the state the launch at\n"
 	"N needs (the buffers it reaches, or with --snapshot-all every live buffer) as a trace.\n"
 	"Exit: 0 ran clean, 1 faulted, 3 bad trace or could not replay, 4 no GPU/driver.\n";
@@ -42,7 +45,7 @@ int cmd_replay(int argc, char **argv)
 		} else if (!strncmp(a, "--guard=", 8)) {
 			o.guard = place_parse_guard(a + 8);
 			if (o.guard < 0) {
-				cmd_error("replay", "unknown guard mode '%s' (end, start or none)", a + 8);
+				cmd_error("replay", "unknown guard mode '%s' (end, start, none or layout)", a + 8);
 				return EXIT_USAGE;
 			}
 		} else if (!strncmp(a, "--stop-before=", 14)) {

@@ -18,10 +18,11 @@
 #include "../replay/place.h"
 #include "../trace/trace.h"
 #include "cmds.h"
+#include "repro.h"
 
 static const char usage_str[] =
 	"usage: gpureduce shrink [-o repro.cu] [-j N] [--time-limit=S] [--candidate-timeout=S]\n"
-	"                        [--guard=end|start|none] [--strategy=full|baseline]\n"
+	"                        [--guard=layout|end|start|none] [--strategy=full|baseline]\n"
 	"                        [--signature=kernel|code|site] [--keep-going[=S]] [--cut-buffers] [--log=FILE]\n"
 	"                        [--runs=N] [--confirm=N] [--no-diagnose] [--keep-work] [--quiet] TRACE\n\n"
 	"Replays TRACE in worker processes and reduces it to the smallest replay that\n"
@@ -54,7 +55,11 @@ static const char usage_str[] =
 	"  --confirm=N          runs of the reduced trace before it is emitted (default 5; flaky 10)\n"
 	"  --strategy=baseline  one fresh process per candidate, plain ddmin over launches, then\n"
 	"                       the same data, grid and scalar phases (the benchmark baseline)\n"
-	"Exit: 0 repro written; 1 the fault did not reproduce (nothing written);\n"
+	"The emitted repro.cu is itself built (nvcc, or $GPUREDUCE_NVCC) and run as often as\n"
+	"the reduced trace; its count is the figure reported.  If it does not fault, the other\n"
+	"placements and earlier states are tried; failing those, shrink says so and exits 1.\n"
+	"Exit: 0 repro written; 1 the fault did not reproduce (nothing written), or the\n"
+	"      emitted repro.cu does not reproduce it (written, for inspection);\n"
 	"      3 bad trace; 4 no GPU/driver.\n";
 
 static char *sibling(const char *cu, const char *ext)
@@ -145,7 +150,7 @@ int cmd_shrink(int argc, char **argv)
 		} else if (!strncmp(a, "--guard=", 8)) {
 			o.guard = place_parse_guard(a + 8);
 			if (o.guard < 0) {
-				cmd_error("shrink", "unknown guard mode '%s' (end, start or none)", a + 8);
+				cmd_error("shrink", "unknown guard mode '%s' (layout, end, start or none)", a + 8);
 				return EXIT_USAGE;
 			}
 		} else if (!strncmp(a, "--strategy=", 11)) {
@@ -217,6 +222,12 @@ int cmd_shrink(int argc, char **argv)
 		goto out;
 	}
 	o.workdir = workdir;
+	/* the emitted program is what gets checked: built and run (repro-check.c) */
+	/* two at a time, as the pool starts workers: contexts are created one
+	 * after another on a real GPU */
+	struct repro_check rcheck = { &t, &rep, path, workdir, o.jobs < 2 ? o.jobs : 2, o.sig_code_only, 0 };
+	o.check_repro = repro_check_trace;
+	o.check_arg = &rcheck;
 
 	if (shrink_run(&t, &o, bin, &rep, &err) < 0) {
 		if (!o.quiet)
@@ -241,7 +252,7 @@ int cmd_shrink(int argc, char **argv)
 		sb_reset(&err);
 	}
 	{
-		struct emit_info info = { &t, &rep, diag.len ? diag.buf : NULL, path };
+		struct emit_info info = { &t, &rep, diag.len ? diag.buf : NULL, path, rep.repro_guard };
 		struct report_files rf;
 		if (emit_repro(&red, &info, &src, &err) < 0 || write_file(out, src.buf, src.len, &err) < 0) {
 			cmd_error("shrink", "%s", err.buf);
@@ -263,11 +274,30 @@ int cmd_shrink(int argc, char **argv)
 		shrink_print_report(stderr, &rep);
 	if (diag.len && !o.quiet)
 		fprintf(stderr, "diagnosis: %s\n", diag.buf);
-	printf("shrink: %zu launches -> %zu launch(es), %zu buffer(s); %s in %s; reproduced %d/%d; "
-	       "%ld candidates in %.1f s%s -> %s (%zu bytes), %s, %s\n",
-	       rep.orig_launches, rep.final_launches, rep.final_buffers, rep.error, rep.kernel,
-	       rep.final_faults, rep.final_runs, rep.candidates, rep.seconds,
-	       rep.time_limited ? " (stopped by the time limit: the best so far)" : "", out, src.len, bin, yml);
+	{
+		/* the figure is the emitted program's own count when it was built */
+		char fig[160];
+		if (rep.repro_checked)
+			snprintf(fig, sizeof(fig), "repro.cu faulted %d/%d (%s placement; replay %d/%d)",
+				 rep.repro_faults, rep.repro_runs, place_guard_name(rep.repro_guard),
+				 rep.final_faults, rep.final_runs);
+		else
+			snprintf(fig, sizeof(fig), "reproduced %d/%d in replay (repro.cu not built)",
+				 rep.final_faults, rep.final_runs);
+		printf("shrink: %zu launches -> %zu launch(es), %zu buffer(s); %s in %s; %s; "
+		       "%ld candidates in %.1f s%s -> %s (%zu bytes), %s, %s\n",
+		       rep.orig_launches, rep.final_launches, rep.final_buffers, rep.error, rep.kernel, fig,
+		       rep.candidates, rep.seconds,
+		       rep.time_limited ? " (stopped by the time limit: the best so far)" : "", out, src.len, bin, yml);
+	}
+	if (rep.repro_checked && !rep.repro_ok) {
+		cmd_error("shrink", "the emitted repro does NOT reproduce the fault: %s. The files are written "
+			  "for inspection; `gpureduce replay %s` still faults", rep.repro_why, bin);
+		ret = EXIT_FAULT;
+		goto out;
+	}
+	if (!rep.repro_checked && rep.repro_why[0] && !o.quiet)
+		fprintf(stderr, "gpureduce shrink: note: %s\n", rep.repro_why);
 	ret = EXIT_OK;
 out:
 	if (o.workdir && !keep_work)
