@@ -21,7 +21,8 @@ static const char usage_str[] =
 	"none: plain cuMemAlloc) and captured pointers are relocated.  --guard=layout\n"
 	"(layout-faithful) maps every device buffer at its captured offset from the\n"
 	"others inside one reserved range, so a wild access lands where it landed in\n"
-	"the original (shrink tries it first).\n"
+	"the original.  Without --guard, as shrink confirms: layout first, then end\n"
+	"when layout runs clean or cannot apply (the output says which faulted).\n"
 	"--stop-before=N stops before event N; --snapshot writes the state the launch at\n"
 	"N needs (the buffers it reaches, or with --snapshot-all every live buffer) as a trace.\n"
 	"Exit: 0 ran clean, 1 faulted, 3 bad trace or could not replay, 4 no GPU/driver.\n";
@@ -35,7 +36,7 @@ int cmd_replay(int argc, char **argv)
 	struct job job;
 	const char *path = NULL;
 	double timeout = 600;
-	int ret = EXIT_INTERNAL;
+	int ret = EXIT_INTERNAL, auto_guard = 1;   /* no --guard: layout, then end */
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -44,6 +45,7 @@ int cmd_replay(int argc, char **argv)
 			return EXIT_OK;
 		} else if (!strncmp(a, "--guard=", 8)) {
 			o.guard = place_parse_guard(a + 8);
+			auto_guard = 0;
 			if (o.guard < 0) {
 				cmd_error("replay", "unknown guard mode '%s' (end, start, none or layout)", a + 8);
 				return EXIT_USAGE;
@@ -72,6 +74,8 @@ int cmd_replay(int argc, char **argv)
 		fputs(usage_str, stderr);
 		return EXIT_USAGE;
 	}
+	if (o.snap_path)
+		auto_guard = 0;   /* a snapshot is written with the placement asked for (end) */
 	if (o.snap_path && o.stop_before < 0) {
 		cmd_error("replay", "--snapshot needs --stop-before=EVENT");
 		return EXIT_USAGE;
@@ -95,21 +99,41 @@ int cmd_replay(int argc, char **argv)
 	memset(&job, 0, sizeof(job));
 	job.trace = path;
 	job.opts = o;
+	if (auto_guard)
+		job.opts.guard = GUARD_LAYOUT;
 	if (pool_run(p, &job, 1, &err) < 0) {
 		cmd_error("replay", "%s", err.buf);
 		ret = EXIT_ENV;
 		goto out;
 	}
+	/* the default, as shrink confirms: layout-faithful placement first;
+	 * when it runs clean or cannot apply, guard placement (end) */
+	if (auto_guard && (job.res.status == RS_CLEAN ||
+			   (job.res.status == RS_ERROR && !strncmp(job.res.msg, "layout-faithful", 15)))) {
+		if (job.res.status == RS_ERROR)
+			fprintf(stderr, "gpureduce replay: %s; replaying with --guard=end\n", job.res.msg);
+		memset(&job, 0, sizeof(job));
+		job.trace = path;
+		job.opts = o;
+		job.opts.guard = GUARD_END;
+		if (pool_run(p, &job, 1, &err) < 0) {
+			cmd_error("replay", "%s", err.buf);
+			ret = EXIT_ENV;
+			goto out;
+		}
+	}
+	o.guard = job.opts.guard;
 	switch (job.res.status) {
 	case RS_CLEAN:
-		printf("replay: ran clean (%ld launches, %.3f s, guard=%s)%s%s\n", job.res.launches,
-		       job.res.seconds, place_guard_name(o.guard), job.res.msg[0] ? "; " : "", job.res.msg);
+		printf("replay: ran clean (%ld launches, %.3f s, guard=%s%s)%s%s\n", job.res.launches,
+		       job.res.seconds, auto_guard ? "layout, then " : "", place_guard_name(o.guard),
+		       job.res.msg[0] ? "; " : "", job.res.msg);
 		ret = EXIT_OK;
 		break;
 	case RS_FAULT:
-		printf("replay: faulted at event %ld (launch #%lld) in %s: %s (%d) after %ld launches, %.3f s\n",
+		printf("replay: faulted at event %ld (launch #%lld) in %s: %s (%d) after %ld launches, %.3f s, guard=%s\n",
 		       job.res.event, job.res.launch_seq, job.res.kernel, job.res.error, job.res.code,
-		       job.res.launches, job.res.seconds);
+		       job.res.launches, job.res.seconds, place_guard_name(o.guard));
 		ret = EXIT_FAULT;
 		break;
 	case RS_TIMEOUT:

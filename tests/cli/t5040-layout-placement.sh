@@ -54,6 +54,8 @@ if [ -n "$a" ] && [ -n "$b" ] && [ $((b - a)) -eq $((0x200000)) ] && [ $((o - a)
 else
 	fail "  ...every buffer at its captured offset from the others (A=$a B=$b out=$o)"
 fi
+check_exit "replay without --guard: layout first" 1 $GPUREDUCE replay nb.bin
+check_grep "  ...faults at launch #2 and says with which placement" "(launch #2) in _Z6gatherPfPKfPKxi: CUDA_ERROR_ILLEGAL_ADDRESS.*guard=layout" .out
 check_exit "replay --guard=end faults too" 1 $GPUREDUCE replay --guard=end nb.bin
 check_grep "  ...but one launch early: the neighbour is not there" "(launch #0) in _Z6gatherPfPKfPKxi" .out
 
@@ -94,6 +96,9 @@ EOT
 check "mktrace: buffers 100 TiB apart" $MKTRACE far.bin < far.txt
 check_exit "replay --guard=layout refuses (exit 3)" 3 $GPUREDUCE replay --guard=layout far.bin
 check_grep "  ...and says the span is too large" "span .* more than it reserves; use --guard=end" .out
+check_exit "replay without --guard falls back to end placement" 1 $GPUREDUCE replay far.bin
+check_grep "  ...and says why" "more than it reserves.*replaying with --guard=end" .out
+check_grep "  ...and which placement faulted" "guard=end$" .out
 check "shrink falls back to guard placement" $GPUREDUCE shrink -j 2 --quiet -o far/repro.cu far.bin
 check_grep "  ...repro.yaml: placement end" "^  placement: end" far/repro.yaml
 check_grep "  ...repro.cu: guard placement" "placement_begin(PL_GUARD_END" far/repro.cu
