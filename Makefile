@@ -41,7 +41,7 @@ endif
 LIB_SRC  := $(wildcard common/*.c trace/*.c replay/*.c reducer/*.c)
 CLI_SRC  := $(wildcard src/*.c)
 CAP_SRC  := $(wildcard capture/*.c)
-LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/place_core_text.o
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 CAP_OBJ  := $(CAP_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/trace/write.o $(BUILD)/pic/trace/read.o \
             $(BUILD)/pic/common/strbuf.o $(BUILD)/pic/common/util.o
@@ -67,6 +67,18 @@ $(BUILD)/%.o: %.c | deps
 $(BUILD)/pic/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -fPIC -fvisibility=hidden -MMD -MP -c -o $@ $<
+
+# replay/place_core.inc is compiled into replay (replay/place.c) and pasted
+# verbatim into every repro.cu: this makes its text a C string for emit.c.
+$(BUILD)/gen/place_core_text.c: replay/place_core.inc
+	@mkdir -p $(dir $@)
+	{ echo '/* generated from replay/place_core.inc by the Makefile: do not edit */'; \
+	  echo 'const char place_core_text[] ='; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; \
+	  echo ';'; } > $@
+
+$(BUILD)/gen/place_core_text.o: $(BUILD)/gen/place_core_text.c
+	$(CC) $(CFLAGS_ALL) $(SANFLAGS) -c -o $@ $<
 
 $(BUILD)/libgpureduce.a: $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^

@@ -38,6 +38,11 @@ double now_sec(void);               /* monotonic seconds */
 
 /* Read a whole file into sb.  Returns 0, or -1 with a message in err. */
 int read_file(const char *path, struct strbuf *sb, struct strbuf *err);
+/* The seeded fill shrink writes into buffers (xorshift32, little-endian
+ * words; docs/FORMAT.md TR_F_FILL): n bytes (a multiple of 4 unless it is
+ * the last piece) continuing from *state, which starts as the seed (0
+ * stands for 0x9e3779b9).  Chunk by chunk gives the same bytes as at once. */
+void fill_xorshift(uint8_t *dst, uint64_t n, uint32_t *state);
 /* Write (create/truncate) a whole file.  Returns 0 or -1 with err. */
 int write_file(const char *path, const void *data, size_t len, struct strbuf *err);
 /* write(2) all of buf, retrying on EINTR/short writes.  0 or -1 (errno). */

@@ -65,14 +65,8 @@ size_t cand_count(const struct cand *c, uint32_t type)
 
 void cand_fill(uint8_t *dst, uint64_t n, uint32_t seed)
 {
-	uint32_t x = seed ? seed : 0x9e3779b9u;
-	for (uint64_t i = 0; i < n; i += 4) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		for (int b = 0; b < 4 && i + (uint64_t)b < n; b++)
-			dst[i + (uint64_t)b] = (uint8_t)(x >> (8 * b));
-	}
+	uint32_t x = seed;
+	fill_xorshift(dst, n, &x);
 }
 
 static long write_zero(struct trace_writer *w, uint64_t dst, uint64_t size)
@@ -88,18 +82,13 @@ static long write_zero(struct trace_writer *w, uint64_t dst, uint64_t size)
 	return tw_record(w, &r);
 }
 
-static long write_h2d(struct trace_writer *w, uint64_t dst, const void *data, uint64_t size,
-		      int fill, uint32_t seed)
+static long write_h2d(struct trace_writer *w, uint64_t dst, const void *data, uint64_t size)
 {
 	struct tr_rec r;
 	memset(&r, 0, sizeof(r));
 	r.type = TR_MEMCPY_H2D;
 	r.u.copy.dst = dst;
 	r.u.copy.size = size;
-	if (fill) {
-		r.u.copy.flags = TR_F_FILL;
-		r.u.copy.src = seed;
-	}
 	if (tw_blob(w, data, size, &r.u.copy.blob) < 0)
 		return -1;
 	return tw_record(w, &r);
@@ -125,9 +114,16 @@ static int write_item(struct trace_writer *w, const struct item *it, struct strb
 			goto out;
 		}
 		if (it->data_mode == DATA_FILL) {
-			sb_grow(&data, r->u.copy.size);
-			cand_fill((uint8_t *)data.buf, r->u.copy.size, it->seed);
-			ret = write_h2d(w, r->u.copy.dst, data.buf, r->u.copy.size, 1, it->seed) < 0 ? -1 : 0;
+			/* the seed stands for the bytes: no blob (docs/FORMAT.md), so
+			 * a 4 GB buffer costs what a 4 KB one does */
+			struct tr_rec f;
+			memset(&f, 0, sizeof(f));
+			f.type = TR_MEMCPY_H2D;
+			f.u.copy.dst = r->u.copy.dst;
+			f.u.copy.size = r->u.copy.size;
+			f.u.copy.flags = TR_F_FILL;
+			f.u.copy.src = it->seed;
+			ret = tw_record(w, &f) < 0 ? -1 : 0;
 			goto out;
 		}
 		if (it->data_mode == DATA_KEEP) {
@@ -139,7 +135,7 @@ static int write_item(struct trace_writer *w, const struct item *it, struct strb
 				const struct range *g = &it->keep[k];
 				if (g->off + g->len > data.len)
 					continue;
-				if (write_h2d(w, r->u.copy.dst + g->off, data.buf + g->off, g->len, 0, 0) < 0)
+				if (write_h2d(w, r->u.copy.dst + g->off, data.buf + g->off, g->len) < 0)
 					goto out;
 			}
 			ret = 0;

@@ -18,6 +18,7 @@
 #include "../common/strbuf.h"
 #include "../common/util.h"
 #include "../replay/memmap.h"
+#include "../replay/place.h"
 #include "../trace/trace.h"
 #include "emit.h"
 #include "pack.h"
@@ -77,6 +78,12 @@ int emit_param_types(const char *dm, char **types, int max)
 }
 
 /* ---- emission helpers --------------------------------------------------- */
+
+/* The allocations layout placement puts in its range (as replay/engine.c). */
+static int layout_kind(uint32_t kind)
+{
+	return kind == TR_MEM_DEVICE || kind == TR_MEM_VMM || kind == TR_MEM_ASYNC;
+}
 
 struct name_find {
 	const char *name;
@@ -238,89 +245,86 @@ static const char prelude[] =
 "\n"
 "#define SETUP(call) do { CUresult r_ = (call); if (r_ != CUDA_SUCCESS) setup_failed(#call, r_); } while (0)\n"
 "\n"
-"/* A buffer placed as gpureduce replay placed it: flush against an unmapped\n"
-" * guard granule (guard_end: its end, keeping the captured address modulo 256;\n"
-" * guard_start: its start), so an overrun faults at once.  Falls back to\n"
-" * cuMemAlloc when virtual memory management is unavailable. */\n"
-"struct buf { CUdeviceptr base, ptr; size_t reserve, map_off, map_size; CUmemGenericAllocationHandle h; int vmm; };\n"
+"#define PL_CALL(f) cu##f\n"
+"\n";
+
+/* After place_core.inc's text: how this program uses it. */
+static const char prelude_placement[] =
 "\n"
-"static CUdeviceptr buf_alloc(struct buf *b, size_t size, unsigned addr_mod256, int guard_start)\n"
+"/* Placement: PLACEMENT is the one gpureduce's replay used when this repro\n"
+" * was checked (REPRO_PLACEMENT=layout|end|start|none overrides it;\n"
+" * REPRO_NO_GUARD=1 means none). */\n"
+"static int placement;\n"
+"static struct pl_layout layout;\n"
+"static int have_layout;\n"
+"static unsigned long long gran;\n"
+"static int device;\n"
+"\n"
+"static void placement_begin(int mode, unsigned long long lo, unsigned long long hi)\n"
 "{\n"
 "\tCUmemAllocationProp prop;\n"
-"\tCUmemAccessDesc ad;\n"
-"\tsize_t g = 0;\n"
 "\tCUdevice dev;\n"
-"\tmemset(b, 0, sizeof(*b));\n"
+"\tsize_t g = 0;\n"
+"\tconst char *e = getenv(\"REPRO_PLACEMENT\");\n"
+"\tplacement = mode;\n"
+"\tif (e && *e)\n"
+"\t\tplacement = !strcmp(e, \"layout\") ? PL_LAYOUT : !strcmp(e, \"start\") ? PL_GUARD_START :\n"
+"\t\t\t    !strcmp(e, \"none\") ? PL_GUARD_NONE : PL_GUARD_END;\n"
+"\tif (getenv(\"REPRO_NO_GUARD\"))\n"
+"\t\tplacement = PL_GUARD_NONE;\n"
+"\tSETUP(cuCtxGetDevice(&dev));\n"
+"\tdevice = (int)dev;\n"
 "\tmemset(&prop, 0, sizeof(prop));\n"
-"\tif (!size) size = 1;\n"
-"\tcuCtxGetDevice(&dev);\n"
 "\tprop.type = CU_MEM_ALLOCATION_TYPE_PINNED;\n"
 "\tprop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;\n"
-"\tprop.location.id = (int)dev;\n"
-"\tif (!getenv(\"REPRO_NO_GUARD\") && cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) == CUDA_SUCCESS && g >= 256) {\n"
-"\t\tsize_t off;\n"
-"\t\tif (guard_start) {\n"
-"\t\t\tb->map_size = (size + g - 1) / g * g;\n"
-"\t\t\tb->map_off = g;\n"
-"\t\t\tb->reserve = g + b->map_size;\n"
-"\t\t\toff = g;\n"
-"\t\t} else {\n"
-"\t\t\tsize_t end;\n"
-"\t\t\tb->map_size = (size + 255 + g - 1) / g * g;\n"
-"\t\t\tb->map_off = 0;\n"
-"\t\t\tb->reserve = b->map_size + g;\n"
-"\t\t\tend = b->map_size;\n"
-"\t\t\toff = end - size;\n"
-"\t\t\toff -= (off - addr_mod256) & 255;\n"
-"\t\t}\n"
-"\t\tif (cuMemAddressReserve(&b->base, b->reserve, g, 0, 0) == CUDA_SUCCESS) {\n"
-"\t\t\tif (cuMemCreate(&b->h, b->map_size, &prop, 0) == CUDA_SUCCESS) {\n"
-"\t\t\t\tif (cuMemMap(b->base + b->map_off, b->map_size, 0, b->h, 0) == CUDA_SUCCESS) {\n"
-"\t\t\t\t\tmemset(&ad, 0, sizeof(ad));\n"
-"\t\t\t\t\tad.location = prop.location;\n"
-"\t\t\t\t\tad.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;\n"
-"\t\t\t\t\tif (cuMemSetAccess(b->base + b->map_off, b->map_size, &ad, 1) == CUDA_SUCCESS) {\n"
-"\t\t\t\t\t\tb->vmm = 1;\n"
-"\t\t\t\t\t\tb->ptr = b->base + off;\n"
-"\t\t\t\t\t\treturn b->ptr;\n"
-"\t\t\t\t\t}\n"
-"\t\t\t\t\tcuMemUnmap(b->base + b->map_off, b->map_size);\n"
-"\t\t\t\t}\n"
-"\t\t\t\tcuMemRelease(b->h);\n"
-"\t\t\t}\n"
-"\t\t\tcuMemAddressFree(b->base, b->reserve);\n"
-"\t\t}\n"
+"\tprop.location.id = device;\n"
+"\tif (cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) == CUDA_SUCCESS &&\n"
+"\t    g >= 256 && !(g & (g - 1)))\n"
+"\t\tgran = g;\n"
+"\tif (placement == PL_LAYOUT && hi > lo) {\n"
+"\t\tSETUP(pl_layout_open(&layout, lo, hi, gran, device));\n"
+"\t\thave_layout = 1;\n"
 "\t}\n"
-"\tSETUP(cuMemAlloc(&b->base, size));\n"
-"\tb->ptr = b->base;\n"
+"}\n"
+"\n"
+"/* A buffer captured at addr, placed as replay placed it (device_kind:\n"
+" * device memory, which layout placement puts in its range). */\n"
+"static CUdeviceptr buf_alloc(struct pl_buf *b, unsigned long long size, unsigned long long addr, int device_kind)\n"
+"{\n"
+"\tif (have_layout && device_kind)\n"
+"\t\tSETUP(pl_layout_alloc(&layout, b, addr, size));\n"
+"\telse\n"
+"\t\tSETUP(pl_guard_alloc(b, size, addr, gran, placement == PL_LAYOUT ? PL_GUARD_END : placement, device));\n"
 "\treturn b->ptr;\n"
 "}\n"
 "\n"
 "/* The program freed this buffer before the launch: unmap it but keep its\n"
 " * addresses reserved, so the stale pointer faults as it did. */\n"
-"static void buf_free(struct buf *b)\n"
+"static void buf_free(struct pl_buf *b)\n"
 "{\n"
-"\tif (b->vmm) {\n"
-"\t\tcuMemUnmap(b->base + b->map_off, b->map_size);\n"
-"\t\tcuMemRelease(b->h);\n"
-"\t} else {\n"
-"\t\tcuMemFree(b->base);\n"
-"\t}\n"
+"\tpl_buf_unmap(have_layout ? &layout : NULL, b);\n"
 "}\n"
 "\n"
-"/* The seeded generator gpureduce used for buffer contents (xorshift32). */\n"
-"static void fill(CUdeviceptr dst, size_t n, unsigned seed)\n"
+"/* The seeded generator gpureduce used for buffer contents (xorshift32),\n"
+" * written in chunks so that a large buffer needs little host memory. */\n"
+"static void fill(CUdeviceptr dst, unsigned long long n, unsigned seed)\n"
 "{\n"
-"\tunsigned char *h = (unsigned char *)malloc(n ? n : 1);\n"
+"\tconst unsigned long long chunk = 64ull << 20;\n"
+"\tunsigned char *h = (unsigned char *)malloc((size_t)(n < chunk ? (n ? n : 1) : chunk));\n"
 "\tunsigned x = seed ? seed : 0x9e3779b9u;\n"
-"\tsize_t i;\n"
+"\tunsigned long long done, len, i;\n"
 "\tint k;\n"
-"\tfor (i = 0; i < n; i += 4) {\n"
-"\t\tx ^= x << 13; x ^= x >> 17; x ^= x << 5;\n"
-"\t\tfor (k = 0; k < 4 && i + k < n; k++)\n"
-"\t\t\th[i + k] = (unsigned char)(x >> (8 * k));\n"
+"\tif (!h)\n"
+"\t\tsetup_failed(\"malloc for the fill\", CUDA_ERROR_OUT_OF_MEMORY);\n"
+"\tfor (done = 0; done < n; done += len) {\n"
+"\t\tlen = n - done < chunk ? n - done : chunk;\n"
+"\t\tfor (i = 0; i < len; i += 4) {\n"
+"\t\t\tx ^= x << 13; x ^= x >> 17; x ^= x << 5;\n"
+"\t\t\tfor (k = 0; k < 4 && i + k < len; k++)\n"
+"\t\t\t\th[i + k] = (unsigned char)(x >> (8 * k));\n"
+"\t\t}\n"
+"\t\tSETUP(cuMemcpyHtoD(dst + done, h, (size_t)len));\n"
 "\t}\n"
-"\tSETUP(cuMemcpyHtoD(dst, h, n));\n"
 "\tfree(h);\n"
 "}\n"
 "\n"
@@ -531,6 +535,13 @@ static void header(struct strbuf *o, const struct trace *t, const struct emit_in
 			rep->flaky ? " (FLAKY: a race; run it several times)" : "");
 		comment_text(o, " * ", line.buf);
 		sb_reset(&line);
+		if (rep->repro_checked) {
+			sb_addf(&line, "This program:   built and run by gpureduce shrink: faulted %d/%d "
+				"(%s placement)%s", rep->repro_faults, rep->repro_runs,
+				place_guard_name(rep->repro_guard), rep->repro_ok ? "" : " -- it does NOT reproduce");
+			comment_text(o, " * ", line.buf);
+			sb_reset(&line);
+		}
 	}
 	if (info->diagnosis && *info->diagnosis) {
 		comment_text(o, " * ", "");
@@ -612,15 +623,25 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 	struct strbuf body = STRBUF_INIT, data = STRBUF_INIT, globals = STRBUF_INIT, init = STRBUF_INIT;
 	const struct tr_launch *last = NULL;
 	int nmod = 0, nbuf = 0, nlaunch = 0, ndata = 0;
-	int guard_start = info->rep && info->rep->guard == 1;
+	int placement = info->placement >= 0 ? info->placement : info->rep ? info->rep->guard : PL_GUARD_END;
+	uint64_t lo = UINT64_MAX, hi = 0;
 	int ret = -1;
 	uint64_t *mod_hash = xcalloc(t->nrec + 1, sizeof(uint64_t));
 	char **roles = xcalloc(t->nrec + 1, sizeof(char *));
 	char **ptypes = xcalloc(t->nrec + 1, sizeof(char *));   /* pointer param type per buffer */
 
-	for (size_t i = 0; i < t->nrec; i++)
+	for (size_t i = 0; i < t->nrec; i++) {
+		const struct tr_alloc *a = &t->rec[i].u.alloc;
 		if (t->rec[i].type == TR_LAUNCH)
 			last = &t->rec[i].u.launch;
+		/* the span layout placement covers: as replay computes it */
+		if (t->rec[i].type == TR_ALLOC && layout_kind(a->kind)) {
+			if (a->addr < lo)
+				lo = a->addr;
+			if (a->addr + (a->size ? a->size : 1) > hi)
+				hi = a->addr + (a->size ? a->size : 1);
+		}
+	}
 
 	/* First pass: name each buffer by its first use in a launch parameter. */
 	{
@@ -670,8 +691,9 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 				fmt_bytes(r->u.alloc.size, b), tr_alloc_kind_name(r->u.alloc.kind),
 				roles[a->index] ? "; " : "", roles[a->index] ? roles[a->index] : "",
 				(unsigned long long)r->u.alloc.addr);
-			sb_addf(&body, "\tbuf_alloc(&buf[%d], %lluu, %u, %d);\n", nbuf,
-				(unsigned long long)r->u.alloc.size, (unsigned)(r->u.alloc.addr & 255), guard_start);
+			sb_addf(&body, "\tbuf_alloc(&buf[%d], %lluull, 0x%llxull, %d);\n", nbuf,
+				(unsigned long long)r->u.alloc.size, (unsigned long long)r->u.alloc.addr,
+				layout_kind(r->u.alloc.kind));
 			sb_addf(&body, "\tif (verbose) printf(\"gpureduce-buffer %d 0x%%llx %llu\\n\", (unsigned long long)buf[%d].ptr);\n",
 				nbuf, (unsigned long long)r->u.alloc.size, nbuf);
 			nbuf++;
@@ -723,6 +745,13 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 			} else {
 				struct strbuf d = STRBUF_INIT;
 				char name[32];
+				if ((r->u.copy.flags & TR_F_FILL) && !r->u.copy.blob) {
+					/* a fill stored without its bytes */
+					sb_addf(&body, "\tfill(buf[%d].ptr + %llu, %llu, 0x%xu);   /* seeded generator: the values do not matter, only that they are not zeros */\n",
+						id, (unsigned long long)off, (unsigned long long)r->u.copy.size,
+						(unsigned)r->u.copy.src);
+					break;
+				}
 				if (trace_blob_read(t, r->u.copy.blob, &d, 0, err) < 0) {
 					sb_release(&d);
 					goto out;
@@ -857,6 +886,8 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 
 	header(out, t, info, last);
 	sb_adds(out, prelude);
+	sb_adds(out, place_core_text);
+	sb_adds(out, prelude_placement);
 	if (init.len)
 		sb_adds(out, pack_decoder_source);
 	sb_add(out, globals.buf, globals.len);
@@ -890,12 +921,19 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 		"\t\t\tSETUP(cuFuncSetAttribute(f, (CUfunction_attribute)pending_attr[i].attr, pending_attr[i].value));\n}\n\n",
 		t->nrec + 1);
 	sb_addf(out, "int main(void)\n{\n\tCUdevice dev;\n\tCUcontext ctx;\n\tCUmodule mod[%d];\n"
-		"\tCUfunction fn;\n\tstatic struct buf buf[%d];\n\n"
+		"\tCUfunction fn;\n\tstatic struct pl_buf buf[%d];\n\n"
 		"\tverbose = getenv(\"GPUREDUCE_REPRO_VERBOSE\") != NULL;\n"
 		"\tSETUP(cuInit(0));\n\tSETUP(cuDeviceGet(&dev, 0));\n"
 		"\tSETUP(cuDevicePrimaryCtxRetain(&ctx, dev));\n\tSETUP(cuCtxSetCurrent(ctx));\n"
-		"\t(void)fn;\n\t(void)fill;\n\t(void)buf_free;\n",
+		"\t(void)fn;\n\t(void)fill;\n\t(void)buf_free;\n\t(void)pl_buf_destroy;\n\t(void)pl_layout_close;\n",
 		nmod ? nmod : 1, nbuf ? nbuf : 1);
+	sb_addf(out, "\t/* %s placement%s */\n\tplacement_begin(%s, 0x%llxull, 0x%llxull);\n",
+		place_guard_name(placement),
+		placement == PL_LAYOUT ? ": every device buffer at its captured offset from the others, "
+		"inside one reserved range of captured addresses [lo, hi)" : "",
+		placement == PL_LAYOUT ? "PL_LAYOUT" : placement == PL_GUARD_START ? "PL_GUARD_START" :
+		placement == PL_GUARD_NONE ? "PL_GUARD_NONE" : "PL_GUARD_END",
+		(unsigned long long)(hi > lo ? lo : 0), (unsigned long long)(hi > lo ? hi : 0));
 	sb_add(out, init.buf, init.len);
 	sb_add(out, body.buf, body.len);
 	sb_adds(out, "\n\tprintf(\"repro: ran clean: the fault did not reproduce\\n\");\n\treturn 0;\n}\n");

@@ -26,6 +26,7 @@ struct emit_info {
 	const struct shrink_report *rep;   /* how it was reduced; may be NULL */
 	const char *diagnosis;             /* lines for the header; may be NULL */
 	const char *trace_name;            /* path of the original trace, for the header */
+	int placement;                     /* enum guard_mode to emit; -1: rep's guard (else end) */
 };
 
 /* Emit the reduced trace t as C source into out.  0 or -1 with err. */

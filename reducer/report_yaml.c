@@ -60,6 +60,16 @@ int report_yaml_write(const char *path, const struct shrink_report *rep, const s
 	yo_key(&y, "reduced_rate");
 	yo_plainf(&y, "%.2f", rep->final_runs ? (double)rep->final_faults / rep->final_runs : 0.0);
 	yo_kv_bool(&y, "flaky", rep->flaky);
+	/* the emitted program itself, built and run by shrink */
+	yo_key(&y, "repro_cu");
+	if (rep->repro_checked)
+		yo_strf(&y, "%d/%d", rep->repro_faults, rep->repro_runs);
+	else
+		yo_strf(&y, "not built");
+	yo_kv_bool(&y, "repro_cu_reproduces", rep->repro_checked && rep->repro_ok);
+	yo_kv_str(&y, "placement", place_guard_name(rep->repro_guard));
+	if (rep->repro_why[0])
+		yo_kv_str(&y, "repro_cu_note", rep->repro_why);
 	yo_map_end(&y);
 	yo_key(&y, "original");
 	yo_map_start(&y, 0);

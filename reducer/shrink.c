@@ -747,13 +747,21 @@ static const char *describe(const struct replay_result *r, char *buf, size_t n)
 /* Confirm the fault in replay; sets s->guard, rates, *fault_event. */
 static int phase_confirm(struct S *s, long *fault_event)
 {
-	const int modes[3] = { GUARD_END, GUARD_START, GUARD_NONE };
+	/* layout-faithful first: where it applies, a wild access lands where
+	 * it landed in the original; then guard placements for overruns */
+	int modes[4] = { GUARD_LAYOUT, GUARD_END, GUARD_START, GUARD_NONE };
 	struct strbuf tried = STRBUF_INIT;
 	int runs = s->o->orig_runs > 0 ? s->o->orig_runs : 2;
 	int ret = -1;
 
+	/* --cut-buffers: a cut shows as an overrun only against a guard, so
+	 * guard placement comes first */
+	if (s->o->cut_buffers) {
+		modes[0] = GUARD_END;
+		modes[1] = GUARD_LAYOUT;
+	}
 	phase_begin(s, "confirm", NULL);
-	for (int m = 0; m < 3; m++) {
+	for (int m = 0; m < 4; m++) {
 		struct replay_opts ro = REPLAY_OPTS_INIT;
 		struct replay_result first;
 		int matches = 0;
@@ -1768,6 +1776,11 @@ static void phase_sizes(struct S *s, struct cand *best)
 	uint64_t addr[SIZES_MAX_BUFFERS], floor_of[SIZES_MAX_BUFFERS];
 
 	phase_begin(s, "sizes", best);
+	if (s->guard == GUARD_LAYOUT) {
+		/* whole granules are mapped: a cut buffer's new overrun would not fault */
+		phase_end(s, best, "skipped: the fault needs layout placement, where cuts go unseen");
+		return;
+	}
 	if (!s->have_san) {
 		phase_end(s, best, "skipped: no compute-sanitizer to check that a cut keeps the site");
 		return;
@@ -2202,6 +2215,131 @@ static int keep_interrupted(struct S *s, struct cand *best, const char *out_bin)
 	return 0;
 }
 
+/* ---- the emitted program itself ----------------------------------------- */
+
+/* Make the state after phase `st` the result (a repro.cu check needed
+ * it): *best, out_bin and the report follow.  0, or -1 on a write error. */
+static int repro_adopt_state(struct S *s, struct cand *best, const char *out_bin, int st, const char *tried)
+{
+	struct shrink_report *rep = s->rep;
+	size_t l = strlen(rep->note);
+	if (st == s->cur_state)
+		return 0;
+	cand_release(best);
+	cand_copy(best, &s->state[st]);
+	s->cur_state = st;
+	snprintf(rep->backed_off_to, sizeof(rep->backed_off_to), "%s", s->state_name[st]);
+	snprintf(rep->note + l, sizeof(rep->note) - l, "%sthe reduced trace's repro.cu did not fault as "
+		 "replay did (%s); the state after %s's does", l ? "; " : "", tried, s->state_name[st]);
+	return cand_write(best, out_bin, s->err);
+}
+
+/*
+ * Build and run repro.cu as it will be emitted (o->check_repro) and make
+ * its count the reproduction figure.  When it does not fault at the rate
+ * replay measured for the same trace (every run, for a steady fault), try
+ * the other placements for that trace, then the states after earlier
+ * phases with replay's placement; keep the first that holds (out_bin is
+ * rewritten when the state changes), else the one that faulted most (the
+ * fault is then reported flaky, at the program's own rate); when none
+ * faulted at all, say plainly that the program does not reproduce and
+ * what was tried (the caller exits 1).  Returns 0, or -1 on a write error.
+ */
+static int phase_repro(struct S *s, struct cand *best, const char *out_bin, int runs)
+{
+	struct shrink_report *rep = s->rep;
+	const int modes[3] = { GUARD_LAYOUT, GUARD_END, GUARD_START };
+	int need = rep->final_faults >= rep->final_runs ? runs :
+		rate_need(runs, rep->final_faults, rep->final_runs);
+	struct strbuf why = STRBUF_INIT, tried = STRBUF_INIT, path = STRBUF_INIT;
+	int ret = 0, best_faults = -1, best_guard = s->guard, best_state = s->cur_state;
+
+	rep->repro_guard = s->guard;
+	if (!s->o->check_repro)
+		return 0;
+	phase_begin(s, "repro.cu", best);
+	/* attempt 0: replay's placement; 1-2: the other placements; then
+	 * earlier states with replay's placement */
+	for (int k = 0; k < 3 + s->cur_state; k++) {
+		int guard = s->guard, st = s->cur_state, faults = 0, rc;
+		const char *bin = out_bin;
+		if (k >= 1 && k < 3) {
+			int seen = 0, m = -1;
+			for (int q = 0; q < 3 && m < 0; q++)
+				if (modes[q] != s->guard && ++seen == k)
+					m = q;
+			if (m < 0)
+				continue;
+			guard = modes[m];
+		} else if (k >= 3) {
+			st = s->cur_state - 1 - (k - 3);
+			sb_reset(&path);
+			sb_addf(&path, "%s/repro-state-%d-%s.bin", s->o->workdir, st, s->state_name[st]);
+			if (cand_write(&s->state[st], path.buf, s->err) < 0) {
+				ret = -1;
+				goto out;
+			}
+			bin = path.buf;
+		}
+		sb_reset(&why);
+		rc = s->o->check_repro(s->o->check_arg, bin, guard, runs, &faults, &why);
+		if (rc == 1) {
+			snprintf(rep->repro_why, sizeof(rep->repro_why), "%s", why.buf);
+			phase_end(s, best, "not checked: no compiler or driver");
+			goto out;
+		}
+		rep->repro_attempts++;
+		s->ph->candidates += runs;
+		rep->candidates += runs;
+		slog(s, "repro.cu (%s placement, state after %s): %s%d/%d faulted", place_guard_name(guard),
+		     s->nstates ? s->state_name[st] : "-", rc < 0 ? why.buf : "", faults, runs);
+		sb_addf(&tried, "%s%s placement%s%s: %d/%d", tried.len ? "; " : "", place_guard_name(guard),
+			k >= 3 ? ", state after " : "", k >= 3 ? s->state_name[st] : "", faults, runs);
+		if (rc < 0) {
+			/* a build failure will not go away with another placement */
+			snprintf(rep->repro_why, sizeof(rep->repro_why), "%s", why.buf);
+			break;
+		}
+		rep->repro_checked = 1;
+		if (faults > best_faults) {
+			best_faults = faults;
+			best_guard = guard;
+			best_state = st;
+		}
+		if (faults >= need)
+			break;
+	}
+	if (rep->repro_checked) {
+		rep->repro_runs = runs;
+		rep->repro_faults = best_faults;
+		rep->repro_guard = best_guard;
+		rep->repro_ok = best_faults > 0;
+		if (best_faults > 0 && repro_adopt_state(s, best, out_bin, best_state, tried.buf) < 0) {
+			ret = -1;
+			goto out;
+		}
+		if (best_faults > 0 && best_faults < need) {
+			size_t l = strlen(rep->note);
+			rep->flaky = 1;
+			snprintf(rep->note + l, sizeof(rep->note) - l, "%srepro.cu faulted in %d of %d runs, "
+				 "below replay's %d of %d (tried %s)", l ? "; " : "", best_faults, runs,
+				 rep->final_faults, rep->final_runs, tried.buf);
+		}
+		if (!best_faults)
+			snprintf(rep->repro_why, sizeof(rep->repro_why),
+				 "replay faulted %d/%d, but the emitted repro.cu, built and run on its own, never "
+				 "faulted with the signature, every way it was tried (%s)", rep->final_faults,
+				 rep->final_runs, tried.buf);
+	}
+	phase_end(s, best, rep->repro_ok ? (best_faults >= need ? "reproduces" : "reproduces, less often") :
+		  rep->repro_checked ? "DOES NOT REPRODUCE" : "not built");
+out:
+	sb_release(&why);
+	sb_release(&tried);
+	sb_release(&path);
+	return ret;
+}
+
 int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char *out_bin,
 	       struct shrink_report *rep, struct strbuf *err)
 {
@@ -2402,6 +2540,12 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char
 			unlink(out_bin);
 			goto out;
 		}
+	}
+	if (phase_repro(&s, &best, out_bin, rep->final_runs) < 0)
+		goto out;
+	if (interrupt_signal()) {
+		ret = keep_interrupted(&s, &best, out_bin);
+		goto out;
 	}
 	measure(&best, &rep->final_launches, &rep->final_buffers, &rep->final_bytes);
 	ret = 0;

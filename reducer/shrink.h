@@ -58,6 +58,14 @@ struct shrink_opts {
 	int cut_buffers;        /* --cut-buffers: run the sizes phase (off by default: on the
 				 * H200 it cost 5-25 s a shrink, and its site check sees only
 				 * compute-sanitizer's first report) */
+	/* Build the repro.cu emitted for the trace file `bin` with placement
+	 * `guard` (enum guard_mode) and run it `runs` times: *faults gets the
+	 * runs that faulted with the signature.  Returns 0; 1 when no compiler
+	 * or driver is at hand (nothing checked; why says so); -1 when it did not build or
+	 * could not run (why says).  NULL: the emitted program is not checked. */
+	int (*check_repro)(void *arg, const char *bin, int guard, int runs, int *faults,
+			   struct strbuf *why);
+	void *check_arg;
 };
 
 #define SHRINK_MAX_PHASES 12
@@ -77,10 +85,17 @@ struct shrink_report {
 	int code;
 	char error[64];
 	char kernel[512];
-	int guard;
+	int guard;               /* the placement replay confirmed the fault with */
 	/* reproduction */
 	int orig_runs, orig_faults;
 	int final_runs, final_faults;
+	/* the emitted repro.cu itself, built and run by check_repro */
+	int repro_checked;       /* 1: built and run (repro_faults of repro_runs) */
+	int repro_runs, repro_faults;
+	int repro_ok;            /* faulted at the rate replay did: the repro reproduces */
+	int repro_guard;         /* the placement repro.cu uses (the one that reproduced) */
+	int repro_attempts;      /* programs built (placements x states tried) */
+	char repro_why[400];     /* not built: why; did not reproduce: what was tried */
 	int flaky;
 	/* sizes */
 	size_t orig_launches, orig_records;

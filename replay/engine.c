@@ -56,18 +56,16 @@ struct replay_ctx {
 	size_t nfns, afns;
 };
 
-/* Twin of a captured allocation. */
+/* Twin of a captured allocation: placed by place_core.inc (place.h), or
+ * a module's __device__ variable. */
 struct twin {
-	CUdeviceptr base;        /* reservation (VMM) or cuMemAlloc result */
-	uint64_t reserve;
+	struct pl_buf pb;
 	CUdeviceptr ptr;         /* where the captured address 'addr' now lives */
 	uint64_t size;
-	CUmemGenericAllocationHandle h;
-	uint64_t map_off, map_size;
-	int how;                 /* TWIN_VMM, TWIN_ALLOC, TWIN_GLOBAL */
+	int how;                 /* TWIN_PLACED, TWIN_GLOBAL */
 	int mapped;
 };
-enum { TWIN_VMM = 1, TWIN_ALLOC = 2, TWIN_GLOBAL = 3 };
+enum { TWIN_PLACED = 1, TWIN_GLOBAL = 3 };
 
 /* name -> module records that define it */
 struct sym_entry {
@@ -90,6 +88,8 @@ struct run {
 	size_t *attrs;           /* record indexes of FUNC_ATTR records */
 	size_t nattrs, aattrs;
 	long launches;
+	struct pl_layout layout; /* GUARD_LAYOUT: the one range every device buffer lives in */
+	int have_layout;
 };
 
 /* ---- context ---------------------------------------------------------- */
@@ -351,11 +351,55 @@ static int get_function(struct run *R, const char *name, size_t before, CUfuncti
 
 /* ---- allocations ------------------------------------------------------- */
 
-static CUresult twin_create(struct run *R, const struct tr_alloc *a, size_t ev, struct twin *tw,
-			    struct strbuf *err)
+/* 1 for allocations that layout-faithful placement puts in its range:
+ * device memory (other kinds keep guard placement). */
+static int layout_kind(uint32_t kind)
+{
+	return kind == TR_MEM_DEVICE || kind == TR_MEM_VMM || kind == TR_MEM_ASYNC;
+}
+
+static int set_fault(struct run *R, size_t ev, CUresult r, const char *kernel, long long seq);
+static int set_error(struct run *R, size_t ev, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* GUARD_LAYOUT: reserve the range covering every device allocation the
+ * records before `end` make.  RS_CLEAN, or RS_ERROR when the span cannot be
+ * reserved (the reducer then tries guard placement). */
+static int layout_open(struct run *R, size_t end)
 {
 	struct replay_ctx *c = R->c;
-	struct placement p;
+	uint64_t lo = UINT64_MAX, hi = 0, origin, reserve;
+	CUresult r;
+
+	for (size_t i = 0; i < end; i++) {
+		const struct tr_rec *rec = &R->t->rec[i];
+		if (rec->type != TR_ALLOC || !layout_kind(rec->u.alloc.kind))
+			continue;
+		if (rec->u.alloc.addr < lo)
+			lo = rec->u.alloc.addr;
+		if (rec->u.alloc.addr + (rec->u.alloc.size ? rec->u.alloc.size : 1) > hi)
+			hi = rec->u.alloc.addr + (rec->u.alloc.size ? rec->u.alloc.size : 1);
+	}
+	if (hi <= lo)
+		return RS_CLEAN;   /* no device buffers: nothing to lay out */
+	if (!c->gran)
+		return set_error(R, 0, "layout-faithful placement needs virtual memory management "
+				 "(cuMemAddressReserve), which this driver lacks; use --guard=end");
+	if (place_layout_plan(lo, hi, c->gran, &origin, &reserve) < 0)
+		return set_error(R, 0, "layout-faithful placement: the captured buffers span %llu bytes "
+				 "(0x%llx..0x%llx), more than it reserves; use --guard=end",
+				 (unsigned long long)(hi - lo), (unsigned long long)lo, (unsigned long long)hi);
+	r = place_layout_open(&c->d, &R->layout, lo, hi, c->gran, (int)c->dev);
+	if (r != CUDA_SUCCESS)
+		return drv_is_sticky(r) ? set_fault(R, 0, r, NULL, -1) :
+			set_error(R, 0, "layout-faithful placement: reserving %llu bytes failed: %s; "
+				  "use --guard=end", (unsigned long long)reserve, drv_error_name(&c->d, r));
+	R->have_layout = 1;
+	return RS_CLEAN;
+}
+
+static CUresult twin_create(struct run *R, const struct tr_alloc *a, size_t ev, struct twin *tw)
+{
+	struct replay_ctx *c = R->c;
 	CUresult r;
 
 	memset(tw, 0, sizeof(*tw));
@@ -369,63 +413,22 @@ static CUresult twin_create(struct run *R, const struct tr_alloc *a, size_t ev, 
 		    c->d.ModuleGetGlobal(&tw->ptr, &gsz, mod, a->name) == CUDA_SUCCESS) {
 			tw->how = TWIN_GLOBAL;
 			tw->mapped = 1;
-			tw->base = tw->ptr;
 			sb_release(&e2);
 			return CUDA_SUCCESS;
 		}
 		sb_release(&e2);
 		/* fall through: a plain buffer holds its bytes at least */
 	}
-	if (R->o->guard != GUARD_NONE && c->gran &&
-	    place_compute(a->size, a->addr, c->gran, R->o->guard, &p) == 0) {
-		CUmemAllocationProp prop;
-		CUmemAccessDesc ad;
-		memset(&prop, 0, sizeof(prop));
-		prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-		prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-		prop.location.id = (int)c->dev;
-		r = c->d.MemAddressReserve(&tw->base, p.reserve, c->gran, 0, 0);
-		if (r != CUDA_SUCCESS)
-			goto vmm_fail;
-		tw->reserve = p.reserve;
-		r = c->d.MemCreate(&tw->h, p.map_size, &prop, 0);
-		if (r != CUDA_SUCCESS) {
-			c->d.MemAddressFree(tw->base, tw->reserve);
-			goto vmm_fail;
-		}
-		r = c->d.MemMap(tw->base + p.map_off, p.map_size, 0, tw->h, 0);
-		if (r == CUDA_SUCCESS) {
-			memset(&ad, 0, sizeof(ad));
-			ad.location = prop.location;
-			ad.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-			r = c->d.MemSetAccess(tw->base + p.map_off, p.map_size, &ad, 1);
-			if (r != CUDA_SUCCESS)
-				c->d.MemUnmap(tw->base + p.map_off, p.map_size);
-		}
-		if (r != CUDA_SUCCESS) {
-			c->d.MemRelease(tw->h);
-			c->d.MemAddressFree(tw->base, tw->reserve);
-			goto vmm_fail;
-		}
-		tw->how = TWIN_VMM;
-		tw->mapped = 1;
-		tw->map_off = p.map_off;
-		tw->map_size = p.map_size;
-		tw->ptr = tw->base + p.buf_off;
-		return CUDA_SUCCESS;
-vmm_fail:
-		if (drv_is_sticky(r))
-			return r;
-		sb_addf(err, "guard placement of a %llu-byte buffer failed (%s); ",
-			(unsigned long long)a->size, drv_error_name(&c->d, r));
-		/* fall back to a plain allocation */
-	}
-	r = c->d.MemAlloc(&tw->base, a->size ? a->size : 1);
+	if (R->have_layout && layout_kind(a->kind))
+		r = place_layout_alloc(&c->d, &R->layout, &tw->pb, a->addr, a->size);
+	else
+		r = place_guard_alloc(&c->d, &tw->pb, a->size, a->addr, c->gran,
+				      R->o->guard == GUARD_LAYOUT ? GUARD_END : R->o->guard, (int)c->dev);
 	if (r != CUDA_SUCCESS)
 		return r;
-	tw->how = TWIN_ALLOC;
+	tw->how = TWIN_PLACED;
 	tw->mapped = 1;
-	tw->ptr = tw->base;
+	tw->ptr = tw->pb.ptr;
 	return CUDA_SUCCESS;
 }
 
@@ -433,23 +436,18 @@ vmm_fail:
  * stale pointer into it faults. */
 static void twin_kill(struct run *R, struct twin *tw)
 {
-	struct replay_ctx *c = R->c;
-	if (!tw->mapped || c->dead)
+	if (!tw->mapped || R->c->dead)
 		return;
-	if (tw->how == TWIN_VMM) {
-		c->d.MemUnmap(tw->base + tw->map_off, tw->map_size);
-		c->d.MemRelease(tw->h);
-	} else if (tw->how == TWIN_ALLOC) {
-		c->d.MemFree(tw->base);
-	}
+	if (tw->how == TWIN_PLACED)
+		place_buf_unmap(&R->c->d, R->have_layout ? &R->layout : NULL, &tw->pb);
 	tw->mapped = 0;
 }
 
 static void twin_destroy(struct run *R, struct twin *tw)
 {
 	twin_kill(R, tw);
-	if (tw->how == TWIN_VMM && !R->c->dead && tw->reserve)
-		R->c->d.MemAddressFree(tw->base, tw->reserve);
+	if (tw->how == TWIN_PLACED && !R->c->dead)
+		place_buf_destroy(&R->c->d, R->have_layout ? &R->layout : NULL, &tw->pb);
 	free(tw);
 }
 
@@ -527,11 +525,9 @@ static int op_failed(struct run *R, size_t ev, CUresult r, const char *what, con
 static int do_alloc(struct run *R, size_t ev, const struct tr_alloc *a)
 {
 	struct twin *tw = xmalloc(sizeof(*tw));
-	struct strbuf err = STRBUF_INIT;
-	CUresult r = twin_create(R, a, ev, tw, &err);
+	CUresult r = twin_create(R, a, ev, tw);
 	struct mm_alloc *m;
 
-	sb_release(&err);
 	if (r != CUDA_SUCCESS) {
 		free(tw);
 		return op_failed(R, ev, r, "allocation", NULL, -1);
@@ -573,6 +569,29 @@ static CUdeviceptr target(struct run *R, uint64_t addr, uint64_t size)
 	return tw->ptr + (addr - a->addr);
 }
 
+/* Bytes move between host and device in pieces of this size (fills,
+ * snapshots), so a 4 GB buffer needs 64 MiB of host memory, not 4 GB. */
+#define CHUNK (64ull << 20)
+
+/* A seeded fill stored without its bytes (TR_F_FILL, blob 0): generated
+ * here, chunk by chunk. */
+static int fill_twin(struct run *R, size_t ev, CUdeviceptr dst, uint64_t size, uint32_t seed)
+{
+	uint8_t *h = xmalloc(size < CHUNK ? size : CHUNK);
+	uint32_t x = seed;
+	int ret = RS_CLEAN;
+	for (uint64_t done = 0, len; done < size && ret == RS_CLEAN; done += len) {
+		CUresult r;
+		len = size - done < CHUNK ? size - done : CHUNK;
+		fill_xorshift(h, len, &x);
+		r = R->c->d.MemcpyHtoD(dst + done, h, len);
+		if (r != CUDA_SUCCESS)
+			ret = op_failed(R, ev, r, "host-to-device copy (seeded fill)", NULL, -1);
+	}
+	free(h);
+	return ret;
+}
+
 static int do_h2d(struct run *R, size_t ev, const struct tr_copy *cp)
 {
 	struct strbuf data = STRBUF_INIT, err = STRBUF_INIT;
@@ -582,6 +601,10 @@ static int do_h2d(struct run *R, size_t ev, const struct tr_copy *cp)
 
 	if (!dst || !cp->size)
 		goto out;
+	if ((cp->flags & TR_F_FILL) && !cp->blob) {
+		ret = fill_twin(R, ev, dst, cp->size, (uint32_t)cp->src);
+		goto out;
+	}
 	if (trace_blob_read(R->t, cp->blob, &data, 0, &err) < 0) {
 		ret = set_error(R, ev, "event %zu: %s", ev, err.buf);
 		goto out;
@@ -768,6 +791,48 @@ static void want_module_globals(struct snap *S, const struct tr_launch *l, size_
 	}
 }
 
+/* 1 when buffer a holds one 1-, 2- or 4-byte value repeated (zeros, or
+ * torch.full): *ms is then the memset that recreates it; 0 when not; -1
+ * when it cannot be read.  Read in chunks, stopping at the first chunk
+ * that breaks the pattern. */
+static int uniform_twin(struct run *R, struct mm_alloc *a, struct tr_rec *ms)
+{
+	struct twin *tw = a->user;
+	uint8_t *h = NULL;
+	uint32_t word = 0;
+	int elem = 4, ret = -1;
+
+	if (!tw || !tw->mapped || a->size < 4 || a->size % 4)
+		return tw && tw->mapped ? 0 : -1;
+	h = xmalloc(a->size < CHUNK ? a->size : CHUNK);
+	for (uint64_t done = 0, len; done < a->size; done += len) {
+		len = a->size - done < CHUNK ? a->size - done : CHUNK;
+		if (R->c->d.MemcpyDtoH(h, tw->ptr + done, len) != CUDA_SUCCESS)
+			goto out;
+		if (!done)
+			memcpy(&word, h, 4);
+		/* the chunk repeats its first word when it equals itself shifted
+		 * by one word (memcmp runs at memory speed; a word loop does not) */
+		if (memcmp(h, &word, 4) || (len > 4 && memcmp(h, h + 4, len - 4))) {
+			ret = 0;
+			goto out;
+		}
+	}
+	if ((word & 0xffff) == (word >> 16))
+		elem = (word & 0xff) == ((word >> 8) & 0xff) ? 1 : 2;
+	memset(ms, 0, sizeof(*ms));
+	ms->type = TR_MEMSET;
+	ms->u.memset.dst = a->addr;
+	ms->u.memset.elem_size = (uint32_t)elem;
+	ms->u.memset.value = elem == 1 ? (word & 0xff) : elem == 2 ? (word & 0xffff) : word;
+	ms->u.memset.width = a->size / (uint64_t)elem;
+	ms->u.memset.height = 1;
+	ret = 1;
+out:
+	free(h);
+	return ret;
+}
+
 /* Mark what the launch reaches: its parameter words, then (transitively)
  * pointer words stored in the buffers found, within the scan budget. */
 static void snap_reach(struct snap *S, const struct tr_launch *l)
@@ -911,6 +976,21 @@ static int write_snapshot(struct run *R, size_t at, struct strbuf *err)
 					goto werr;
 				continue;
 			}
+			{
+				struct tr_rec ms;
+				int u = uniform_twin(R, a, &ms);
+				if (u < 0) {
+					sb_addf(err, "cannot read back buffer at 0x%llx (%llu bytes) for the snapshot",
+						(unsigned long long)a->addr, (unsigned long long)a->size);
+					goto out;
+				}
+				if (u) {
+					/* one value repeated: a memset, not its bytes */
+					if (tw_record(&S.w, &ms) < 0)
+						goto werr;
+					continue;
+				}
+			}
 			if (read_twin(R, a, &buf) < 0) {
 				sb_addf(err, "cannot read back buffer at 0x%llx (%llu bytes) for the snapshot",
 					(unsigned long long)a->addr, (unsigned long long)a->size);
@@ -993,6 +1073,8 @@ int replay_trace(struct replay_ctx *c, const struct trace *t, const struct repla
 		st = set_error(&R, 0, "%s", err.buf);
 		goto out;
 	}
+	if (o->guard == GUARD_LAYOUT && (st = layout_open(&R, end)) != RS_CLEAN)
+		goto out;
 	for (size_t i = 0; i < end && st == RS_CLEAN; i++) {
 		const struct tr_rec *r = &t->rec[i];
 		/* a graph node did not run when it was recorded during stream
@@ -1025,6 +1107,8 @@ out:
 	for (size_t i = 0; i < R.mm.n; i++)
 		if (R.mm.all[i]->user)
 			twin_destroy(&R, R.mm.all[i]->user);
+	if (R.have_layout && !c->dead)
+		place_layout_close(&c->d, &R.layout);
 	memmap_release(&R.mm);
 	graphs_release(&G);
 	free(R.syms);

@@ -1,43 +1,70 @@
 /*
- * place.c - guard placement arithmetic (see place.h).
+ * place.c - replay's side of placement (see place.h): compiles
+ * place_core.inc with its driver calls going through the driver table
+ * that the caller passes (replay workers are single-threaded, so the table
+ * is kept in a file-level pointer for the duration of each call).
  */
+#include <stdlib.h>
 #include <string.h>
 
+#include "drv.h"
 #include "place.h"
 
-static uint64_t round_up(uint64_t v, uint64_t g)
+static const struct drv *pl_d;
+#define PL_CALL(f) (pl_d->f)
+#include "place_core.inc"
+
+int place_compute(uint64_t size, uint64_t addr, uint64_t gran, int guard, struct pl_placement *p)
 {
-	return (v + g - 1) / g * g;
+	return pl_guard_compute(size, addr, gran, guard, p);
 }
 
-int place_compute(uint64_t size, uint64_t addr, uint64_t gran, int guard, struct placement *p)
+int place_layout_plan(uint64_t lo, uint64_t hi, uint64_t gran, uint64_t *origin, uint64_t *reserve)
 {
-	memset(p, 0, sizeof(*p));
-	if (!gran || (gran & (gran - 1)) || gran < 256 || size > (1ull << 48))
-		return -1;
-	if (!size)
-		size = 1;
-	if (guard == GUARD_END) {
-		uint64_t a = addr & 255, end, b;
-		p->map_off = 0;
-		p->map_size = round_up(size + 255, gran);
-		p->reserve = p->map_size + gran;
-		end = p->map_off + p->map_size;
-		b = end - size;
-		b -= (b - a) & 255;        /* same address mod 256 as captured */
-		p->buf_off = b;
-		p->slack = end - (b + size);
-		return 0;
-	}
-	if (guard == GUARD_START) {
-		p->map_off = gran;
-		p->map_size = round_up(size, gran);
-		p->reserve = gran + p->map_size;
-		p->buf_off = gran;
-		p->slack = p->map_size - size;
-		return 0;
-	}
-	return -1;
+	unsigned long long o = 0, r = 0;
+	int ret = pl_layout_plan(lo, hi, gran, &o, &r);
+	*origin = o;
+	*reserve = r;
+	return ret;
+}
+
+CUresult place_guard_alloc(const struct drv *d, struct pl_buf *b, uint64_t size, uint64_t addr,
+			   uint64_t gran, int guard, int dev)
+{
+	pl_d = d;
+	return pl_guard_alloc(b, size, addr, gran, guard, dev);
+}
+
+CUresult place_layout_open(const struct drv *d, struct pl_layout *L, uint64_t lo, uint64_t hi,
+			   uint64_t gran, int dev)
+{
+	pl_d = d;
+	return pl_layout_open(L, lo, hi, gran, dev);
+}
+
+CUresult place_layout_alloc(const struct drv *d, struct pl_layout *L, struct pl_buf *b, uint64_t addr,
+			    uint64_t size)
+{
+	pl_d = d;
+	return pl_layout_alloc(L, b, addr, size);
+}
+
+void place_buf_unmap(const struct drv *d, struct pl_layout *L, struct pl_buf *b)
+{
+	pl_d = d;
+	pl_buf_unmap(L, b);
+}
+
+void place_buf_destroy(const struct drv *d, struct pl_layout *L, struct pl_buf *b)
+{
+	pl_d = d;
+	pl_buf_destroy(L, b);
+}
+
+void place_layout_close(const struct drv *d, struct pl_layout *L)
+{
+	pl_d = d;
+	pl_layout_close(L);
 }
 
 int place_parse_guard(const char *s)
@@ -48,10 +75,13 @@ int place_parse_guard(const char *s)
 		return GUARD_START;
 	if (!strcmp(s, "none"))
 		return GUARD_NONE;
+	if (!strcmp(s, "layout"))
+		return GUARD_LAYOUT;
 	return -1;
 }
 
 const char *place_guard_name(int guard)
 {
-	return guard == GUARD_END ? "end" : guard == GUARD_START ? "start" : "none";
+	return guard == GUARD_END ? "end" : guard == GUARD_START ? "start" :
+	       guard == GUARD_LAYOUT ? "layout" : "none";
 }

@@ -20,7 +20,7 @@
 #include "repro.h"
 
 static const char usage_str[] =
-	"usage: gpureduce diagnose [--guard=end|start|none] REPRO.cu|TRACE\n\n"
+	"usage: gpureduce diagnose [--guard=end|start|none|layout] REPRO.cu|TRACE\n\n"
 	"Runs the fault once under compute-sanitizer and maps its report to the\n"
 	"launch's parameters.  For REPRO.cu, REPRO.bin beside it must exist.\n"
 	"Exit: 0 explained, 1 compute-sanitizer saw no memory error, 2 usage,\n"
@@ -42,7 +42,7 @@ int cmd_diagnose(int argc, char **argv)
 			return EXIT_OK;
 		} else if (opts_str(&op, "--guard", &v)) {
 			if (v && (guard = place_parse_guard(v)) < 0)
-				opts_fail(&op, "--guard takes end, start or none");
+				opts_fail(&op, "--guard takes end, start, none or layout");
 		} else if (opts_unknown(&op)) {
 		} else if (!path) {
 			path = op.arg;

@@ -16,11 +16,15 @@
 #include "cmds.h"
 
 static const char usage_str[] =
-	"usage: gpureduce replay [--guard=end|start|none] [--timeout=S]\n"
+	"usage: gpureduce replay [--guard=end|start|none|layout] [--timeout=S]\n"
 	"                        [--stop-before=EVENT --snapshot=OUT.bin [--snapshot-all]] TRACE\n\n"
 	"Replays TRACE on the GPU in a child process.  Buffers are placed against\n"
 	"unmapped guard regions (--guard=end: overruns fault at once; start: underruns;\n"
-	"none: plain cuMemAlloc) and captured pointers are relocated.\n"
+	"none: plain cuMemAlloc) and captured pointers are relocated.  --guard=layout\n"
+	"(layout-faithful) maps every device buffer at its captured offset from the\n"
+	"others inside one reserved range, so a wild access lands where it landed in\n"
+	"the original.  Without --guard, as shrink confirms: layout first, then end\n"
+	"when layout runs clean or cannot apply (the output says which faulted).\n"
 	"--stop-before=N stops before event N; --snapshot writes the state the launch at\n"
 	"N needs (the buffers it reaches, or with --snapshot-all every live buffer) as a trace.\n"
 	"Exit: 0 ran clean, 1 faulted, 3 bad or incomplete trace (one that ends without an END or\n"
@@ -37,7 +41,7 @@ int cmd_replay(int argc, char **argv)
 	const char *path = NULL;
 	double timeout = 600;
 	int complete = 1;
-	int ret = EXIT_INTERNAL;
+	int ret = EXIT_INTERNAL, auto_guard = 1;   /* no --guard: layout, then end */
 
 	opts_init(&op, argc, argv, &err);
 	while (opts_next(&op)) {
@@ -46,8 +50,9 @@ int cmd_replay(int argc, char **argv)
 			fputs(usage_str, stdout);
 			return EXIT_OK;
 		} else if (opts_str(&op, "--guard", &v)) {
+			auto_guard = 0;
 			if (v && (o.guard = place_parse_guard(v)) < 0)
-				opts_fail(&op, "--guard takes end, start or none");
+				opts_fail(&op, "--guard takes end, start, none or layout");
 		} else if (opts_long(&op, "--stop-before", &o.stop_before, 0, 1L << 40)) {
 		} else if (opts_str(&op, "--snapshot", &o.snap_path)) {
 			if (!o.snap_mode)
@@ -71,6 +76,8 @@ int cmd_replay(int argc, char **argv)
 		fputs(usage_str, stderr);
 		return EXIT_USAGE;
 	}
+	if (o.snap_path)
+		auto_guard = 0;   /* a snapshot is written with the placement asked for (end) */
 	if (o.snap_path && o.stop_before < 0) {
 		cmd_error("replay", "--snapshot needs --stop-before=EVENT");
 		return EXIT_USAGE;
@@ -97,6 +104,8 @@ int cmd_replay(int argc, char **argv)
 	memset(&job, 0, sizeof(job));
 	job.trace = path;
 	job.opts = o;
+	if (auto_guard)
+		job.opts.guard = GUARD_LAYOUT;
 	if (pool_run(p, &job, 1, &err) < 0) {
 		cmd_error("replay", "%s", err.buf);
 		ret = EXIT_ENV;
@@ -108,6 +117,29 @@ int cmd_replay(int argc, char **argv)
 		ret = 128 + interrupt_signal();
 		goto out;
 	}
+	/* the default, as shrink confirms: layout-faithful placement first;
+	 * when it runs clean or cannot apply, guard placement (end) */
+	if (auto_guard && (job.res.status == RS_CLEAN ||
+			   (job.res.status == RS_ERROR && !strncmp(job.res.msg, "layout-faithful", 15)))) {
+		if (job.res.status == RS_ERROR)
+			fprintf(stderr, "gpureduce replay: %s; replaying with --guard=end\n", job.res.msg);
+		memset(&job, 0, sizeof(job));
+		job.trace = path;
+		job.opts = o;
+		job.opts.guard = GUARD_END;
+		if (pool_run(p, &job, 1, &err) < 0) {
+			cmd_error("replay", "%s", err.buf);
+			ret = EXIT_ENV;
+			goto out;
+		}
+	}
+	if (interrupt_signal()) {
+		cmd_error("replay", "interrupted (%s): the replay worker was stopped",
+			  interrupt_name(interrupt_signal()));
+		ret = 128 + interrupt_signal();
+		goto out;
+	}
+	o.guard = job.opts.guard;
 	switch (job.res.status) {
 	case RS_CLEAN:
 		if (!complete && o.stop_before < 0) {
@@ -117,14 +149,15 @@ int cmd_replay(int argc, char **argv)
 			ret = EXIT_INPUT;
 			break;
 		}
-		printf("replay: ran clean (%ld launches, %.3f s, guard=%s)%s%s\n", job.res.launches,
-		       job.res.seconds, place_guard_name(o.guard), job.res.msg[0] ? "; " : "", job.res.msg);
+		printf("replay: ran clean (%ld launches, %.3f s, guard=%s%s)%s%s\n", job.res.launches,
+		       job.res.seconds, auto_guard ? "layout, then " : "", place_guard_name(o.guard),
+		       job.res.msg[0] ? "; " : "", job.res.msg);
 		ret = EXIT_OK;
 		break;
 	case RS_FAULT:
-		printf("replay: faulted at event %ld (launch #%lld) in %s: %s (%d) after %ld launches, %.3f s\n",
+		printf("replay: faulted at event %ld (launch #%lld) in %s: %s (%d) after %ld launches, %.3f s, guard=%s\n",
 		       job.res.event, job.res.launch_seq, job.res.kernel, job.res.error, job.res.code,
-		       job.res.launches, job.res.seconds);
+		       job.res.launches, job.res.seconds, place_guard_name(o.guard));
 		ret = EXIT_FAULT;
 		break;
 	case RS_TIMEOUT:

@@ -21,10 +21,11 @@
 #include "../trace/trace.h"
 #include "cmds.h"
 #include "outpaths.h"
+#include "repro.h"
 
 static const char usage_str[] =
 	"usage: gpureduce shrink [-o repro.cu] [-j N] [--time-limit=S] [--candidate-timeout=S]\n"
-	"                        [--guard=end|start|none] [--strategy=full|baseline]\n"
+	"                        [--guard=layout|end|start|none] [--strategy=full|baseline]\n"
 	"                        [--signature=kernel|code|site] [--keep-going[=S]] [--cut-buffers] [--log=FILE]\n"
 	"                        [--runs=N] [--confirm=N] [--no-diagnose] [--keep-work] [--quiet] TRACE\n\n"
 	"Replays TRACE in worker processes and reduces it to the smallest replay that\n"
@@ -58,8 +59,12 @@ static const char usage_str[] =
 	"  --confirm=N          runs of the reduced trace before it is emitted (default 5; flaky 10)\n"
 	"  --strategy=baseline  one fresh process per candidate, plain ddmin over launches, then\n"
 	"                       the same data, grid and scalar phases (the benchmark baseline)\n"
+	"The emitted repro.cu is itself built (nvcc, or $GPUREDUCE_NVCC) and run as often as\n"
+	"the reduced trace; its count is the figure reported.  If it does not fault, the other\n"
+	"placements and earlier states are tried; failing those, shrink says so and exits 1.\n"
 	"Exit: 0 repro written; 1 the trace holds no fault, or it did not reproduce (nothing\n"
-	"      written); 2 usage, or an output would overwrite TRACE; 3 bad or incomplete trace,\n"
+	"      written), or the emitted repro.cu does not reproduce it (written, for inspection);\n"
+	"      2 usage, or an output would overwrite TRACE; 3 bad or incomplete trace,\n"
 	"      or an output folder missing or not writable; 4 no GPU/driver (or a write failed);\n"
 	"      130/143 interrupted by SIGINT/SIGTERM (the best state so far was kept, if any).\n";
 
@@ -165,7 +170,7 @@ int cmd_shrink(int argc, char **argv)
 		} else if (opts_int(&op, "--confirm", &o.confirm_runs, 0, 10000)) {
 		} else if (opts_str(&op, "--guard", &v)) {
 			if (v && (o.guard = place_parse_guard(v)) < 0)
-				opts_fail(&op, "--guard takes end, start or none");
+				opts_fail(&op, "--guard takes end, start, none or layout");
 		} else if (opts_str(&op, "--strategy", &v)) {
 			if (v && !strcmp(v, "baseline"))
 				o.strategy = STRATEGY_BASELINE;
@@ -241,6 +246,12 @@ int cmd_shrink(int argc, char **argv)
 		goto out;
 	}
 	o.workdir = workdir;
+	/* the emitted program is what gets checked: built and run (repro-check.c) */
+	/* two at a time, as the pool starts workers: contexts are created one
+	 * after another on a real GPU */
+	struct repro_check rcheck = { &t, &rep, path, workdir, o.jobs < 2 ? o.jobs : 2, o.sig_code_only, 0 };
+	o.check_repro = repro_check_trace;
+	o.check_arg = &rcheck;
 
 	/* ^C / SIGTERM: stop the workers and sanitizer runs, keep the best
 	 * state so far (interrupt.h) */
@@ -279,7 +290,7 @@ int cmd_shrink(int argc, char **argv)
 		sb_reset(&err);
 	}
 	{
-		struct emit_info info = { &t, &rep, diag.len ? diag.buf : NULL, path };
+		struct emit_info info = { &t, &rep, diag.len ? diag.buf : NULL, path, rep.repro_guard };
 		struct report_files rf;
 		if (emit_repro(&red, &info, &src, &err) < 0) {
 			cmd_error("shrink", "%s", err.buf);
@@ -317,11 +328,30 @@ int cmd_shrink(int argc, char **argv)
 		shrink_print_report(stderr, &rep);
 	if (diag.len && !o.quiet)
 		fprintf(stderr, "diagnosis: %s\n", diag.buf);
-	printf("shrink: %zu launches -> %zu launch(es), %zu buffer(s); %s in %s; reproduced %d/%d; "
-	       "%ld candidates in %.1f s%s -> %s (%zu bytes), %s, %s\n",
-	       rep.orig_launches, rep.final_launches, rep.final_buffers, rep.error, rep.kernel,
-	       rep.final_faults, rep.final_runs, rep.candidates, rep.seconds,
-	       rep.time_limited ? " (stopped by the time limit: the best so far)" : "", out, src.len, bin, yml);
+	{
+		/* the figure is the emitted program's own count when it was built */
+		char fig[160];
+		if (rep.repro_checked)
+			snprintf(fig, sizeof(fig), "repro.cu faulted %d/%d (%s placement; replay %d/%d)",
+				 rep.repro_faults, rep.repro_runs, place_guard_name(rep.repro_guard),
+				 rep.final_faults, rep.final_runs);
+		else
+			snprintf(fig, sizeof(fig), "reproduced %d/%d in replay (repro.cu not built)",
+				 rep.final_faults, rep.final_runs);
+		printf("shrink: %zu launches -> %zu launch(es), %zu buffer(s); %s in %s; %s; "
+		       "%ld candidates in %.1f s%s -> %s (%zu bytes), %s, %s\n",
+		       rep.orig_launches, rep.final_launches, rep.final_buffers, rep.error, rep.kernel, fig,
+		       rep.candidates, rep.seconds,
+		       rep.time_limited ? " (stopped by the time limit: the best so far)" : "", out, src.len, bin, yml);
+	}
+	if (rep.repro_checked && !rep.repro_ok) {
+		cmd_error("shrink", "the emitted repro does NOT reproduce the fault: %s. The files are written "
+			  "for inspection; `gpureduce replay %s` still faults", rep.repro_why, bin);
+		ret = EXIT_FAULT;
+		goto out;
+	}
+	if (!rep.repro_checked && rep.repro_why[0] && !o.quiet)
+		fprintf(stderr, "gpureduce shrink: note: %s\n", rep.repro_why);
 	ret = EXIT_OK;
 	if (interrupt_signal()) {
 		/* the signal came after the confirmation: the repro is whole, only

@@ -8,6 +8,7 @@
 
 #include "../common/child.h"
 #include "../common/strbuf.h"
+#include "../common/util.h"
 #include "repro.h"
 
 int repro_build(const char *src, const char *out, struct strbuf *err)
@@ -53,12 +54,26 @@ out:
 	return ret;
 }
 
+/* "repro: KERNEL faulted: CUDA_ERROR_X (700): text" -> r's kernel and error */
+static void parse_output(const char *out, struct repro_run *r)
+{
+	const char *p;
+	if ((p = strstr(out, "repro: ")) && strstr(p, " faulted: ")) {
+		const char *k = p + 7, *f = strstr(p, " faulted: ");
+		snprintf(r->kernel, sizeof(r->kernel), "%.*s", (int)(f - k), k);
+		sscanf(f + 10, "%63s", r->error);
+	}
+	if ((p = strstr(out, "repro: setup failed: "))) {
+		size_t n = strcspn(p, "\n");
+		snprintf(r->setup, sizeof(r->setup), "%.*s", (int)n, p);
+	}
+}
+
 int repro_run_once(const char *exe, const char *const env[], double timeout,
 		   struct repro_run *r, struct strbuf *log, struct strbuf *err)
 {
 	struct strbuf o = STRBUF_INIT;
 	char *argv[] = { (char *)exe, NULL };
-	const char *p;
 	int st;
 
 	memset(r, 0, sizeof(*r));
@@ -68,14 +83,52 @@ int repro_run_once(const char *exe, const char *const env[], double timeout,
 		return -1;
 	}
 	r->exit_code = st;
-	/* "repro: KERNEL faulted: CUDA_ERROR_X (700): text" */
-	if ((p = strstr(o.buf, "repro: ")) && strstr(p, " faulted: ")) {
-		const char *k = p + 7, *f = strstr(p, " faulted: ");
-		snprintf(r->kernel, sizeof(r->kernel), "%.*s", (int)(f - k), k);
-		sscanf(f + 10, "%63s", r->error);
-	}
+	parse_output(o.buf, r);
 	if (log)
 		sb_add(log, o.buf, o.len);
 	sb_release(&o);
 	return 0;
+}
+
+int repro_run_many(const char *exe, int n, int parallel, double timeout, struct repro_run *r,
+		   struct strbuf *err)
+{
+	struct child *ch = xcalloc((size_t)n, sizeof(*ch));
+	char **outs = xcalloc((size_t)n, sizeof(char *));
+	int ret = 0;
+
+	if (parallel < 1)
+		parallel = 1;
+	for (int base = 0; base < n && !ret; base += parallel) {
+		int m = n - base < parallel ? n - base : parallel, started = 0;
+		for (int k = 0; k < m; k++) {
+			struct strbuf p = STRBUF_INIT;
+			int i = base + k;
+			sb_addf(&p, "%s.run%d.out", exe, i);
+			outs[i] = sb_detach(&p, NULL);
+			char *argv[] = { "sh", "-c", "exec \"$0\" >\"$1\" 2>&1 </dev/null", (char *)exe, outs[i], NULL };
+			ch[i] = (struct child)CHILD_INIT;
+			if (child_start(&ch[i], argv, NULL, CHILD_NEW_PGRP, err) < 0) {
+				ret = -1;
+				break;
+			}
+			started++;
+		}
+		for (int k = 0; k < started; k++) {
+			int i = base + k;
+			struct strbuf o = STRBUF_INIT, e = STRBUF_INIT;
+			memset(&r[i], 0, sizeof(r[i]));
+			r[i].exit_code = child_wait_timeout(&ch[i], timeout);
+			if (read_file(outs[i], &o, &e) == 0)
+				parse_output(o.buf, &r[i]);
+			unlink(outs[i]);
+			sb_release(&o);
+			sb_release(&e);
+		}
+	}
+	for (int i = 0; i < n; i++)
+		free(outs[i]);
+	free(outs);
+	free(ch);
+	return ret;
 }

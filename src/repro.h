@@ -18,10 +18,33 @@ struct repro_run {
 	int exit_code;           /* 1 fault, 0 clean, 2 setup, 124 timeout */
 	char error[64];          /* CUDA_ERROR_... when it faulted */
 	char kernel[512];
+	char setup[160];         /* exit 2: the "setup failed" line */
 };
 
 /* Run once; output (stdout+stderr) appended to log when non-NULL. */
 int repro_run_once(const char *exe, const char *const env[], double timeout,
 		   struct repro_run *r, struct strbuf *log, struct strbuf *err);
+
+/* Run exe n times, `parallel` at a time (several processes share a GPU),
+ * each with a time limit; r[0..n-1] get each run's outcome.  0, or -1
+ * when a run could not start (err says why). */
+int repro_run_many(const char *exe, int n, int parallel, double timeout, struct repro_run *r,
+		   struct strbuf *err);
+
+/* shrink_opts.check_repro for `gpureduce shrink` (src/repro-check.c):
+ * emit the trace as repro.cu, build it, run it.  arg is a struct
+ * repro_check. */
+struct trace;
+struct shrink_report;
+struct repro_check {
+	const struct trace *orig;        /* the captured trace (header facts) */
+	const struct shrink_report *rep; /* the signature */
+	const char *trace_name;
+	const char *workdir;             /* where programs are built */
+	int parallel;                    /* runs at a time */
+	int code_only;                   /* --signature=code: any kernel */
+	int serial;
+};
+int repro_check_trace(void *arg, const char *bin, int guard, int runs, int *faults, struct strbuf *why);
 
 #endif

@@ -48,9 +48,9 @@ usage "verify --rate 2" "verify: --rate: 2 is out of range (0 to 1)" verify --ra
 usage "verify -n x" "verify: -n: 'x' is not a whole number" verify -n x x.cu
 usage "replay --timeout=soon" "replay: --timeout: 'soon' is not a number" replay --timeout=soon oob.bin
 usage "replay --stop-before -3" "replay: --stop-before: -3 is out of range" replay --stop-before -3 --snapshot=s.bin oob.bin
-usage "replay --guard sideways" "replay: --guard takes end, start or none" replay --guard sideways oob.bin
+usage "replay --guard sideways" "replay: --guard takes end, start, none or layout" replay --guard sideways oob.bin
 usage "show --event x" "show: --event 'x': expected an event number" show --event x oob.bin
-usage "diagnose --guard sideways" "diagnose: --guard takes end, start or none" diagnose --guard sideways oob.bin
+usage "diagnose --guard sideways" "diagnose: --guard takes end, start, none or layout" diagnose --guard sideways oob.bin
 usage "capture --output with no value" "capture: --output needs a value" capture --output
 
 # 2. --opt V works wherever --opt=V does ----------------------------------------

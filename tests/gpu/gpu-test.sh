@@ -16,6 +16,10 @@
 #                                                             -> replay.log
 #   shrink     gpureduce shrink trace.bin -o shrink/repro.cu [-j GPU_TEST_JOBS] --quiet
 #              (--time-limit a little under the step's time) -> shrink.log
+#              shrink builds and runs repro.cu itself: its count and the
+#              placement that reproduced (repro.yaml: repro_cu, placement)
+#              go in the table's "shrink's repro.cu" column, beside this
+#              script's own runs, so the table shows whether they agree
 #   repro      nvcc -o repro repro.cu -lcuda, then run it 5 times: a run
 #              counts when it exits 1 and prints an expected error name
 #                                        -> nvcc-repro.log, repro-run-N.log
@@ -95,7 +99,7 @@ done
 
 # ---- phase 2: the pipeline, one sample at a time -------------------------
 TABLE=$OUT/summary.table
-echo "sample|launches|fault (error, kernel)|replay|shrink|repro runs|verify|capture s|replay s|shrink s|result" >"$TABLE"
+echo "sample|launches|fault (error, kernel)|replay|shrink|shrink's repro.cu|repro runs|verify|capture s|replay s|shrink s|result" >"$TABLE"
 PASSED=0
 FAILED=0
 FAIL_REPORT=$OUT/failures.txt
@@ -109,7 +113,7 @@ test_sample() {
 	FLAKY=0
 	n=$(basename "$dir")
 	w=$OUT/$n
-	c_launch=-; c_fault=-; c_replay=-; c_shrink=-; c_repro=-; c_verify=-
+	c_launch=-; c_fault=-; c_replay=-; c_shrink=-; c_shrepro=-; c_repro=-; c_verify=-
 	c_cap_s=-; c_rep_s=-; c_shr_s=-
 	WHY=; FAIL_LOGS=
 
@@ -233,7 +237,10 @@ test_sample() {
 		WHY="$WHY; shrink: exit $rc${SHR_LINE:+, $SHR_LINE}"
 		FAIL_LOGS="$FAIL_LOGS shrink.log"
 	fi
-	log "$n: shrink -> $c_shrink (${c_shr_s}s) ${SHR_LINE}"
+	if [ -s "$w/shrink/repro.yaml" ]; then
+		c_shrepro="$(sed -n 's/^  repro_cu: *//p' "$w/shrink/repro.yaml" | tr -d "\"'") $(sed -n 's/^  placement: *//p' "$w/shrink/repro.yaml")"
+	fi
+	log "$n: shrink -> $c_shrink (${c_shr_s}s) ${SHR_LINE}; shrink's own repro.cu runs: $c_shrepro"
 	if [ ! -s "$w/shrink/repro.cu" ]; then
 		WHY="$WHY; no shrink/repro.cu, so no repro runs"
 		return 1
@@ -310,7 +317,7 @@ for dir in "${DIRS[@]}"; do
 	fi
 	[ "${FLAKY:-0}" = 1 ] && [ "$result" = PASS ] && result="PASS (flaky, ${c_repro} faulted)"
 	log "=== $n: $result"
-	echo "$n|$c_launch|$c_fault|$c_replay|$c_shrink|$c_repro|$c_verify|$c_cap_s|$c_rep_s|$c_shr_s|$result" >>"$TABLE"
+	echo "$n|$c_launch|$c_fault|$c_replay|$c_shrink|$c_shrepro|$c_repro|$c_verify|$c_cap_s|$c_rep_s|$c_shr_s|$result" >>"$TABLE"
 done
 
 echo
