@@ -298,6 +298,26 @@ static const char prelude_placement[] =
 "\treturn b->ptr;\n"
 "}\n"
 "\n"
+"/* A module __device__ variable: the kernel reads it by name, so the\n"
+" * buffer is that variable in the loaded module (the first of mods[0..n)\n"
+" * that defines it), as replay does; a plain buffer when none does. */\n"
+"static CUdeviceptr buf_global(struct pl_buf *b, CUmodule *mods, int n, const char *name,\n"
+"\t\t\t      unsigned long long size, unsigned long long addr)\n"
+"{\n"
+"\tCUdeviceptr p;\n"
+"\tsize_t sz;\n"
+"\tint i;\n"
+"\tfor (i = 0; i < n; i++)\n"
+"\t\tif (cuModuleGetGlobal(&p, &sz, mods[i], name) == CUDA_SUCCESS && p) {\n"
+"\t\t\tmemset(b, 0, sizeof(*b));\n"
+"\t\t\tb->ptr = p;\n"
+"\t\t\tb->size = sz;\n"
+"\t\t\tb->mapped = 1;   /* PL_HOW_NONE: the module owns it */\n"
+"\t\t\treturn p;\n"
+"\t\t}\n"
+"\treturn buf_alloc(b, size, addr, 0);\n"
+"}\n"
+"\n"
 "/* The program freed this buffer before the launch: unmap it but keep its\n"
 " * addresses reserved, so the stale pointer faults as it did. */\n"
 "static void buf_free(struct pl_buf *b)\n"
@@ -691,9 +711,16 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 				fmt_bytes(r->u.alloc.size, b), tr_alloc_kind_name(r->u.alloc.kind),
 				roles[a->index] ? "; " : "", roles[a->index] ? roles[a->index] : "",
 				(unsigned long long)r->u.alloc.addr);
-			sb_addf(&body, "\tbuf_alloc(&buf[%d], %lluull, 0x%llxull, %d);\n", nbuf,
-				(unsigned long long)r->u.alloc.size, (unsigned long long)r->u.alloc.addr,
-				layout_kind(r->u.alloc.kind));
+			if (r->u.alloc.kind == TR_MEM_GLOBAL && r->u.alloc.name && *r->u.alloc.name && nmod > 0) {
+				sb_addf(&body, "\tbuf_global(&buf[%d], mod, %d, ", nbuf, nmod);
+				c_string(&body, r->u.alloc.name);
+				sb_addf(&body, ", %lluull, 0x%llxull);\n", (unsigned long long)r->u.alloc.size,
+					(unsigned long long)r->u.alloc.addr);
+			} else {
+				sb_addf(&body, "\tbuf_alloc(&buf[%d], %lluull, 0x%llxull, %d);\n", nbuf,
+					(unsigned long long)r->u.alloc.size, (unsigned long long)r->u.alloc.addr,
+					layout_kind(r->u.alloc.kind));
+			}
 			sb_addf(&body, "\tif (verbose) printf(\"gpureduce-buffer %d 0x%%llx %llu\\n\", (unsigned long long)buf[%d].ptr);\n",
 				nbuf, (unsigned long long)r->u.alloc.size, nbuf);
 			nbuf++;
@@ -925,7 +952,7 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 		"\tverbose = getenv(\"GPUREDUCE_REPRO_VERBOSE\") != NULL;\n"
 		"\tSETUP(cuInit(0));\n\tSETUP(cuDeviceGet(&dev, 0));\n"
 		"\tSETUP(cuDevicePrimaryCtxRetain(&ctx, dev));\n\tSETUP(cuCtxSetCurrent(ctx));\n"
-		"\t(void)fn;\n\t(void)fill;\n\t(void)buf_free;\n\t(void)pl_buf_destroy;\n\t(void)pl_layout_close;\n",
+		"\t(void)fn;\n\t(void)fill;\n\t(void)buf_free;\n\t(void)buf_global;\n\t(void)pl_buf_destroy;\n\t(void)pl_layout_close;\n",
 		nmod ? nmod : 1, nbuf ? nbuf : 1);
 	sb_addf(out, "\t/* %s placement%s */\n\tplacement_begin(%s, 0x%llxull, 0x%llxull);\n",
 		place_guard_name(placement),

@@ -90,7 +90,7 @@ int repro_check_trace(void *arg, const char *bin, int guard, int runs, int *faul
 	kernel = emit_demangle(rc->rep->kernel);
 	for (int i = 0; i < runs; i++) {
 		if (r[i].exit_code == 1 && r[i].error[0] && drv_same_fault_name(rc->rep->error, r[i].error) &&
-		    (rc->code_only || !strcmp(kernel, r[i].kernel)))
+		    (rc->code_only || repro_same_kernel(kernel, r[i].kernel, sizeof(r[i].kernel))))
 			(*faults)++;
 		else if (r[i].exit_code == 0)
 			clean++;

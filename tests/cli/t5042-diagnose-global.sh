@@ -57,6 +57,30 @@ check_grep "  ...to one launch" "2 launches -> 1 launch(es)" "$TMP/.out"
 check "show the reduced trace" $GPUREDUCE show s/repro.bin
 check_grep "  ...it keeps the module global" "name: d_limit" "$TMP/.out"
 
+# 1c. the emitted repro.cu writes a global's content into the module's own
+#     variable (cuModuleGetGlobal), not into a buffer of its own: limit_write
+#     reads d_limit by name, so only then does the repro fault.  shrink
+#     builds and runs the repro itself (GPUREDUCE_NVCC: the double).
+export GPUREDUCE_NVCC="cc -x c -w -I${CUDA:-/usr/local/cuda}/include -L$DBL -Wl,-rpath,$DBL"
+cat > l.txt <<EOT
+process 100 /work ./app
+device "gpureduce CPU double"
+module $DBL/kernels.cubin 1
+alloc 0x7f0000100000 4000
+alloc 0x7f00000b0000 4 global d_limit
+h2d 0x7f00000b0000 4 64
+launch _Z11limit_writePf 1 32 ptr:0x7f0000100000
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
+EOT
+check "mktrace" $MKTRACE l.bin < l.txt
+check_exit "replay faults: d_limit holds the copied wild limit (0x40404040)" 1 $GPUREDUCE replay l.bin
+check "shrink it; it builds and runs repro.cu itself" $GPUREDUCE shrink -j 2 --quiet -o l/repro.cu l.bin
+check_grep "  ...the built repro.cu faulted every run" "repro_cu: 5/5" l/repro.yaml
+check_grep "  ...it writes d_limit through the module's variable" 'buf_global(&buf\[[0-9]*\], mod, 1, "d_limit"' l/repro.cu
+check "  ...and the repro builds here" $GPUREDUCE_NVCC -o l/repro l/repro.cu -lcuda
+check_exit "  ...and faults when run" 1 env LD_LIBRARY_PATH=$DBL l/repro
+unset GPUREDUCE_NVCC
+
 # 2. diagnose: a misaligned write one byte into d_limit
 cat > fake-sanitizer <<'EOT'
 #!/bin/sh

@@ -23,6 +23,8 @@ struct dbl_launch {
 	uint32_t rnd;        /* random per launch, same for every thread (racy kernels) */
 	uint32_t (*race)(void); /* per launch, taken on first call: DOUBLE_RACE_COUNTER's next
 				 * number (across processes), else random (racy_grid) */
+	void *(*global)(const char *name); /* a __device__ variable of the launched kernel's
+				 * module, by name, as device code reads it (NULL if none) */
 };
 
 #define DBL_MAX_PARAMS 8

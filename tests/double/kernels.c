@@ -43,6 +43,18 @@ static void k_scale_nocheck(const struct dbl_launch *L, const void *a)
 	out[i] = 2.0f * in[i];
 }
 
+/* limit_write(float *out): thread 0 writes out[d_limit], d_limit read by
+ * name from the module's __device__ int (as a kernel reads a global set
+ * with cudaMemcpyToSymbol).  The image's d_limit is 1000: with a 4000-byte
+ * out that lands in the allocator's slack; a wild d_limit faults. */
+static void k_limit_write(const struct dbl_launch *L, const void *a)
+{
+	float *out = ARG(float *, a, 0);
+	const int *limit = L->global ? L->global("d_limit") : NULL;
+	if (limit && dbl_tid_x(L) == 0)
+		out[*limit] = 1.0f;
+}
+
 /* gather(float *out, const float *src, const long long *idx, int n):
  * out[i] = src[idx[i]] for i < n.  Correct code, data-dependent fault: it
  * faults only when idx holds a wild value. */
@@ -187,6 +199,7 @@ const struct dbl_kernel dbl_kernels[] = {
 	  3, { {0, 8}, {8, 8}, {16, 4} }, k_scale },
 	{ "_Z13scale_nocheckPfPKfi", "scale_nocheck(float*, const float*, int)",
 	  3, { {0, 8}, {8, 8}, {16, 4} }, k_scale_nocheck },
+	{ "_Z11limit_writePf", "limit_write(float*)", 1, { {0, 8} }, k_limit_write },
 	{ "_Z6gatherPfPKfPKxi", "gather(float*, const float*, const long long*, int)",
 	  4, { {0, 8}, {8, 8}, {16, 8}, {24, 4} }, k_gather },
 	{ "_Z11check_indexPKxii", "check_index(const long long*, int, int)",

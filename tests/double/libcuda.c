@@ -2027,6 +2027,18 @@ static CUresult pack_args(const struct dbl_kernel *k, void **params, void **extr
 	return k->nparams ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
 
+/* The module of the function being launched, for launch_global. */
+static struct CUmod_st *launch_mod;
+
+/* dbl_launch.global: a __device__ variable of the launching module. */
+static void *launch_global(const char *name)
+{
+	for (size_t i = 0; launch_mod && i < launch_mod->nglobals; i++)
+		if (!strcmp(launch_mod->globals[i].name, name))
+			return (void *)(uintptr_t)launch_mod->globals[i].r->user;
+	return NULL;
+}
+
 /* Run every thread of the grid; returns the launch's result. */
 static CUresult run_grid(const struct dbl_kernel *k, const unsigned char *args)
 {
@@ -2037,6 +2049,7 @@ static CUresult run_grid(const struct dbl_kernel *k, const unsigned char *args)
 	g->L.seq = ++S.launches;
 	g->L.rnd = (uint32_t)next_rand();
 	g->L.race = launch_race;
+	g->L.global = launch_global;
 	g->race_have = 0;
 	guard_begin();
 	jr = sigsetjmp(g->jmp, 1);
@@ -2100,6 +2113,7 @@ static CUresult launch(CUfunction hf, unsigned gx, unsigned gy, unsigned gz, uns
 		goto out;
 	S.fg.L.gridDim = (struct dbl_dim3){ gx, gy, gz };
 	S.fg.L.blockDim = (struct dbl_dim3){ bx, by, bz };
+	launch_mod = f->mod;
 	r = run_grid(f->k, args);
 out:
 	return leave(r);

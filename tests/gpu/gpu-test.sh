@@ -238,7 +238,7 @@ test_sample() {
 		FAIL_LOGS="$FAIL_LOGS shrink.log"
 	fi
 	if [ -s "$w/shrink/repro.yaml" ]; then
-		c_shrepro="$(sed -n 's/^  repro_cu: *//p' "$w/shrink/repro.yaml" | tr -d "\"'") $(sed -n 's/^  placement: *//p' "$w/shrink/repro.yaml")"
+		c_shrepro="$(sed -n 's|^  repro_cu: *\([0-9][0-9]*/[0-9][0-9]*\).*|\1|p; s|^  repro_cu: *\(not built\).*|\1|p' "$w/shrink/repro.yaml" | head -n 1) $(sed -n 's/^  placement: *//p' "$w/shrink/repro.yaml" | head -n 1)"
 	fi
 	log "$n: shrink -> $c_shrink (${c_shr_s}s) ${SHR_LINE}; shrink's own repro.cu runs: $c_shrepro"
 	if [ ! -s "$w/shrink/repro.cu" ]; then
