@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,6 +37,7 @@ int child_start(struct child *c, char *const argv[], const char *const env_add[]
 	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, ex[2] = { -1, -1 };
 	int e = 0;
 	ssize_t n;
+	pid_t parent;
 
 	c->pid = -1;
 	c->in = c->out = -1;
@@ -46,11 +48,17 @@ int child_start(struct child *c, char *const argv[], const char *const env_add[]
 	if (pipe2(ex, O_CLOEXEC) < 0)
 		goto fail;
 	fflush(NULL);
+	parent = getpid();
 	c->pid = fork();
 	if (c->pid < 0)
 		goto fail;
 	if (c->pid == 0) {
 		signal(SIGPIPE, SIG_DFL);
+		/* gpureduce starts children from its one thread, so the "parent
+		 * thread" PR_SET_PDEATHSIG watches is the process itself */
+		if ((flags & CHILD_DIE_WITH_PARENT) &&
+		    (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent))
+			_exit(127);
 		if (flags & CHILD_NEW_PGRP)
 			setpgid(0, 0);
 		if (flags & CHILD_PIPE_IN)

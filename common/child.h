@@ -20,6 +20,9 @@ struct strbuf;
 #define CHILD_NULL_ERR    0x8   /* child's stderr to /dev/null */
 #define CHILD_NEW_PGRP    0x10  /* child leads a new process group */
 #define CHILD_NULL_IN     0x20  /* child's stdin from /dev/null */
+#define CHILD_DIE_WITH_PARENT 0x40 /* SIGKILL the child when gpureduce dies (PR_SET_PDEATHSIG):
+				    * a replay worker or sanitizer run must not outlive the
+				    * command that started it, even one that was SIGKILLed */
 
 struct child {
 	pid_t pid;

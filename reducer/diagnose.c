@@ -353,7 +353,7 @@ int diagnose_start(const char *bin_path, int guard, const char *out_path, struct
 			 (char *)out_path, (char *)san, "--target-processes", "all", "--print-limit", san_print_limit,
 			 (char *)gpureduce_exe(), "replay", g.buf, (char *)bin_path, NULL };
 	*c = (struct child)CHILD_INIT;
-	ret = child_start(c, argv, env, CHILD_NULL_IN | CHILD_NEW_PGRP, err);
+	ret = child_start(c, argv, env, CHILD_NULL_IN | CHILD_NEW_PGRP | CHILD_DIE_WITH_PARENT, err);
 	sb_release(&g);
 	return ret;
 }

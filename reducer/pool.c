@@ -69,7 +69,7 @@ static int worker_start(struct pool *p, struct worker *w, struct strbuf *err)
 	env[0] = dev;
 	env[1] = "CUDA_LAUNCH_BLOCKING=1";
 	w->ch = (struct child)CHILD_INIT;
-	if (child_start(&w->ch, argv, env, CHILD_PIPE_IN | CHILD_PIPE_OUT | CHILD_NEW_PGRP, err) < 0) {
+	if (child_start(&w->ch, argv, env, CHILD_PIPE_IN | CHILD_PIPE_OUT | CHILD_NEW_PGRP | CHILD_DIE_WITH_PARENT, err) < 0) {
 		w->state = W_DOWN;
 		return -1;
 	}

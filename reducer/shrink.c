@@ -1193,11 +1193,17 @@ static unsigned char *pointer_words(const struct cand *c, size_t item)
 	const struct item *it = &c->it[item];
 	unsigned char *map = NULL;
 	size_t nw, found = 0;
+	uint64_t lo = UINT64_MAX, hi = 0;   /* the span of every allocation: a cheap first test */
 
 	for (size_t i = 0; i < c->n; i++) {
 		const struct tr_rec *r = &c->it[i].rec;
-		if (r->type == TR_ALLOC)
+		if (r->type == TR_ALLOC) {
 			memmap_add(&mm, r->u.alloc.addr, r->u.alloc.size, r->u.alloc.kind, (long)i);
+			if (r->u.alloc.addr < lo)
+				lo = r->u.alloc.addr;
+			if (r->u.alloc.addr + r->u.alloc.size > hi)
+				hi = r->u.alloc.addr + r->u.alloc.size;
+		}
 	}
 	if (trace_blob_read(it->src, it->rec.u.copy.blob, &data, 0, &e) < 0)
 		goto out;
@@ -1208,7 +1214,7 @@ static unsigned char *pointer_words(const struct cand *c, size_t item)
 		uint64_t v;
 		int dead;
 		memcpy(&v, data.buf + off, 8);
-		if (v >= 65536 && memmap_lookup(&mm, v, &dead)) {
+		if (v >= lo && v < hi && v >= 65536 && memmap_lookup(&mm, v, &dead)) {
 			map[off / 8] = 1;
 			if (off % 8)
 				map[off / 8 + 1] = 1;
@@ -1300,6 +1306,10 @@ static void minimize_chunks(struct S *s, struct cand *best, size_t item, const u
 	free(d.chunks);
 }
 
+/* A buffer of at least this many bytes has its zeros candidate tested
+ * before its seeded fill, not beside it (phase_data). */
+#define DATA_BIG_BYTES (64ull << 20)
+
 static void phase_data(struct S *s, struct cand *best)
 {
 	int changed = 0;
@@ -1324,7 +1334,12 @@ static void phase_data(struct S *s, struct cand *best)
 		cand_copy(&f, best);
 		f.it[i].data_mode = DATA_FILL;
 		f.it[i].seed = 0x1234u + (uint32_t)i;
-		if (test_cands(s, two, 2, r) < 0) {
+		/* zeros and the fill are tested side by side, except for a big
+		 * buffer: its fill costs the worker seconds (the generator runs
+		 * on the host), and is not needed when zeros already fault */
+		if (it->rec.u.copy.size >= DATA_BIG_BYTES ?
+		    test_cands(s, two, 1, r) < 0 || (!r[0] && test_cands(s, two + 1, 1, r + 1) < 0) :
+		    test_cands(s, two, 2, r) < 0) {
 			cand_release(&z);
 			cand_release(&f);
 			break;

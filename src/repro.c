@@ -116,7 +116,7 @@ int repro_run_many(const char *exe, int n, int parallel, double timeout, struct 
 			outs[i] = sb_detach(&p, NULL);
 			char *argv[] = { "sh", "-c", "exec \"$0\" >\"$1\" 2>&1 </dev/null", (char *)exe, outs[i], NULL };
 			ch[i] = (struct child)CHILD_INIT;
-			if (child_start(&ch[i], argv, NULL, CHILD_NEW_PGRP, err) < 0) {
+			if (child_start(&ch[i], argv, NULL, CHILD_NEW_PGRP | CHILD_DIE_WITH_PARENT, err) < 0) {
 				ret = -1;
 				break;
 			}

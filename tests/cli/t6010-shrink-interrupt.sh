@@ -134,4 +134,18 @@ if [ "$rc" = 143 ]; then ok "  ...exit 143"; else fail "  ...exit $rc, not 143";
 check_grep "  ...says so" "interrupted (SIGTERM): compute-sanitizer was stopped" "$TMP/se"
 no_leftovers "diagnose" gated.bin
 unset GPUREDUCE_SANITIZER
+# 5. a compute-sanitizer whose replay has its own worker (as the real one
+# does: `gpureduce replay` under compute-sanitizer starts a worker in a
+# process group of its own, which killing the sanitizer's group misses):
+# the worker must not outlive the shrink that started it
+cat > worker-sanitizer <<EOT
+#!/bin/sh
+exec "$GR" replay --timeout=600 "$TMP/hang.bin"
+EOT
+chmod +x worker-sanitizer
+export GPUREDUCE_SANITIZER=$TMP/worker-sanitizer
+interrupt INT 3 "SIGINT while a sanitizer's replay worker runs" shrink -j 2 --candidate-timeout=60 -o w/repro.cu gated.bin
+if [ "$rc" = 130 ]; then ok "  ...exit 130"; else fail "  ...exit $rc, not 130"; sed 's/^/    | /' "$TMP/se"; fi
+no_leftovers "sanitizer's worker" w/repro.bin
+unset GPUREDUCE_SANITIZER
 finish
