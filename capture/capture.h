@@ -19,6 +19,7 @@
 #define GPUREDUCE_CAPTURE_H
 
 #include <stddef.h>
+#include <stdarg.h>
 #include <stdint.h>
 
 #include "../trace/trace.h"
@@ -112,6 +113,9 @@ void cap_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cap_emit_graph(uint32_t type, uint64_t stream, uint64_t graph, uint64_t exec);
 /* ---- checkpoint.c (all calls with inject.c's lock held) ---- */
 
+/* A NOTE into w; with carry, carried into every later segment (once per
+ * distinct text). */
+void ckpt_vnote(struct trace_writer *w, int carry, const char *fmt, va_list ap);
 /* Read the GPUREDUCE_CKPT* settings; before any other ckpt_ call. */
 void ckpt_init(void);
 /*

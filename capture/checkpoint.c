@@ -140,25 +140,30 @@ static uint64_t env_u64(const char *name, uint64_t def)
 void ckpt_carry(const struct trace_writer *w, uint64_t start, uint64_t nrec, uint64_t blob,
 		uint64_t key);
 
-/* A NOTE into w; carried into later segments when w is the current file. */
-static void note(struct trace_writer *w, int carry, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void note(struct trace_writer *w, int carry, const char *fmt, ...)
+void ckpt_vnote(struct trace_writer *w, int carry, const char *fmt, va_list ap)
 {
 	struct strbuf sb = STRBUF_INIT;
 	struct tr_rec r;
 	uint64_t start = w->offset;
-	va_list ap;
 
-	va_start(ap, fmt);
 	sb_vaddf(&sb, fmt, ap);
-	va_end(ap);
 	memset(&r, 0, sizeof(r));
 	r.type = TR_NOTE;
 	r.u.note.text = sb.buf;
 	if (tw_record(w, &r) >= 0 && carry)
 		ckpt_carry(w, start, 1, 0, tr_hash(sb.buf, sb.len) | 1);
 	sb_release(&sb);
+}
+
+/* A NOTE into w (ckpt_vnote). */
+static void note(struct trace_writer *w, int carry, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void note(struct trace_writer *w, int carry, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	ckpt_vnote(w, carry, fmt, ap);
+	va_end(ap);
 }
 
 void ckpt_init(void)

@@ -178,21 +178,10 @@ static void status_line(const char *fmt, ...)
 static void note_locked(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void note_locked(const char *fmt, ...)
 {
-	struct strbuf sb = STRBUF_INIT;
-	struct tr_rec r;
-	uint64_t start;
 	va_list ap;
-
 	va_start(ap, fmt);
-	sb_vaddf(&sb, fmt, ap);
+	ckpt_vnote(&S.w, 1, fmt, ap);
 	va_end(ap);
-	memset(&r, 0, sizeof(r));
-	r.type = TR_NOTE;
-	r.u.note.text = sb.buf;
-	start = S.w.offset;
-	if (tw_record(&S.w, &r) >= 0)
-		ckpt_carry(&S.w, start, 1, 0, tr_hash(sb.buf, sb.len));
-	sb_release(&sb);
 }
 
 /* A note the first time this API is seen. */

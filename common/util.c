@@ -170,3 +170,14 @@ void fill_xorshift(uint8_t *dst, uint64_t n, uint32_t *state)
 	}
 	*state = x;
 }
+
+void path_dir(const char *path, struct strbuf *dir)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		sb_adds(dir, ".");
+	else if (slash == path)
+		sb_adds(dir, "/");
+	else
+		sb_add(dir, path, (size_t)(slash - path));
+}

@@ -53,5 +53,8 @@ int remove_tree(const char *dir);
 
 /* Format a byte count as "4000 B", "2.0 MiB"... into a static-free buffer. */
 const char *fmt_bytes(uint64_t n, char buf[32]);
+/* The folder part of path (no trailing slash) appended to dir: "." when
+ * path has no slash, "/" for a file at the root. */
+void path_dir(const char *path, struct strbuf *dir);
 
 #endif

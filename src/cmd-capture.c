@@ -69,18 +69,6 @@ static void usage(FILE *f)
 		"  GPUREDUCE_NO_PROGRESS  no status line on a terminal\n");
 }
 
-/* Directory part of path (no trailing slash), "." if none. */
-static void dir_of(const char *path, struct strbuf *out)
-{
-	const char *slash = strrchr(path, '/');
-	if (!slash)
-		sb_adds(out, ".");
-	else if (slash == path)
-		sb_adds(out, "/");
-	else
-		sb_add(out, path, (size_t)(slash - path));
-}
-
 /* Locate the capture library; 0 with its absolute path in lib, or -1 with err. */
 static int find_lib(struct strbuf *lib, struct strbuf *err)
 {
@@ -98,7 +86,7 @@ static int find_lib(struct strbuf *lib, struct strbuf *err)
 		ret = 0;
 		goto out;
 	}
-	dir_of(gpureduce_exe(), &dir);
+	path_dir(gpureduce_exe(), &dir);
 	sb_addf(&cand, "%s/../lib/gpureduce/" CAPTURE_LIB_NAME, dir.buf);
 	if (!realpath(cand.buf, real) || access(real, R_OK) < 0) {
 		sb_reset(&cand);
@@ -358,7 +346,7 @@ int cmd_capture(int argc, char **argv)
 	}
 
 	abs_path(out, &trace);
-	dir_of(trace.buf, &dir);
+	path_dir(trace.buf, &dir);
 	if (stat(dir.buf, &sbuf) < 0 || !S_ISDIR(sbuf.st_mode) || access(dir.buf, W_OK | X_OK) < 0) {
 		cmd_error("capture", "cannot write %s: directory %s %s", out, dir.buf,
 			  stat(dir.buf, &sbuf) < 0 ? "does not exist" : "is not writable");

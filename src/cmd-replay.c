@@ -101,43 +101,31 @@ int cmd_replay(int argc, char **argv)
 		ret = EXIT_ENV;
 		goto out;
 	}
-	memset(&job, 0, sizeof(job));
-	job.trace = path;
-	job.opts = o;
-	if (auto_guard)
-		job.opts.guard = GUARD_LAYOUT;
-	if (pool_run(p, &job, 1, &err) < 0) {
-		cmd_error("replay", "%s", err.buf);
-		ret = EXIT_ENV;
-		goto out;
-	}
-	if (interrupt_signal()) {
-		cmd_error("replay", "interrupted (%s): the replay worker was stopped",
-			  interrupt_name(interrupt_signal()));
-		ret = 128 + interrupt_signal();
-		goto out;
-	}
 	/* the default, as shrink confirms: layout-faithful placement first;
 	 * when it runs clean or cannot apply, guard placement (end) */
-	if (auto_guard && (job.res.status == RS_CLEAN ||
-			   (job.res.status == RS_ERROR && !strncmp(job.res.msg, "layout-faithful", 15)))) {
-		if (job.res.status == RS_ERROR)
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1 && !(auto_guard && (job.res.status == RS_CLEAN ||
+						  (job.res.status == RS_ERROR &&
+						   !strncmp(job.res.msg, "layout-faithful", 15)))))
+			break;
+		if (pass == 1 && job.res.status == RS_ERROR)
 			fprintf(stderr, "gpureduce replay: %s; replaying with --guard=end\n", job.res.msg);
 		memset(&job, 0, sizeof(job));
 		job.trace = path;
 		job.opts = o;
-		job.opts.guard = GUARD_END;
+		if (auto_guard)
+			job.opts.guard = pass ? GUARD_END : GUARD_LAYOUT;
 		if (pool_run(p, &job, 1, &err) < 0) {
 			cmd_error("replay", "%s", err.buf);
 			ret = EXIT_ENV;
 			goto out;
 		}
-	}
-	if (interrupt_signal()) {
-		cmd_error("replay", "interrupted (%s): the replay worker was stopped",
-			  interrupt_name(interrupt_signal()));
-		ret = 128 + interrupt_signal();
-		goto out;
+		if (interrupt_signal()) {
+			cmd_error("replay", "interrupted (%s): the replay worker was stopped",
+				  interrupt_name(interrupt_signal()));
+			ret = 128 + interrupt_signal();
+			goto out;
+		}
 	}
 	o.guard = job.opts.guard;
 	switch (job.res.status) {

@@ -18,18 +18,6 @@ int outpath_is(const char *path, const char *input)
 	return stat(path, &a) == 0 && stat(input, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-/* path's folder ("." when it has no slash) into dir. */
-static void dir_of(const char *path, struct strbuf *dir)
-{
-	const char *slash = strrchr(path, '/');
-	if (!slash)
-		sb_adds(dir, ".");
-	else if (slash == path)
-		sb_adds(dir, "/");
-	else
-		sb_add(dir, path, (size_t)(slash - path));
-}
-
 int outpath_check(const char *path, const char *what, const char *input, struct strbuf *err)
 {
 	struct strbuf dir = STRBUF_INIT;
@@ -53,7 +41,7 @@ int outpath_check(const char *path, const char *what, const char *input, struct 
 		}
 		goto out;
 	}
-	dir_of(path, &dir);
+	path_dir(path, &dir);
 	if (stat(dir.buf, &st) < 0 || !S_ISDIR(st.st_mode))
 		sb_addf(err, "cannot write %s to %s: %s %s", what, path, dir.buf,
 			stat(dir.buf, &st) < 0 ? "does not exist" : "is a file, not a folder");
@@ -71,7 +59,7 @@ int outpath_make_dir(const char *path, struct strbuf *err)
 	struct strbuf dir = STRBUF_INIT;
 	int ret = 0;
 
-	dir_of(path, &dir);
+	path_dir(path, &dir);
 	for (char *q = dir.buf + 1; ; q++) {
 		char c = *q;
 		if (c != '/' && c)

@@ -7,28 +7,8 @@
 # libcuda.so.1 first on LD_LIBRARY_PATH).  capture-dump prints the trace.
 . tests/cli/test-lib.sh
 
-LIB=$BUILD/libgpureduce-capture.so
-CUDA=${CUDA:-/usr/local/cuda}
-if [ ! -f "$LIB" ]; then
-	echo "skip: $LIB not built (no CUPTI headers)"
-	finish
-fi
-CC=${CC:-cc}
-CF="-std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -I$CUDA/include"
-H=tests/cli/helpers
-mkdir -p "$TMP/fake"
-check "build fake CUPTI+driver" $CC $CF -fPIC -shared -fvisibility=hidden -o "$TMP/fake/libfakecuda.so" $H/capture-fakecuda.c
-ln -s libfakecuda.so "$TMP/fake/libcuda.so.1"
-ln -s libfakecuda.so "$TMP/fake/libcupti.so.13"
-check "build fake program" $CC $CF -o "$TMP/fakeprog" $H/capture-fakeprog.c -ldl -lpthread
-# from source, not $BUILD/libgpureduce.a: that one is instrumented under make SAN=1
-check "build trace dumper" $CC $CF -o "$TMP/dump" $H/capture-dump.c trace/read.c trace/write.c \
-	common/strbuf.c common/util.c -lzstd -lm
-LD_LIBRARY_PATH="$TMP/fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-GPUREDUCE_CAPTURE_LIB=$LIB
-export LD_LIBRARY_PATH GPUREDUCE_CAPTURE_LIB
-unset CUDA_INJECTION64_PATH
-cd "$TMP" || exit 1
+. tests/cli/capture-fakes.sh
+capture_fakes
 
 # --- one run through every kind of call, ending in a fault --------------------
 check_exit "capture passes the program's exit code" 3 "$GPUREDUCE" capture -o full.bin -- ./fakeprog full

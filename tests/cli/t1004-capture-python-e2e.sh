@@ -9,28 +9,11 @@
 # the main thread and a threading.Thread, and on the faulting launch.
 . tests/cli/test-lib.sh
 
-LIB=$BUILD/libgpureduce-capture.so
-CUDA=${CUDA:-/usr/local/cuda}
-if [ ! -f "$LIB" ]; then
-	echo "skip: $LIB not built (no CUPTI headers)"
-	finish
-fi
-CC=${CC:-cc}
-CF="-std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -I$CUDA/include"
-H=tests/cli/helpers
-mkdir -p "$TMP/fake"
-check "build fake CUPTI+driver" $CC $CF -fPIC -shared -fvisibility=hidden -o "$TMP/fake/libfakecuda.so" $H/capture-fakecuda.c
-ln -s libfakecuda.so "$TMP/fake/libcuda.so.1"
-ln -s libfakecuda.so "$TMP/fake/libcupti.so.13"
-check "build the Python-side driver" $CC $CF -DPYFRAMES_CUPTI -fPIC -shared -fvisibility=hidden \
+. tests/cli/capture-fakes.sh
+[ -f "$LIB" ] && check "build the Python-side driver" $CC $CF -DPYFRAMES_CUPTI -fPIC -shared -fvisibility=hidden \
 	-o "$TMP/drive.so" $H/capture-pyframes.c -ldl
-check "build trace dumper" $CC $CF -o "$TMP/dump" $H/capture-dump.c trace/read.c trace/write.c \
-	common/strbuf.c common/util.c -lzstd -lm
-LD_LIBRARY_PATH="$TMP/fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-GPUREDUCE_CAPTURE_LIB=$LIB
-export LD_LIBRARY_PATH GPUREDUCE_CAPTURE_LIB
-unset CUDA_INJECTION64_PATH GPUREDUCE_PY_WALK
-cd "$TMP" || exit 1
+capture_fakes -
+unset GPUREDUCE_PY_WALK
 
 cat >app.py <<'EOS'
 import ctypes, sys, threading

@@ -1,0 +1,44 @@
+# capture-fakes.sh - sourced (after test-lib.sh) by the capture tests that run
+# the real libgpureduce-capture.so inside a program, against the fake CUPTI
+# and driver of tests/cli/helpers/capture-fakecuda.c:
+#
+#   . tests/cli/capture-fakes.sh
+#   capture_fakes [PROG-SOURCE [PROG-FLAGS...]]
+#
+# capture_fakes skips the test (finish) when the capture library was not
+# built (no CUPTI headers); else it builds the fake libcuda/libcupti into
+# $TMP/fake, the program $TMP/fakeprog (from PROG-SOURCE, default
+# capture-fakeprog.c; "-" for none) and the trace dumper $TMP/dump, puts
+# $TMP/fake first on LD_LIBRARY_PATH, points GPUREDUCE_CAPTURE_LIB at the
+# library, and cd's into $TMP.  It sets LIB, CUDA, CC, CF and H for the
+# test's own builds.
+
+LIB=$BUILD/libgpureduce-capture.so
+CUDA=${CUDA:-/usr/local/cuda}
+CC=${CC:-cc}
+CF="-std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -I$CUDA/include"
+H=tests/cli/helpers
+
+capture_fakes() {
+	prog=${1:-$H/capture-fakeprog.c}
+	[ $# -gt 0 ] && shift
+	if [ ! -f "$LIB" ]; then
+		echo "skip: $LIB not built (no CUPTI headers)"
+		finish
+	fi
+	mkdir -p "$TMP/fake"
+	check "build fake CUPTI+driver" $CC $CF -fPIC -shared -fvisibility=hidden -o "$TMP/fake/libfakecuda.so" $H/capture-fakecuda.c
+	ln -s libfakecuda.so "$TMP/fake/libcuda.so.1"
+	ln -s libfakecuda.so "$TMP/fake/libcupti.so.13"
+	if [ "$prog" != - ]; then
+		check "build fake program" $CC $CF -o "$TMP/fakeprog" "$prog" "$@" -ldl -lpthread
+	fi
+	# from source, not $BUILD/libgpureduce.a: that one is instrumented under make SAN=1
+	check "build trace dumper" $CC $CF -o "$TMP/dump" $H/capture-dump.c trace/read.c trace/write.c \
+		common/strbuf.c common/util.c -lzstd -lm
+	LD_LIBRARY_PATH="$TMP/fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+	GPUREDUCE_CAPTURE_LIB=$LIB
+	export LD_LIBRARY_PATH GPUREDUCE_CAPTURE_LIB
+	unset CUDA_INJECTION64_PATH
+	cd "$TMP" || exit 1
+}
