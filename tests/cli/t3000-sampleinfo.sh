@@ -160,4 +160,16 @@ else
 	echo "skip: python syntax (no python3)"
 fi
 
+# ---- gpu-test's parser of capture's summary line ------------------------------
+# a bounded trace's line names its checkpoint's launch after the fault's:
+# the kernel and launch are the fault's (the H200 run printed the kernel as
+# "smooth_targets_kernel at launch" before this was right)
+cat > "$TMP/cap.log" <<'EOT'
+gpureduce: captured 7 launches, 47 allocations, 384.4 MiB (768.5 KiB entered the GPU) -> /tmp/t.bin; fault: CUDA_ERROR_ILLEGAL_ADDRESS in smooth_targets_kernel at launch #458183 from /w/train.py:66 (smooth_targets) (exit 1); from checkpoint 3 at launch #458177 (47 live allocations, 600.3 MiB of device memory)
+EOT
+check "parse_capture on a checkpointed capture's line" bash -c \
+	'. tests/gpu/lib.sh; parse_capture "$1"; echo "[$CAP_ERR] [$CAP_KERNEL] [$CAP_AT] [$CAP_LAUNCHES]"' - "$TMP/cap.log"
+check_grep "  ...the fault's error, kernel and launch" \
+	"\[CUDA_ERROR_ILLEGAL_ADDRESS\] \[smooth_targets_kernel\] \[458183\] \[7\]" "$TMP/.out"
+
 finish

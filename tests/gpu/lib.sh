@@ -185,8 +185,8 @@ parse_capture() {
 	CAP_LINE=$(grep -a '^gpureduce: captured' "$1" 2>/dev/null | tail -n 1)
 	CAP_LAUNCHES=$(printf '%s\n' "$CAP_LINE" | sed -n 's/^gpureduce: captured \([0-9][0-9]*\) launch.*/\1/p')
 	CAP_ERR=$(printf '%s\n' "$CAP_LINE" | sed -n 's/.*fault: \(CUDA_ERROR_[A-Z0-9_]*\) in .*/\1/p')
-	CAP_KERNEL=$(printf '%s\n' "$CAP_LINE" | sed -n 's/.*fault: CUDA_ERROR_[A-Z0-9_]* in \(.*\) at launch #[0-9][0-9]*.*/\1/p')
-	CAP_AT=$(printf '%s\n' "$CAP_LINE" | sed -n 's/.*fault: .* at launch #\([0-9][0-9]*\).*/\1/p')
+	CAP_KERNEL=$(printf '%s\n' "$CAP_LINE" | sed -n 's/.*fault: CUDA_ERROR_[A-Z0-9_]* in \([^ ]*\) at launch #[0-9][0-9]*.*/\1/p')
+	CAP_AT=$(printf '%s\n' "$CAP_LINE" | sed -n 's/.*fault: [^;]* at launch #\([0-9][0-9]*\).*/\1/p')
 }
 
 # show_fault TRACE LOG: runs `gpureduce show --fault TRACE` (or, if that
