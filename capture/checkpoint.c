@@ -63,6 +63,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/cuerr.h"
 #include "../common/strbuf.h"
 #include "../common/util.h"
 #include "../trace/trace.h"
@@ -305,16 +306,10 @@ struct seg {
 	uint64_t stored, bytes;
 };
 
-/* The errors after which the context is unusable (inject.c's list). */
+/* The errors after which the context is unusable (common/cuerr.h). */
 static int ctx_dead(CUresult r)
 {
-	switch ((int)r) {
-	case 700: case 702: case 710: case 714: case 715: case 716:
-	case 717: case 718: case 719: case 721:
-		return 1;
-	default:
-		return 0;
-	}
+	return cuerr_is_sticky((int)r);
 }
 
 static int is_readable(const struct ck_alloc *a)

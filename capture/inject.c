@@ -52,6 +52,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/cuerr.h"
 #include "../common/strbuf.h"
 #include "../common/util.h"
 #include "../trace/trace.h"
@@ -137,16 +138,10 @@ static const char *err_name(CUresult r)
 	return s;
 }
 
-/* The errors after which the context is unusable: a device-side fault. */
+/* The errors after which the context is unusable (common/cuerr.h). */
 static int is_sticky(CUresult r)
 {
-	switch ((int)r) {
-	case 700: case 702: case 710: case 714: case 715: case 716:
-	case 717: case 718: case 719: case 721:
-		return 1;
-	default:
-		return 0;
-	}
+	return cuerr_is_sticky((int)r);
 }
 
 static void status_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/cuerr.h"
 #include "../common/strbuf.h"
 #include "drv.h"
 
@@ -63,20 +64,5 @@ int drv_same_fault_name(const char *a, const char *b)
 
 int drv_is_sticky(CUresult r)
 {
-	switch ((int)r) {
-	case CUDA_ERROR_ILLEGAL_ADDRESS:          /* 700 */
-	case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:  /* 701: not sticky, but a fault-like launch failure */
-	case CUDA_ERROR_LAUNCH_TIMEOUT:           /* 702 */
-	case CUDA_ERROR_HARDWARE_STACK_ERROR:     /* 714 */
-	case CUDA_ERROR_ILLEGAL_INSTRUCTION:      /* 715 */
-	case CUDA_ERROR_MISALIGNED_ADDRESS:       /* 716 */
-	case CUDA_ERROR_INVALID_ADDRESS_SPACE:    /* 717 */
-	case CUDA_ERROR_INVALID_PC:               /* 718 */
-	case CUDA_ERROR_LAUNCH_FAILED:            /* 719 */
-	case CUDA_ERROR_ASSERT:                   /* 710 */
-	case CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE: /* 720 */
-		return 1;
-	default:
-		return 0;
-	}
+	return cuerr_is_fault((int)r);
 }

@@ -11,10 +11,7 @@
 #    defines it).
 . tests/cli/test-lib.sh
 
-DBL=$BUILD/double
-export GPUREDUCE_LIBCUDA=$DBL/libcuda.so.1
-unset GPUREDUCE_SANITIZER
-cd "$TMP" || exit 1
+on_double no-sanitizer
 
 # 1. gather reads its index from the global d_counter, set by a copy
 cat > g.txt <<EOT

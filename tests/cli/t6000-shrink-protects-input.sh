@@ -7,11 +7,7 @@
 # DIR/repro.cu.
 . tests/cli/test-lib.sh
 
-DBL=$BUILD/double
-export GPUREDUCE_LIBCUDA=$DBL/libcuda.so.1
-unset GPUREDUCE_SANITIZER
-PATH=/usr/bin:/bin; export PATH
-cd "$TMP" || exit 1
+on_double no-sanitizer plain-path
 
 cat > crash.txt <<EOT
 process 100 /work ./app

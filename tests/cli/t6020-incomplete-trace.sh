@@ -8,11 +8,7 @@
 # The rule: docs/FORMAT.md, "Complete traces".
 . tests/cli/test-lib.sh
 
-DBL=$BUILD/double
-export GPUREDUCE_LIBCUDA=$DBL/libcuda.so.1
-unset GPUREDUCE_SANITIZER
-PATH=/usr/bin:/bin; export PATH
-cd "$TMP" || exit 1
+on_double no-sanitizer plain-path
 MSG="the trace ends before the program did: it may have been killed"
 
 head() {

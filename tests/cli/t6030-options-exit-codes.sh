@@ -7,11 +7,7 @@
 # reason (not 1), no nvcc is 4; exit 5 is only for internal errors.
 . tests/cli/test-lib.sh
 
-DBL=$BUILD/double
-export GPUREDUCE_LIBCUDA=$DBL/libcuda.so.1
-unset GPUREDUCE_SANITIZER
-PATH=/usr/bin:/bin; export PATH
-cd "$TMP" || exit 1
+on_double no-sanitizer plain-path
 
 cat > oob.txt <<EOT
 process 100 /work ./app

@@ -86,6 +86,27 @@ check_grep() {
 	fi
 }
 
+# on_double [nvcc] [no-sanitizer] [plain-path]: for tests that replay on the
+# CPU driver double (tests/double): DBL, and GPUREDUCE_LIBCUDA pointing at
+# its libcuda; nvcc: GPUREDUCE_NVCC builds emitted repros against it (cc as
+# C); no-sanitizer: GPUREDUCE_SANITIZER unset; plain-path: PATH=/usr/bin:/bin
+# (no nvcc or compute-sanitizer found there).  Then cd into $TMP.
+on_double() {
+	DBL=$BUILD/double
+	GPUREDUCE_LIBCUDA=$DBL/libcuda.so.1
+	export GPUREDUCE_LIBCUDA
+	for w in "$@"; do
+		case $w in
+		nvcc) GPUREDUCE_NVCC="cc -x c -w -I${CUDA:-/usr/local/cuda}/include -L$DBL -Wl,-rpath,$DBL"
+		      export GPUREDUCE_NVCC ;;
+		no-sanitizer) unset GPUREDUCE_SANITIZER ;;
+		plain-path) PATH=/usr/bin:/bin; export PATH ;;
+		*) echo "on_double: unknown word $w" >&2; exit 2 ;;
+		esac
+	done
+	cd "$TMP" || exit 1
+}
+
 finish() {
 	echo "$test_passed passed, $test_failed failed"
 	[ "$test_failed" -eq 0 ]
