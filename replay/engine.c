@@ -791,21 +791,27 @@ static void want_module_globals(struct snap *S, const struct tr_launch *l, size_
 	}
 }
 
-/* 1 when buffer a holds one 1-, 2- or 4-byte value repeated (zeros, or
- * torch.full): *ms is then the memset that recreates it; 0 when not; -1
- * when it cannot be read.  Read in chunks, stopping at the first chunk
- * that breaks the pattern. */
-static int uniform_twin(struct run *R, struct mm_alloc *a, struct tr_rec *ms)
+/* Buffer a's content for a snapshot, its bytes read back once, in chunks:
+ * 1 when it holds one 1-, 2- or 4-byte value repeated (zeros, or
+ * torch.full): *ms is then the memset that recreates it and out stays
+ * empty; 0 when not: out holds its bytes; -1 when it cannot be read.  The
+ * chunks read before the pattern broke all held that value, so they are
+ * rebuilt on the host, not read again. */
+static int snap_content(struct run *R, struct mm_alloc *a, struct tr_rec *ms, struct strbuf *out)
 {
 	struct twin *tw = a->user;
 	uint8_t *h = NULL;
 	uint32_t word = 0;
+	uint64_t done, len = 0;
 	int elem = 4, ret = -1;
 
-	if (!tw || !tw->mapped || a->size < 4 || a->size % 4)
-		return tw && tw->mapped ? 0 : -1;
+	sb_reset(out);
+	if (!tw || !tw->mapped)
+		return -1;
+	if (a->size < 4 || a->size % 4)
+		return read_twin(R, a, out) < 0 ? -1 : 0;
 	h = xmalloc(a->size < CHUNK ? a->size : CHUNK);
-	for (uint64_t done = 0, len; done < a->size; done += len) {
+	for (done = 0; done < a->size; done += len) {
 		len = a->size - done < CHUNK ? a->size - done : CHUNK;
 		if (R->c->d.MemcpyDtoH(h, tw->ptr + done, len) != CUDA_SUCCESS)
 			goto out;
@@ -813,10 +819,29 @@ static int uniform_twin(struct run *R, struct mm_alloc *a, struct tr_rec *ms)
 			memcpy(&word, h, 4);
 		/* the chunk repeats its first word when it equals itself shifted
 		 * by one word (memcmp runs at memory speed; a word loop does not) */
-		if (memcmp(h, &word, 4) || (len > 4 && memcmp(h, h + 4, len - 4))) {
-			ret = 0;
+		if (memcmp(h, &word, 4) || (len > 4 && memcmp(h, h + 4, len - 4)))
+			break;
+	}
+	if (done < a->size) {
+		/* not one value: [0, done) held word, h holds the chunk at done,
+		 * and only what follows it is still on the device */
+		uint64_t rest = done + len;
+		sb_grow(out, a->size);
+		if (done) {
+			memcpy(out->buf, &word, 4);
+			for (uint64_t n = 4; n < done; n *= 2)
+				memcpy(out->buf + n, out->buf, done - n < n ? done - n : n);
+		}
+		memcpy(out->buf + done, h, len);
+		if (rest < a->size &&
+		    R->c->d.MemcpyDtoH(out->buf + rest, tw->ptr + rest, a->size - rest) != CUDA_SUCCESS) {
+			sb_reset(out);
 			goto out;
 		}
+		out->len = a->size;
+		out->buf[out->len] = 0;
+		ret = 0;
+		goto out;
 	}
 	if ((word & 0xffff) == (word >> 16))
 		elem = (word & 0xff) == ((word >> 8) & 0xff) ? 1 : 2;
@@ -978,7 +1003,7 @@ static int write_snapshot(struct run *R, size_t at, struct strbuf *err)
 			}
 			{
 				struct tr_rec ms;
-				int u = uniform_twin(R, a, &ms);
+				int u = snap_content(R, a, &ms, &buf);
 				if (u < 0) {
 					sb_addf(err, "cannot read back buffer at 0x%llx (%llu bytes) for the snapshot",
 						(unsigned long long)a->addr, (unsigned long long)a->size);
@@ -990,11 +1015,6 @@ static int write_snapshot(struct run *R, size_t at, struct strbuf *err)
 						goto werr;
 					continue;
 				}
-			}
-			if (read_twin(R, a, &buf) < 0) {
-				sb_addf(err, "cannot read back buffer at 0x%llx (%llu bytes) for the snapshot",
-					(unsigned long long)a->addr, (unsigned long long)a->size);
-				goto out;
 			}
 			memset(&rec, 0, sizeof(rec));
 			rec.type = TR_MEMCPY_H2D;
