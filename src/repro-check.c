@@ -23,14 +23,12 @@
 /* 1 when a compiler is at hand (and checking is not switched off). */
 static int have_compiler(struct strbuf *why)
 {
-	const char *custom = getenv("GPUREDUCE_NVCC"), *off = getenv("GPUREDUCE_NO_REPRO_CHECK");
+	const char *off = getenv("GPUREDUCE_NO_REPRO_CHECK");
 	if (off && *off && strcmp(off, "0")) {
 		sb_adds(why, "GPUREDUCE_NO_REPRO_CHECK is set: repro.cu was not built");
 		return 0;
 	}
-	if (custom && *custom)
-		return 1;
-	if (child_find_program("nvcc", "/usr/local/cuda/bin"))
+	if (repro_have_compiler())
 		return 1;
 	sb_adds(why, "nvcc not found (PATH, /usr/local/cuda/bin): repro.cu was not built and run; "
 		"only its replay was checked");

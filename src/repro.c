@@ -11,6 +11,18 @@
 #include "../common/util.h"
 #include "repro.h"
 
+/* Where repro_build finds nvcc when GPUREDUCE_NVCC is not set. */
+static const char *find_nvcc(void)
+{
+	return child_find_program("nvcc", "/usr/local/cuda/bin");
+}
+
+int repro_have_compiler(void)
+{
+	const char *custom = getenv("GPUREDUCE_NVCC");
+	return (custom && *custom) || find_nvcc();
+}
+
 int repro_build(const char *src, const char *out, struct strbuf *err)
 {
 	struct strbuf log = STRBUF_INIT, cmd = STRBUF_INIT;
@@ -26,7 +38,7 @@ int repro_build(const char *src, const char *out, struct strbuf *err)
 		char *argv[] = { "sh", "-c", cmd.buf, NULL };
 		st = child_run(argv, NULL, CHILD_MERGE_ERR | CHILD_NULL_IN, &log, 600, err);
 	} else {
-		const char *nvcc = child_find_program("nvcc", "/usr/local/cuda/bin");
+		const char *nvcc = find_nvcc();
 		if (!nvcc) {
 			sb_addf(err, "nvcc not found (PATH, /usr/local/cuda/bin); set GPUREDUCE_NVCC to a compiler command");
 			ret = -2;

@@ -10,6 +10,10 @@
 
 struct strbuf;
 
+/* 1 when repro_build has a compiler to run: $GPUREDUCE_NVCC, or nvcc on
+ * PATH or in /usr/local/cuda/bin. */
+int repro_have_compiler(void);
+
 /* Compile src into the executable out.  0; -1 with err (src unreadable, or
  * the compiler's output tail); -2 with err when there is no compiler. */
 int repro_build(const char *src, const char *out, struct strbuf *err);
