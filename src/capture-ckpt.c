@@ -36,6 +36,15 @@ static int suffix_is(const char *s, const char *const *list)
 	return 0;
 }
 
+/* *out = v * unit, or -1 when that does not fit in 64 bits. */
+static int scaled(unsigned long long v, unsigned long long unit, uint64_t *out)
+{
+	if (v > UINT64_MAX / unit)
+		return -1;
+	*out = v * unit;
+	return 0;
+}
+
 /* One term: "N", "Nlaunches", "Ns"/"Nm"/"Nh", "N[K|M|G][i][B]". */
 static int parse_term(const char *t, size_t len, struct ckpt_opts *o, struct strbuf *err)
 {
@@ -50,6 +59,7 @@ static int parse_term(const char *t, size_t len, struct ckpt_opts *o, struct str
 	static const char *const tib[] = { "t", "tb", "tib", NULL };
 	char buf[64], *end;
 	unsigned long long v;
+	int r = -1;   /* no suffix matched */
 
 	if (len == 0 || len >= sizeof(buf))
 		goto bad;
@@ -67,29 +77,27 @@ static int parse_term(const char *t, size_t len, struct ckpt_opts *o, struct str
 		o->percent = v;
 		return 0;
 	}
-	if (!strcmp(end, "M")) {          /* upper-case M: MiB; lower-case m: minutes */
-		o->bytes = v << 20;
-		return 0;
-	}
-	if (suffix_is(end, launches))
-		o->launches = v;
+	if (!strcmp(end, "M"))            /* upper-case M: MiB; lower-case m: minutes */
+		r = scaled(v, 1ull << 20, &o->bytes);
+	else if (suffix_is(end, launches))
+		r = scaled(v, 1, &o->launches);
 	else if (suffix_is(end, secs))
-		o->seconds = v;
+		r = scaled(v, 1, &o->seconds);
 	else if (suffix_is(end, mins))
-		o->seconds = v * 60;
+		r = scaled(v, 60, &o->seconds);
 	else if (suffix_is(end, hours))
-		o->seconds = v * 3600;
+		r = scaled(v, 3600, &o->seconds);
 	else if (suffix_is(end, bytes))
-		o->bytes = v;
+		r = scaled(v, 1, &o->bytes);
 	else if (suffix_is(end, kib))
-		o->bytes = v << 10;
+		r = scaled(v, 1ull << 10, &o->bytes);
 	else if (suffix_is(end, mib))
-		o->bytes = v << 20;
+		r = scaled(v, 1ull << 20, &o->bytes);
 	else if (suffix_is(end, gib))
-		o->bytes = v << 30;
+		r = scaled(v, 1ull << 30, &o->bytes);
 	else if (suffix_is(end, tib))
-		o->bytes = v << 40;
-	else
+		r = scaled(v, 1ull << 40, &o->bytes);
+	if (r < 0)
 		goto bad;
 	return 0;
 bad:

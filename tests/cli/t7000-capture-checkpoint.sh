@@ -112,6 +112,9 @@ if grep -q "launches, trace" "$TMP/.out"; then fail "  ...none in the output"; e
 # --- options ---------------------------------------------------------------------
 check_exit "--checkpoint-every=bogus is a usage error" 2 "$GPUREDUCE" capture --checkpoint-every=10x -- ./prog $CUBIN 1
 check_grep "  ...that says what it takes" "give a positive number of launches" "$TMP/.out"
+check_exit "--checkpoint-every=99999999T (past 64 bits) is a usage error" 2 "$GPUREDUCE" capture --checkpoint-every=99999999T -- ./prog $CUBIN 1
+check_exit "--max-trace-bytes=20000000T (past 64 bits) is a usage error" 2 "$GPUREDUCE" capture --max-trace-bytes=20000000T -- ./prog $CUBIN 1
+check_grep "  ...naming the option" "max-trace-bytes: cannot read '20000000T'" "$TMP/.out"
 check_exit "--max-trace-bytes=0 is a usage error" 2 "$GPUREDUCE" capture --max-trace-bytes=0 -- ./prog $CUBIN 1
 check_exit "--max-trace-bytes=40K alone bounds it" 3 "$GPUREDUCE" capture --max-trace-bytes=40K -o max.bin -- ./prog $CUBIN 800
 m=$(size max.bin)
