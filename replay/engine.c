@@ -791,70 +791,129 @@ static void want_module_globals(struct snap *S, const struct tr_launch *l, size_
 	}
 }
 
-/* Buffer a's content for a snapshot, its bytes read back once, in chunks:
- * 1 when it holds one 1-, 2- or 4-byte value repeated (zeros, or
- * torch.full): *ms is then the memset that recreates it and out stays
- * empty; 0 when not: out holds its bytes; -1 when it cannot be read.  The
- * chunks read before the pattern broke all held that value, so they are
- * rebuilt on the host, not read again. */
-static int snap_content(struct run *R, struct mm_alloc *a, struct tr_rec *ms, struct strbuf *out)
+/* 1 when the len bytes at h repeat their first 4-byte word (*word gets it):
+ * the chunk equals itself shifted by one word (memcmp runs at memory
+ * speed; a word loop does not).  0 when not, or when len is not a whole
+ * number of words. */
+static int chunk_uniform(const uint8_t *h, uint64_t len, uint32_t *word)
 {
-	struct twin *tw = a->user;
-	uint8_t *h = NULL;
-	uint32_t word = 0;
-	uint64_t done, len = 0;
-	int elem = 4, ret = -1;
+	if (len < 4 || len % 4)
+		return 0;
+	memcpy(word, h, 4);
+	return len == 4 || !memcmp(h, h + 4, len - 4);
+}
 
-	sb_reset(out);
-	if (!tw || !tw->mapped)
-		return -1;
-	if (a->size < 4 || a->size % 4)
-		return read_twin(R, a, out) < 0 ? -1 : 0;
-	h = xmalloc(a->size < CHUNK ? a->size : CHUNK);
-	for (done = 0; done < a->size; done += len) {
-		len = a->size - done < CHUNK ? a->size - done : CHUNK;
-		if (R->c->d.MemcpyDtoH(h, tw->ptr + done, len) != CUDA_SUCCESS)
-			goto out;
-		if (!done)
-			memcpy(&word, h, 4);
-		/* the chunk repeats its first word when it equals itself shifted
-		 * by one word (memcmp runs at memory speed; a word loop does not) */
-		if (memcmp(h, &word, 4) || (len > 4 && memcmp(h, h + 4, len - 4)))
-			break;
-	}
-	if (done < a->size) {
-		/* not one value: [0, done) held word, h holds the chunk at done,
-		 * and only what follows it is still on the device */
-		uint64_t rest = done + len;
-		sb_grow(out, a->size);
-		if (done) {
-			memcpy(out->buf, &word, 4);
-			for (uint64_t n = 4; n < done; n *= 2)
-				memcpy(out->buf + n, out->buf, done - n < n ? done - n : n);
-		}
-		memcpy(out->buf + done, h, len);
-		if (rest < a->size &&
-		    R->c->d.MemcpyDtoH(out->buf + rest, tw->ptr + rest, a->size - rest) != CUDA_SUCCESS) {
-			sb_reset(out);
-			goto out;
-		}
-		out->len = a->size;
-		out->buf[out->len] = 0;
-		ret = 0;
-		goto out;
-	}
+/* The MEMSET that writes word repeated over [dst, dst+len): 1-, 2- or
+ * 4-byte elements, the narrowest the value allows. */
+static void uniform_memset(struct tr_rec *ms, uint64_t dst, uint64_t len, uint32_t word)
+{
+	int elem = 4;
 	if ((word & 0xffff) == (word >> 16))
 		elem = (word & 0xff) == ((word >> 8) & 0xff) ? 1 : 2;
 	memset(ms, 0, sizeof(*ms));
 	ms->type = TR_MEMSET;
-	ms->u.memset.dst = a->addr;
+	ms->u.memset.dst = dst;
 	ms->u.memset.elem_size = (uint32_t)elem;
 	ms->u.memset.value = elem == 1 ? (word & 0xff) : elem == 2 ? (word & 0xffff) : word;
-	ms->u.memset.width = a->size / (uint64_t)elem;
+	ms->u.memset.width = len / (uint64_t)elem;
 	ms->u.memset.height = 1;
-	ret = 1;
+}
+
+/* A run of buffer content being gathered by snap_buffer: either chunks
+ * that all repeat one word (a memset) or plain bytes (one H2D). */
+struct snap_run {
+	uint64_t off, len;       /* in the buffer */
+	int uniform;
+	uint32_t word;
+	struct strbuf bytes;     /* !uniform: the run's bytes */
+};
+
+/* Write the pending run as its record; 0, or -1 on a write failure. */
+static int snap_flush(struct snap *S, const struct mm_alloc *a, struct snap_run *run)
+{
+	struct tr_rec rec;
+	int ret = 0;
+	if (!run->len)
+		return 0;
+	if (run->uniform) {
+		uniform_memset(&rec, a->addr + run->off, run->len, run->word);
+		ret = tw_record(&S->w, &rec);
+	} else {
+		memset(&rec, 0, sizeof(rec));
+		rec.type = TR_MEMCPY_H2D;
+		rec.u.copy.dst = a->addr + run->off;
+		rec.u.copy.size = run->len;
+		if (tw_blob(&S->w, run->bytes.buf, run->bytes.len, &rec.u.copy.blob) < 0)
+			ret = -1;
+		else
+			ret = tw_record(&S->w, &rec);
+	}
+	run->off += run->len;
+	run->len = 0;
+	sb_reset(&run->bytes);
+	return ret < 0 ? -1 : 0;
+}
+
+/* The snapshot's read-back piece: CHUNK, or GPUREDUCE_SNAP_CHUNK bytes (a
+ * test hook: a multiple of 4096, so the CPU tests see several chunks in a
+ * small buffer). */
+static uint64_t snap_chunk(void)
+{
+	const char *e = getenv("GPUREDUCE_SNAP_CHUNK");
+	unsigned long long v = e ? strtoull(e, NULL, 0) : 0;
+	return v && v % 4096 == 0 && v <= CHUNK ? (uint64_t)v : CHUNK;
+}
+
+/* Write buffer a's content into the snapshot, its bytes read back once in
+ * CHUNK pieces.  Consecutive chunks that repeat one 1-, 2- or 4-byte value
+ * (zeros, torch.full) become one MEMSET; the chunks between such runs one
+ * MEMCPY_H2D with their bytes.  A buffer that holds one value throughout
+ * is one memset and one with no uniform chunk one H2D, as before; a 4 GiB
+ * tensor of 1.5s in a segment whose 2 MiB tail holds zeros is a 4 GiB
+ * memset and a 2 MiB blob, not 4 GiB of bytes.  Returns 0, -1 when the
+ * buffer cannot be read back, -2 on a write failure. */
+static int snap_buffer(struct snap *S, const struct mm_alloc *a)
+{
+	struct run *R = S->R;
+	struct twin *tw = a->user;
+	struct snap_run run;
+	uint8_t *h = NULL;
+	uint64_t len, chunk = snap_chunk();
+	int ret = -1;
+
+	memset(&run, 0, sizeof(run));
+	run.bytes = (struct strbuf)STRBUF_INIT;
+	if (!tw || !tw->mapped)
+		return -1;
+	h = xmalloc(a->size < chunk ? a->size + 1 : chunk);
+	for (uint64_t done = 0; done < a->size; done += len) {
+		uint32_t word = 0;
+		int u;
+		len = a->size - done < chunk ? a->size - done : chunk;
+		if (R->c->d.MemcpyDtoH(h, tw->ptr + done, len) != CUDA_SUCCESS)
+			goto out;
+		u = chunk_uniform(h, len, &word);
+		/* a chunk that does not continue the pending run ends it */
+		if (run.len && (u != run.uniform || (u && word != run.word)) && snap_flush(S, a, &run) < 0) {
+			ret = -2;
+			goto out;
+		}
+		run.uniform = u;
+		run.word = word;
+		run.len += len;
+		if (!u) {
+			/* room for the rest of the buffer at once: a 4 GiB buffer of
+			 * bytes is not copied again and again as it grows (pages never
+			 * written are never touched) */
+			if (!run.bytes.len)
+				sb_grow(&run.bytes, a->size - done);
+			sb_add(&run.bytes, h, len);
+		}
+	}
+	ret = snap_flush(S, a, &run) < 0 ? -2 : 0;
 out:
 	free(h);
+	sb_release(&run.bytes);
 	return ret;
 }
 
@@ -922,7 +981,6 @@ static int write_snapshot(struct run *R, size_t at, struct strbuf *err)
 {
 	struct snap S;
 	struct tr_rec end;
-	struct strbuf buf = STRBUF_INIT;
 	const struct tr_launch *l = NULL;
 	int ret = -1;
 
@@ -1001,28 +1059,14 @@ static int write_snapshot(struct run *R, size_t at, struct strbuf *err)
 					goto werr;
 				continue;
 			}
-			{
-				struct tr_rec ms;
-				int u = snap_content(R, a, &ms, &buf);
-				if (u < 0) {
-					sb_addf(err, "cannot read back buffer at 0x%llx (%llu bytes) for the snapshot",
-						(unsigned long long)a->addr, (unsigned long long)a->size);
-					goto out;
-				}
-				if (u) {
-					/* one value repeated: a memset, not its bytes */
-					if (tw_record(&S.w, &ms) < 0)
-						goto werr;
-					continue;
-				}
-			}
-			memset(&rec, 0, sizeof(rec));
-			rec.type = TR_MEMCPY_H2D;
-			rec.u.copy.dst = a->addr;
-			rec.u.copy.size = a->size;
-			if (tw_blob(&S.w, buf.buf, buf.len, &rec.u.copy.blob) < 0 ||
-			    tw_record(&S.w, &rec) < 0)
+			switch (snap_buffer(&S, a)) {
+			case -1:
+				sb_addf(err, "cannot read back buffer at 0x%llx (%llu bytes) for the snapshot",
+					(unsigned long long)a->addr, (unsigned long long)a->size);
+				goto out;
+			case -2:
 				goto werr;
+			}
 		}
 	}
 	/* a snapshot is a whole trace (trace_complete): END, exit code unknown */
@@ -1038,7 +1082,6 @@ werr:
 out:
 	tw_close(&S.w);
 	free(S.want);
-	sb_release(&buf);
 	return ret;
 }
 
