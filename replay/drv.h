@@ -37,6 +37,8 @@ struct strbuf;
 	X(MemFree, "cuMemFree_v2", 1) \
 	X(MemcpyHtoD, "cuMemcpyHtoD_v2", 1) \
 	X(MemcpyDtoH, "cuMemcpyDtoH_v2", 1) \
+	X(MemAllocHost, "cuMemAllocHost_v2", 0) \
+	X(MemFreeHost, "cuMemFreeHost", 0) \
 	X(MemcpyDtoD, "cuMemcpyDtoD_v2", 1) \
 	X(MemsetD8, "cuMemsetD8_v2", 1) \
 	X(MemsetD16, "cuMemsetD16_v2", 1) \
@@ -80,6 +82,8 @@ struct drv {
 	CUresult (*MemFree)(CUdeviceptr);
 	CUresult (*MemcpyHtoD)(CUdeviceptr, const void *, size_t);
 	CUresult (*MemcpyDtoH)(void *, CUdeviceptr, size_t);
+	CUresult (*MemAllocHost)(void **, size_t);
+	CUresult (*MemFreeHost)(void *);
 	CUresult (*MemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t);
 	CUresult (*MemsetD8)(CUdeviceptr, unsigned char, size_t);
 	CUresult (*MemsetD16)(CUdeviceptr, unsigned short, size_t);

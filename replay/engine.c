@@ -740,8 +740,34 @@ out:
 
 /* ---- snapshots ----------------------------------------------------------- */
 
+/* Read-back staging: page-locked host memory where the driver gives it
+ * (a device-to-host copy into it runs at the bus's speed; into malloc'd
+ * memory the driver stages it again, and 8 GiB took seconds), else malloc. */
+struct stage {
+	uint8_t *p;
+	int pinned;
+};
+
+static void stage_get(struct run *R, struct stage *st, uint64_t n)
+{
+	void *p = NULL;
+	st->pinned = R->c->d.MemAllocHost && R->c->d.MemFreeHost &&
+		     R->c->d.MemAllocHost(&p, n ? n : 1) == CUDA_SUCCESS;
+	st->p = st->pinned ? p : xmalloc(n + 1);
+}
+
+static void stage_put(struct run *R, struct stage *st)
+{
+	if (st->pinned)
+		R->c->d.MemFreeHost(st->p);
+	else
+		free(st->p);
+	st->p = NULL;
+}
+
 struct snap {
 	struct run *R;
+	struct stage stage;      /* read-back staging (snap_buffer), freed at the end */
 	struct trace_writer w;
 	char *want;              /* per memmap index: 1 = include */
 	uint64_t scanned;
@@ -885,7 +911,16 @@ static int snap_buffer(struct snap *S, const struct mm_alloc *a)
 	run.bytes = (struct strbuf)STRBUF_INIT;
 	if (!tw || !tw->mapped)
 		return -1;
-	h = xmalloc(a->size < chunk ? a->size + 1 : chunk);
+	if (!S->stage.p) {
+		/* one staging area for the whole snapshot, as big as its largest
+		 * buffer's chunk: pinning costs milliseconds per call */
+		uint64_t big = 0;
+		for (size_t i = 0; i < R->mm.n; i++)
+			if (S->want[i] && R->mm.all[i]->free_event < 0 && R->mm.all[i]->size > big)
+				big = R->mm.all[i]->size;
+		stage_get(R, &S->stage, big < chunk ? big : chunk);
+	}
+	h = S->stage.p;
 	for (uint64_t done = 0; done < a->size; done += len) {
 		uint32_t word = 0;
 		int u;
@@ -912,7 +947,6 @@ static int snap_buffer(struct snap *S, const struct mm_alloc *a)
 	}
 	ret = snap_flush(S, a, &run) < 0 ? -2 : 0;
 out:
-	free(h);
 	sb_release(&run.bytes);
 	return ret;
 }
@@ -1081,6 +1115,8 @@ werr:
 	sb_addf(err, "%s: write failed while writing the snapshot", R->o->snap_path);
 out:
 	tw_close(&S.w);
+	if (S.stage.p)
+		stage_put(R, &S.stage);
 	free(S.want);
 	return ret;
 }
