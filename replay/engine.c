@@ -85,6 +85,7 @@ struct run {
 	struct strbuf names;     /* NUL-separated symbol names */
 	size_t *name_off;        /* offsets into names, parallel to syms while building */
 	size_t unresolved;       /* copies/memsets to unknown addresses, skipped */
+	size_t unguarded;        /* buffers guard placement had to give plain cuMemAlloc */
 	size_t *attrs;           /* record indexes of FUNC_ATTR records */
 	size_t nattrs, aattrs;
 	long launches;
@@ -421,9 +422,13 @@ static CUresult twin_create(struct run *R, const struct tr_alloc *a, size_t ev, 
 	}
 	if (R->have_layout && layout_kind(a->kind))
 		r = place_layout_alloc(&c->d, &R->layout, &tw->pb, a->addr, a->size);
-	else
-		r = place_guard_alloc(&c->d, &tw->pb, a->size, a->addr, c->gran,
-				      R->o->guard == GUARD_LAYOUT ? GUARD_END : R->o->guard, (int)c->dev);
+	else {
+		int guard = R->o->guard == GUARD_LAYOUT ? GUARD_END : R->o->guard;
+		r = place_guard_alloc(&c->d, &tw->pb, a->size, a->addr, c->gran, guard, (int)c->dev);
+		/* said, not hidden: an overrun may not fault in such a buffer */
+		if (r == CUDA_SUCCESS && guard != GUARD_NONE && tw->pb.how == PL_HOW_ALLOC)
+			R->unguarded++;
+	}
 	if (r != CUDA_SUCCESS)
 		return r;
 	tw->how = TWIN_PLACED;
@@ -1200,6 +1205,12 @@ int replay_trace(struct replay_ctx *c, const struct trace *t, const struct repla
 		snprintf(res->msg, sizeof(res->msg),
 			 "%zu copies/memsets targeted memory outside any captured allocation and were skipped",
 			 R.unresolved);
+	if (st == RS_CLEAN && R.unguarded) {
+		size_t n = strlen(res->msg);
+		snprintf(res->msg + n, sizeof(res->msg) - n,
+			 "%s%zu buffer(s) got plain cuMemAlloc, not guard placement (the driver's virtual "
+			 "memory calls failed): an overrun there may not fault", n ? "; " : "", R.unguarded);
+	}
 out:
 	res->status = st;
 	res->launches = R.launches;

@@ -35,7 +35,10 @@
  *    GPU with guard placement).  A read before the start faults only when
  *    the rounded size is a multiple of the 4 KiB page.  cuMemFree makes the
  *    range PROT_NONE and never reuses it, so a use after free faults.
- *    New memory reads as zeros.
+ *    New memory reads as zeros.  DOUBLE_ALLOC=gpu allocates as the GPU
+ *    does instead: each buffer starts a 2 MiB granule mapped whole, so an
+ *    overrun inside the granule is quiet (what guard placement is for).
+ *    DOUBLE_NO_VMM=1 makes cuMemAddressReserve return NOT_SUPPORTED.
  *  - VMM: granularity 2 MiB (minimum and recommended).  cuMemAddressReserve
  *    maps PROT_NONE, aligned to max(alignment, 2 MiB); the address hint is
  *    ignored (as the real driver did, GPU-FACTS.md).  cuMemCreate records a
@@ -238,6 +241,8 @@ static struct {
 	uint64_t launches;
 	uint64_t rng;
 	int verbose;
+	int gpu_alloc;           /* DOUBLE_ALLOC=gpu: cuMemAlloc as the GPU does it */
+	int no_vmm;              /* DOUBLE_NO_VMM=1: no virtual memory management */
 	size_t page;
 	struct fault_guard fg;
 } S = { .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -483,7 +488,14 @@ static CUresult buffer_new(int kind, size_t size, struct region **out)
 {
 	size_t rounded = round_up(size, ALLOC_ALIGN);
 	size_t data = round_up(rounded, S.page);
-	size_t maplen = GUARD + data + GUARD;
+	size_t maplen;
+	if (S.gpu_alloc && kind == R_ALLOC) {
+		/* the buffer starts a 2 MiB granule that is mapped whole: an
+		 * overrun inside the granule reads and writes quietly */
+		data = round_up(size, GRAN);
+		rounded = data;
+	}
+	maplen = GUARD + data + GUARD;
 	if (size > TOTAL_MEM - S.allocated)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	void *m = mmap(NULL, maplen, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -775,6 +787,10 @@ CUresult cuInit(unsigned int flags)
 	init_slowly();
 	e = getenv("DOUBLE_VERBOSE");
 	S.verbose = e && *e && strcmp(e, "0");
+	e = getenv("DOUBLE_ALLOC");
+	S.gpu_alloc = e && !strcmp(e, "gpu");
+	e = getenv("DOUBLE_NO_VMM");
+	S.no_vmm = e && *e && strcmp(e, "0");
 	S.page = (size_t)sysconf(_SC_PAGESIZE);
 	e = getenv("DOUBLE_SEED");
 	if (e && *e) {
@@ -1383,6 +1399,10 @@ CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CU
 	void *mm;
 	if (r)
 		goto out;
+	if (S.no_vmm) {
+		r = CUDA_ERROR_NOT_SUPPORTED;
+		goto out;
+	}
 	r = CUDA_ERROR_INVALID_VALUE;
 	if (!ptr || !size || size % GRAN || flags || (alignment & (alignment - 1)))
 		goto out;
