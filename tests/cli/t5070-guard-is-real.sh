@@ -1,5 +1,5 @@
 #!/bin/sh
-# t5060-guard-is-real.sh - guard placement must be what makes a small
+# t5070-guard-is-real.sh - guard placement must be what makes a small
 # overrun fault, not the allocator under it.  The driver double's own
 # cuMemAlloc already ends each buffer at a guard page, so a replay that
 # fell back to plain cuMemAlloc would still fault and every other test
