@@ -86,8 +86,10 @@ struct run {
 	size_t *name_off;        /* offsets into names, parallel to syms while building */
 	size_t unresolved;       /* copies/memsets to unknown addresses, skipped */
 	size_t unguarded;        /* buffers guard placement had to give plain cuMemAlloc */
-	size_t *attrs;           /* record indexes of FUNC_ATTR records */
+	struct attr_ref *attrs;  /* the FUNC_ATTR records, by kernel name, then in order */
 	size_t nattrs, aattrs;
+	struct attr_group *agroups; /* one per kernel name: its run in attrs */
+	size_t nagroups;
 	long launches;
 	struct pl_layout layout; /* GUARD_LAYOUT: the one range every device buffer lives in */
 	int have_layout;
@@ -668,15 +670,72 @@ static int do_memset(struct run *R, size_t ev, const struct tr_memset *m)
 	return r == CUDA_SUCCESS ? RS_CLEAN : op_failed(R, ev, r, "memset", NULL, -1);
 }
 
+/* FUNC_ATTR records, grouped by kernel.  A launch applies those of its
+ * kernel recorded before it and not yet applied to its function: cuBLAS
+ * sets an attribute before every GEMM, so a window of 170,000 launches
+ * holds tens of thousands, and walking them all at every launch made
+ * replay five times slower than the program. */
+struct attr_ref {
+	const char *name;
+	size_t rec;
+};
+
+struct attr_group {
+	size_t first, n;         /* its records: attrs[first .. first+n) */
+	size_t applied;          /* how many of them fn has had */
+	CUfunction fn;
+};
+
+static int attr_ref_cmp(const void *a, const void *b)
+{
+	const struct attr_ref *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	return c ? c : (x->rec > y->rec) - (x->rec < y->rec);
+}
+
+static void attrs_index(struct run *R)
+{
+	const struct trace *t = R->t;
+	for (size_t i = 0; i < t->nrec; i++)
+		if (t->rec[i].type == TR_FUNC_ATTR) {
+			ALLOC_GROW(R->attrs, R->nattrs + 1, R->aattrs);
+			R->attrs[R->nattrs].name = t->rec[i].u.func_attr.kernel ? t->rec[i].u.func_attr.kernel : "";
+			R->attrs[R->nattrs++].rec = i;
+		}
+	if (!R->nattrs)
+		return;
+	qsort(R->attrs, R->nattrs, sizeof(*R->attrs), attr_ref_cmp);
+	R->agroups = xcalloc(R->nattrs, sizeof(*R->agroups));
+	for (size_t i = 0; i < R->nattrs; i++) {
+		if (!i || strcmp(R->attrs[i].name, R->attrs[i - 1].name))
+			R->agroups[R->nagroups++].first = i;
+		R->agroups[R->nagroups - 1].n++;
+	}
+}
+
 /* Set the function attributes recorded for this kernel before event
- * `before` (R->attrs lists the FUNC_ATTR records, in order). */
+ * `before`: the ones fn has not had yet (all of them for a new fn). */
 static void apply_attrs(struct run *R, CUfunction fn, const char *name, size_t before)
 {
-	for (size_t k = 0; k < R->nattrs && R->attrs[k] < before; k++) {
-		const struct tr_rec *r = &R->t->rec[R->attrs[k]];
-		if (!strcmp(r->u.func_attr.kernel, name))
-			R->c->d.FuncSetAttribute(fn, (CUfunction_attribute)r->u.func_attr.attr,
-						 r->u.func_attr.value);
+	size_t lo = 0, hi = R->nagroups;
+	struct attr_group *g;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(R->attrs[R->agroups[mid].first].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == R->nagroups || strcmp(R->attrs[R->agroups[lo].first].name, name))
+		return;
+	g = &R->agroups[lo];
+	if (g->fn != fn) {
+		g->fn = fn;
+		g->applied = 0;
+	}
+	for (; g->applied < g->n && R->attrs[g->first + g->applied].rec < before; g->applied++) {
+		const struct tr_rec *r = &R->t->rec[R->attrs[g->first + g->applied].rec];
+		R->c->d.FuncSetAttribute(fn, (CUfunction_attribute)r->u.func_attr.attr, r->u.func_attr.value);
 	}
 }
 
@@ -1016,6 +1075,64 @@ static int snap_module(struct snap *S, size_t i)
 	return tw_record(&S->w, r) < 0 ? -1 : 0;
 }
 
+static int size_cmp(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* The FUNC_ATTR records a snapshot at `at` needs: for each kernel (or
+ * only `name`), the last one recorded before `at` of each attribute; a
+ * value set again at every GEMM travels once.  Returns a 0/1 flag per
+ * record index in R->attrs order (caller frees), NULL when there are none. */
+static unsigned char *attrs_last_before(const struct run *R, size_t at, const char *name)
+{
+	unsigned char *keep = R->nattrs ? xcalloc(R->nattrs, 1) : NULL;
+	for (size_t gi = 0; gi < R->nagroups; gi++) {
+		const struct attr_group *g = &R->agroups[gi];
+		uint32_t seen[64];
+		size_t nseen = 0;
+		if (name && strcmp(R->attrs[g->first].name, name))
+			continue;
+		for (size_t k = g->n; k-- > 0;) {
+			size_t rec = R->attrs[g->first + k].rec;
+			uint32_t id = R->t->rec[rec].u.func_attr.attr;
+			size_t j = 0;
+			if (rec >= at)
+				continue;
+			while (j < nseen && seen[j] != id)
+				j++;
+			if (j < nseen)
+				continue;
+			if (nseen < 64)
+				seen[nseen++] = id;
+			keep[g->first + k] = 1;
+		}
+	}
+	return keep;
+}
+
+/* Write the FUNC_ATTR records attrs_last_before picks, in record order. */
+static int snap_attrs(struct snap *S, size_t at, const char *name)
+{
+	const struct run *R = S->R;
+	unsigned char *keep = attrs_last_before(R, at, name);
+	size_t *recs = NULL, n = 0;
+	int ret = 0;
+	if (!keep)
+		return 0;
+	recs = xcalloc(R->nattrs, sizeof(*recs));
+	for (size_t k = 0; k < R->nattrs; k++)
+		if (keep[k])
+			recs[n++] = R->attrs[k].rec;
+	qsort(recs, n, sizeof(*recs), size_cmp);
+	for (size_t k = 0; k < n && ret == 0; k++)
+		ret = tw_record(&S->w, &R->t->rec[recs[k]]) < 0 ? -1 : 0;
+	free(recs);
+	free(keep);
+	return ret;
+}
+
 static int write_snapshot(struct run *R, size_t at, struct strbuf *err)
 {
 	struct snap S;
@@ -1054,20 +1171,14 @@ static int write_snapshot(struct run *R, size_t at, struct strbuf *err)
 			if (g && (!s || g->blob != s->blob) && snap_module(&S, g->rec) < 0)
 				goto werr;
 		}
-		for (size_t i = 0; i < at; i++) {
-			const struct tr_rec *r = &R->t->rec[i];
-			if (r->type == TR_FUNC_ATTR && !strcmp(r->u.func_attr.kernel, l->name) &&
-			    tw_record(&S.w, r) < 0)
-				goto werr;
-		}
+		if (snap_attrs(&S, at, l->name) < 0)
+			goto werr;
 	} else {
-		for (size_t i = 0; i < at; i++) {
-			const struct tr_rec *r = &R->t->rec[i];
-			if (r->type == TR_MODULE && snap_module(&S, i) < 0)
+		for (size_t i = 0; i < at; i++)
+			if (R->t->rec[i].type == TR_MODULE && snap_module(&S, i) < 0)
 				goto werr;
-			if (r->type == TR_FUNC_ATTR && tw_record(&S.w, r) < 0)
-				goto werr;
-		}
+		if (snap_attrs(&S, at, NULL) < 0)
+			goto werr;
 		for (size_t i = 0; i < R->mm.n; i++)
 			S.want[i] = 1;
 	}
@@ -1168,11 +1279,7 @@ int replay_trace(struct replay_ctx *c, const struct trace *t, const struct repla
 	}
 	if (o->stop_before >= 0 && (size_t)o->stop_before < end)
 		end = (size_t)o->stop_before;
-	for (size_t i = 0; i < t->nrec; i++)
-		if (t->rec[i].type == TR_FUNC_ATTR) {
-			ALLOC_GROW(R.attrs, R.nattrs + 1, R.aattrs);
-			R.attrs[R.nattrs++] = i;
-		}
+	attrs_index(&R);
 	if (build_symbols(&R, &err) < 0) {
 		st = set_error(&R, 0, "%s", err.buf);
 		goto out;
@@ -1223,6 +1330,7 @@ out:
 	graphs_release(&G);
 	free(R.syms);
 	free(R.attrs);
+	free(R.agroups);
 	sb_release(&R.names);
 	sb_release(&err);
 	res->seconds = now_sec() - t0;
