@@ -49,6 +49,7 @@ static struct {
 	int (*Ensure)(void);
 	void (*Release)(int);
 	PyObject *(*Compile)(const char *, const char *, int);
+	PyObject *(*CompileEx)(const char *, const char *, int, void *, int);
 	PyObject *(*EvalCode)(PyObject *, PyObject *, PyObject *);
 	PyObject *(*DictNew)(void);
 	int (*DictSetItemString)(PyObject *, const char *, PyObject *);
@@ -145,6 +146,7 @@ static void resolve(void)
 	*(void **)&py.Ensure = sym("PyGILState_Ensure");
 	*(void **)&py.Release = sym("PyGILState_Release");
 	*(void **)&py.Compile = sym("Py_CompileString");
+	*(void **)&py.CompileEx = sym("Py_CompileStringExFlags");   /* where the above is a macro */
 	*(void **)&py.EvalCode = sym("PyEval_EvalCode");
 	*(void **)&py.DictNew = sym("PyDict_New");
 	*(void **)&py.DictSetItemString = sym("PyDict_SetItemString");
@@ -155,7 +157,7 @@ static void resolve(void)
 	*(void **)&py.AsUTF8 = sym("PyUnicode_AsUTF8");
 	*(void **)&py.DecRef = sym("Py_DecRef");
 	*(void **)&py.ErrClear = sym("PyErr_Clear");
-	g_resolved = py.IsInitialized && py.Ensure && py.Release && py.Compile && py.EvalCode &&
+	g_resolved = py.IsInitialized && py.Ensure && py.Release && (py.Compile || py.CompileEx) && py.EvalCode &&
 		     py.DictNew && py.DictSetItemString && py.DictGetItemString && py.GetBuiltins &&
 		     py.CallObject && py.BytesAsStringAndSize && py.AsUTF8 && py.DecRef && py.ErrClear;
 }
@@ -183,7 +185,8 @@ static PyObject *reader(void)
 		goto fail;
 	py.DictSetItemString(ns, "__builtins__", py.GetBuiltins());
 	py.ErrClear();
-	code = py.Compile(reader_src, "<gpureduce --tensors>", 257 /* Py_file_input */);
+	code = py.Compile ? py.Compile(reader_src, "<gpureduce --tensors>", 257 /* Py_file_input */)
+			 : py.CompileEx(reader_src, "<gpureduce --tensors>", 257, NULL, -1);
 	if (!code)
 		goto fail;
 	res = py.EvalCode(code, ns, ns);

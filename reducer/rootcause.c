@@ -20,12 +20,18 @@
 #include "emit.h"
 #include "rootcause.h"
 
-/* One BLOCK_ALLOC of the input. */
+/* One BLOCK_ALLOC of the input.  The capture reads the allocator at each
+ * launch, so a block became live somewhere after the previous launch (and
+ * after its segment's ALLOC): its ALLOC is written there (emit_after), before
+ * the copies that may fill it.  INITIAL blocks: right after their segment's
+ * ALLOC. */
 struct blk {
 	size_t rec;              /* its record index */
 	long seg;                /* index (memmap) of the segment it lies in; -1: none */
+	long emit_after;         /* write its ALLOC after this record (-1: first) */
+	long free_rec;           /* the BLOCK_FREE that ends it, -1: none */
 	int out_live;            /* its ALLOC has been written and not yet freed */
-	int early;               /* INITIAL: written at its segment's ALLOC */
+	int done;                /* its ALLOC has been written */
 };
 
 struct rc {
@@ -35,6 +41,8 @@ struct rc {
 	struct memmap out;       /* allocations as written (blocks, unsplit allocations) */
 	struct blk *b;
 	size_t nb;
+	size_t *order;           /* block indices by emit_after */
+	size_t next;             /* the next of order to write */
 	unsigned char *split;    /* per segment index: replaced by its blocks */
 	size_t nsplit;
 	struct rc_stats *st;
@@ -49,16 +57,27 @@ int rc_has_blocks(const struct trace *t)
 	return 0;
 }
 
-/* Pass 1: each block's segment, and which segments are split. */
+/* Pass 1: each block's segment, where its ALLOC goes, which BLOCK_FREE
+ * ends it, and which segments are split. */
 static void find_segments(struct rc *R)
 {
 	struct memmap mm = MEMMAP_INIT;
+	long last_launch = -1;
 	for (size_t i = 0; i < R->in->nrec; i++) {
 		const struct tr_rec *r = &R->in->rec[i];
 		if (r->type == TR_ALLOC) {
 			memmap_add(&mm, r->u.alloc.addr, r->u.alloc.size, r->u.alloc.kind, (long)i);
 		} else if (r->type == TR_FREE) {
 			memmap_free(&mm, r->u.free.addr, (long)i);
+		} else if (r->type == TR_LAUNCH && !(r->u.launch.flags & TR_F_CAPTURED)) {
+			last_launch = (long)i;
+		} else if (r->type == TR_BLOCK_FREE) {
+			for (size_t k = R->nb; k-- > 0;)
+				if (R->b[k].free_rec < 0 && R->b[k].seg >= 0 &&
+				    R->in->rec[R->b[k].rec].u.block.addr == r->u.block_free.addr) {
+					R->b[k].free_rec = (long)i;
+					break;
+				}
 		} else if (r->type == TR_BLOCK_ALLOC) {
 			struct mm_alloc *a = memmap_lookup_live(&mm, r->u.block.addr);
 			struct blk *b;
@@ -70,8 +89,10 @@ static void find_segments(struct rc *R)
 			memset(b, 0, sizeof(*b));
 			b->rec = i;
 			b->seg = a ? (long)a->index : -1;
+			b->free_rec = -1;
 			if (!a) {
 				R->st->orphans++;
+				b->done = 1;
 				continue;
 			}
 			if (a->index >= R->nsplit) {
@@ -83,12 +104,30 @@ static void find_segments(struct rc *R)
 			if (!R->split[a->index])
 				R->st->segments++;
 			R->split[a->index] = 1;
-			/* INITIAL: live from its segment's ALLOC on (copies may have
-			 * reached it before the first reading) */
-			b->early = (r->u.block.flags & TR_BLK_F_INITIAL) != 0;
+			b->emit_after = (r->u.block.flags & TR_BLK_F_INITIAL) || a->alloc_event > last_launch ?
+					a->alloc_event : last_launch;
 		}
 	}
 	memmap_release(&mm);
+}
+
+static const struct rc *g_sort;
+static int by_emit(const void *x, const void *y)
+{
+	const struct blk *a = &g_sort->b[*(const size_t *)x], *b = &g_sort->b[*(const size_t *)y];
+	if (a->emit_after != b->emit_after)
+		return a->emit_after < b->emit_after ? -1 : 1;
+	return a->rec < b->rec ? -1 : a->rec > b->rec;
+}
+
+static void sort_blocks(struct rc *R)
+{
+	R->order = xmalloc((R->nb ? R->nb : 1) * sizeof(*R->order));
+	for (size_t i = 0; i < R->nb; i++)
+		R->order[i] = i;
+	g_sort = R;
+	qsort(R->order, R->nb, sizeof(*R->order), by_emit);
+	g_sort = NULL;
 }
 
 static int is_split(const struct rc *R, const struct mm_alloc *seg)
@@ -250,30 +289,7 @@ static int put_memset(struct rc *R, const struct tr_rec *r)
 	return failed ? -1 : 0;
 }
 
-/* The block record index i describes, or NULL. */
-static struct blk *blk_of(struct rc *R, size_t rec)
-{
-	size_t lo = 0, hi = R->nb;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (R->b[mid].rec < rec)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < R->nb && R->b[lo].rec == rec ? &R->b[lo] : NULL;
-}
-
-/* The live written block starting at addr (of a split segment), or NULL. */
-static struct blk *live_blk_at(struct rc *R, uint64_t addr)
-{
-	for (size_t i = R->nb; i-- > 0;)
-		if (R->b[i].out_live && blk_rec(R, &R->b[i])->addr == addr)
-			return &R->b[i];
-	return NULL;
-}
-
-/* A segment's ALLOC: unsplit, as it is; split, its INITIAL blocks. */
+/* A segment's ALLOC: unsplit, as it is; split, nothing (its blocks follow). */
 static int on_alloc(struct rc *R, size_t i, struct mm_alloc *seg)
 {
 	if (!is_split(R, seg)) {
@@ -281,10 +297,29 @@ static int on_alloc(struct rc *R, size_t i, struct mm_alloc *seg)
 			   R->in->rec[i].u.alloc.kind, 0);
 		return put(R, &R->in->rec[i]);
 	}
-	for (size_t k = 0; k < R->nb; k++) {
-		struct blk *b = &R->b[k];
-		if (b->rec > i && b->early && b->seg == (long)seg->index && !b->out_live &&
-		    put_alloc(R, b) < 0)
+	return 0;
+}
+
+/* Write the ALLOCs due after record `at` (-1: before the first), freeing
+ * first any live block they overlap (the allocator reused its range). */
+static int emit_due(struct rc *R, long at)
+{
+	for (; R->next < R->nb; R->next++) {
+		struct blk *b = &R->b[R->order[R->next]];
+		const struct tr_block *k = blk_rec(R, b);
+		if (b->emit_after > at)
+			break;
+		if (b->done)
+			continue;
+		b->done = 1;
+		for (size_t j = 0; j < R->nb; j++) {
+			const struct tr_block *o = blk_rec(R, &R->b[j]);
+			uint64_t osz = o->size ? o->size : 1, ksz = k->size ? k->size : 1;
+			if (R->b[j].out_live && o->addr < k->addr + ksz && k->addr < o->addr + osz &&
+			    put_free(R, &R->b[j]) < 0)
+				return -1;
+		}
+		if (put_alloc(R, b) < 0)
 			return -1;
 	}
 	return 0;
@@ -339,7 +374,6 @@ static int one(struct rc *R, size_t i, const struct rc_cut *cut)
 {
 	const struct tr_rec *r = &R->in->rec[i];
 	struct mm_alloc *seg;
-	struct blk *b;
 	switch (r->type) {
 	case TR_BLOB: case TR_FAULT: case TR_END:
 		return 0;
@@ -354,19 +388,12 @@ static int one(struct rc *R, size_t i, const struct rc_cut *cut)
 		}
 		return on_free(R, i, seg);
 	case TR_BLOCK_ALLOC:
-		b = blk_of(R, i);
-		if (b && b->seg >= 0 && !b->out_live) {
-			/* the same address may still hold an earlier block whose
-			 * BLOCK_FREE was missed: retire it first */
-			struct blk *old = live_blk_at(R, r->u.block.addr);
-			if (old && put_free(R, old) < 0)
-				return -1;
-			return put_alloc(R, b);
-		}
-		return 0;
+		return 0;   /* written by emit_due */
 	case TR_BLOCK_FREE:
-		b = live_blk_at(R, r->u.block_free.addr);
-		return b ? put_free(R, b) : 0;
+		for (size_t k = 0; k < R->nb; k++)
+			if (R->b[k].free_rec == (long)i)
+				return R->b[k].out_live ? put_free(R, &R->b[k]) : 0;
+		return 0;
 	case TR_MODULE:
 		if (blob_ref(R, r->u.module.blob) < 0)
 			return -1;
@@ -413,8 +440,13 @@ int rc_blockify(const struct trace *in, const char *out_path, const struct rc_cu
 	}
 	if (tw_open(&R.w, out_path, err) < 0)
 		goto out;
-	for (i = 0; i < in->nrec && r == 0; i++)
+	sort_blocks(&R);
+	r = emit_due(&R, -1);
+	for (i = 0; i < in->nrec && r == 0; i++) {
 		r = one(&R, i, cut);
+		if (r == 0)
+			r = emit_due(&R, (long)i);
+	}
 	if (r < 0)
 		goto out;
 	if (cut && r != 1) {
@@ -432,6 +464,7 @@ out:
 	memmap_release(&R.segs);
 	memmap_release(&R.out);
 	free(R.b);
+	free(R.order);
 	free(R.split);
 	return ret;
 }

@@ -25,13 +25,13 @@ module $BUILD/double/kernels.cubin 1
 alloc $SEG 2097152
 alloc $IN 8192
 h2d $IN 8192 0x4e
+memset $B 0 4096
 block $A 4096 $SEG initial at=/home/u/train.py:10:main
 block $B 4096 $SEG initial at=/home/u/train.py:11:main
-memset $B 0 4096
 launch _Z7add_onePfi 4 256 ptr:$A i32:1024
+memset $C 0 8192
 block $C 4096 $SEG at=/home/u/train.py:12:main
-block $D 4096 $SEG at=/home/u/train.py:13:main
-memset $D 0 4096
+block $D 4000 $SEG at=/home/u/train.py:13:main
 launch _Z13scale_nocheckPfPKfi 5 256 ptr:$A ptr:$IN i32:1024
 launch _Z7add_onePfi 4 256 ptr:$C i32:1024
 launch _Z6gatherPfPKfPKxi 2 256 ptr:$C ptr:$D ptr:$B i32:512
@@ -43,8 +43,18 @@ check_grep "  ...BLOCK_ALLOC with its frame" "at: /home/u/train.py:11 (main)" rc
 check_exit "segment placement: the overrun is silent, the crash is in gather" 1 $GPUREDUCE replay --guard=end rc.bin
 check_grep "  ...faulted in gather" "in _Z6gatherPfPKfPKxi: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
 
-check "shrink --root-cause" $GPUREDUCE shrink -j 2 --root-cause -o out/repro.cu rc.bin
+check "shrink --root-cause" $GPUREDUCE shrink -j 2 --root-cause --keep-work -o out/repro.cu rc.bin
 cp "$TMP/.out" shrink.log
+# the blockified trace (kept with --keep-work): blocks instead of the segment
+$GPUREDUCE show out/repro.bin.work-*/blocks.bin | awk '/^- event:/ { t = "" } /^  type:/ { t = $2 }
+	/^  (addr|dst|size|width):/ && t != "" { printf "%s %s=%s\n", t, $1, $2 }' >blk.txt
+n=$(grep -c "^ALLOC size:=2097152" blk.txt)
+[ "$n" = 0 ] && ok "blockified: the segment is not an allocation any more" || fail "blockified: the segment is still allocated"
+tr '\n' ' ' <blk.txt >blk1.txt
+check_grep "blockified: an INITIAL block is live before the memset made before its reading" \
+	"ALLOC addr:=$B ALLOC size:=4096 .*MEMSET dst:=$B" blk1.txt
+check_grep "blockified: blocks read at a launch are live right after the previous launch, before the memset that fills them" \
+	"ALLOC addr:=$C ALLOC size:=4096 ALLOC addr:=$D ALLOC size:=4000 MEMSET dst:=$C MEMSET width:=4096 MEMSET dst:=$D MEMSET width:=4000" blk1.txt
 check_grep "the crash-site repro is still the crash (gather)" \
 	"CUDA_ERROR_ILLEGAL_ADDRESS in _Z6gatherPfPKfPKxi" shrink.log
 check_grep "crash-site repro.yaml: kernel gather" "kernel: _Z6gatherPfPKfPKxi" out/repro.yaml
