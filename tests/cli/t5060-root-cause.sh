@@ -76,6 +76,32 @@ for i in 1 2 3 4 5; do
 	check_grep "  ...in scale_nocheck" "scale_nocheck.* faulted: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
 done
 
+# with compute-sanitizer (a stand-in that reports the write 4 bytes past the
+# first buffer, in t5010's format): the sentence names the distance and the
+# tensor through the diagnosed parameter
+cat > fake-sanitizer <<'EOT'
+#!/bin/sh
+. "$SRCDIR/tests/cli/helpers/fake-sanitizer.sh"
+out=$("$@" 2>&1)
+echo "$out"
+b=$(echo "$out" | sed -n 's/^gpureduce-buffer 0 \(0x[0-9a-f]*\) \([0-9]*\)$/\1 \2/p' | head -1)
+[ -n "$b" ] || exit 0
+set -- $b
+cat <<EOR
+========= COMPUTE-SANITIZER
+========= Invalid __global__ write of size 4 bytes
+=========     at scale_nocheck(float *, const float *, int)+0x90
+=========     by thread (0,0,0) in block (4,0,0)
+=========     Access to $(printf '0x%x' $(( $1 + $2 ))) is out of bounds
+=========     and is 1 bytes after the nearest allocation at $1 of size $2 bytes
+EOR
+EOT
+chmod +x fake-sanitizer
+check "shrink --root-cause with compute-sanitizer" env GPUREDUCE_SANITIZER=$TMP/fake-sanitizer SRCDIR=$SRCDIR \
+	$GPUREDUCE shrink -j 2 --quiet --root-cause -o san/repro.cu rc.bin
+check_grep "  ...root cause: kernel K wrote N bytes past tensor T (allocated at file:line); the crash" \
+	"root cause: kernel scale_nocheck(float\*, float const\*, int) (launch #1) wrote [0-9][0-9]* bytes past tensor 0x7f0000000000 (4096 B, allocated at /home/u/train.py:10 in main); the original crash was in kernel gather" "$TMP/.out"
+
 # without blocks: --root-cause says what to do
 sed '/^block /d' rc.txt >plain.txt
 check "mktrace: the same without blocks" $MKTRACE plain.bin < plain.txt
