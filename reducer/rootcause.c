@@ -559,11 +559,13 @@ void rc_describe(const struct trace *in, uint64_t root_seq, const char *root_ker
 	if (p >= 0 && l && (uint32_t)p < l->nparams && l->params[p].size >= 8) {
 		uint64_t v;
 		memcpy(&v, l->args + l->params[p].offset, 8);
-		sb_addf(out, "%s %s past ", access, dist);
+		sb_addf(out, "%s past the end of ", access);
 		if (rc_block_at(in, root_seq, v, &b) == 0)
 			name_block(out, &b);
 		else
 			sb_addf(out, "param %d (no recorded tensor)", p);
+		/* the first bad access, not the overrun's length: the guard stops it */
+		sb_addf(out, ", param %d: its first out-of-bounds access %s past the end", p, dist);
 	} else {
 		/* no sanitizer report: which tensor, and how far, is not known */
 		int any = 0;

@@ -65,8 +65,10 @@ int rc_block_at(const struct trace *in, uint64_t seq, uint64_t v, struct tr_bloc
 
 /*
  * The sentence for repro-root.cu and repro-root.yaml:
- * "root cause: kernel K wrote N bytes past tensor T (allocated at
- * file:line); the original crash was in kernel L".  `diag` is the
+ * "root cause: kernel K (launch #S) wrote past the end of tensor T (N bytes,
+ * allocated at file:line), param P: its first out-of-bounds access D bytes
+ * past the end; the original crash was in kernel L".  (D is where the guard
+ * stopped it, not how far the original overrun went.)  `diag` is the
  * diagnosis of the reduced root-cause repro (compute-sanitizer's access,
  * mapped to a parameter; may be NULL): the parameter and distance come
  * from it; without it the sentence names the tensors K was passed and says
