@@ -138,6 +138,24 @@ void ckpt_maybe(struct trace_writer *w, uint64_t seq);
  * unless force. */
 void ckpt_progress(uint64_t launches, int force);
 
+/* ---- torchmem.c (capture --tensors) ---- */
+
+struct cap_tm_reading;
+/* Read GPUREDUCE_TENSORS; before any other cap_tm_ call. */
+void cap_tm_init(void);
+int cap_tm_enabled(void);
+/* At a launch's entry, outside inject.c's lock (it takes the GIL): the
+ * caching allocator's live blocks, or NULL (off, no Python, torch not
+ * ready).  Pass it to cap_tm_write or cap_tm_free. */
+struct cap_tm_reading *cap_tm_read(void);
+/* Lock held, right before the LAUNCH record: BLOCK_FREE / BLOCK_ALLOC for
+ * what changed since the last write (everything, flagged INITIAL, after
+ * cap_tm_forget); a reading that failed becomes one NOTE.  Frees rd. */
+void cap_tm_write(struct trace_writer *w, struct cap_tm_reading *rd);
+void cap_tm_free(struct cap_tm_reading *rd);
+/* A checkpoint started a new segment: write every live block again. */
+void cap_tm_forget(void);
+
 /* ---- python.c ---- */
 
 #define CAP_PY_MAX_FRAMES 64

@@ -561,6 +561,7 @@ static int take(struct trace_writer *w, uint64_t seq, struct strbuf *why)
 	K.chunks = g.chunks;
 	memset(&g.chunks, 0, sizeof(g.chunks));
 	K.count = id;
+	cap_tm_forget();   /* issue 17: tensor blocks are written again after a checkpoint */
 	K.last_size = w->offset;
 	K.last_real_ns = real_ns();
 	ret = 0;

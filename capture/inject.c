@@ -544,6 +544,7 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	struct tr_launch_attr *attrs = NULL;
 	struct strbuf pystore = STRBUF_INIT;
 	struct fn_info *fi;
+	struct cap_tm_reading *tm;
 	uint32_t nframes = 0, py_state, nattrs = 0, argsize = 0;
 	uint8_t *args = NULL;
 	int captured;
@@ -555,6 +556,7 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	/* Everything that may call into Python or the driver happens first,
 	 * outside the lock. */
 	py_state = cap_py_frames(frames, S.py_frames, &nframes, &pystore);
+	tm = cap_tm_read();   /* capture --tensors: the allocator's blocks (torchmem.c) */
 	captured = capturing(l.stream);
 	fi = fn_get_locked(l.f);   /* lock held from here */
 	if (!S.recording)
@@ -562,6 +564,8 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 
 	if (!captured)
 		ckpt_maybe(&S.w, S.launches);   /* may start a new segment */
+	cap_tm_write(&S.w, tm);   /* before the LAUNCH: the blocks live at this launch */
+	tm = NULL;
 	args = build_args(fi, &l, &argsize);
 	if (l.cfg && l.cfg->numAttrs && l.cfg->attrs) {
 		nattrs = l.cfg->numAttrs;
@@ -614,6 +618,7 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		*cb->correlationData = S.last_seq + 1;
 out:
 	unlock();
+	cap_tm_free(tm);
 	free(args);
 	free(attrs);
 	sb_release(&pystore);
@@ -1803,6 +1808,7 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
 	}
 	S.w.zstd_level = 1;   /* capture speed first; shrink may recompress */
 	ckpt_init();
+	cap_tm_init();
 	rec_process();
 	__atomic_store_n(&S.recording, 1, __ATOMIC_RELAXED);
 	pthread_atfork(NULL, NULL, after_fork_child);

@@ -44,7 +44,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: gpureduce capture [-o trace.bin] [--allow-no-capture] [--checkpoint-every=SPEC]\n"
-		"                         [--max-trace-bytes=B] [--no-checkpoint] [--] CMD [ARGS...]\n\n"
+		"                         [--max-trace-bytes=B] [--no-checkpoint] [--tensors] [--] CMD [ARGS...]\n\n"
 		"Run CMD under the CUPTI capture library and record every allocation, copy,\n"
 		"memset and kernel launch (with its exact parameters) up to the first GPU\n"
 		"fault into a trace.  CMD runs with CUDA_LAUNCH_BLOCKING=1 so the faulting\n"
@@ -62,7 +62,10 @@ static void usage(FILE *f)
 		"                       (25%%), and seconds (10m); default auto: when the\n"
 		"                       window reaches max(256 MiB, 50%% of the last one)\n"
 		"  --max-trace-bytes=B  also checkpoint whenever the trace reaches B bytes\n"
-		"  --no-checkpoint      keep every record (the trace grows with the run)\n\n"
+		"  --no-checkpoint      keep every record (the trace grows with the run)\n"
+		"  --tensors            also record the blocks of PyTorch's caching allocator (one per\n"
+		"                       tensor) inside each segment, read at every launch, for\n"
+		"                       `shrink --root-cause` (slower: off by default)\n\n"
 		"environment:\n"
 		"  GPUREDUCE_CAPTURE_LIB  the capture library to use (default: next to gpureduce)\n"
 		"  GPUREDUCE_PY_FRAMES    Python frames recorded per launch (default 8)\n"
@@ -263,7 +266,7 @@ out:
 int cmd_capture(int argc, char **argv)
 {
 	const char *out = "trace.bin";
-	int allow = 0, i, ret = EXIT_INTERNAL, status, fd;
+	int allow = 0, tensors = 0, i, ret = EXIT_INTERNAL, status, fd;
 	struct strbuf lib = STRBUF_INIT, err = STRBUF_INIT, trace = STRBUF_INIT, dir = STRBUF_INIT;
 	struct strbuf e_inj = STRBUF_INIT, e_trace = STRBUF_INIT, e_status = STRBUF_INIT;
 	struct status st = { 0, 0, 0, 0, STRBUF_INIT, STRBUF_INIT };
@@ -307,6 +310,8 @@ int cmd_capture(int argc, char **argv)
 				opts_fail(&op, "%s", perr.buf);
 		} else if (opts_flag(&op, "--no-checkpoint")) {
 			ck.off = 1;
+		} else if (opts_flag(&op, "--tensors")) {
+			tensors = 1;
 		} else if (opts_unknown(&op)) {
 		} else {
 			i = op.i;   /* the command starts here */
@@ -387,7 +392,8 @@ int cmd_capture(int argc, char **argv)
 	env[5] = e_progress.buf;
 	for (int k = 0; k < 6; k++)
 		env[6 + k] = e_ckpt[k].buf;
-	env[12] = NULL;
+	env[12] = tensors ? "GPUREDUCE_TENSORS=1" : "GPUREDUCE_TENSORS";   /* issue 17 */
+	env[13] = NULL;
 
 	if (child_start(&c, argv + i, env, 0, &err) < 0) {
 		cmd_error("capture", "%s", err.buf);

@@ -22,12 +22,14 @@
 #include "cmds.h"
 #include "outpaths.h"
 #include "repro.h"
+#include "shrink-root.h"
 
 static const char usage_str[] =
 	"usage: gpureduce shrink [-o repro.cu] [-j N] [--time-limit=S] [--candidate-timeout=S]\n"
 	"                        [--guard=layout|end|start|none] [--strategy=full|baseline]\n"
 	"                        [--signature=kernel|code|site] [--keep-going[=S]] [--cut-buffers] [--log=FILE]\n"
-	"                        [--runs=N] [--confirm=N] [--no-diagnose] [--keep-work] [--quiet] TRACE\n\n"
+	"                        [--runs=N] [--confirm=N] [--no-diagnose] [--keep-work] [--quiet]\n"
+	"                        [--root-cause] TRACE\n\n"
 	"Replays TRACE in worker processes and reduces it to the smallest replay that\n"
 	"still faults with the same error in the same kernel, then writes repro.cu\n"
 	"(standalone, `nvcc -o repro repro.cu -lcuda`), repro.bin (the reduced trace,\n"
@@ -57,6 +59,9 @@ static const char usage_str[] =
 	"  --runs=N             replays of the original to measure its fault rate (default 2; more when\n"
 	"                       they disagree)\n"
 	"  --confirm=N          runs of the reduced trace before it is emitted (default 5; flaky 10)\n"
+	"  --root-cause         also find the first out-of-bounds access inside an allocator segment\n"
+	"                       (a trace from `capture --tensors`): every tensor gets its own guard;\n"
+	"                       writes repro-root.cu/.bin/.yaml, labelled root cause, beside repro.cu\n"
 	"  --strategy=baseline  one fresh process per candidate, plain ddmin over launches, then\n"
 	"                       the same data, grid and scalar phases (the benchmark baseline)\n"
 	"The emitted repro.cu is itself built (nvcc, or $GPUREDUCE_NVCC) and run as often as\n"
@@ -132,7 +137,7 @@ int cmd_shrink(int argc, char **argv)
 	struct trace t, red;
 	const char *path = NULL, *out = "repro.cu";
 	char *bin = NULL, *yml = NULL, *out_owned = NULL, workdir[4096];
-	int keep_work = 0, no_diag = 0, have_t = 0, have_red = 0;
+	int keep_work = 0, no_diag = 0, have_t = 0, have_red = 0, root_cause = 0;
 	int ret = EXIT_INTERNAL;
 
 	memset(&o, 0, sizeof(o));
@@ -180,6 +185,8 @@ int cmd_shrink(int argc, char **argv)
 				opts_fail(&op, "--strategy takes full or baseline");
 		} else if (opts_flag(&op, "-q|--quiet")) {
 			o.quiet = 1;
+		} else if (opts_flag(&op, "--root-cause")) {
+			root_cause = 1;
 		} else if (opts_flag(&op, "--keep-work")) {
 			keep_work = 1;
 		} else if (opts_flag(&op, "--no-diagnose")) {
@@ -353,6 +360,17 @@ int cmd_shrink(int argc, char **argv)
 	if (!rep.repro_checked && rep.repro_why[0] && !o.quiet)
 		fprintf(stderr, "gpureduce shrink: note: %s\n", rep.repro_why);
 	ret = EXIT_OK;
+	if (root_cause && !interrupt_signal()) {
+		/* issue 17: the root-cause repro, beside the crash-site one (cmd-shrink-root.c) */
+		struct strbuf line = STRBUF_INIT;
+		sb_reset(&err);
+		ret = shrink_root_cause(&t, path, &o, out, out, no_diag, &line, &err);
+		if (line.len)
+			printf("%s\n", line.buf);
+		if (ret != EXIT_OK)
+			cmd_error("shrink", "--root-cause: %s (the crash-site repro %s is written)", err.buf, out);
+		sb_release(&line);
+	}
 	if (interrupt_signal()) {
 		/* the signal came after the confirmation: the repro is whole, only
 		 * its diagnosis was cut short */

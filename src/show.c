@@ -292,6 +292,7 @@ static void stats_collect(struct stats *st, const struct trace *t)
 		case TR_FUNC_ATTR: case TR_END: case TR_REDUCTION:
 		case TR_GRAPH_BEGIN: case TR_GRAPH_END: case TR_GRAPH_EXEC: case TR_GRAPH_LAUNCH:
 		case TR_CHECKPOINT_BEGIN: case TR_CHECKPOINT_END:
+		case TR_BLOCK_ALLOC: case TR_BLOCK_FREE:
 			break;
 		default:
 			st->unknown++;
@@ -837,6 +838,26 @@ static void emit_record(struct yout *y, const struct trace *t, size_t i, const s
 		yo_kv_hex(y, "flags", k->flags);
 		break;
 	}
+	case TR_BLOCK_ALLOC: {
+		const struct tr_block *b = &r->u.block;
+		yo_kv_hex(y, "addr", b->addr);
+		yo_kv_u64(y, "size", b->size);
+		yo_kv_u64(y, "alloc_size", b->alloc_size);
+		yo_kv_hex(y, "segment", b->segment);
+		kv_ptr(y, "segment_ptr", mm, b->addr);
+		yo_kv_u64(y, "source", b->source);
+		yo_kv_hex(y, "flags", b->flags);
+		if (*b->file) {
+			yo_key(y, "at");
+			yo_strf(y, "%s:%u (%s)", b->file, b->line, b->func);
+		}
+		break;
+	}
+	case TR_BLOCK_FREE:
+		yo_kv_hex(y, "addr", r->u.block_free.addr);
+		yo_kv_u64(y, "source", r->u.block_free.source);
+		yo_kv_hex(y, "flags", r->u.block_free.flags);
+		break;
 	default:
 		break;
 	}

@@ -332,6 +332,28 @@ static int decode(struct trace *t, struct tr_rec *r, struct cur *c)
 		r->u.checkpoint.stored = get_u64(c, "checkpoint.stored");
 		r->u.checkpoint.flags = get_u32(c, "checkpoint.flags");
 		break;
+	case TR_BLOCK_ALLOC: {
+		struct tr_block *b = &r->u.block;
+		b->addr = get_u64(c, "block.addr");
+		b->size = get_u64(c, "block.size");
+		b->alloc_size = get_u64(c, "block.alloc_size");
+		b->segment = get_u64(c, "block.segment");
+		b->source = get_u32(c, "block.source");
+		b->flags = get_u32(c, "block.flags");
+		b->file = get_str(t, c, "block.file");
+		b->func = get_str(t, c, "block.func");
+		b->line = get_u32(c, "block.line");
+		if (!c->bad && b->size > b->alloc_size) {
+			c->bad = 2;
+			c->field = "block.size (larger than block.alloc_size)";
+		}
+		break;
+	}
+	case TR_BLOCK_FREE:
+		r->u.block_free.addr = get_u64(c, "block_free.addr");
+		r->u.block_free.source = get_u32(c, "block_free.source");
+		r->u.block_free.flags = get_u32(c, "block_free.flags");
+		break;
 	case TR_GRAPH_BEGIN:
 	case TR_GRAPH_END:
 	case TR_GRAPH_EXEC:
@@ -683,6 +705,7 @@ static const char *const type_names[] = {
 	[TR_NOTE] = "NOTE", [TR_REDUCTION] = "REDUCTION", [TR_GRAPH_BEGIN] = "GRAPH_BEGIN",
 	[TR_GRAPH_END] = "GRAPH_END", [TR_GRAPH_EXEC] = "GRAPH_EXEC", [TR_GRAPH_LAUNCH] = "GRAPH_LAUNCH",
 	[TR_CHECKPOINT_BEGIN] = "CHECKPOINT_BEGIN", [TR_CHECKPOINT_END] = "CHECKPOINT_END",
+	[TR_BLOCK_ALLOC] = "BLOCK_ALLOC", [TR_BLOCK_FREE] = "BLOCK_FREE",
 };
 
 const char *tr_type_name(uint32_t type)

@@ -55,7 +55,11 @@ enum tr_type {
 	TR_GRAPH_LAUNCH = 20, /* 1.1: an instantiated graph was launched */
 	TR_CHECKPOINT_BEGIN = 21, /* 1.2: device memory as it was here follows (ALLOC + H2D) */
 	TR_CHECKPOINT_END = 22,   /* 1.2: that checkpoint is complete */
-	TR_TYPE_MAX_KNOWN = 22
+	/* 23, 24: reserved (issue 13) */
+	TR_BLOCK_ALLOC = 25,      /* 1.3: an allocator block (a tensor) inside an allocation */
+	TR_BLOCK_FREE = 26,       /* 1.3: that block was given back to its allocator */
+	/* 27, 28: reserved (issue 17) */
+	TR_TYPE_MAX_KNOWN = 26
 };
 
 /* TR_ALLOC kinds (on disk). */
@@ -258,6 +262,38 @@ struct tr_checkpoint {
 	uint32_t flags;          /* reserved, 0 */
 };
 
+/* TR_BLOCK_* source (on disk): whose allocator the block belongs to. */
+enum tr_block_source {
+	TR_BLK_TORCH = 1,      /* PyTorch's CUDA caching allocator */
+	TR_BLK_CUPY = 2,       /* CuPy's memory pool (reserved: not recorded yet) */
+	TR_BLK_TEST = 3        /* written by tests */
+};
+/* TR_BLOCK_* flags (on disk, bit values). */
+#define TR_BLK_F_INITIAL 0x1u /* BLOCK_ALLOC: live when recording began or re-sent after a
+			       * checkpoint; allocated at an unknown earlier point */
+
+/* BLOCK_ALLOC (1.3): a block of a caching allocator (a tensor's storage)
+ * became live inside a captured allocation (its segment).  Written before
+ * the first launch that could see it; see docs/FORMAT.md. */
+struct tr_block {
+	uint64_t addr;           /* device address of the block */
+	uint64_t size;           /* bytes the program asked for (the tensor's storage) */
+	uint64_t alloc_size;     /* bytes the allocator gave (rounded up, >= size) */
+	uint64_t segment;        /* address of the captured allocation it lies in (0: unknown) */
+	uint32_t source;         /* enum tr_block_source */
+	uint32_t flags;          /* TR_BLK_F_* */
+	const char *file;        /* allocated at: the innermost user Python frame ("" unknown) */
+	const char *func;
+	uint32_t line;
+};
+
+/* BLOCK_FREE (1.3): the block at addr went back to its allocator. */
+struct tr_block_free {
+	uint64_t addr;
+	uint32_t source;
+	uint32_t flags;          /* reserved, 0 */
+};
+
 struct tr_reduction {
 	const char *text;        /* YAML-ish summary written by shrink */
 };
@@ -282,6 +318,8 @@ struct tr_rec {
 		struct tr_reduction reduction;
 		struct tr_graph graph;
 		struct tr_checkpoint checkpoint;
+		struct tr_block block;
+		struct tr_block_free block_free;
 	} u;
 };
 

@@ -350,6 +350,24 @@ int tr_encode(const struct tr_rec *r, struct strbuf *sb)
 		sb_put_u64(sb, r->u.checkpoint.stored);
 		sb_put_u32(sb, r->u.checkpoint.flags);
 		return 0;
+	case TR_BLOCK_ALLOC: {
+		const struct tr_block *b = &r->u.block;
+		sb_put_u64(sb, b->addr);
+		sb_put_u64(sb, b->size);
+		sb_put_u64(sb, b->alloc_size);
+		sb_put_u64(sb, b->segment);
+		sb_put_u32(sb, b->source);
+		sb_put_u32(sb, b->flags);
+		sb_put_str(sb, b->file);
+		sb_put_str(sb, b->func);
+		sb_put_u32(sb, b->line);
+		return 0;
+	}
+	case TR_BLOCK_FREE:
+		sb_put_u64(sb, r->u.block_free.addr);
+		sb_put_u32(sb, r->u.block_free.source);
+		sb_put_u32(sb, r->u.block_free.flags);
+		return 0;
 	case TR_GRAPH_BEGIN:
 	case TR_GRAPH_END:
 	case TR_GRAPH_EXEC:

@@ -48,7 +48,7 @@ for y in samples/*/sample.yaml; do
 		done
 		case $FLAKY in 0|1) ;; *) echo "FLAKY=$FLAKY"; exit 1 ;; esac
 		case $TIMEOUT in ""|*[!0-9]*) echo "TIMEOUT=$TIMEOUT"; exit 1 ;; esac
-		[ "$(wc -l <"$1")" -eq 8 ] || { echo "not 8 lines"; exit 1; }
+		[ "$(wc -l <"$1")" -eq 10 ] || { echo "not 10 lines"; exit 1; }
 	' sh "$TMP/info" "$n"
 	grep -q '^FLAKY=1$' "$TMP/info" && nflaky=$((nflaky + 1))
 	# the files the build/run commands name exist in the sample dir
@@ -84,6 +84,11 @@ check_grep "defaults: no build" "^BUILD_CMD=''\$" "$TMP/q.sh"
 check_grep "defaults: timeout 120" "^TIMEOUT=120\$" "$TMP/q.sh"
 check_grep "defaults: not flaky" "^FLAKY=0\$" "$TMP/q.sh"
 check_grep "defaults: kernel empty" "^EXPECT_KERNEL=''\$" "$TMP/q.sh"
+check_grep "defaults: no capture arguments" "^CAPTURE_ARGS=''\$" "$TMP/q.sh"
+check_grep "defaults: no root-cause step" "^EXPECT_ROOT_KERNEL=''\$" "$TMP/q.sh"
+check_grep "tensor-overrun captures with --tensors" "^CAPTURE_ARGS='--tensors'" "$(
+	"$SI" samples/tensor-overrun/sample.yaml >"$TMP/to" 2>&1; echo "$TMP/to")"
+check_grep "  ...and expects a root-cause repro in the overrunning kernel" "^EXPECT_ROOT_KERNEL='pad_rows_kernel'" "$TMP/to"
 check_grep "a single error name is accepted" "^EXPECT_ERRORS='CUDA_ERROR_ILLEGAL_ADDRESS'\$" "$TMP/q.sh"
 
 # ---- broken files: one-line error naming the file, exit 1 ----------------------

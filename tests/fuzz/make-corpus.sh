@@ -99,6 +99,16 @@ h2d 0x7f0000000000 64 rand:1 0 checkpoint
 truncate -7
 EOF
 
+# format 1.3: allocator blocks (tensors) inside a segment
+$M "$C/blocks.bin" <<'EOF'
+alloc 0x7f0000000000 2097152
+block 0x7f0000000000 4096 0x7f0000000000 initial at=train.py:10:main
+block 0x7f0000001000 800 0x7f0000000000 alloc=1024 source=1 at=train.py:11:main
+launch _Z13scale_nocheckPfPKfi 5 256 ptr:0x7f0000000000 ptr:0x7f0000001000 i32:1024
+blockfree 0x7f0000001000
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0
+EOF
+
 # a bare ELF image, for the symbol counter
 $M --elf "$C/cubin.elf" _Z5scalePfPKfii _Z4fillPfi
 ls -l "$C"

@@ -24,6 +24,12 @@
 #              counts when it exits 1 and prints an expected error name
 #                                        -> nvcc-repro.log, repro-run-N.log
 #   verify     gpureduce verify shrink/repro.cu -n 5         -> verify.log
+#   root cause only for samples with expect.root_kernel (capture_args:
+#              --tensors): shrink also gets --root-cause (each of its two
+#              reductions half the time limit); shrink/repro-root.cu is built
+#              and run 5 times: a run counts when it exits 1 with an expected
+#              error in a kernel containing expect.root_kernel; all 5 must
+#              -> "root cause" column (last)    -> nvcc-root.log, root-run-N.log
 # A sample PASSes when every step did what it should (all 5 repro runs
 # fault); a flaky sample (expect.flaky: true) PASSes when the capture
 # faulted as expected, shrink emitted a repro and that repro faulted at
@@ -100,7 +106,7 @@ done
 
 # ---- phase 2: the pipeline, one sample at a time -------------------------
 TABLE=$OUT/summary.table
-echo "sample|launches|fault (error, kernel)|replay|shrink|shrink's repro.cu|repro runs|verify|capture s|replay s|shrink s|result" >"$TABLE"
+echo "sample|launches|fault (error, kernel)|replay|shrink|shrink's repro.cu|repro runs|verify|capture s|replay s|shrink s|result|root cause" >"$TABLE"
 PASSED=0
 FAILED=0
 FAIL_REPORT=$OUT/failures.txt
@@ -115,7 +121,7 @@ test_sample() {
 	n=$(basename "$dir")
 	w=$OUT/$n
 	c_launch=-; c_fault=-; c_replay=-; c_shrink=-; c_shrepro=-; c_repro=-; c_verify=-
-	c_cap_s=-; c_rep_s=-; c_shr_s=-
+	c_cap_s=-; c_rep_s=-; c_shr_s=-; c_root=-
 	WHY=; FAIL_LOGS=
 
 	if [ ! -f "$dir/sample.yaml" ]; then
@@ -151,7 +157,8 @@ test_sample() {
 		rm -f "$w/trace.bin"
 		t=$(gr_step_timeout "$TIMEOUT")
 		log "$n: capture, try $try/$tries (limit ${t}s): $RUN"
-		run_step "$dir" "$caplog" "$t" "$GR" capture -o "$w/trace.bin" -- bash -c "$RUN"
+		# shellcheck disable=SC2086 # capture_args: words
+		run_step "$dir" "$caplog" "$t" "$GR" capture $CAPTURE_ARGS -o "$w/trace.bin" -- bash -c "$RUN"
 		c_cap_s=$STEP_SECS
 		parse_capture "$caplog"
 		log "$n: ${CAP_LINE:-no summary line (exit $STEP_RC)}"
@@ -223,9 +230,12 @@ test_sample() {
 	t=$(gr_step_timeout 180)
 	log "$n: shrink -j ${JOBS:-default} (limit ${t}s)"
 	mkdir -p "$w/shrink"
+	local tl
+	tl=$(shrink_time_limit "$t")
+	[ -n "$EXPECT_ROOT_KERNEL" ] && tl=$(( tl / 2 > 0 ? tl / 2 : 1 ))   # two reductions
 	run_step "$GR_ROOT" "$w/shrink.log" "$t" \
 		"$GR" shrink "$w/trace.bin" -o "$w/shrink/repro.cu" ${JOBS:+-j "$JOBS"} --quiet --log="$w/shrink/jobs.log" \
-		--time-limit=$(shrink_time_limit "$t")
+		--time-limit="$tl" ${EXPECT_ROOT_KERNEL:+--root-cause}
 	rc=$STEP_RC
 	c_shr_s=$STEP_SECS
 	parse_shrink "$w/shrink.log"
@@ -300,7 +310,46 @@ test_sample() {
 	fi
 	log "$n: verify -> $c_verify"
 
+	[ -n "$EXPECT_ROOT_KERNEL" ] && ! root_cause_runs "$n" "$w" && ok=0
 	[ "$ok" -eq 1 ]
+}
+
+# root_cause_runs NAME WORKDIR: build shrink/repro-root.cu and run it RUNS
+# times; each run must exit 1 with an expected error in a kernel containing
+# expect.root_kernel.  Sets c_root; 0 when all did.
+root_cause_runs() {
+	local n=$1 w=$2 k=0 runs=0 rl pat=${EXPECT_ERRORS// /|}
+	if [ ! -s "$w/shrink/repro-root.cu" ]; then
+		c_root="FAIL(none)"
+		WHY="$WHY; shrink --root-cause wrote no repro-root.cu ($(grep -a 'root' "$w/shrink.log" | tail -n 1))"
+		FAIL_LOGS="$FAIL_LOGS shrink.log"
+		return 1
+	fi
+	log "$n: $(grep -a '^shrink --root-cause:' "$w/shrink.log" | tail -n 1)"
+	if ! build_repro "$w/shrink/repro-root.cu" "$w/shrink/repro-root" "$w/nvcc-root.log"; then
+		c_root="FAIL(nvcc)"
+		WHY="$WHY; nvcc could not build repro-root.cu"
+		FAIL_LOGS="$FAIL_LOGS nvcc-root.log"
+		return 1
+	fi
+	while [ "$runs" -lt "$RUNS" ]; do
+		runs=$((runs + 1))
+		rl=$w/root-run-$runs.log
+		run_step "$w/shrink" "$rl" "$(gr_step_timeout 60)" ./repro-root
+		if [ "$STEP_RC" -eq 1 ] && grep -a -E "$pat" "$rl" | grep -a -q -i -F "$EXPECT_ROOT_KERNEL"; then
+			k=$((k + 1))
+		fi
+		[ "$runs" -eq 1 ] && log "$n: repro-root run 1: exit $STEP_RC: $(grep -a -v '^[+(]' "$rl" | tail -n 1)"
+		[ "$(gr_time_left)" -le 10 ] && break
+	done
+	c_root="$k/$runs in ${EXPECT_ROOT_KERNEL}"
+	log "$n: repro-root -> $c_root"
+	if [ "$k" -ne "$runs" ] || [ "$runs" -lt "$RUNS" ]; then
+		WHY="$WHY; repro-root.cu faulted in ${EXPECT_ROOT_KERNEL} in $k/$runs runs"
+		FAIL_LOGS="$FAIL_LOGS root-run-1.log"
+		return 1
+	fi
+	return 0
 }
 
 for dir in "${DIRS[@]}"; do
@@ -318,7 +367,7 @@ for dir in "${DIRS[@]}"; do
 	fi
 	[ "${FLAKY:-0}" = 1 ] && [ "$result" = PASS ] && result="PASS (flaky, ${c_repro} faulted)"
 	log "=== $n: $result"
-	echo "$n|$c_launch|$c_fault|$c_replay|$c_shrink|$c_shrepro|$c_repro|$c_verify|$c_cap_s|$c_rep_s|$c_shr_s|$result" >>"$TABLE"
+	echo "$n|$c_launch|$c_fault|$c_replay|$c_shrink|$c_shrepro|$c_repro|$c_verify|$c_cap_s|$c_rep_s|$c_shr_s|$result|$c_root" >>"$TABLE"
 done
 
 echo

@@ -137,6 +137,16 @@ int main(int argc, char **argv)
 			       (unsigned long long)r->u.graph.stream, (unsigned long long)r->u.graph.graph,
 			       (unsigned long long)r->u.graph.exec);
 			break;
+		case TR_BLOCK_ALLOC:
+			printf("BLOCK_ALLOC addr=0x%llx size=%llu alloc=%llu seg=0x%llx src=%u flags=0x%x at=%s:%u:%s\n",
+			       (unsigned long long)r->u.block.addr, (unsigned long long)r->u.block.size,
+			       (unsigned long long)r->u.block.alloc_size, (unsigned long long)r->u.block.segment,
+			       r->u.block.source, r->u.block.flags, r->u.block.file, r->u.block.line,
+			       r->u.block.func);
+			break;
+		case TR_BLOCK_FREE:
+			printf("BLOCK_FREE addr=0x%llx\n", (unsigned long long)r->u.block_free.addr);
+			break;
 		default:
 			printf("%s\n", tr_type_name(r->type));
 		}

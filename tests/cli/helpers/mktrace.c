@@ -53,6 +53,10 @@
  *                                         the graph records (launch option
  *                                         captured=1 marks a graph node)
  *   funcattr KERNEL ATTR VALUE
+ *   block ADDR SIZE SEGMENT [alloc=N] [initial] [source=N] [at=FILE:LINE:FUNC]
+ *                                         BLOCK_ALLOC (1.3): an allocator block
+ *                                         (alloc defaults to SIZE rounded up to 512)
+ *   blockfree ADDR                        BLOCK_FREE (1.3)
  *   ckbegin ID SEQ [ALLOCS BYTES]  |  ckend ID SEQ [ALLOCS BYTES [STORED]]
  *                                         CHECKPOINT_BEGIN / CHECKPOINT_END (1.2)
  *   note TEXT...  |  reduction TEXT...    words joined by one space
@@ -580,6 +584,41 @@ static void command(int n, char **wv)
 		r.type = TR_FREE;
 		r.u.free.addr = num(wv[1]);
 		r.u.free.kind = n > 2 ? alloc_kind(wv[2]) : TR_MEM_DEVICE;
+		put(&r);
+	} else if (!strcmp(c, "block")) {
+		need_words(n, 4, "block ADDR SIZE SEGMENT [alloc=N] [initial] [source=N] [at=FILE:LINE:FUNC]");
+		r.type = TR_BLOCK_ALLOC;
+		r.u.block.addr = num(wv[1]);
+		r.u.block.size = num(wv[2]);
+		r.u.block.alloc_size = (r.u.block.size + 511) / 512 * 512;
+		r.u.block.segment = num(wv[3]);
+		r.u.block.source = TR_BLK_TEST;
+		r.u.block.file = r.u.block.func = "";
+		for (int i = 4; i < n; i++) {
+			if (!strncmp(wv[i], "alloc=", 6)) {
+				r.u.block.alloc_size = num(wv[i] + 6);
+			} else if (!strcmp(wv[i], "initial")) {
+				r.u.block.flags |= TR_BLK_F_INITIAL;
+			} else if (!strncmp(wv[i], "source=", 7)) {
+				r.u.block.source = (uint32_t)num(wv[i] + 7);
+			} else if (!strncmp(wv[i], "at=", 3)) {
+				char *l = strchr(wv[i] + 3, ':'), *f = l ? strchr(l + 1, ':') : NULL;
+				if (!f)
+					die("block at= takes FILE:LINE:FUNC");
+				*l = *f = 0;
+				r.u.block.file = wv[i] + 3;
+				r.u.block.line = (uint32_t)num(l + 1);
+				r.u.block.func = f + 1;
+			} else {
+				die("block: unknown word '%s'", wv[i]);
+			}
+		}
+		put(&r);
+	} else if (!strcmp(c, "blockfree")) {
+		need_words(n, 2, "blockfree ADDR");
+		r.type = TR_BLOCK_FREE;
+		r.u.block_free.addr = num(wv[1]);
+		r.u.block_free.source = TR_BLK_TEST;
 		put(&r);
 	} else if (!strcmp(c, "h2d")) {
 		need_words(n, 4, "h2d DST SIZE FILL [SRC] [async]");

@@ -1,0 +1,259 @@
+/*
+ * cmd-shrink-root.c - `gpureduce shrink --root-cause`: after the ordinary
+ * crash-site repro, a second reduction that looks for the first silent
+ * out-of-bounds access inside an allocator segment (the root cause) and
+ * emits it as repro-root.cu, repro-root.bin and repro-root.yaml beside
+ * repro.cu.
+ *
+ * The trace must hold allocator blocks (`capture --tensors`).  Steps:
+ * blockify it (reducer/rootcause.h: every block its own allocation), replay
+ * it once with guard placement (a guard right after every tensor), take the
+ * first launch that faults there, blockify again cut at that launch with a
+ * FAULT record naming it, and run the ordinary reduction (guard placement
+ * only) on that.  The emitted program places the blocks with guards itself
+ * (each is an ALLOC in its trace).  Its header and YAML say "root cause:
+ * ..." and name the original crash, so the two repros are never confused.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../common/strbuf.h"
+#include "../common/util.h"
+#include "../reducer/diagnose.h"
+#include "../reducer/emit.h"
+#include "../reducer/pool.h"
+#include "../reducer/report_yaml.h"
+#include "../reducer/rootcause.h"
+#include "../reducer/shrink.h"
+#include "../replay/place.h"
+#include "../trace/trace.h"
+#include "cmds.h"
+#include "repro.h"
+#include "shrink-root.h"
+
+/* "DIR/repro.cu" -> "DIR/repro-root" + ext */
+static char *root_sibling(const char *cu, const char *ext)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t n = strlen(cu);
+	if (n > 3 && !strcmp(cu + n - 3, ".cu"))
+		n -= 3;
+	sb_add(&sb, cu, n);
+	sb_adds(&sb, "-root");
+	sb_adds(&sb, ext);
+	return sb_detach(&sb, NULL);
+}
+
+static const char *crash_kernel(const struct trace *t)
+{
+	for (size_t i = 0; i < t->nrec; i++)
+		if (t->rec[i].type == TR_FAULT)
+			return t->rec[i].u.fault.kernel;
+	return "";
+}
+
+static uint64_t crash_seq(const struct trace *t)
+{
+	for (size_t i = 0; i < t->nrec; i++)
+		if (t->rec[i].type == TR_FAULT)
+			return t->rec[i].u.fault.launch_seq;
+	return UINT64_MAX;
+}
+
+/* Replay the blockified trace once with guard placement: the first fault. */
+static int first_fault(const char *bin, double timeout, struct replay_result *res, struct strbuf *err)
+{
+	struct pool *p = pool_create(1, 1, timeout, err);
+	struct job job;
+	int ret;
+	if (!p)
+		return -1;
+	memset(&job, 0, sizeof(job));
+	job.trace = bin;
+	job.opts = (struct replay_opts)REPLAY_OPTS_INIT;
+	job.opts.guard = GUARD_END;
+	ret = pool_run(p, &job, 1, err);
+	*res = job.res;
+	pool_release(p);
+	return ret;
+}
+
+/* Prepend the root-cause label to the emitted program. */
+static void label_source(struct strbuf *src, const char *why, const char *crash_cu)
+{
+	struct strbuf o = STRBUF_INIT;
+	sb_adds(&o, "/*\n * ROOT-CAUSE REPRO (gpureduce shrink --root-cause): every tensor of PyTorch's caching\n"
+		" * allocator is its own buffer here, flush against a guard, so the first out-of-bounds\n"
+		" * access faults where it is made, not where its damage crashed the program.\n * ");
+	for (const char *p = why; *p; p++) {
+		sb_addch(&o, *p == '*' && p[1] == '/' ? '+' : *p);
+		if (*p == ';' && p[1] == ' ') {
+			sb_adds(&o, "\n *");
+		}
+	}
+	sb_addf(&o, "\n * The crash-site repro (the fault the program died of) is %s.\n */\n", crash_cu);
+	sb_add(&o, src->buf, src->len);
+	sb_reset(src);
+	sb_add(src, o.buf, o.len);
+	sb_release(&o);
+}
+
+/* Append root_cause keys to the YAML report libyaml wrote (a block mapping:
+ * further top-level keys may follow it). */
+static int label_yaml(const char *yml, const char *why, const struct replay_result *first,
+		      const char *crash, struct strbuf *err)
+{
+	struct strbuf y = STRBUF_INIT;
+	int ret = -1;
+	if (read_file(yml, &y, err) < 0)
+		goto out;
+	while (y.len && (y.buf[y.len - 1] == '\n' || y.buf[y.len - 1] == '.'))
+		sb_setlen(&y, y.len - 1);
+	sb_adds(&y, "\nrepro_kind: root-cause\nroot_cause: '");
+	for (const char *p = why; *p; p++)
+		*p == '\'' ? sb_adds(&y, "''") : sb_addch(&y, *p);
+	sb_addf(&y, "'\nroot_kernel: '%s'\nroot_launch: %lld\ncrash_kernel: '%s'\n", first->kernel,
+		first->launch_seq, crash);
+	ret = write_file(yml, y.buf, y.len, err);
+out:
+	sb_release(&y);
+	return ret;
+}
+
+int shrink_root_cause(const struct trace *t, const char *path, const struct shrink_opts *base,
+		      const char *out_cu, const char *crash_cu, int no_diag, struct strbuf *line,
+		      struct strbuf *err)
+{
+	struct shrink_opts o = *base;
+	struct shrink_report rep;
+	struct rc_stats st;
+	struct rc_cut cut;
+	struct replay_result first;
+	struct trace bt, red;
+	struct strbuf diag = STRBUF_INIT, src = STRBUF_INIT, why = STRBUF_INIT, tmp = STRBUF_INIT;
+	char *cu = root_sibling(out_cu, ".cu"), *bin = root_sibling(out_cu, ".bin");
+	char *yml = root_sibling(out_cu, ".yaml");
+	int have_bt = 0, have_red = 0, ret = EXIT_INTERNAL;
+
+	memset(&rep, 0, sizeof(rep));
+	if (!rc_has_blocks(t)) {
+		sb_addf(err, "%s holds no allocator blocks: capture the program with `gpureduce capture "
+			"--tensors` for --root-cause", path);
+		ret = EXIT_INPUT;
+		goto out;
+	}
+	sb_addf(&tmp, "%s/blocks.bin", base->workdir);
+	if (rc_blockify(t, tmp.buf, NULL, &st, err) < 0)
+		goto out;
+	if (!base->quiet)
+		fprintf(stderr, "root cause: %zu tensor(s) in %zu segment(s) placed against their own guards "
+			"(%zu copies/memsets cut to tensors, %llu bytes outside tensors dropped)\n",
+			st.blocks, st.segments, st.clipped, (unsigned long long)st.dropped_bytes);
+	if (first_fault(tmp.buf, base->cand_timeout > 60 ? base->cand_timeout : 60, &first, err) < 0) {
+		ret = EXIT_ENV;
+		goto out;
+	}
+	if (first.status != RS_FAULT || first.launch_seq < 0) {
+		sb_addf(err, "under per-tensor guards the trace did not fault (%s%s%s): no out-of-bounds access "
+			"inside a segment was found before the crash", replay_status_name(first.status),
+			first.msg[0] ? ": " : "", first.msg);
+		ret = EXIT_FAULT;
+		goto out;
+	}
+	if ((uint64_t)first.launch_seq == crash_seq(t)) {
+		sb_addf(err, "under per-tensor guards the first fault is the crash itself (launch #%lld in %s): "
+			"no earlier out-of-bounds access inside a segment; the crash-site repro %s is the root cause",
+			first.launch_seq, first.kernel, crash_cu);
+		ret = EXIT_FAULT;
+		goto out;
+	}
+	cut.seq = (uint64_t)first.launch_seq;
+	cut.code = (uint32_t)first.code;
+	cut.error = first.error;
+	cut.kernel = first.kernel;
+	sb_reset(&tmp);
+	sb_addf(&tmp, "%s/root.bin", base->workdir);
+	if (rc_blockify(t, tmp.buf, &cut, &st, err) < 0)
+		goto out;
+	if (trace_open(&bt, tmp.buf, TRACE_OPEN_STRICT, err) < 0)
+		goto out;
+	have_bt = 1;
+
+	/* the ordinary reduction, guard placement only, in a work folder of its own */
+	sb_reset(&tmp);
+	sb_addf(&tmp, "%s/root", base->workdir);
+	if (mkdir(tmp.buf, 0700) < 0) {
+		sb_addf(err, "%s: cannot create", tmp.buf);
+		ret = EXIT_ENV;
+		goto out;
+	}
+	o.workdir = tmp.buf;
+	o.guard = GUARD_END;
+	struct repro_check rcheck = { &bt, &rep, path, tmp.buf, o.jobs < 2 ? o.jobs : 2, 0, 0 };
+	o.check_repro = base->check_repro ? repro_check_trace : NULL;
+	o.check_arg = &rcheck;
+	if (shrink_run(&bt, &o, bin, &rep, err) < 0) {
+		ret = rep.infra_failed ? EXIT_ENV : EXIT_FAULT;
+		goto out;
+	}
+	if (trace_open(&red, bin, TRACE_OPEN_STRICT, err) < 0)
+		goto out;
+	have_red = 1;
+	if (!no_diag && rep.final_sanitizer && diagnose_explain(rep.final_sanitizer, &red, &diag) == 0) {
+	} else if (!no_diag && diagnose_trace(&red, bin, rep.guard, &diag, &tmp) < 0) {
+		sb_reset(&diag);
+	}
+	rc_describe(t, cut.seq, first.kernel, crash_kernel(t), diag.len ? diag.buf : NULL, &why);
+	{
+		struct emit_info info = { &bt, &rep, diag.len ? diag.buf : NULL, path, rep.repro_guard };
+		struct report_files rf;
+		if (emit_repro(&red, &info, &src, err) < 0)
+			goto out;
+		label_source(&src, why.buf, crash_cu);
+		if (write_file(cu, src.buf, src.len, err) < 0) {
+			ret = EXIT_ENV;
+			goto out;
+		}
+		memset(&rf, 0, sizeof(rf));
+		rf.trace = path;
+		rf.repro_cu = cu;
+		rf.repro_bin = bin;
+		rf.command = "gpureduce shrink --root-cause";
+		rf.diagnosis = diag.len ? diag.buf : NULL;
+		rf.repro_cu_bytes = (unsigned long)src.len;
+		if (report_yaml_write(yml, &rep, &bt, &rf, err) < 0 ||
+		    label_yaml(yml, why.buf, &first, crash_kernel(t), err) < 0) {
+			ret = EXIT_ENV;
+			goto out;
+		}
+	}
+	if (!base->quiet)
+		shrink_print_report(stderr, &rep);
+	sb_addf(line, "shrink --root-cause: %s -> %s (%zu launch(es), %zu buffer(s); ", why.buf, cu,
+		rep.final_launches, rep.final_buffers);
+	if (rep.repro_checked)
+		sb_addf(line, "repro-root.cu faulted %d/%d, %s placement)", rep.repro_faults, rep.repro_runs,
+			place_guard_name(rep.repro_guard));
+	else
+		sb_addf(line, "reproduced %d/%d in replay; repro-root.cu not built)", rep.final_faults,
+			rep.final_runs);
+	ret = rep.repro_checked && !rep.repro_ok ? EXIT_FAULT : EXIT_OK;
+	if (ret != EXIT_OK)
+		sb_addf(err, "the emitted %s does NOT reproduce the root cause: %s", cu, rep.repro_why);
+out:
+	if (have_bt)
+		trace_release(&bt);
+	if (have_red)
+		trace_release(&red);
+	free(rep.final_sanitizer);
+	free(cu);
+	free(bin);
+	free(yml);
+	sb_release(&diag);
+	sb_release(&src);
+	sb_release(&why);
+	sb_release(&tmp);
+	return ret;
+}
