@@ -26,7 +26,7 @@ struct strbuf;
 
 #define TRACE_MAGIC "GPURDTRC"   /* 8 bytes, no NUL on disk */
 #define TRACE_MAJOR 1
-#define TRACE_MINOR 2
+#define TRACE_MINOR 3
 #define TRACE_HEADER_SIZE 32
 #define TRACE_RECORD_HEADER_SIZE 16
 

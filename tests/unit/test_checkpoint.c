@@ -103,7 +103,7 @@ UNIT_TEST(checkpoint_roundtrip)
 
 	build(&f, 1, &at);
 	CHECK(trace_open_mem(&t, "ck.bin", f.buf, f.len, TRACE_OPEN_STRICT, &err) == 0);
-	CHECK_EQ_U(t.minor, 2);
+	CHECK_EQ_U(t.minor, TRACE_MINOR);   /* checkpoints since 1.2 */
 	CHECK(!t.truncated);
 	/* BEGIN ALLOC BLOB H2D END L L BEGIN ALLOC BLOB H2D END L */
 	CHECK_EQ_U(t.nrec, 13);
