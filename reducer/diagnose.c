@@ -15,10 +15,9 @@
 #include "../common/util.h"
 #include "../replay/memmap.h"
 #include "../replay/place.h"
-#include "../src/cmds.h"
 #include "../trace/trace.h"
 #include "diagnose.h"
-#include "emit.h"
+#include "params.h"
 
 const char *diagnose_find_sanitizer(void)
 {
@@ -120,7 +119,7 @@ static int role_match(struct mm_alloc *a, uint32_t p, const char *type, uint32_t
 	struct role_find *rf = arg;
 	if (a->index != rf->index)
 		return 0;
-	emit_role(rf->out, rf->l, p, type, off);
+	params_role(rf->out, rf->l, p, type, off);
 	if (dead)
 		sb_adds(rf->out, " (a FREED buffer)");
 	return 1;
@@ -142,7 +141,7 @@ static void role_of(const struct trace *t, size_t index, struct strbuf *out)
 	}
 	if (l) {
 		struct role_find rf = { index, l, out };
-		emit_each_param_pointer(l, &mm, role_match, &rf);
+		params_each_pointer(l, &mm, role_match, &rf);
 	}
 	if (!out->len)
 		sb_addf(out, "buffer %zu", index);
@@ -351,7 +350,7 @@ int diagnose_start(const char *bin_path, int guard, const char *out_path, struct
 	/* sh redirects the whole run's output into out_path */
 	char *argv[] = { "sh", "-c", "out=$1; shift; exec \"$@\" >\"$out\" 2>&1", "sh",
 			 (char *)out_path, (char *)san, "--target-processes", "all", "--print-limit", san_print_limit,
-			 (char *)gpureduce_exe(), "replay", g.buf, (char *)bin_path, NULL };
+			 (char *)self_exe(), "replay", g.buf, (char *)bin_path, NULL };
 	*c = (struct child)CHILD_INIT;
 	ret = child_start(c, argv, env, CHILD_NULL_IN | CHILD_NEW_PGRP | CHILD_DIE_WITH_PARENT, err);
 	sb_release(&g);

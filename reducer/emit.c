@@ -6,7 +6,9 @@
  * `buffer + offset` and relocates exactly as it did in replay.  The emitted
  * helpers (guard placement, the seeded fill) mirror replay/place.c and
  * reducer/cand.c; tests compile and run the result against the CPU driver
- * double to keep them in step.
+ * double to keep them in step.  The comment at the top of the program is
+ * emit-header.c's, the helpers it starts with emit-prelude.c's, and the
+ * names of parameters come from params.c (shared with diagnose).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -20,62 +22,12 @@
 #include "../replay/memmap.h"
 #include "../replay/place.h"
 #include "../trace/trace.h"
+#include "emit-int.h"
 #include "emit.h"
+#include "params.h"
 #include "pack.h"
 #include "cand.h"
-#include "shrink.h"
-
-extern char *__cxa_demangle(const char *mangled, char *buf, size_t *n, int *status);
-
-char *emit_demangle(const char *name)
-{
-	int st = 0;
-	char *d = NULL;
-	if (name && name[0] == '_' && name[1] == 'Z')
-		d = __cxa_demangle(name, NULL, NULL, &st);
-	if (d && !st)
-		return d;
-	free(d);
-	return xstrdup(name ? name : "");
-}
-
-int emit_param_types(const char *dm, char **types, int max)
-{
-	const char *open = NULL, *p;
-	int depth = 0, n = 0;
-	size_t len = strlen(dm);
-
-	/* the parameter list is the last top-level (...) group */
-	if (!len || dm[len - 1] != ')')
-		return 0;
-	for (p = dm + len - 1; p >= dm; p--) {
-		if (*p == ')')
-			depth++;
-		else if (*p == '(' && --depth == 0) {
-			open = p;
-			break;
-		}
-	}
-	if (!open)
-		return 0;
-	if (!strncmp(open, "()", 2) || !strncmp(open, "(void)", 6))
-		return 0;
-	const char *start = open + 1;
-	depth = 0;
-	for (p = open + 1; p < dm + len && n < max; p++) {
-		if (*p == '(' || *p == '<' || *p == '[')
-			depth++;
-		else if ((*p == ')' || *p == '>' || *p == ']') && depth > 0)
-			depth--;
-		else if ((*p == ',' && depth == 0) || (*p == ')' && depth == 0)) {
-			while (*start == ' ')
-				start++;
-			types[n++] = xstrndup(start, (size_t)(p - start));
-			start = p + 1;
-		}
-	}
-	return n;
-}
+#include "report.h"
 
 /* ---- emission helpers --------------------------------------------------- */
 
@@ -161,22 +113,6 @@ static int embed(struct strbuf *o, struct strbuf *init, const char *name, const 
 	return 1;
 }
 
-static void comment_text(struct strbuf *o, const char *prefix, const char *text)
-{
-	/* never let captured text close the comment */
-	sb_adds(o, prefix);
-	for (const char *p = text; *p; p++) {
-		if (p[0] == '*' && p[1] == '/')
-			sb_adds(o, "* /");
-		else if (*p == '\n')
-			sb_addf(o, "\n%s", prefix);
-		else if ((unsigned char)*p >= 32 || *p == '\t')
-			sb_addch(o, *p);
-		if (p[0] == '*' && p[1] == '/')
-			p++;
-	}
-	sb_addch(o, '\n');
-}
 
 /* A scalar parameter's value as its C type reads it: unsigned types
  * unsigned, float and double as numbers, the rest signed. */
@@ -226,163 +162,6 @@ static int is_zero(const uint8_t *d, size_t n)
 			return 0;
 	return 1;
 }
-
-static const char prelude[] =
-"#include <cuda.h>\n"
-"#include <stdio.h>\n"
-"#include <stdlib.h>\n"
-"#include <string.h>\n"
-"\n"
-"static int verbose;\n"
-"\n"
-"static void setup_failed(const char *what, CUresult r)\n"
-"{\n"
-"\tconst char *name = \"?\";\n"
-"\tcuGetErrorName(r, &name);\n"
-"\tfprintf(stderr, \"repro: setup failed: %s: %s (%d)\\n\", what, name, (int)r);\n"
-"\texit(2);\n"
-"}\n"
-"\n"
-"#define SETUP(call) do { CUresult r_ = (call); if (r_ != CUDA_SUCCESS) setup_failed(#call, r_); } while (0)\n"
-"\n"
-"#define PL_CALL(f) cu##f\n"
-"\n";
-
-/* After place_core.inc's text: how this program uses it. */
-static const char prelude_placement[] =
-"\n"
-"/* Placement: PLACEMENT is the one gpureduce's replay used when this repro\n"
-" * was checked (REPRO_PLACEMENT=layout|end|start|none overrides it;\n"
-" * REPRO_NO_GUARD=1 means none). */\n"
-"static int placement;\n"
-"static struct pl_layout layout;\n"
-"static int have_layout;\n"
-"static unsigned long long gran;\n"
-"static int device;\n"
-"\n"
-"static void placement_begin(int mode, unsigned long long lo, unsigned long long hi)\n"
-"{\n"
-"\tCUmemAllocationProp prop;\n"
-"\tCUdevice dev;\n"
-"\tsize_t g = 0;\n"
-"\tconst char *e = getenv(\"REPRO_PLACEMENT\");\n"
-"\tplacement = mode;\n"
-"\tif (e && *e)\n"
-"\t\tplacement = !strcmp(e, \"layout\") ? PL_LAYOUT : !strcmp(e, \"start\") ? PL_GUARD_START :\n"
-"\t\t\t    !strcmp(e, \"none\") ? PL_GUARD_NONE : PL_GUARD_END;\n"
-"\tif (getenv(\"REPRO_NO_GUARD\"))\n"
-"\t\tplacement = PL_GUARD_NONE;\n"
-"\tSETUP(cuCtxGetDevice(&dev));\n"
-"\tdevice = (int)dev;\n"
-"\tmemset(&prop, 0, sizeof(prop));\n"
-"\tprop.type = CU_MEM_ALLOCATION_TYPE_PINNED;\n"
-"\tprop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;\n"
-"\tprop.location.id = device;\n"
-"\tif (cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) == CUDA_SUCCESS &&\n"
-"\t    g >= 256 && !(g & (g - 1)))\n"
-"\t\tgran = g;\n"
-"\tif (placement == PL_LAYOUT && hi > lo) {\n"
-"\t\tSETUP(pl_layout_open(&layout, lo, hi, gran, device));\n"
-"\t\thave_layout = 1;\n"
-"\t}\n"
-"}\n"
-"\n"
-"/* A buffer captured at addr, placed as replay placed it (device_kind:\n"
-" * device memory, which layout placement puts in its range). */\n"
-"static CUdeviceptr buf_alloc(struct pl_buf *b, unsigned long long size, unsigned long long addr, int device_kind)\n"
-"{\n"
-"\tif (have_layout && device_kind)\n"
-"\t\tSETUP(pl_layout_alloc(&layout, b, addr, size));\n"
-"\telse\n"
-"\t\tSETUP(pl_guard_alloc(b, size, addr, gran, placement == PL_LAYOUT ? PL_GUARD_END : placement, device));\n"
-"\treturn b->ptr;\n"
-"}\n"
-"\n"
-"/* A module __device__ variable: the kernel reads it by name, so the\n"
-" * buffer is that variable in the loaded module (the first of mods[0..n)\n"
-" * that defines it), as replay does; a plain buffer when none does. */\n"
-"static CUdeviceptr buf_global(struct pl_buf *b, CUmodule *mods, int n, const char *name,\n"
-"\t\t\t      unsigned long long size, unsigned long long addr)\n"
-"{\n"
-"\tCUdeviceptr p;\n"
-"\tsize_t sz;\n"
-"\tint i;\n"
-"\tfor (i = 0; i < n; i++)\n"
-"\t\tif (cuModuleGetGlobal(&p, &sz, mods[i], name) == CUDA_SUCCESS && p) {\n"
-"\t\t\tmemset(b, 0, sizeof(*b));\n"
-"\t\t\tb->ptr = p;\n"
-"\t\t\tb->size = sz;\n"
-"\t\t\tb->mapped = 1;   /* PL_HOW_NONE: the module owns it */\n"
-"\t\t\treturn p;\n"
-"\t\t}\n"
-"\treturn buf_alloc(b, size, addr, 0);\n"
-"}\n"
-"\n"
-"/* The program freed this buffer before the launch: unmap it but keep its\n"
-" * addresses reserved, so the stale pointer faults as it did. */\n"
-"static void buf_free(struct pl_buf *b)\n"
-"{\n"
-"\tpl_buf_unmap(have_layout ? &layout : NULL, b);\n"
-"}\n"
-"\n"
-"/* The seeded generator gpureduce used for buffer contents (xorshift32),\n"
-" * written in chunks so that a large buffer needs little host memory. */\n"
-"static void fill(CUdeviceptr dst, unsigned long long n, unsigned seed)\n"
-"{\n"
-"\tconst unsigned long long chunk = 64ull << 20;\n"
-"\tunsigned char *h = (unsigned char *)malloc((size_t)(n < chunk ? (n ? n : 1) : chunk));\n"
-"\tunsigned x = seed ? seed : 0x9e3779b9u;\n"
-"\tunsigned long long done, len, i;\n"
-"\tint k;\n"
-"\tif (!h)\n"
-"\t\tsetup_failed(\"malloc for the fill\", CUDA_ERROR_OUT_OF_MEMORY);\n"
-"\tfor (done = 0; done < n; done += len) {\n"
-"\t\tlen = n - done < chunk ? n - done : chunk;\n"
-"\t\tfor (i = 0; i < len; i += 4) {\n"
-"\t\t\tx ^= x << 13; x ^= x >> 17; x ^= x << 5;\n"
-"\t\t\tfor (k = 0; k < 4 && i + k < len; k++)\n"
-"\t\t\t\th[i + k] = (unsigned char)(x >> (8 * k));\n"
-"\t\t}\n"
-"\t\tSETUP(cuMemcpyHtoD(dst + done, h, (size_t)len));\n"
-"\t}\n"
-"\tfree(h);\n"
-"}\n"
-"\n"
-"static void put_ptr(unsigned char *args, size_t off, CUdeviceptr p)\n"
-"{\n"
-"\tunsigned long long v = (unsigned long long)p;\n"
-"\tmemcpy(args + off, &v, 8);\n"
-"}\n"
-"\n"
-"/* Launch (with the captured launch attributes, if any), wait, and decide:\n"
-" * exit 1 when the launch faults. */\n"
-"static void launch_and_check(CUfunction f, const char *kernel, unsigned gx, unsigned gy, unsigned gz,\n"
-"\t\t\t     unsigned bx, unsigned by, unsigned bz, unsigned shmem, void **params,\n"
-"\t\t\t     CUlaunchAttribute *attrs, unsigned nattrs)\n"
-"{\n"
-"\tconst char *name = \"?\", *text = \"?\";\n"
-"\tCUresult r;\n"
-"\tif (nattrs) {\n"
-"\t\tCUlaunchConfig cfg;\n"
-"\t\tmemset(&cfg, 0, sizeof(cfg));\n"
-"\t\tcfg.gridDimX = gx; cfg.gridDimY = gy; cfg.gridDimZ = gz;\n"
-"\t\tcfg.blockDimX = bx; cfg.blockDimY = by; cfg.blockDimZ = bz;\n"
-"\t\tcfg.sharedMemBytes = shmem;\n"
-"\t\tcfg.attrs = attrs;\n"
-"\t\tcfg.numAttrs = nattrs;\n"
-"\t\tr = cuLaunchKernelEx(&cfg, f, params, NULL);\n"
-"\t} else {\n"
-"\t\tr = cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shmem, 0, params, NULL);\n"
-"\t}\n"
-"\tif (r == CUDA_SUCCESS)\n"
-"\t\tr = cuCtxSynchronize();\n"
-"\tif (r == CUDA_SUCCESS)\n"
-"\t\treturn;\n"
-"\tcuGetErrorName(r, &name);\n"
-"\tcuGetErrorString(r, &text);\n"
-"\tprintf(\"repro: %s faulted: %s (%d): %s\\n\", kernel, name, (int)r, text);\n"
-"\texit(1);\n"
-"}\n\n";
 
 /* Size and kind of the element a pointer type points to: 'f' float,
  * 'i' signed, 'u' unsigned; 0 when unknown. */
@@ -450,164 +229,7 @@ static void describe_elems(struct strbuf *o, const char *ptype, uint64_t off, co
 	sb_adds(o, "; the rest of the buffer is zeros");
 }
 
-/* ---- header ----------------------------------------------------------- */
-
-static const struct tr_rec *first_of(const struct trace *t, uint32_t type)
-{
-	for (size_t i = 0; t && i < t->nrec; i++)
-		if (t->rec[i].type == type)
-			return &t->rec[i];
-	return NULL;
-}
-
-static void header(struct strbuf *o, const struct trace *t, const struct emit_info *info,
-		   const struct tr_launch *last)
-{
-	const struct tr_rec *proc = first_of(info->orig ? info->orig : t, TR_PROCESS);
-	const struct tr_rec *dev = first_of(info->orig ? info->orig : t, TR_DEVICE);
-	const struct tr_rec *flt = first_of(t, TR_FAULT);
-	const struct shrink_report *rep = info->rep;
-	struct strbuf line = STRBUF_INIT;
-	char b[32];
-	time_t now = time(NULL);
-	char when[64];
-
-	strftime(when, sizeof(when), "%Y-%m-%d %H:%M UTC", gmtime(&now));
-	sb_addf(o, "/*\n * repro.cu - a standalone reproduction of a CUDA fault, generated by gpureduce %s\n"
-		" * on %s.  It uses the CUDA driver API only.\n *\n"
-		" *   Build:  nvcc -o repro repro.cu -lcuda\n"
-		" *   Run:    ./repro      exit 1: the fault reproduced; 0: it ran clean (fixed?);\n"
-		" *                        2: setup failed (no GPU, wrong architecture...)\n *\n",
-		GPUREDUCE_VERSION, when);
-	if (flt) {
-		/* shrink's signature kernel: a graph launch's fault record names
-		 * none (capture could not tell the node), replay did */
-		char *dm = emit_demangle(rep && rep->kernel[0] ? rep->kernel : flt->u.fault.kernel);
-		sb_addf(&line, "What faulted:   %s (%u) in %s", flt->u.fault.error, flt->u.fault.code, dm);
-		comment_text(o, " * ", line.buf);
-		sb_reset(&line);
-		free(dm);
-	}
-	if (last) {
-		sb_addf(&line, "                grid (%u,%u,%u), block (%u,%u,%u), %u bytes of dynamic shared memory",
-			last->grid.x, last->grid.y, last->grid.z, last->block.x, last->block.y, last->block.z,
-			last->shmem);
-		comment_text(o, " * ", line.buf);
-		sb_reset(&line);
-		if (last->py_state == TR_PY_FRAMES && last->nframes) {
-			/* the first frame that is not a library's: where to look first */
-			for (uint32_t i = 0; i < last->nframes; i++) {
-				const char *f = last->frames[i].file;
-				if (strstr(f, "site-packages") || strstr(f, "dist-packages") ||
-				    strstr(f, "/lib/python") || f[0] == '<')
-					continue;
-				sb_addf(&line, "Your code:      %s:%u in %s", f, last->frames[i].line,
-					last->frames[i].func);
-				comment_text(o, " * ", line.buf);
-				sb_reset(&line);
-				break;
-			}
-			comment_text(o, " * ", "Python, innermost first (the original launch):");
-			for (uint32_t i = 0; i < last->nframes && i < 8; i++) {
-				sb_addf(&line, "    %s:%u in %s", last->frames[i].file, last->frames[i].line,
-					last->frames[i].func);
-				comment_text(o, " * ", line.buf);
-				sb_reset(&line);
-			}
-		} else if (last->py_state == TR_PY_NO_GIL) {
-			comment_text(o, " * ", "Python: launched from a thread without the GIL (e.g. autograd's backward thread)");
-		}
-	}
-	if (proc) {
-		sb_adds(&line, "Captured from:  ");
-		for (uint32_t i = 0; i < proc->u.process.argc; i++)
-			sb_addf(&line, "%s%s", i ? " " : "", proc->u.process.argv[i]);
-		sb_addf(&line, "   (cwd %s)", proc->u.process.cwd);
-		comment_text(o, " * ", line.buf);
-		sb_reset(&line);
-	}
-	if (dev) {
-		sb_addf(&line, "Device:         %s (compute capability %u.%u), driver CUDA %u.%u, toolkit %u.%u",
-			dev->u.device.name, dev->u.device.cc_major, dev->u.device.cc_minor,
-			dev->u.device.driver_version / 1000, dev->u.device.driver_version % 1000 / 10,
-			dev->u.device.toolkit_version / 1000, dev->u.device.toolkit_version % 1000 / 10);
-		comment_text(o, " * ", line.buf);
-		sb_reset(&line);
-	}
-	if (rep) {
-		sb_addf(&line, "Original trace: %s: %zu launches, %zu records, %s entered the GPU",
-			info->trace_name ? info->trace_name : "?", rep->orig_launches, rep->orig_records,
-			fmt_bytes(rep->orig_bytes, b));
-		comment_text(o, " * ", line.buf);
-		sb_reset(&line);
-		sb_addf(&line, "Reduced to:     %zu launch(es), %zu buffer(s); %ld candidates tested in %.1f s",
-			rep->final_launches, rep->final_buffers, rep->candidates, rep->seconds);
-		comment_text(o, " * ", line.buf);
-		sb_reset(&line);
-		sb_adds(&line, "Phases:         ");
-		for (int i = 0; i < rep->nphases; i++)
-			sb_addf(&line, "%s%s (%s)", i ? ", " : "", rep->phase[i].name,
-				rep->phase[i].outcome ? rep->phase[i].outcome : "");
-		comment_text(o, " * ", line.buf);
-		sb_reset(&line);
-		sb_addf(&line, "Reproduction:   original %d/%d replays, this repro's trace %d/%d%s",
-			rep->orig_faults, rep->orig_runs, rep->final_faults, rep->final_runs,
-			rep->flaky ? " (FLAKY: a race; run it several times)" : "");
-		comment_text(o, " * ", line.buf);
-		sb_reset(&line);
-		if (rep->repro_checked) {
-			sb_addf(&line, "This program:   built and run by gpureduce shrink: faulted %d/%d "
-				"(%s placement)%s", rep->repro_faults, rep->repro_runs,
-				place_guard_name(rep->repro_guard), rep->repro_ok ? "" : " -- it does NOT reproduce");
-			comment_text(o, " * ", line.buf);
-			sb_reset(&line);
-		}
-	}
-	if (info->diagnosis && *info->diagnosis) {
-		comment_text(o, " * ", "");
-		comment_text(o, " * ", "Diagnosis:");
-		comment_text(o, " *   ", info->diagnosis);
-	}
-	sb_adds(o, " */\n");
-	sb_release(&line);
-}
-
 /* ---- parameters and the buffers they point into ------------------------ */
-
-void emit_each_param_pointer(const struct tr_launch *l, const struct memmap *mm,
-			     int (*fn)(struct mm_alloc *a, uint32_t p, const char *type,
-				       uint32_t off, int dead, void *arg),
-			     void *arg)
-{
-	char *dm = emit_demangle(l->name), *types[64];
-	int nt = emit_param_types(dm, types, 64), stop = 0;
-	for (uint32_t p = 0; p < l->nparams && !stop; p++) {
-		for (uint32_t off = l->params[p].offset & ~7u;
-		     !stop && off + 8 <= l->params[p].offset + l->params[p].size; off += 8) {
-			uint64_t v;
-			int dead = 0;
-			memcpy(&v, l->args + off, 8);
-			struct mm_alloc *a = v >= 65536 ? memmap_lookup(mm, v, &dead) : NULL;
-			if (a)
-				stop = fn(a, p, nt == (int)l->nparams ? types[p] : NULL,
-					  off - l->params[p].offset, dead, arg);
-		}
-	}
-	for (int k = 0; k < nt; k++)
-		free(types[k]);
-	free(dm);
-}
-
-void emit_role(struct strbuf *out, const struct tr_launch *l, uint32_t p, const char *type,
-	       uint32_t off)
-{
-	if (type)
-		sb_addf(out, "param %u `%s`", p, type);
-	else
-		sb_addf(out, "param %u", p);
-	if (l->params[p].size > 8)
-		sb_addf(out, " (a by-value struct; pointer at byte %u)", off);
-}
 
 struct first_use {
 	char **roles, **ptypes;
@@ -622,7 +244,7 @@ static int note_first_use(struct mm_alloc *a, uint32_t p, const char *type, uint
 	(void)dead;
 	if (fu->roles[a->index])
 		return 0;
-	emit_role(&rs, fu->l, p, type, off);
+	params_role(&rs, fu->l, p, type, off);
 	fu->roles[a->index] = sb_detach(&rs, NULL);
 	if (type && fu->l->params[p].size == 8)
 		fu->ptypes[a->index] = xstrdup(type);
@@ -675,7 +297,7 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 				memmap_free(&m2, r->u.free.addr, (long)i);
 			else if (r->type == TR_LAUNCH) {
 				fu.l = &r->u.launch;
-				emit_each_param_pointer(&r->u.launch, &m2, note_first_use, &fu);
+				params_each_pointer(&r->u.launch, &m2, note_first_use, &fu);
 			}
 		}
 		memmap_release(&m2);
@@ -819,8 +441,8 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 			break;
 		case TR_LAUNCH: {
 			const struct tr_launch *l = &r->u.launch;
-			char *dm = emit_demangle(l->name), *types[64];
-			int nt = emit_param_types(dm, types, 64);
+			char *dm = params_demangle(l->name), *types[64];
+			int nt = params_types(dm, types, 64);
 			int m = nmod - 1;
 			/* the latest module loaded so far that defines the kernel */
 			for (int k = nmod - 1; k >= 0; k--)
@@ -911,16 +533,16 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 		}
 	}
 
-	header(out, t, info, last);
-	sb_adds(out, prelude);
+	emit_header(out, t, info, last);
+	sb_adds(out, emit_prelude);
 	sb_adds(out, place_core_text);
-	sb_adds(out, prelude_placement);
+	sb_adds(out, emit_prelude_placement);
 	if (init.len)
 		sb_adds(out, pack_decoder_source);
 	sb_add(out, globals.buf, globals.len);
 	sb_add(out, data.buf, data.len);
 	{
-		const struct tr_rec *dev = first_of(info->orig ? info->orig : t, TR_DEVICE);
+		const struct tr_rec *dev = emit_first_of(info->orig ? info->orig : t, TR_DEVICE);
 		struct strbuf where = STRBUF_INIT;
 		if (dev)
 			sb_addf(&where, "%s (compute capability %u.%u, sm_%u%u)", dev->u.device.name,

@@ -33,28 +33,4 @@ struct emit_info {
 int emit_repro(const struct trace *t, const struct emit_info *info, struct strbuf *out,
 	       struct strbuf *err);
 
-/* Demangle a kernel name ("_Z5scalePfPKfi" -> "scale(float*, float const*, int)");
- * returns a malloc'd string (the input copied when it is not mangled). */
-char *emit_demangle(const char *name);
-/* Split a demangled name's parameter list into n types; returns how many
- * were found (0 when not a C++ signature).  types[i] are malloc'd. */
-int emit_param_types(const char *demangled, char **types, int max);
-
-struct tr_launch;
-struct memmap;
-struct mm_alloc;
-
-/* Call fn for every 8-byte word of l's parameters that points into an
- * allocation of mm: the allocation, the parameter index, its demangled type
- * (NULL when the name is not a C++ signature), the word's byte offset inside
- * the parameter, whether the allocation was freed.  fn returns non-zero to
- * stop. */
-void emit_each_param_pointer(const struct tr_launch *l, const struct memmap *mm,
-			     int (*fn)(struct mm_alloc *a, uint32_t p, const char *type,
-				       uint32_t off, int dead, void *arg),
-			     void *arg);
-/* "param 0 `float*`", plus "(a by-value struct; pointer at byte N)". */
-void emit_role(struct strbuf *out, const struct tr_launch *l, uint32_t p, const char *type,
-	       uint32_t off);
-
 #endif

@@ -15,6 +15,7 @@
 #include "../common/strbuf.h"
 #include "../common/util.h"
 #include "../reducer/emit.h"
+#include "../reducer/params.h"
 #include "../reducer/shrink.h"
 #include "../replay/drv.h"
 #include "../trace/trace.h"
@@ -85,7 +86,7 @@ int repro_check_trace(void *arg, const char *bin, int guard, int runs, int *faul
 		sb_addf(why, "running the built repro: %s", err.buf);
 		goto out;
 	}
-	kernel = emit_demangle(rc->rep->kernel);
+	kernel = params_demangle(rc->rep->kernel);
 	for (int i = 0; i < runs; i++) {
 		if (r[i].exit_code == 1 && r[i].error[0] && drv_same_fault_name(rc->rep->error, r[i].error) &&
 		    (rc->code_only || repro_same_kernel(kernel, r[i].kernel, sizeof(r[i].kernel))))

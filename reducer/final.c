@@ -1,0 +1,436 @@
+/*
+ * final.c - the final confirmation and the repro.cu check (see final.h).
+ * Every run goes through the oracle; the states to back off to are the
+ * ones shrink.c saved after each phase.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../common/interrupt.h"
+#include "../common/strbuf.h"
+#include "../common/util.h"
+#include "../replay/place.h"
+#include "../replay/replay.h"
+#include "cand.h"
+#include "final.h"
+#include "oracle.h"
+#include "rate.h"
+#include "shrink.h"
+
+/* Write c to out_bin and run it `runs` times: *faults gets how many
+ * faulted with the signature.  0, or -1 (oracle_err(o) says why). */
+static int confirm_final(struct oracle *o, struct shrink_states *ss, struct cand *c, const char *out_bin, int *faults, int runs)
+{
+	struct replay_result first;
+	struct replay_opts ro = REPLAY_OPTS_INIT;
+	ro.guard = oracle_guard(o);
+	if (cand_write(c, out_bin, oracle_err(o)) < 0)
+		return -1;
+	/* --keep-going: runs that lost their workers get a fresh pool (twice
+	 * at most in all) */
+	while (oracle_run_file(o, out_bin, &ro, runs, &first, faults) < 0)
+		if (!oracle_failed(o) || ss->verify_recoveries++ >= 2 || !oracle_recover(o))
+			return -1;
+	oracle_phase(o)->candidates += runs;
+	return 0;
+}
+
+/*
+ * Write states from..to (latest first; from >= to) as
+ * WORKDIR/PREFIX-K-NAME.bin for the back-offs, leaving out those whose
+ * content hashes to skip1 or skip2.  paths[] (malloc'd) and idx[] get the
+ * rest; returns how many, or -1 on a write error (oracle_err(o) says why).
+ */
+static int write_states(struct oracle *o, const struct shrink_states *ss, int from, int to, const char *prefix, uint64_t skip1, uint64_t skip2,
+			char **paths, int *idx)
+{
+	const struct shrink_opts *opts = oracle_opts(o);
+	int n = 0;
+	for (int k = from; k >= to; k--) {
+		struct strbuf p = STRBUF_INIT;
+		uint64_t h;
+		sb_addf(&p, "%s/%s-%d-%s.bin", opts->workdir, prefix, k, ss->name[k]);
+		if (cand_write(&ss->state[k], p.buf, oracle_err(o)) < 0) {
+			sb_release(&p);
+			for (int q = 0; q < n; q++)
+				free(paths[q]);
+			return -1;
+		}
+		h = oracle_file_hash(p.buf);
+		if (h == skip1 || h == skip2) {
+			unlink(p.buf);
+			sb_release(&p);
+			continue;
+		}
+		idx[n] = k;
+		paths[n++] = sb_detach(&p, NULL);
+	}
+	return n;
+}
+
+/*
+ * A racy fault can fire less often once reduced: the candidates were
+ * judged on a run or a few, and a data or grid cut may have made the race
+ * rarer.  When the final confirmation's rate falls well below the
+ * original's (fewer than 70 % of it), the states before *best are run as
+ * many times side by side, and the latest one whose rate holds replaces
+ * it (else the one that faulted most, if it beats *best).  Returns 1 when
+ * *best changed (*faults is then its fresh confirmation), 0 when not, -1
+ * on a write error or lost workers.
+ */
+static int rate_check(struct oracle *o, struct shrink_states *ss, struct cand *best, const char *out_bin, int *faults, int runs)
+{
+	struct shrink_report *rep = oracle_report(o);
+	int need = rate_need(runs, rep->orig_faults, rep->orig_runs), n = 0, pick, ret = 0;
+	int idx[SHRINK_MAX_PHASES], got[SHRINK_MAX_PHASES];
+	char *paths[SHRINK_MAX_PHASES];
+	uint64_t hf = oracle_file_hash(out_bin);
+
+	if (*faults >= need || ss->cur <= 0)
+		return 0;
+	if ((n = write_states(o, ss, ss->cur - 1, 0, "rate", hf, hf, paths, idx)) <= 0) {
+		ret = n;
+		n = 0;
+		goto out;
+	}
+	if (oracle_run_files(o, paths, n, runs, got) < 0) {
+		ret = -1;
+		goto out;
+	}
+	for (int q = 0; q < n; q++)
+		oracle_log(o, "rate of the state after %s: %d/%d (the reduced trace: %d/%d, the original: %d/%d)",
+		     ss->name[idx[q]], got[q], runs, *faults, runs, rep->orig_faults, rep->orig_runs);
+	if ((pick = rate_pick(got, n, need, *faults)) < 0)
+		goto out;
+	{
+		size_t l = strlen(rep->note);
+		snprintf(rep->note + l, sizeof(rep->note) - l,
+			 "%sthe reduced trace faulted in %d of %d runs (the original: %d of %d); backed off to the "
+			 "state after %s, which faulted in %d of %d", l ? "; " : "", *faults, runs, rep->orig_faults,
+			 rep->orig_runs, ss->name[idx[pick]], got[pick], runs);
+	}
+	snprintf(rep->backed_off_to, sizeof(rep->backed_off_to), "%s", ss->name[idx[pick]]);
+	cand_release(best);
+	cand_copy(best, &ss->state[idx[pick]]);
+	ss->cur = idx[pick];
+	ret = confirm_final(o, ss, best, out_bin, faults, runs) < 0 ? -1 : 1;
+out:
+	for (int q = 0; q < n; q++) {
+		unlink(paths[q]);
+		free(paths[q]);
+	}
+	return ret;
+}
+
+/* Remember the best candidate at the end of a phase (to back off to). */
+void states_save(struct shrink_states *ss, const char *name, const struct cand *c)
+{
+	if (ss->n >= SHRINK_MAX_PHASES)
+		return;
+	cand_copy(&ss->state[ss->n], c);
+	ss->name[ss->n++] = name;
+}
+
+/*
+ * The final state must fail where the base state (the slice, or the
+ * launches phase's result) fails under compute-sanitizer: same PC, access
+ * and place relative to the parameters.  If it does not, the states after
+ * the earlier phases are checked side by side and the latest one that
+ * still fails there replaces *best.  Returns 1 when *best changed, 0 when
+ * not, -1 on a write error.  The base state's run must have been started
+ * (oracle_base_start).
+ */
+static int site_check(struct oracle *o, struct shrink_states *ss, struct cand *best, const char *out_bin)
+{
+	struct shrink_report *rep = oracle_report(o);
+	char s0[700] = "", sf[1][700];
+	char *fo[1] = { NULL }, *fp = (char *)out_bin;
+	const char *b0;
+	int have = 0, ret = 0, tries = rep->flaky ? 4 : 1;
+	uint64_t hf = oracle_file_hash(out_bin), hb = oracle_base_hash(o);
+
+	if (!(b0 = oracle_base_site(o))) {
+		snprintf(rep->note, sizeof(rep->note),
+			 "site not checked: compute-sanitizer on the %s state: %s%s", ss->name[0],
+			 oracle_base_why(o)[0] ? oracle_base_why(o) : "not run", rep->flaky ? " (a flaky fault)" : "");
+		goto out;
+	}
+	snprintf(s0, sizeof(s0), "%s", b0);
+	snprintf(rep->site, sizeof(rep->site), "%s", s0);
+	if (hb == hf) {
+		/* nothing changed after the base state: its run is the final one's */
+		rep->site_confirmed = 1;
+		rep->final_sanitizer = xstrdup(oracle_base_output(o) ? oracle_base_output(o) : "");
+		goto out;
+	}
+	/* a racy fault may simply not happen in one run: only a different
+	 * site counts against the reductions */
+	for (int k = 0; k < tries && !have; k++) {
+		free(fo[0]);
+		fo[0] = NULL;
+		have = oracle_sanitize(o, &fp, 1, sf, fo, NULL) > 0;
+	}
+	if (have && !strcmp(sf[0], s0)) {
+		rep->site_confirmed = 1;
+		rep->final_sanitizer = fo[0];
+		fo[0] = NULL;
+		goto out;
+	}
+	if (!have) {
+		snprintf(rep->note, sizeof(rep->note),
+			 "site not confirmed: the reduced trace did not fault under compute-sanitizer in %d run(o)%s",
+			 tries, rep->flaky ? " (a flaky fault)" : "");
+		goto out;
+	}
+	{
+		/* back off: the intermediate states, latest first */
+		char **paths = xcalloc((size_t)ss->n + 1, sizeof(char *));
+		char (*sites)[700] = xcalloc((size_t)ss->n + 1, sizeof(*sites));
+		char **outs = xcalloc((size_t)ss->n + 1, sizeof(char *));
+		int *idx = xcalloc((size_t)ss->n + 1, sizeof(int)), n, pick = 0;
+		/* leave out states that are the final one (moved) or the base (fine) */
+		if ((n = write_states(o, ss, ss->n - 2, 1, "state", hf, hb, paths, idx)) < 0) {
+			ret = -1;
+			n = 0;
+		}
+		/* side by side, read latest first: the first match ends the rest */
+		if (ret == 0 && n)
+			oracle_sanitize(o, paths, (size_t)n, sites, outs, s0);
+		for (int q = 0; q < n && !pick && ret == 0; q++)
+			if (!strcmp(sites[q], s0))
+				pick = idx[q];
+		if (ret == 0) {
+			snprintf(rep->note, sizeof(rep->note),
+				 "the %s phase moved the fault (sanitizer: '%.180s' vs '%.180s'); backed off to the state after %s",
+				 ss->name[pick + 1], s0, sf[0], ss->name[pick]);
+			snprintf(rep->backed_off_to, sizeof(rep->backed_off_to), "%s", ss->name[pick]);
+			cand_release(best);
+			cand_copy(best, &ss->state[pick]);
+			ss->cur = pick;
+			rep->site_confirmed = 1;
+			for (int q = 0; q < n; q++)
+				if (idx[q] == pick) {
+					rep->final_sanitizer = outs[q];
+					outs[q] = NULL;
+				}
+			if (!pick)
+				rep->final_sanitizer = xstrdup(oracle_base_output(o) ? oracle_base_output(o) : "");
+			ret = 1;
+		}
+		for (int q = 0; q < n; q++) {
+			free(paths[q]);
+			free(outs[q]);
+		}
+		free(paths);
+		free(sites);
+		free(outs);
+		free(idx);
+	}
+out:
+	free(fo[0]);
+	return ret;
+}
+/* SIGINT/SIGTERM (interrupt.h) came: write the best state so far (every
+ * state best holds has faulted with the signature) as the result,
+ * unconfirmed.  0, or -1 on a write error. */
+int final_keep_interrupted(struct oracle *o, struct cand *best, const char *out_bin)
+{
+	oracle_report(o)->interrupted = interrupt_signal();
+	oracle_phase_abandon(o, "stopped: interrupted");
+	if (cand_write(best, out_bin, oracle_err(o)) < 0)
+		return -1;
+	oracle_measure(best, &oracle_report(o)->final_launches, &oracle_report(o)->final_buffers, &oracle_report(o)->final_bytes);
+	return 0;
+}
+
+/* ---- the emitted program itself ----------------------------------------- */
+
+/* Make the state after phase `st` the result (a repro.cu check needed
+ * it): *best, out_bin and the report follow.  0, or -1 on a write error. */
+static int repro_adopt_state(struct oracle *o, struct shrink_states *ss, struct cand *best, const char *out_bin, int st, const char *tried)
+{
+	struct shrink_report *rep = oracle_report(o);
+	size_t l = strlen(rep->note);
+	if (st == ss->cur)
+		return 0;
+	cand_release(best);
+	cand_copy(best, &ss->state[st]);
+	ss->cur = st;
+	snprintf(rep->backed_off_to, sizeof(rep->backed_off_to), "%s", ss->name[st]);
+	snprintf(rep->note + l, sizeof(rep->note) - l, "%sthe reduced trace's repro.cu did not fault as "
+		 "replay did (%s); the state after %s's does", l ? "; " : "", tried, ss->name[st]);
+	return cand_write(best, out_bin, oracle_err(o));
+}
+
+/*
+ * Build and run repro.cu as it will be emitted (o->check_repro) and make
+ * its count the reproduction figure.  When it does not fault at the rate
+ * replay measured for the same trace (every run, for a steady fault), try
+ * the other placements for that trace, then the states after earlier
+ * phases with replay's placement; keep the first that holds (out_bin is
+ * rewritten when the state changes), else the one that faulted most (the
+ * fault is then reported flaky, at the program's own rate); when none
+ * faulted at all, say plainly that the program does not reproduce and
+ * what was tried (the caller exits 1).  Returns 0, or -1 on a write error.
+ */
+int final_repro(struct oracle *o, struct shrink_states *ss, struct cand *best, const char *out_bin, int runs)
+{
+	const struct shrink_opts *opts = oracle_opts(o);
+	struct shrink_report *rep = oracle_report(o);
+	const int modes[3] = { GUARD_LAYOUT, GUARD_END, GUARD_START };
+	int need = rep->final_faults >= rep->final_runs ? runs :
+		rate_need(runs, rep->final_faults, rep->final_runs);
+	struct strbuf why = STRBUF_INIT, tried = STRBUF_INIT, path = STRBUF_INIT;
+	int ret = 0, best_faults = -1, best_guard = oracle_guard(o), best_state = ss->cur;
+
+	rep->repro_guard = oracle_guard(o);
+	if (!opts->check_repro)
+		return 0;
+	oracle_phase_begin(o, "repro.cu", best);
+	/* attempt 0: replay's placement; 1-2: the other placements; then
+	 * earlier states with replay's placement */
+	for (int k = 0; k < 3 + ss->cur; k++) {
+		int guard = oracle_guard(o), st = ss->cur, faults = 0, rc;
+		const char *bin = out_bin;
+		if (k >= 1 && k < 3) {
+			int seen = 0, m = -1;
+			for (int q = 0; q < 3 && m < 0; q++)
+				if (modes[q] != oracle_guard(o) && ++seen == k)
+					m = q;
+			if (m < 0)
+				continue;
+			guard = modes[m];
+		} else if (k >= 3) {
+			st = ss->cur - 1 - (k - 3);
+			sb_reset(&path);
+			sb_addf(&path, "%s/repro-state-%d-%s.bin", opts->workdir, st, ss->name[st]);
+			if (cand_write(&ss->state[st], path.buf, oracle_err(o)) < 0) {
+				ret = -1;
+				goto out;
+			}
+			bin = path.buf;
+		}
+		sb_reset(&why);
+		rc = opts->check_repro(opts->check_arg, bin, guard, runs, &faults, &why);
+		if (rc == 1) {
+			snprintf(rep->repro_why, sizeof(rep->repro_why), "%s", why.buf);
+			oracle_phase_end(o, best, "not checked: no compiler or driver");
+			goto out;
+		}
+		rep->repro_attempts++;
+		oracle_phase(o)->candidates += runs;
+		rep->candidates += runs;
+		oracle_log(o, "repro.cu (%s placement, state after %s): %s%d/%d faulted", place_guard_name(guard),
+		     ss->n ? ss->name[st] : "-", rc < 0 ? why.buf : "", faults, runs);
+		sb_addf(&tried, "%s%s placement%s%s: %d/%d", tried.len ? "; " : "", place_guard_name(guard),
+			k >= 3 ? ", state after " : "", k >= 3 ? ss->name[st] : "", faults, runs);
+		if (rc < 0) {
+			/* a build failure will not go away with another placement */
+			snprintf(rep->repro_why, sizeof(rep->repro_why), "%s", why.buf);
+			break;
+		}
+		rep->repro_checked = 1;
+		if (faults > best_faults) {
+			best_faults = faults;
+			best_guard = guard;
+			best_state = st;
+		}
+		if (faults >= need)
+			break;
+	}
+	if (rep->repro_checked) {
+		rep->repro_runs = runs;
+		rep->repro_faults = best_faults;
+		rep->repro_guard = best_guard;
+		rep->repro_ok = best_faults > 0;
+		if (best_faults > 0 && repro_adopt_state(o, ss, best, out_bin, best_state, tried.buf) < 0) {
+			ret = -1;
+			goto out;
+		}
+		if (best_faults > 0 && best_faults < need) {
+			size_t l = strlen(rep->note);
+			rep->flaky = 1;
+			snprintf(rep->note + l, sizeof(rep->note) - l, "%srepro.cu faulted in %d of %d runs, "
+				 "below replay's %d of %d (tried %s)", l ? "; " : "", best_faults, runs,
+				 rep->final_faults, rep->final_runs, tried.buf);
+		}
+		if (!best_faults)
+			snprintf(rep->repro_why, sizeof(rep->repro_why),
+				 "replay faulted %d/%d, but the emitted repro.cu, built and run on its own, never "
+				 "faulted with the signature, every way it was tried (%s)", rep->final_faults,
+				 rep->final_runs, tried.buf);
+	}
+	oracle_phase_end(o, best, rep->repro_ok ? (best_faults >= need ? "reproduces" : "reproduces, less often") :
+		  rep->repro_checked ? "DOES NOT REPRODUCE" : "not built");
+out:
+	sb_release(&why);
+	sb_release(&tried);
+	sb_release(&path);
+	return ret;
+}
+
+void states_release(struct shrink_states *ss)
+{
+	for (int k = 0; k < ss->n; k++)
+		cand_release(&ss->state[k]);
+	ss->n = 0;
+}
+
+int final_verify(struct oracle *o, struct shrink_states *ss, struct cand *best, const char *out_bin)
+{
+	const struct shrink_opts *opts = oracle_opts(o);
+	struct shrink_report *rep = oracle_report(o);
+	int runs = opts->confirm_runs > 0 ? opts->confirm_runs : (rep->flaky ? 10 : 5);
+	int faults = 0;
+
+	oracle_phase_begin(o, "verify", best);
+	ss->cur = ss->n - 1;
+	/* the site check's run of the final trace goes side by side with
+	 * its confirmation runs */
+	if (oracle_base_started(o))
+		oracle_prefetch_start(o, best);
+	if (confirm_final(o, ss, best, out_bin, &faults, runs) < 0)
+		return -1;
+	if (interrupt_signal())
+		return 1;
+	if (!faults && ss->n > 1) {
+		snprintf(rep->note, sizeof(rep->note),
+			 "the fully reduced candidate did not fault in confirmation; backed off to the state "
+			 "after %s", ss->name[0]);
+		snprintf(rep->backed_off_to, sizeof(rep->backed_off_to), "%s", ss->name[0]);
+		cand_release(best);
+		cand_copy(best, &ss->state[0]);
+		ss->cur = 0;
+		if (confirm_final(o, ss, best, out_bin, &faults, runs) < 0)
+			return -1;
+	}
+	/* the cheap signature (error + kernel) cannot tell two bugs in one
+	 * kernel apart: where compute-sanitizer is at hand, the reduced
+	 * trace must fail at the base state's site, or we back off */
+	if (faults && oracle_base_started(o)) {
+		int moved = site_check(o, ss, best, out_bin);
+		if (moved < 0)
+			return -1;
+		if (moved && confirm_final(o, ss, best, out_bin, &faults, runs) < 0)
+			return -1;
+	}
+	if (faults && !interrupt_signal() && rate_check(o, ss, best, out_bin, &faults, runs) < 0)
+		return -1;
+	if (interrupt_signal())
+		return 1;   /* the state in best has faulted before: keep it as it is */
+	rep->final_runs = runs;
+	rep->final_faults = faults;
+	if (faults < runs)
+		rep->flaky = 1;   /* the original looked steady in its first runs; the repro says otherwise */
+	oracle_phase_end(o, best, faults ? "confirmed" : "did not reproduce");
+	if (!faults) {
+		sb_addf(oracle_err(o), "the reduced trace did not fault in %d confirmation runs; nothing was emitted",
+			runs);
+		unlink(out_bin);
+		return -1;
+	}
+	return 0;
+}

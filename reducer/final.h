@@ -1,0 +1,48 @@
+/*
+ * final.h - the end of a reduction (after the phase table): the final
+ * confirmation of the best candidate, with its back-offs to the states the
+ * phases left (the site check under compute-sanitizer, the rate check for
+ * a flaky fault), and the check of repro.cu itself.  shrink.c calls it;
+ * the phases never do.
+ */
+#ifndef GPUREDUCE_FINAL_H
+#define GPUREDUCE_FINAL_H
+
+#include "cand.h"
+#include "shrink.h"
+
+struct oracle;
+
+/* The best candidate after each phase, to back off to. */
+struct shrink_states {
+	struct cand state[SHRINK_MAX_PHASES];
+	const char *name[SHRINK_MAX_PHASES];
+	int n;
+	int cur;                  /* the state *best is (n - 1 until a back-off) */
+	int verify_recoveries;    /* fresh pools for confirmation runs (--keep-going) */
+};
+
+/* Remember c as the state after phase `name` (a copy; name is kept). */
+void states_save(struct shrink_states *ss, const char *name, const struct cand *c);
+void states_release(struct shrink_states *ss);
+
+/*
+ * The "verify" phase: write *best to out_bin and confirm it; back off to
+ * an earlier state when it does not fault, when it fails at another
+ * sanitizer site than the base state, or when its rate fell.  Returns 0
+ * when out_bin holds a confirmed candidate, 1 when a signal came (the
+ * caller keeps *best: final_keep_interrupted), -1 otherwise (err says why).
+ */
+int final_verify(struct oracle *o, struct shrink_states *ss, struct cand *best, const char *out_bin);
+/*
+ * Build and run repro.cu as it will be emitted (opts->check_repro) and
+ * make its count the reproduction figure, trying other placements and
+ * earlier states when it does not fault as replay did.  0, or -1 on a
+ * write error.
+ */
+int final_repro(struct oracle *o, struct shrink_states *ss, struct cand *best, const char *out_bin, int runs);
+/* A signal came: write *best (every state it held faulted) to out_bin as
+ * the result, unconfirmed.  0, or -1 on a write error. */
+int final_keep_interrupted(struct oracle *o, struct cand *best, const char *out_bin);
+
+#endif

@@ -1,0 +1,165 @@
+/*
+ * oracle-confirm.c - the oracle's replays of the original trace (see
+ * oracle.h): confirming the captured fault in replay, which fixes the
+ * placement, the rate and the repeats every later candidate is judged
+ * by; and snapshots of the state before a record, opened as new source
+ * traces the oracle owns.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/strbuf.h"
+#include "../common/util.h"
+#include "../replay/place.h"
+#include "../replay/replay.h"
+#include "oracle-int.h"
+
+struct trace *oracle_add_source(struct oracle *s, const char *path)
+{
+	struct trace *t;
+	if (s->nsrc >= ORACLE_MAX_SOURCES) {
+		sb_addf(s->err, "too many snapshot traces");
+		return NULL;
+	}
+	t = xcalloc(1, sizeof(*t));
+	if (trace_open(t, path, TRACE_OPEN_STRICT, s->err) < 0) {
+		free(t);
+		return NULL;
+	}
+	s->src[s->nsrc++] = t;
+	return t;
+}
+
+static const char *describe(const struct replay_result *r, char *buf, size_t n)
+{
+	switch (r->status) {
+	case RS_CLEAN: snprintf(buf, n, "ran clean (%ld launches)", r->launches); break;
+	case RS_FAULT: snprintf(buf, n, "%s in %.200s", r->error, r->kernel); break;
+	case RS_TIMEOUT: snprintf(buf, n, "timed out"); break;
+	default: snprintf(buf, n, "could not replay: %.300s", r->msg); break;
+	}
+	return buf;
+}
+
+/* Confirm the fault in replay (see oracle.h): sets the guard, the rates,
+ * the fault's event and the repeats per candidate. */
+int oracle_confirm(struct oracle *s)
+{
+	/* layout-faithful first: where it applies, a wild access lands where
+	 * it landed in the original; then guard placements for overruns */
+	int modes[4] = { GUARD_LAYOUT, GUARD_END, GUARD_START, GUARD_NONE };
+	struct strbuf tried = STRBUF_INIT;
+	int runs = s->o->orig_runs > 0 ? s->o->orig_runs : 2;
+	int ret = -1;
+
+	/* --cut-buffers: a cut shows as an overrun only against a guard, so
+	 * guard placement comes first */
+	if (s->o->cut_buffers) {
+		modes[0] = GUARD_END;
+		modes[1] = GUARD_LAYOUT;
+	}
+	oracle_phase_begin(s, "confirm", NULL);
+	for (int m = 0; m < 4; m++) {
+		struct replay_opts ro = REPLAY_OPTS_INIT;
+		struct replay_result first;
+		int matches = 0;
+		char d[600];
+		if (s->o->guard >= 0 && modes[m] != s->o->guard)
+			continue;
+		ro.guard = modes[m];
+		if (oracle_run_file(s, s->orig->path, &ro, runs, &first, &matches) < 0)
+			goto out;
+		s->ph->candidates += runs;
+		s->rep->candidates += runs;
+		if (!matches) {
+			sb_addf(&tried, "%sguard=%s, %d runs: %s", tried.len ? "; " : "",
+				place_guard_name(modes[m]), runs, describe(&first, d, sizeof(d)));
+			continue;
+		}
+		s->guard = modes[m];
+		if (matches < runs) {
+			/* flaky: measure the rate on more runs */
+			int more = 0;
+			struct replay_result f2;
+			if (oracle_run_file(s, s->orig->path, &ro, 8, &f2, &more) < 0)
+				goto out;
+			matches += more;
+			runs += 8;
+			s->rep->flaky = 1;
+		}
+		s->rep->orig_runs = runs;
+		s->rep->orig_faults = matches;
+		if (s->kernel_from_replay) {
+			/* from now on the signature is the kernel replay saw fault */
+			snprintf(s->rep->kernel, sizeof(s->rep->kernel), "%s", first.kernel);
+			s->kernel_from_replay = 0;
+		}
+		s->rep->guard = modes[m];
+		s->fault_event = first.event;
+		if (s->rep->flaky) {
+			/* keep candidates whose rate stays near the original's */
+			double rate = (double)s->rep->orig_faults / s->rep->orig_runs;
+			s->reps = rate >= 0.5 ? 3 : rate >= 0.25 ? 6 : 10;
+			s->need = 1;
+		}
+		ret = 0;
+		break;
+	}
+	if (ret < 0 && !s->infra_failed)
+		sb_addf(s->err, "the captured fault (%s in %s) does not reproduce in replay; tried %s. "
+			"Nothing was emitted.", s->rep->error, s->rep->kernel, tried.buf);
+out:
+	oracle_phase_end(s, NULL, ret == 0 ? (s->rep->flaky ? "flaky" : "reproduces") : "failed");
+	sb_release(&tried);
+	return ret;
+}
+
+/* Snapshot the state before record `at` of the original into a new source. */
+const struct trace *oracle_snapshot(struct oracle *s, long at, int mode)
+{
+	struct strbuf path = STRBUF_INIT;
+	struct replay_result first;
+	struct replay_opts ro = REPLAY_OPTS_INIT;
+	struct trace *t = NULL;
+	int matches;
+
+	if (s->fake.test) {
+		if (!s->fake.snapshot) {
+			sb_addf(s->err, "snapshot before event %ld: the fake oracle has none", at);
+			return NULL;
+		}
+		return s->fake.snapshot(s->fake.arg, at, mode);
+	}
+
+	sb_addf(&path, "%s/snap%05ld.bin", s->o->workdir, ++s->serial);
+	ro.guard = s->guard;
+	ro.stop_before = at;
+	ro.snap_mode = mode;
+	ro.snap_path = path.buf;
+	/* a racy program can fault before the snapshot point: try again */
+	for (int tries = 0; tries < (s->rep->flaky ? 8 : 2); tries++) {
+		if (oracle_run_file(s, s->orig->path, &ro, 1, &first, &matches) < 0)
+			goto out;
+		if (first.status != RS_FAULT)
+			break;
+	}
+	if (first.status != RS_CLEAN) {
+		char d[600];
+		sb_addf(s->err, "snapshot before event %ld: %s", at, describe(&first, d, sizeof(d)));
+		goto out;
+	}
+	t = oracle_add_source(s, path.buf);
+out:
+	sb_release(&path);
+	return t;
+}
+
+long oracle_fault_record(const struct trace *t)
+{
+	for (size_t i = 0; i < t->nrec; i++)
+		if (t->rec[i].type == TR_FAULT)
+			return (long)i;
+	return -1;
+}
+

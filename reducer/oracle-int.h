@@ -1,0 +1,82 @@
+/*
+ * oracle-int.h - the oracle's own state, shared by oracle.c (testing,
+ * workers, bookkeeping) and oracle-san.c (compute-sanitizer runs).
+ * Nothing outside those two files includes it: phases use oracle.h.
+ */
+#ifndef GPUREDUCE_ORACLE_INT_H
+#define GPUREDUCE_ORACLE_INT_H
+
+#include <stdio.h>
+
+#include "../common/child.h"
+#include "../common/strbuf.h"
+#include "oracle.h"
+#include "shrink.h"
+
+#define ORACLE_MAX_SOURCES 64
+
+struct cache_ent {
+	uint64_t hash;
+	int faults, runs;
+};
+
+struct site_ent {
+	uint64_t hash;
+	char site[700];
+	char *output;
+};
+
+/* A compute-sanitizer run in the background (bg_start, bg_collect). */
+struct bg_san {
+	struct child ch;
+	struct strbuf bin, out;   /* the trace it runs, the file its output goes to */
+	uint64_t hash;            /* bin's content (oracle_file_hash) */
+	int started, collected;
+	double t0;
+	char why[300];            /* no site: why (no_site_why, or why it did not start) */
+};
+
+struct oracle {
+	const struct trace *orig;
+	const struct shrink_opts *o;
+	struct shrink_report *rep;
+	struct pool *pool;
+	struct strbuf *err;
+	struct oracle_fake fake;  /* a fake oracle when fake.test is set */
+	double t0;
+	long serial;
+	long fault_event;         /* oracle_confirm: the faulting launch */
+	int reps;                 /* runs per candidate (flaky: > 1) */
+	int need;                 /* faults needed among reps */
+	int guard;
+	struct trace *src[ORACLE_MAX_SOURCES];
+	int nsrc;
+	struct cache_ent *cache;
+	size_t ncache, acache;
+	struct shrink_phase *ph;  /* current phase */
+	void **owned;             /* argument buffers made by phases; freed at the end */
+	size_t nowned, aowned;
+	int infra_failed;
+	int kernel_from_replay;   /* the capture could not name the faulting kernel (a graph) */
+	FILE *log;                /* --log */
+	int have_san;             /* compute-sanitizer found and the site check wanted */
+	char ref_site[700];       /* --signature=site: the original's site (diagnose_site_rel) */
+	int have_ref;
+	/* the base state's (slice's) compute-sanitizer run, started in the
+	 * background after the slice and collected once, when first needed */
+	struct bg_san base;
+	const char *base_name;    /* the state it runs (for the log) */
+	int base_have;
+	char base_site[700];
+	char *base_output;
+	/* the final trace's run, started beside its confirmation runs */
+	struct bg_san pre;
+	struct site_ent *sites;   /* sanitizer sites found, by trace file content */
+	size_t nsites, asites;
+};
+
+/* oracle-san.c */
+void oracle_san_init(struct oracle *s);
+void oracle_san_release(struct oracle *s);
+
+#endif

@@ -1,0 +1,253 @@
+/*
+ * phase-data.c - buffer contents (phase.h): each host-to-device copy's
+ * bytes become zeros, a seeded fill, or zeros except the chunks the fault
+ * needs (ddmin over coarse chunks, then 8-byte words).  Words that point
+ * into a buffer of the candidate are never changed: a zeroed pointer
+ * array faults too, for a reason that is not the user's bug.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/strbuf.h"
+#include "../common/util.h"
+#include "../replay/memmap.h"
+#include "cand.h"
+#include "ddmin.h"
+#include "oracle.h"
+#include "phase.h"
+#include "shrink.h"
+
+/* ---- buffer contents ------------------------------------------------------ */
+
+struct data_dd {
+	struct oracle *o;
+	const struct cand *base;
+	size_t item;             /* the H2D item */
+	struct range *chunks;    /* candidate chunks (element i of the mask) */
+};
+
+static void apply_data_mask(const void *dv, const unsigned char *mask, size_t n, struct cand *out)
+{
+	const struct data_dd *d = dv;
+	struct item *it;
+	cand_copy(out, d->base);
+	it = &out->it[d->item];
+	free(it->keep);
+	it->keep = xcalloc(n + 1, sizeof(struct range));
+	it->nkeep = 0;
+	it->data_mode = DATA_KEEP;
+	for (size_t i = 0; i < n; i++) {
+		if (!mask[i])
+			continue;
+		/* merge adjacent chunks into one range */
+		if (it->nkeep && it->keep[it->nkeep - 1].off + it->keep[it->nkeep - 1].len == d->chunks[i].off)
+			it->keep[it->nkeep - 1].len += d->chunks[i].len;
+		else
+			it->keep[it->nkeep++] = d->chunks[i];
+	}
+}
+
+static int data_oracle(void *arg, const unsigned char *const *masks, size_t k, size_t n, int *res)
+{
+	struct data_dd *d = arg;
+	return oracle_test_masks(d->o, d, apply_data_mask, masks, k, n, res);
+}
+
+/*
+ * Byte offsets (within the H2D payload of `item`) of 8-byte words that hold
+ * a pointer into some buffer of the candidate.  Such words are never zeroed
+ * or filled: a zeroed pointer array faults too, in the same kernel, for a
+ * reason that is not the user's bug.  Returns a 0/1 map of payload words
+ * (size/8 + 1 entries), or NULL when there are none.
+ */
+static unsigned char *pointer_words(const struct cand *c, size_t item)
+{
+	struct memmap mm = MEMMAP_INIT;
+	struct strbuf data = STRBUF_INIT, e = STRBUF_INIT;
+	const struct item *it = &c->it[item];
+	unsigned char *map = NULL;
+	size_t nw, found = 0;
+	uint64_t lo = UINT64_MAX, hi = 0;   /* the span of every allocation: a cheap first test */
+
+	for (size_t i = 0; i < c->n; i++) {
+		const struct tr_rec *r = &c->it[i].rec;
+		if (r->type == TR_ALLOC) {
+			memmap_add(&mm, r->u.alloc.addr, r->u.alloc.size, r->u.alloc.kind, (long)i);
+			if (r->u.alloc.addr < lo)
+				lo = r->u.alloc.addr;
+			if (r->u.alloc.addr + r->u.alloc.size > hi)
+				hi = r->u.alloc.addr + r->u.alloc.size;
+		}
+	}
+	if (trace_blob_read(it->src, it->rec.u.copy.blob, &data, 0, &e) < 0)
+		goto out;
+	nw = data.len / 8 + 1;
+	map = xcalloc(nw, 1);
+	/* words aligned in the device address space */
+	for (uint64_t off = (8 - (it->rec.u.copy.dst & 7)) & 7; off + 8 <= data.len; off += 8) {
+		uint64_t v;
+		int dead;
+		memcpy(&v, data.buf + off, 8);
+		if (v >= lo && v < hi && v >= 65536 && memmap_lookup(&mm, v, &dead)) {
+			map[off / 8] = 1;
+			if (off % 8)
+				map[off / 8 + 1] = 1;
+			found++;
+		}
+	}
+	if (!found) {
+		free(map);
+		map = NULL;
+	}
+out:
+	memmap_release(&mm);
+	sb_release(&data);
+	sb_release(&e);
+	return map;
+}
+
+/* 1 if [off, off+len) covers a marked pointer word. */
+static int covers_pointer(const unsigned char *pw, uint64_t off, uint64_t len)
+{
+	if (!pw)
+		return 0;
+	for (uint64_t w = off / 8; w * 8 < off + len; w++)
+		if (pw[w])
+			return 1;
+	return 0;
+}
+
+/* Keep only the chunks of one buffer that matter: ddmin over coarse chunks,
+ * then over 8-byte words inside the kept ones.  Pointer words stay. */
+static void minimize_chunks(struct oracle *o, struct cand *best, size_t item, const unsigned char *pw)
+{
+	uint64_t size = best->it[item].rec.u.copy.size;
+	struct data_dd d = { o, best, item, NULL };
+	size_t n = size / 8 < 64 ? (size_t)((size + 7) / 8) : 64;
+	unsigned char *keep, *fixed;
+
+	if (!n)
+		return;
+	d.chunks = xcalloc(n, sizeof(struct range));
+	/* chunk edges on 8-byte boundaries, so words below are whole elements */
+	for (size_t i = 0; i < n; i++) {
+		uint64_t lo = (size * i / n) & ~(uint64_t)7, hi = i + 1 == n ? size : (size * (i + 1) / n) & ~(uint64_t)7;
+		d.chunks[i].off = lo;
+		d.chunks[i].len = hi > lo ? hi - lo : 0;
+	}
+	keep = xmalloc(n);
+	memset(keep, 1, n);
+	fixed = xcalloc(n, 1);
+	for (size_t i = 0; i < n; i++)
+		fixed[i] = (unsigned char)covers_pointer(pw, d.chunks[i].off, d.chunks[i].len);
+	ddmin_run_width(keep, fixed, n, oracle_dd_width(o), data_oracle, &d, NULL);
+	free(fixed);
+	/* refine: split each kept chunk into 8-byte words */
+	{
+		struct range *words = NULL;
+		size_t nw = 0, aw = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (!keep[i])
+				continue;
+			for (uint64_t o = d.chunks[i].off; o < d.chunks[i].off + d.chunks[i].len; o += 8) {
+				ALLOC_GROW(words, nw + 1, aw);
+				words[nw].off = o;
+				words[nw].len = d.chunks[i].off + d.chunks[i].len - o < 8 ?
+						d.chunks[i].off + d.chunks[i].len - o : 8;
+				nw++;
+			}
+		}
+		free(d.chunks);
+		free(keep);
+		d.chunks = words;
+		n = nw;
+		keep = xmalloc(n + 1);
+		memset(keep, 1, n);
+		fixed = xcalloc(n + 1, 1);
+		for (size_t i = 0; i < n; i++)
+			fixed[i] = (unsigned char)covers_pointer(pw, d.chunks[i].off, d.chunks[i].len);
+		if (n > 1 && n <= 4096)
+			ddmin_run_width(keep, fixed, n, oracle_dd_width(o), data_oracle, &d, NULL);
+		free(fixed);
+	}
+	{
+		struct cand out;
+		apply_data_mask(&d, keep, n, &out);
+		cand_release(best);
+		*best = out;
+	}
+	free(keep);
+	free(d.chunks);
+}
+
+/* A buffer of at least this many bytes has its zeros candidate tested
+ * before its seeded fill, not beside it (phase_data). */
+#define DATA_BIG_BYTES (64ull << 20)
+
+void phase_data(struct oracle *o, const struct shrink_opts *opts, struct cand *best)
+{
+	int changed = 0;
+	oracle_phase_begin(o, "data", best);
+	for (size_t i = 0; i < best->n && !oracle_stopped(o); i++) {
+		struct item *it = &best->it[i];
+		if (it->rec.type != TR_MEMCPY_H2D || it->data_mode != DATA_ORIG || !it->rec.u.copy.size)
+			continue;
+		struct cand z = CAND_INIT, f = CAND_INIT;
+		struct cand *two[2] = { &z, &f };
+		int r[2] = { 0, 0 };
+		unsigned char *pw = pointer_words(best, i);
+		if (pw) {
+			/* holds pointers: only the chunk search, pointer words fixed */
+			minimize_chunks(o, best, i, pw);
+			free(pw);
+			changed = 1;
+			continue;
+		}
+		cand_copy(&z, best);
+		z.it[i].data_mode = DATA_ZERO;
+		cand_copy(&f, best);
+		f.it[i].data_mode = DATA_FILL;
+		f.it[i].seed = 0x1234u + (uint32_t)i;
+		/* zeros and the fill are tested side by side, except for a big
+		 * buffer: its fill costs the worker seconds (the generator runs
+		 * on the host), and is not needed when zeros already fault */
+		if (it->rec.u.copy.size >= DATA_BIG_BYTES ?
+		    oracle_test(o, two, 1, r) < 0 || (!r[0] && oracle_test(o, two + 1, 1, r + 1) < 0) :
+		    oracle_test(o, two, 2, r) < 0) {
+			cand_release(&z);
+			cand_release(&f);
+			break;
+		}
+		if (r[0]) {
+			cand_release(best);
+			*best = z;
+			cand_release(&f);
+			changed = 1;
+			continue;
+		}
+		cand_release(&z);
+		minimize_chunks(o, best, i, NULL);
+		changed = 1;
+		/* a seeded fill reads better than most of a buffer's bytes
+		 * (GPUREDUCE_PREFER_FILL=1: whenever it faults; a test hook) */
+		if (r[1] && getenv("GPUREDUCE_PREFER_FILL")) {
+			cand_release(best);
+			*best = f;
+			continue;
+		}
+		if (r[1]) {
+			uint64_t kept = 0;
+			for (size_t k = 0; k < best->it[i].nkeep; k++)
+				kept += best->it[i].keep[k].len;
+			if (kept * 4 > best->it[i].rec.u.copy.size) {
+				cand_release(best);
+				*best = f;
+				continue;
+			}
+		}
+		cand_release(&f);
+	}
+	oracle_phase_end(o, best, changed ? "contents replaced" : "nothing to replace");
+}

@@ -1,0 +1,143 @@
+/*
+ * phase-slice.c - the first cut (phase.h): slice at the fault, and when the
+ * faulting launch needs earlier work, the shortest faulting suffix.  Both
+ * build on snapshots (oracle_snapshot) written by a replay that stops
+ * before a record.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/strbuf.h"
+#include "../common/util.h"
+#include "../replay/replay.h"
+#include "cand.h"
+#include "oracle.h"
+#include "phase.h"
+#include "shrink.h"
+
+int phase_slice(struct oracle *o, const struct shrink_opts *opts, struct cand *best)
+{
+	long fault_ev = oracle_fault_event(o);
+	const struct trace *snap;
+	struct cand c = CAND_INIT;
+	long frec = oracle_fault_record(oracle_orig(o));
+	int r = 0;
+
+	oracle_phase_begin(o, "slice", best);
+	oracle_phase(o)->launches_before = oracle_report(o)->orig_launches;
+	for (size_t i = 0; i < oracle_orig(o)->nrec; i++)
+		if (oracle_orig(o)->rec[i].type == TR_ALLOC) {
+			oracle_phase(o)->buffers_before++;
+			oracle_phase(o)->bytes_before += oracle_orig(o)->rec[i].u.alloc.size;
+		}
+	snap = oracle_snapshot(o, fault_ev, SNAP_REACHABLE);
+	if (!snap) {
+		oracle_phase_end(o, best, "skipped: snapshot failed");
+		sb_reset(oracle_err(o));
+		return 0;
+	}
+	cand_add_all(&c, snap);
+	cand_add(&c, oracle_orig(o), (size_t)fault_ev);
+	if (frec >= 0)
+		cand_add(&c, oracle_orig(o), (size_t)frec);
+	r = oracle_test_one(o, &c);
+	if (r == 1) {
+		cand_release(best);
+		*best = c;
+		oracle_report(o)->one_launch_seconds = oracle_elapsed(o);
+		oracle_phase_end(o, best, "reduced to one launch");
+		return 1;
+	}
+	cand_release(&c);
+	oracle_phase_end(o, best, "lost the fault: the launch needs earlier work");
+	return 0;
+}
+
+/* Suffix: the shortest run of launches ending at the fault that faults
+ * from a snapshot of everything live before it. */
+static int build_suffix(struct oracle *o, long start, long fault_ev, struct cand *out)
+{
+	const struct trace *snap = oracle_snapshot(o, start, SNAP_ALL);
+	long frec = oracle_fault_record(oracle_orig(o));
+	if (!snap)
+		return -1;
+	cand_add_all(out, snap);
+	for (long i = start; i <= fault_ev; i++) {
+		uint32_t ty = oracle_orig(o)->rec[i].type;
+		if (ty == TR_BLOB || ty == TR_PROCESS || ty == TR_DEVICE || ty == TR_FAULT)
+			continue;
+		cand_add(out, oracle_orig(o), (size_t)i);
+	}
+	if (frec >= 0)
+		cand_add(out, oracle_orig(o), (size_t)frec);
+	return 0;
+}
+
+int phase_suffix(struct oracle *o, const struct shrink_opts *opts, struct cand *best)
+{
+	long fault_ev = oracle_fault_event(o);
+	long *L = NULL;
+	size_t nl = 0, al = 0;
+	size_t lo = 0, hi;       /* hi: smallest k known to fault (launches before the fault) */
+	struct cand found = CAND_INIT;
+	int have = 0;
+
+	oracle_phase_begin(o, "suffix", best);
+	for (long i = 0; i < fault_ev; i++)
+		if (oracle_orig(o)->rec[i].type == TR_LAUNCH) {
+			ALLOC_GROW(L, nl + 1, al);
+			L[nl++] = i;
+		}
+	/* exponential search for a k that faults, then bisect */
+	hi = 0;
+	for (size_t k = 1; k <= nl && !have; k = k * 2 > nl && k < nl ? nl : k * 2) {
+		struct cand c = CAND_INIT;
+		if (build_suffix(o, L[nl - k], fault_ev, &c) < 0) {
+			cand_release(&c);
+			break;
+		}
+		int r = oracle_test_one(o, &c);
+		if (r == 1) {
+			found = c;
+			have = 1;
+			hi = k;
+		} else {
+			cand_release(&c);
+			lo = k;
+			if (r < 0)
+				break;
+		}
+	}
+	while (have && hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		struct cand c = CAND_INIT;
+		if (build_suffix(o, L[nl - mid], fault_ev, &c) < 0) {
+			cand_release(&c);
+			break;
+		}
+		int r = oracle_test_one(o, &c);
+		if (r == 1) {
+			cand_release(&found);
+			found = c;
+			hi = mid;
+		} else {
+			cand_release(&c);
+			lo = mid;
+			if (r < 0)
+				break;
+		}
+	}
+	free(L);
+	sb_reset(oracle_err(o));
+	if (have) {
+		cand_release(best);
+		*best = found;
+		oracle_phase_end(o, best, "reduced to a suffix");
+		return 1;
+	}
+	oracle_phase_end(o, best, "kept the whole trace");
+	return 0;
+}
+

@@ -1,0 +1,42 @@
+/*
+ * phase.h - the reduction phases, one file each (phase-NAME.c), run in
+ * order by shrink.c's phase table.
+ *
+ * A phase takes the oracle (oracle.h: it tests candidates and keeps the
+ * report), the options and the best candidate so far, and leaves in *best
+ * a candidate that the oracle found interesting (or *best unchanged).  It
+ * opens and closes its own row of the report (oracle_phase_begin/_end) and
+ * stops early when oracle_stopped says so.  Phases share nothing else, so
+ * each one is unit-tested against a fake oracle (tests/unit/test_phases.c).
+ */
+#ifndef GPUREDUCE_PHASE_H
+#define GPUREDUCE_PHASE_H
+
+struct cand;
+struct oracle;
+struct shrink_opts;
+
+/* Slice at the fault: a snapshot of the buffers the faulting launch
+ * reaches, the launch, the fault record.  1 when that one-launch
+ * candidate faults (it is then *best), 0 when not (*best unchanged). */
+int phase_slice(struct oracle *o, const struct shrink_opts *opts, struct cand *best);
+/* The shortest run of launches ending at the fault that faults from a
+ * snapshot of everything live before it.  1 when found (*best), else 0. */
+int phase_suffix(struct oracle *o, const struct shrink_opts *opts, struct cand *best);
+/* ddmin over the launches of *best, the faulting (last) one fixed
+ * ("ddmin-launches"); the full strategy first drops every launch that
+ * shares no buffer with the fault. */
+void phase_launches(struct oracle *o, const struct shrink_opts *opts, struct cand *best);
+/* Buffer contents: zeros, a seeded fill, or ddmin over the chunks that
+ * matter; 8-byte words that point into a buffer stay. */
+void phase_data(struct oracle *o, const struct shrink_opts *opts, struct cand *best);
+/* The faulting launch's grid, one dimension at a time, down to the
+ * smallest size that still faults (a few sizes per batch). */
+void phase_grid(struct oracle *o, const struct shrink_opts *opts, struct cand *best);
+/* The faulting launch's scalar parameters: 0, then 1. */
+void phase_scalars(struct oracle *o, const struct shrink_opts *opts, struct cand *best);
+/* --cut-buffers: buffers cut to smaller sizes, each cut checked by
+ * compute-sanitizer against the base state's site. */
+void phase_sizes(struct oracle *o, const struct shrink_opts *opts, struct cand *best);
+
+#endif

@@ -1,0 +1,490 @@
+/*
+ * test_phases.c - each reduction phase (reducer/phase.h) against a fake
+ * oracle (oracle_new_fake): the fake judges candidates in memory by a
+ * rule the test picks ("faults while launch 2 is present", "faults while
+ * gridDim.x >= 37"...), and the test checks that the phase ends where
+ * that rule says it must.  No workers, no files besides the trace.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../common/strbuf.h"
+#include "../../reducer/cand.h"
+#include "../../reducer/oracle.h"
+#include "../../reducer/phase.h"
+#include "../../reducer/shrink.h"
+#include "../../trace/trace.h"
+#include "unit.h"
+
+#define BUF_A 0x7f0000000000ull
+#define BUF_B 0x7f0000100000ull
+#define NLAUNCH 6
+#define GRID_X 1000u
+#define N_PARAM 1000u
+
+/* The test trace: two 4 KiB buffers, 256 bytes copied into each (A: no
+ * pointers; B: a pointer to A at byte 16), NLAUNCH launches of k(ptr, n)
+ * (the last one faults), the fault.  Also a snapshot trace holding only
+ * the two buffers. */
+struct fixture {
+	char path[64], snap_path[64];
+	struct trace t, snap;
+	long fault_event;
+};
+
+static void put_rec(struct trace_writer *w, const struct tr_rec *r, long *idx)
+{
+	long i = tw_record(w, r);
+	CHECK(i >= 0);
+	if (idx)
+		*idx = i;
+}
+
+static void put_alloc(struct trace_writer *w, uint64_t addr)
+{
+	struct tr_rec r;
+	memset(&r, 0, sizeof(r));
+	r.type = TR_ALLOC;
+	r.u.alloc.addr = addr;
+	r.u.alloc.size = 4096;
+	r.u.alloc.kind = TR_MEM_DEVICE;
+	r.u.alloc.name = "";
+	put_rec(w, &r, NULL);
+}
+
+static void put_copy(struct trace_writer *w, uint64_t dst, const uint8_t *data, size_t n)
+{
+	struct tr_rec r;
+	uint64_t h = 0;
+	CHECK(tw_blob(w, data, n, &h) == 0);
+	memset(&r, 0, sizeof(r));
+	r.type = TR_MEMCPY_H2D;
+	r.u.copy.dst = dst;
+	r.u.copy.size = n;
+	r.u.copy.blob = h;
+	put_rec(w, &r, NULL);
+}
+
+static int open_path(char *path)
+{
+	int fd;
+	strcpy(path, "/tmp/gpureduce-unit-XXXXXX");
+	fd = mkstemp(path);
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0 ? 0 : -1;
+}
+
+static void fixture_make(struct fixture *f)
+{
+	struct trace_writer w = TRACE_WRITER_INIT;
+	struct strbuf err = STRBUF_INIT;
+	struct tr_param params[2] = { { 0, 8 }, { 8, 4 } };
+	uint8_t args[NLAUNCH][12];
+	uint8_t a[256], b[256];
+	struct tr_rec r;
+	uint64_t ptr = BUF_A + 64;
+
+	memset(f, 0, sizeof(*f));
+	for (int i = 0; i < 256; i++) {
+		a[i] = (uint8_t)(i * 7 + 1);
+		b[i] = (uint8_t)(i * 3 + 5);
+	}
+	memcpy(b + 16, &ptr, 8);
+	CHECK(open_path(f->path) == 0);
+	CHECK(tw_open(&w, f->path, &err) == 0);
+	put_alloc(&w, BUF_A);
+	put_alloc(&w, BUF_B);
+	put_copy(&w, BUF_A, a, sizeof(a));
+	put_copy(&w, BUF_B, b, sizeof(b));
+	for (int k = 0; k < NLAUNCH; k++) {
+		uint64_t p = BUF_A;
+		uint32_t n = N_PARAM;
+		memcpy(args[k], &p, 8);
+		memcpy(args[k] + 8, &n, 4);
+		memset(&r, 0, sizeof(r));
+		r.type = TR_LAUNCH;
+		r.u.launch.seq = (uint64_t)k;
+		r.u.launch.name = "_Z1kPfi";
+		r.u.launch.grid = (struct tr_dim3){ GRID_X, 1, 1 };
+		r.u.launch.block = (struct tr_dim3){ 128, 1, 1 };
+		r.u.launch.nparams = 2;
+		r.u.launch.params = params;
+		r.u.launch.argsize = 12;
+		r.u.launch.args = args[k];
+		put_rec(&w, &r, &f->fault_event);
+	}
+	memset(&r, 0, sizeof(r));
+	r.type = TR_FAULT;
+	r.u.fault.code = 700;
+	r.u.fault.error = "CUDA_ERROR_ILLEGAL_ADDRESS";
+	r.u.fault.api = "cuLaunchKernel";
+	r.u.fault.launch_seq = NLAUNCH - 1;
+	r.u.fault.at_launch = 1;
+	r.u.fault.kernel = "_Z1kPfi";
+	put_rec(&w, &r, NULL);
+	CHECK(tw_close(&w) == 0);
+	CHECK(trace_open(&f->t, f->path, TRACE_OPEN_STRICT, &err) == 0);
+
+	CHECK(open_path(f->snap_path) == 0);
+	w = (struct trace_writer)TRACE_WRITER_INIT;
+	CHECK(tw_open(&w, f->snap_path, &err) == 0);
+	put_alloc(&w, BUF_A);
+	put_alloc(&w, BUF_B);
+	CHECK(tw_close(&w) == 0);
+	CHECK(trace_open(&f->snap, f->snap_path, TRACE_OPEN_STRICT, &err) == 0);
+	sb_release(&err);
+}
+
+static void fixture_release(struct fixture *f)
+{
+	trace_release(&f->t);
+	trace_release(&f->snap);
+	unlink(f->path);
+	unlink(f->snap_path);
+}
+
+/* ---- the fake's rules ---------------------------------------------------- */
+
+enum rule { NEEDS_LAUNCH, NEEDS_GRID, NEEDS_BYTE, NEEDS_NONZERO_N, ANY_LAUNCH };
+
+struct fake {
+	enum rule rule;
+	uint64_t k;              /* the launch seq, grid size or byte offset the rule needs */
+	const struct trace *snap;
+	long batches, tested;
+	int lose;                /* every batch fails, as if the workers were lost */
+};
+
+static const struct item *last_launch(const struct cand *c)
+{
+	for (size_t i = c->n; i-- > 0;)
+		if (c->it[i].rec.type == TR_LAUNCH)
+			return &c->it[i];
+	return NULL;
+}
+
+/* Byte `off` of the copy into B keeps its captured value. */
+static int keeps_b_byte(const struct cand *c, uint64_t off)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		const struct item *it = &c->it[i];
+		if (it->rec.type != TR_MEMCPY_H2D || it->rec.u.copy.dst != BUF_B)
+			continue;
+		if (it->data_mode == DATA_ORIG)
+			return 1;
+		for (size_t k = 0; it->data_mode == DATA_KEEP && k < it->nkeep; k++)
+			if (off >= it->keep[k].off && off < it->keep[k].off + it->keep[k].len)
+				return 1;
+		return 0;
+	}
+	return 0;
+}
+
+static int judge(const struct fake *f, const struct cand *c)
+{
+	const struct item *last = last_launch(c);
+	uint32_t n;
+
+	/* every rule: the faulting launch is there, and last */
+	if (!last || last->rec.u.launch.seq != NLAUNCH - 1)
+		return 0;
+	switch (f->rule) {
+	case NEEDS_LAUNCH:
+		for (size_t i = 0; i < c->n; i++)
+			if (c->it[i].rec.type == TR_LAUNCH && c->it[i].rec.u.launch.seq == f->k)
+				return 1;
+		return 0;
+	case NEEDS_GRID:
+		return last->rec.u.launch.grid.x >= f->k;
+	case NEEDS_BYTE:
+		return keeps_b_byte(c, f->k);
+	case NEEDS_NONZERO_N:
+		memcpy(&n, last->rec.u.launch.args + 8, 4);
+		return n != 0;
+	case ANY_LAUNCH:
+		return 1;
+	}
+	return 0;
+}
+
+static int fake_test(void *arg, struct cand *const *cands, size_t k, int *interesting)
+{
+	struct fake *f = arg;
+	f->batches++;
+	if (f->lose)
+		return -1;
+	for (size_t i = 0; i < k; i++) {
+		interesting[i] = judge(f, cands[i]);
+		f->tested++;
+	}
+	return 0;
+}
+
+static const struct trace *fake_snapshot(void *arg, long at, int mode)
+{
+	const struct fake *f = arg;
+	return f->snap;
+}
+
+/* Run one phase against the fake; *best starts as the whole trace unless
+ * it already holds something. */
+typedef void (*void_phase)(struct oracle *, const struct shrink_opts *, struct cand *);
+
+static struct oracle *fake_oracle(struct fixture *fx, struct fake *f, struct shrink_opts *opts,
+				  struct shrink_report *rep, struct strbuf *err, int strategy)
+{
+	struct oracle_fake fk = { fake_test, fake_snapshot, f, 0 };
+	memset(opts, 0, sizeof(*opts));
+	memset(rep, 0, sizeof(*rep));
+	opts->jobs = 4;
+	opts->strategy = strategy;
+	opts->quiet = 1;
+	opts->workdir = "/tmp";
+	opts->guard = -1;
+	f->snap = &fx->snap;
+	fk.fault_event = fx->fault_event;
+	return oracle_new_fake(&fx->t, opts, rep, err, &fk);
+}
+
+static size_t count_launches(const struct cand *c)
+{
+	return cand_count(c, TR_LAUNCH);
+}
+
+/* ---- the tests ------------------------------------------------------------ */
+
+UNIT_TEST(phase_slice_one_launch_against_fake)
+{
+	struct fixture fx;
+	struct fake f = { ANY_LAUNCH, 0, NULL, 0, 0, 0 };
+	struct shrink_opts opts;
+	struct shrink_report rep;
+	struct strbuf err = STRBUF_INIT;
+	struct cand best = CAND_INIT;
+	struct oracle *o;
+
+	fixture_make(&fx);
+	o = fake_oracle(&fx, &f, &opts, &rep, &err, STRATEGY_FULL);
+	cand_add_all(&best, &fx.t);
+	CHECK(phase_slice(o, &opts, &best) == 1);
+	CHECK_EQ_U(count_launches(&best), 1);
+	CHECK(last_launch(&best) && last_launch(&best)->rec.u.launch.seq == NLAUNCH - 1);
+	CHECK_EQ_U(cand_count(&best, TR_FAULT), 1);
+	CHECK_EQ_U(cand_count(&best, TR_ALLOC), 2);     /* from the snapshot */
+	CHECK_EQ_U(cand_count(&best, TR_MEMCPY_H2D), 0);
+	CHECK_EQ_U(rep.nphases, 1);
+	CHECK_STR(rep.phase[0].name, "slice");
+	CHECK_EQ_U(rep.phase[0].candidates, 1);
+	oracle_release(o);
+
+	/* a fault that needs launch 2 is lost by the slice: *best stays */
+	f.rule = NEEDS_LAUNCH;
+	f.k = 2;
+	o = fake_oracle(&fx, &f, &opts, &rep, &err, STRATEGY_FULL);
+	CHECK(phase_slice(o, &opts, &best) == 0);
+	CHECK_EQ_U(count_launches(&best), 1);
+	oracle_release(o);
+	cand_release(&best);
+	cand_add_all(&best, &fx.t);
+	o = fake_oracle(&fx, &f, &opts, &rep, &err, STRATEGY_FULL);
+	CHECK(phase_slice(o, &opts, &best) == 0);
+	CHECK_EQ_U(count_launches(&best), NLAUNCH);
+	oracle_release(o);
+	cand_release(&best);
+	sb_release(&err);
+	fixture_release(&fx);
+}
+
+static void launches_keep_k(int strategy)
+{
+	struct fixture fx;
+	struct fake f = { NEEDS_LAUNCH, 2, NULL, 0, 0, 0 };
+	struct shrink_opts opts;
+	struct shrink_report rep;
+	struct strbuf err = STRBUF_INIT;
+	struct cand best = CAND_INIT;
+	struct oracle *o;
+
+	fixture_make(&fx);
+	o = fake_oracle(&fx, &f, &opts, &rep, &err, strategy);
+	cand_add_all(&best, &fx.t);
+	phase_launches(o, &opts, &best);
+	/* 1-minimal: launch 2 and the faulting one */
+	CHECK_EQ_U(count_launches(&best), 2);
+	for (size_t i = 0; i < best.n; i++)
+		if (best.it[i].rec.type == TR_LAUNCH)
+			CHECK(best.it[i].rec.u.launch.seq == 2 || best.it[i].rec.u.launch.seq == NLAUNCH - 1);
+	CHECK(judge(&f, &best));
+	CHECK_EQ_U(cand_count(&best, TR_ALLOC), 2);
+	CHECK_EQ_U(cand_count(&best, TR_FAULT), 1);
+	CHECK_STR(rep.phase[0].name, "ddmin-launches");
+	CHECK_STR(rep.phase[0].outcome, "1-minimal");
+	CHECK(rep.candidates == f.tested && f.tested > 0);
+	oracle_release(o);
+	cand_release(&best);
+	sb_release(&err);
+	fixture_release(&fx);
+}
+
+UNIT_TEST(phase_launches_keeps_the_needed_launch)
+{
+	launches_keep_k(STRATEGY_FULL);
+	launches_keep_k(STRATEGY_BASELINE);
+}
+
+UNIT_TEST(phase_grid_ends_at_the_smallest_faulting_size)
+{
+	struct fixture fx;
+	struct fake f = { NEEDS_GRID, 37, NULL, 0, 0, 0 };
+	struct shrink_opts opts;
+	struct shrink_report rep;
+	struct strbuf err = STRBUF_INIT;
+	struct cand best = CAND_INIT;
+	struct oracle *o;
+
+	fixture_make(&fx);
+	o = fake_oracle(&fx, &f, &opts, &rep, &err, STRATEGY_FULL);
+	cand_add_all(&best, &fx.t);
+	phase_grid(o, &opts, &best);
+	CHECK(last_launch(&best) != NULL);
+	if (last_launch(&best)) {
+		CHECK_EQ_U(last_launch(&best)->rec.u.launch.grid.x, 37);
+		CHECK_EQ_U(last_launch(&best)->rec.u.launch.grid.y, 1);
+	}
+	CHECK_STR(rep.phase[0].outcome, "grid reduced");
+	/* batches of up to four sizes: far fewer batches than a linear walk */
+	CHECK(f.batches > 0 && f.batches < 20);
+	oracle_release(o);
+
+	/* a grid of 1 is already the smallest */
+	f.k = 1;
+	o = fake_oracle(&fx, &f, &opts, &rep, &err, STRATEGY_FULL);
+	phase_grid(o, &opts, &best);
+	if (last_launch(&best))
+		CHECK_EQ_U(last_launch(&best)->rec.u.launch.grid.x, 1);
+	oracle_release(o);
+	cand_release(&best);
+	sb_release(&err);
+	fixture_release(&fx);
+}
+
+static const struct item *copy_into(const struct cand *c, uint64_t dst)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->it[i].rec.type == TR_MEMCPY_H2D && c->it[i].rec.u.copy.dst == dst)
+			return &c->it[i];
+	return NULL;
+}
+
+UNIT_TEST(phase_data_replaces_what_the_fault_ignores)
+{
+	struct fixture fx;
+	struct fake f = { NEEDS_BYTE, 40, NULL, 0, 0, 0 };
+	struct shrink_opts opts;
+	struct shrink_report rep;
+	struct strbuf err = STRBUF_INIT;
+	struct cand best = CAND_INIT;
+	struct oracle *o;
+	const struct item *a, *b;
+	uint64_t kept = 0;
+	int ptr_kept = 0, byte_kept = 0;
+
+	fixture_make(&fx);
+	o = fake_oracle(&fx, &f, &opts, &rep, &err, STRATEGY_FULL);
+	cand_add_all(&best, &fx.t);
+	phase_data(o, &opts, &best);
+	a = copy_into(&best, BUF_A);
+	b = copy_into(&best, BUF_B);
+	CHECK(a && b);
+	if (a && b) {
+		/* A: the fault does not care: zeros */
+		CHECK_EQ_U(a->data_mode, DATA_ZERO);
+		/* B: holds a pointer (byte 16), so only the chunk search; the
+		 * word the fault needs (byte 40) and the pointer word stay */
+		CHECK_EQ_U(b->data_mode, DATA_KEEP);
+		for (size_t k = 0; k < b->nkeep; k++) {
+			kept += b->keep[k].len;
+			ptr_kept |= b->keep[k].off <= 16 && b->keep[k].off + b->keep[k].len >= 24;
+			byte_kept |= b->keep[k].off <= 40 && b->keep[k].off + b->keep[k].len > 40;
+		}
+		CHECK(ptr_kept);
+		CHECK(byte_kept);
+		CHECK_EQ_U(kept, 16);
+	}
+	CHECK(judge(&f, &best));
+	CHECK_STR(rep.phase[0].outcome, "contents replaced");
+	oracle_release(o);
+	cand_release(&best);
+	sb_release(&err);
+	fixture_release(&fx);
+}
+
+UNIT_TEST(phase_scalars_zero_or_one_never_pointers)
+{
+	struct fixture fx;
+	struct fake f = { ANY_LAUNCH, 0, NULL, 0, 0, 0 };
+	struct shrink_opts opts;
+	struct shrink_report rep;
+	struct strbuf err = STRBUF_INIT;
+	struct cand best = CAND_INIT;
+	struct oracle *o;
+	uint64_t p = 0;
+	uint32_t n = 99;
+
+	fixture_make(&fx);
+	/* the fault ignores n: n becomes 0; the pointer stays */
+	o = fake_oracle(&fx, &f, &opts, &rep, &err, STRATEGY_FULL);
+	cand_add_all(&best, &fx.t);
+	phase_scalars(o, &opts, &best);
+	memcpy(&p, last_launch(&best)->rec.u.launch.args, 8);
+	memcpy(&n, last_launch(&best)->rec.u.launch.args + 8, 4);
+	CHECK_EQ_U(p, BUF_A);
+	CHECK_EQ_U(n, 0);
+	CHECK_STR(rep.phase[0].outcome, "scalars simplified");
+	oracle_release(o);   /* frees the changed args: start again */
+	cand_release(&best);
+
+	/* the fault needs n != 0: n becomes 1 */
+	f.rule = NEEDS_NONZERO_N;
+	o = fake_oracle(&fx, &f, &opts, &rep, &err, STRATEGY_FULL);
+	cand_add_all(&best, &fx.t);
+	phase_scalars(o, &opts, &best);
+	memcpy(&p, last_launch(&best)->rec.u.launch.args, 8);
+	memcpy(&n, last_launch(&best)->rec.u.launch.args + 8, 4);
+	CHECK_EQ_U(p, BUF_A);
+	CHECK_EQ_U(n, 1);
+	oracle_release(o);
+	cand_release(&best);
+	sb_release(&err);
+	fixture_release(&fx);
+}
+
+UNIT_TEST(phase_grid_stops_when_the_workers_are_lost)
+{
+	struct fixture fx;
+	struct fake f = { NEEDS_GRID, 37, NULL, 0, 0, 1 };
+	struct shrink_opts opts;
+	struct shrink_report rep;
+	struct strbuf err = STRBUF_INIT;
+	struct cand best = CAND_INIT;
+	struct oracle *o;
+
+	fixture_make(&fx);
+	o = fake_oracle(&fx, &f, &opts, &rep, &err, STRATEGY_FULL);
+	cand_add_all(&best, &fx.t);
+	phase_grid(o, &opts, &best);
+	CHECK(oracle_failed(o));
+	CHECK(oracle_stopped(o));
+	CHECK_EQ_U(f.batches, 1);    /* no second batch after the loss */
+	if (last_launch(&best))
+		CHECK_EQ_U(last_launch(&best)->rec.u.launch.grid.x, GRID_X);
+	CHECK_STR(rep.phase[0].outcome, "grid kept");
+	oracle_release(o);
+	cand_release(&best);
+	sb_release(&err);
+	fixture_release(&fx);
+}
