@@ -10,6 +10,7 @@
  * to the blocks live at that point.  The block lists come from the trace
  * alone; nothing here touches CUDA.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,7 +18,7 @@
 #include "../common/util.h"
 #include "../replay/memmap.h"
 #include "../trace/trace.h"
-#include "emit.h"
+#include "params.h"
 #include "rootcause.h"
 
 /* One BLOCK_ALLOC of the input.  The capture reads the allocator at each
@@ -549,7 +550,7 @@ void rc_describe(const struct trace *in, uint64_t root_seq, const char *root_ker
 		 const char *crash_kernel, const char *diag, struct strbuf *out)
 {
 	const struct tr_launch *l = launch_of(in, root_seq);
-	char *k = emit_demangle(root_kernel), *c = emit_demangle(crash_kernel ? crash_kernel : "");
+	char *k = params_demangle(root_kernel), *c = params_demangle(crash_kernel ? crash_kernel : "");
 	char dist[80];
 	const char *access = "accessed";
 	int p = diag_param(diag, dist, sizeof(dist), &access);
