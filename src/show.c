@@ -2,7 +2,7 @@
  * show.c - the YAML rendering behind `gpureduce show` (see show.h).
  *
  * One pass collects totals, the kernel table and the fault; a second pass
- * walks every record in order, keeping a replay/memmap.h view of the
+ * walks every record in order, keeping an addr/memmap.h view of the
  * captured address space so that launch parameter words and copy/memset
  * addresses can be annotated with the allocation they point into (or the
  * freed allocation they used to point into), and emits the records the
@@ -25,7 +25,7 @@
 #include "../common/strbuf.h"
 #include "../common/util.h"
 #include "../common/yamlout.h"
-#include "../replay/memmap.h"
+#include "../addr/memmap.h"
 #include "../trace/trace.h"
 #include "show.h"
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../replay/memmap.h"
+#include "../../addr/memmap.h"
 #include "unit.h"
 
 struct ref {
