@@ -1058,7 +1058,7 @@ static unsigned char *relevant_launches(const struct cand *c, const size_t *idx,
 				uint64_t v;
 				int dead;
 				memcpy(&v, l->args + off, 8);
-				struct mm_alloc *a = v >= 65536 ? memmap_lookup(&mm, v, &dead) : NULL;
+				struct mm_alloc *a = memmap_pointer_word(&mm, v, &dead);
 				if (a)
 					bufs[j][nb[j]++] = a->index;
 			}
@@ -1193,17 +1193,11 @@ static unsigned char *pointer_words(const struct cand *c, size_t item)
 	const struct item *it = &c->it[item];
 	unsigned char *map = NULL;
 	size_t nw, found = 0;
-	uint64_t lo = UINT64_MAX, hi = 0;   /* the span of every allocation: a cheap first test */
 
 	for (size_t i = 0; i < c->n; i++) {
 		const struct tr_rec *r = &c->it[i].rec;
-		if (r->type == TR_ALLOC) {
+		if (r->type == TR_ALLOC)
 			memmap_add(&mm, r->u.alloc.addr, r->u.alloc.size, r->u.alloc.kind, (long)i);
-			if (r->u.alloc.addr < lo)
-				lo = r->u.alloc.addr;
-			if (r->u.alloc.addr + r->u.alloc.size > hi)
-				hi = r->u.alloc.addr + r->u.alloc.size;
-		}
 	}
 	if (trace_blob_read(it->src, it->rec.u.copy.blob, &data, 0, &e) < 0)
 		goto out;
@@ -1214,7 +1208,7 @@ static unsigned char *pointer_words(const struct cand *c, size_t item)
 		uint64_t v;
 		int dead;
 		memcpy(&v, data.buf + off, 8);
-		if (v >= lo && v < hi && v >= 65536 && memmap_lookup(&mm, v, &dead)) {
+		if (memmap_pointer_word(&mm, v, &dead)) {
 			map[off / 8] = 1;
 			if (off % 8)
 				map[off / 8 + 1] = 1;
@@ -1969,7 +1963,7 @@ static void phase_scalars(struct S *s, struct cand *best)
 		if (size != 4 && size != 8)
 			continue;
 		memcpy(&v, l->args + off, size);
-		if (size == 8 && v >= 65536 && memmap_lookup(&mm, v, &dead))
+		if (size == 8 && memmap_pointer_word(&mm, v, &dead))
 			continue;   /* a pointer */
 		if (v == 0)
 			continue;

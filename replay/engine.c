@@ -467,34 +467,35 @@ static void twin_destroy(struct run *R, struct twin *tw)
 	free(tw);
 }
 
-/* Relocate a captured address; 0 when it hits no allocation. */
-static CUdeviceptr relocate(const struct run *R, uint64_t v, int live_only)
+struct reloc {
+	uint8_t *args;
+	unsigned n;
+};
+
+/* A pointer word of the parameter bytes: the same offset in its twin. */
+static int relocate_word(struct mm_alloc *a, size_t off, uint64_t v, int dead, void *arg)
 {
-	int dead = 0;
-	struct mm_alloc *a = live_only ? memmap_lookup_live(&R->mm, v) : memmap_lookup(&R->mm, v, &dead);
-	struct twin *tw;
-	if (!a || !a->user)
+	struct reloc *rl = arg;
+	struct twin *tw = a->user;
+	CUdeviceptr nv;
+	(void)dead;
+	if (!tw)
 		return 0;
-	tw = a->user;
-	return tw->ptr + (v - a->addr);
+	nv = tw->ptr + (v - a->addr);
+	if (nv) {
+		memcpy(rl->args + off, &nv, 8);
+		rl->n++;
+	}
+	return 0;
 }
 
-/* Relocate every 8-byte word of a parameter buffer in place. */
+/* Relocate every pointer word (memmap_pointer_word) of a parameter
+ * buffer in place; returns how many were. */
 static unsigned relocate_args(const struct run *R, uint8_t *args, uint32_t argsize)
 {
-	unsigned n = 0;
-	for (uint32_t off = 0; off + 8 <= argsize; off += 8) {
-		uint64_t v;
-		memcpy(&v, args + off, 8);
-		if (v < 65536)
-			continue;
-		CUdeviceptr nv = relocate(R, v, 0);
-		if (nv) {
-			memcpy(args + off, &nv, 8);
-			n++;
-		}
-	}
-	return n;
+	struct reloc rl = { args, 0 };
+	memmap_scan_words(&R->mm, args, argsize, 0, relocate_word, &rl);
+	return rl.n;
 }
 
 /* ---- results ----------------------------------------------------------- */
@@ -761,17 +762,22 @@ struct snap {
 	struct trace_writer w;
 	char *want;              /* per memmap index: 1 = include */
 	uint64_t scanned;
+	int changed;             /* want_word marked a buffer */
 };
 
-static void want_value(struct snap *S, uint64_t v)
+/* A pointer word the launch reaches: want its buffer (S->changed: one
+ * that was not wanted yet). */
+static int want_word(struct mm_alloc *a, size_t off, uint64_t v, int dead, void *arg)
 {
-	int dead = 0;
-	struct mm_alloc *a;
-	if (v < 65536)
-		return;
-	a = memmap_lookup(&S->R->mm, v, &dead);
-	if (a && !S->want[a->index])
+	struct snap *S = arg;
+	(void)off;
+	(void)v;
+	(void)dead;
+	if (!S->want[a->index]) {
 		S->want[a->index] = 1;
+		S->changed = 1;
+	}
+	return 0;
 }
 
 static int read_twin(struct run *R, struct mm_alloc *a, struct strbuf *out)
@@ -880,16 +886,12 @@ static void snap_reach(struct snap *S, const struct tr_launch *l)
 {
 	struct run *R = S->R;
 	struct strbuf buf = STRBUF_INIT;
-	int changed = 1;
 	char *scanned = xcalloc(R->mm.n + 1, 1);
 
-	for (uint32_t off = 0; off + 8 <= l->argsize; off += 8) {
-		uint64_t v;
-		memcpy(&v, l->args + off, 8);
-		want_value(S, v);
-	}
-	while (changed) {
-		changed = 0;
+	memmap_scan_words(&R->mm, l->args, l->argsize, 0, want_word, S);
+	S->changed = 1;
+	while (S->changed) {
+		S->changed = 0;
 		for (size_t i = 0; i < R->mm.n; i++) {
 			struct mm_alloc *a = R->mm.all[i];
 			if (!S->want[i] || scanned[i] || a->free_event >= 0)
@@ -900,18 +902,7 @@ static void snap_reach(struct snap *S, const struct tr_launch *l)
 			if (read_twin(R, a, &buf) < 0)
 				continue;
 			S->scanned += a->size;
-			for (size_t off = 0; off + 8 <= buf.len; off += 8) {
-				uint64_t v;
-				memcpy(&v, buf.buf + off, 8);
-				if (v >= 65536) {
-					int dead;
-					struct mm_alloc *b = memmap_lookup(&R->mm, v, &dead);
-					if (b && !S->want[b->index]) {
-						S->want[b->index] = 1;
-						changed = 1;
-					}
-				}
-			}
+			memmap_scan_words(&R->mm, buf.buf, buf.len, 0, want_word, S);
 		}
 	}
 	free(scanned);
