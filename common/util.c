@@ -181,3 +181,16 @@ void path_dir(const char *path, struct strbuf *dir)
 	else
 		sb_add(dir, path, (size_t)(slash - path));
 }
+
+const char *self_exe(void)
+{
+	static char path[4096];
+	if (!path[0]) {
+		ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+		if (n > 0)
+			path[n] = 0;
+		else
+			snprintf(path, sizeof(path), "%s", program_invocation_name);
+	}
+	return path;
+}

@@ -1,6 +1,7 @@
 /*
  * util.h - small process-wide helpers: checked allocation, the BUG() macro for
- * broken invariants, monotonic time, whole-file I/O and hex formatting.
+ * broken invariants, monotonic time, whole-file I/O, hex formatting and the
+ * path of the running program.
  *
  * Library code reports ordinary failures through return codes and a
  * `struct strbuf *err` message (one line: what, where, what to do); BUG() is
@@ -56,5 +57,11 @@ const char *fmt_bytes(uint64_t n, char buf[32]);
 /* The folder part of path (no trailing slash) appended to dir: "." when
  * path has no slash, "/" for a file at the root. */
 void path_dir(const char *path, struct strbuf *dir);
+
+/* The running program's executable, for starting copies of it (the pool's
+ * replay workers, `gpureduce __worker`): /proc/self/exe resolved once,
+ * else the name the program was started as (argv[0]).  Not thread-safe on
+ * its first call. */
+const char *self_exe(void);
 
 #endif
