@@ -33,8 +33,9 @@ enum guard_mode { GUARD_END = PL_GUARD_END, GUARD_START = PL_GUARD_START, GUARD_
 		  GUARD_LAYOUT = PL_LAYOUT };
 
 /* The driver entry points placement calls (place_core.inc's PL_CALL),
- * filled by the caller from the driver it loaded (replay: its dlopen'ed
- * table, replay/drv.h), so that this folder needs no driver of its own.
+ * filled by the caller from the driver it loaded (replay: part of its
+ * dlopen'ed table, replay/drv.h), so that this folder needs no driver of
+ * its own.
  * Same signatures as cuda.h's cuMemAlloc ... cuMemSetAccess. */
 struct place_vmm {
 	CUresult (*MemAlloc)(CUdeviceptr *, size_t);

@@ -45,7 +45,6 @@ struct fn_entry {
 
 struct replay_ctx {
 	struct drv d;
-	struct place_vmm vmm;    /* d's entry points that placement calls */
 	CUdevice dev;
 	int ndev;                /* devices the driver reports */
 	CUcontext ctx;
@@ -111,20 +110,6 @@ int replay_ctx_devices(const struct replay_ctx *ctx)
 	return ctx->ndev;
 }
 
-/* Placement's driver calls (addr/place.h) from the loaded driver. */
-static void vmm_from_drv(struct place_vmm *v, const struct drv *d)
-{
-	v->MemAlloc = d->MemAlloc;
-	v->MemFree = d->MemFree;
-	v->MemAddressReserve = d->MemAddressReserve;
-	v->MemAddressFree = d->MemAddressFree;
-	v->MemCreate = d->MemCreate;
-	v->MemRelease = d->MemRelease;
-	v->MemMap = d->MemMap;
-	v->MemUnmap = d->MemUnmap;
-	v->MemSetAccess = d->MemSetAccess;
-}
-
 int replay_ctx_create(struct replay_ctx **out, struct strbuf *err)
 {
 	struct replay_ctx *c = xcalloc(1, sizeof(*c));
@@ -135,7 +120,6 @@ int replay_ctx_create(struct replay_ctx **out, struct strbuf *err)
 	*out = NULL;
 	if (drv_load(&c->d, err) < 0)
 		goto fail;
-	vmm_from_drv(&c->vmm, &c->d);
 	if ((r = c->d.Init(0)) != CUDA_SUCCESS) {
 		sb_addf(err, "cuInit failed: %s; is there a usable NVIDIA GPU?", drv_error_name(&c->d, r));
 		goto fail;
@@ -151,8 +135,8 @@ int replay_ctx_create(struct replay_ctx **out, struct strbuf *err)
 		sb_addf(err, "cannot create a CUDA context: %s", drv_error_name(&c->d, r));
 		goto fail;
 	}
-	if (c->d.MemGetAllocationGranularity && c->d.MemAddressReserve && c->d.MemCreate &&
-	    c->d.MemMap && c->d.MemSetAccess && c->d.MemUnmap && c->d.MemRelease) {
+	if (c->d.MemGetAllocationGranularity && c->d.vmm.MemAddressReserve && c->d.vmm.MemCreate &&
+	    c->d.vmm.MemMap && c->d.vmm.MemSetAccess && c->d.vmm.MemUnmap && c->d.vmm.MemRelease) {
 		CUmemAllocationProp prop;
 		size_t g = 0;
 		memset(&prop, 0, sizeof(prop));
@@ -404,7 +388,7 @@ static int layout_open(struct run *R, size_t end)
 		return set_error(R, 0, "layout-faithful placement: the captured buffers span %llu bytes "
 				 "(0x%llx..0x%llx), more than it reserves; use --guard=end",
 				 (unsigned long long)(hi - lo), (unsigned long long)lo, (unsigned long long)hi);
-	r = place_layout_open(&c->vmm, &R->layout, lo, hi, c->gran, (int)c->dev);
+	r = place_layout_open(&c->d.vmm, &R->layout, lo, hi, c->gran, (int)c->dev);
 	if (r != CUDA_SUCCESS)
 		return drv_is_sticky(r) ? set_fault(R, 0, r, NULL, -1) :
 			set_error(R, 0, "layout-faithful placement: reserving %llu bytes failed: %s; "
@@ -436,9 +420,9 @@ static CUresult twin_create(struct run *R, const struct tr_alloc *a, size_t ev, 
 		/* fall through: a plain buffer holds its bytes at least */
 	}
 	if (R->have_layout && layout_kind(a->kind))
-		r = place_layout_alloc(&c->vmm, &R->layout, &tw->pb, a->addr, a->size);
+		r = place_layout_alloc(&c->d.vmm, &R->layout, &tw->pb, a->addr, a->size);
 	else
-		r = place_guard_alloc(&c->vmm, &tw->pb, a->size, a->addr, c->gran,
+		r = place_guard_alloc(&c->d.vmm, &tw->pb, a->size, a->addr, c->gran,
 				      R->o->guard == GUARD_LAYOUT ? GUARD_END : R->o->guard, (int)c->dev);
 	if (r != CUDA_SUCCESS)
 		return r;
@@ -455,7 +439,7 @@ static void twin_kill(struct run *R, struct twin *tw)
 	if (!tw->mapped || R->c->dead)
 		return;
 	if (tw->how == TWIN_PLACED)
-		place_buf_unmap(&R->c->vmm, R->have_layout ? &R->layout : NULL, &tw->pb);
+		place_buf_unmap(&R->c->d.vmm, R->have_layout ? &R->layout : NULL, &tw->pb);
 	tw->mapped = 0;
 }
 
@@ -463,7 +447,7 @@ static void twin_destroy(struct run *R, struct twin *tw)
 {
 	twin_kill(R, tw);
 	if (tw->how == TWIN_PLACED && !R->c->dead)
-		place_buf_destroy(&R->c->vmm, R->have_layout ? &R->layout : NULL, &tw->pb);
+		place_buf_destroy(&R->c->d.vmm, R->have_layout ? &R->layout : NULL, &tw->pb);
 	free(tw);
 }
 
@@ -1135,7 +1119,7 @@ out:
 		if (R.mm.all[i]->user)
 			twin_destroy(&R, R.mm.all[i]->user);
 	if (R.have_layout && !c->dead)
-		place_layout_close(&c->vmm, &R.layout);
+		place_layout_close(&c->d.vmm, &R.layout);
 	memmap_release(&R.mm);
 	graphs_release(&G);
 	free(R.syms);
