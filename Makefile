@@ -69,12 +69,13 @@ $(BUILD)/pic/%.o: %.c | deps
 	$(CC) $(CFLAGS_ALL) -fPIC -fvisibility=hidden -MMD -MP -c -o $@ $<
 
 # addr/place_core.inc is compiled into replay (addr/place.c) and pasted
-# verbatim into every repro.cu: this makes its text a C string for emit.c.
-$(BUILD)/gen/place_core_text.c: addr/place_core.inc
+# verbatim into every repro.cu, after common/cuerr.h (the sticky errors it
+# uses): this makes the two files' text one C string for emit.c.
+$(BUILD)/gen/place_core_text.c: common/cuerr.h addr/place_core.inc
 	@mkdir -p $(dir $@)
-	{ echo '/* generated from addr/place_core.inc by the Makefile: do not edit */'; \
+	{ echo '/* generated from common/cuerr.h and addr/place_core.inc by the Makefile: do not edit */'; \
 	  echo 'const char place_core_text[] ='; \
-	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; \
+	  cat $^ | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/'; \
 	  echo ';'; } > $@
 
 $(BUILD)/gen/place_core_text.o: $(BUILD)/gen/place_core_text.c

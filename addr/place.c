@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/cuerr.h"
 #include "place.h"
 
 static const struct place_vmm *pl_d;

@@ -58,13 +58,19 @@ static CUresult mock_MemAlloc(CUdeviceptr *p, size_t n) { (void)n; *p = 0x200000
 static CUresult mock_MemFree(CUdeviceptr p) { (void)p; return CUDA_SUCCESS; }
 
 #define PL_CALL(f) mock_##f
+#include "../../common/cuerr.h"
 #include "../../addr/place_core.inc"
 
 UNIT_TEST(place_core_text_is_the_compiled_file)
 {
-	struct strbuf f = STRBUF_INIT, e = STRBUF_INIT;
-	CHECK(read_file("addr/place_core.inc", &f, &e) == 0);
-	CHECK(f.len > 1000);
+	struct strbuf f = STRBUF_INIT, e = STRBUF_INIT, core = STRBUF_INIT;
+	/* the sticky-error list first, then the placement */
+	CHECK(read_file("common/cuerr.h", &f, &e) == 0);
+	CHECK(read_file("addr/place_core.inc", &core, &e) == 0);
+	CHECK(core.len > 1000);
+	CHECK(f.buf && strstr(f.buf, "cuerr_is_sticky") != NULL);
+	sb_add(&f, core.buf, core.len);
+	sb_release(&core);
 	CHECK(f.len == strlen(place_core_text));
 	CHECK(f.buf && !strcmp(f.buf, place_core_text));
 	sb_release(&f);
