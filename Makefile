@@ -11,8 +11,8 @@
 #   make SAN=1 test the CPU suite under AddressSanitizer + UBSan
 #
 # Sources are picked up by directory: add a .c file to common/, trace/,
-# replay/, reducer/ or src/ and it is linked into gpureduce; capture/ files go
-# into the capture library.  The binary never links libcuda: replay workers
+# addr/, replay/, reducer/ or src/ and it is linked into gpureduce; capture/
+# files go into the capture library.  The binary never links libcuda: replay workers
 # dlopen it, so `show` and friends run on machines without a driver.
 
 CUDA      ?= /usr/local/cuda
@@ -38,7 +38,7 @@ else
   LIBS := -lyaml -lzstd -lstdc++ -ldl -lpthread -lm
 endif
 
-LIB_SRC  := $(wildcard common/*.c trace/*.c replay/*.c reducer/*.c)
+LIB_SRC  := $(wildcard common/*.c trace/*.c addr/*.c replay/*.c reducer/*.c)
 CLI_SRC  := $(wildcard src/*.c)
 CAP_SRC  := $(wildcard capture/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/place_core_text.o
@@ -68,13 +68,14 @@ $(BUILD)/pic/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -fPIC -fvisibility=hidden -MMD -MP -c -o $@ $<
 
-# replay/place_core.inc is compiled into replay (replay/place.c) and pasted
-# verbatim into every repro.cu: this makes its text a C string for emit.c.
-$(BUILD)/gen/place_core_text.c: replay/place_core.inc
+# addr/place_core.inc is compiled into replay (addr/place.c) and pasted
+# verbatim into every repro.cu, after common/cuerr.h (the sticky errors it
+# uses): this makes the two files' text one C string for emit.c.
+$(BUILD)/gen/place_core_text.c: common/cuerr.h addr/place_core.inc
 	@mkdir -p $(dir $@)
-	{ echo '/* generated from replay/place_core.inc by the Makefile: do not edit */'; \
+	{ echo '/* generated from common/cuerr.h and addr/place_core.inc by the Makefile: do not edit */'; \
 	  echo 'const char place_core_text[] ='; \
-	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; \
+	  cat $^ | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/'; \
 	  echo ';'; } > $@
 
 $(BUILD)/gen/place_core_text.o: $(BUILD)/gen/place_core_text.c

@@ -12,7 +12,7 @@
 
 #include "../common/strbuf.h"
 #include "../common/util.h"
-#include "../replay/place.h"
+#include "../addr/place.h"
 #include "../trace/trace.h"
 #include "emit-int.h"
 #include "emit.h"

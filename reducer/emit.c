@@ -19,8 +19,8 @@
 #include "../common/elf.h"
 #include "../common/strbuf.h"
 #include "../common/util.h"
-#include "../replay/memmap.h"
-#include "../replay/place.h"
+#include "../addr/memmap.h"
+#include "../addr/place.h"
 #include "../trace/trace.h"
 #include "emit-int.h"
 #include "emit.h"
@@ -483,7 +483,7 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 					const char *ty = nt == (int)l->nparams ? types[p] : "";
 					uint64_t was = 0;
 					memcpy(&v, l->args + pp->offset, pp->size);
-					if (pp->size != 8 || !memmap_lookup(&mm, v, NULL)) {
+					if (pp->size != 8 || !memmap_pointer_word(&mm, v, NULL)) {
 						sb_adds(&body, " = ");
 						scalar_text(&body, ty, pp->size, v);
 					}
@@ -501,7 +501,7 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 				uint64_t v;
 				int dead = 0;
 				memcpy(&v, l->args + off, 8);
-				struct mm_alloc *a = v >= 65536 ? memmap_lookup(&mm, v, &dead) : NULL;
+				struct mm_alloc *a = memmap_pointer_word(&mm, v, &dead);
 				if (!a)
 					continue;
 				sb_addf(&body, "\t\tput_ptr(args, %u, buf[%d].ptr + %lld);   /* captured 0x%llx%s */\n",

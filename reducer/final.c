@@ -12,7 +12,7 @@
 #include "../common/interrupt.h"
 #include "../common/strbuf.h"
 #include "../common/util.h"
-#include "../replay/place.h"
+#include "../addr/place.h"
 #include "../replay/replay.h"
 #include "cand.h"
 #include "final.h"

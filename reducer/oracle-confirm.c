@@ -11,7 +11,7 @@
 
 #include "../common/strbuf.h"
 #include "../common/util.h"
-#include "../replay/place.h"
+#include "../addr/place.h"
 #include "../replay/replay.h"
 #include "oracle-int.h"
 

@@ -20,7 +20,7 @@
 #include "../common/strbuf.h"
 #include "../common/util.h"
 #include "../replay/drv.h"
-#include "../replay/place.h"
+#include "../addr/place.h"
 #include "cand.h"
 #include "diagnose.h"
 #include "oracle-int.h"

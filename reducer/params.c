@@ -11,7 +11,7 @@
 
 #include "../common/strbuf.h"
 #include "../common/util.h"
-#include "../replay/memmap.h"
+#include "../addr/memmap.h"
 #include "../trace/trace.h"
 #include "params.h"
 
@@ -81,7 +81,7 @@ void params_each_pointer(const struct tr_launch *l, const struct memmap *mm,
 			uint64_t v;
 			int dead = 0;
 			memcpy(&v, l->args + off, 8);
-			struct mm_alloc *a = v >= 65536 ? memmap_lookup(mm, v, &dead) : NULL;
+			struct mm_alloc *a = memmap_pointer_word(mm, v, &dead);
 			if (a)
 				stop = fn(a, p, nt == (int)l->nparams ? types[p] : NULL,
 					  off - l->params[p].offset, dead, arg);

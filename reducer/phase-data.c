@@ -12,7 +12,7 @@
 
 #include "../common/strbuf.h"
 #include "../common/util.h"
-#include "../replay/memmap.h"
+#include "../addr/memmap.h"
 #include "cand.h"
 #include "ddmin.h"
 #include "oracle.h"
@@ -69,17 +69,11 @@ static unsigned char *pointer_words(const struct cand *c, size_t item)
 	const struct item *it = &c->it[item];
 	unsigned char *map = NULL;
 	size_t nw, found = 0;
-	uint64_t lo = UINT64_MAX, hi = 0;   /* the span of every allocation: a cheap first test */
 
 	for (size_t i = 0; i < c->n; i++) {
 		const struct tr_rec *r = &c->it[i].rec;
-		if (r->type == TR_ALLOC) {
+		if (r->type == TR_ALLOC)
 			memmap_add(&mm, r->u.alloc.addr, r->u.alloc.size, r->u.alloc.kind, (long)i);
-			if (r->u.alloc.addr < lo)
-				lo = r->u.alloc.addr;
-			if (r->u.alloc.addr + r->u.alloc.size > hi)
-				hi = r->u.alloc.addr + r->u.alloc.size;
-		}
 	}
 	if (trace_blob_read(it->src, it->rec.u.copy.blob, &data, 0, &e) < 0)
 		goto out;
@@ -90,7 +84,7 @@ static unsigned char *pointer_words(const struct cand *c, size_t item)
 		uint64_t v;
 		int dead;
 		memcpy(&v, data.buf + off, 8);
-		if (v >= lo && v < hi && v >= 65536 && memmap_lookup(&mm, v, &dead)) {
+		if (memmap_pointer_word(&mm, v, &dead)) {
 			map[off / 8] = 1;
 			if (off % 8)
 				map[off / 8 + 1] = 1;

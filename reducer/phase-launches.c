@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "../common/util.h"
-#include "../replay/memmap.h"
+#include "../addr/memmap.h"
 #include "cand.h"
 #include "ddmin.h"
 #include "oracle.h"
@@ -81,7 +81,7 @@ static unsigned char *relevant_launches(const struct cand *c, const size_t *idx,
 				uint64_t v;
 				int dead;
 				memcpy(&v, l->args + off, 8);
-				struct mm_alloc *a = v >= 65536 ? memmap_lookup(&mm, v, &dead) : NULL;
+				struct mm_alloc *a = memmap_pointer_word(&mm, v, &dead);
 				if (a)
 					bufs[j][nb[j]++] = a->index;
 			}

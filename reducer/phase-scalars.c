@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "../common/util.h"
-#include "../replay/memmap.h"
+#include "../addr/memmap.h"
 #include "cand.h"
 #include "oracle.h"
 #include "phase.h"
@@ -56,7 +56,7 @@ void phase_scalars(struct oracle *o, const struct shrink_opts *opts, struct cand
 		if (size != 4 && size != 8)
 			continue;
 		memcpy(&v, l->args + off, size);
-		if (size == 8 && v >= 65536 && memmap_lookup(&mm, v, &dead))
+		if (size == 8 && memmap_pointer_word(&mm, v, &dead))
 			continue;   /* a pointer */
 		if (v == 0)
 			continue;

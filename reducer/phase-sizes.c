@@ -12,7 +12,7 @@
 
 #include "../common/strbuf.h"
 #include "../common/util.h"
-#include "../replay/place.h"
+#include "../addr/place.h"
 #include "cand.h"
 #include "diagnose.h"
 #include "oracle.h"

@@ -26,7 +26,6 @@
 #include "../common/util.h"
 #include "../replay/proto.h"
 #include "pool.h"
-#include "../src/cmds.h"
 
 enum { W_DOWN, W_STARTING, W_READY, W_BUSY };
 
@@ -60,7 +59,7 @@ struct pool {
 
 static int worker_start(struct pool *p, struct worker *w, struct strbuf *err)
 {
-	char *argv[] = { (char *)gpureduce_exe(), "__worker", NULL };
+	char *argv[] = { (char *)self_exe(), PROTO_WORKER_CMD, NULL };
 	char dev[64];
 	const char *env[3] = { NULL, NULL, NULL };
 
@@ -245,12 +244,14 @@ static void worker_ready(struct pool *p, const struct worker *w, int ndev)
 static void on_line(struct pool *p, struct worker *w, const char *line, struct job *jobs)
 {
 	if (w->state == W_STARTING) {
-		if (!strcmp(line, "READY") || !strncmp(line, "READY\t", 6)) {
+		int ndev;
+		const char *why;
+		if (proto_parse_hello(line, &ndev, &why) == PROTO_READY) {
 			w->state = W_READY;
 			p->consecutive_fatal = 0;
-			worker_ready(p, w, line[5] ? atoi(line + 6) : 1);
+			worker_ready(p, w, ndev);
 		} else {
-			start_failed(p, !strncmp(line, "FATAL\t", 6) ? line + 6 : line);
+			start_failed(p, why);
 			worker_stop(w);
 		}
 		return;
@@ -383,12 +384,8 @@ int pool_run(struct pool *p, struct job *jobs, size_t njobs, struct strbuf *err)
 					continue;
 				}
 				sb_add(&w->line, buf, (size_t)n);
-				char *nl;
-				while (w->state != W_DOWN && (nl = memchr(w->line.buf, '\n', w->line.len))) {
-					size_t len = (size_t)(nl - w->line.buf);
-					char *one = xstrndup(w->line.buf, len);
-					memmove(w->line.buf, nl + 1, w->line.len - len - 1);
-					sb_setlen(&w->line, w->line.len - len - 1);
+				char *one;
+				while (w->state != W_DOWN && (one = proto_take_line(&w->line))) {
 					on_line(p, w, one, jobs);
 					free(one);
 				}

@@ -7,7 +7,7 @@
 
 #include "../common/strbuf.h"
 #include "../common/yamlout.h"
-#include "../replay/place.h"
+#include "../addr/place.h"
 #include "../trace/trace.h"
 #include "report_yaml.h"
 #include "shrink.h"

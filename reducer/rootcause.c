@@ -16,7 +16,7 @@
 
 #include "../common/strbuf.h"
 #include "../common/util.h"
-#include "../replay/memmap.h"
+#include "../addr/memmap.h"
 #include "../trace/trace.h"
 #include "params.h"
 #include "rootcause.h"

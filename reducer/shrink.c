@@ -15,7 +15,7 @@
 #include "../common/interrupt.h"
 #include "../common/strbuf.h"
 #include "../common/util.h"
-#include "../replay/graphs.h"
+#include "../addr/graphs.h"
 #include "cand.h"
 #include "final.h"
 #include "oracle.h"

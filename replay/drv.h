@@ -13,9 +13,12 @@
 
 #include <cuda.h>
 
+#include "../addr/place.h"
+
 struct strbuf;
 
-/* X(field, exported symbol, required) */
+/* X(field, exported symbol, required); placement's entry points are
+ * fields of d->vmm, the table addr/place.h calls through */
 #define DRV_FUNCS(X) \
 	X(Init, "cuInit", 1) \
 	X(DriverGetVersion, "cuDriverGetVersion", 1) \
@@ -33,8 +36,8 @@ struct strbuf;
 	X(ModuleGetGlobal, "cuModuleGetGlobal_v2", 0) \
 	X(FuncGetParamInfo, "cuFuncGetParamInfo", 0) \
 	X(FuncSetAttribute, "cuFuncSetAttribute", 1) \
-	X(MemAlloc, "cuMemAlloc_v2", 1) \
-	X(MemFree, "cuMemFree_v2", 1) \
+	X(vmm.MemAlloc, "cuMemAlloc_v2", 1) \
+	X(vmm.MemFree, "cuMemFree_v2", 1) \
 	X(MemcpyHtoD, "cuMemcpyHtoD_v2", 1) \
 	X(MemcpyDtoH, "cuMemcpyDtoH_v2", 1) \
 	X(MemAllocHost, "cuMemAllocHost_v2", 0) \
@@ -52,13 +55,13 @@ struct strbuf;
 	X(GetErrorName, "cuGetErrorName", 1) \
 	X(GetErrorString, "cuGetErrorString", 1) \
 	X(MemGetAllocationGranularity, "cuMemGetAllocationGranularity", 0) \
-	X(MemAddressReserve, "cuMemAddressReserve", 0) \
-	X(MemAddressFree, "cuMemAddressFree", 0) \
-	X(MemCreate, "cuMemCreate", 0) \
-	X(MemRelease, "cuMemRelease", 0) \
-	X(MemMap, "cuMemMap", 0) \
-	X(MemUnmap, "cuMemUnmap", 0) \
-	X(MemSetAccess, "cuMemSetAccess", 0)
+	X(vmm.MemAddressReserve, "cuMemAddressReserve", 0) \
+	X(vmm.MemAddressFree, "cuMemAddressFree", 0) \
+	X(vmm.MemCreate, "cuMemCreate", 0) \
+	X(vmm.MemRelease, "cuMemRelease", 0) \
+	X(vmm.MemMap, "cuMemMap", 0) \
+	X(vmm.MemUnmap, "cuMemUnmap", 0) \
+	X(vmm.MemSetAccess, "cuMemSetAccess", 0)
 
 struct drv {
 	void *handle;
@@ -78,8 +81,6 @@ struct drv {
 	CUresult (*ModuleGetGlobal)(CUdeviceptr *, size_t *, CUmodule, const char *);
 	CUresult (*FuncGetParamInfo)(CUfunction, size_t, size_t *, size_t *);
 	CUresult (*FuncSetAttribute)(CUfunction, CUfunction_attribute, int);
-	CUresult (*MemAlloc)(CUdeviceptr *, size_t);
-	CUresult (*MemFree)(CUdeviceptr);
 	CUresult (*MemcpyHtoD)(CUdeviceptr, const void *, size_t);
 	CUresult (*MemcpyDtoH)(void *, CUdeviceptr, size_t);
 	CUresult (*MemAllocHost)(void **, size_t);
@@ -91,6 +92,7 @@ struct drv {
 	CUresult (*MemsetD2D8)(CUdeviceptr, size_t, unsigned char, size_t, size_t);
 	CUresult (*MemsetD2D16)(CUdeviceptr, size_t, unsigned short, size_t, size_t);
 	CUresult (*MemsetD2D32)(CUdeviceptr, size_t, unsigned int, size_t, size_t);
+	struct place_vmm vmm;    /* cuMemAlloc ... cuMemSetAccess: placement's calls (addr/place.h) */
 	CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
 				 unsigned, unsigned, CUstream, void **, void **);
 	CUresult (*LaunchKernelEx)(const CUlaunchConfig *, CUfunction, void **, void **);
@@ -100,14 +102,6 @@ struct drv {
 	CUresult (*GetErrorString)(CUresult, const char **);
 	CUresult (*MemGetAllocationGranularity)(size_t *, const CUmemAllocationProp *,
 						CUmemAllocationGranularity_flags);
-	CUresult (*MemAddressReserve)(CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long);
-	CUresult (*MemAddressFree)(CUdeviceptr, size_t);
-	CUresult (*MemCreate)(CUmemGenericAllocationHandle *, size_t, const CUmemAllocationProp *,
-			      unsigned long long);
-	CUresult (*MemRelease)(CUmemGenericAllocationHandle);
-	CUresult (*MemMap)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long);
-	CUresult (*MemUnmap)(CUdeviceptr, size_t);
-	CUresult (*MemSetAccess)(CUdeviceptr, size_t, const CUmemAccessDesc *, size_t);
 };
 
 /* dlopen libcuda.so.1 (or $GPUREDUCE_LIBCUDA) and resolve the table.

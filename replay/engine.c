@@ -22,10 +22,10 @@
 #include "../common/strbuf.h"
 #include "../common/util.h"
 #include "../trace/trace.h"
+#include "../addr/graphs.h"
+#include "../addr/memmap.h"
+#include "../addr/place.h"
 #include "drv.h"
-#include "graphs.h"
-#include "memmap.h"
-#include "place.h"
 #include "replay.h"
 
 #ifndef TR_F_CAPTURED
@@ -138,8 +138,8 @@ int replay_ctx_create(struct replay_ctx **out, struct strbuf *err)
 		sb_addf(err, "cannot create a CUDA context: %s", drv_error_name(&c->d, r));
 		goto fail;
 	}
-	if (c->d.MemGetAllocationGranularity && c->d.MemAddressReserve && c->d.MemCreate &&
-	    c->d.MemMap && c->d.MemSetAccess && c->d.MemUnmap && c->d.MemRelease) {
+	if (c->d.MemGetAllocationGranularity && c->d.vmm.MemAddressReserve && c->d.vmm.MemCreate &&
+	    c->d.vmm.MemMap && c->d.vmm.MemSetAccess && c->d.vmm.MemUnmap && c->d.vmm.MemRelease) {
 		CUmemAllocationProp prop;
 		size_t g = 0;
 		memset(&prop, 0, sizeof(prop));
@@ -391,7 +391,7 @@ static int layout_open(struct run *R, size_t end)
 		return set_error(R, 0, "layout-faithful placement: the captured buffers span %llu bytes "
 				 "(0x%llx..0x%llx), more than it reserves; use --guard=end",
 				 (unsigned long long)(hi - lo), (unsigned long long)lo, (unsigned long long)hi);
-	r = place_layout_open(&c->d, &R->layout, lo, hi, c->gran, (int)c->dev);
+	r = place_layout_open(&c->d.vmm, &R->layout, lo, hi, c->gran, (int)c->dev);
 	if (r != CUDA_SUCCESS)
 		return drv_is_sticky(r) ? set_fault(R, 0, r, NULL, -1) :
 			set_error(R, 0, "layout-faithful placement: reserving %llu bytes failed: %s; "
@@ -423,10 +423,10 @@ static CUresult twin_create(struct run *R, const struct tr_alloc *a, size_t ev, 
 		/* fall through: a plain buffer holds its bytes at least */
 	}
 	if (R->have_layout && layout_kind(a->kind))
-		r = place_layout_alloc(&c->d, &R->layout, &tw->pb, a->addr, a->size);
+		r = place_layout_alloc(&c->d.vmm, &R->layout, &tw->pb, a->addr, a->size);
 	else {
 		int guard = R->o->guard == GUARD_LAYOUT ? GUARD_END : R->o->guard;
-		r = place_guard_alloc(&c->d, &tw->pb, a->size, a->addr, c->gran, guard, (int)c->dev);
+		r = place_guard_alloc(&c->d.vmm, &tw->pb, a->size, a->addr, c->gran, guard, (int)c->dev);
 		/* said, not hidden: an overrun may not fault in such a buffer */
 		if (r == CUDA_SUCCESS && guard != GUARD_NONE && tw->pb.how == PL_HOW_ALLOC)
 			R->unguarded++;
@@ -446,7 +446,7 @@ static void twin_kill(struct run *R, struct twin *tw)
 	if (!tw->mapped || R->c->dead)
 		return;
 	if (tw->how == TWIN_PLACED)
-		place_buf_unmap(&R->c->d, R->have_layout ? &R->layout : NULL, &tw->pb);
+		place_buf_unmap(&R->c->d.vmm, R->have_layout ? &R->layout : NULL, &tw->pb);
 	tw->mapped = 0;
 }
 
@@ -454,38 +454,39 @@ static void twin_destroy(struct run *R, struct twin *tw)
 {
 	twin_kill(R, tw);
 	if (tw->how == TWIN_PLACED && !R->c->dead)
-		place_buf_destroy(&R->c->d, R->have_layout ? &R->layout : NULL, &tw->pb);
+		place_buf_destroy(&R->c->d.vmm, R->have_layout ? &R->layout : NULL, &tw->pb);
 	free(tw);
 }
 
-/* Relocate a captured address; 0 when it hits no allocation. */
-static CUdeviceptr relocate(const struct run *R, uint64_t v, int live_only)
+struct reloc {
+	uint8_t *args;
+	unsigned n;
+};
+
+/* A pointer word of the parameter bytes: the same offset in its twin. */
+static int relocate_word(struct mm_alloc *a, size_t off, uint64_t v, int dead, void *arg)
 {
-	int dead = 0;
-	struct mm_alloc *a = live_only ? memmap_lookup_live(&R->mm, v) : memmap_lookup(&R->mm, v, &dead);
-	struct twin *tw;
-	if (!a || !a->user)
+	struct reloc *rl = arg;
+	struct twin *tw = a->user;
+	CUdeviceptr nv;
+	(void)dead;
+	if (!tw)
 		return 0;
-	tw = a->user;
-	return tw->ptr + (v - a->addr);
+	nv = tw->ptr + (v - a->addr);
+	if (nv) {
+		memcpy(rl->args + off, &nv, 8);
+		rl->n++;
+	}
+	return 0;
 }
 
-/* Relocate every 8-byte word of a parameter buffer in place. */
+/* Relocate every pointer word (memmap_pointer_word) of a parameter
+ * buffer in place; returns how many were. */
 static unsigned relocate_args(const struct run *R, uint8_t *args, uint32_t argsize)
 {
-	unsigned n = 0;
-	for (uint32_t off = 0; off + 8 <= argsize; off += 8) {
-		uint64_t v;
-		memcpy(&v, args + off, 8);
-		if (v < 65536)
-			continue;
-		CUdeviceptr nv = relocate(R, v, 0);
-		if (nv) {
-			memcpy(args + off, &nv, 8);
-			n++;
-		}
-	}
-	return n;
+	struct reloc rl = { args, 0 };
+	memmap_scan_words(&R->mm, args, argsize, 0, relocate_word, &rl);
+	return rl.n;
 }
 
 /* ---- results ----------------------------------------------------------- */
@@ -835,17 +836,22 @@ struct snap {
 	struct trace_writer w;
 	char *want;              /* per memmap index: 1 = include */
 	uint64_t scanned;
+	int changed;             /* want_word marked a buffer */
 };
 
-static void want_value(struct snap *S, uint64_t v)
+/* A pointer word the launch reaches: want its buffer (S->changed: one
+ * that was not wanted yet). */
+static int want_word(struct mm_alloc *a, size_t off, uint64_t v, int dead, void *arg)
 {
-	int dead = 0;
-	struct mm_alloc *a;
-	if (v < 65536)
-		return;
-	a = memmap_lookup(&S->R->mm, v, &dead);
-	if (a && !S->want[a->index])
+	struct snap *S = arg;
+	(void)off;
+	(void)v;
+	(void)dead;
+	if (!S->want[a->index]) {
 		S->want[a->index] = 1;
+		S->changed = 1;
+	}
+	return 0;
 }
 
 static int read_twin(struct run *R, struct mm_alloc *a, struct strbuf *out)
@@ -1021,16 +1027,12 @@ static void snap_reach(struct snap *S, const struct tr_launch *l)
 {
 	struct run *R = S->R;
 	struct strbuf buf = STRBUF_INIT;
-	int changed = 1;
 	char *scanned = xcalloc(R->mm.n + 1, 1);
 
-	for (uint32_t off = 0; off + 8 <= l->argsize; off += 8) {
-		uint64_t v;
-		memcpy(&v, l->args + off, 8);
-		want_value(S, v);
-	}
-	while (changed) {
-		changed = 0;
+	memmap_scan_words(&R->mm, l->args, l->argsize, 0, want_word, S);
+	S->changed = 1;
+	while (S->changed) {
+		S->changed = 0;
 		for (size_t i = 0; i < R->mm.n; i++) {
 			struct mm_alloc *a = R->mm.all[i];
 			if (!S->want[i] || scanned[i] || a->free_event >= 0)
@@ -1041,18 +1043,7 @@ static void snap_reach(struct snap *S, const struct tr_launch *l)
 			if (read_twin(R, a, &buf) < 0)
 				continue;
 			S->scanned += a->size;
-			for (size_t off = 0; off + 8 <= buf.len; off += 8) {
-				uint64_t v;
-				memcpy(&v, buf.buf + off, 8);
-				if (v >= 65536) {
-					int dead;
-					struct mm_alloc *b = memmap_lookup(&R->mm, v, &dead);
-					if (b && !S->want[b->index]) {
-						S->want[b->index] = 1;
-						changed = 1;
-					}
-				}
-			}
+			memmap_scan_words(&R->mm, buf.buf, buf.len, 0, want_word, S);
 		}
 	}
 	free(scanned);
@@ -1325,7 +1316,7 @@ out:
 		if (R.mm.all[i]->user)
 			twin_destroy(&R, R.mm.all[i]->user);
 	if (R.have_layout && !c->dead)
-		place_layout_close(&c->d, &R.layout);
+		place_layout_close(&c->d.vmm, &R.layout);
 	memmap_release(&R.mm);
 	graphs_release(&G);
 	free(R.syms);

@@ -1,11 +1,16 @@
 /*
- * proto.c - encode/decode the worker protocol lines (see proto.h).
+ * proto.c - encode/decode the worker protocol lines (see proto.h): the
+ * one place that knows their fields, used by the parent (reducer/pool.c)
+ * and the worker (src/cmd-worker.c).
  */
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../common/strbuf.h"
+#include "../common/util.h"
 #include "proto.h"
 
 static void add_clean(struct strbuf *sb, const char *s)
@@ -14,19 +19,8 @@ static void add_clean(struct strbuf *sb, const char *s)
 		sb_addch(sb, *s == '\t' || *s == '\n' || *s == '\r' ? ' ' : *s);
 }
 
-void proto_format_result(struct strbuf *sb, const struct replay_result *r)
-{
-	sb_addf(sb, "RESULT\t%d\t%ld\t%lld\t%d\t%ld\t%.6f\t", r->status, r->event, r->launch_seq,
-		r->code, r->launches, r->seconds);
-	add_clean(sb, r->error);
-	sb_addch(sb, '\t');
-	add_clean(sb, r->kernel);
-	sb_addch(sb, '\t');
-	add_clean(sb, r->msg);
-	sb_addch(sb, '\n');
-}
-
-/* Split s at tabs into at most n fields (in place). Returns the count. */
+/* Split s at tabs into at most n fields (in place).  Returns the count,
+ * n + 1 when there are more than n. */
 static int split_tabs(char *s, char **f, int n)
 {
 	int k = 0;
@@ -34,36 +28,72 @@ static int split_tabs(char *s, char **f, int n)
 		f[k++] = s;
 		char *t = strchr(s, '\t');
 		if (!t)
-			break;
+			return k;
 		*t = 0;
 		s = t + 1;
 	}
-	return k;
+	return n + 1;
 }
 
-int proto_parse_result(const char *line, struct replay_result *r)
+/* A whole decimal number in [min, max]: 0 with *v, or -1. */
+static int parse_ll(const char *s, long long min, long long max, long long *v)
 {
-	char *copy = strdup(line), *f[10];
-	int ret = -1;
-	memset(r, 0, sizeof(*r));
-	if (!copy)
-		return -1;
-	if (split_tabs(copy, f, 10) != 10 || strcmp(f[0], "RESULT"))
-		goto out;
-	r->status = atoi(f[1]);
-	r->event = atol(f[2]);
-	r->launch_seq = atoll(f[3]);
-	r->code = atoi(f[4]);
-	r->launches = atol(f[5]);
-	r->seconds = atof(f[6]);
-	snprintf(r->error, sizeof(r->error), "%s", f[7]);
-	snprintf(r->kernel, sizeof(r->kernel), "%s", f[8]);
-	snprintf(r->msg, sizeof(r->msg), "%s", f[9]);
-	ret = 0;
-out:
-	free(copy);
-	return ret;
+	char *end;
+	errno = 0;
+	*v = strtoll(s, &end, 10);
+	return *s && !*end && !errno && *v >= min && *v <= max ? 0 : -1;
 }
+
+static int parse_int(const char *s, int min, int *v)
+{
+	long long x;
+	if (parse_ll(s, min, INT_MAX, &x) < 0)
+		return -1;
+	*v = (int)x;
+	return 0;
+}
+
+static int parse_long(const char *s, long min, long *v)
+{
+	long long x;
+	if (parse_ll(s, min, LONG_MAX, &x) < 0)
+		return -1;
+	*v = (long)x;
+	return 0;
+}
+
+/* ---- start-up ------------------------------------------------------------ */
+
+void proto_format_ready(struct strbuf *sb, int devices)
+{
+	sb_addf(sb, "READY\t%d\n", devices);
+}
+
+void proto_format_fatal(struct strbuf *sb, const char *why)
+{
+	sb_adds(sb, "FATAL\t");
+	add_clean(sb, why);
+	sb_addch(sb, '\n');
+}
+
+int proto_parse_hello(const char *line, int *devices, const char **why)
+{
+	*devices = 0;
+	*why = line;
+	if (!strcmp(line, "READY")) {
+		*devices = 1;
+		return PROTO_READY;
+	}
+	if (!strncmp(line, "READY\t", 6))
+		return parse_int(line + 6, 1, devices) < 0 ? -1 : PROTO_READY;
+	if (!strncmp(line, "FATAL\t", 6)) {
+		*why = line + 6;
+		return PROTO_FATAL;
+	}
+	return -1;
+}
+
+/* ---- jobs ---------------------------------------------------------------- */
 
 void proto_format_run(struct strbuf *sb, const struct replay_opts *o, const char *trace)
 {
@@ -81,10 +111,65 @@ int proto_parse_run(char *line, struct replay_opts *o, const char **trace)
 	if (split_tabs(line, f, 6) != 6 || strcmp(f[0], "RUN"))
 		return -1;
 	*o = d;
-	o->guard = atoi(f[1]);
-	o->stop_before = atol(f[2]);
-	o->snap_mode = atoi(f[3]);
+	if (parse_int(f[1], 0, &o->guard) < 0 || parse_long(f[2], -1, &o->stop_before) < 0 ||
+	    parse_int(f[3], 0, &o->snap_mode) < 0 || !*f[5])
+		return -1;
 	o->snap_path = strcmp(f[4], "-") ? f[4] : NULL;
 	*trace = f[5];
 	return 0;
+}
+
+void proto_format_result(struct strbuf *sb, const struct replay_result *r)
+{
+	sb_addf(sb, "RESULT\t%d\t%ld\t%lld\t%d\t%ld\t%.6f\t", r->status, r->event, r->launch_seq,
+		r->code, r->launches, r->seconds);
+	add_clean(sb, r->error);
+	sb_addch(sb, '\t');
+	add_clean(sb, r->kernel);
+	sb_addch(sb, '\t');
+	add_clean(sb, r->msg);
+	sb_addch(sb, '\n');
+}
+
+int proto_parse_result(const char *line, struct replay_result *r)
+{
+	char *copy = xstrdup(line), *f[10], *end;
+	long long seq;
+	int ret = -1;
+	memset(r, 0, sizeof(*r));
+	if (split_tabs(copy, f, 10) != 10 || strcmp(f[0], "RESULT"))
+		goto out;
+	if (parse_int(f[1], 0, &r->status) < 0 || parse_long(f[2], LONG_MIN, &r->event) < 0 ||
+	    parse_ll(f[3], LLONG_MIN, LLONG_MAX, &seq) < 0 || parse_int(f[4], 0, &r->code) < 0 ||
+	    parse_long(f[5], 0, &r->launches) < 0)
+		goto out;
+	r->launch_seq = seq;
+	r->seconds = strtod(f[6], &end);
+	if (!*f[6] || *end)
+		goto out;
+	snprintf(r->error, sizeof(r->error), "%s", f[7]);
+	snprintf(r->kernel, sizeof(r->kernel), "%s", f[8]);
+	snprintf(r->msg, sizeof(r->msg), "%s", f[9]);
+	ret = 0;
+out:
+	if (ret < 0)
+		memset(r, 0, sizeof(*r));
+	free(copy);
+	return ret;
+}
+
+/* ---- framing ------------------------------------------------------------- */
+
+char *proto_take_line(struct strbuf *in)
+{
+	char *nl = in->len ? memchr(in->buf, '\n', in->len) : NULL;
+	size_t len;
+	char *one;
+	if (!nl)
+		return NULL;
+	len = (size_t)(nl - in->buf);
+	one = xstrndup(in->buf, len);
+	memmove(in->buf, nl + 1, in->len - len - 1);
+	sb_setlen(in, in->len - len - 1);
+	return one;
 }

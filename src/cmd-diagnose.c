@@ -14,7 +14,7 @@
 #include "../common/interrupt.h"
 #include "../common/strbuf.h"
 #include "../reducer/diagnose.h"
-#include "../replay/place.h"
+#include "../addr/place.h"
 #include "../trace/trace.h"
 #include "cmds.h"
 #include "repro.h"

@@ -11,7 +11,7 @@
 #include "../common/interrupt.h"
 #include "../common/strbuf.h"
 #include "../reducer/pool.h"
-#include "../replay/place.h"
+#include "../addr/place.h"
 #include "../trace/trace.h"
 #include "cmds.h"
 

@@ -27,7 +27,7 @@
 #include "../reducer/report_yaml.h"
 #include "../reducer/rootcause.h"
 #include "../reducer/shrink.h"
-#include "../replay/place.h"
+#include "../addr/place.h"
 #include "../trace/trace.h"
 #include "cmds.h"
 #include "repro.h"

@@ -17,7 +17,7 @@
 #include "../reducer/emit.h"
 #include "../reducer/report_yaml.h"
 #include "../reducer/shrink.h"
-#include "../replay/place.h"
+#include "../addr/place.h"
 #include "../trace/trace.h"
 #include "cmds.h"
 #include "outpaths.h"

@@ -40,16 +40,12 @@ int cmd_worker(int argc, char **argv)
 	if (proto < 0 || dup2(2, 1) < 0)
 		return EXIT_INTERNAL;
 	if (replay_ctx_create(&ctx, &err) < 0) {
-		sb_adds(&out, "FATAL\t");
-		for (char *p = err.buf; *p; p++)
-			if (*p == '\t' || *p == '\n')
-				*p = ' ';
-		sb_addf(&out, "%s\n", err.buf);
+		proto_format_fatal(&out, err.buf);
 		say(proto, &out);
 		ret = EXIT_ENV;
 		goto out;
 	}
-	sb_addf(&out, "READY\t%d\n", replay_ctx_devices(ctx));
+	proto_format_ready(&out, replay_ctx_devices(ctx));
 	if (say(proto, &out) < 0)
 		goto out;
 	while ((n = getline(&line, &cap, stdin)) > 0) {

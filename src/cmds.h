@@ -36,7 +36,8 @@ int cmd_verify(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
 int cmd_worker(int argc, char **argv);
 
-/* Path of the running gpureduce binary (for spawning workers). */
+/* Path of the running gpureduce binary (common/util.h self_exe(); capture
+ * finds its library next to it). */
 const char *gpureduce_exe(void);
 /* Print "gpureduce CMD: <msg>" to stderr. */
 void cmd_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

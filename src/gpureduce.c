@@ -7,13 +7,13 @@
  * `int cmd_NAME(int argc, char **argv)`, declare it in cmds.h and add a row
  * to `commands` below (name, function, hidden flag, one-line synopsis).
  */
-#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "../common/util.h"
+#include "../replay/proto.h"
 #include "../trace/trace.h"
 #include "cmds.h"
 
@@ -31,14 +31,12 @@ static const struct command commands[] = {
 	{ "show", cmd_show, 0, "dump a trace as YAML" },
 	{ "verify", cmd_verify, 0, "build a repro.cu with nvcc and run it n times" },
 	{ "diagnose", cmd_diagnose, 0, "explain a repro's fault in terms of the kernel's parameters" },
-	{ "__worker", cmd_worker, 1, "(internal) replay worker process" },
+	{ PROTO_WORKER_CMD, cmd_worker, 1, "(internal) replay worker process" },
 };
-
-static char exe_path[PATH_MAX];
 
 const char *gpureduce_exe(void)
 {
-	return exe_path;
+	return self_exe();
 }
 
 void cmd_error(const char *cmd, const char *fmt, ...)
@@ -72,12 +70,6 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-	ssize_t n = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1);
-	if (n > 0)
-		exe_path[n] = 0;
-	else
-		snprintf(exe_path, sizeof(exe_path), "%s", argv[0]);
-
 	if (argc < 2 || is_help(argv[1]) || !strcmp(argv[1], "help")) {
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? EXIT_USAGE : EXIT_OK;

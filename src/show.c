@@ -2,7 +2,7 @@
  * show.c - the YAML rendering behind `gpureduce show` (see show.h).
  *
  * One pass collects totals, the kernel table and the fault; a second pass
- * walks every record in order, keeping a replay/memmap.h view of the
+ * walks every record in order, keeping an addr/memmap.h view of the
  * captured address space so that launch parameter words and copy/memset
  * addresses can be annotated with the allocation they point into (or the
  * freed allocation they used to point into), and emits the records the
@@ -25,7 +25,7 @@
 #include "../common/strbuf.h"
 #include "../common/util.h"
 #include "../common/yamlout.h"
-#include "../replay/memmap.h"
+#include "../addr/memmap.h"
 #include "../trace/trace.h"
 #include "show.h"
 
@@ -516,37 +516,81 @@ static void emit_fault(struct yout *y, const struct trace *t, const struct stats
 
 /* ---- events ---- */
 
-/* "alloc#3+0x40 (device, 4000 bytes)" for v, or 0 when v points nowhere. */
-static int describe_ptr(struct strbuf *sb, const struct memmap *mm, uint64_t v)
+/* "alloc#3+0x40 (device, 4000 bytes)" for v, which points into a. */
+static void describe_alloc(struct strbuf *sb, const struct mm_alloc *a, uint64_t v, int dead)
 {
-	int dead = 0;
-	const struct mm_alloc *a;
-
-	if (!v)
-		return 0;
-	a = memmap_lookup(mm, v, &dead);
-	if (!a)
-		return 0;
 	sb_addf(sb, "alloc#%zu+0x%" PRIx64, a->index, v - a->addr);
 	if (dead) {
 		sb_addf(sb, " (FREED at event %ld)", a->free_event);
-		return 1;
+		return;
 	}
 	sb_addf(sb, " (%s", tr_alloc_kind_name(a->kind));
 	if (a->user && *(const char *)a->user)
 		sb_addf(sb, " %s", (const char *)a->user);
 	sb_addf(sb, ", %" PRIu64 " bytes%s)", a->size, v - a->addr == a->size ? ", one past the end" : "");
-	return 1;
 }
 
+/* k: the allocation that address v (a copy's or memset's target or
+ * source) lies in, if any. */
 static void kv_ptr(struct yout *y, const char *k, const struct memmap *mm, uint64_t v)
 {
 	struct strbuf sb = STRBUF_INIT;
-	if (describe_ptr(&sb, mm, v)) {
+	int dead = 0;
+	const struct mm_alloc *a = v ? memmap_lookup(mm, v, &dead) : NULL;
+	if (a) {
+		describe_alloc(&sb, a, v, dead);
 		yo_key(y, k);
 		yo_str(y, sb.buf);
 	}
 	sb_release(&sb);
+}
+
+/* k: the allocation that the 8-byte word v points into, if it is a
+ * pointer word (memmap_pointer_word). */
+static void kv_word(struct yout *y, const char *k, const struct memmap *mm, uint64_t v)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int dead = 0;
+	const struct mm_alloc *a = memmap_pointer_word(mm, v, &dead);
+	if (a) {
+		describe_alloc(&sb, a, v, dead);
+		yo_key(y, k);
+		yo_str(y, sb.buf);
+	}
+	sb_release(&sb);
+}
+
+/* The pointer words of a by-value struct or of copied bytes, listed under
+ * `key` (memmap_scan_words calls list_word for each). */
+struct word_list {
+	struct yout *y;
+	const char *key;         /* "ptrs": {at, ptr} maps; else "+0x..: ..." strings */
+	uint64_t base;           /* "ptrs": the struct's offset in the parameter bytes */
+	uint64_t n, cap;         /* found so far; how many are listed */
+	struct strbuf sb;
+};
+
+static int list_word(struct mm_alloc *a, size_t off, uint64_t v, int dead, void *arg)
+{
+	struct word_list *w = arg;
+	if (!w->n++) {
+		yo_key(w->y, w->key);
+		yo_seq_start(w->y, 0);
+	}
+	if (w->n > w->cap)
+		return 0;
+	sb_reset(&w->sb);
+	describe_alloc(&w->sb, a, v, dead);
+	if (!strcmp(w->key, "ptrs")) {
+		yo_map_start(w->y, 0);
+		yo_key(w->y, "at");
+		yo_strf(w->y, "+0x%" PRIx64, (uint64_t)off - w->base);
+		yo_kv_str(w->y, "ptr", w->sb.buf);
+		yo_map_end(w->y);
+	} else {
+		yo_strf(w->y, "+0x%llx: %s", (unsigned long long)off, w->sb.buf);
+	}
+	return 0;
 }
 
 static uint64_t le_u64(const uint8_t *p, size_t n)
@@ -575,7 +619,6 @@ static void emit_params(struct yout *y, const struct tr_launch *l, const struct 
 		const uint8_t *b = l->args + p->offset;   /* reader checked the bounds */
 		uint64_t first = ((uint64_t)p->offset + 7) & ~7ull;
 		uint64_t end = (uint64_t)p->offset + p->size;
-		int nptr = 0;
 
 		yo_map_start(y, 0);
 		yo_kv_u64(y, "offset", p->offset);
@@ -587,24 +630,13 @@ static void emit_params(struct yout *y, const struct tr_launch *l, const struct 
 		if (p->size == 1 || p->size == 2 || p->size == 4 || p->size == 8)
 			yo_kv_u64(y, "value", le_u64(b, p->size));
 		if (p->size == 8 && first == p->offset) {
-			kv_ptr(y, "ptr", mm, le_u64(b, 8));
+			kv_word(y, "ptr", mm, le_u64(b, 8));
 		} else {
-			for (uint64_t w = first; w + 8 <= end; w += 8) {
-				sb_reset(&sb);
-				if (!describe_ptr(&sb, mm, le_u64(l->args + w, 8)))
-					continue;
-				if (!nptr++) {
-					yo_key(y, "ptrs");
-					yo_seq_start(y, 0);
-				}
-				yo_map_start(y, 0);
-				yo_key(y, "at");
-				yo_strf(y, "+0x%" PRIx64, w - p->offset);
-				yo_kv_str(y, "ptr", sb.buf);
-				yo_map_end(y);
-			}
-			if (nptr)
+			/* a by-value struct: its words aligned in the parameter bytes */
+			struct word_list w = { y, "ptrs", p->offset, 0, UINT64_MAX, STRBUF_INIT };
+			if (memmap_scan_words(mm, l->args, end, first, list_word, &w))
 				yo_seq_end(y);
+			sb_release(&w.sb);
 		}
 		yo_map_end(y);
 	}
@@ -660,31 +692,20 @@ static void emit_launch(struct yout *y, const struct tr_launch *l, const struct 
 static void emit_stored_pointers(struct yout *y, const struct trace *t, const struct tr_copy *c,
 				 const struct memmap *mm)
 {
-	struct strbuf data = STRBUF_INIT, e = STRBUF_INIT, sb = STRBUF_INIT;
-	uint64_t found = 0;
+	struct strbuf data = STRBUF_INIT, e = STRBUF_INIT;
+	struct word_list w = { y, "stored_pointers", 0, 0, 8, STRBUF_INIT };
 
 	if (c->size > (16u << 20) || trace_blob_read(t, c->blob, &data, 16u << 20, &e) < 0)
 		goto out;
-	for (uint64_t off = (8 - (c->dst & 7)) & 7; off + 8 <= data.len; off += 8) {
-		uint64_t v = le_u64((const uint8_t *)data.buf + off, 8);
-		sb_reset(&sb);
-		if (v < 65536 || !describe_ptr(&sb, mm, v))
-			continue;
-		if (!found++) {
-			yo_key(y, "stored_pointers");
-			yo_seq_start(y, 0);
-		}
-		if (found <= 8)
-			yo_strf(y, "+0x%llx: %s", (unsigned long long)off, sb.buf);
-	}
-	if (found) {
+	/* words aligned in the device address space */
+	if (memmap_scan_words(mm, data.buf, data.len, memmap_first_aligned(c->dst), list_word, &w)) {
 		yo_seq_end(y);
-		yo_kv_u64(y, "stored_pointers_total", found);
+		yo_kv_u64(y, "stored_pointers_total", w.n);
 	}
 out:
 	sb_release(&data);
 	sb_release(&e);
-	sb_release(&sb);
+	sb_release(&w.sb);
 }
 
 static void emit_copy(struct yout *y, const struct trace *t, const struct tr_rec *r,

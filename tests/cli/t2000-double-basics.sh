@@ -8,7 +8,7 @@
 # every symbol of replay/drv.h's DRV_FUNCS, plus what cuda.h maps the
 # common un-versioned names to and the extras the lead relies on
 nm -D --defined-only "$DBL_DIR/libcuda.so.1" | awk '{print $3}' | sort >"$TMP/have"
-sed -n 's/.*X([A-Za-z0-9]*, "\([A-Za-z0-9_]*\)".*/\1/p' replay/drv.h >"$TMP/want"
+sed -n 's/.*X([A-Za-z0-9.]*, "\([A-Za-z0-9_]*\)".*/\1/p' replay/drv.h >"$TMP/want"
 cat >"$TMP/prog.c" <<'C'
 #include <cuda.h>
 void *names[] = { (void *)cuMemAlloc, (void *)cuMemFree, (void *)cuMemcpyHtoD, (void *)cuMemcpyDtoH,

@@ -1,12 +1,14 @@
 /*
  * test_memmap.c - the captured address map against a naive reference model:
  * random allocations, frees and address reuse, then lookups of random
- * values (inside, one past the end, between, outside).
+ * values (inside, one past the end, between, outside); the pointer-word
+ * rule (memmap_pointer_word) against the same model, and the word scan
+ * over byte ranges (alignment, words cut by the end, stopping).
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../replay/memmap.h"
+#include "../../addr/memmap.h"
 #include "unit.h"
 
 struct ref {
@@ -83,15 +85,122 @@ UNIT_TEST(memmap_vs_reference)
 			uint64_t v = 0x7f0000000000ull + (uint64_t)(seed % (70 * 4096));
 			if (q % 10 == 0)
 				v = seed % 100000;
-			int d1, d2;
+			int d1, d2, d3 = -1;
 			long want = ref_lookup(r, n, v, &d1);
 			struct mm_alloc *got = memmap_lookup(&m, v, &d2);
+			/* the pointer-word rule is the reference's, exactly */
+			struct mm_alloc *pw = memmap_pointer_word(&m, v, &d3);
 			CHECK((want < 0) == (got == NULL));
+			CHECK((want < 0) == (pw == NULL));
 			if (want >= 0 && got) {
 				CHECK_EQ_U(got->index, (size_t)want);
 				CHECK(d1 == d2);
 			}
+			if (want >= 0 && pw) {
+				CHECK_EQ_U(pw->index, (size_t)want);
+				CHECK(d1 == d3);
+			}
 		}
 		memmap_release(&m);
 	}
+}
+
+UNIT_TEST(memmap_pointer_word_rule)
+{
+	struct memmap m = MEMMAP_INIT;
+	struct mm_alloc *low, *a, *b;
+	int dead = -1;
+
+	/* nothing mapped: nothing is a pointer */
+	CHECK(memmap_pointer_word(&m, 0x7f0000000000ull, &dead) == NULL);
+	CHECK(dead == 0);
+	low = memmap_add(&m, 0x1000, 0x100, 1, 0);
+	a = memmap_add(&m, 0x7f0000000000ull, 4000, 1, 1);
+	b = memmap_add(&m, 0x7f0000100000ull, 64, 1, 2);
+	/* small values are counts, not addresses: memmap_lookup alone would
+	 * find the allocation at 0x1000 */
+	CHECK(memmap_lookup(&m, 0x1010, NULL) == low);
+	CHECK(memmap_pointer_word(&m, 0x1010, NULL) == NULL);
+	CHECK(memmap_pointer_word(&m, MEMMAP_MIN_POINTER - 1, NULL) == NULL);
+	/* inside, at the start, one past the end; not two past */
+	CHECK(memmap_pointer_word(&m, 0x7f0000000000ull + 123, &dead) == a && !dead);
+	CHECK(memmap_pointer_word(&m, 0x7f0000000000ull + 4000, NULL) == a);
+	CHECK(memmap_pointer_word(&m, 0x7f0000000000ull + 4001, NULL) == NULL);
+	CHECK(memmap_pointer_word(&m, 0x7f0000100000ull + 64, NULL) == b);
+	CHECK(memmap_pointer_word(&m, 0x7f0000100000ull + 65, NULL) == NULL);
+	/* a freed allocation still counts, flagged dead */
+	memmap_free(&m, 0x7f0000000000ull, 3);
+	CHECK(memmap_pointer_word(&m, 0x7f0000000000ull + 8, &dead) == a && dead == 1);
+	/* float bit patterns and other large values outside every allocation */
+	CHECK(memmap_pointer_word(&m, 0x3f800000ull, NULL) == NULL);
+	CHECK(memmap_pointer_word(&m, 0xffffffffffffffffull, NULL) == NULL);
+	memmap_release(&m);
+}
+
+struct seen {
+	size_t off[8];
+	uint64_t v[8];
+	int dead[8];
+	size_t n, stop_at;       /* stop after this many (0: never) */
+};
+
+static int see(struct mm_alloc *a, size_t off, uint64_t v, int dead, void *arg)
+{
+	struct seen *s = arg;
+	(void)a;
+	if (s->n < 8) {
+		s->off[s->n] = off;
+		s->v[s->n] = v;
+		s->dead[s->n] = dead;
+	}
+	s->n++;
+	return s->stop_at && s->n >= s->stop_at;
+}
+
+UNIT_TEST(memmap_scan_words_offsets_and_stop)
+{
+	struct memmap m = MEMMAP_INIT;
+	unsigned char bytes[44];
+	uint64_t p0 = 0x7f0000000010ull, p1 = 0x7f0000000ff8ull, p2 = 0x7f0000200000ull;
+	struct seen s;
+
+	memmap_add(&m, 0x7f0000000000ull, 4096, 1, 0);
+	memmap_add(&m, 0x7f0000200000ull, 16, 1, 1);
+	memmap_free(&m, 0x7f0000200000ull, 2);
+	memset(bytes, 0, sizeof(bytes));
+	memcpy(bytes + 0, &p0, 8);       /* aligned words 0 and 8 */
+	memcpy(bytes + 8, &p1, 8);
+	memcpy(bytes + 20, &p2, 8);      /* words seen only from first = 4: 20 ... */
+	memcpy(bytes + 36, &p2, 8);      /* ... and 36, the last whole one */
+
+	memset(&s, 0, sizeof(s));
+	CHECK_EQ_U(memmap_scan_words(&m, bytes, sizeof(bytes), 0, see, &s), 2);
+	CHECK_EQ_U(s.n, 2);
+	CHECK_EQ_U(s.off[0], 0);
+	CHECK_EQ_U(s.v[0], p0);
+	CHECK_EQ_U(s.off[1], 8);
+	CHECK_EQ_U(s.v[1], p1);
+	CHECK(s.dead[1] == 0);
+
+	memset(&s, 0, sizeof(s));
+	CHECK_EQ_U(memmap_scan_words(&m, bytes, sizeof(bytes), 4, see, &s), 2);
+	CHECK_EQ_U(s.off[0], 20);
+	CHECK_EQ_U(s.v[0], p2);
+	CHECK(s.dead[0] == 1);
+	CHECK_EQ_U(s.off[1], 36);
+	/* a word cut by the end is not read */
+	CHECK_EQ_U(memmap_scan_words(&m, bytes, 43, 4, NULL, NULL), 1);
+	CHECK_EQ_U(memmap_scan_words(&m, bytes, 8, 0, NULL, NULL), 1);
+	CHECK_EQ_U(memmap_scan_words(&m, bytes, 7, 0, NULL, NULL), 0);
+	CHECK_EQ_U(memmap_scan_words(&m, bytes, sizeof(bytes), 48, NULL, NULL), 0);
+	/* the callback stops the scan; the word it stopped at counts */
+	memset(&s, 0, sizeof(s));
+	s.stop_at = 1;
+	CHECK_EQ_U(memmap_scan_words(&m, bytes, sizeof(bytes), 4, see, &s), 1);
+	CHECK_EQ_U(s.n, 1);
+	/* device alignment of copied bytes */
+	CHECK_EQ_U(memmap_first_aligned(0x7f0000000000ull), 0);
+	CHECK_EQ_U(memmap_first_aligned(0x7f0000000003ull), 5);
+	CHECK_EQ_U(memmap_first_aligned(0x7f0000000007ull), 1);
+	memmap_release(&m);
 }

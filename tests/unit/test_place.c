@@ -1,8 +1,9 @@
 /*
- * test_place.c - placement (replay/place_core.inc): the text every repro.cu
+ * test_place.c - placement (addr/place_core.inc): the text every repro.cu
  * embeds is the file replay compiles, the layout range arithmetic, and the
  * layout mode's granule sharing against a mock driver that records what is
- * mapped.
+ * mapped, and guard placement as gpureduce compiles it (addr/place.c, the
+ * driver reached through a struct place_vmm).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -10,7 +11,7 @@
 
 #include "../../common/strbuf.h"
 #include "../../common/util.h"
-#include "../../replay/place.h"
+#include "../../addr/place.h"
 #include "unit.h"
 
 /* ---- a mock driver: reservations at a fixed base, mappings counted ---- */
@@ -57,13 +58,19 @@ static CUresult mock_MemAlloc(CUdeviceptr *p, size_t n) { (void)n; *p = 0x200000
 static CUresult mock_MemFree(CUdeviceptr p) { (void)p; return CUDA_SUCCESS; }
 
 #define PL_CALL(f) mock_##f
-#include "../../replay/place_core.inc"
+#include "../../common/cuerr.h"
+#include "../../addr/place_core.inc"
 
 UNIT_TEST(place_core_text_is_the_compiled_file)
 {
-	struct strbuf f = STRBUF_INIT, e = STRBUF_INIT;
-	CHECK(read_file("replay/place_core.inc", &f, &e) == 0);
-	CHECK(f.len > 1000);
+	struct strbuf f = STRBUF_INIT, e = STRBUF_INIT, core = STRBUF_INIT;
+	/* the sticky-error list first, then the placement */
+	CHECK(read_file("common/cuerr.h", &f, &e) == 0);
+	CHECK(read_file("addr/place_core.inc", &core, &e) == 0);
+	CHECK(core.len > 1000);
+	CHECK(f.buf && strstr(f.buf, "cuerr_is_sticky") != NULL);
+	sb_add(&f, core.buf, core.len);
+	sb_release(&core);
 	CHECK(f.len == strlen(place_core_text));
 	CHECK(f.buf && !strcmp(f.buf, place_core_text));
 	sb_release(&f);
@@ -124,4 +131,55 @@ UNIT_TEST(place_layout_maps_shared_granules_once)
 	CHECK_EQ_U(mock_creates, 0);
 	(void)pl_guard_alloc;
 	(void)pl_buf_destroy;
+}
+
+static CUresult mock_reserve_result = CUDA_SUCCESS;
+static CUresult mock_MemAddressReserveMaybe(CUdeviceptr *p, size_t n, size_t a, CUdeviceptr hint,
+					    unsigned long long f)
+{
+	if (mock_reserve_result != CUDA_SUCCESS)
+		return mock_reserve_result;
+	return mock_MemAddressReserve(p, n, a, hint, f);
+}
+
+/* gpureduce's compiled placement (addr/place.c), through a struct
+ * place_vmm: guard placement lands against the guard, and only a VMM
+ * failure short of a sticky error falls back to cuMemAlloc. */
+UNIT_TEST(place_guard_alloc_through_vmm)
+{
+	const struct place_vmm v = {
+		mock_MemAlloc, mock_MemFree, mock_MemAddressReserveMaybe, mock_MemAddressFree,
+		mock_MemCreate, mock_MemRelease, mock_MemMap, mock_MemUnmap, mock_MemSetAccess,
+	};
+	const uint64_t G = 2ull << 20, addr = 0x7f0000000140ull, size = 1000;
+	struct pl_placement p;
+	struct pl_buf b;
+
+	mock_maps = mock_creates = mock_reserves = 0;
+	mock_mapped = 0;
+	mock_reserve_result = CUDA_SUCCESS;
+	CHECK(place_compute(size, addr, G, GUARD_END, &p) == 0);
+	CHECK(place_guard_alloc(&v, &b, size, addr, G, GUARD_END, 0) == CUDA_SUCCESS);
+	CHECK_EQ_U(b.how, PL_HOW_GUARD);
+	CHECK_EQ_U(b.ptr, 0x100000000000ull + p.buf_off);
+	CHECK_EQ_U(b.ptr % 256, addr % 256);               /* the captured alignment */
+	CHECK(b.ptr + size <= b.base + p.map_off + p.map_size);
+	CHECK(b.base + p.map_off + p.map_size - (b.ptr + size) < 256);   /* flush against the guard */
+	CHECK_EQ_U(mock_maps, 1);
+	place_buf_destroy(&v, NULL, &b);
+	CHECK_EQ_U(mock_maps, 0);
+	CHECK_EQ_U(mock_reserves, 0);
+	CHECK_EQ_U(mock_creates, 0);
+
+	/* no VMM (an ordinary error): plain cuMemAlloc */
+	mock_reserve_result = CUDA_ERROR_NOT_SUPPORTED;
+	CHECK(place_guard_alloc(&v, &b, size, addr, G, GUARD_END, 0) == CUDA_SUCCESS);
+	CHECK_EQ_U(b.how, PL_HOW_ALLOC);
+	CHECK_EQ_U(b.ptr, 0x200000000000ull);
+	place_buf_destroy(&v, NULL, &b);
+	/* a dead context: no fallback, the error comes back */
+	mock_reserve_result = CUDA_ERROR_ILLEGAL_ADDRESS;
+	CHECK(place_guard_alloc(&v, &b, size, addr, G, GUARD_END, 0) == CUDA_ERROR_ILLEGAL_ADDRESS);
+	CHECK_EQ_U(b.how, PL_HOW_NONE);
+	mock_reserve_result = CUDA_SUCCESS;
 }

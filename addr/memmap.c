@@ -125,7 +125,7 @@ struct mm_alloc *memmap_lookup(const struct memmap *m, uint64_t v, int *dead)
 		return a;
 	/* Zero and small values are scalars, not pointers; so is anything
 	 * outside every allocation ever made (most float bit patterns). */
-	if (v < 65536 || v < m->lo || v >= m->hi)
+	if (v < MEMMAP_MIN_POINTER || v < m->lo || v >= m->hi)
 		return NULL;
 	for (size_t i = m->n; i-- > 0;) {
 		struct mm_alloc *d = m->all[i];
@@ -136,4 +136,37 @@ struct mm_alloc *memmap_lookup(const struct memmap *m, uint64_t v, int *dead)
 		}
 	}
 	return NULL;
+}
+
+struct mm_alloc *memmap_pointer_word(const struct memmap *m, uint64_t v, int *dead)
+{
+	if (dead)
+		*dead = 0;
+	/* the cheap test first: most words are small numbers or float bits
+	 * outside every allocation ever made ([lo, hi) covers one past each
+	 * end), and a buffer's content can be gigabytes of them */
+	if (v < MEMMAP_MIN_POINTER || v < m->lo || v >= m->hi)
+		return NULL;
+	return memmap_lookup(m, v, dead);
+}
+
+size_t memmap_scan_words(const struct memmap *m, const void *bytes, size_t len, size_t first,
+			 memmap_word_fn fn, void *arg)
+{
+	const unsigned char *p = bytes;
+	size_t found = 0;
+
+	for (size_t off = first; off < len && len - off >= 8; off += 8) {
+		uint64_t v;
+		int dead;
+		struct mm_alloc *a;
+		memcpy(&v, p + off, 8);
+		a = memmap_pointer_word(m, v, &dead);
+		if (!a)
+			continue;
+		found++;
+		if (fn && fn(a, off, v, dead, arg))
+			break;
+	}
+	return found;
 }

@@ -1,16 +1,17 @@
 /*
- * place.c - replay's side of placement (see place.h): compiles
- * place_core.inc with its driver calls going through the driver table
- * that the caller passes (replay workers are single-threaded, so the table
- * is kept in a file-level pointer for the duration of each call).
+ * place.c - placement as gpureduce compiles it (see place.h): compiles
+ * place_core.inc with its driver calls going through the entry points the
+ * caller passes (struct place_vmm; replay fills it from its driver table).
+ * Workers are single-threaded, so the table is kept in a file-level
+ * pointer for the duration of each call.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "drv.h"
+#include "../common/cuerr.h"
 #include "place.h"
 
-static const struct drv *pl_d;
+static const struct place_vmm *pl_d;
 #define PL_CALL(f) (pl_d->f)
 #include "place_core.inc"
 
@@ -28,42 +29,42 @@ int place_layout_plan(uint64_t lo, uint64_t hi, uint64_t gran, uint64_t *origin,
 	return ret;
 }
 
-CUresult place_guard_alloc(const struct drv *d, struct pl_buf *b, uint64_t size, uint64_t addr,
+CUresult place_guard_alloc(const struct place_vmm *v, struct pl_buf *b, uint64_t size, uint64_t addr,
 			   uint64_t gran, int guard, int dev)
 {
-	pl_d = d;
+	pl_d = v;
 	return pl_guard_alloc(b, size, addr, gran, guard, dev);
 }
 
-CUresult place_layout_open(const struct drv *d, struct pl_layout *L, uint64_t lo, uint64_t hi,
+CUresult place_layout_open(const struct place_vmm *v, struct pl_layout *L, uint64_t lo, uint64_t hi,
 			   uint64_t gran, int dev)
 {
-	pl_d = d;
+	pl_d = v;
 	return pl_layout_open(L, lo, hi, gran, dev);
 }
 
-CUresult place_layout_alloc(const struct drv *d, struct pl_layout *L, struct pl_buf *b, uint64_t addr,
+CUresult place_layout_alloc(const struct place_vmm *v, struct pl_layout *L, struct pl_buf *b, uint64_t addr,
 			    uint64_t size)
 {
-	pl_d = d;
+	pl_d = v;
 	return pl_layout_alloc(L, b, addr, size);
 }
 
-void place_buf_unmap(const struct drv *d, struct pl_layout *L, struct pl_buf *b)
+void place_buf_unmap(const struct place_vmm *v, struct pl_layout *L, struct pl_buf *b)
 {
-	pl_d = d;
+	pl_d = v;
 	pl_buf_unmap(L, b);
 }
 
-void place_buf_destroy(const struct drv *d, struct pl_layout *L, struct pl_buf *b)
+void place_buf_destroy(const struct place_vmm *v, struct pl_layout *L, struct pl_buf *b)
 {
-	pl_d = d;
+	pl_d = v;
 	pl_buf_destroy(L, b);
 }
 
-void place_layout_close(const struct drv *d, struct pl_layout *L)
+void place_layout_close(const struct place_vmm *v, struct pl_layout *L)
 {
-	pl_d = d;
+	pl_d = v;
 	pl_layout_close(L);
 }
 

@@ -12,6 +12,9 @@
  * allocations win over freed ones; among freed ones the most recently freed
  * wins.  Each allocation gets a stable index (order of its ALLOC record) that
  * replay uses to find its replayed twin.
+ *
+ * Part of addr/, the address-space model (with graphs.h and place.h) that
+ * replay, the reducer and `show` share; it depends on nothing above trace/.
  */
 #ifndef GPUREDUCE_MEMMAP_H
 #define GPUREDUCE_MEMMAP_H
@@ -50,5 +53,41 @@ struct mm_alloc *memmap_free(struct memmap *m, uint64_t addr, long event);
 struct mm_alloc *memmap_lookup(const struct memmap *m, uint64_t v, int *dead);
 /* Same, but only live allocations. */
 struct mm_alloc *memmap_lookup_live(const struct memmap *m, uint64_t v);
+
+/*
+ * The pointer-word rule, written once: an 8-byte word -- of a launch's
+ * parameter bytes, of a by-value struct among them, of a buffer's content
+ * -- points into a captured allocation when its value v is at least
+ * MEMMAP_MIN_POINTER (smaller values are counts and flags, never device
+ * addresses) and memmap_lookup() finds an allocation for it (inside or one
+ * past the end; live first, else the most recently freed).  Replay
+ * relocates such words, shrink keeps them and follows them, repro.cu
+ * writes them as buffer addresses and `show` annotates them.
+ *
+ * Returns that allocation, or NULL; *dead (may be NULL) as memmap_lookup.
+ * v - a->addr is the offset into it (a->size: one past the end).
+ */
+#define MEMMAP_MIN_POINTER 65536u
+struct mm_alloc *memmap_pointer_word(const struct memmap *m, uint64_t v, int *dead);
+
+/* Called by memmap_scan_words for each pointer word: `off` is its byte
+ * offset in the scanned bytes, v its value, a and dead as
+ * memmap_pointer_word gives them.  Nonzero stops the scan. */
+typedef int (*memmap_word_fn)(struct mm_alloc *a, size_t off, uint64_t v, int dead, void *arg);
+
+/* Apply the rule to the 8-byte words of bytes[0, len) at offsets first,
+ * first + 8, ... (each wholly inside len; read unaligned, little-endian
+ * as the host), calling fn (may be NULL) for each pointer word.  Returns
+ * how many were found, the one fn stopped at included. */
+size_t memmap_scan_words(const struct memmap *m, const void *bytes, size_t len, size_t first,
+			 memmap_word_fn fn, void *arg);
+
+/* For bytes that land at device address dst: the offset of their first
+ * word that is 8-byte aligned in the device address space (copies and
+ * buffer contents are scanned at device alignment). */
+static inline size_t memmap_first_aligned(uint64_t dst)
+{
+	return (size_t)((8 - (dst & 7)) & 7);
+}
 
 #endif
