@@ -112,6 +112,9 @@ EOR
 sleep 60
 echo "========= ERROR SUMMARY: 120000 errors"
 EOT
+# this test's own sleep (60.PID seconds), so no other run's is mistaken for it
+TAG=$$
+sed -i "s/^sleep 60\$/sleep 60.$TAG/" fake-slow
 chmod +x fake-slow
 export GPUREDUCE_SANITIZER=$TMP/fake-slow
 check "diagnose stops the sanitizer run once its report is out" timeout 30 $GPUREDUCE diagnose oob.bin
@@ -119,7 +122,7 @@ check_grep "and explains that report" "at scale_nocheck(float \*, const float \*
 check "shrink stops them too" timeout 50 $GPUREDUCE shrink -j 2 --quiet --log=slow.log -o s/repro.cu oob.bin
 check_grep "the log says the slice state's run was stopped" "sanitizer on the slice state: .*stopped after its reports" slow.log
 check_grep "site confirmed from the stopped runs" "site_confirmed: true" s/repro.yaml
-if pgrep -f '^sleep 60$' >/dev/null 2>&1; then
+if pgrep -f "^sleep 60\\.$TAG\$" >/dev/null 2>&1; then
 	fail "a stopped sanitizer run left its processes behind"
 else
 	ok "stopped runs leave no process behind"
