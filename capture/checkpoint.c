@@ -65,8 +65,9 @@
  *                                (default 1: a background thread, see
  *                                "written by a background thread" below)
  *   GPUREDUCE_CKPT_SNAPSHOT_MAX=B  the most live memory snapshotted for the
- *                                background thread (default 8 GiB; more:
- *                                the program's thread writes it)
+ *                                background thread (default 8 GiB, at most a
+ *                                quarter of the machine's memory; more: the
+ *                                program's thread writes it)
  *   GPUREDUCE_CKPT_TEST_SLOW=MS  tests only: the background thread waits
  *                                MS ms before its CHECKPOINT_END
  *   GPUREDUCE_CKPT_COST_RATIO=R  the next checkpoint no sooner than R times
@@ -229,7 +230,12 @@ void ckpt_init(void)
 	K.test_kill = env_u64("GPUREDUCE_CKPT_TEST_KILL", 0);
 	K.cost_ratio = env_u64("GPUREDUCE_CKPT_COST_RATIO", 20);
 	K.async = env_u64("GPUREDUCE_CKPT_ASYNC", 1) != 0;
-	K.snap_max = env_u64("GPUREDUCE_CKPT_SNAPSHOT_MAX", 8ull << 30);
+	{
+		/* at most a quarter of the machine's memory, pinned */
+		long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+		uint64_t def = 8ull << 30, quarter = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz / 4 : def;
+		K.snap_max = env_u64("GPUREDUCE_CKPT_SNAPSHOT_MAX", quarter < def ? quarter : def);
+	}
 	test_slow_ms = env_u64("GPUREDUCE_CKPT_TEST_SLOW", 0);
 	if (K.chunk < 4096)
 		K.chunk = 4096;

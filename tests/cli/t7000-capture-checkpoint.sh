@@ -226,6 +226,12 @@ check_exit "  ...the trace replays, and is called incomplete" 3 "$GPUREDUCE" rep
 n=$(sed -n 's/.*replayed all \([0-9]*\) launches without a fault.*/\1/p' "$TMP/.out")
 [ -n "$n" ] && [ "$n" -ge 50 ] && ok "  ...with every launch since checkpoint 1 ($n)" || fail "  ...with every launch since checkpoint 1 (${n:-?})"
 
+# a snapshot over GPUREDUCE_CKPT_SNAPSHOT_MAX: written on the program's thread
+check_exit "GPUREDUCE_CKPT_SNAPSHOT_MAX=1000 (under the live memory)" 3 env GPUREDUCE_CKPT_SNAPSHOT_MAX=1000 \
+	"$GPUREDUCE" capture --checkpoint-every=50 -o bgsync.bin -- ./prog $CUBIN 200 2000
+check_grep "  ...all 8 on the program's thread" "checkpoints: 8 taken .* 0 written in the background;" "$TMP/.out"
+check_exit "  ...and it replays to the fault" 1 "$GPUREDUCE" replay bgsync.bin
+
 # --max-trace-bytes is a limit: the program waits for a checkpoint in flight
 check_exit "--max-trace-bytes=40K, background checkpoints written slowly" 3 env GPUREDUCE_CKPT_TEST_SLOW=20 \
 	"$GPUREDUCE" capture --max-trace-bytes=40K -o bgmax.bin -- ./prog $CUBIN 800
