@@ -33,7 +33,8 @@
  * after it ended: checkpoints take at most ~1/21 of the run.  The window
  * then holds at most what the program copies in that time, whatever the
  * run's length, so the trace stays bounded.  --max-trace-bytes is not
- * deferred: it is a limit.
+ * deferred: it is a limit.  A checkpoint written in the background also
+ * waits GPUREDUCE_CKPT_BG_RATIO (1) times the thread's own time.
  *
  * A checkpoint that cannot be taken (host memory, disk, a driver error)
  * leaves a NOTE in the current trace, which keeps growing: the trace is
@@ -70,6 +71,11 @@
  *                                program's thread writes it)
  *   GPUREDUCE_CKPT_TEST_SLOW=MS  tests only: the background thread waits
  *                                MS ms before its CHECKPOINT_END
+ *   GPUREDUCE_CKPT_BG_RATIO=R    nor sooner than R times the background
+ *                                thread's own time after it (default 1: the
+ *                                thread works at most half the time, and the
+ *                                disk sees at most about a checkpoint per
+ *                                two of its writing times; 0: no such wait)
  *   GPUREDUCE_CKPT_COST_RATIO=R  the next checkpoint no sooner than R times
  *                                the last one's duration after it (default
  *                                20; 0: no such wait)
@@ -144,6 +150,8 @@ static struct {
 	uint64_t total_cost_ns;
 	uint64_t deferred;       /* intervals in which a trigger fired but was held */
 	uint64_t deferred_at;    /* K.last_ns of the last one counted */
+	uint64_t bg_ratio;       /* and no sooner than this times the thread's time */
+	uint64_t last_bg_ns;
 	uint8_t *staging;        /* K.bufsize bytes, kept across checkpoints */
 	int staging_pinned;
 	/* background checkpoints */
@@ -229,6 +237,7 @@ void ckpt_init(void)
 	K.bufsize = env_u64("GPUREDUCE_CKPT_BUFFER", 64ull << 20);
 	K.test_kill = env_u64("GPUREDUCE_CKPT_TEST_KILL", 0);
 	K.cost_ratio = env_u64("GPUREDUCE_CKPT_COST_RATIO", 20);
+	K.bg_ratio = env_u64("GPUREDUCE_CKPT_BG_RATIO", 1);
 	K.async = env_u64("GPUREDUCE_CKPT_ASYNC", 1) != 0;
 	{
 		/* at most a quarter of the machine's memory, pinned */
@@ -695,8 +704,12 @@ out:
  * trigger fired (counted in K.deferred, once per hold). */
 static int held(int count)
 {
-	uint64_t wait = K.cost_ratio * K.last_cost_ns;
-	if (!K.cost_ratio || !K.last_cost_ns || mono_ns() - K.last_ns >= wait)
+	uint64_t wait = K.cost_ratio * K.last_cost_ns, bg = K.bg_ratio * K.last_bg_ns;
+	if (!K.cost_ratio)
+		wait = 0;
+	if (bg > wait)
+		wait = bg;
+	if (!wait || mono_ns() - K.last_ns >= wait)
 		return 0;
 	if (count && K.deferred_at != K.last_ns) {
 		K.deferred_at = K.last_ns;
@@ -752,6 +765,7 @@ static struct {
 	pthread_t th;
 	struct seg g;
 	uint64_t id, seq, off0, nrec0, end_off, bytes, stall_ns;
+	uint64_t thread_ns;         /* how long the thread took */
 	size_t carry_mark;          /* K.carry entries from here on came after off0 */
 	struct carry *carry;        /* K.carry as it was at off0 */
 	size_t ncarry;
@@ -804,6 +818,7 @@ static void job_release(void)
 static void *job_main(void *arg)
 {
 	struct seg *g = &J.g;
+	uint64_t t0 = mono_ns();
 	(void)arg;
 	J.ret = -1;
 	if (carry_all(g, J.carry, J.ncarry) < 0 ||
@@ -838,6 +853,7 @@ static void *job_main(void *arg)
 wfail:
 	sb_addf(&J.why, "cannot write %s: %s", J.next.buf, errno ? strerror(errno) : "write failed");
 out:
+	J.thread_ns = mono_ns() - t0;
 	__atomic_store_n(&J.done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -998,6 +1014,7 @@ static void job_finish(struct trace_writer *w)
 	K.last_ns = mono_ns();
 	K.last_cost_ns = J.stall_ns + (K.last_ns - t0);
 	K.total_cost_ns += K.last_ns - t0;
+	K.last_bg_ns = J.thread_ns;
 	K.background++;
 	limit_check(w);
 	goto out;

@@ -226,6 +226,17 @@ check_exit "  ...the trace replays, and is called incomplete" 3 "$GPUREDUCE" rep
 n=$(sed -n 's/.*replayed all \([0-9]*\) launches without a fault.*/\1/p' "$TMP/.out")
 [ -n "$n" ] && [ "$n" -ge 50 ] && ok "  ...with every launch since checkpoint 1 ($n)" || fail "  ...with every launch since checkpoint 1 (${n:-?})"
 
+# the next checkpoint also waits GPUREDUCE_CKPT_BG_RATIO x the thread's time
+# (each thread here takes 300 ms: its 100x is past the run's end)
+check_exit "GPUREDUCE_CKPT_BG_RATIO=100, threads of 300 ms" 3 env GPUREDUCE_CKPT_TEST_SLOW=300 GPUREDUCE_CKPT_BG_RATIO=100 \
+	"$GPUREDUCE" capture --checkpoint-every=50 -o bgratio.bin -- ./prog $CUBIN 300 2000
+check_grep "  ...one taken, the next held back" "checkpoints: 1 taken .* held back 1$" "$TMP/.out"
+check_exit "GPUREDUCE_CKPT_BG_RATIO=0, same run" 3 env GPUREDUCE_CKPT_TEST_SLOW=300 GPUREDUCE_CKPT_BG_RATIO=0 \
+	"$GPUREDUCE" capture --checkpoint-every=50 -o bgratio0.bin -- ./prog $CUBIN 300 2000
+n=$(sed -n 's/.*checkpoints: \([0-9]*\) taken .*/\1/p' "$TMP/.out")
+[ -n "$n" ] && [ "$n" -ge 2 ] && ok "  ...more than one taken ($n)" || fail "  ...more than one taken (${n:-?})"
+check_exit "  ...and it replays to the fault" 1 "$GPUREDUCE" replay bgratio0.bin
+
 # a snapshot over GPUREDUCE_CKPT_SNAPSHOT_MAX: written on the program's thread
 check_exit "GPUREDUCE_CKPT_SNAPSHOT_MAX=1000 (under the live memory)" 3 env GPUREDUCE_CKPT_SNAPSHOT_MAX=1000 \
 	"$GPUREDUCE" capture --checkpoint-every=50 -o bgsync.bin -- ./prog $CUBIN 200 2000
