@@ -134,6 +134,10 @@ void ckpt_graph_seen(struct trace_writer *w);
 /* At a launch's entry, before its record: take a checkpoint if one is due.
  * seq is the seq the launch is about to get.  May replace *w (a new file). */
 void ckpt_maybe(struct trace_writer *w, uint64_t seq);
+/* At exit, before END: a NOTE "checkpoints: N taken in S s ..." with their
+ * cost and how often the adaptive interval held one back (none if no
+ * checkpoint was ever due). */
+void ckpt_finish(struct trace_writer *w);
 /* Rewrite the progress file (GPUREDUCE_PROGRESS), at most once a second
  * unless force. */
 void ckpt_progress(uint64_t launches, int force);

@@ -21,6 +21,21 @@
  * (compressed) form; there is no device-side hash, so every chunk is read
  * back with cuMemcpyDtoH through one bounded host buffer.
  *
+ * The read-back goes through one pinned host buffer (cuMemHostAlloc, kept
+ * for the whole run; pageable malloc memory where pinning fails), which
+ * the driver's DMA fills without an extra staging copy.  Chunks the old
+ * segment already stored, and the carried records, go across with
+ * copy_file_range (no trip through user space).
+ *
+ * Adaptive interval: a checkpoint stops the program while it is taken, so
+ * the next one is not due (by launches, window bytes or seconds) sooner
+ * than GPUREDUCE_CKPT_COST_RATIO (20) times the last one's own duration
+ * after it ended: checkpoints take at most ~1/21 of the run.  The window
+ * then holds at most what the program copies in that time, whatever the
+ * run's length, so the trace stays bounded.  --max-trace-bytes is not
+ * deferred: it is a limit.  A checkpoint written in the background also
+ * waits GPUREDUCE_CKPT_BG_RATIO (1) times the thread's own time.
+ *
  * A checkpoint that cannot be taken (host memory, disk, a driver error)
  * leaves a NOTE in the current trace, which keeps growing: the trace is
  * never lost.  Checkpoints are taken at a launch's API entry, where under
@@ -45,7 +60,25 @@
  *   GPUREDUCE_CKPT_ZSTD=L        zstd level of checkpoint chunks (default -1:
  *                                ~5 GB/s; tensors of floats hardly compress,
  *                                zeros and stale memory do at any level)
- *   GPUREDUCE_CKPT_BUFFER=B      host buffer for reading back (default 64 MiB)
+ *   GPUREDUCE_CKPT_BUFFER=B      host buffer for reading back (default 64 MiB,
+ *                                pinned)
+ *   GPUREDUCE_CKPT_ASYNC=0       write checkpoints on the program's thread
+ *                                (default 1: a background thread, see
+ *                                "written by a background thread" below)
+ *   GPUREDUCE_CKPT_SNAPSHOT_MAX=B  the most live memory snapshotted for the
+ *                                background thread (default 8 GiB, at most a
+ *                                quarter of the machine's memory; more: the
+ *                                program's thread writes it)
+ *   GPUREDUCE_CKPT_TEST_SLOW=MS  tests only: the background thread waits
+ *                                MS ms before its CHECKPOINT_END
+ *   GPUREDUCE_CKPT_BG_RATIO=R    nor sooner than R times the background
+ *                                thread's own time after it (default 1: the
+ *                                thread works at most half the time, and the
+ *                                disk sees at most about a checkpoint per
+ *                                two of its writing times; 0: no such wait)
+ *   GPUREDUCE_CKPT_COST_RATIO=R  the next checkpoint no sooner than R times
+ *                                the last one's duration after it (default
+ *                                20; 0: no such wait)
  *   GPUREDUCE_PROGRESS=FILE      "launches checkpoints last_launch last_ns"
  *                                rewritten at most once a second
  *   GPUREDUCE_CKPT_TEST_KILL=K   tests only: SIGKILL the process in the
@@ -55,6 +88,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -110,7 +144,25 @@ static struct {
 	uint64_t last_real_ns;   /* CLOCK_REALTIME of the last one taken */
 	uint64_t progress_ns;
 	int limit_noted;
+	/* cost */
+	uint64_t cost_ratio;
+	uint64_t last_cost_ns;   /* how long the last attempt stopped the program */
+	uint64_t total_cost_ns;
+	uint64_t deferred;       /* intervals in which a trigger fired but was held */
+	uint64_t deferred_at;    /* K.last_ns of the last one counted */
+	uint64_t bg_ratio;       /* and no sooner than this times the thread's time */
+	uint64_t last_bg_ns;
+	uint8_t *staging;        /* K.bufsize bytes, kept across checkpoints */
+	int staging_pinned;
+	/* background checkpoints */
+	int async;
+	uint64_t snap_max, background;
+	uint8_t *snap;           /* the snapshot, K.snap_cap bytes */
+	uint64_t snap_cap;
+	int snap_pinned;
 } K;
+
+static uint64_t test_slow_ms;   /* tests: the background thread sleeps this long before END */
 
 static uint64_t mono_ns(void)
 {
@@ -184,6 +236,16 @@ void ckpt_init(void)
 	K.chunk = env_u64("GPUREDUCE_CKPT_CHUNK", 1ull << 20);
 	K.bufsize = env_u64("GPUREDUCE_CKPT_BUFFER", 64ull << 20);
 	K.test_kill = env_u64("GPUREDUCE_CKPT_TEST_KILL", 0);
+	K.cost_ratio = env_u64("GPUREDUCE_CKPT_COST_RATIO", 20);
+	K.bg_ratio = env_u64("GPUREDUCE_CKPT_BG_RATIO", 1);
+	K.async = env_u64("GPUREDUCE_CKPT_ASYNC", 1) != 0;
+	{
+		/* at most a quarter of the machine's memory, pinned */
+		long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+		uint64_t def = 8ull << 30, quarter = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz / 4 : def;
+		K.snap_max = env_u64("GPUREDUCE_CKPT_SNAPSHOT_MAX", quarter < def ? quarter : def);
+	}
+	test_slow_ms = env_u64("GPUREDUCE_CKPT_TEST_SLOW", 0);
 	if (K.chunk < 4096)
 		K.chunk = 4096;
 	if (K.bufsize < K.chunk)
@@ -329,9 +391,19 @@ static int is_readable(const struct ck_alloc *a)
 	return 1;
 }
 
-/* Copy len bytes at off of the current file into the new segment. */
+/* Copy len bytes at off of the current file into the new segment: in the
+ * kernel (copy_file_range) where it can, else through g->buf. */
 static int copy_range(struct seg *g, uint64_t off, uint64_t len, uint64_t nrec)
 {
+	while (len && !g->nw.failed && g->nw.fd >= 0) {
+		loff_t in = (loff_t)off;
+		ssize_t got = copy_file_range(g->rfd, &in, g->nw.fd, NULL, (size_t)len, 0);
+		if (got <= 0)
+			break;   /* not supported here, or an error: the read/write path says */
+		g->nw.offset += (uint64_t)got;
+		off += (uint64_t)got;
+		len -= (uint64_t)got;
+	}
 	while (len) {
 		size_t n = len < K.bufsize ? (size_t)len : (size_t)K.bufsize;
 		ssize_t got = pread(g->rfd, g->buf, n, (off_t)off);
@@ -346,10 +418,10 @@ static int copy_range(struct seg *g, uint64_t off, uint64_t len, uint64_t nrec)
 	return 0;
 }
 
-static int carry_all(struct seg *g)
+static int carry_all(struct seg *g, const struct carry *list, size_t n)
 {
-	for (size_t i = 0; i < K.ncarry; i++) {
-		const struct carry *c = &K.carry[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct carry *c = &list[i];
 		struct carry *n;
 		ALLOC_GROW(g->carry, g->ncarry + 1, g->acarry);
 		n = &g->carry[g->ncarry++];
@@ -363,21 +435,34 @@ static int carry_all(struct seg *g)
 	return 0;
 }
 
-static long rec_checkpoint(struct trace_writer *w, uint32_t type, uint64_t id, uint64_t seq,
-			   uint64_t stored)
+static uint64_t live_bytes(void)
 {
-	struct tr_rec r;
 	uint64_t bytes = 0;
 	for (size_t i = 0; i < K.na; i++)
 		bytes += K.a[i].size;
+	return bytes;
+}
+
+/* CHECKPOINT_BEGIN/END of the live allocations as they are now (the
+ * synchronous path: K.a). */
+static long rec_checkpoint_n(struct trace_writer *w, uint32_t type, uint64_t id, uint64_t seq,
+			     uint64_t stored, uint64_t allocs, uint64_t bytes)
+{
+	struct tr_rec r;
 	memset(&r, 0, sizeof(r));
 	r.type = type;
 	r.u.checkpoint.id = id;
 	r.u.checkpoint.launch_seq = seq;
-	r.u.checkpoint.allocs = K.na;
+	r.u.checkpoint.allocs = allocs;
 	r.u.checkpoint.bytes = bytes;
 	r.u.checkpoint.stored = stored;
 	return tw_record(w, &r);
+}
+
+static long rec_checkpoint(struct trace_writer *w, uint32_t type, uint64_t id, uint64_t seq,
+			   uint64_t stored)
+{
+	return rec_checkpoint_n(w, type, id, seq, stored, K.na, live_bytes());
 }
 
 /* One chunk: its blob (copied from the old segment, or stored anew) and the
@@ -413,6 +498,17 @@ static int put_chunk(struct seg *g, uint64_t dst, const uint8_t *p, size_t n, ui
 	return 0;
 }
 
+/* n bytes read back from addr, as chunks.  0 or -1 (a write failed). */
+static int put_data(struct seg *g, uint64_t addr, const uint8_t *p, size_t n, uint64_t id)
+{
+	for (size_t c = 0; c < n; c += K.chunk) {
+		size_t m = n - c < K.chunk ? n - c : (size_t)K.chunk;
+		if (put_chunk(g, addr + c, p + c, m, id) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int cmp_order(const void *x, const void *y)
 {
 	const struct ck_alloc *a = *(const struct ck_alloc *const *)x;
@@ -421,15 +517,21 @@ static int cmp_order(const void *x, const void *y)
 }
 
 /* ALLOC records and contents of every live allocation, oldest first. */
-static int put_allocs(struct seg *g, uint64_t id, struct strbuf *why)
+/* The live allocations, oldest first (the caller frees the vector). */
+static struct ck_alloc **sorted_allocs(void)
 {
 	struct ck_alloc **v = xcalloc(K.na + 1, sizeof(*v));
-	unsigned unreadable = 0;
-	int ret = -1;
-
 	for (size_t i = 0; i < K.na; i++)
 		v[i] = &K.a[i];
 	qsort(v, K.na, sizeof(*v), cmp_order);
+	return v;
+}
+
+static int put_allocs(struct seg *g, uint64_t id, struct strbuf *why)
+{
+	struct ck_alloc **v = sorted_allocs();
+	unsigned unreadable = 0;
+	int ret = -1;
 	for (size_t i = 0; i < K.na; i++) {
 		const struct ck_alloc *a = v[i];
 		struct tr_rec r;
@@ -462,13 +564,10 @@ static int put_allocs(struct seg *g, uint64_t id, struct strbuf *why)
 					(unsigned long long)n, (unsigned long long)(a->addr + off), en);
 				goto out;
 			}
-			for (size_t c = 0; c < n; c += K.chunk) {
-				size_t m = n - c < K.chunk ? n - c : (size_t)K.chunk;
-				if (put_chunk(g, a->addr + off + c, g->buf + c, m, id) < 0) {
-					sb_addf(why, "cannot write %s: %s", g->nw.path,
-						errno ? strerror(errno) : "write failed");
-					goto out;
-				}
+			if (put_data(g, a->addr + off, g->buf, n, id) < 0) {
+				sb_addf(why, "cannot write %s: %s", g->nw.path,
+					errno ? strerror(errno) : "write failed");
+				goto out;
 			}
 			off += n;
 		}
@@ -483,13 +582,54 @@ out:
 	return ret;
 }
 
+/* The read-back buffer, K.bufsize bytes: pinned where the driver gives it
+ * (DMA straight into it), else malloc'd.  Kept for the run.  NULL: no
+ * host memory at all. */
+static uint8_t *staging_get(void)
+{
+	void *p = NULL;
+	if (K.staging)
+		return K.staging;
+	if (cuMemHostAlloc(&p, K.bufsize, 0) == CUDA_SUCCESS && p) {
+		K.staging_pinned = 1;
+	} else {
+		p = malloc(K.bufsize);
+		K.staging_pinned = 0;
+	}
+	K.staging = p;
+	return K.staging;
+}
+
 static void seg_release(struct seg *g)
 {
 	if (g->rfd >= 0)
 		close(g->rfd);
-	free(g->buf);
 	free(g->carry);
 	cap_map_release(&g->chunks);
+}
+
+/* The new segment g (renamed over TRACE already) becomes *w: its writer,
+ * carries and chunks; takes *path.  end_off: where its checkpoint ended. */
+static void adopt(struct trace_writer *w, struct seg *g, char **path, uint64_t id, uint64_t end_off)
+{
+	g->nw.zstd_level = w->zstd_level;   /* the window's level again */
+	tw_close(w);
+	*w = g->nw;
+	g->nw = (struct trace_writer)TRACE_WRITER_INIT;
+	free(w->path);
+	w->path = *path;
+	*path = NULL;
+	free(K.carry);
+	K.carry = g->carry;
+	K.ncarry = g->ncarry;
+	K.acarry = g->acarry;
+	g->carry = NULL;
+	cap_map_release(&K.chunks);
+	K.chunks = g->chunks;
+	memset(&g->chunks, 0, sizeof(g->chunks));
+	K.count = id;
+	K.last_size = end_off;
+	K.last_real_ns = real_ns();
 }
 
 /*
@@ -514,7 +654,7 @@ static int take(struct trace_writer *w, uint64_t seq, struct strbuf *why)
 		sb_addf(why, "cuCtxSynchronize returned %s", en ? en : "an error");
 		goto out;
 	}
-	g.buf = malloc(K.bufsize);
+	g.buf = staging_get();
 	if (!g.buf) {
 		sb_addf(why, "out of host memory for a %llu-byte read-back buffer",
 			(unsigned long long)K.bufsize);
@@ -531,7 +671,7 @@ static int take(struct trace_writer *w, uint64_t seq, struct strbuf *why)
 		goto out;
 	}
 	g.nw.zstd_level = K.zstd_level;
-	if (carry_all(&g) < 0 || rec_checkpoint(&g.nw, TR_CHECKPOINT_BEGIN, id, seq, 0) < 0) {
+	if (carry_all(&g, K.carry, K.ncarry) < 0 || rec_checkpoint(&g.nw, TR_CHECKPOINT_BEGIN, id, seq, 0) < 0) {
 		sb_addf(why, "cannot write %s: %s", next.buf, strerror(errno));
 		goto fail;
 	}
@@ -545,25 +685,8 @@ static int take(struct trace_writer *w, uint64_t seq, struct strbuf *why)
 		sb_addf(why, "cannot rename %s to %s: %s", next.buf, path, strerror(errno));
 		goto fail;
 	}
-	/* the new segment is TRACE now: switch writers */
-	g.nw.zstd_level = w->zstd_level;   /* the window's level again */
-	tw_close(w);
-	*w = g.nw;
-	free(w->path);
-	w->path = path;
-	path = NULL;
-	free(K.carry);
-	K.carry = g.carry;
-	K.ncarry = g.ncarry;
-	K.acarry = g.acarry;
-	g.carry = NULL;
-	cap_map_release(&K.chunks);
-	K.chunks = g.chunks;
-	memset(&g.chunks, 0, sizeof(g.chunks));
-	K.count = id;
-	cap_tm_forget();   /* issue 17: tensor blocks are written again after a checkpoint */
-	K.last_size = w->offset;
-	K.last_real_ns = real_ns();
+	adopt(w, &g, &path, id, g.nw.offset);
+	cap_tm_forget();   /* tensor blocks (--tensors) are written again after a checkpoint */
 	ret = 0;
 	goto out;
 fail:
@@ -577,6 +700,25 @@ out:
 	return ret;
 }
 
+/* 1 while the adaptive interval holds checkpoints back: less than
+ * cost_ratio times the last one's duration since it ended.  `count`: a
+ * trigger fired (counted in K.deferred, once per hold). */
+static int held(int count)
+{
+	uint64_t wait = K.cost_ratio * K.last_cost_ns, bg = K.bg_ratio * K.last_bg_ns;
+	if (!K.cost_ratio)
+		wait = 0;
+	if (bg > wait)
+		wait = bg;
+	if (!wait || mono_ns() - K.last_ns >= wait)
+		return 0;
+	if (count && K.deferred_at != K.last_ns) {
+		K.deferred_at = K.last_ns;
+		K.deferred++;
+	}
+	return 1;
+}
+
 static int due(const struct trace_writer *w, uint64_t seq)
 {
 	uint64_t window = w->offset - K.window_start;
@@ -584,38 +726,249 @@ static int due(const struct trace_writer *w, uint64_t seq)
 
 	if (seq == K.last_launch)
 		return 0;   /* nothing launched since: a checkpoint would change nothing */
+	if (K.max_bytes && w->offset >= K.max_bytes)
+		return 1;   /* a limit: never deferred */
 	if (!bytes) {
 		bytes = K.last_size / 100 * K.percent;
 		if (bytes < K.min_bytes)
 			bytes = K.min_bytes;
 	}
-	if (window >= bytes)
-		return 1;
-	if (K.every_launches && seq - K.last_launch >= K.every_launches)
-		return 1;
-	if (K.every_ns && mono_ns() - K.last_ns >= K.every_ns)
-		return 1;
-	if (K.max_bytes && w->offset >= K.max_bytes)
-		return 1;
+	if (window >= bytes || (K.every_launches && seq - K.last_launch >= K.every_launches) ||
+	    (K.every_ns && mono_ns() - K.last_ns >= K.every_ns))
+		return !held(1);
 	return 0;
 }
 
-void ckpt_maybe(struct trace_writer *w, uint64_t seq)
-{
-	struct strbuf why = STRBUF_INIT;
+/* ---- checkpoints written by a background thread ------------------------------
+ *
+ * The program only waits for the read-back: every live allocation is copied
+ * into one host snapshot (pinned; grown as needed, kept for the run), then
+ * a thread writes TRACE.next from it (carried records, the checkpoint)
+ * while the program runs on and its records go on being appended to TRACE
+ * as before, so TRACE stays whole whatever happens.  At the first launch
+ * after the thread is done (or at exit), the program's thread appends what
+ * TRACE got since the snapshot (offset off0 on) to TRACE.next, renames it
+ * over TRACE and switches writers.  TRACE forgets its blobs at off0, so a
+ * record after off0 never refers to a blob before it.  One at a time; a
+ * snapshot larger than GPUREDUCE_CKPT_SNAPSHOT_MAX, or one that cannot be
+ * allocated, falls back to the synchronous path (take).
+ */
+struct snap_alloc {
+	uint64_t addr, size, off;   /* off: where its bytes are in K.snap */
+	uint32_t kind;
+	int readable;
+	char *name;
+};
 
-	if (!K.inited || !K.on || K.graphs || w->failed || !due(w, seq))
-		return;
-	K.attempts++;
-	if (take(w, seq, &why) < 0) {
-		K.failures++;
-		note(w, 1, "checkpoint %llu at launch #%llu was not taken: %s; the trace keeps every "
-		     "record since the last checkpoint%s", (unsigned long long)(K.count + 1),
-		     (unsigned long long)seq, why.buf,
-		     K.failures >= MAX_FAILURES ? " (no further checkpoints after this failure)" : "");
-		if (K.failures >= MAX_FAILURES)
-			K.on = 0;
-	} else if (K.max_bytes && w->offset >= K.max_bytes && !K.limit_noted) {
+static struct {
+	int running;                /* started, not yet joined */
+	int done;                   /* set by the thread when it is through */
+	pthread_t th;
+	struct seg g;
+	uint64_t id, seq, off0, nrec0, end_off, bytes, stall_ns;
+	uint64_t thread_ns;         /* how long the thread took */
+	size_t carry_mark;          /* K.carry entries from here on came after off0 */
+	struct carry *carry;        /* K.carry as it was at off0 */
+	size_t ncarry;
+	struct snap_alloc *a;
+	size_t na;
+	unsigned unreadable;
+	int ret;
+	struct strbuf why, next;
+} J;
+
+static int snap_reserve(uint64_t n)
+{
+	void *p = NULL;
+	if (K.snap_cap >= n)
+		return 1;
+	if (K.snap) {
+		if (K.snap_pinned)
+			cuMemFreeHost(K.snap);
+		else
+			free(K.snap);
+		K.snap = NULL;
+		K.snap_cap = 0;
+	}
+	n += n / 4;   /* room to grow */
+	if (cuMemHostAlloc(&p, n, 0) == CUDA_SUCCESS && p) {
+		K.snap_pinned = 1;
+	} else {
+		p = malloc(n);
+		K.snap_pinned = 0;
+	}
+	if (!p)
+		return 0;
+	K.snap = p;
+	K.snap_cap = n;
+	return 1;
+}
+
+static void job_release(void)
+{
+	for (size_t i = 0; i < J.na; i++)
+		free(J.a[i].name);
+	free(J.a);
+	free(J.carry);
+	seg_release(&J.g);
+	sb_release(&J.why);
+	sb_release(&J.next);
+	memset(&J, 0, sizeof(J));
+}
+
+static void *job_main(void *arg)
+{
+	struct seg *g = &J.g;
+	uint64_t t0 = mono_ns();
+	(void)arg;
+	J.ret = -1;
+	if (carry_all(g, J.carry, J.ncarry) < 0 ||
+	    rec_checkpoint_n(&g->nw, TR_CHECKPOINT_BEGIN, J.id, J.seq, 0, J.na, J.bytes) < 0)
+		goto wfail;
+	for (size_t i = 0; i < J.na; i++) {
+		const struct snap_alloc *a = &J.a[i];
+		struct tr_rec r;
+		memset(&r, 0, sizeof(r));
+		r.type = TR_ALLOC;
+		r.u.alloc.addr = a->addr;
+		r.u.alloc.size = a->size;
+		r.u.alloc.kind = a->kind;
+		r.u.alloc.name = a->name ? a->name : "";
+		if (tw_record(&g->nw, &r) < 0)
+			goto wfail;
+		if (a->readable && put_data(g, a->addr, K.snap + a->off, (size_t)a->size, J.id) < 0)
+			goto wfail;
+	}
+	if (J.unreadable)
+		note(&g->nw, 0, "checkpoint %llu: %u allocation(s) could not be read back (a mapping "
+		     "without access, or cuMemcpyDtoH refused them); replay gives them zeros",
+		     (unsigned long long)J.id, J.unreadable);
+	if (test_slow_ms)
+		usleep((useconds_t)(test_slow_ms * 1000));
+	if (rec_checkpoint_n(&g->nw, TR_CHECKPOINT_END, J.id, J.seq, g->stored, J.na, J.bytes) < 0 ||
+	    g->nw.failed)
+		goto wfail;
+	J.end_off = g->nw.offset;
+	J.ret = 0;
+	goto out;
+wfail:
+	sb_addf(&J.why, "cannot write %s: %s", J.next.buf, errno ? strerror(errno) : "write failed");
+out:
+	J.thread_ns = mono_ns() - t0;
+	__atomic_store_n(&J.done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * Snapshot the live memory and start the thread.  Returns 0 (started), 1
+ * (not attempted: too large, no memory for the snapshot, no thread; take
+ * the synchronous path) or -1 with why (the context failed: no checkpoint).
+ */
+static int job_start(struct trace_writer *w, uint64_t seq, struct strbuf *why)
+{
+	uint64_t t0 = mono_ns(), off = 0, live = live_bytes();
+	struct ck_alloc **v = NULL;
+	struct strbuf err = STRBUF_INIT;
+	sigset_t all, old;
+	CUresult cr;
+	int ret = 1;
+
+	if (!K.async || live > K.snap_max || !staging_get() || !snap_reserve(live ? live : 1))
+		return 1;
+	if ((cr = cuCtxSynchronize()) != CUDA_SUCCESS) {
+		const char *en = NULL;
+		cuGetErrorName(cr, &en);
+		sb_addf(why, "cuCtxSynchronize returned %s", en ? en : "an error");
+		return -1;
+	}
+	memset(&J, 0, sizeof(J));
+	J.g.nw = (struct trace_writer)TRACE_WRITER_INIT;
+	J.g.rfd = -1;
+	J.g.buf = K.staging;    /* copy_range's fallback only: the sync path is idle meanwhile */
+	J.id = K.count + 1;
+	J.seq = seq;
+	J.bytes = live;
+	v = sorted_allocs();
+	J.a = xcalloc(K.na + 1, sizeof(*J.a));
+	J.na = K.na;
+	for (size_t i = 0; i < K.na; i++) {
+		struct snap_alloc *a = &J.a[i];
+		a->addr = v[i]->addr;
+		a->size = v[i]->size;
+		a->kind = v[i]->kind;
+		a->name = v[i]->name ? xstrdup(v[i]->name) : NULL;
+		a->off = off;
+		a->readable = is_readable(v[i]);
+		if (a->readable && a->size) {
+			cr = cuMemcpyDtoH(K.snap + off, a->addr, (size_t)a->size);
+			if (cr != CUDA_SUCCESS && ctx_dead(cr)) {
+				const char *en = NULL;
+				if (cuGetErrorName(cr, &en) != CUDA_SUCCESS || !en)
+					en = "an error";
+				sb_addf(why, "reading back %llu bytes at 0x%llx returned %s",
+					(unsigned long long)a->size, (unsigned long long)a->addr, en);
+				ret = -1;
+				goto fail;
+			}
+			if (cr != CUDA_SUCCESS)
+				a->readable = 0;   /* this allocation only */
+		}
+		if (!a->readable)
+			J.unreadable++;
+		off += a->size;
+	}
+	sb_addf(&J.next, "%s.next", w->path);
+	J.g.rfd = open(w->path, O_RDONLY | O_CLOEXEC);
+	if (J.g.rfd < 0 || tw_open(&J.g.nw, J.next.buf, &err) < 0)
+		goto fail;   /* the synchronous path will say why */
+	J.g.nw.zstd_level = K.zstd_level;
+	J.carry = xcalloc(K.ncarry + 1, sizeof(*J.carry));
+	memcpy(J.carry, K.carry, K.ncarry * sizeof(*J.carry));
+	J.ncarry = J.carry_mark = K.ncarry;
+	J.off0 = w->offset;
+	J.nrec0 = w->nrec;
+	/* the thread takes no signal meant for the program */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	if (pthread_create(&J.th, NULL, job_main, NULL) != 0) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		goto fail;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	tw_forget_blobs(w);
+	J.running = 1;
+	/* the window starts here: tensor blocks (--tensors) are written again
+	 * at the next launch, so they land in the records the job carries */
+	cap_tm_forget();
+	J.stall_ns = mono_ns() - t0;
+	free(v);
+	sb_release(&err);
+	return 0;
+fail:
+	if (J.g.nw.fd >= 0) {
+		tw_close(&J.g.nw);
+		unlink(J.next.buf);
+	}
+	job_release();
+	free(v);
+	sb_release(&err);
+	return ret;
+}
+
+static void note_failed(struct trace_writer *w, uint64_t id, uint64_t seq, const char *why)
+{
+	K.failures++;
+	note(w, 1, "checkpoint %llu at launch #%llu was not taken: %s; the trace keeps every "
+	     "record since the last checkpoint%s", (unsigned long long)id,
+	     (unsigned long long)seq, why,
+	     K.failures >= MAX_FAILURES ? " (no further checkpoints after this failure)" : "");
+	if (K.failures >= MAX_FAILURES)
+		K.on = 0;
+}
+
+static void limit_check(struct trace_writer *w)
+{
+	if (K.max_bytes && w->offset >= K.max_bytes && !K.limit_noted) {
 		K.limit_noted = 1;
 		note(w, 1, "checkpoint %llu alone is %llu bytes, over --max-trace-bytes=%llu: the trace "
 		     "cannot be kept that small; checkpoints go on by the other triggers",
@@ -624,10 +977,123 @@ void ckpt_maybe(struct trace_writer *w, uint64_t seq)
 	}
 	if (K.limit_noted && K.max_bytes && K.max_bytes < 2 * K.last_size)
 		K.max_bytes = 2 * K.last_size;   /* else every launch would checkpoint */
+}
+
+/* Join the thread; append the window so far to TRACE.next, rename it over
+ * TRACE and switch *w to it (or note why not: TRACE goes on as it was). */
+static void job_finish(struct trace_writer *w)
+{
+	uint64_t t0, start;
+	char *path = NULL;
+
+	pthread_join(J.th, NULL);
+	J.running = 0;
+	t0 = mono_ns();
+	if (J.ret < 0)
+		goto fail;
+	start = J.g.nw.offset;
+	if (copy_range(&J.g, J.off0, w->offset - J.off0, w->nrec - J.nrec0) < 0 || J.g.nw.failed) {
+		sb_addf(&J.why, "cannot copy the records since the snapshot into %s: %s", J.next.buf,
+			errno ? strerror(errno) : "write failed");
+		goto fail;
+	}
+	/* blobs: the checkpoint's, and those written since off0 */
+	for (size_t i = 0; i < w->seen_cap; i++)
+		if (w->seen[i])
+			tw_mark_blob(&J.g.nw, w->seen[i]);
+	/* carries made since off0 moved with the window */
+	for (size_t i = J.carry_mark; i < K.ncarry; i++) {
+		struct carry c = K.carry[i];
+		c.off = c.off - J.off0 + start;
+		ALLOC_GROW(J.g.carry, J.g.ncarry + 1, J.g.acarry);
+		J.g.carry[J.g.ncarry++] = c;
+	}
+	if (rename(J.next.buf, w->path) < 0) {
+		sb_addf(&J.why, "cannot rename %s to %s: %s", J.next.buf, w->path, strerror(errno));
+		goto fail;
+	}
+	path = xstrdup(w->path);
+	adopt(w, &J.g, &path, J.id, J.end_off);
+	K.window_start = start;
+	K.last_ns = mono_ns();
+	K.last_cost_ns = J.stall_ns + (K.last_ns - t0);
+	K.total_cost_ns += K.last_ns - t0;
+	K.last_bg_ns = J.thread_ns;
+	K.background++;
+	limit_check(w);
+	goto out;
+fail:
+	tw_close(&J.g.nw);
+	unlink(J.next.buf);
+	note_failed(w, J.id, J.seq, J.why.buf);
+out:
+	free(path);
+	job_release();
+	ckpt_progress(J.seq, 1);
+}
+
+void ckpt_finish(struct trace_writer *w)
+{
+	uint64_t t0 = mono_ns(), wait_ns = 0;
+
+	if (!K.inited || !K.attempts)
+		return;
+	if (J.running) {
+		job_finish(w);   /* the exit waits for the checkpoint in flight */
+		wait_ns = mono_ns() - t0;
+	}
+	note(w, 0, "checkpoints: %llu taken in %.3f s (the last %.3f s; read back through %s host "
+	     "memory; %llu written in the background; the exit waited %.3f s for one); the adaptive "
+	     "interval (%llux a checkpoint's time) held back %llu",
+	     (unsigned long long)K.count, (double)K.total_cost_ns / 1e9, (double)K.last_cost_ns / 1e9,
+	     (K.snap ? K.snap_pinned : K.staging_pinned) ? "pinned" : "pageable",
+	     (unsigned long long)K.background, (double)wait_ns / 1e9, (unsigned long long)K.cost_ratio,
+	     (unsigned long long)K.deferred);
+}
+
+void ckpt_maybe(struct trace_writer *w, uint64_t seq)
+{
+	struct strbuf why = STRBUF_INIT;
+	uint64_t t0;
+	int r;
+
+	if (!K.inited)
+		return;
+	if (J.running) {
+		/* one at a time; switch to it once it is written, or wait for it
+		 * when the file reaches --max-trace-bytes (a limit) */
+		if (__atomic_load_n(&J.done, __ATOMIC_ACQUIRE) || (K.max_bytes && w->offset >= K.max_bytes))
+			job_finish(w);
+		return;
+	}
+	if (!K.on || K.graphs || w->failed || !due(w, seq))
+		return;
+	K.attempts++;
+	t0 = mono_ns();
+	r = job_start(w, seq, &why);
+	if (r == 0) {
+		/* in flight: the window goes on in TRACE; job_finish moves it */
+		K.last_launch = seq;
+		K.window_start = w->offset;
+		K.last_ns = mono_ns();
+		K.total_cost_ns += J.stall_ns;
+		sb_release(&why);
+		return;
+	}
+	if (r < 0)
+		note_failed(w, K.count + 1, seq, why.buf);
+	else if (take(w, seq, &why) < 0)
+		note_failed(w, K.count + 1, seq, why.buf);
+	else
+		limit_check(w);
+	if (K.limit_noted && K.max_bytes && K.max_bytes < 2 * K.last_size)
+		K.max_bytes = 2 * K.last_size;
 	/* taken or not, the next one is due a whole interval from now */
 	K.window_start = w->offset;
 	K.last_launch = seq;
 	K.last_ns = mono_ns();
+	K.last_cost_ns = K.last_ns - t0;
+	K.total_cost_ns += K.last_cost_ns;
 	ckpt_progress(seq, 1);
 	sb_release(&why);
 }

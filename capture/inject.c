@@ -10,6 +10,11 @@
  *                               "cupti-busy ERR", "cupti-error ERR" or "trace-error MSG"
  *   GPUREDUCE_ALLOW_NO_CAPTURE  "1": run the program uncaptured instead of refusing
  *   GPUREDUCE_PY_FRAMES         Python frames per launch (default 8, max 64)
+ *   GPUREDUCE_ZSTD              zstd level of copied bytes (default -1: ~7 GB/s,
+ *                               float data stored raw; level 1 saves ~11 % on
+ *                               such data at ~1 GB/s: 3.0 ms per MiB copied in,
+ *                               against 0.7-1.3 at -1, on the build machine's
+ *                               driver double, tests/bench/capture-cost.sh)
  *
  * Records go through the trace writer (trace/trace.h) only; each is one
  * write(2), so the file is complete up to the last whole record when the
@@ -81,6 +86,7 @@ struct fn_info {
 static pthread_mutex_t g_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static int g_off = 1;          /* atomic: 1 before init and in forked children */
 static __thread int t_busy;    /* inside our own callback on this thread */
+static __thread uint32_t t_tid;  /* this thread's id, asked once (a syscall per launch cost ~0.3 us) */
 
 static struct {                /* all under g_lock */
 	struct trace_writer w;
@@ -128,6 +134,13 @@ static int lock_rec(void)
 static void unlock(void)
 {
 	pthread_mutex_unlock(&g_lock);
+}
+
+static uint32_t my_tid(void)
+{
+	if (!t_tid)
+		t_tid = (uint32_t)syscall(SYS_gettid);
+	return t_tid;
 }
 
 static const char *err_name(CUresult r)
@@ -603,7 +616,7 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	r.u.launch.args = args;
 	r.u.launch.nattrs = nattrs;
 	r.u.launch.attrs = attrs;
-	r.u.launch.tid = (uint32_t)syscall(SYS_gettid);
+	r.u.launch.tid = my_tid();
 	r.u.launch.py_state = py_state;
 	r.u.launch.nframes = nframes;
 	r.u.launch.frames = frames;
@@ -663,7 +676,7 @@ long cap_emit_node_launch(void *f, struct tr_dim3 grid, struct tr_dim3 block, ui
 	r.u.launch.params = fi->params;
 	r.u.launch.argsize = argsize;
 	r.u.launch.args = args;
-	r.u.launch.tid = (uint32_t)syscall(SYS_gettid);
+	r.u.launch.tid = my_tid();
 	r.u.launch.py_state = TR_PY_NONE;
 	ev = tw_record(&S.w, &r);
 	S.last_seq = S.launches++;
@@ -1675,6 +1688,7 @@ static void at_exit(int status, void *arg)
 		return;
 	pthread_mutex_lock(&g_lock);
 	if (S.w.fd >= 0 && !S.ended) {
+		ckpt_finish(&S.w);
 		memset(&r, 0, sizeof(r));
 		r.type = TR_END;
 		r.u.end.exit_code = status;
@@ -1693,6 +1707,7 @@ static void at_exit(int status, void *arg)
  * even be held by a thread that does not exist in the child). */
 static void after_fork_child(void)
 {
+	t_tid = 0;
 	__atomic_store_n(&g_off, 1, __ATOMIC_RELEASE);
 }
 
@@ -1806,7 +1821,8 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
 		refuse(allow, err.buf);
 		goto out;
 	}
-	S.w.zstd_level = 1;   /* capture speed first; shrink may recompress */
+	s = getenv("GPUREDUCE_ZSTD");
+	S.w.zstd_level = s && *s ? atoi(s) : -1;   /* capture speed first; shrink may recompress */
 	ckpt_init();
 	cap_tm_init();
 	rec_process();

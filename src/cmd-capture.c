@@ -190,7 +190,7 @@ static int summarize(const char *path, const char *shown, int status, const stru
 	uint64_t launches = 0, allocs = 0, h2d = 0;
 	const struct tr_fault *fault = NULL;
 	const struct tr_checkpoint *ck = NULL;
-	const char *ck_note = NULL;
+	const char *ck_note = NULL, *ck_cost = NULL;
 	int has_end = 0, ret = -1;
 	char sbuf[48], b1[32], b2[32];
 
@@ -213,6 +213,8 @@ static int summarize(const char *path, const char *shown, int status, const stru
 			if (!strncmp(r->u.note.text, "checkpoint ", 11) &&
 			    (strstr(r->u.note.text, "was not taken") || strstr(r->u.note.text, "cannot be kept")))
 				ck_note = r->u.note.text;
+			if (!strncmp(r->u.note.text, "checkpoints: ", 13))
+				ck_cost = r->u.note.text;
 			break;
 		case TR_FAULT: if (!fault) fault = &r->u.fault; break;
 		case TR_END: has_end = 1; break;
@@ -253,6 +255,8 @@ static int summarize(const char *path, const char *shown, int status, const stru
 	if (st->others.len)
 		sb_addf(&line, "; other CUDA processes wrote %s", st->others.buf);
 	fprintf(stderr, "%s\n", line.buf);
+	if (ck_cost)
+		fprintf(stderr, "gpureduce: %s\n", ck_cost);
 	if (ck_note)
 		fprintf(stderr, "gpureduce: warning: %s\n", ck_note);
 	ret = 0;

@@ -40,6 +40,14 @@ bench: $(GPU_DEPS)
 bench-trace: $(GPU_DEPS)
 	@BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/bench-trace.sh
 
+# issue 13's five-minute run: capture, shrink, repro x5 in one device call
+long-run: $(GPU_DEPS)
+	@BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/long-run.sh
+
+# capture's own costs on the CPU, against the driver double (issue 13)
+bench-cpu: all $(DOUBLE_TARGETS)
+	@BUILD=$(BUILD) CUDA=$(CUDA) sh tests/bench/capture-cost.sh
+
 # ---- test helpers (tests/cli/helpers: see the comment atop each) -----------
 $(BUILD)/mktrace: tests/cli/helpers/mktrace.c $(BUILD)/libgpureduce.a
 	$(CC) $(CFLAGS_ALL) $(SANFLAGS) -o $@ $< $(BUILD)/libgpureduce.a $(LIBS)

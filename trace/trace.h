@@ -404,8 +404,13 @@ struct trace_writer {
 	uint64_t *seen;
 	size_t seen_n, seen_cap;
 	int failed;              /* a write failed; further writes are dropped */
+	/* reused across blobs (tw_close frees them): a zstd context and its
+	 * output buffer, so a blob costs no allocation or page faults */
+	void *zctx;
+	void *zbuf;
+	size_t zcap;
 };
-#define TRACE_WRITER_INIT { -1, NULL, 0, 0, 0, 0, 3, NULL, 0, 0, 0 }
+#define TRACE_WRITER_INIT { -1, NULL, 0, 0, 0, 0, 3, NULL, 0, 0, 0, NULL, NULL, 0 }
 
 /* Create/truncate path and write the header.  0 or -1 with err. */
 int tw_open(struct trace_writer *w, const char *path, struct strbuf *err);
@@ -442,6 +447,10 @@ int tw_append_raw(struct trace_writer *w, const void *data, size_t len, uint64_t
 /* Tell w that a blob with this hash is in the file (written through
  * tw_append_raw), so tw_blob does not store it again. */
 void tw_mark_blob(struct trace_writer *w, uint64_t hash);
+/* Forget every blob written so far: the next tw_blob of any content
+ * stores it again (capture: records after this point must not refer to
+ * blobs before it, which a checkpoint may leave behind). */
+void tw_forget_blobs(struct trace_writer *w);
 /* 1 if w has stored (or been told of) a blob with this hash. */
 int tw_has_blob(const struct trace_writer *w, uint64_t hash);
 

@@ -101,6 +101,11 @@ int tw_close(struct trace_writer *w)
 	free(w->seen);
 	w->seen = NULL;
 	w->seen_n = w->seen_cap = 0;
+	ZSTD_freeCCtx(w->zctx);
+	w->zctx = NULL;
+	free(w->zbuf);
+	w->zbuf = NULL;
+	w->zcap = 0;
 	return ret;
 }
 
@@ -150,6 +155,13 @@ static void seen_add(struct trace_writer *w, uint64_t h)
 void tw_mark_blob(struct trace_writer *w, uint64_t hash)
 {
 	seen_add(w, hash);
+}
+
+void tw_forget_blobs(struct trace_writer *w)
+{
+	if (w->seen_cap)
+		memset(w->seen, 0, w->seen_cap * sizeof(*w->seen));
+	w->seen_n = 0;
 }
 
 int tw_has_blob(const struct trace_writer *w, uint64_t hash)
@@ -417,29 +429,38 @@ int tw_blob(struct trace_writer *w, const void *data, size_t len, uint64_t *hash
 	return tw_blob_hashed(w, data, len, *hash);
 }
 
+/* w's reusable compression buffer, at least n bytes (NULL: out of memory;
+ * the caller stores the blob raw). */
+static void *zbuf_get(struct trace_writer *w, size_t n)
+{
+	void *p;
+	if (w->zcap >= n)
+		return w->zbuf;
+	if (!(p = malloc(n)))
+		return NULL;
+	free(w->zbuf);
+	w->zbuf = p;
+	w->zcap = n;
+	return p;
+}
+
 int tw_blob_hashed(struct trace_writer *w, const void *data, size_t len, uint64_t h)
 {
-	int ret = -1;
-	void *z = NULL;
-
 	w->bytes_raw += len;
 	if (seen_has(w, h))
 		return 0;
 	if (len >= 64) {
 		size_t cap = ZSTD_compressBound(len);
-		z = malloc(cap);
-		if (z) {
-			size_t zn = ZSTD_compress(z, cap, data, len, w->zstd_level);
-			if (!ZSTD_isError(zn) && zn < len) {
-				ret = write_blob_stored(w, h, len, TR_CODEC_ZSTD, z, zn);
-				goto out;
-			}
+		void *z = zbuf_get(w, cap);
+		if (z && !w->zctx)
+			w->zctx = ZSTD_createCCtx();
+		if (z && w->zctx) {
+			size_t zn = ZSTD_compressCCtx(w->zctx, z, cap, data, len, w->zstd_level);
+			if (!ZSTD_isError(zn) && zn < len)
+				return write_blob_stored(w, h, len, TR_CODEC_ZSTD, z, zn);
 		}
 	}
-	ret = write_blob_stored(w, h, len, TR_CODEC_RAW, data, len);
-out:
-	free(z);
-	return ret;
+	return write_blob_stored(w, h, len, TR_CODEC_RAW, data, len);
 }
 
 int tw_copy_blob(struct trace_writer *w, const struct trace *t, uint64_t hash)

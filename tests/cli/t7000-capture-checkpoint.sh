@@ -28,7 +28,12 @@ LD_LIBRARY_PATH="$TMP/fake:$DBL${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 GPUREDUCE_CAPTURE_LIB=$LIB
 GPUREDUCE_LIBCUDA=$DBL/libcuda.so.1
 PATH=/usr/bin:/bin     # no compute-sanitizer
-export LD_LIBRARY_PATH GPUREDUCE_CAPTURE_LIB GPUREDUCE_LIBCUDA PATH
+# every due checkpoint is taken (no adaptive interval) on the program's
+# thread (no background thread), so counts are exact; the interval and the
+# background thread have their own tests below
+GPUREDUCE_CKPT_COST_RATIO=0
+GPUREDUCE_CKPT_ASYNC=0
+export LD_LIBRARY_PATH GPUREDUCE_CAPTURE_LIB GPUREDUCE_LIBCUDA PATH GPUREDUCE_CKPT_COST_RATIO GPUREDUCE_CKPT_ASYNC
 unset CUDA_INJECTION64_PATH GPUREDUCE_SANITIZER
 cd "$TMP" || exit 1
 CUBIN=$DBL/kernels.cubin
@@ -137,4 +142,110 @@ check_exit "no host memory for the read-back buffer" 3 env GPUREDUCE_CKPT_BUFFER
 check_grep "capture warns" "warning: checkpoint 1 at launch #150 was not taken: out of host memory for a 576460752303423488-byte read-back buffer; the trace keeps every record since the last checkpoint (no further checkpoints after this failure)" "$TMP/.out"
 check_grep "  ...after three tries, at launches 50, 100, 150" "captured 401 launches" "$TMP/.out"
 check_exit "  ...and the whole trace replays to the fault" 1 "$GPUREDUCE" replay nomem.bin
+
+# --- what checkpoints cost, and the read-back buffer -------------------------------
+check_exit "the capture reports the checkpoints' cost" 3 "$GPUREDUCE" capture --checkpoint-every=50 -o cost.bin -- ./prog $CUBIN 200
+check_grep "  ...8 taken, through pinned memory, none held back" \
+	"^gpureduce: checkpoints: 8 taken in [0-9.]* s (the last [0-9.]* s; read back through pinned host memory; 0 written in the background; the exit waited 0.000 s for one); the adaptive interval (0x a checkpoint's time) held back 0$" "$TMP/.out"
+check_exit "no pinned memory (the double refuses cuMemHostAlloc)" 3 env DOUBLE_NO_PINNED=1 \
+	"$GPUREDUCE" capture --checkpoint-every=50 -o pageable.bin -- ./prog $CUBIN 200
+check_grep "  ...read back through pageable memory instead" "checkpoints: 8 taken .* through pageable host memory" "$TMP/.out"
+check_exit "  ...and that trace replays to the fault" 1 "$GPUREDUCE" replay pageable.bin
+check_grep "  ...at the same launch" "(launch #400) in _Z6gatherPfPKfPKxi: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
+
+# --- adaptive interval: no checkpoint sooner than R x the last one's time -------
+# A huge ratio holds every later trigger back: one checkpoint, then none.
+check_exit "GPUREDUCE_CKPT_COST_RATIO=100000000" 3 env GPUREDUCE_CKPT_COST_RATIO=100000000 \
+	"$GPUREDUCE" capture --checkpoint-every=50 -o held.bin -- ./prog $CUBIN 200
+check_grep "  ...one checkpoint, at launch 50" "from checkpoint 1 at launch #50 " "$TMP/.out"
+check_grep "  ...the later triggers held back (one interval)" "checkpoints: 1 taken .* held back 1$" "$TMP/.out"
+check_exit "  ...the trace replays to the fault" 1 "$GPUREDUCE" replay held.bin
+# --max-trace-bytes is a limit: never held back
+check_exit "a huge ratio with --max-trace-bytes=40K" 3 env GPUREDUCE_CKPT_COST_RATIO=100000000 \
+	"$GPUREDUCE" capture --max-trace-bytes=40K -o heldmax.bin -- ./prog $CUBIN 800
+m=$(size heldmax.bin)
+[ "$m" -le 60000 ] && ok "  ...the limit still holds ($m bytes)" || fail "  ...the limit still holds ($m bytes)"
+# A step that sleeps 20 ms: the default ratio (20x a ~1 ms checkpoint) holds none back.
+check_exit "the default ratio, steps of 20 ms" 3 env -u GPUREDUCE_CKPT_COST_RATIO \
+	"$GPUREDUCE" capture --checkpoint-every=100 -o slow.bin -- ./prog $CUBIN 100 20000
+check_grep "  ...every due checkpoint taken (20x)" "checkpoints: 2 taken .* (20x a checkpoint's time) held back 0$" "$TMP/.out"
+
+# --- unchanged memory costs only its hash ----------------------------------------
+# 4 MiB of model state, only its first 4 KiB change: later checkpoints store
+# (compress and write anew) almost nothing, and the file stays one checkpoint.
+check_exit "4 MiB live, mostly unchanged" 3 env CKPT_PROG_LIVE=4194304 \
+	"$GPUREDUCE" capture --checkpoint-every=60 -o live.bin -- ./prog $CUBIN 100
+check "show it" sh -c "'$GPUREDUCE' show live.bin >live.yaml"
+st=$(grep -A8 "type: CHECKPOINT_END" live.yaml | sed -n 's/^ *stored: //p' | tail -n 1)
+by=$(grep -A8 "type: CHECKPOINT_END" live.yaml | sed -n 's/^ *bytes: //p' | tail -n 1)
+[ -n "$st" ] && [ -n "$by" ] && [ "$by" -ge 4194304 ] && [ "$st" -le 1200000 ] &&
+	ok "  ...the last checkpoint stored $st new bytes of $by" || fail "  ...the last checkpoint stored ${st:-?} new bytes of ${by:-?}"
+check_exit "  ...and replays to the fault" 1 "$GPUREDUCE" replay live.bin
+
+# --- checkpoints written by a background thread (the default) --------------------
+# Steps of 2 ms: a checkpoint every 50 launches is written while the program
+# runs on, and the program switches to it at a later launch.
+export GPUREDUCE_CKPT_ASYNC=1
+check_exit "background checkpoints, 1x (200 steps of 2 ms)" 3 "$GPUREDUCE" capture --checkpoint-every=50 -o bg1.bin -- ./prog $CUBIN 200 2000
+n1=$(sed -n 's/.*checkpoints: \([0-9]*\) taken .* \([0-9]*\) written in the background;.*/\1 \2/p' "$TMP/.out")
+set -- $n1
+[ -n "$n1" ] && [ "$1" -ge 2 ] && [ "$1" = "$2" ] && ok "  ...all of them in the background ($n1)" || fail "  ...all of them in the background (${n1:-no figure})"
+check_grep "  ...the trace starts at a checkpoint" "; from checkpoint [0-9]* at launch #[0-9]* (4 live allocations" "$TMP/.out"
+check_exit "  ...and replays to the same fault" 1 "$GPUREDUCE" replay bg1.bin
+check_grep "  ...same launch and kernel" "(launch #400) in _Z6gatherPfPKfPKxi: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
+check_exit "background checkpoints, 4x" 3 "$GPUREDUCE" capture --checkpoint-every=50 -o bg4.bin -- ./prog $CUBIN 800 2000
+b1=$(size bg1.bin) b4=$(size bg4.bin)
+[ $((b4 * 10)) -le $((b1 * 12)) ] && ok "  ...the 4x trace within 1.2x of the 1x ($b4 vs $b1 bytes)" ||
+	fail "  ...the 4x trace within 1.2x of the 1x ($b4 vs $b1 bytes)"
+check "shrink the background-checkpointed trace" "$GPUREDUCE" shrink -j 2 --quiet -o bgr/repro.cu bg4.bin
+check_grep "  ...to one launch, same signature" "-> 1 launch(es), .*CUDA_ERROR_ILLEGAL_ADDRESS in _Z6gatherPfPKfPKxi" "$TMP/.out"
+
+# The fault and the exit come while checkpoint 1 is still being written (the
+# thread waits 1 s before its END): the exit waits for it and switches, and
+# the records since the snapshot (the fault's among them) move with it.
+check_exit "a checkpoint in flight at the fault and the exit" 3 env GPUREDUCE_CKPT_TEST_SLOW=1000 \
+	"$GPUREDUCE" capture --checkpoint-every=50 -o flight.bin -- ./prog $CUBIN 200 1000
+check_grep "  ...the trace starts at it" "fault: CUDA_ERROR_ILLEGAL_ADDRESS in _Z6gatherPfPKfPKxi at launch #400 (exit 3); from checkpoint 1 at launch #50 " "$TMP/.out"
+check "show it" sh -c "'$GPUREDUCE' show flight.bin >flight.yaml"
+n=$(count "type: CHECKPOINT_END" flight.yaml); [ "$n" = 1 ] && ok "  ...one complete checkpoint" || fail "  ...one complete checkpoint ($n)"
+n=$(count "type: LAUNCH" flight.yaml); [ "$n" = 351 ] && ok "  ...then every launch since it (50..400)" || fail "  ...every launch since it ($n, not 351)"
+check_grep "  ...the FAULT record" "type: FAULT" flight.yaml
+check_grep "  ...and the END record" "type: END" flight.yaml
+check_grep "  ...the exit waited for it" "the exit waited [0-9.]* s for one" flight.yaml
+check_exit "  ...it replays to the fault" 1 "$GPUREDUCE" replay flight.bin
+check_grep "  ...at launch #400" "(launch #400) in _Z6gatherPfPKfPKxi: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
+
+# Killed while the thread writes checkpoint 2: TRACE still holds checkpoint 1
+# and every record the program made until the kill.
+check_exit "killed while checkpoint 2 is written in the background" 137 env GPUREDUCE_CKPT_TEST_KILL=2 \
+	"$GPUREDUCE" capture --checkpoint-every=50 -o bgkill.bin -- ./prog $CUBIN 200 2000
+check_grep "  ...capture says the previous one is whole" "holds the one before it" "$TMP/.out"
+check_grep "  ...window from checkpoint 1" "from checkpoint 1 at launch #50 " "$TMP/.out"
+[ -e bgkill.bin.next ] && fail "  ...the incomplete .next was removed" || ok "  ...the incomplete .next was removed"
+check_exit "  ...the trace replays, and is called incomplete" 3 "$GPUREDUCE" replay bgkill.bin
+n=$(sed -n 's/.*replayed all \([0-9]*\) launches without a fault.*/\1/p' "$TMP/.out")
+[ -n "$n" ] && [ "$n" -ge 50 ] && ok "  ...with every launch since checkpoint 1 ($n)" || fail "  ...with every launch since checkpoint 1 (${n:-?})"
+
+# the next checkpoint also waits GPUREDUCE_CKPT_BG_RATIO x the thread's time
+# (each thread here takes 300 ms: its 100x is past the run's end)
+check_exit "GPUREDUCE_CKPT_BG_RATIO=100, threads of 300 ms" 3 env GPUREDUCE_CKPT_TEST_SLOW=300 GPUREDUCE_CKPT_BG_RATIO=100 \
+	"$GPUREDUCE" capture --checkpoint-every=50 -o bgratio.bin -- ./prog $CUBIN 300 2000
+check_grep "  ...one taken, the next held back" "checkpoints: 1 taken .* held back 1$" "$TMP/.out"
+check_exit "GPUREDUCE_CKPT_BG_RATIO=0, same run" 3 env GPUREDUCE_CKPT_TEST_SLOW=300 GPUREDUCE_CKPT_BG_RATIO=0 \
+	"$GPUREDUCE" capture --checkpoint-every=50 -o bgratio0.bin -- ./prog $CUBIN 300 2000
+n=$(sed -n 's/.*checkpoints: \([0-9]*\) taken .*/\1/p' "$TMP/.out")
+[ -n "$n" ] && [ "$n" -ge 2 ] && ok "  ...more than one taken ($n)" || fail "  ...more than one taken (${n:-?})"
+check_exit "  ...and it replays to the fault" 1 "$GPUREDUCE" replay bgratio0.bin
+
+# a snapshot over GPUREDUCE_CKPT_SNAPSHOT_MAX: written on the program's thread
+check_exit "GPUREDUCE_CKPT_SNAPSHOT_MAX=1000 (under the live memory)" 3 env GPUREDUCE_CKPT_SNAPSHOT_MAX=1000 \
+	"$GPUREDUCE" capture --checkpoint-every=50 -o bgsync.bin -- ./prog $CUBIN 200 2000
+check_grep "  ...all 8 on the program's thread" "checkpoints: 8 taken .* 0 written in the background;" "$TMP/.out"
+check_exit "  ...and it replays to the fault" 1 "$GPUREDUCE" replay bgsync.bin
+
+# --max-trace-bytes is a limit: the program waits for a checkpoint in flight
+check_exit "--max-trace-bytes=40K, background checkpoints written slowly" 3 env GPUREDUCE_CKPT_TEST_SLOW=20 \
+	"$GPUREDUCE" capture --max-trace-bytes=40K -o bgmax.bin -- ./prog $CUBIN 800
+m=$(size bgmax.bin)
+[ "$m" -le 60000 ] && ok "  ...the limit holds ($m bytes)" || fail "  ...the limit holds ($m bytes)"
 finish

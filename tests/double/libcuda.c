@@ -1254,6 +1254,26 @@ CUresult cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t n)
 	return copy((void *)(uintptr_t)dst, src, n, dst, 0, 1, 0);
 }
 
+/* Page-locked host memory: plain host memory here.  DOUBLE_NO_PINNED=1
+ * refuses it (out of memory), as a driver may for a large request. */
+CUresult cuMemHostAlloc(void **pp, size_t n, unsigned int flags)
+{
+	(void)flags;
+	if (!pp)
+		return CUDA_ERROR_INVALID_VALUE;
+	*pp = NULL;
+	if (getenv("DOUBLE_NO_PINNED"))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	*pp = malloc(n ? n : 1);
+	return *pp ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+CUresult cuMemFreeHost(void *p)
+{
+	free(p);
+	return CUDA_SUCCESS;
+}
+
 CUresult cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t n)
 {
 	return copy(dst, (const void *)(uintptr_t)src, n, 0, src, 0, 1);

@@ -236,3 +236,49 @@ UNIT_TEST(checkpoint_append_raw_carries_records)
 	sb_release(&g);
 	sb_release(&err);
 }
+
+/* tw_forget_blobs (capture, at a background checkpoint's snapshot): blobs
+ * written before are stored again when used after, so the records after
+ * that point stand alone; a file with a blob twice reads (first one kept),
+ * and the reused compression context gives the same bytes back. */
+void test_checkpoint_forget_blobs_stores_again(void)
+{
+	struct trace_writer w = TRACE_WRITER_INIT;
+	struct strbuf f = STRBUF_INIT, out = STRBUF_INIT, err = STRBUF_INIT;
+	struct trace t = TRACE_INIT;
+	char p[] = "/tmp/gpureduce-unit-forget-XXXXXX";
+	int fd = mkstemp(p), nblob = 0;
+	static unsigned char zeros[1 << 16], other[1 << 16];
+	uint64_t h, h2, h3, mid;
+
+	for (size_t i = 0; i < sizeof(other); i++)
+		other[i] = (unsigned char)(i * 7);
+	CHECK(tw_open_fd(&w, fd, p, &err) == 0);
+	w.zstd_level = -1;
+	CHECK(tw_blob(&w, zeros, sizeof(zeros), &h) == 0);
+	CHECK(tw_blob(&w, other, sizeof(other), &h3) == 0);   /* the context reused */
+	CHECK(tw_blob(&w, zeros, sizeof(zeros), &h2) == 0 && h2 == h);
+	mid = w.offset;
+	CHECK(w.offset < 2 * sizeof(zeros));   /* once, compressed */
+	tw_forget_blobs(&w);
+	CHECK(!tw_has_blob(&w, h));
+	CHECK(tw_blob(&w, zeros, sizeof(zeros), &h2) == 0 && h2 == h);
+	CHECK(w.offset > mid);                 /* stored again */
+	CHECK(tw_has_blob(&w, h));
+	CHECK(tw_close(&w) == 0);
+	CHECK(read_file(p, &f, &err) == 0);
+	CHECK(trace_open_mem(&t, "forget.bin", f.buf, f.len, TRACE_OPEN_STRICT, &err) == 0);
+	for (size_t i = 0; i < t.nrec; i++)
+		nblob += t.rec[i].type == TR_BLOB;
+	CHECK_EQ_U(nblob, 3);
+	CHECK(trace_blob_read(&t, h, &out, 0, &err) == 0 && out.len == sizeof(zeros) &&
+	      !memcmp(out.buf, zeros, sizeof(zeros)));
+	sb_reset(&out);
+	CHECK(trace_blob_read(&t, h3, &out, 0, &err) == 0 && out.len == sizeof(other) &&
+	      !memcmp(out.buf, other, sizeof(other)));
+	trace_release(&t);
+	unlink(p);
+	sb_release(&f);
+	sb_release(&out);
+	sb_release(&err);
+}

@@ -359,4 +359,16 @@ VIS CUresult cuMemGetAccess(unsigned long long *flags, const CUmemLocation *loc,
 {
 	return CUDA_ERROR_INVALID_VALUE;
 }
+
+/* checkpoints' pinned read-back buffer: none here (capture falls back to malloc) */
+VIS CUresult cuMemHostAlloc(void **pp, size_t n, unsigned int flags)
+{
+	*pp = NULL;
+	return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+VIS CUresult cuMemFreeHost(void *p)
+{
+	return CUDA_ERROR_INVALID_VALUE;
+}
 #endif /* FAKE_CUPTI_ONLY */

@@ -22,11 +22,23 @@
  * that starts at a checkpoint faults only if the checkpoint holds them.
  * Exit 3 after the fault, 2 on a set-up error.
  *
+ * For tests/bench/capture-cost.sh (capture's own costs, on the CPU):
+ *   CKPT_PROG_BATCH=B    each step also copies B bytes of fresh random
+ *                        floats in [0,1) into a batch buffer (a loader)
+ *   CKPT_PROG_LIVE=B     one more allocation of B bytes of random floats
+ *                        (model state), live through the run
+ *   CKPT_PROG_TOUCH=1    each step adds one to all of it (every checkpoint
+ *                        chunk changes; else only its first 4 KiB do)
+ *   CKPT_PROG_LAUNCHES=K K more add_one launches per step (4 floats each)
+ *   CKPT_PROG_PLAIN=1    no injection: the same run without capture
+ * It then prints "ckpt-prog: loop S s" (the step loop's own seconds).
+ *
  * CKPT_PROG_PHANTOM=1 also reports a cuMemAlloc of 4096 bytes at an address
  * the double never handed out (callbacks only, no call): memory that
  * cuMemcpyDtoH refuses to read back.
  */
 #include <dlfcn.h>
+#include <time.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +57,12 @@ struct call {
 	uint64_t corr;
 	CUresult ret;
 };
+
+static int nofire(CUpti_CallbackDomain d, CUpti_CallbackId id, const void *p)
+{
+	(void)d; (void)id; (void)p;
+	return 0;
+}
 
 static void enter(struct call *c, CUpti_CallbackId cbid, const char *name, const void *params)
 {
@@ -126,6 +144,10 @@ static void load_injection(void)
 	void *h, *cupti;
 	int (*inj)(void);
 
+	if (getenv("CKPT_PROG_PLAIN")) {
+		fire = nofire;
+		return;
+	}
 	if (!lib || !(h = dlopen(lib, RTLD_LAZY | RTLD_LOCAL))) {
 		fprintf(stderr, "ckpt-prog: cannot load CUDA_INJECTION64_PATH=%s: %s\n",
 			lib ? lib : "(unset)", dlerror());
@@ -174,6 +196,14 @@ int main(int argc, char **argv)
 	int n = N;
 	uint32_t rnd = 12345;
 	CUresult r;
+	size_t batch = (size_t)strtoull(getenv("CKPT_PROG_BATCH") ? getenv("CKPT_PROG_BATCH") : "0", NULL, 10);
+	size_t live = (size_t)strtoull(getenv("CKPT_PROG_LIVE") ? getenv("CKPT_PROG_LIVE") : "0", NULL, 10);
+	long extra = getenv("CKPT_PROG_LAUNCHES") ? atol(getenv("CKPT_PROG_LAUNCHES")) : 0;
+	int touch = getenv("CKPT_PROG_TOUCH") != NULL;
+	CUdeviceptr XB = 0, L = 0;
+	float *hb = NULL;
+	int nlive = 0, nsmall = 4;
+	struct timespec t0, t1;
 
 	if (argc != 3 && argc != 4) {
 		fprintf(stderr, "usage: ckpt-prog KERNELS.CUBIN STEPS [STEP_USEC]\n");
@@ -220,6 +250,25 @@ int main(int argc, char **argv)
 	h2d(W, host, sizeof(host));
 	h2d(B, host, sizeof(host));
 	h2d(I, idx, sizeof(idx));
+	batch -= batch % sizeof(float);
+	live -= live % sizeof(float);
+	if (batch || live) {
+		size_t m = batch > live ? batch : live;
+		if (!(hb = malloc(m)))
+			die("malloc", CUDA_ERROR_OUT_OF_MEMORY);
+		for (size_t i = 0; i < m / sizeof(float); i++) {
+			rnd = rnd * 1103515245u + 12345u;
+			hb[i] = (float)(rnd >> 8) / 16777216.0f;
+		}
+	}
+	if (batch)
+		XB = alloc(batch);
+	if (live) {
+		L = alloc(live);
+		h2d(L, hb, live);
+		nlive = touch ? (int)(live / sizeof(float)) : 1024;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 
 	for (long s = 0; s < steps; s++) {
 		void *kp1[] = { &W, &n };
@@ -232,12 +281,34 @@ int main(int argc, char **argv)
 		set_attr(add_one, s < 10 ? 1024 : 2048);   /* changes once, at step 10 */
 		if ((r = launch(add_one, 4, kp1)) || (r = launch(scale, 4, kp2)))
 			die("a healthy launch", r);
+		if (batch) {
+			/* a fresh batch: the same floats, rotated by a step-dependent amount */
+			size_t nf = batch / sizeof(float), k = (size_t)(s * 7919) % nf;
+			h2d(XB, hb + k, (nf - k) * sizeof(float));
+			if (k)
+				h2d(XB + (nf - k) * sizeof(float), hb, k * sizeof(float));
+		}
+		if (live) {
+			void *kp3[] = { &L, &nlive };
+			if ((r = launch(add_one, (unsigned)((nlive + 255) / 256), kp3)))
+				die("a healthy launch", r);
+		}
+		for (long e = 0; e < extra; e++) {
+			void *kp4[] = { &W, &nsmall };
+			if ((r = launch(add_one, 1, kp4)))
+				die("a healthy launch", r);
+		}
 		if (usec) {
 			usleep((useconds_t)usec);
 			if (s % 100 == 99)
 				fprintf(stderr, "ckpt-prog: step %ld\n", s + 1);
 		}
 	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (batch || live || extra || getenv("CKPT_PROG_PLAIN"))
+		fprintf(stderr, "ckpt-prog: loop %.3f s\n",
+			(double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	free(hb);
 	{
 		void *kp[] = { &B, &W, &I, &n };
 		r = launch(gather, 4, kp);

@@ -1,0 +1,75 @@
+#!/bin/sh
+# capture-cost.sh - where capture's own time goes, measured on the CPU
+# (issue 13).  ckpt-prog (tests/cli/helpers) runs a training-like loop on
+# the driver double, once without capture (CKPT_PROG_PLAIN=1) and once under
+# the real libgpureduce-capture.so, and prints its loop's seconds; the
+# difference is capture's cost.  Three workloads isolate the three costs:
+#   launches     many small launches, no copies        -> us per launch
+#   h2d          a fresh batch copied every step        -> ms per MiB entered
+#   checkpoint   a large live allocation, checkpoints   -> ms per checkpoint
+#                (unchanged memory, and memory changed every step)
+# Only the device read-back is GPU-specific; the rest is capture's CPU work.
+# Usage (after make): sh tests/bench/capture-cost.sh  [BUILD=build]
+# Env: COST_LIVE_MIB (256), COST_BATCH_MIB (3), COST_REPS (3: median of).
+set -u
+BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$(pwd)/$BUILD ;; esac
+GPUREDUCE=$BUILD/gpureduce
+CUDA=${CUDA:-/usr/local/cuda}
+DBL=$BUILD/double
+LIVE=$((${COST_LIVE_MIB:-256} << 20))
+BATCH=$((${COST_BATCH_MIB:-3} << 20))
+REPS=${COST_REPS:-3}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/capcost.XXXXXX") || exit 2
+trap 'rm -rf "$TMP"' EXIT
+H=$(pwd)/tests/cli/helpers
+CF="-std=gnu11 -D_GNU_SOURCE -O2 -I$CUDA/include"
+mkdir -p "$TMP/fake"
+cc $CF -DFAKE_CUPTI_ONLY -fPIC -shared -fvisibility=hidden -o "$TMP/fake/libcupti.so.13" $H/capture-fakecuda.c &&
+	cc $CF -o "$TMP/prog" $H/ckpt-prog.c -L$DBL -Wl,-rpath,$DBL -lcuda -ldl || exit 2
+LD_LIBRARY_PATH="$TMP/fake:$DBL${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+GPUREDUCE_CAPTURE_LIB=$BUILD/libgpureduce-capture.so
+GPUREDUCE_LIBCUDA=$DBL/libcuda.so.1
+GPUREDUCE_NO_PROGRESS=1
+export LD_LIBRARY_PATH GPUREDUCE_CAPTURE_LIB GPUREDUCE_LIBCUDA GPUREDUCE_NO_PROGRESS
+unset CUDA_INJECTION64_PATH
+CUBIN=$DBL/kernels.cubin
+cd "$TMP" || exit 2
+
+# loop_s CMD...: the loop's seconds, median of REPS runs
+loop_s() {
+	for i in $(seq "$REPS"); do
+		"$@" 2>&1 | sed -n 's/^ckpt-prog: loop \([0-9.]*\) s$/\1/p'
+	done | sort -n | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : "?") }'
+}
+per() { awk -v a="$1" -v b="$2" -v n="$3" -v k="$4" 'BEGIN { printf "%.3f", (a - b) * k / n }'; }
+
+echo "workload | plain s | capture s | capture cost"
+# launches: 2000 steps x (3 + 20) launches
+STEPS=2000 K=20
+p=$(CKPT_PROG_PLAIN=1 CKPT_PROG_LAUNCHES=$K loop_s ./prog $CUBIN $STEPS)
+c=$(CKPT_PROG_LAUNCHES=$K loop_s "$GPUREDUCE" capture --no-checkpoint -o l.bin -- ./prog $CUBIN $STEPS)
+echo "launches ($((STEPS * (K + 2))) launches) | $p | $c | $(per "$c" "$p" $((STEPS * (K + 2))) 1000000) us per launch"
+# h2d: 200 steps x BATCH bytes
+STEPS=200
+p=$(CKPT_PROG_PLAIN=1 CKPT_PROG_BATCH=$BATCH loop_s ./prog $CUBIN $STEPS)
+c=$(CKPT_PROG_BATCH=$BATCH loop_s "$GPUREDUCE" capture --no-checkpoint -o h.bin -- ./prog $CUBIN $STEPS)
+mib=$((STEPS * BATCH >> 20))
+echo "h2d ($mib MiB in $STEPS copies) | $p | $c | $(per "$c" "$p" $mib 1000) ms per MiB ($(wc -c <h.bin) trace bytes)"
+# checkpoints: LIVE bytes live, one due every 30 launches (~7 steps); the
+# capture's own figure ("checkpoints: N taken in S s") is the cost, first
+# with every due checkpoint taken (GPUREDUCE_CKPT_COST_RATIO=0), then with
+# the default adaptive interval
+STEPS=60
+for touch in 0 1; do
+	if [ $touch = 1 ]; then T="CKPT_PROG_TOUCH=1" what="all chunks changed"; else T="CKPT_PROG_X=0" what="unchanged"; fi
+	for ratio in 0 ""; do
+		env $T CKPT_PROG_LIVE=$LIVE ${ratio:+GPUREDUCE_CKPT_COST_RATIO=$ratio} "$GPUREDUCE" capture \
+			--checkpoint-every=30 -o k.bin -- ./prog $CUBIN $STEPS >k.out 2>&1
+		l=$(sed -n 's/.*ckpt-prog: loop \([0-9.]*\) s.*/\1/p' k.out)
+		c=$(sed -n 's/^gpureduce: checkpoints: \([0-9]*\) taken in \([0-9.]*\) s.*/\1 \2/p' k.out)
+		set -- $c
+		echo "checkpoint ($((LIVE >> 20)) MiB live, $what, cost ratio ${ratio:-default}) | - | $l |" \
+			"${1:-?} checkpoints in ${2:-?} s: $(per "${2:-0}" 0 "${1:-1}" 1000) ms each ($(wc -c <k.bin) trace bytes)"
+	done
+done
