@@ -1284,25 +1284,11 @@ CUresult cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t n)
 	return copy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n, dst, src, 1, 1);
 }
 
-/* Page-locked host memory (replay stages read-backs in it): plain host
- * memory here, aligned to the page like the driver's. */
+/* cuMemAllocHost (replay stages read-backs in it): cuMemHostAlloc's
+ * memory, DOUBLE_NO_PINNED included; freed by cuMemFreeHost above. */
 CUresult cuMemAllocHost(void **pp, size_t n)
 {
-	CUresult r = enter_ctx();
-	if (r)
-		goto out;
-	if (!pp || !n || posix_memalign(pp, 4096, n)) {
-		r = !pp || !n ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_OUT_OF_MEMORY;
-		goto out;
-	}
-out:
-	return leave(r);
-}
-
-CUresult cuMemFreeHost(void *p)
-{
-	free(p);
-	return CUDA_SUCCESS;
+	return cuMemHostAlloc(pp, n, 0);
 }
 
 CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t n, CUstream s)
