@@ -36,14 +36,9 @@
 /* "DIR/repro.cu" -> "DIR/repro-root" + ext */
 static char *root_sibling(const char *cu, const char *ext)
 {
-	struct strbuf sb = STRBUF_INIT;
-	size_t n = strlen(cu);
-	if (n > 3 && !strcmp(cu + n - 3, ".cu"))
-		n -= 3;
-	sb_add(&sb, cu, n);
-	sb_adds(&sb, "-root");
-	sb_adds(&sb, ext);
-	return sb_detach(&sb, NULL);
+	char suffix[32];
+	snprintf(suffix, sizeof(suffix), "-root%s", ext);
+	return repro_sibling(cu, suffix);
 }
 
 static const char *crash_kernel(const struct trace *t)

@@ -73,16 +73,6 @@ static const char usage_str[] =
 	"      or an output folder missing or not writable; 4 no GPU/driver (or a write failed);\n"
 	"      130/143 interrupted by SIGINT/SIGTERM (the best state so far was kept, if any).\n";
 
-static char *sibling(const char *cu, const char *ext)
-{
-	struct strbuf sb = STRBUF_INIT;
-	size_t n = strlen(cu);
-	if (n > 3 && !strcmp(cu + n - 3, ".cu"))
-		n -= 3;
-	sb_add(&sb, cu, n);
-	sb_adds(&sb, ext);
-	return sb_detach(&sb, NULL);
-}
 
 /* -j's default: half the CPUs (a worker is mostly waiting on the GPU, but
  * a faulting candidate's replacement needs a CPU to start), 2 to 8. */
@@ -218,8 +208,8 @@ int cmd_shrink(int argc, char **argv)
 		sprintf(out_owned, "%s%srepro.cu", out, out[strlen(out) - 1] == '/' ? "" : "/");
 		out = out_owned;
 	}
-	bin = sibling(out, ".bin");
-	yml = sibling(out, ".yaml");
+	bin = repro_sibling(out, ".bin");
+	yml = repro_sibling(out, ".yaml");
 	for (int i = 0; i < argc; i++)
 		sb_addf(&cmdline, "%s%s", i ? " " : "gpureduce ", argv[i]);
 	if (trace_open(&t, path, 0, &err) < 0) {

@@ -152,3 +152,14 @@ int repro_run_many(const char *exe, int n, int parallel, double timeout, struct 
 	free(ch);
 	return ret;
 }
+
+char *repro_sibling(const char *cu, const char *ext)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t n = strlen(cu);
+	if (n > 3 && !strcmp(cu + n - 3, ".cu"))
+		n -= 3;
+	sb_add(&sb, cu, n);
+	sb_adds(&sb, ext);
+	return sb_detach(&sb, NULL);
+}

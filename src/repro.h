@@ -56,5 +56,8 @@ struct repro_check {
 	int serial;
 };
 int repro_check_trace(void *arg, const char *bin, int guard, int runs, int *faults, struct strbuf *why);
+/* The file beside repro.cu: "DIR/repro.cu" + ".bin" -> "DIR/repro.bin"
+ * (a name without .cu gets ext appended).  Caller frees. */
+char *repro_sibling(const char *cu, const char *ext);
 
 #endif
