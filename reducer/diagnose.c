@@ -276,11 +276,11 @@ int diagnose_explain(const char *output, const struct trace *red, struct strbuf 
 				sb_addf(out, ": inside %s (a %s buffer) at offset %llu -- a use of freed or unmapped memory",
 					role.buf, fmt_bytes(best->size, b), r.addr - best->ptr);
 			else if (where > 0)
-				sb_addf(out, ": %llu bytes past the end of %s (a %s buffer)",
-					bestd, role.buf, fmt_bytes(best->size, b));
+				sb_addf(out, ": %llu byte%s past the end of %s (a %s buffer)",
+					bestd, bestd == 1 ? "" : "s", role.buf, fmt_bytes(best->size, b));
 			else
-				sb_addf(out, ": %llu bytes before the start of %s (a %s buffer)",
-					bestd, role.buf, fmt_bytes(best->size, b));
+				sb_addf(out, ": %llu byte%s before the start of %s (a %s buffer)",
+					bestd, bestd == 1 ? "" : "s", role.buf, fmt_bytes(best->size, b));
 			sb_release(&role);
 		} else if (!strstr(r.what, "shared") && r.addr < (1ull << 20)) {
 			sb_addf(out, ": address 0x%llx -- a null (or near-null) pointer dereference", r.addr);
