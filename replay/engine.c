@@ -1074,11 +1074,11 @@ static int size_cmp(const void *a, const void *b)
 
 /* The FUNC_ATTR records a snapshot at `at` needs: for each kernel (or
  * only `name`), the last one recorded before `at` of each attribute; a
- * value set again at every GEMM travels once.  Returns a 0/1 flag per
- * record index in R->attrs order (caller frees), NULL when there are none. */
-static unsigned char *attrs_last_before(const struct run *R, size_t at, const char *name)
+ * value set again at every GEMM travels once.  Their record indexes go to
+ * recs (room for R->nattrs), in no particular order; returns how many. */
+static size_t attrs_last_before(const struct run *R, size_t at, const char *name, size_t *recs)
 {
-	unsigned char *keep = R->nattrs ? xcalloc(R->nattrs, 1) : NULL;
+	size_t n = 0;
 	for (size_t gi = 0; gi < R->nagroups; gi++) {
 		const struct attr_group *g = &R->agroups[gi];
 		uint32_t seen[64];
@@ -1097,30 +1097,26 @@ static unsigned char *attrs_last_before(const struct run *R, size_t at, const ch
 				continue;
 			if (nseen < 64)
 				seen[nseen++] = id;
-			keep[g->first + k] = 1;
+			recs[n++] = rec;
 		}
 	}
-	return keep;
+	return n;
 }
 
 /* Write the FUNC_ATTR records attrs_last_before picks, in record order. */
 static int snap_attrs(struct snap *S, size_t at, const char *name)
 {
 	const struct run *R = S->R;
-	unsigned char *keep = attrs_last_before(R, at, name);
-	size_t *recs = NULL, n = 0;
+	size_t *recs, n;
 	int ret = 0;
-	if (!keep)
+	if (!R->nattrs)
 		return 0;
 	recs = xcalloc(R->nattrs, sizeof(*recs));
-	for (size_t k = 0; k < R->nattrs; k++)
-		if (keep[k])
-			recs[n++] = R->attrs[k].rec;
+	n = attrs_last_before(R, at, name, recs);
 	qsort(recs, n, sizeof(*recs), size_cmp);
 	for (size_t k = 0; k < n && ret == 0; k++)
 		ret = tw_record(&S->w, &R->t->rec[recs[k]]) < 0 ? -1 : 0;
 	free(recs);
-	free(keep);
 	return ret;
 }
 
