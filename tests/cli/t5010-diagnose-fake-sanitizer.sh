@@ -17,11 +17,9 @@ cd "$TMP" || exit 1
 cat > fake-sanitizer <<'EOT'
 #!/bin/sh
 . "$SRCDIR/tests/cli/helpers/fake-sanitizer.sh"
-out=$("$@" 2>&1)
-echo "$out"
-b=$(echo "$out" | sed -n 's/^gpureduce-buffer 0 \(0x[0-9a-f]*\) \([0-9]*\)$/\1 \2/p' | head -1)
-[ -n "$b" ] || exit 0
-set -- $b
+san_run "$@"
+[ -n "$buf0" ] || exit 0
+set -- $buf0 $buf0_size
 addr=$(printf '0x%x' $(( $1 + $2 + 4 )))
 pc=0x90
 if [ "${FAKE_MOVE:-0}" = 1 ] && ! "$GPUREDUCE" show "$(echo "$out" | sed -n 's/^TRACE=//p')" >/dev/null 2>&1; then :; fi

@@ -82,11 +82,9 @@ done
 cat > fake-sanitizer <<'EOT'
 #!/bin/sh
 . "$SRCDIR/tests/cli/helpers/fake-sanitizer.sh"
-out=$("$@" 2>&1)
-echo "$out"
-b=$(echo "$out" | sed -n 's/^gpureduce-buffer 0 \(0x[0-9a-f]*\) \([0-9]*\)$/\1 \2/p' | head -1)
-[ -n "$b" ] || exit 0
-set -- $b
+san_run "$@"
+[ -n "$buf0" ] || exit 0
+set -- $buf0 $buf0_size
 cat <<EOR
 ========= COMPUTE-SANITIZER
 ========= Invalid __global__ write of size 4 bytes
