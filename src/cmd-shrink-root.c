@@ -23,6 +23,7 @@
 #include "../common/util.h"
 #include "../reducer/diagnose.h"
 #include "../reducer/emit.h"
+#include "../reducer/oracle.h"
 #include "../reducer/pool.h"
 #include "../reducer/report_yaml.h"
 #include "../reducer/rootcause.h"
@@ -41,20 +42,11 @@ static char *root_sibling(const char *cu, const char *ext)
 	return repro_sibling(cu, suffix);
 }
 
-static const char *crash_kernel(const struct trace *t)
+/* The crash: the trace's FAULT record (oracle_fault_record), NULL if none. */
+static const struct tr_fault *crash_of(const struct trace *t)
 {
-	for (size_t i = 0; i < t->nrec; i++)
-		if (t->rec[i].type == TR_FAULT)
-			return t->rec[i].u.fault.kernel;
-	return "";
-}
-
-static uint64_t crash_seq(const struct trace *t)
-{
-	for (size_t i = 0; i < t->nrec; i++)
-		if (t->rec[i].type == TR_FAULT)
-			return t->rec[i].u.fault.launch_seq;
-	return UINT64_MAX;
+	long i = oracle_fault_record(t);
+	return i >= 0 ? &t->rec[i].u.fault : NULL;
 }
 
 /* Replay the blockified trace once with guard placement: the first fault. */
@@ -131,6 +123,8 @@ int shrink_root_cause(const struct trace *t, const char *path, const struct shri
 	char *cu = root_sibling(out_cu, ".cu"), *bin = root_sibling(out_cu, ".bin");
 	char *yml = root_sibling(out_cu, ".yaml");
 	int have_bt = 0, have_red = 0, ret = EXIT_INTERNAL;
+	const struct tr_fault *crash = crash_of(t);
+	const char *crash_kernel = crash && crash->kernel ? crash->kernel : "";
 
 	memset(&rep, 0, sizeof(rep));
 	if (!rc_has_blocks(t)) {
@@ -157,7 +151,7 @@ int shrink_root_cause(const struct trace *t, const char *path, const struct shri
 		ret = EXIT_FAULT;
 		goto out;
 	}
-	if ((uint64_t)first.launch_seq == crash_seq(t)) {
+	if (crash && (uint64_t)first.launch_seq == crash->launch_seq) {
 		sb_addf(err, "under per-tensor guards the first fault is the crash itself (launch #%lld in %s): "
 			"no earlier out-of-bounds access inside a segment; the crash-site repro %s is the root cause",
 			first.launch_seq, first.kernel, crash_cu);
@@ -200,7 +194,7 @@ int shrink_root_cause(const struct trace *t, const char *path, const struct shri
 	} else if (!no_diag && diagnose_trace(&red, bin, rep.guard, &diag, &tmp) < 0) {
 		sb_reset(&diag);
 	}
-	rc_describe(t, cut.seq, first.kernel, crash_kernel(t), diag.len ? diag.buf : NULL, &why);
+	rc_describe(t, cut.seq, first.kernel, crash_kernel, diag.len ? diag.buf : NULL, &why);
 	{
 		struct emit_info info = { &bt, &rep, diag.len ? diag.buf : NULL, path, rep.repro_guard };
 		struct report_files rf;
@@ -219,7 +213,7 @@ int shrink_root_cause(const struct trace *t, const char *path, const struct shri
 		rf.diagnosis = diag.len ? diag.buf : NULL;
 		rf.repro_cu_bytes = (unsigned long)src.len;
 		if (report_yaml_write(yml, &rep, &bt, &rf, err) < 0 ||
-		    label_yaml(yml, why.buf, &first, crash_kernel(t), err) < 0) {
+		    label_yaml(yml, why.buf, &first, crash_kernel, err) < 0) {
 			ret = EXIT_ENV;
 			goto out;
 		}
