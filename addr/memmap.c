@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../common/util.h"
+#include "../trace/trace.h"
 #include "memmap.h"
 
 void memmap_release(struct memmap *m)
@@ -169,4 +170,17 @@ size_t memmap_scan_words(const struct memmap *m, const void *bytes, size_t len, 
 			break;
 	}
 	return found;
+}
+
+int memmap_feed(struct memmap *m, const struct tr_rec *r, long event)
+{
+	if (r->type == TR_ALLOC) {
+		memmap_add(m, r->u.alloc.addr, r->u.alloc.size, r->u.alloc.kind, event);
+		return 1;
+	}
+	if (r->type == TR_FREE) {
+		memmap_free(m, r->u.free.addr, event);
+		return 1;
+	}
+	return 0;
 }

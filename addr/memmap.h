@@ -48,6 +48,11 @@ struct mm_alloc *memmap_add(struct memmap *m, uint64_t addr, uint64_t size, uint
 /* Mark the live allocation starting at addr freed.  Returns it, or NULL if
  * no live allocation starts there. */
 struct mm_alloc *memmap_free(struct memmap *m, uint64_t addr, long event);
+/* Follow one trace record, the walk every reader of a trace does: an
+ * ALLOC is added, a FREE frees (both at event `event`).  Returns 1 when
+ * the record was one of those, 0 for any other. */
+struct tr_rec;
+int memmap_feed(struct memmap *m, const struct tr_rec *r, long event);
 /* The allocation v points into (see above), or NULL.  *dead (may be NULL) is
  * set to 1 when the match is a freed allocation. */
 struct mm_alloc *memmap_lookup(const struct memmap *m, uint64_t v, int *dead);

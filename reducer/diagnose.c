@@ -132,11 +132,7 @@ static void role_of(const struct trace *t, size_t index, struct strbuf *out)
 	const struct tr_launch *l = NULL;
 	for (size_t i = 0; i < t->nrec; i++) {
 		const struct tr_rec *r = &t->rec[i];
-		if (r->type == TR_ALLOC)
-			memmap_add(&mm, r->u.alloc.addr, r->u.alloc.size, r->u.alloc.kind, (long)i);
-		else if (r->type == TR_FREE)
-			memmap_free(&mm, r->u.free.addr, (long)i);
-		else if (r->type == TR_LAUNCH)
+		if (!memmap_feed(&mm, r, (long)i) && r->type == TR_LAUNCH)
 			l = &r->u.launch;
 	}
 	if (l) {

@@ -291,11 +291,7 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 		struct first_use fu = { roles, ptypes, NULL };
 		for (size_t i = 0; i < t->nrec; i++) {
 			const struct tr_rec *r = &t->rec[i];
-			if (r->type == TR_ALLOC)
-				memmap_add(&m2, r->u.alloc.addr, r->u.alloc.size, r->u.alloc.kind, (long)i);
-			else if (r->type == TR_FREE)
-				memmap_free(&m2, r->u.free.addr, (long)i);
-			else if (r->type == TR_LAUNCH) {
+			if (!memmap_feed(&m2, r, (long)i) && r->type == TR_LAUNCH) {
 				fu.l = &r->u.launch;
 				params_each_pointer(&r->u.launch, &m2, note_first_use, &fu);
 			}

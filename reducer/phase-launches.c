@@ -70,11 +70,7 @@ static unsigned char *relevant_launches(const struct cand *c, const size_t *idx,
 
 	for (size_t i = 0; i < c->n && j < nl; i++) {
 		const struct tr_rec *r = &c->it[i].rec;
-		if (r->type == TR_ALLOC)
-			memmap_add(&mm, r->u.alloc.addr, r->u.alloc.size, r->u.alloc.kind, (long)i);
-		else if (r->type == TR_FREE)
-			memmap_free(&mm, r->u.free.addr, (long)i);
-		else if (r->type == TR_LAUNCH && i == idx[j]) {
+		if (!memmap_feed(&mm, r, (long)i) && r->type == TR_LAUNCH && i == idx[j]) {
 			const struct tr_launch *l = &r->u.launch;
 			bufs[j] = xcalloc(l->argsize / 8 + 1, sizeof(size_t));
 			for (uint32_t off = 0; off + 8 <= l->argsize; off += 8) {

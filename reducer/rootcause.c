@@ -66,11 +66,9 @@ static void find_segments(struct rc *R)
 	long last_launch = -1;
 	for (size_t i = 0; i < R->in->nrec; i++) {
 		const struct tr_rec *r = &R->in->rec[i];
-		if (r->type == TR_ALLOC) {
-			memmap_add(&mm, r->u.alloc.addr, r->u.alloc.size, r->u.alloc.kind, (long)i);
-		} else if (r->type == TR_FREE) {
-			memmap_free(&mm, r->u.free.addr, (long)i);
-		} else if (r->type == TR_LAUNCH && !(r->u.launch.flags & TR_F_CAPTURED)) {
+		if (memmap_feed(&mm, r, (long)i))
+			continue;   /* the segments as they are at this record */
+		if (r->type == TR_LAUNCH && !(r->u.launch.flags & TR_F_CAPTURED)) {
 			last_launch = (long)i;
 		} else if (r->type == TR_BLOCK_FREE) {
 			for (size_t k = R->nb; k-- > 0;)

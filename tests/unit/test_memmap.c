@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../../addr/memmap.h"
+#include "../../trace/trace.h"
 #include "unit.h"
 
 struct ref {
@@ -202,5 +203,36 @@ UNIT_TEST(memmap_scan_words_offsets_and_stop)
 	CHECK_EQ_U(memmap_first_aligned(0x7f0000000000ull), 0);
 	CHECK_EQ_U(memmap_first_aligned(0x7f0000000003ull), 5);
 	CHECK_EQ_U(memmap_first_aligned(0x7f0000000007ull), 1);
+	memmap_release(&m);
+}
+
+UNIT_TEST(memmap_feed_follows_alloc_and_free)
+{
+	struct memmap m = MEMMAP_INIT;
+	struct tr_rec r;
+	int dead = 0;
+
+	memset(&r, 0, sizeof(r));
+	r.type = TR_ALLOC;
+	r.u.alloc.addr = 0x7f0000000000ull;
+	r.u.alloc.size = 4096;
+	r.u.alloc.kind = TR_MEM_DEVICE;
+	CHECK_EQ_U(memmap_feed(&m, &r, 3), 1);
+	CHECK(memmap_lookup_live(&m, 0x7f0000000010ull) != NULL);
+
+	memset(&r, 0, sizeof(r));
+	r.type = TR_LAUNCH;
+	CHECK_EQ_U(memmap_feed(&m, &r, 4), 0);
+	CHECK_EQ_U(m.n, 1);
+
+	memset(&r, 0, sizeof(r));
+	r.type = TR_FREE;
+	r.u.free.addr = 0x7f0000000000ull;
+	CHECK_EQ_U(memmap_feed(&m, &r, 5), 1);
+	CHECK(memmap_lookup_live(&m, 0x7f0000000010ull) == NULL);
+	CHECK(memmap_lookup(&m, 0x7f0000000010ull, &dead) != NULL);
+	CHECK_EQ_U(dead, 1);
+	CHECK_EQ_U(m.all[0]->alloc_event, 3);
+	CHECK_EQ_U(m.all[0]->free_event, 5);
 	memmap_release(&m);
 }
