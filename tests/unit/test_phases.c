@@ -255,79 +255,100 @@ static size_t count_launches(const struct cand *c)
 	return cand_count(c, TR_LAUNCH);
 }
 
+/* One test's pieces: the fixture, the fake's rule, options, report, the
+ * current best candidate (the whole trace at first) and the oracle. */
+struct rig {
+	struct fixture fx;
+	struct fake f;
+	struct shrink_opts opts;
+	struct shrink_report rep;
+	struct strbuf err;
+	struct cand best;
+	struct oracle *o;
+};
+
+static void rig_open(struct rig *g, struct fake f, int strategy)
+{
+	fixture_make(&g->fx);
+	g->f = f;
+	g->err = (struct strbuf)STRBUF_INIT;
+	g->best = (struct cand)CAND_INIT;
+	g->o = fake_oracle(&g->fx, &g->f, &g->opts, &g->rep, &g->err, strategy);
+	cand_add_all(&g->best, &g->fx.t);
+}
+
+/* A fresh oracle (and report) for the same fixture; best as it is. */
+static void rig_reopen(struct rig *g, int strategy)
+{
+	oracle_release(g->o);
+	g->o = fake_oracle(&g->fx, &g->f, &g->opts, &g->rep, &g->err, strategy);
+}
+
+/* best back to the whole trace */
+static void rig_restart(struct rig *g)
+{
+	cand_release(&g->best);
+	cand_add_all(&g->best, &g->fx.t);
+}
+
+static void rig_close(struct rig *g)
+{
+	oracle_release(g->o);
+	cand_release(&g->best);
+	sb_release(&g->err);
+	fixture_release(&g->fx);
+}
+
 /* ---- the tests ------------------------------------------------------------ */
 
 UNIT_TEST(phase_slice_one_launch_against_fake)
 {
-	struct fixture fx;
+	struct rig g;
 	struct fake f = { ANY_LAUNCH, 0, NULL, 0, 0, 0 };
-	struct shrink_opts opts;
-	struct shrink_report rep;
-	struct strbuf err = STRBUF_INIT;
-	struct cand best = CAND_INIT;
-	struct oracle *o;
 
-	fixture_make(&fx);
-	o = fake_oracle(&fx, &f, &opts, &rep, &err, STRATEGY_FULL);
-	cand_add_all(&best, &fx.t);
-	CHECK(phase_slice(o, &opts, &best) == 1);
-	CHECK_EQ_U(count_launches(&best), 1);
-	CHECK(last_launch(&best) && last_launch(&best)->rec.u.launch.seq == NLAUNCH - 1);
-	CHECK_EQ_U(cand_count(&best, TR_FAULT), 1);
-	CHECK_EQ_U(cand_count(&best, TR_ALLOC), 2);     /* from the snapshot */
-	CHECK_EQ_U(cand_count(&best, TR_MEMCPY_H2D), 0);
-	CHECK_EQ_U(rep.nphases, 1);
-	CHECK_STR(rep.phase[0].name, "slice");
-	CHECK_EQ_U(rep.phase[0].candidates, 1);
-	oracle_release(o);
+	rig_open(&g, f, STRATEGY_FULL);
+	CHECK(phase_slice(g.o, &g.opts, &g.best) == 1);
+	CHECK_EQ_U(count_launches(&g.best), 1);
+	CHECK(last_launch(&g.best) && last_launch(&g.best)->rec.u.launch.seq == NLAUNCH - 1);
+	CHECK_EQ_U(cand_count(&g.best, TR_FAULT), 1);
+	CHECK_EQ_U(cand_count(&g.best, TR_ALLOC), 2);     /* from the snapshot */
+	CHECK_EQ_U(cand_count(&g.best, TR_MEMCPY_H2D), 0);
+	CHECK_EQ_U(g.rep.nphases, 1);
+	CHECK_STR(g.rep.phase[0].name, "slice");
+	CHECK_EQ_U(g.rep.phase[0].candidates, 1);
 
 	/* a fault that needs launch 2 is lost by the slice: *best stays */
-	f.rule = NEEDS_LAUNCH;
-	f.k = 2;
-	o = fake_oracle(&fx, &f, &opts, &rep, &err, STRATEGY_FULL);
-	CHECK(phase_slice(o, &opts, &best) == 0);
-	CHECK_EQ_U(count_launches(&best), 1);
-	oracle_release(o);
-	cand_release(&best);
-	cand_add_all(&best, &fx.t);
-	o = fake_oracle(&fx, &f, &opts, &rep, &err, STRATEGY_FULL);
-	CHECK(phase_slice(o, &opts, &best) == 0);
-	CHECK_EQ_U(count_launches(&best), NLAUNCH);
-	oracle_release(o);
-	cand_release(&best);
-	sb_release(&err);
-	fixture_release(&fx);
+	g.f.rule = NEEDS_LAUNCH;
+	g.f.k = 2;
+	rig_reopen(&g, STRATEGY_FULL);
+	CHECK(phase_slice(g.o, &g.opts, &g.best) == 0);
+	CHECK_EQ_U(count_launches(&g.best), 1);
+	rig_restart(&g);
+	rig_reopen(&g, STRATEGY_FULL);
+	CHECK(phase_slice(g.o, &g.opts, &g.best) == 0);
+	CHECK_EQ_U(count_launches(&g.best), NLAUNCH);
+	rig_close(&g);
 }
 
 static void launches_keep_k(int strategy)
 {
-	struct fixture fx;
+	struct rig g;
 	struct fake f = { NEEDS_LAUNCH, 2, NULL, 0, 0, 0 };
-	struct shrink_opts opts;
-	struct shrink_report rep;
-	struct strbuf err = STRBUF_INIT;
-	struct cand best = CAND_INIT;
-	struct oracle *o;
 
-	fixture_make(&fx);
-	o = fake_oracle(&fx, &f, &opts, &rep, &err, strategy);
-	cand_add_all(&best, &fx.t);
-	phase_launches(o, &opts, &best);
+	rig_open(&g, f, strategy);
+	phase_launches(g.o, &g.opts, &g.best);
 	/* 1-minimal: launch 2 and the faulting one */
-	CHECK_EQ_U(count_launches(&best), 2);
-	for (size_t i = 0; i < best.n; i++)
-		if (best.it[i].rec.type == TR_LAUNCH)
-			CHECK(best.it[i].rec.u.launch.seq == 2 || best.it[i].rec.u.launch.seq == NLAUNCH - 1);
-	CHECK(judge(&f, &best));
-	CHECK_EQ_U(cand_count(&best, TR_ALLOC), 2);
-	CHECK_EQ_U(cand_count(&best, TR_FAULT), 1);
-	CHECK_STR(rep.phase[0].name, "ddmin-launches");
-	CHECK_STR(rep.phase[0].outcome, "1-minimal");
-	CHECK(rep.candidates == f.tested && f.tested > 0);
-	oracle_release(o);
-	cand_release(&best);
-	sb_release(&err);
-	fixture_release(&fx);
+	CHECK_EQ_U(count_launches(&g.best), 2);
+	for (size_t i = 0; i < g.best.n; i++)
+		if (g.best.it[i].rec.type == TR_LAUNCH)
+			CHECK(g.best.it[i].rec.u.launch.seq == 2 || g.best.it[i].rec.u.launch.seq == NLAUNCH - 1);
+	CHECK(judge(&g.f, &g.best));
+	CHECK_EQ_U(cand_count(&g.best, TR_ALLOC), 2);
+	CHECK_EQ_U(cand_count(&g.best, TR_FAULT), 1);
+	CHECK_STR(g.rep.phase[0].name, "ddmin-launches");
+	CHECK_STR(g.rep.phase[0].outcome, "1-minimal");
+	CHECK(g.rep.candidates == g.f.tested && g.f.tested > 0);
+	rig_close(&g);
 }
 
 UNIT_TEST(phase_launches_keeps_the_needed_launch)
@@ -338,38 +359,27 @@ UNIT_TEST(phase_launches_keeps_the_needed_launch)
 
 UNIT_TEST(phase_grid_ends_at_the_smallest_faulting_size)
 {
-	struct fixture fx;
+	struct rig g;
 	struct fake f = { NEEDS_GRID, 37, NULL, 0, 0, 0 };
-	struct shrink_opts opts;
-	struct shrink_report rep;
-	struct strbuf err = STRBUF_INIT;
-	struct cand best = CAND_INIT;
-	struct oracle *o;
 
-	fixture_make(&fx);
-	o = fake_oracle(&fx, &f, &opts, &rep, &err, STRATEGY_FULL);
-	cand_add_all(&best, &fx.t);
-	phase_grid(o, &opts, &best);
-	CHECK(last_launch(&best) != NULL);
-	if (last_launch(&best)) {
-		CHECK_EQ_U(last_launch(&best)->rec.u.launch.grid.x, 37);
-		CHECK_EQ_U(last_launch(&best)->rec.u.launch.grid.y, 1);
+	rig_open(&g, f, STRATEGY_FULL);
+	phase_grid(g.o, &g.opts, &g.best);
+	CHECK(last_launch(&g.best) != NULL);
+	if (last_launch(&g.best)) {
+		CHECK_EQ_U(last_launch(&g.best)->rec.u.launch.grid.x, 37);
+		CHECK_EQ_U(last_launch(&g.best)->rec.u.launch.grid.y, 1);
 	}
-	CHECK_STR(rep.phase[0].outcome, "grid reduced");
+	CHECK_STR(g.rep.phase[0].outcome, "grid reduced");
 	/* batches of up to four sizes: far fewer batches than a linear walk */
-	CHECK(f.batches > 0 && f.batches < 20);
-	oracle_release(o);
+	CHECK(g.f.batches > 0 && g.f.batches < 20);
 
 	/* a grid of 1 is already the smallest */
-	f.k = 1;
-	o = fake_oracle(&fx, &f, &opts, &rep, &err, STRATEGY_FULL);
-	phase_grid(o, &opts, &best);
-	if (last_launch(&best))
-		CHECK_EQ_U(last_launch(&best)->rec.u.launch.grid.x, 1);
-	oracle_release(o);
-	cand_release(&best);
-	sb_release(&err);
-	fixture_release(&fx);
+	g.f.k = 1;
+	rig_reopen(&g, STRATEGY_FULL);
+	phase_grid(g.o, &g.opts, &g.best);
+	if (last_launch(&g.best))
+		CHECK_EQ_U(last_launch(&g.best)->rec.u.launch.grid.x, 1);
+	rig_close(&g);
 }
 
 static const struct item *copy_into(const struct cand *c, uint64_t dst)
@@ -382,23 +392,16 @@ static const struct item *copy_into(const struct cand *c, uint64_t dst)
 
 UNIT_TEST(phase_data_replaces_what_the_fault_ignores)
 {
-	struct fixture fx;
+	struct rig g;
 	struct fake f = { NEEDS_BYTE, 40, NULL, 0, 0, 0 };
-	struct shrink_opts opts;
-	struct shrink_report rep;
-	struct strbuf err = STRBUF_INIT;
-	struct cand best = CAND_INIT;
-	struct oracle *o;
 	const struct item *a, *b;
 	uint64_t kept = 0;
 	int ptr_kept = 0, byte_kept = 0;
 
-	fixture_make(&fx);
-	o = fake_oracle(&fx, &f, &opts, &rep, &err, STRATEGY_FULL);
-	cand_add_all(&best, &fx.t);
-	phase_data(o, &opts, &best);
-	a = copy_into(&best, BUF_A);
-	b = copy_into(&best, BUF_B);
+	rig_open(&g, f, STRATEGY_FULL);
+	phase_data(g.o, &g.opts, &g.best);
+	a = copy_into(&g.best, BUF_A);
+	b = copy_into(&g.best, BUF_B);
 	CHECK(a && b);
 	if (a && b) {
 		/* A: the fault does not care: zeros */
@@ -415,76 +418,52 @@ UNIT_TEST(phase_data_replaces_what_the_fault_ignores)
 		CHECK(byte_kept);
 		CHECK_EQ_U(kept, 16);
 	}
-	CHECK(judge(&f, &best));
-	CHECK_STR(rep.phase[0].outcome, "contents replaced");
-	oracle_release(o);
-	cand_release(&best);
-	sb_release(&err);
-	fixture_release(&fx);
+	CHECK(judge(&g.f, &g.best));
+	CHECK_STR(g.rep.phase[0].outcome, "contents replaced");
+	rig_close(&g);
 }
 
 UNIT_TEST(phase_scalars_zero_or_one_never_pointers)
 {
-	struct fixture fx;
+	struct rig g;
 	struct fake f = { ANY_LAUNCH, 0, NULL, 0, 0, 0 };
-	struct shrink_opts opts;
-	struct shrink_report rep;
-	struct strbuf err = STRBUF_INIT;
-	struct cand best = CAND_INIT;
-	struct oracle *o;
 	uint64_t p = 0;
 	uint32_t n = 99;
 
-	fixture_make(&fx);
 	/* the fault ignores n: n becomes 0; the pointer stays */
-	o = fake_oracle(&fx, &f, &opts, &rep, &err, STRATEGY_FULL);
-	cand_add_all(&best, &fx.t);
-	phase_scalars(o, &opts, &best);
-	memcpy(&p, last_launch(&best)->rec.u.launch.args, 8);
-	memcpy(&n, last_launch(&best)->rec.u.launch.args + 8, 4);
+	rig_open(&g, f, STRATEGY_FULL);
+	phase_scalars(g.o, &g.opts, &g.best);
+	memcpy(&p, last_launch(&g.best)->rec.u.launch.args, 8);
+	memcpy(&n, last_launch(&g.best)->rec.u.launch.args + 8, 4);
 	CHECK_EQ_U(p, BUF_A);
 	CHECK_EQ_U(n, 0);
-	CHECK_STR(rep.phase[0].outcome, "scalars simplified");
-	oracle_release(o);   /* frees the changed args: start again */
-	cand_release(&best);
+	CHECK_STR(g.rep.phase[0].outcome, "scalars simplified");
 
-	/* the fault needs n != 0: n becomes 1 */
-	f.rule = NEEDS_NONZERO_N;
-	o = fake_oracle(&fx, &f, &opts, &rep, &err, STRATEGY_FULL);
-	cand_add_all(&best, &fx.t);
-	phase_scalars(o, &opts, &best);
-	memcpy(&p, last_launch(&best)->rec.u.launch.args, 8);
-	memcpy(&n, last_launch(&best)->rec.u.launch.args + 8, 4);
+	/* the fault needs n != 0: n becomes 1 (a fresh oracle: the old one
+	 * frees the args it changed, so best starts again from the trace) */
+	g.f.rule = NEEDS_NONZERO_N;
+	rig_reopen(&g, STRATEGY_FULL);
+	rig_restart(&g);
+	phase_scalars(g.o, &g.opts, &g.best);
+	memcpy(&p, last_launch(&g.best)->rec.u.launch.args, 8);
+	memcpy(&n, last_launch(&g.best)->rec.u.launch.args + 8, 4);
 	CHECK_EQ_U(p, BUF_A);
 	CHECK_EQ_U(n, 1);
-	oracle_release(o);
-	cand_release(&best);
-	sb_release(&err);
-	fixture_release(&fx);
+	rig_close(&g);
 }
 
 UNIT_TEST(phase_grid_stops_when_the_workers_are_lost)
 {
-	struct fixture fx;
+	struct rig g;
 	struct fake f = { NEEDS_GRID, 37, NULL, 0, 0, 1 };
-	struct shrink_opts opts;
-	struct shrink_report rep;
-	struct strbuf err = STRBUF_INIT;
-	struct cand best = CAND_INIT;
-	struct oracle *o;
 
-	fixture_make(&fx);
-	o = fake_oracle(&fx, &f, &opts, &rep, &err, STRATEGY_FULL);
-	cand_add_all(&best, &fx.t);
-	phase_grid(o, &opts, &best);
-	CHECK(oracle_failed(o));
-	CHECK(oracle_stopped(o));
-	CHECK_EQ_U(f.batches, 1);    /* no second batch after the loss */
-	if (last_launch(&best))
-		CHECK_EQ_U(last_launch(&best)->rec.u.launch.grid.x, GRID_X);
-	CHECK_STR(rep.phase[0].outcome, "grid kept");
-	oracle_release(o);
-	cand_release(&best);
-	sb_release(&err);
-	fixture_release(&fx);
+	rig_open(&g, f, STRATEGY_FULL);
+	phase_grid(g.o, &g.opts, &g.best);
+	CHECK(oracle_failed(g.o));
+	CHECK(oracle_stopped(g.o));
+	CHECK_EQ_U(g.f.batches, 1);    /* no second batch after the loss */
+	if (last_launch(&g.best))
+		CHECK_EQ_U(last_launch(&g.best)->rec.u.launch.grid.x, GRID_X);
+	CHECK_STR(g.rep.phase[0].outcome, "grid kept");
+	rig_close(&g);
 }
