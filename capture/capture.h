@@ -111,6 +111,9 @@ long cap_emit_node_copy(uint32_t type, uint64_t dst, uint64_t src, uint64_t size
 int cap_is_device_ptr(uint64_t p);
 void cap_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cap_emit_graph(uint32_t type, uint64_t stream, uint64_t graph, uint64_t exec);
+/* One ALLOC record: a program's allocation, or one in a checkpoint (any
+ * writer, no lock taken).  tw_record's result. */
+long cap_put_alloc(struct trace_writer *w, uint64_t addr, uint64_t size, uint32_t kind, const char *name);
 /* ---- checkpoint.c (all calls with inject.c's lock held) ---- */
 
 /* A NOTE into w; with carry, carried into every later segment (once per

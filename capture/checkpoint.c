@@ -527,20 +527,6 @@ static struct ck_alloc **sorted_allocs(void)
 	return v;
 }
 
-/* A checkpoint's ALLOC record for one live allocation (both writers). */
-static int put_alloc(struct trace_writer *w, uint64_t addr, uint64_t size, uint32_t kind,
-		     const char *name)
-{
-	struct tr_rec r;
-	memset(&r, 0, sizeof(r));
-	r.type = TR_ALLOC;
-	r.u.alloc.addr = addr;
-	r.u.alloc.size = size;
-	r.u.alloc.kind = kind;
-	r.u.alloc.name = name ? name : "";
-	return tw_record(w, &r) < 0 ? -1 : 0;
-}
-
 static int put_allocs(struct seg *g, uint64_t id, struct strbuf *why)
 {
 	struct ck_alloc **v = sorted_allocs();
@@ -548,7 +534,7 @@ static int put_allocs(struct seg *g, uint64_t id, struct strbuf *why)
 	int ret = -1;
 	for (size_t i = 0; i < K.na; i++) {
 		const struct ck_alloc *a = v[i];
-		if (put_alloc(&g->nw, a->addr, a->size, a->kind, a->name) < 0) {
+		if (cap_put_alloc(&g->nw, a->addr, a->size, a->kind, a->name) < 0) {
 			sb_addf(why, "cannot write %s: %s", g->nw.path, strerror(errno));
 			goto out;
 		}
@@ -834,7 +820,7 @@ static void *job_main(void *arg)
 		goto wfail;
 	for (size_t i = 0; i < J.na; i++) {
 		const struct snap_alloc *a = &J.a[i];
-		if (put_alloc(&g->nw, a->addr, a->size, a->kind, a->name) < 0)
+		if (cap_put_alloc(&g->nw, a->addr, a->size, a->kind, a->name) < 0)
 			goto wfail;
 		if (a->readable && put_data(g, a->addr, K.snap + a->off, (size_t)a->size, J.id) < 0)
 			goto wfail;

@@ -1303,11 +1303,22 @@ static int on_memset_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 
 /* ---- allocations -------------------------------------------------------- */
 
-/* key: the pointer the matching free call will pass. */
-static void rec_alloc(uint64_t key, uint64_t addr, uint64_t size, uint32_t kind, const char *name)
+long cap_put_alloc(struct trace_writer *w, uint64_t addr, uint64_t size, uint32_t kind, const char *name)
 {
 	struct tr_rec r;
 
+	memset(&r, 0, sizeof(r));
+	r.type = TR_ALLOC;
+	r.u.alloc.addr = addr;
+	r.u.alloc.size = size;
+	r.u.alloc.kind = kind;
+	r.u.alloc.name = name ? name : "";
+	return tw_record(w, &r);
+}
+
+/* key: the pointer the matching free call will pass. */
+static void rec_alloc(uint64_t key, uint64_t addr, uint64_t size, uint32_t kind, const char *name)
+{
 	if (!addr || !lock_rec())
 		return;
 	if (kind == TR_MEM_GLOBAL) {
@@ -1317,13 +1328,7 @@ static void rec_alloc(uint64_t key, uint64_t addr, uint64_t size, uint32_t kind,
 	} else {
 		cap_map_put(&S.live, key ? key : addr, addr, kind);
 	}
-	memset(&r, 0, sizeof(r));
-	r.type = TR_ALLOC;
-	r.u.alloc.addr = addr;
-	r.u.alloc.size = size;
-	r.u.alloc.kind = kind;
-	r.u.alloc.name = name ? name : "";
-	tw_record(&S.w, &r);
+	cap_put_alloc(&S.w, addr, size, kind, name);
 	ckpt_on_alloc(addr, size, kind, name);
 	S.allocs++;
 out:
