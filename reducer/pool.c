@@ -24,6 +24,7 @@
 #include "../common/interrupt.h"
 #include "../common/strbuf.h"
 #include "../common/util.h"
+#include "../replay/devsel.h"
 #include "../replay/proto.h"
 #include "pool.h"
 
@@ -47,8 +48,11 @@ struct pool {
 	int fresh;
 	double timeout;
 	int ndev;                /* devices to spread workers over */
-	int ndev_fixed;          /* set by GPUREDUCE_DEVICES, not learnt */
+	int ndev_fixed;          /* set by GPUREDUCE_DEVICES or _DEVICE, not learnt */
+	int base;                /* first ordinal: GPUREDUCE_DEVICE, else 0 */
 	int next_dev;
+	char used[DEVSEL_MAX];   /* ordinals that had a ready worker */
+	char config_err[256];    /* GPUREDUCE_DEVICES past what the driver reports */
 	struct pool_stats st;
 	char fatal[512];         /* last FATAL from a worker */
 	int consecutive_fatal;
@@ -63,7 +67,7 @@ static int worker_start(struct pool *p, struct worker *w, struct strbuf *err)
 	char dev[64];
 	const char *env[3] = { NULL, NULL, NULL };
 
-	w->device = p->ndev > 1 ? p->next_dev++ % p->ndev : 0;
+	w->device = p->base + (p->ndev > 1 ? p->next_dev++ % p->ndev : 0);
 	snprintf(dev, sizeof(dev), "GPUREDUCE_DEVICE=%d", w->device);
 	env[0] = dev;
 	env[1] = "CUDA_LAUNCH_BLOCKING=1";
@@ -149,9 +153,17 @@ static void worker_stop(struct worker *w)
 
 struct pool *pool_create(int n, int fresh, double timeout, struct strbuf *err)
 {
-	struct pool *p = xcalloc(1, sizeof(*p));
-	const char *devs = getenv("GPUREDUCE_DEVICES");
+	struct pool *p;
+	int pin, count;
 
+	if (devsel_device(&pin, err) < 0 || devsel_devices(&count, err) < 0)
+		return NULL;
+	if (pin >= 0 && count > 1) {
+		sb_addf(err, "GPUREDUCE_DEVICE=%d pins every replay to one GPU, GPUREDUCE_DEVICES=%d "
+			"spreads them over %d: unset one of them", pin, count, count);
+		return NULL;
+	}
+	p = xcalloc(1, sizeof(*p));
 	signal(SIGPIPE, SIG_IGN);
 	n = n < 1 ? 1 : n;
 	p->max_busy = n;
@@ -160,12 +172,14 @@ struct pool *pool_create(int n, int fresh, double timeout, struct strbuf *err)
 	p->n = fresh ? n : n + (n + 1) / 2;
 	p->fresh = fresh;
 	p->timeout = timeout > 0 ? timeout : 60;
-	/* GPUREDUCE_DEVICES=N fixes the spread (1: everything on one GPU);
-	 * otherwise it is learnt from the first READY (worker_ready) */
-	p->ndev = devs && *devs ? atoi(devs) : 1;
-	p->ndev_fixed = devs && *devs;
-	if (p->ndev < 1)
-		p->ndev = 1;
+	/* GPUREDUCE_DEVICE=K pins every worker to K; GPUREDUCE_DEVICES=N fixes
+	 * the spread over 0..N-1 (1: everything on one GPU); otherwise it is
+	 * learnt from the first READY (worker_ready).  Whether K and N exist is
+	 * known only once a worker is up: the worker refuses an ordinal past
+	 * the last GPU, worker_ready a count past the device count. */
+	p->base = pin >= 0 ? pin : 0;
+	p->ndev = pin >= 0 ? 1 : count ? count : 1;
+	p->ndev_fixed = pin >= 0 || count;
 	p->st.devices = 1;
 	p->w = xcalloc((size_t)p->n, sizeof(*p->w));
 	for (int i = 0; i < p->n; i++) {
@@ -236,8 +250,17 @@ static void worker_ready(struct pool *p, const struct worker *w, int ndev)
 	}
 	if (!p->ndev_fixed && ndev > p->ndev)
 		p->ndev = ndev;
-	if (w->device + 1 > p->st.devices)
-		p->st.devices = w->device + 1;
+	if (p->base + p->ndev > ndev && !p->config_err[0])
+		snprintf(p->config_err, sizeof(p->config_err),
+			 "GPUREDUCE_DEVICES=%d: the driver reports only %d GPU%s; give at most %d, or unset it",
+			 p->ndev, ndev, ndev == 1 ? "" : "s", ndev);
+	if (w->device >= 0 && w->device < DEVSEL_MAX && !p->used[w->device]) {
+		int n = 0;
+		p->used[w->device] = 1;
+		for (int i = 0; i < DEVSEL_MAX; i++)
+			n += p->used[i];
+		p->st.devices = n;
+	}
 }
 
 /* Handle one complete line from worker w. */
@@ -323,6 +346,10 @@ int pool_run(struct pool *p, struct job *jobs, size_t njobs, struct strbuf *err)
 		if (interrupt_signal()) {
 			stop_all(p, jobs, njobs, next);
 			break;
+		}
+		if (p->config_err[0]) {
+			sb_addf(err, "%s", p->config_err);
+			goto out;
 		}
 		if (start_some(p, err) < 0)
 			goto out;

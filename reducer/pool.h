@@ -8,7 +8,9 @@
  * Several workers share one GPU (GPU-FACTS.md: one faulting process does
  * not hurt its neighbours).  Workers are spread round-robin over every
  * device the driver reports (each worker's READY line says how many; the
- * first ones start on device 0), or over N with GPUREDUCE_DEVICES=N.  A
+ * first ones start on device 0), or over N with GPUREDUCE_DEVICES=N, or
+ * all on device K with GPUREDUCE_DEVICE=K (replay/devsel.h reads both; a
+ * bad value makes pool_create or pool_run fail with a one-line error).  A
  * job that runs past its time limit gets its worker killed.
  */
 #ifndef GPUREDUCE_POOL_H
@@ -30,7 +32,7 @@ struct job {
 struct pool_stats {
 	long jobs, faults, clean, errors, timeouts, crashes;
 	long spawned;            /* worker processes started */
-	int devices;             /* devices that had a ready worker (1 + highest ordinal) */
+	int devices;             /* distinct devices that had a ready worker */
 	long start_failures;     /* workers that failed to start */
 	double outage_seconds;   /* waited with three failed starts in a row */
 	double busy_seconds;     /* summed replay time reported by workers */

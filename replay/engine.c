@@ -25,6 +25,7 @@
 #include "../addr/graphs.h"
 #include "../addr/memmap.h"
 #include "../addr/place.h"
+#include "devsel.h"
 #include "drv.h"
 #include "replay.h"
 
@@ -50,6 +51,7 @@ struct replay_ctx {
 	CUcontext ctx;
 	int dead;
 	size_t gran;             /* VMM granularity; 0 when VMM is unavailable */
+	CUresult gran_err;       /* why the granularity query failed (0: not asked or fine) */
 	struct mod_entry *mods;
 	size_t nmods, amods;
 	struct fn_entry *fns;
@@ -117,8 +119,7 @@ int replay_ctx_create(struct replay_ctx **out, struct strbuf *err)
 {
 	struct replay_ctx *c = xcalloc(1, sizeof(*c));
 	CUresult r;
-	int n = 0;
-	const char *ord = getenv("GPUREDUCE_DEVICE");
+	int n = 0, ord = 0;
 
 	*out = NULL;
 	if (drv_load(&c->d, err) < 0)
@@ -132,10 +133,12 @@ int replay_ctx_create(struct replay_ctx **out, struct strbuf *err)
 		goto fail;
 	}
 	c->ndev = n;
-	if ((r = c->d.DeviceGet(&c->dev, ord ? atoi(ord) % n : 0)) != CUDA_SUCCESS ||
+	if (devsel_worker_ordinal(n, &ord, err) < 0)
+		goto fail;
+	if ((r = c->d.DeviceGet(&c->dev, ord)) != CUDA_SUCCESS ||
 	    (r = c->d.DevicePrimaryCtxRetain(&c->ctx, c->dev)) != CUDA_SUCCESS ||
 	    (r = c->d.CtxSetCurrent(c->ctx)) != CUDA_SUCCESS) {
-		sb_addf(err, "cannot create a CUDA context: %s", drv_error_name(&c->d, r));
+		sb_addf(err, "cannot create a CUDA context on device %d: %s", ord, drv_error_name(&c->d, r));
 		goto fail;
 	}
 	if (c->d.MemGetAllocationGranularity && c->d.vmm.MemAddressReserve && c->d.vmm.MemCreate &&
@@ -146,8 +149,8 @@ int replay_ctx_create(struct replay_ctx **out, struct strbuf *err)
 		prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
 		prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
 		prop.location.id = (int)c->dev;
-		if (c->d.MemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) ==
-		    CUDA_SUCCESS && g >= 256 && !(g & (g - 1)))
+		c->gran_err = c->d.MemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+		if (c->gran_err == CUDA_SUCCESS && g >= 256 && !(g & (g - 1)))
 			c->gran = g;
 	}
 	*out = c;
@@ -384,6 +387,9 @@ static int layout_open(struct run *R, size_t end)
 	}
 	if (hi <= lo)
 		return RS_CLEAN;   /* no device buffers: nothing to lay out */
+	if (!c->gran && c->gran_err != CUDA_SUCCESS)
+		return set_error(R, 0, "layout-faithful placement: cuMemGetAllocationGranularity on device %d "
+				 "failed: %s; use --guard=end", (int)c->dev, drv_error_name(&c->d, c->gran_err));
 	if (!c->gran)
 		return set_error(R, 0, "layout-faithful placement needs virtual memory management "
 				 "(cuMemAddressReserve), which this driver lacks; use --guard=end");

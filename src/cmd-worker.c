@@ -2,8 +2,9 @@
  * cmd-worker.c - `gpureduce __worker`: a replay worker process.
  *
  * Started by reducer/pool.c (and by `gpureduce replay`) with pipes on stdin
- * and stdout.  It creates one CUDA context on $GPUREDUCE_DEVICE (modulo the
- * device count), says READY with that count, then replays every
+ * and stdout.  It creates one CUDA context on $GPUREDUCE_DEVICE (an ordinal
+ * below the device count, else FATAL: replay/devsel.h), says READY with
+ * that count, then replays every
  * trace it is sent (proto.h) until its stdin closes or a fault kills the
  * context.  Kernel printf and driver chatter would corrupt the protocol, so
  * the protocol gets its own copy of stdout and fd 1 is pointed at stderr.
