@@ -7,6 +7,8 @@
  * Each mode runs in a fresh process (faults are sticky) and exits 0 when
  * every expectation held, 1 otherwise (each failure printed to stderr);
  * modes that report an outcome print it on stdout ("fault", "ok").
+ * devices ORD (under DOUBLE_DEVICES): what separates one device's context
+ * and memory from another's.
  * The expected parameter layouts below are written out independently of
  * the double's registry on purpose.
  */
@@ -649,6 +651,82 @@ static void mode_signal(void)
 	}
 }
 
+/* DOUBLE_DEVICES=N, ordinal `ord`: ordinals past the count fail, each
+ * ordinal has its own context and address range, one device's memory is
+ * not another's.  Prints "range R" (R: the allocation's address >> 40) for
+ * the test to compare across ordinals, then "ok". */
+static void mode_devices(int ord)
+{
+	CUdevice dev = -1;
+	CUcontext ctx = NULL, other_ctx = NULL;
+	CUdeviceptr p = 0, q = 0, va = 0;
+	CUmemAllocationProp prop;
+	CUmemAccessDesc acc;
+	CUmemGenericAllocationHandle h;
+	size_t gran = 0;
+	int n = 0, other, v = 7;
+
+	EXPECT(cuInit(0), CUDA_SUCCESS);
+	EXPECT(cuDeviceGetCount(&n), CUDA_SUCCESS);
+	other = ord == 0 ? n - 1 : 0;
+	EXPECT(cuDeviceGet(&dev, n), CUDA_ERROR_INVALID_DEVICE);
+	EXPECT(cuDeviceGet(&dev, -1), CUDA_ERROR_INVALID_DEVICE);
+	EXPECT(cuDevicePrimaryCtxRetain(&ctx, n), CUDA_ERROR_INVALID_DEVICE);
+	EXPECT(cuDeviceGet(&dev, ord), CUDA_SUCCESS);
+	EXPECT(cuDevicePrimaryCtxRetain(&ctx, dev), CUDA_SUCCESS);
+	EXPECT(cuCtxSetCurrent(ctx), CUDA_SUCCESS);
+	dev = -1;
+	EXPECT(cuCtxGetDevice(&dev), CUDA_SUCCESS);
+	TRUE(dev == ord);
+	EXPECT(cuMemAlloc(&p, 4000), CUDA_SUCCESS);
+	EXPECT(cuMemcpyHtoD(p, &v, sizeof(v)), CUDA_SUCCESS);
+	printf("range %llu\n", (unsigned long long)(p >> 40));
+	/* VMM memory lives on a device: this one, not another */
+	memset(&prop, 0, sizeof(prop));
+	prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+	prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	prop.location.id = n;
+	EXPECT(cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM), CUDA_ERROR_INVALID_DEVICE);
+	prop.location.id = ord;
+	EXPECT(cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM), CUDA_SUCCESS);
+	EXPECT(cuMemAddressReserve(&va, gran, 0, 0, 0), CUDA_SUCCESS);
+	TRUE(va >> 40 == p >> 40);
+	EXPECT(cuMemCreate(&h, gran, &prop, 0), CUDA_SUCCESS);
+	EXPECT(cuMemMap(va, gran, 0, h, 0), CUDA_SUCCESS);
+	acc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+	if (n > 1) {
+		CUmemGenericAllocationHandle h2;
+		prop.location.id = other;
+		EXPECT(cuMemCreate(&h2, gran, &prop, 0), CUDA_ERROR_INVALID_DEVICE);
+		acc.location.id = other;
+		EXPECT(cuMemSetAccess(va, gran, &acc, 1), CUDA_ERROR_INVALID_DEVICE);
+		/* one device's context at a time */
+		EXPECT(cuDevicePrimaryCtxRetain(&other_ctx, other), CUDA_ERROR_NOT_SUPPORTED);
+		EXPECT(cuDevicePrimaryCtxRelease(other), CUDA_ERROR_INVALID_CONTEXT);
+	}
+	acc.location.id = ord;
+	EXPECT(cuMemSetAccess(va, gran, &acc, 1), CUDA_SUCCESS);
+	EXPECT(cuMemcpyHtoD(va, &v, sizeof(v)), CUDA_SUCCESS);
+	EXPECT(cuMemUnmap(va, gran), CUDA_SUCCESS);
+	EXPECT(cuMemRelease(h), CUDA_SUCCESS);
+	EXPECT(cuMemAddressFree(va, gran), CUDA_SUCCESS);
+	if (n > 1) {
+		/* switch devices: the first one's memory means nothing there */
+		EXPECT(cuDevicePrimaryCtxRelease(ord), CUDA_SUCCESS);
+		EXPECT(cuDevicePrimaryCtxRetain(&other_ctx, other), CUDA_SUCCESS);
+		TRUE(other_ctx != ctx);
+		EXPECT(cuCtxSetCurrent(ctx), CUDA_SUCCESS);
+		EXPECT(cuMemAlloc(&q, 16), CUDA_ERROR_INVALID_CONTEXT);   /* released */
+		EXPECT(cuCtxSetCurrent(other_ctx), CUDA_SUCCESS);
+		EXPECT(cuMemcpyHtoD(p, &v, sizeof(v)), CUDA_ERROR_INVALID_VALUE);
+		EXPECT(cuMemAlloc(&q, 4000), CUDA_SUCCESS);
+		TRUE(q >> 40 != p >> 40);
+		EXPECT(cuMemcpyHtoD(q, &v, sizeof(v)), CUDA_SUCCESS);
+	}
+	printf("ok\n");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -680,6 +758,8 @@ int main(int argc, char **argv)
 		mode_init();
 	else if (!strcmp(mode, "signal"))
 		mode_signal();
+	else if (!strcmp(mode, "devices"))
+		mode_devices((int)arg);
 	else {
 		fprintf(stderr, "dbltest: unknown mode %s\n", mode);
 		return 2;

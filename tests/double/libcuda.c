@@ -10,8 +10,9 @@
  * cuda.h's macros give the versioned symbol (cuMemAlloc -> cuMemAlloc_v2).
  *
  * WHAT IT MODELS
- *  - One device, ordinal 0 (DOUBLE_DEVICES=N: N ordinals that all stand for
- *    it), "gpureduce CPU double", compute capability 9.0,
+ *  - One device, ordinal 0 (DOUBLE_DEVICES=N: N ordinals, 1 to 16, each with
+ *    its own primary context and its own address range; see "devices"
+ *    below), "gpureduce CPU double", compute capability 9.0,
  *    driver version 13000, 8 GiB of "device memory" (a budget, not a
  *    reservation).  Calls other than cuDriverGetVersion and
  *    cuGetErrorName/String before a successful cuInit(0) return
@@ -147,6 +148,9 @@
 #define GRAN          ((size_t)2 << 20)     /* VMM granularity */
 #define ALLOC_ALIGN   256                   /* cuMemAlloc start alignment */
 #define GUARD         ((size_t)64 << 10)    /* PROT_NONE around each cuMemAlloc */
+#define MAX_DEVICES   16                    /* DOUBLE_DEVICES' upper bound */
+#define DEV_VA_BASE   ((uintptr_t)0x200000000000ULL) /* device 0's address range */
+#define DEV_VA_SPAN   ((uintptr_t)1 << 40)  /* 1 TiB per device */
 #define TOTAL_MEM     ((size_t)8 << 30)
 #define MAX_SMEM      49152                 /* static + dynamic, without opt-in */
 #define MAX_SMEM_OPTIN 232448               /* H100/H200 opt-in maximum */
@@ -158,6 +162,7 @@ enum region_kind { R_ALLOC, R_GLOBAL, R_RESERVE };
 
 struct vmm_handle {
 	int live;
+	int device;                 /* prop.location.id at cuMemCreate */
 	size_t size;
 	int mapped;                 /* number of live mappings */
 };
@@ -244,10 +249,11 @@ static struct {
 	int gpu_alloc;           /* DOUBLE_ALLOC=gpu: cuMemAlloc as the GPU does it */
 	int no_vmm;              /* DOUBLE_NO_VMM=1: no virtual memory management */
 	size_t page;
+	uintptr_t next_va[MAX_DEVICES]; /* where each device's next range is tried */
 	struct fault_guard fg;
 } S = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-static struct CUctx_st primary;
+static struct CUctx_st primary[MAX_DEVICES];   /* one per ordinal */
 static __thread CUcontext current;
 static __thread CUcontext ctx_stack[16];
 static __thread int ctx_depth;
@@ -365,7 +371,7 @@ static CUresult enter_ctx(void)
 	CUresult r = enter_init();
 	if (r != CUDA_SUCCESS)
 		return r;
-	if (current != &primary || !S.ctx_alive)
+	if (!S.ctx_alive || current != &primary[S.ctx_dev])
 		return CUDA_ERROR_INVALID_CONTEXT;
 	return S.sticky ? S.sticky : CUDA_SUCCESS;
 }
@@ -483,6 +489,36 @@ static struct region *region_add(int kind, uintptr_t user, size_t size, uintptr_
 	return r;
 }
 
+/* `len` bytes of PROT_NONE address space in the range of the device whose
+ * context is alive (device 0 without one): device d's memory lies in
+ * [DEV_VA_BASE + d * DEV_VA_SPAN, + DEV_VA_SPAN), taken upwards and never
+ * reused, so a pointer from one device's process is nothing in another
+ * device's (as on a node with several GPUs).  MAP_FAILED when the range
+ * is used up or taken by someone else. */
+static void *dev_mmap(size_t len)
+{
+	int d = S.ctx_alive ? (int)S.ctx_dev : 0;
+	uintptr_t base = DEV_VA_BASE + (uintptr_t)d * DEV_VA_SPAN;
+	size_t step = round_up(len, GRAN);
+
+	if (!S.next_va[d])
+		S.next_va[d] = base;
+	for (int tries = 0; tries < 64; tries++) {
+		uintptr_t at = S.next_va[d];
+		void *m;
+		if (step > base + DEV_VA_SPAN - at)
+			break;
+		S.next_va[d] = at + step;
+		m = mmap((void *)at, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+			 MAP_FIXED_NOREPLACE, -1, 0);
+		if (m == (void *)at)
+			return m;
+		if (m != MAP_FAILED)
+			munmap(m, len);     /* a kernel that took it as a hint only */
+	}
+	return MAP_FAILED;
+}
+
 /* Reserve a guarded buffer of `size` bytes (cuMemAlloc's placement). */
 static CUresult buffer_new(int kind, size_t size, struct region **out)
 {
@@ -498,7 +534,7 @@ static CUresult buffer_new(int kind, size_t size, struct region **out)
 	maplen = GUARD + data + GUARD;
 	if (size > TOTAL_MEM - S.allocated)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	void *m = mmap(NULL, maplen, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	void *m = dev_mmap(maplen);
 	if (m == MAP_FAILED)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	uintptr_t map = (uintptr_t)m;
@@ -814,9 +850,17 @@ CUresult cuDriverGetVersion(int *v)
 }
 
 /* DOUBLE_DEVICES=N (1 to 16): cuDeviceGetCount says N and every ordinal
- * below N is valid.  They all stand for the one modelled device (a process
- * uses one); DOUBLE_DEVICE_LOG=FILE appends "ORDINAL PID" for every primary
- * context retained, so a test can see how work was spread. */
+ * below N is valid; any other ordinal is CUDA_ERROR_INVALID_DEVICE in every
+ * call that takes one (cuDeviceGet, attributes, contexts, VMM locations).
+ * Each ordinal has its own primary context (its own CUcontext) and its own
+ * address range (dev_mmap), so device memory and pointers of one device's
+ * process mean nothing in another's.  A process holds one device's context
+ * at a time (retaining a second while the first lives is NOT_SUPPORTED:
+ * gpureduce's workers each use one; peer access is not modelled): VMM
+ * memory must be created on that device (cuMemCreate) and made accessible
+ * to the device it was created on (cuMemSetAccess).
+ * DOUBLE_DEVICE_LOG=FILE appends "ORDINAL PID" for every primary context
+ * retained, so a test can see how work was spread. */
 static int ndevices(void)
 {
 	const char *e = getenv("DOUBLE_DEVICES");
@@ -962,9 +1006,16 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 		r = CUDA_ERROR_INVALID_DEVICE;
 		goto out;
 	}
+	if (S.ctx_alive && S.ctx_dev != dev) {
+		vlog("device %d's context retained while device %d's lives: "
+		     "one device per process is modelled\n", (int)dev, (int)S.ctx_dev);
+		r = CUDA_ERROR_NOT_SUPPORTED;
+		goto out;
+	}
 	S.ctx_refs++;
 	S.ctx_alive = 1;
-	*pctx = &primary;
+	primary[dev].device = dev;
+	*pctx = &primary[dev];
 	S.ctx_dev = dev;
 	env_log("DOUBLE_DEVICE_LOG", "%d %ld\n", (int)dev, (long)getpid());
 out:
@@ -980,8 +1031,8 @@ CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
 		r = CUDA_ERROR_INVALID_DEVICE;
 		goto out;
 	}
-	if (S.ctx_refs == 0) {
-		r = CUDA_ERROR_INVALID_CONTEXT;
+	if (S.ctx_refs == 0 || S.ctx_dev != dev) {
+		r = CUDA_ERROR_INVALID_CONTEXT;   /* not retained on this device */
 		goto out;
 	}
 	if (--S.ctx_refs == 0) {
@@ -1001,6 +1052,8 @@ CUresult cuDevicePrimaryCtxReset(CUdevice dev)
 		r = CUDA_ERROR_INVALID_DEVICE;
 		goto out;
 	}
+	if (!S.ctx_alive || S.ctx_dev != dev)
+		goto out;                         /* nothing alive on this device */
 	context_destroy();
 	S.ctx_refs = 0;
 	S.ctx_alive = 0;
@@ -1008,12 +1061,22 @@ out:
 	return leave(r);
 }
 
+/* 1 for one of the devices' primary contexts (live or not: a context of
+ * a device without a live context fails later, in enter_ctx). */
+static int is_primary(CUcontext ctx)
+{
+	for (int i = 0; i < MAX_DEVICES; i++)
+		if (ctx == &primary[i])
+			return 1;
+	return 0;
+}
+
 CUresult cuCtxSetCurrent(CUcontext ctx)
 {
 	CUresult r = enter_init();
 	if (r)
 		goto out;
-	if (ctx && ctx != &primary)
+	if (ctx && !is_primary(ctx))
 		r = CUDA_ERROR_INVALID_CONTEXT;
 	else
 		current = ctx;
@@ -1039,7 +1102,7 @@ CUresult cuCtxPushCurrent(CUcontext ctx)
 	CUresult r = enter_init();
 	if (r)
 		goto out;
-	if (ctx != &primary)
+	if (!is_primary(ctx))
 		r = CUDA_ERROR_INVALID_CONTEXT;
 	else if (ctx_depth == (int)(sizeof(ctx_stack) / sizeof(ctx_stack[0])))
 		r = CUDA_ERROR_OUT_OF_MEMORY;
@@ -1072,7 +1135,7 @@ CUresult cuCtxGetDevice(CUdevice *dev)
 	CUresult r = enter_init();
 	if (r)
 		goto out;
-	if (current != &primary || !S.ctx_alive)
+	if (!S.ctx_alive || current != &primary[S.ctx_dev])
 		r = CUDA_ERROR_INVALID_CONTEXT;
 	else if (!dev)
 		r = CUDA_ERROR_INVALID_VALUE;
@@ -1370,12 +1433,19 @@ CUresult cuMemsetD32Async(CUdeviceptr p, unsigned int v, size_t n, CUstream s)
 
 /* ---- virtual memory management ------------------------------------------ */
 
+/* A VMM location: a valid ordinal, and the live context's device when one
+ * lives (one device per process; no peer memory). */
+static int location_ok(int id)
+{
+	return !bad_device(id) && (!S.ctx_alive || id == (int)S.ctx_dev);
+}
+
 static CUresult check_prop(const CUmemAllocationProp *prop)
 {
 	if (!prop || prop->type != CU_MEM_ALLOCATION_TYPE_PINNED ||
 	    prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
 		return CUDA_ERROR_INVALID_VALUE;
-	return prop->location.id == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+	return location_ok(prop->location.id) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
 }
 
 CUresult cuMemGetAllocationGranularity(size_t *gran, const CUmemAllocationProp *prop,
@@ -1416,7 +1486,7 @@ CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CU
 	if (size > SIZE_MAX - align)
 		goto out;
 	len = size + align;
-	mm = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	mm = dev_mmap(len);
 	if (mm == MAP_FAILED) {
 		r = CUDA_ERROR_OUT_OF_MEMORY;
 		goto out;
@@ -1498,6 +1568,7 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size, const CU
 		goto out;
 	}
 	h->live = 1;
+	h->device = prop->location.id;
 	h->size = size;
 	S.handles[S.nhandles++] = h;
 	S.allocated += size;
@@ -1610,7 +1681,7 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *des
 	for (size_t i = 0; i < count; i++) {
 		if (desc[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE)
 			goto out;
-		if (desc[i].location.id != 0) {
+		if (!location_ok(desc[i].location.id)) {
 			r = CUDA_ERROR_INVALID_DEVICE;
 			goto out;
 		}
@@ -1624,6 +1695,15 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *des
 	reg = find_reserve(p, size);
 	if (!reg || !vmm_covered(reg, p, size, 0, 1))
 		goto out;
+	/* access for another device than the memory's own would be peer
+	 * access, which is not modelled */
+	for (size_t i = 0; i < reg->nmaps; i++)
+		for (size_t k = 0; k < count; k++)
+			if (reg->maps[i].start >= p && reg->maps[i].start < p + size &&
+			    reg->maps[i].h->device != desc[k].location.id) {
+				r = CUDA_ERROR_INVALID_DEVICE;
+				goto out;
+			}
 	if (mprotect((void *)p, size, prot)) {
 		r = CUDA_ERROR_OUT_OF_MEMORY;
 		goto out;
