@@ -34,7 +34,12 @@ demo: $(GPU_DEPS)
 
 bench: $(GPU_DEPS)
 	@BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/bench.sh
+	@[ "$(BENCH_SKIP_GPUS)" = 1 ] || BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/bench-gpus.sh
 	@[ "$(BENCH_SKIP_TRACE)" = 1 ] || BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/bench-trace.sh
+
+# shrink on every GPU beside one GPU alone (issue 25; passes on one GPU)
+bench-gpus: $(GPU_DEPS)
+	@BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/bench-gpus.sh
 
 # bounded capture alone (issue 13): trace bytes 1x vs 4x, capture overhead
 bench-trace: $(GPU_DEPS)

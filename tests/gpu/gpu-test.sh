@@ -15,6 +15,8 @@
 #   replay     gpureduce replay trace.bin must fault the same way
 #                                                             -> replay.log
 #   shrink     gpureduce shrink trace.bin -o shrink/repro.cu [-j GPU_TEST_JOBS] --quiet
+#              (on N GPUs: the table says "K GPUs" beside the launches, and a
+#              line under it how many GPUs shrink used at most)
 #              (--time-limit a little under the step's time) -> shrink.log
 #              shrink builds and runs repro.cu itself: its count and the
 #              placement that reproduced (repro.yaml: repro_cu, placement)
@@ -106,6 +108,7 @@ done
 
 # ---- phase 2: the pipeline, one sample at a time -------------------------
 TABLE=$OUT/summary.table
+SHRINK_GPUS=1            # the most GPUs one sample's shrink used
 echo "sample|launches|fault (error, kernel)|replay|shrink|shrink's repro.cu|repro runs|verify|capture s|replay s|shrink s|result|root cause" >"$TABLE"
 PASSED=0
 FAILED=0
@@ -116,7 +119,7 @@ FAIL_REPORT=$OUT/failures.txt
 # test_sample DIR: runs every step, sets the c_* cells, WHY (reasons) and
 # FAIL_LOGS (log names to show).  Returns 0 for PASS.
 test_sample() {
-	local dir=$1 n w t rc try tries caplog ferr fk k runs max rl pat ok=1
+	local dir=$1 n w t g rc try tries caplog ferr fk k runs max rl pat ok=1
 	FLAKY=0
 	n=$(basename "$dir")
 	w=$OUT/$n
@@ -251,7 +254,10 @@ test_sample() {
 	if [ -s "$w/shrink/repro.yaml" ]; then
 		c_shrepro="$(sed -n 's|^  repro_cu: *\([0-9][0-9]*/[0-9][0-9]*\).*|\1|p; s|^  repro_cu: *\(not built\).*|\1|p' "$w/shrink/repro.yaml" | head -n 1) $(sed -n 's/^  placement: *//p' "$w/shrink/repro.yaml" | head -n 1)"
 	fi
-	log "$n: shrink -> $c_shrink (${c_shr_s}s) ${SHR_LINE}; shrink's own repro.cu runs: $c_shrepro"
+	g=$(yaml_key gpus "$w/shrink/repro.yaml")
+	[ "$g" != - ] && [ "$g" -gt "$SHRINK_GPUS" ] && SHRINK_GPUS=$g
+	[ "$g" != - ] && [ "$g" -gt 1 ] && c_shrink="$c_shrink, $g GPUs"
+	log "$n: shrink -> $c_shrink (${c_shr_s}s, on ${g} GPU(s)) ${SHR_LINE}; shrink's own repro.cu runs: $c_shrepro"
 	if [ ! -s "$w/shrink/repro.cu" ]; then
 		WHY="$WHY; no shrink/repro.cu, so no repro runs"
 		return 1
@@ -373,6 +379,9 @@ done
 echo
 echo "gpu-test: $(secs_since "$T0")s in all; logs under $OUT"
 print_table "$TABLE" | tee "$OUT/summary.txt"
+# issue 25: how many GPUs shrink's workers were spread over (repro.yaml gpus:)
+echo "shrink's workers used up to $SHRINK_GPUS GPU(s) of $(nvidia-smi -L 2>/dev/null | grep -c '^GPU ') on this machine" |
+	tee -a "$OUT/summary.txt"
 if [ -s "$OUT/trace-sizes.txt" ]; then
 	echo
 	echo "Trace size beside the model's live device memory:"
