@@ -22,6 +22,9 @@
  *       collective without applying its bytes faults at step 0 instead.
  *       Other ranks launch scale(B, W) and go on to the next collective,
  *       where they wait for rank 1 until the launcher kills them.
+ * RANK_PROG_LATE_FAULT=MS: rank 0 also faults at FAULT_STEP, MS milliseconds
+ * after the collective (so rank 1 faults first in time, rank 0 second);
+ * RANK_PROG_NOKILL=1: the launcher lets the other ranks run on.
  * Exit 3 after a fault, 2 on a set-up error.
  */
 #include <dlfcn.h>
@@ -31,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cuda.h>
@@ -212,10 +216,14 @@ static int worker(const char *cubin, long steps, long fault_step)
 			die("add_one", r);
 		if ((r = launch(coll, 1, 1, kpc)))
 			die("the all-reduce", r);
-		if (rank == 1) {
+		if (rank == 0 && s == fault_step && getenv("RANK_PROG_LATE_FAULT")) {
+			struct timespec ts = { 0, atol(getenv("RANK_PROG_LATE_FAULT")) * 1000000L };
+			nanosleep(&ts, NULL);
+		}
+		if (rank == 1 || (rank == 0 && s == fault_step && getenv("RANK_PROG_LATE_FAULT"))) {
 			void *kpg[] = { &B, &W, &recv, &n };
 			if ((r = launch(gather, 4, 256, kpg))) {
-				fprintf(stderr, "rank-prog: rank 1 step %ld: gather returned %d\n", s, (int)r);
+				fprintf(stderr, "rank-prog: rank %ld step %ld: gather returned %d\n", rank, s, (int)r);
 				return 3;
 			}
 		} else {
@@ -263,6 +271,8 @@ static int launcher(int world, char **argv)
 		if (p < 0)
 			break;
 		left--;
+		if ((!WIFEXITED(st) || WEXITSTATUS(st)) && !ret && getenv("RANK_PROG_NOKILL"))
+			ret = 1;
 		if ((!WIFEXITED(st) || WEXITSTATUS(st)) && !ret) {
 			/* one rank failed: end the job, as torchrun does */
 			fprintf(stderr, "rank-prog: worker %d failed; stopping the others\n", (int)p);
