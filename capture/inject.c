@@ -5,9 +5,12 @@
  * GPUREDUCE_TRACE (set by `gpureduce capture`, src/cmd-capture.c).
  *
  * Environment (all set by the capture command):
- *   GPUREDUCE_TRACE             output path (unset: do nothing at all)
+ *   GPUREDUCE_TRACE             output path (unset: do nothing at all); ending in '/':
+ *                               a directory, one trace per process (open_trace)
  *   GPUREDUCE_STATUS            file that gets one line per process: "ok PID PATH",
- *                               "cupti-busy ERR", "cupti-error ERR" or "trace-error MSG"
+ *                               "cupti-busy ERR", "cupti-error ERR" or "trace-error MSG";
+ *                               also "rank PID R" and "fault PID NS" (src/capture-ranks.c)
+ *   GPUREDUCE_FOLD_KERNELS/_MAX communication kernels to fold (fold.c)
  *   GPUREDUCE_ALLOW_NO_CAPTURE  "1": run the program uncaptured instead of refusing
  *   GPUREDUCE_PY_FRAMES         Python frames per launch (default 8, max 64)
  *   GPUREDUCE_ZSTD              zstd level of copied bytes (default -1: ~7 GB/s,

@@ -76,6 +76,9 @@ static void usage(FILE *f)
 		"environment:\n"
 		"  GPUREDUCE_CAPTURE_LIB  the capture library to use (default: next to gpureduce)\n"
 		"  GPUREDUCE_PY_FRAMES    Python frames recorded per launch (default 8)\n"
+		"  GPUREDUCE_FOLD_KERNELS more communication kernels to fold like nccl* (comma-separated,\n"
+		"                         NAME or PREFIX*; docs/MULTI-RANK.md)\n"
+		"  GPUREDUCE_FOLD_MAX     bytes compared after each pointer of a folded kernel (default 256 MiB)\n"
 		"  GPUREDUCE_NO_PROGRESS  no status line on a terminal\n");
 }
 
