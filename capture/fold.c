@@ -26,6 +26,7 @@
  * All calls here are made with inject.c's lock held (the driver calls we
  * make do not reach our callbacks: t_busy is set).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,7 +46,7 @@ struct range {
 struct pending {
 	int active;
 	uint64_t seq;
-	const char *name;
+	char name[256];
 	size_t n;
 	struct range r[FOLD_MAX_RANGES];
 	uint64_t capped;      /* bytes past GPUREDUCE_FOLD_MAX not compared */
@@ -143,7 +144,7 @@ uint32_t cap_fold_enter(const char *name, uint64_t seq, const uint8_t *args, uin
 	}
 	P.active = 1;
 	P.seq = seq;
-	P.name = name;
+	snprintf(P.name, sizeof(P.name), "%s", name);
 	for (uint32_t off = 0; off + 8 <= argsize; off += 8) {
 		uint64_t w;
 		memcpy(&w, args + off, 8);

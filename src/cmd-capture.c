@@ -15,7 +15,7 @@
  * "cupti-busy ERR", "cupti-error ERR" or "trace-error MSG".  A second CUDA
  * process of the same run (a subprocess that inherited the environment)
  * writes PATH.PID instead of overwriting the first one's trace; the summary
- * names those files.  With -o DIR/ (or an existing directory) every CUDA
+ * names those files.  With -o DIR/ (a trailing slash) every CUDA
  * process writes DIR/rankR.bin (RANK/LOCAL_RANK) or DIR/pidP.bin, and the
  * summary and DIR/index.yaml say how each ended and which faulted first
  * (src/capture-ranks.c, docs/MULTI-RANK.md).
@@ -401,7 +401,7 @@ int cmd_capture(int argc, char **argv)
 	}
 
 	abs_path(out, &trace);
-	multi = out[strlen(out) - 1] == '/' || (stat(trace.buf, &sbuf) == 0 && S_ISDIR(sbuf.st_mode));
+	multi = out[strlen(out) - 1] == '/';   /* an existing directory without '/' stays an error */
 	if (multi) {
 		/* -o DIR/: one trace per process inside it (issue 25) */
 		while (trace.len > 1 && trace.buf[trace.len - 1] == '/')

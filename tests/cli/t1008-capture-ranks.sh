@@ -61,8 +61,7 @@ check_grep "summary: where the index is" "index of the traces: run/index.yaml" c
 old=$(ls run | grep '^pid')
 
 # --- a second capture into the same directory replaces the first's traces ----------
-check_exit "capture -o run/ again (an existing directory, no slash)" 1 \
-	"$GPUREDUCE" capture -o run -- ./prog launch 2 $CUBIN 6 3
+check_exit "capture -o run/ again" 1 "$GPUREDUCE" capture -o run/ -- ./prog launch 2 $CUBIN 6 3
 [ ! -f "run/$old" ] && ok "the earlier launcher's trace (listed in the old index) is gone" ||
 	fail "the earlier launcher's trace (listed in the old index) is gone"
 echo keep > run/notes.txt
