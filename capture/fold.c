@@ -116,6 +116,11 @@ static void add_range(uint64_t p)
 	    !size || p < base || p >= base + size)
 		return;
 	len = base + size - p;
+	/* a range already taken further on in the same allocation (sendbuff
+	 * before recvbuff in one caching-allocator segment): stop before it */
+	for (size_t i = 0; i < P.n; i++)
+		if (P.r[i].addr > p && P.r[i].addr < p + len)
+			len = P.r[i].addr - p;
 	if (len > fold_max()) {
 		P.capped += len - fold_max();
 		len = fold_max();
