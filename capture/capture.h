@@ -11,6 +11,7 @@
  *   graphapi.c graphs built with the explicit API (cuGraphAddKernelNode...),
  *              walked at instantiation and written like stream-captured ones
  *   checkpoint.c  device checkpoints: bounded traces written as segments
+ *   fold.c     communication kernels (NCCL) folded into the bytes they wrote
  *
  * The library runs inside the traced program: nothing here may print (except
  * the one refusal when CUPTI is taken), exit, or synchronise the GPU.
@@ -114,6 +115,23 @@ void cap_emit_graph(uint32_t type, uint64_t stream, uint64_t graph, uint64_t exe
 /* One ALLOC record: a program's allocation, or one in a checkpoint (any
  * writer, no lock taken).  tw_record's result. */
 long cap_put_alloc(struct trace_writer *w, uint64_t addr, uint64_t size, uint32_t kind, const char *name);
+/* An H2D copy of host bytes p flagged TR_F_FOLDED (fold.c; lock held, recording on). */
+long cap_emit_fold_copy(uint64_t dst, const void *p, uint64_t size);
+
+/* ---- fold.c (lock held, recording on) ---- */
+
+/* 1 if kernel `name` is a communication kernel to fold (nccl*, or
+ * GPUREDUCE_FOLD_KERNELS: comma-separated names, a trailing '*' a prefix). */
+int cap_fold_is_comm(const char *name);
+/* Before a launch: TR_F_FOLDED (and the ranges its parameter words point
+ * into read) for a communication kernel, else 0. */
+uint32_t cap_fold_enter(const char *name, uint64_t seq, const uint8_t *args, uint32_t argsize, int captured);
+/* After it returned (ok: successfully): the bytes it changed, as folded
+ * H2D copies.  Does nothing if the last enter was not a fold. */
+void cap_fold_exit(int ok);
+/* 1 while a fold waits for its launch's exit (no lock needed: per thread). */
+int cap_fold_pending(void);
+
 /* ---- checkpoint.c (all calls with inject.c's lock held) ---- */
 
 /* A NOTE into w; with carry, carried into every later segment (once per

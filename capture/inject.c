@@ -5,9 +5,12 @@
  * GPUREDUCE_TRACE (set by `gpureduce capture`, src/cmd-capture.c).
  *
  * Environment (all set by the capture command):
- *   GPUREDUCE_TRACE             output path (unset: do nothing at all)
+ *   GPUREDUCE_TRACE             output path (unset: do nothing at all); ending in '/':
+ *                               a directory, one trace per process (open_trace)
  *   GPUREDUCE_STATUS            file that gets one line per process: "ok PID PATH",
- *                               "cupti-busy ERR", "cupti-error ERR" or "trace-error MSG"
+ *                               "cupti-busy ERR", "cupti-error ERR" or "trace-error MSG";
+ *                               also "rank PID R" and "fault PID NS" (src/capture-ranks.c)
+ *   GPUREDUCE_FOLD_KERNELS/_MAX communication kernels to fold (fold.c)
  *   GPUREDUCE_ALLOW_NO_CAPTURE  "1": run the program uncaptured instead of refusing
  *   GPUREDUCE_PY_FRAMES         Python frames per launch (default 8, max 64)
  *   GPUREDUCE_ZSTD              zstd level of copied bytes (default -1: ~7 GB/s,
@@ -606,6 +609,7 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	r.u.launch.name = fi->name;
 	r.u.launch.api = l.api;
 	r.u.launch.flags = captured ? TR_F_CAPTURED : 0;
+	r.u.launch.flags |= cap_fold_enter(fi->name, S.launches, args, argsize, captured);   /* issue 25 */
 	r.u.launch.grid = l.grid;
 	r.u.launch.block = l.block;
 	r.u.launch.shmem = l.shmem;
@@ -667,7 +671,7 @@ long cap_emit_node_launch(void *f, struct tr_dim3 grid, struct tr_dim3 block, ui
 	r.u.launch.func = (uint64_t)(uintptr_t)f;
 	r.u.launch.name = fi->name;
 	r.u.launch.api = TR_API_LAUNCH_KERNEL;
-	r.u.launch.flags = TR_F_CAPTURED;
+	r.u.launch.flags = TR_F_CAPTURED | cap_fold_enter(fi->name, S.launches, args, argsize, 1);
 	r.u.launch.grid = grid;
 	r.u.launch.block = block;
 	r.u.launch.shmem = shmem;
@@ -755,6 +759,11 @@ static long emit_copy(uint32_t type, uint64_t dst, uint64_t src, uint64_t size,
 	if (type == TR_MEMCPY_H2D)
 		S.h2d += size;
 	return tw_record(&S.w, &r);
+}
+
+long cap_emit_fold_copy(uint64_t dst, const void *p, uint64_t size)
+{
+	return emit_copy(TR_MEMCPY_H2D, dst, (uint64_t)(uintptr_t)p, size, NULL, TR_F_FOLDED);
 }
 
 long cap_emit_node_copy(uint32_t type, uint64_t dst, uint64_t src, uint64_t size, uint64_t stream)
@@ -1585,6 +1594,8 @@ static void on_result(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 					   "" : S.last_name.buf;
 		}
 		tw_record(&S.w, &r);
+		/* when, for `capture`'s "which rank faulted first" (cmd-capture.c) */
+		status_line("fault %d %llu", (int)S.pid, (unsigned long long)realtime_ns());
 		/* the context is dead: nothing after this replays */
 		__atomic_store_n(&S.recording, 0, __ATOMIC_RELAXED);
 		unlock();
@@ -1623,6 +1634,11 @@ static void on_driver(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		return;
 	}
 	on_result(cbid, cb);
+	if (is_launch(cbid) && cap_fold_pending() && lock_rec()) {
+		/* a communication kernel's effect (fold.c) */
+		cap_fold_exit(cb->functionReturnValue && *(const CUresult *)cb->functionReturnValue == CUDA_SUCCESS);
+		unlock();
+	}
 	if (!cb->functionReturnValue || *(const CUresult *)cb->functionReturnValue != CUDA_SUCCESS)
 		return;
 	switch (cbid) {
@@ -1716,30 +1732,68 @@ static void after_fork_child(void)
 	__atomic_store_n(&g_off, 1, __ATOMIC_RELEASE);
 }
 
+/* This process's rank as the job states it (torchrun, mp.spawn users,
+ * SLURM/MPI launchers through RANK): RANK, else LOCAL_RANK; NULL if neither
+ * is a plain number. */
+static const char *job_rank(void)
+{
+	static const char *const vars[] = { "RANK", "LOCAL_RANK" };
+	for (size_t i = 0; i < ARRAY_SIZE(vars); i++) {
+		const char *v = getenv(vars[i]);
+		if (v && *v && strspn(v, "0123456789") == strlen(v) && strlen(v) < 10)
+			return v;
+	}
+	return NULL;
+}
+
 /*
  * Create the trace.  O_EXCL: another CUDA process of the same run (a child
- * that inherited GPUREDUCE_TRACE) must not truncate the first one's trace;
- * it writes PATH.PID instead.  Returns the fd (path in *actual) or -1.
+ * that inherited GPUREDUCE_TRACE) must not truncate the first one's trace.
+ * PATH ending in '/' (`capture -o DIR/`): every process writes
+ * DIR/rankR.bin, or DIR/pidP.bin when the job names no rank.  Otherwise the
+ * first process writes PATH and the others PATH.rankR or PATH.PID.  A name
+ * taken already (a DataLoader worker inherits its rank's RANK) gets .PID
+ * added.  Returns the fd (path in *actual) or -1.
  */
 static int open_trace(const char *path, struct strbuf *actual, struct strbuf *err)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	size_t len = strlen(path);
+	const char *rank = job_rank();
+	int dir = len && path[len - 1] == '/';
+	int fd = -1;
 
 	sb_reset(actual);
-	if (fd >= 0) {
-		sb_adds(actual, path);
-		return fd;
-	}
-	if (errno == EEXIST) {
-		sb_addf(actual, "%s.%d", path, (int)getpid());
-		fd = open(actual->buf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd >= 0)
-			return fd;
+	if (dir) {
+		if (rank)
+			sb_addf(actual, "%srank%s.bin", path, rank);
+		else
+			sb_addf(actual, "%spid%d.bin", path, (int)getpid());
 	} else {
 		sb_adds(actual, path);
 	}
-	sb_addf(err, "%s: cannot create trace: %s", actual->buf, strerror(errno));
-	return -1;
+	fd = open(actual->buf, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd >= 0 || errno != EEXIST)
+		goto out;
+	if (!dir && rank) {
+		sb_reset(actual);
+		sb_addf(actual, "%s.rank%s", path, rank);
+		fd = open(actual->buf, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd >= 0 || errno != EEXIST)
+			goto out;
+	}
+	/* a pid is this run's own: a file of that name is a stale one */
+	if (dir && rank) {
+		sb_reset(actual);
+		sb_addf(actual, "%srank%s.pid%d.bin", path, rank, (int)getpid());
+	} else if (!dir) {
+		sb_reset(actual);
+		sb_addf(actual, "%s.%d", path, (int)getpid());
+	}
+	fd = open(actual->buf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+out:
+	if (fd < 0)
+		sb_addf(err, "%s: cannot create trace: %s", actual->buf, strerror(errno));
+	return fd;
 }
 
 static int enable_callbacks(void)
@@ -1840,6 +1894,8 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
 		note_locked("could not enable all CUPTI callbacks: this trace may miss events");
 		unlock();
 	}
+	if (job_rank())   /* before "ok": capture's summary names the trace by it */
+		status_line("rank %d %s", (int)S.pid, job_rank());
 	status_line("ok %d %s", (int)S.pid, actual.buf);
 	cap_py_calibrate();
 out:

@@ -436,6 +436,12 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 			sb_adds(&body, "; n_attr++;\n");
 			break;
 		case TR_LAUNCH: {
+			if (r->u.launch.flags & TR_F_FOLDED) {
+				/* issue 25: needs its peers; the copies after it hold its effect */
+				sb_adds(&body, "\n\t/* a communication kernel ran here in the program: folded at capture, "
+					"not launched; the copies after this line hold what it wrote */\n");
+				break;
+			}
 			const struct tr_launch *l = &r->u.launch;
 			char *dm = params_demangle(l->name), *types[64];
 			int nt = params_types(dm, types, 64);

@@ -57,6 +57,18 @@ static int has_graph_launch(const struct trace *t)
 	return 0;
 }
 
+/* 1 when the fault is reported by a communication kernel's own launch,
+ * one that replay never runs (TR_F_FOLDED, issue 25). */
+static int fault_in_folded(const struct trace *t, const struct tr_fault *f)
+{
+	if (!f->at_launch)
+		return 0;
+	for (size_t i = 0; i < t->nrec; i++)
+		if (t->rec[i].type == TR_LAUNCH && t->rec[i].u.launch.seq == f->launch_seq)
+			return !!(t->rec[i].u.launch.flags & TR_F_FOLDED);
+	return 0;
+}
+
 /* Write `t` with every GRAPH_LAUNCH replaced by copies of its graph's nodes
  * (no longer flagged captured) and the graph records dropped; open it as a
  * source.  NULL with oracle_err(o) on failure. */
@@ -179,6 +191,13 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *opts, const c
 	if (frec < 0) {
 		sb_addf(err, "%s holds no fault: the captured program did not fail with a sticky CUDA "
 			"error, so there is nothing to shrink", orig->path);
+		oracle_release(o);
+		return -1;
+	}
+	if (fault_in_folded(orig, &orig->rec[frec].u.fault)) {
+		sb_addf(err, "%s: the fault is in communication kernel %s, which was folded at capture "
+			"(it needs its peers): it cannot be replayed on one GPU (docs/MULTI-RANK.md)",
+			orig->path, orig->rec[frec].u.fault.kernel);
 		oracle_release(o);
 		return -1;
 	}

@@ -756,6 +756,11 @@ static int do_launch(struct run *R, size_t ev, const struct tr_launch *l)
 	CUresult r;
 	int ret = RS_CLEAN;
 
+	/* A communication kernel folded at capture (TR_F_FOLDED, issue 25):
+	 * it needs its peers, so it never runs here; the folded H2D copies
+	 * after it carry what it wrote on this rank. */
+	if (l->flags & TR_F_FOLDED)
+		goto out;
 	if (get_function(R, l->name, ev, &fn, &err) < 0) {
 		ret = set_error(R, ev, "event %zu (launch #%llu): %s", ev, (unsigned long long)l->seq, err.buf);
 		goto out;

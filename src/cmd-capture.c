@@ -15,7 +15,10 @@
  * "cupti-busy ERR", "cupti-error ERR" or "trace-error MSG".  A second CUDA
  * process of the same run (a subprocess that inherited the environment)
  * writes PATH.PID instead of overwriting the first one's trace; the summary
- * names those files.
+ * names those files.  With -o DIR/ (a trailing slash) every CUDA
+ * process writes DIR/rankR.bin (RANK/LOCAL_RANK) or DIR/pidP.bin, and the
+ * summary and DIR/index.yaml say how each ended and which faulted first
+ * (src/capture-ranks.c, docs/MULTI-RANK.md).
  *
  * Bounded capture (checkpoints, capture/checkpoint.c): the options become
  * GPUREDUCE_CKPT* variables for the library (src/capture-ckpt.c), which
@@ -36,6 +39,7 @@
 #include "../common/util.h"
 #include "../trace/trace.h"
 #include "capture-ckpt.h"
+#include "capture-ranks.h"
 #include "cmds.h"
 
 #define CAPTURE_LIB_NAME "libgpureduce-capture.so"
@@ -50,7 +54,10 @@ static void usage(FILE *f)
 		"fault into a trace.  CMD runs with CUDA_LAUNCH_BLOCKING=1 so the faulting\n"
 		"launch is the one that reports the fault.  Its exit status is passed on.\n\n"
 		"options:\n"
-		"  -o, --output FILE    trace to write (default trace.bin; replaced if it exists)\n"
+		"  -o, --output FILE    trace to write (default trace.bin; replaced if it exists);\n"
+		"                       further CUDA processes write FILE.rankR or FILE.PID\n"
+		"  -o DIR/              one trace per CUDA process (torchrun, mp.spawn): DIR/rankR.bin\n"
+		"                       or DIR/pidP.bin, and DIR/index.yaml saying how each ended\n"
 		"  --allow-no-capture   if CUPTI is taken by another tool (nsys, ncu,\n"
 		"                       compute-sanitizer, torch.profiler), run CMD anyway\n"
 		"                       without capturing instead of refusing\n"
@@ -69,6 +76,9 @@ static void usage(FILE *f)
 		"environment:\n"
 		"  GPUREDUCE_CAPTURE_LIB  the capture library to use (default: next to gpureduce)\n"
 		"  GPUREDUCE_PY_FRAMES    Python frames recorded per launch (default 8)\n"
+		"  GPUREDUCE_FOLD_KERNELS more communication kernels to fold like nccl* (comma-separated,\n"
+		"                         NAME or PREFIX*; docs/MULTI-RANK.md)\n"
+		"  GPUREDUCE_FOLD_MAX     bytes compared after each pointer of a folded kernel (default 256 MiB)\n"
 		"  GPUREDUCE_NO_PROGRESS  no status line on a terminal\n");
 }
 
@@ -267,6 +277,42 @@ out:
 	return ret;
 }
 
+/* -o DIR/: the per-process traces, their index and the first fault. */
+static void report_multi(const struct status *st, const char *status_path, const char *dir,
+			 const char *out, char **argv, int status)
+{
+	struct cr_run run = CR_RUN_INIT;
+	struct strbuf base = STRBUF_INIT, err = STRBUF_INIT, shown = STRBUF_INIT;
+	const struct status none = { 0, 0, 0, 0, STRBUF_INIT, STRBUF_INIT };
+
+	sb_adds(&base, out);
+	while (base.len > 1 && base.buf[base.len - 1] == '/')
+		base.buf[--base.len] = 0;
+	cr_read_status(status_path, &run);
+	if (!run.n) {
+		fprintf(stderr, "gpureduce: %s made no CUDA calls (or the capture library was not "
+			"loaded); nothing captured in %s\n", argv[0], out);
+		goto out;
+	}
+	cr_examine(&run);
+	if (run.first >= 0) {
+		const char *b = strrchr(run.p[run.first].path, '/');
+		sb_addf(&shown, "%s/%s", base.buf, b ? b + 1 : run.p[run.first].path);
+		summarize(run.p[run.first].path, shown.buf, status, &none);
+	}
+	cr_print(&run, dir, base.buf);
+	if (cr_write_index(&run, dir, argv, status, &err) < 0)
+		fprintf(stderr, "gpureduce: capture: cannot write the index: %s\n", err.buf);
+	else
+		fprintf(stderr, "gpureduce: index of the traces: %s/index.yaml\n", base.buf);
+	(void)st;
+out:
+	cr_release(&run);
+	sb_release(&base);
+	sb_release(&err);
+	sb_release(&shown);
+}
+
 int cmd_capture(int argc, char **argv)
 {
 	const char *out = "trace.bin";
@@ -287,7 +333,7 @@ int cmd_capture(int argc, char **argv)
 	const char *val = NULL;
 	struct stat sbuf;
 	struct sigaction ign, old_int, old_quit;
-	int have_status = 0;
+	int have_status = 0, multi = 0;
 
 	/* options end at "--" or at the command's first word */
 	opts_init(&op, argc, argv, &err);
@@ -355,14 +401,28 @@ int cmd_capture(int argc, char **argv)
 	}
 
 	abs_path(out, &trace);
-	path_dir(trace.buf, &dir);
+	multi = out[strlen(out) - 1] == '/';   /* an existing directory without '/' stays an error */
+	if (multi) {
+		/* -o DIR/: one trace per process inside it (issue 25) */
+		while (trace.len > 1 && trace.buf[trace.len - 1] == '/')
+			trace.buf[--trace.len] = 0;
+		if (mkdir(trace.buf, 0777) < 0 && errno != EEXIST) {
+			cmd_error("capture", "cannot create directory %s: %s", out, strerror(errno));
+			ret = EXIT_INPUT;
+			goto out;
+		}
+		cr_clear_old(trace.buf);   /* the traces of an earlier capture into it */
+		sb_adds(&dir, trace.buf);
+	} else {
+		path_dir(trace.buf, &dir);
+	}
 	if (stat(dir.buf, &sbuf) < 0 || !S_ISDIR(sbuf.st_mode) || access(dir.buf, W_OK | X_OK) < 0) {
 		cmd_error("capture", "cannot write %s: directory %s %s", out, dir.buf,
 			  stat(dir.buf, &sbuf) < 0 ? "does not exist" : "is not writable");
 		ret = EXIT_INPUT;
 		goto out;
 	}
-	if (lstat(trace.buf, &sbuf) == 0) {
+	if (!multi && lstat(trace.buf, &sbuf) == 0) {
 		/* The library creates the trace exclusively (a second CUDA process
 		 * must not clobber the first one's): clear the old one first. */
 		if (S_ISDIR(sbuf.st_mode) || unlink(trace.buf) < 0) {
@@ -384,7 +444,7 @@ int cmd_capture(int argc, char **argv)
 	sb_addf(&progress_path, "%s.progress", status_path.buf);
 
 	sb_addf(&e_inj, "CUDA_INJECTION64_PATH=%s", lib.buf);
-	sb_addf(&e_trace, "GPUREDUCE_TRACE=%s", trace.buf);
+	sb_addf(&e_trace, "GPUREDUCE_TRACE=%s%s", trace.buf, multi ? "/" : "");
 	sb_addf(&e_status, "GPUREDUCE_STATUS=%s", status_path.buf);
 	env[0] = e_inj.buf;
 	env[1] = "CUDA_LAUNCH_BLOCKING=1";
@@ -445,6 +505,10 @@ int cmd_capture(int argc, char **argv)
 	if (ckpt_clean_next(trace.buf))
 		fprintf(stderr, "gpureduce: %s died while writing a checkpoint; %s holds the one before "
 			"it, whole (the incomplete %s.next was removed)\n", argv[i], out, out);
+	if (multi) {
+		report_multi(&st, status_path.buf, trace.buf, out, argv + i, status);
+		goto out;
+	}
 	if (stat(trace.buf, &sbuf) < 0) {
 		fprintf(stderr, "gpureduce: %s made no CUDA calls (or the capture library was not "
 			"loaded); nothing captured\n", argv[i]);
@@ -457,6 +521,13 @@ int cmd_capture(int argc, char **argv)
 		goto out;
 	}
 	summarize(trace.buf, out, status, &st);
+	if (st.ok > 1) {   /* a multi-process job into one FILE: which trace is which */
+		struct cr_run run = CR_RUN_INIT;
+		cr_read_status(status_path.buf, &run);
+		cr_examine(&run);
+		cr_print(&run, NULL, NULL);
+		cr_release(&run);
+	}
 out:
 	if (have_status) {
 		unlink(status_path.buf);

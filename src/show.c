@@ -74,6 +74,8 @@ static void kv_flags(struct yout *y, uint32_t flags)
 		yo_kv_bool(y, "checkpoint", 1); /* content a checkpoint took */
 	if (flags & TR_F_HOSTMEM)
 		yo_kv_bool(y, "hostmem", 1);    /* managed/mapped content the CPU wrote */
+	if (flags & TR_F_FOLDED)
+		yo_kv_bool(y, "folded", 1);     /* a communication kernel, or the bytes it wrote */
 }
 
 /* ---- names of on-disk numbers ---- */

@@ -26,7 +26,7 @@ struct strbuf;
 
 #define TRACE_MAGIC "GPURDTRC"   /* 8 bytes, no NUL on disk */
 #define TRACE_MAJOR 1
-#define TRACE_MINOR 3
+#define TRACE_MINOR 4
 #define TRACE_HEADER_SIZE 32
 #define TRACE_RECORD_HEADER_SIZE 16
 
@@ -105,6 +105,9 @@ enum tr_codec {
 #define TR_F_HOSTMEM 0x8u  /* H2D written by capture before a launch: managed/mapped host
 			    * memory content the CPU changed (no copy call made it) */
 #define TR_F_CHECKPOINT 0x10u /* H2D written by a checkpoint: the content the memory held */
+#define TR_F_FOLDED 0x40u  /* (1.4) LAUNCH: a communication kernel (NCCL) folded away: never
+			    * launched in replay; H2D: the bytes such a kernel wrote on this
+			    * rank, applied in its place (docs/MULTI-RANK.md) */
 
 struct tr_dim3 {
 	uint32_t x, y, z;

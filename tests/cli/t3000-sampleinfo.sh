@@ -48,7 +48,8 @@ for y in samples/*/sample.yaml; do
 		done
 		case $FLAKY in 0|1) ;; *) echo "FLAKY=$FLAKY"; exit 1 ;; esac
 		case $TIMEOUT in ""|*[!0-9]*) echo "TIMEOUT=$TIMEOUT"; exit 1 ;; esac
-		[ "$(wc -l <"$1")" -eq 10 ] || { echo "not 10 lines"; exit 1; }
+		case $PROCESSES in ""|*[!0-9]*|0) echo "PROCESSES=$PROCESSES"; exit 1 ;; esac
+		[ "$(wc -l <"$1")" -eq 11 ] || { echo "not 11 lines"; exit 1; }
 	' sh "$TMP/info" "$n"
 	grep -q '^FLAKY=1$' "$TMP/info" && nflaky=$((nflaky + 1))
 	# the files the build/run commands name exist in the sample dir
@@ -89,6 +90,9 @@ check_grep "defaults: no root-cause step" "^EXPECT_ROOT_KERNEL=''\$" "$TMP/q.sh"
 check_grep "tensor-overrun captures with --tensors" "^CAPTURE_ARGS='--tensors'" "$(
 	"$SI" samples/tensor-overrun/sample.yaml >"$TMP/to" 2>&1; echo "$TMP/to")"
 check_grep "  ...and expects a root-cause repro in the overrunning kernel" "^EXPECT_ROOT_KERNEL='pad_rows_kernel'" "$TMP/to"
+check_grep "defaults: one process" "^PROCESSES=1\$" "$TMP/q.sh"
+check_grep "ddp-train is a 2-process job (captured with -o DIR/)" "^PROCESSES=2\$" "$(
+	"$SI" samples/ddp-train/sample.yaml >"$TMP/ddp" 2>&1; echo "$TMP/ddp")"
 check_grep "a single error name is accepted" "^EXPECT_ERRORS='CUDA_ERROR_ILLEGAL_ADDRESS'\$" "$TMP/q.sh"
 
 # ---- broken files: one-line error naming the file, exit 1 ----------------------
@@ -135,6 +139,10 @@ expect: CUDA_ERROR_ASSERT" "mapping"
 bad flaky "name: x
 run: ./x
 expect: {errors: [CUDA_ERROR_ASSERT], flaky: sometimes}" "flaky"
+bad processes "name: x
+run: ./x
+$ERRS
+processes: 0" "processes"
 bad timeout "name: x
 run: ./x
 $ERRS

@@ -13,7 +13,11 @@
  * kernel: write the function, add an entry here and a symbol of the same
  * name to kernels_image.c.
  */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "double.h"
 
@@ -194,6 +198,80 @@ static void k_gated_write(const struct dbl_launch *L, const void *a)
 	out[n] = 1.0f;
 }
 
+/*
+ * A stand-in NCCL all-reduce (issue 25), named like NCCL 2.19+'s device
+ * kernels, taking one work struct by value as they do:
+ *   { long long *comm; const long long *sendbuff; long long *recvbuff; long long count; }
+ * recvbuff[i] = the sum over ranks of sendbuff[i], exchanged through files
+ * in DOUBLE_PEER_DIR (coll.CALL.RANK; RANK, WORLD_SIZE from the
+ * environment); comm[0] counts calls (NCCL's own state changes too).  It
+ * waits for its peers: without them (a replay that launched it alone) it
+ * waits DOUBLE_COLL_TIMEOUT seconds (default 20), says so on stderr and
+ * aborts -- loud, never a silent success.  Thread 0 does all the work.
+ */
+static int coll_file(const char *dir, long call, long rank, char *buf, size_t n)
+{
+	return snprintf(buf, n, "%s/coll.%ld.%ld", dir, call, rank) >= (int)n ? -1 : 0;
+}
+
+static void coll_fail(const char *why, long waited)
+{
+	fprintf(stderr, "double: collective ncclDevKernel_AllReduce_Sum_i64_RING_LL launched without its "
+		"peers (%s, waited %ld s): it must be folded, never replayed alone\n", why, waited);
+	abort();
+}
+
+static void k_nccl_allreduce(const struct dbl_launch *L, const void *a)
+{
+	static long calls;
+	struct { long long *comm; const long long *send; long long *recv; long long count; } w;
+	const char *dir = getenv("DOUBLE_PEER_DIR"), *rs = getenv("RANK"), *ws = getenv("WORLD_SIZE");
+	const char *ts = getenv("DOUBLE_COLL_TIMEOUT");
+	long timeout = ts && *ts ? atol(ts) : 20, rank, world, call;
+	char path[4096], tmp[4200];
+	long long *sum;
+	FILE *f;
+
+	if (dbl_tid_x(L) != 0)
+		return;
+	memcpy(&w, a, sizeof(w));
+	call = calls++;
+	if (!dir || !rs || !ws) {
+		sleep((unsigned)timeout);
+		coll_fail("no DOUBLE_PEER_DIR/RANK/WORLD_SIZE", timeout);
+	}
+	rank = atol(rs);
+	world = atol(ws);
+	sum = calloc((size_t)w.count + 1, sizeof(*sum));
+	if (!sum || coll_file(dir, call, rank, path, sizeof(path)) < 0)
+		coll_fail("out of memory", 0);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "wb");
+	if (!f || fwrite(w.send, sizeof(long long), (size_t)w.count, f) != (size_t)w.count || fclose(f) ||
+	    rename(tmp, path))
+		coll_fail("cannot write its contribution", 0);
+	for (long r = 0; r < world; r++) {
+		long waited = 0;
+		coll_file(dir, call, r, path, sizeof(path));
+		while (!(f = fopen(path, "rb"))) {
+			struct timespec ms = { 0, 10 * 1000 * 1000 };
+			nanosleep(&ms, NULL);
+			if (++waited >= timeout * 100)
+				coll_fail("a peer never came", timeout);
+		}
+		for (long long i = 0; i < w.count; i++) {
+			long long v = 0;
+			if (fread(&v, sizeof(v), 1, f) != 1)
+				coll_fail("a peer's contribution is short", 0);
+			sum[i] += v;
+		}
+		fclose(f);
+	}
+	memcpy(w.recv, sum, (size_t)w.count * sizeof(*sum));
+	free(sum);
+	w.comm[0]++;
+}
+
 const struct dbl_kernel dbl_kernels[] = {
 	{ "_Z5scalePfPKfi", "scale(float*, const float*, int)",
 	  3, { {0, 8}, {8, 8}, {16, 4} }, k_scale },
@@ -220,5 +298,8 @@ const struct dbl_kernel dbl_kernels[] = {
 	  1, { {0, 8} }, k_spin },
 	{ "_Z11gated_writePVKiPfi", "gated_write(const volatile int*, float*, int)",
 	  3, { {0, 8}, {8, 8}, {16, 4} }, k_gated_write },
+	{ "_Z39ncclDevKernel_AllReduce_Sum_i64_RING_LL17ncclDevKernelArgs",
+	  "ncclDevKernel_AllReduce_Sum_i64_RING_LL(ncclDevKernelArgs)",
+	  1, { {0, 32} }, k_nccl_allreduce },
 };
 const size_t dbl_nkernels = sizeof(dbl_kernels) / sizeof(dbl_kernels[0]);

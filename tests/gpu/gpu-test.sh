@@ -12,6 +12,10 @@
 #              one of expect.errors in a kernel whose name contains
 #              expect.kernel (case-insensitive); flaky samples get up to
 #              GPU_TEST_FLAKY_TRIES runs to fault            -> capture-N.log
+#              a multi-process sample (processes: N > 1, e.g. torchrun)
+#              is captured with -o run/ instead; trace.bin links to the
+#              trace run/index.yaml names as the first fault, the index
+#              must list N processes or more and exactly one fault
 #   replay     gpureduce replay trace.bin must fault the same way
 #                                                             -> replay.log
 #   shrink     gpureduce shrink trace.bin -o shrink/repro.cu [-j GPU_TEST_JOBS] --quiet
@@ -157,12 +161,15 @@ test_sample() {
 	caplog=
 	for ((try = 1; try <= tries; try++)); do
 		caplog=$w/capture-$try.log
-		rm -f "$w/trace.bin"
+		rm -rf "$w/trace.bin" "$w/run"
 		t=$(gr_step_timeout "$TIMEOUT")
 		log "$n: capture, try $try/$tries (limit ${t}s): $RUN"
+		local out=$w/trace.bin
+		[ "$PROCESSES" -gt 1 ] && out=$w/run/
 		# shellcheck disable=SC2086 # capture_args: words
-		run_step "$dir" "$caplog" "$t" "$GR" capture $CAPTURE_ARGS -o "$w/trace.bin" -- bash -c "$RUN"
+		run_step "$dir" "$caplog" "$t" "$GR" capture $CAPTURE_ARGS -o "$out" -- bash -c "$RUN"
 		c_cap_s=$STEP_SECS
+		[ "$PROCESSES" -gt 1 ] && pick_first_fault "$n" "$w"
 		parse_capture "$caplog"
 		log "$n: ${CAP_LINE:-no summary line (exit $STEP_RC)}"
 		[ -n "$CAP_ERR" ] && break
@@ -175,6 +182,11 @@ test_sample() {
 		echo "$n: trace $(stat -c %s "$w/trace.bin") bytes$(grep -a '^gpureduce: captured' "$caplog" |
 			tail -n 1 | sed -n 's/.*; from \(checkpoint [0-9]* at launch #[0-9]* ([^)]*)\).*/, from \1/p'); the program's $(
 			grep -a -o 'live device memory: .*' "$caplog" | tail -n 1)" >>"$OUT/trace-sizes.txt"
+	fi
+	if [ "$PROCESSES" -gt 1 ] && { [ "${IDX_TRACES:-0}" -lt "$PROCESSES" ] || [ "${IDX_FAULTS:-0}" -ne 1 ]; }; then
+		ok=0
+		WHY="$WHY; run/index.yaml lists ${IDX_TRACES:-0} processes (want $PROCESSES or more) and ${IDX_FAULTS:-0} faults (want 1)"
+		FAIL_LOGS="$FAIL_LOGS ${caplog##*/}"
 	fi
 	if [ ! -s "$w/trace.bin" ]; then
 		WHY="capture wrote no trace.bin (exit $STEP_RC)"
@@ -318,6 +330,18 @@ test_sample() {
 
 	[ -n "$EXPECT_ROOT_KERNEL" ] && ! root_cause_runs "$n" "$w" && ok=0
 	[ "$ok" -eq 1 ]
+}
+
+# pick_first_fault NAME WORKDIR: a multi-process capture into WORKDIR/run/:
+# trace.bin -> the trace run/index.yaml names as the first fault; sets
+# IDX_TRACES (processes listed) and IDX_FAULTS (those that faulted).
+pick_first_fault() {
+	local n=$1 w=$2 ff idx=$2/run/index.yaml
+	ff=$(sed -n 's/^first_fault: *//p' "$idx" 2>/dev/null | tr -d "\"'" | head -n 1)
+	IDX_TRACES=$(grep -c '^- trace:' "$idx" 2>/dev/null)
+	IDX_FAULTS=$(grep -c '^  end: faulted' "$idx" 2>/dev/null)
+	[ -n "$ff" ] && [ -s "$w/run/$ff" ] && ln -sf "run/$ff" "$w/trace.bin"
+	log "$n: run/index.yaml: ${IDX_TRACES:-0} processes, ${IDX_FAULTS:-0} faulted, first: ${ff:-none}"
 }
 
 # root_cause_runs NAME WORKDIR: build shrink/repro-root.cu and run it RUNS

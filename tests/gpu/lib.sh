@@ -104,12 +104,12 @@ need_sampleinfo() {
 }
 
 # load_sample FILE: sets NAME STORY BUILD_CMD RUN EXPECT_ERRORS
-# EXPECT_KERNEL FLAKY TIMEOUT CAPTURE_ARGS EXPECT_ROOT_KERNEL from a sample.yaml.  On error returns 1 with
+# EXPECT_KERNEL FLAKY TIMEOUT CAPTURE_ARGS EXPECT_ROOT_KERNEL PROCESSES from a sample.yaml.  On error returns 1 with
 # sampleinfo's message in SAMPLE_ERR.
 load_sample() {
 	local out
 	NAME=; STORY=; BUILD_CMD=; RUN=; EXPECT_ERRORS=; EXPECT_KERNEL=; FLAKY=0; TIMEOUT=120
-	CAPTURE_ARGS=; EXPECT_ROOT_KERNEL=
+	CAPTURE_ARGS=; EXPECT_ROOT_KERNEL=; PROCESSES=1
 	SAMPLE_ERR=
 	if ! out=$("$SAMPLEINFO" "$1" 2>&1); then
 		SAMPLE_ERR=$out

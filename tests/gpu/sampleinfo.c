@@ -9,13 +9,15 @@
  *   cc -O2 -o build/sampleinfo tests/gpu/sampleinfo.c \
  *      -Wl,-Bstatic -lyaml -Wl,-Bdynamic
  *
- * Output (always all ten keys, in this order):
+ * Output (always all eleven keys, in this order):
  *   NAME  STORY  BUILD_CMD  RUN  EXPECT_ERRORS (space separated)
  *   EXPECT_KERNEL  FLAKY (0/1)  TIMEOUT (seconds)
  *   CAPTURE_ARGS (`capture_args:`, extra words for `gpureduce capture`, e.g.
  *   --tensors)  EXPECT_ROOT_KERNEL (`expect.root_kernel:`: the kernel that
  *   `shrink --root-cause`'s repro-root.cu must fault in; "" = no root-cause
- *   step)
+ *   step)  PROCESSES (`processes:`, default 1: how many CUDA processes the
+ *   job starts, e.g. torchrun ranks; above 1 the GPU scripts capture with
+ *   -o DIR/ and take the trace that faulted first from DIR/index.yaml)
  * Values are wrapped in single quotes with every ' written as '\''.
  *
  * The schema is strict so that a typo in a sample fails loudly instead of
@@ -37,6 +39,7 @@ struct sample {
 	char errors[1024];
 	int flaky;
 	long timeout;
+	long processes;          /* CUDA processes the job starts (ranks) */
 };
 
 static const char *path;
@@ -166,6 +169,21 @@ static int parse_expect(yaml_document_t *doc, const yaml_node_t *map, struct sam
 	return 0;
 }
 
+static int parse_processes(const yaml_node_t *v, long *out)
+{
+	const char *s = scalar(v);
+	char *end;
+	long n;
+	if (!s)
+		return fail(v, "key 'processes' must be a number%s", NULL);
+	errno = 0;
+	n = strtol(s, &end, 10);
+	if (errno || end == s || *end || n < 1 || n > 1024)
+		return fail(v, "processes '%s' must be a whole number, 1..1024", s);
+	*out = n;
+	return 0;
+}
+
 static int parse_timeout(const yaml_node_t *v, long *out)
 {
 	const char *s = scalar(v);
@@ -185,7 +203,7 @@ static int parse_sample(yaml_document_t *doc, struct sample *sm)
 {
 	const yaml_node_t *root = yaml_document_get_root_node(doc);
 	unsigned seen = 0;
-	static const char *keys[] = { "name", "story", "build", "run", "expect", "timeout", "capture_args" };
+	static const char *keys[] = { "name", "story", "build", "run", "expect", "timeout", "capture_args", "processes" };
 
 	if (!root)
 		return fail(NULL, "empty file: expected a mapping with name, run and expect%s", NULL);
@@ -201,7 +219,7 @@ static int parse_sample(yaml_document_t *doc, struct sample *sm)
 			if (!strcmp(k, keys[i]))
 				break;
 		if (i == sizeof(keys) / sizeof(keys[0]))
-			return fail(v, "unknown key '%s' (known: name, story, build, run, expect, timeout, capture_args)", k);
+			return fail(v, "unknown key '%s' (known: name, story, build, run, expect, timeout, capture_args, processes)", k);
 		if (seen & (1u << i))
 			return fail(v, "duplicate key '%s'", k);
 		seen |= 1u << i;
@@ -214,6 +232,7 @@ static int parse_sample(yaml_document_t *doc, struct sample *sm)
 		case 4: r = parse_expect(doc, v, sm); break;
 		case 5: r = parse_timeout(v, &sm->timeout); break;
 		case 6: r = get_str(v, k, &sm->capture_args); break;
+		case 7: r = parse_processes(v, &sm->processes); break;
 		}
 		if (r)
 			return -1;
@@ -251,7 +270,7 @@ int main(int argc, char **argv)
 	yaml_document_t doc;
 	struct sample sm = { .name = NULL, .story = "", .build = "", .run = NULL,
 			     .kernel = "", .errors = "", .flaky = 0, .timeout = 120,
-			     .capture_args = "", .root_kernel = "" };
+			     .capture_args = "", .root_kernel = "", .processes = 1 };
 	FILE *f = NULL;
 	int ret = 1, have_parser = 0, have_doc = 0;
 
@@ -292,6 +311,7 @@ int main(int argc, char **argv)
 	printf("FLAKY=%d\nTIMEOUT=%ld\n", sm.flaky, sm.timeout);
 	put("CAPTURE_ARGS", sm.capture_args);
 	put("EXPECT_ROOT_KERNEL", sm.root_kernel);
+	printf("PROCESSES=%ld\n", sm.processes);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fail(NULL, "cannot write the output%s", NULL);
 		goto out;

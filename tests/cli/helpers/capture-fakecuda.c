@@ -355,6 +355,12 @@ VIS CUresult cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t n)
 	return CUDA_ERROR_INVALID_VALUE;
 }
 
+/* fold.c asks for the allocation of a folded kernel's pointer words (none here) */
+VIS CUresult cuMemGetAddressRange(CUdeviceptr *base, size_t *size, CUdeviceptr p)
+{
+	return CUDA_ERROR_NOT_FOUND;
+}
+
 VIS CUresult cuMemGetAccess(unsigned long long *flags, const CUmemLocation *loc, CUdeviceptr p)
 {
 	return CUDA_ERROR_INVALID_VALUE;

@@ -51,7 +51,8 @@
  *                                         global STT_FUNC in .text
  *   gbegin STREAM | gend STREAM GRAPH | gexec GRAPH EXEC | glaunch EXEC [STREAM]
  *                                         the graph records (launch option
- *                                         captured=1 marks a graph node)
+ *                                         captured=1 marks a graph node;
+ *                                         folded=1 a communication kernel folded away)
  *   funcattr KERNEL ATTR VALUE
  *   block ADDR SIZE SEGMENT [alloc=N] [initial] [source=N] [at=FILE:LINE:FUNC]
  *                                         BLOCK_ALLOC (1.3): an allocator block
@@ -328,6 +329,7 @@ static void cmd_launch(int n, char **wv)
 			else if (!strcmp(a, "tid")) l->tid = (uint32_t)num(v);
 			else if (!strcmp(a, "async")) l->flags = (l->flags & ~TR_F_ASYNC) | (num(v) ? TR_F_ASYNC : 0);
 			else if (!strcmp(a, "captured")) l->flags = (l->flags & ~TR_F_CAPTURED) | (num(v) ? TR_F_CAPTURED : 0);
+			else if (!strcmp(a, "folded")) l->flags = (l->flags & ~TR_F_FOLDED) | (num(v) ? TR_F_FOLDED : 0);
 			else if (!strcmp(a, "api"))
 				l->api = !strcmp(v, "kernel") ? TR_API_LAUNCH_KERNEL :
 					 !strcmp(v, "ex") ? TR_API_LAUNCH_KERNEL_EX :
