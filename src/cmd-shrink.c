@@ -23,6 +23,7 @@
 #include "outpaths.h"
 #include "repro.h"
 #include "shrink-root.h"
+#include "shrink-out.h"
 
 static const char usage_str[] =
 	"usage: gpureduce shrink [-o repro.cu] [-j N] [--time-limit=S] [--candidate-timeout=S]\n"
@@ -71,7 +72,7 @@ static const char usage_str[] =
 	"      written), or the emitted repro.cu does not reproduce it (written, for inspection);\n"
 	"      2 usage, or an output would overwrite TRACE; 3 bad or incomplete trace,\n"
 	"      or an output folder missing or not writable; 4 no GPU/driver (or a write failed);\n"
-	"      130/143 interrupted by SIGINT/SIGTERM (the best state so far was kept, if any).\n";
+	"      129/130/143 interrupted by SIGHUP/SIGINT/SIGTERM (the best state so far was kept, if any).\n";
 
 
 /* -j's default: half the CPUs (a worker is mostly waiting on the GPU, but
@@ -127,7 +128,10 @@ int cmd_shrink(int argc, char **argv)
 	struct trace t, red;
 	const char *path = NULL, *out = "repro.cu";
 	char *bin = NULL, *yml = NULL, *out_owned = NULL, workdir[4096];
-	int keep_work = 0, no_diag = 0, have_t = 0, have_red = 0, root_cause = 0;
+	int keep_work = 0, no_diag = 0, have_t = 0, have_red = 0, root_cause = 0, force = 0, lock = -1;
+	struct strbuf s_cu = STRBUF_INIT, s_bin = STRBUF_INIT, s_yml = STRBUF_INIT;   /* staged */
+	struct strbuf d_cu = STRBUF_INIT, d_why = STRBUF_INIT;   /* where they go (shrink-out.h) */
+	char *d_bin = NULL, *d_yml = NULL;
 	int ret = EXIT_INTERNAL;
 
 	memset(&o, 0, sizeof(o));
@@ -179,6 +183,8 @@ int cmd_shrink(int argc, char **argv)
 			root_cause = 1;
 		} else if (opts_flag(&op, "--keep-work")) {
 			keep_work = 1;
+		} else if (opts_flag(&op, "--force")) {
+			force = 1;
 		} else if (opts_flag(&op, "--no-diagnose")) {
 			no_diag = 1;
 			o.no_site_check = 1;
@@ -234,6 +240,13 @@ int cmd_shrink(int argc, char **argv)
 		cmd_error("shrink", "%s", err.buf);
 		goto out;
 	}
+	/* one shrink at a time into a folder; what a dead one left is removed */
+	if (shrink_out_lock(out, &lock, &err) < 0) {
+		cmd_error("shrink", "%s", err.buf);
+		ret = EXIT_INPUT;
+		goto out;
+	}
+	shrink_out_sweep(bin);
 	ret = EXIT_INTERNAL;
 
 	snprintf(workdir, sizeof(workdir), "%s.work-XXXXXX", bin);
@@ -243,6 +256,11 @@ int cmd_shrink(int argc, char **argv)
 		goto out;
 	}
 	o.workdir = workdir;
+	shrink_out_mark(workdir);
+	/* the three files are made in the work folder and moved into place at the end */
+	sb_addf(&s_cu, "%s/repro.cu", workdir);
+	sb_addf(&s_bin, "%s/repro.bin", workdir);
+	sb_addf(&s_yml, "%s/repro.yaml", workdir);
 	/* the emitted program is what gets checked: built and run (repro-check.c) */
 	/* two at a time, as the pool starts workers: contexts are created one
 	 * after another on a real GPU */
@@ -253,7 +271,7 @@ int cmd_shrink(int argc, char **argv)
 	/* ^C / SIGTERM: stop the workers and sanitizer runs, keep the best
 	 * state so far (interrupt.h) */
 	interrupt_install();
-	if (shrink_run(&t, &o, bin, &rep, &err) < 0) {
+	if (shrink_run(&t, &o, s_bin.buf, &rep, &err) < 0) {
 		if (!o.quiet)
 			shrink_print_report(stderr, &rep);
 		if (interrupt_signal()) {
@@ -269,7 +287,7 @@ int cmd_shrink(int argc, char **argv)
 		ret = rep.infra_failed ? EXIT_ENV : EXIT_FAULT;
 		goto out;
 	}
-	if (trace_open(&red, bin, TRACE_OPEN_STRICT, &err) < 0) {
+	if (trace_open(&red, s_bin.buf, TRACE_OPEN_STRICT, &err) < 0) {
 		cmd_error("shrink", "%s", err.buf);
 		goto out;
 	}
@@ -280,7 +298,7 @@ int cmd_shrink(int argc, char **argv)
 			"not confirmed (check it with gpureduce verify)", interrupt_name(rep.interrupted));
 	} else if (!no_diag && rep.final_sanitizer && diagnose_explain(rep.final_sanitizer, &red, &diag) == 0) {
 		/* the site check already ran the final trace under compute-sanitizer */
-	} else if (!no_diag && diagnose_trace(&red, bin, rep.guard, &diag, &err) < 0) {
+	} else if (!no_diag && diagnose_trace(&red, s_bin.buf, rep.guard, &diag, &err) < 0) {
 		/* diagnosis is a bonus: say why it is missing, keep going */
 		sb_reset(&diag);
 		sb_addf(&diag, "no diagnosis: %s", err.buf);
@@ -289,27 +307,54 @@ int cmd_shrink(int argc, char **argv)
 	{
 		struct emit_info info = { &t, &rep, diag.len ? diag.buf : NULL, path, rep.repro_guard };
 		struct report_files rf;
+		const char *outcome = rep.interrupted ? SHRINK_UNCONFIRMED :
+				      rep.repro_checked && !rep.repro_ok ? SHRINK_NOT_REPRODUCED : SHRINK_CONFIRMED;
+		char hash[17];
 		if (emit_repro(&red, &info, &src, &err) < 0) {
 			cmd_error("shrink", "%s", err.buf);
 			goto out;
 		}
-		if (write_file(out, src.buf, src.len, &err) < 0) {
+		/* a confirmed or edited repro there is not replaced by this one */
+		shrink_out_pick(out, outcome, force, &d_cu, &d_why);
+		d_bin = repro_sibling(d_cu.buf, ".bin");
+		d_yml = repro_sibling(d_cu.buf, ".yaml");
+		if (write_file(s_cu.buf, src.buf, src.len, &err) < 0) {
 			cmd_error("shrink", "%s", err.buf);
 			ret = EXIT_ENV;   /* checked writable at the start: a full disk? */
 			goto out;
 		}
 		memset(&rf, 0, sizeof(rf));
 		rf.trace = path;
-		rf.repro_cu = out;
-		rf.repro_bin = bin;
+		rf.repro_cu = d_cu.buf;
+		rf.repro_bin = d_bin;
+		rf.outcome = outcome;
+		shrink_out_hash(src.buf, src.len, hash);
+		rf.repro_cu_hash = hash;
 		rf.command = cmdline.buf;
 		rf.diagnosis = diag.len ? diag.buf : NULL;
 		rf.repro_cu_bytes = (unsigned long)src.len;
-		if (report_yaml_write(yml, &rep, &t, &rf, &err) < 0) {
+		if (report_yaml_write(s_yml.buf, &rep, &t, &rf, &err) < 0) {
 			cmd_error("shrink", "%s", err.buf);
 			ret = EXIT_ENV;
 			goto out;
 		}
+		const char *const from[3] = { s_cu.buf, s_bin.buf, s_yml.buf };
+		const char *const to[3] = { d_cu.buf, d_bin, d_yml };
+		if (shrink_out_move(from, to, &err) < 0) {
+			cmd_error("shrink", "%s", err.buf);
+			keep_work = 1;   /* the result is in there */
+			ret = EXIT_ENV;
+			goto out;
+		}
+		if (d_why.len)
+			fprintf(stderr, "gpureduce shrink: kept %s as it was (%s); this result is in %s, %s and %s\n",
+				out, d_why.buf, d_cu.buf, d_bin, d_yml);
+		out = d_cu.buf;
+		free(bin);
+		free(yml);
+		bin = d_bin;
+		yml = d_yml;
+		d_bin = d_yml = NULL;
 	}
 	if (rep.interrupted) {
 		if (!o.quiet)
@@ -371,6 +416,17 @@ int cmd_shrink(int argc, char **argv)
 out:
 	if (o.workdir && !keep_work)
 		remove_tree(workdir);
+	else if (o.workdir)
+		shrink_out_done(workdir);   /* kept: not for the next run to sweep */
+	if (lock >= 0)
+		close(lock);
+	sb_release(&s_cu);
+	sb_release(&s_bin);
+	sb_release(&s_yml);
+	sb_release(&d_cu);
+	sb_release(&d_why);
+	free(d_bin);
+	free(d_yml);
 	if (have_t)
 		trace_release(&t);
 	if (have_red)
