@@ -66,7 +66,9 @@ int report_yaml_write(const char *path, const struct shrink_report *rep, const s
 	yo_kv_bool(&y, "flaky", rep->flaky);
 	/* the emitted program itself, built and run by shrink */
 	yo_key(&y, "repro_cu");
-	if (rep->repro_checked)
+	if (rep->repro_checked && !rep->repro_runs)
+		yo_strf(&y, "does not build");
+	else if (rep->repro_checked)
 		yo_strf(&y, "%d/%d", rep->repro_faults, rep->repro_runs);
 	else
 		yo_strf(&y, "not built");

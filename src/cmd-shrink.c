@@ -373,7 +373,10 @@ int cmd_shrink(int argc, char **argv)
 	{
 		/* the figure is the emitted program's own count when it was built */
 		char fig[160];
-		if (rep.repro_checked)
+		if (rep.repro_checked && !rep.repro_runs)
+			snprintf(fig, sizeof(fig), "repro.cu does not build (replay %d/%d)",
+				 rep.final_faults, rep.final_runs);
+		else if (rep.repro_checked)
 			snprintf(fig, sizeof(fig), "repro.cu faulted %d/%d (%s placement; replay %d/%d)",
 				 rep.repro_faults, rep.repro_runs, place_guard_name(rep.repro_guard),
 				 rep.final_faults, rep.final_runs);
