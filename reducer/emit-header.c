@@ -124,8 +124,9 @@ void emit_header(struct strbuf *o, const struct trace *t, const struct emit_info
 			fmt_bytes(rep->orig_bytes, b));
 		comment_text(o, " * ", line.buf);
 		sb_reset(&line);
-		sb_addf(&line, "Reduced to:     %zu launch(es), %zu buffer(s); %ld candidates tested in %.1f s",
-			rep->final_launches, rep->final_buffers, rep->candidates, rep->seconds);
+		sb_addf(&line, "Reduced to:     %zu launch%s, %zu buffer%s; %ld candidates tested in %.1f s",
+			rep->final_launches, rep->final_launches == 1 ? "" : "es", rep->final_buffers,
+			rep->final_buffers == 1 ? "" : "s", rep->candidates, rep->seconds);
 		comment_text(o, " * ", line.buf);
 		sb_reset(&line);
 		sb_adds(&line, "Phases:         ");

@@ -39,6 +39,7 @@
 #include "../common/opts.h"
 #include "../common/strbuf.h"
 #include "../common/util.h"
+#include "../reducer/params.h"
 #include "../trace/trace.h"
 #include "capture-ckpt.h"
 #include "cmds.h"
@@ -253,9 +254,11 @@ static int summarize(const char *path, const char *shown, int status, const stru
 			fault->error, fault->api);
 		sb_addf(&line, " (%s)", child_status_str(status, sbuf));
 	} else if (fault) {
-		sb_addf(&line, "; fault: %s in %s at launch #%llu", fault->error,
-			fault->kernel && *fault->kernel ? fault->kernel : "(no kernel launched)",
+		char *kname = params_demangle(fault->kernel && *fault->kernel ? fault->kernel :
+					      "(no kernel launched)");
+		sb_addf(&line, "; fault: %s in %s at launch #%llu", fault->error, kname,
 			(unsigned long long)fault->launch_seq);
+		free(kname);
 		add_user_frame(&line, &t, fault->launch_seq);
 		if (!fault->at_launch)
 			sb_addf(&line, " (reported by %s)", fault->api);
@@ -293,7 +296,7 @@ out:
 int cmd_capture(int argc, char **argv)
 {
 	const char *out = "trace.bin";
-	int allow = 0, tensors = 0, force = 0, i, ret = EXIT_INTERNAL, status, fd;
+	int allow = 0, tensors = 0, force = 0, every_given = 0, i, ret = EXIT_INTERNAL, status, fd;
 	struct strbuf lib = STRBUF_INIT, err = STRBUF_INIT, trace = STRBUF_INIT, dir = STRBUF_INIT;
 	struct strbuf stage = STRBUF_INIT, staged = STRBUF_INIT;   /* safe-out.h */
 	struct strbuf e_inj = STRBUF_INIT, e_trace = STRBUF_INIT, e_status = STRBUF_INIT;
@@ -330,6 +333,7 @@ int cmd_capture(int argc, char **argv)
 			allow = 1;
 		} else if (opts_str(&op, "--checkpoint-every", &val)) {
 			uint64_t keep = ck.max_bytes;
+			every_given = 1;
 			if (!op.failed && ckpt_parse_every(val, &ck, &perr) < 0)
 				opts_fail(&op, "%s", perr.buf);
 			ck.max_bytes = keep;
@@ -348,6 +352,9 @@ int cmd_capture(int argc, char **argv)
 			break;
 		}
 	}
+	if (!op.failed && ck.off && (every_given || ck.max_bytes))
+		opts_fail(&op, "--no-checkpoint keeps every record: it cannot go with --%s",
+			  every_given ? "checkpoint-every" : "max-trace-bytes");
 	if (op.failed) {
 		cmd_error("capture", "%s; see 'gpureduce capture --help'", err.buf);
 		ret = EXIT_USAGE;

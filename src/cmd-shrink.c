@@ -15,7 +15,9 @@
 #include "../common/util.h"
 #include "../reducer/diagnose.h"
 #include "../reducer/emit.h"
+#include "../reducer/params.h"
 #include "../reducer/report_yaml.h"
+#include "../reducer/rootcause.h"
 #include "../reducer/shrink.h"
 #include "../addr/place.h"
 #include "../trace/trace.h"
@@ -25,11 +27,14 @@
 #include "shrink-root.h"
 #include "shrink-out.h"
 
+#define ES(n) ((n) == 1 ? "" : "es")   /* "1 launch", "2 launches" */
+#define S(n) ((n) == 1 ? "" : "s")
+
 static const char usage_str[] =
 	"usage: gpureduce shrink [-o repro.cu] [-j N] [--time-limit=S] [--candidate-timeout=S]\n"
 	"                        [--guard=layout|end|start|none] [--strategy=full|baseline]\n"
 	"                        [--signature=kernel|code|site] [--keep-going[=S]] [--cut-buffers] [--log=FILE]\n"
-	"                        [--runs=N] [--confirm=N] [--no-diagnose] [--keep-work] [--quiet]\n"
+	"                        [--runs=N] [--confirm=N] [--no-diagnose] [--keep-work] [--quiet] [--force]\n"
 	"                        [--root-cause] TRACE\n\n"
 	"Replays TRACE in worker processes and reduces it to the smallest replay that\n"
 	"still faults with the same error in the same kernel, then writes repro.cu\n"
@@ -44,7 +49,8 @@ static const char usage_str[] =
 	"interrupted; exit 130/143).  No output may overwrite TRACE; -o DIR: DIR/repro.cu.\n"
 	"  -j N                 parallel replay workers (default: half the CPUs, 2 to 8), spread\n"
 	"                       over every GPU the driver reports (GPUREDUCE_DEVICES=N: the first N)\n"
-	"  --time-limit=S       stop reducing after S seconds, keep the best so far (default 900)\n"
+	"  --time-limit=S       stop reducing after S seconds (more than 0), keep the best so far\n"
+	"                       (default 900)\n"
 	"  --candidate-timeout  seconds before a hung candidate's worker is killed (default 30)\n"
 	"  --signature=kernel   same error (700/717 alike), same kernel: the default, with the\n"
 	"                       sanitizer site checked at the end\n"
@@ -58,13 +64,26 @@ static const char usage_str[] =
 	"                       at the slice's site and add no new kind of error (slow)\n"
 	"  --log=FILE           one line per replay job and sanitizer run, with timings\n"
 	"  --runs=N             replays of the original to measure its fault rate (default 2; more when\n"
-	"                       they disagree)\n"
-	"  --confirm=N          runs of the reduced trace before it is emitted (default 5; flaky 10)\n"
+	"                       they disagree; at least 1)\n"
+	"  --confirm=N          runs of the reduced trace before it is emitted (default 5; flaky 10;\n"
+	"                       at least 1)\n"
 	"  --root-cause         also find the first out-of-bounds access inside an allocator segment\n"
 	"                       (a trace from `capture --tensors`): every tensor gets its own guard;\n"
 	"                       writes repro-root.cu/.bin/.yaml, labelled root cause, beside repro.cu\n"
 	"  --strategy=baseline  one fresh process per candidate, plain ddmin over launches, then\n"
 	"                       the same data, grid and scalar phases (the benchmark baseline)\n"
+	"  --guard=MODE         replay placement: layout (buffers at their captured offsets from\n"
+	"                       each other), end (each buffer ends at an unmapped page: overruns\n"
+	"                       fault at once), start (underruns), none (plain cuMemAlloc);\n"
+	"                       default: layout, then end when layout runs clean\n"
+	"  --no-diagnose        skip compute-sanitizer: no site check, no diagnosis in repro.cu\n"
+	"  --keep-work          keep the work folder (REPRO.bin.work-*: candidates, logs) for a look\n"
+	"  -q, --quiet          no phase table and no progress line, only the result line\n"
+	"  --force              replace the repro at -o even when it is confirmed and this result\n"
+	"                       is not, or when it was edited or not written by shrink\n"
+	"Outputs: one shrink at a time per folder (a second is refused).  A confirmed repro is\n"
+	"never replaced by a worse result, nor an edited one at all: the new files go beside\n"
+	"it (repro-2.cu, ...) and shrink says so.\n"
 	"The emitted repro.cu is itself built (nvcc, or $GPUREDUCE_NVCC) and run as often as\n"
 	"the reduced trace; its count is the figure reported.  If it does not fault, the other\n"
 	"placements and earlier states are tried; failing those, shrink says so and exits 1.\n"
@@ -150,7 +169,7 @@ int cmd_shrink(int argc, char **argv)
 			return EXIT_OK;
 		} else if (opts_str(&op, "-o", &out)) {
 		} else if (opts_int(&op, "-j|--jobs", &o.jobs, 1, 64)) {
-		} else if (opts_double(&op, "--time-limit", &o.time_limit, 0, 1e9)) {
+		} else if (opts_double(&op, "--time-limit", &o.time_limit, 0.001, 1e9)) {
 		} else if (opts_double(&op, "--candidate-timeout", &o.cand_timeout, 0.01, 1e9)) {
 		} else if (opts_str(&op, "--signature", &v)) {
 			if (v && !strcmp(v, "code"))
@@ -165,8 +184,8 @@ int cmd_shrink(int argc, char **argv)
 		} else if (opts_flag(&op, "--cut-buffers")) {
 			o.cut_buffers = 1;
 		} else if (opts_str(&op, "--log", &o.log_path)) {
-		} else if (opts_int(&op, "--runs", &o.orig_runs, 0, 10000)) {
-		} else if (opts_int(&op, "--confirm", &o.confirm_runs, 0, 10000)) {
+		} else if (opts_int(&op, "--runs", &o.orig_runs, 1, 10000)) {
+		} else if (opts_int(&op, "--confirm", &o.confirm_runs, 1, 10000)) {
 		} else if (opts_str(&op, "--guard", &v)) {
 			if (v && (o.guard = place_parse_guard(v)) < 0)
 				opts_fail(&op, "--guard takes end, start, none or layout");
@@ -232,6 +251,14 @@ int cmd_shrink(int argc, char **argv)
 		cmd_error("shrink", "%s: %s; there is no fault to shrink (capture the program again)",
 			  path, TRACE_INCOMPLETE_MSG);
 		ret = EXIT_INPUT;
+		goto out;
+	}
+	if (root_cause && !rc_has_blocks(&t)) {
+		/* before any work, not after the crash repro was written */
+		cmd_error("shrink", "%s holds no allocator blocks: --root-cause needs a trace from "
+			  "`gpureduce capture --tensors` (nothing was done; without --root-cause shrink "
+			  "writes the crash-site repro)", path);
+		ret = EXIT_USAGE;
 		goto out;
 	}
 	/* before any work: no output over the input, every folder writable */
@@ -359,9 +386,10 @@ int cmd_shrink(int argc, char **argv)
 	if (rep.interrupted) {
 		if (!o.quiet)
 			shrink_print_report(stderr, &rep);
-		cmd_error("shrink", "interrupted (%s): kept the best state so far (%zu launches -> %zu launch(es), "
-			  "%zu buffer(s); not confirmed) in %s, %s and %s%s", interrupt_name(rep.interrupted),
-			  rep.orig_launches, rep.final_launches, rep.final_buffers, out, bin, yml,
+		cmd_error("shrink", "interrupted (%s): kept the best state so far (%zu launch%s -> %zu launch%s, "
+			  "%zu buffer%s; not confirmed) in %s, %s and %s%s", interrupt_name(rep.interrupted),
+			  rep.orig_launches, ES(rep.orig_launches), rep.final_launches, ES(rep.final_launches),
+			  rep.final_buffers, S(rep.final_buffers), out, bin, yml,
 			  keep_work ? "" : "; work files removed");
 		ret = 128 + rep.interrupted;
 		goto out;
@@ -383,11 +411,14 @@ int cmd_shrink(int argc, char **argv)
 		else
 			snprintf(fig, sizeof(fig), "reproduced %d/%d in replay (repro.cu not built)",
 				 rep.final_faults, rep.final_runs);
-		printf("shrink: %zu launches -> %zu launch(es), %zu buffer(s); %s in %s; %s; "
+		char *kname = params_demangle(rep.kernel);
+		printf("shrink: %zu launch%s -> %zu launch%s, %zu buffer%s; %s in %s; %s; "
 		       "%ld candidates in %.1f s%s -> %s (%zu bytes), %s, %s\n",
-		       rep.orig_launches, rep.final_launches, rep.final_buffers, rep.error, rep.kernel, fig,
+		       rep.orig_launches, ES(rep.orig_launches), rep.final_launches, ES(rep.final_launches),
+		       rep.final_buffers, S(rep.final_buffers), rep.error, kname, fig,
 		       rep.candidates, rep.seconds,
 		       rep.time_limited ? " (stopped by the time limit: the best so far)" : "", out, src.len, bin, yml);
+		free(kname);
 	}
 	if (rep.repro_checked && !rep.repro_ok) {
 		cmd_error("shrink", "the emitted repro does NOT reproduce the fault: %s. The files are written "

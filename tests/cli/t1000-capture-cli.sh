@@ -107,7 +107,7 @@ fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 2 at_launch=1
 EOS
 check_exit "faulting program's exit code passes through" 1 "$GPUREDUCE" capture -o f.bin ./fake.sh fault.s 1
 check_grep "summary: counts" "^gpureduce: captured 3 launches, 3 allocations, .* (11.9 KiB entered the GPU) -> f.bin; " "$TMP/.out"
-check_grep "summary: the fault, kernel and launch" "; fault: CUDA_ERROR_ILLEGAL_ADDRESS in _Z5scalePfPKfii at launch #2 (exit 1)" "$TMP/.out"
+check_grep "summary: the fault, kernel and launch" "; fault: CUDA_ERROR_ILLEGAL_ADDRESS in scale(float\*, float const\*, int, int) at launch #2 (exit 1)" "$TMP/.out"
 check_grep "summary: no end record noticed" "no end record" "$TMP/.out"
 n=$(grep -c '^gpureduce:' "$TMP/.out")
 [ "$n" = 1 ] && ok "exactly one summary line" || fail "exactly one summary line (got $n)"
@@ -120,7 +120,7 @@ launch _Z1jv 1 1
 fault 717 CUDA_ERROR_INVALID_ADDRESS_SPACE cuCtxSynchronize 1 at_launch=0
 EOS
 check_exit "fault reported by a later call" 1 "$GPUREDUCE" capture -o l.bin ./fake.sh late.s 1
-check_grep "  ...names that call" "fault: CUDA_ERROR_INVALID_ADDRESS_SPACE in _Z1jv at launch #1 (reported by cuCtxSynchronize)" "$TMP/.out"
+check_grep "  ...names that call" "fault: CUDA_ERROR_INVALID_ADDRESS_SPACE in j() at launch #1 (reported by cuCtxSynchronize)" "$TMP/.out"
 
 cat >clean.s <<'EOS'
 process 1 /tmp prog

@@ -170,5 +170,5 @@ fi
 # No sanitizer at all: diagnose says so, shrink still works.
 export GPUREDUCE_SANITIZER=$TMP/none
 check_exit "diagnose without a sanitizer: exit 4" 4 $GPUREDUCE diagnose oob.bin
-check_grep "gives the signature" "signature only: CUDA_ERROR_ILLEGAL_ADDRESS in _Z13scale_nocheckPfPKfi" "$TMP/.out"
+check_grep "gives the signature" "signature only: CUDA_ERROR_ILLEGAL_ADDRESS in scale_nocheck(float\*, float const\*, int)" "$TMP/.out"
 finish
