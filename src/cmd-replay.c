@@ -44,7 +44,7 @@ int cmd_replay(int argc, char **argv)
 	const char *path = NULL;
 	double timeout = 600;
 	int complete = 1;
-	int ret = EXIT_INTERNAL, auto_guard = 1, force = 0;   /* no --guard: layout, then end */
+	int ret = EXIT_INTERNAL, auto_guard = 1, force = 0, cut_fault = 0;   /* no --guard: layout, then end */
 
 	opts_init(&op, argc, argv, &err);
 	while (opts_next(&op)) {
@@ -108,6 +108,7 @@ int cmd_replay(int argc, char **argv)
 	if (t.truncated)
 		fprintf(stderr, "gpureduce replay: warning: %s\n", t.truncated_msg);
 	complete = trace_complete(&t);
+	cut_fault = t.cut_in_fault;
 	trace_release(&t);
 
 	/* ^C: the worker is in its own process group; stop it (interrupt.h) */
@@ -154,15 +155,20 @@ int cmd_replay(int argc, char **argv)
 			ret = EXIT_INPUT;
 			break;
 		}
-		printf("replay: ran clean (%ld launches, %.3f s, guard=%s%s)%s%s\n", job.res.launches,
+		printf("replay: ran clean (%ld launch%s, %.3f s, guard=%s%s)%s%s\n", job.res.launches,
+		       job.res.launches == 1 ? "" : "es",
 		       job.res.seconds, auto_guard ? "layout, then " : "", place_guard_name(o.guard),
 		       job.res.msg[0] ? "; " : "", job.res.msg);
 		ret = EXIT_OK;
 		break;
 	case RS_FAULT:
-		printf("replay: faulted at event %ld (launch #%lld) in %s: %s (%d) after %ld launches, %.3f s, guard=%s\n",
+		printf("replay: faulted at event %ld (launch #%lld) in %s: %s (%d) after %ld launch%s, %.3f s, guard=%s\n",
 		       job.res.event, job.res.launch_seq, job.res.kernel, job.res.error, job.res.code,
-		       job.res.launches, job.res.seconds, place_guard_name(o.guard));
+		       job.res.launches, job.res.launches == 1 ? "" : "es", job.res.seconds,
+		       place_guard_name(o.guard));
+		if (cut_fault)
+			printf("replay: note: %s; this fault is the replay's own (shrink needs the record "
+			       "whole: capture the program again)\n", TRACE_CUT_FAULT_MSG);
 		ret = EXIT_FAULT;
 		break;
 	case RS_TIMEOUT:

@@ -245,6 +245,13 @@ int cmd_shrink(int argc, char **argv)
 	have_t = 1;
 	if (t.truncated)
 		fprintf(stderr, "gpureduce shrink: warning: %s\n", t.truncated_msg);
+	if (t.cut_in_fault) {
+		/* the same words as replay's: the program faulted, the record is cut */
+		cmd_error("shrink", "%s: %s; shrink needs it whole (`gpureduce replay %s` shows the fault); "
+			  "capture the program again", path, TRACE_CUT_FAULT_MSG, path);
+		ret = EXIT_INPUT;
+		goto out;
+	}
 	if (!trace_complete(&t)) {
 		/* no FAULT record, but not a clean run either: nothing to shrink,
 		 * and the program is not to blame */
