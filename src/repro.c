@@ -85,9 +85,11 @@ static int compile(const char *src, const char *out, struct strbuf *err)
 		goto out;
 	}
 	st = child_run(argv, NULL, CHILD_MERGE_ERR | CHILD_NULL_IN, &log, 600, err);
-	if (st == 127 && custom) {
+	if ((st == 127 || st < 0) && custom) {
 		/* exec failed: no such compiler, not a bad repro */
-		sb_addf(err, "the compiler in GPUREDUCE_NVCC (%s) could not be run: %s", argv[0], log.buf);
+		sb_reset(err);
+		sb_addf(err, "the compiler in GPUREDUCE_NVCC (%s) was not found: cannot run it%s%s", argv[0],
+			log.len ? ": " : "", log.buf);
 		ret = -2;
 		goto out;
 	}

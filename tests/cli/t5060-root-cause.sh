@@ -103,8 +103,8 @@ check_grep "  ...root cause: kernel K wrote N bytes past tensor T (allocated at 
 # without blocks: --root-cause says what to do
 sed '/^block /d' rc.txt >plain.txt
 check "mktrace: the same without blocks" $MKTRACE plain.bin < plain.txt
-check_exit "shrink --root-cause of a trace without blocks: exit 3" 3 $GPUREDUCE shrink -j 2 --quiet --root-cause -o plain/repro.cu plain.bin
+check_exit "shrink --root-cause of a trace without blocks: refused before any work (exit 2)" 2 $GPUREDUCE shrink -j 2 --quiet --root-cause -o plain/repro.cu plain.bin
 check_grep "  ...names capture --tensors" "capture --tensors" "$TMP/.out"
-check "  ...the crash-site repro is written all the same" test -f plain/repro.cu
+check_fail "  ...nothing written" test -e plain/repro.cu
 [ -n "$KEEP_T5060" ] && cp -r "$TMP" "$KEEP_T5060"
 finish

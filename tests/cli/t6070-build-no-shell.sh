@@ -52,5 +52,5 @@ check_grep "  ...says the repro does not build" "repro.cu does not build" "$TMP/
 check_grep "  ...repro.yaml too" "repro_cu: does not build" fails/repro.yaml
 check_exit "shrink with GPUREDUCE_NVCC naming no program: exit 1" 1 env GPUREDUCE_NVCC=/nonexistent/cc \
 	$GPUREDUCE shrink -j 2 --quiet "q'uote.bin" -o none/
-check_grep "  ...says it could not run it" "cannot run /nonexistent/cc" "$TMP/.out"
+check_grep "  ...says it could not run it" "GPUREDUCE_NVCC (/nonexistent/cc) was not found" "$TMP/.out"
 finish
