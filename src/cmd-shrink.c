@@ -290,6 +290,7 @@ int cmd_shrink(int argc, char **argv)
 		goto out;
 	}
 	o.workdir = workdir;
+	o.keep_work = keep_work;
 	shrink_out_mark(workdir);
 	/* the three files are made in the work folder and moved into place at the end */
 	sb_addf(&s_cu, "%s/repro.cu", workdir);

@@ -112,6 +112,10 @@ check_grep "  ...replaces the unconfirmed one" "^outcome: confirmed" u/repro.yam
 export GPUREDUCE_SANITIZER=/bin/false
 bg shrink -j 2 --candidate-timeout=60 -o s/ gated.bin
 sleep 2
+sleep 1
+n=$(ls s/repro.bin.work-*/ 2>/dev/null | grep -c '^c[0-9]*\.bin$')
+[ "$n" -le 2 ] && ok "the work folder holds only the candidates being tested ($n, -j 2)" ||
+	fail "the work folder holds $n candidate files with -j 2: tested ones are kept"
 check_exit "a second shrink into s/ while one runs is refused" 3 $GPUREDUCE shrink -j 2 -o s/ oob.bin
 check_grep "  ...saying why" "another gpureduce shrink is writing into" "$TMP/.out"
 stop HUP 1
