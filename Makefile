@@ -8,6 +8,7 @@
 #                   then bench-trace (BENCH_SKIP_TRACE=1: not)
 #   make bench-trace  on a GPU machine: bounded capture, trace bytes 1x vs 4x
 #   make install PREFIX=/usr/local
+#   make uninstall PREFIX=/usr/local
 #   make SAN=1 test the CPU suite under AddressSanitizer + UBSan
 #
 # Sources are picked up by directory: add a .c file to common/, trace/,
@@ -49,7 +50,7 @@ HAVE_CUPTI := $(wildcard $(CUDA)/include/cupti.h)
 CUPTI_DIRS := $(CUDA)/lib64 $(CUDA)/lib $(CUDA)/targets/x86_64-linux/lib $(CUDA)/extras/CUPTI/lib64
 CAPTURE_LIB := $(if $(HAVE_CUPTI),$(BUILD)/libgpureduce-capture.so)
 
-.PHONY: all test unit-test cli-test gpu-test demo bench bench-trace bench-cpu long-run install clean fuzz fuzz-run deps deps-fuzz
+.PHONY: all test unit-test cli-test gpu-test demo bench bench-trace bench-cpu long-run install uninstall clean fuzz fuzz-run deps deps-fuzz
 all: $(BUILD)/gpureduce $(CAPTURE_LIB)
 
 # Before anything compiles: the headers (xxhash.h, zstd.h, yaml.h) and the
@@ -104,6 +105,11 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/gpureduce
 	install -m 755 $(BUILD)/gpureduce $(DESTDIR)$(PREFIX)/bin/gpureduce
 	$(if $(CAPTURE_LIB),install -m 755 $(CAPTURE_LIB) $(DESTDIR)$(PREFIX)/lib/gpureduce/)
+
+# removes exactly what install wrote, and the folder if it is then empty
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/gpureduce $(DESTDIR)$(PREFIX)/lib/gpureduce/libgpureduce-capture.so
+	-rmdir $(DESTDIR)$(PREFIX)/lib/gpureduce 2>/dev/null
 
 clean:
 	rm -rf build build-san

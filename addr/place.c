@@ -4,6 +4,11 @@
  * caller passes (struct place_vmm; replay fills it from its driver table).
  * Workers are single-threaded, so the table is kept in a file-level
  * pointer for the duration of each call.
+ *
+ * place_core.inc is also pasted verbatim into every repro.cu (the
+ * Makefile turns common/cuerr.h and it into place_core_text, and
+ * reducer/emit.c adds it), so its comments speak to a repro's reader and
+ * name no file of this tree (t6090 checks).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -1,21 +1,21 @@
 /*
- * cuerr.h - the one list of CUDA errors gpureduce treats as a fault, shared
- * by the capture library (inside the traced process: when to write the
- * FAULT record, when a checkpoint's context is dead), replay (what ends a
- * replay as "faulted") and placement (addr/place_core.inc: no fallback on a
- * dead context), whose text every repro.cu carries after this file's.
- * Header only, on plain numbers, so that it needs neither cuda.h nor a
- * library of its own, and is C++ too.
+ * CUDA errors that count as a fault.  The "sticky" family leaves the
+ * context unusable: every later call returns the same error again (the
+ * CUDA documentation: "the process must terminate and relaunch").  Wild
+ * memory accesses come as 700 or 717, device-side asserts (PyTorch's among
+ * them) as 710.  Plain numbers, so that this needs neither cuda.h nor a
+ * library, and it reads as C and as C++.
  *
- * Sticky errors (docs: "the process must terminate and relaunch") leave the
- * context unusable: every later call returns them again.  GPU-FACTS.md:
- * wild accesses come as 700 or 717, PyTorch's device asserts as 710.
+ * (In gpureduce this one list decides when capture writes the FAULT
+ * record, what ends a replay as "faulted", and when placement must not
+ * fall back; every repro.cu carries its text: keep its comments about
+ * CUDA, for the reader of a repro, not about gpureduce's files.)
  */
 #ifndef GPUREDUCE_CUERR_H
 #define GPUREDUCE_CUERR_H
 
-/* repro.cu uses only cuerr_is_sticky, and nvcc warns about a static
- * function nobody calls (#177): both are marked unused. */
+/* A program may use only one of the two, and nvcc warns about a static
+ * function nobody calls: both are marked unused. */
 #define CUERR_UNUSED __attribute__((unused))
 
 /* 1 for the sticky family: 700 ILLEGAL_ADDRESS, 702 LAUNCH_TIMEOUT, 710

@@ -1,5 +1,7 @@
 /*
- * interrupt.c - the stop-request flag behind SIGINT/SIGTERM (interrupt.h).
+ * interrupt.c - the stop-request flag behind SIGINT/SIGTERM/SIGHUP (interrupt.h).
+ * SIGHUP (the terminal closed, ssh dropped) is a stop request like the
+ * others: the work folder is removed and the best state kept.
  * The handler stores the signal number and nothing else; a second signal
  * gets the default action, so a stuck cleanup can still be ended.
  */
@@ -29,6 +31,7 @@ void interrupt_install(void)
 	sa.sa_flags = 0;   /* no SA_RESTART: a blocking wait returns EINTR */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 }
 
 int interrupt_signal(void)
@@ -38,5 +41,5 @@ int interrupt_signal(void)
 
 const char *interrupt_name(int sig)
 {
-	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
+	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal";
 }

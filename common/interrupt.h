@@ -1,5 +1,5 @@
 /*
- * interrupt.h - SIGINT/SIGTERM as a request to stop, not a death.
+ * interrupt.h - SIGINT/SIGTERM/SIGHUP as a request to stop, not a death.
  *
  * `shrink` installs the handler; it only records the signal.  The loops
  * that wait on children (the worker pool, compute-sanitizer collection,
@@ -12,11 +12,11 @@
 #ifndef GPUREDUCE_INTERRUPT_H
 #define GPUREDUCE_INTERRUPT_H
 
-/* Catch SIGINT and SIGTERM from now on. */
+/* Catch SIGINT, SIGTERM and SIGHUP from now on. */
 void interrupt_install(void);
-/* The signal that asked us to stop (SIGINT, SIGTERM), or 0. */
+/* The signal that asked us to stop (SIGINT, SIGTERM, SIGHUP), or 0. */
 int interrupt_signal(void);
-/* "SIGINT", "SIGTERM" (for messages). */
+/* "SIGINT", "SIGTERM", "SIGHUP" (for messages). */
 const char *interrupt_name(int sig);
 
 #endif

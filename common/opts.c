@@ -6,8 +6,10 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "opts.h"
 #include "strbuf.h"
@@ -171,14 +173,40 @@ int opts_double(struct opts *p, const char *names, double *val, double min, doub
 	return r != 0;
 }
 
+/* A whole number as strtod reads it (for an optional value's lookahead). */
+static int is_number(const char *s)
+{
+	char *end;
+	if (!*s)
+		return 0;
+	strtod(s, &end);
+	return !*end;
+}
+
+/* "-k5": a one-letter spelling of names glued to a number; its value or NULL. */
+static const char *glued_number(const struct opts *p, const char *names)
+{
+	for (const char *n = names; *n; n += strcspn(n, "|"), n += *n == '|') {
+		size_t len = strcspn(n, "|");
+		if (len == 2 && n[0] == '-' && n[1] != '-' && !strncmp(p->arg, n, 2) && is_number(p->arg + 2))
+			return p->arg + 2;
+	}
+	return NULL;
+}
+
 int opts_opt_double(struct opts *p, const char *names, int *given, double *val, double dflt,
 		    double min, double max)
 {
 	char name[64];
-	const char *v;
+	const char *v = glued_number(p, names);
 	double d;
-	if (!match(p, names, 1, 1, name, sizeof(name), &v))
+	if (v)
+		snprintf(name, sizeof(name), "%.2s", p->arg);
+	else if (!match(p, names, 1, 1, name, sizeof(name), &v))
 		return 0;
+	/* "--name 5": a number that is not a file is the value, not an operand */
+	else if (!v && p->next < p->argc && is_number(p->argv[p->next]) && access(p->argv[p->next], F_OK) != 0)
+		v = p->argv[p->next++];
 	*given = 1;
 	if (!v)
 		*val = dflt;

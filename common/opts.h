@@ -50,8 +50,9 @@ int opts_str(struct opts *p, const char *names, const char **val);
 int opts_int(struct opts *p, const char *names, int *val, int min, int max);
 int opts_long(struct opts *p, const char *names, long *val, long min, long max);
 int opts_double(struct opts *p, const char *names, double *val, double min, double max);
-/* "--name" alone sets *val to dflt; "--name=V" parses V (only the = form:
- * the next argument may be an operand).  *given is set to 1 either way. */
+/* "--name" alone sets *val to dflt; "--name=V", "-nV" and "--name V" parse
+ * V (the last only when V is a number and no file of that name exists: the
+ * next argument may be an operand).  *given is set to 1 either way. */
 int opts_opt_double(struct opts *p, const char *names, int *given, double *val, double dflt,
 		    double min, double max);
 /* Fail with a message of the command's own (a value it does not take,

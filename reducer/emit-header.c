@@ -61,7 +61,12 @@ void emit_header(struct strbuf *o, const struct trace *t, const struct emit_info
 		" * on %s.  It uses the CUDA driver API only.\n *\n"
 		" *   Build:  nvcc -o repro repro.cu -lcuda\n"
 		" *   Run:    ./repro      exit 1: the fault reproduced; 0: it ran clean (fixed?);\n"
-		" *                        2: setup failed (no GPU, wrong architecture...)\n *\n",
+		" *                        2: setup failed (no GPU, wrong architecture...)\n"
+		" *   Read:   main() is at the END of this file (search for \"int main\"): it\n"
+		" *           places the buffers, fills them and makes the launch that faults.\n"
+		" *           Above it: part 1, support code (the same in every repro: error\n"
+		" *           checks, buffer placement, fills), and part 2, what was captured\n"
+		" *           (kernel binaries, buffer contents).\n *\n",
 		GPUREDUCE_VERSION, when);
 	if (flt) {
 		/* shrink's signature kernel: a graph launch's fault record names
@@ -124,8 +129,9 @@ void emit_header(struct strbuf *o, const struct trace *t, const struct emit_info
 			fmt_bytes(rep->orig_bytes, b));
 		comment_text(o, " * ", line.buf);
 		sb_reset(&line);
-		sb_addf(&line, "Reduced to:     %zu launch(es), %zu buffer(s); %ld candidates tested in %.1f s",
-			rep->final_launches, rep->final_buffers, rep->candidates, rep->seconds);
+		sb_addf(&line, "Reduced to:     %zu launch%s, %zu buffer%s; %ld candidates tested in %.1f s",
+			rep->final_launches, rep->final_launches == 1 ? "" : "es", rep->final_buffers,
+			rep->final_buffers == 1 ? "" : "s", rep->candidates, rep->seconds);
 		comment_text(o, " * ", line.buf);
 		sb_reset(&line);
 		sb_adds(&line, "Phases:         ");

@@ -20,6 +20,10 @@ struct trace;
  * pasted by emit.c between the two), and what follows it. */
 extern const char emit_prelude[];
 extern const char emit_prelude_placement[];
+/* The banners between repro.cu's three parts (emit-prelude.c). */
+extern const char emit_part_support[];
+extern const char emit_part_data[];
+extern const char emit_part_main[];
 
 /* The first record of a type in t (t may be NULL), or NULL. */
 const struct tr_rec *emit_first_of(const struct trace *t, uint32_t type);

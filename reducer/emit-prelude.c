@@ -164,3 +164,28 @@ const char emit_prelude_placement[] =
 "\tprintf(\"repro: %s faulted: %s (%d): %s\\n\", kernel, name, (int)r, text);\n"
 "\texit(1);\n"
 "}\n\n";
+
+/* The banners that divide a repro.cu for its reader: support code, what
+ * was captured, main(). */
+const char emit_part_support[] =
+"/* ======================================================================\n"
+" * Part 1 of 3: support code, the same in every repro.  Error checks for the\n"
+" * set-up calls, buffer placement (each buffer ends right before unmapped\n"
+" * memory, or sits at its captured offset from the others, so that a wild\n"
+" * access faults at once), the seeded fill that stands in for data the\n"
+" * fault does not depend on, and the launch.  Nothing here is specific to\n"
+" * the bug: skip to main() at the end.\n"
+" * ====================================================================== */\n";
+
+const char emit_part_data[] =
+"\n/* ======================================================================\n"
+" * Part 2 of 3: what was captured: the kernel binaries the program loaded\n"
+" * and the bytes of the buffers the faulting launch reads (your data, or\n"
+" * seeds for fills where the fault does not depend on it).\n"
+" * ====================================================================== */\n";
+
+const char emit_part_main[] =
+"/* ======================================================================\n"
+" * Part 3 of 3: main(): set up the buffers as the program had them, then\n"
+" * the launch that faults.\n"
+" * ====================================================================== */\n";

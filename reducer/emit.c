@@ -536,11 +536,13 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 	}
 
 	emit_header(out, t, info, last);
+	sb_adds(out, emit_part_support);
 	sb_adds(out, emit_prelude);
 	sb_adds(out, place_core_text);
 	sb_adds(out, emit_prelude_placement);
 	if (init.len)
 		sb_adds(out, pack_decoder_source);
+	sb_adds(out, emit_part_data);
 	sb_add(out, globals.buf, globals.len);
 	sb_add(out, data.buf, data.len);
 	{
@@ -571,6 +573,7 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 		"\t\tif (!strcmp(pending_attr[i].kernel, kernel))\n"
 		"\t\t\tSETUP(cuFuncSetAttribute(f, (CUfunction_attribute)pending_attr[i].attr, pending_attr[i].value));\n}\n\n",
 		t->nrec + 1);
+	sb_adds(out, emit_part_main);
 	sb_addf(out, "int main(void)\n{\n\tCUdevice dev;\n\tCUcontext ctx;\n\tCUmodule mod[%d];\n"
 		"\tCUfunction fn;\n\tstatic struct pl_buf buf[%d];\n\n"
 		"\tverbose = getenv(\"GPUREDUCE_REPRO_VERBOSE\") != NULL;\n"

@@ -328,9 +328,13 @@ int final_repro(struct oracle *o, struct shrink_states *ss, struct cand *best, c
 		sb_addf(&tried, "%s%s placement%s%s: %d/%d", tried.len ? "; " : "", place_guard_name(guard),
 			k >= 3 ? ", state after " : "", k >= 3 ? ss->name[st] : "", faults, runs);
 		if (rc < 0) {
-			/* a build failure will not go away with another placement */
+			/* a build failure will not go away with another placement; it
+			 * is a repro that does not reproduce (0 runs), not a pass */
 			snprintf(rep->repro_why, sizeof(rep->repro_why), "%s", why.buf);
-			break;
+			rep->repro_checked = 1;
+			rep->repro_runs = rep->repro_faults = rep->repro_ok = 0;
+			oracle_phase_end(o, best, "DOES NOT BUILD");
+			goto out;
 		}
 		rep->repro_checked = 1;
 		if (faults > best_faults) {

@@ -294,7 +294,9 @@ int oracle_test(struct oracle *s, struct cand *const *cands, size_t k, int *inte
 			s->cache[s->ncache].runs = ran;
 			s->ncache++;
 			interesting[i] = faults[i] >= s->need;
-			if (!interesting[i])
+			/* tested: the outcome is cached by content, the phases keep the
+			 * candidate in memory; the file stays only for --keep-work */
+			if (!interesting[i] || !s->o->keep_work)
 				unlink(paths[i]);
 		}
 	}

@@ -31,6 +31,10 @@ int report_yaml_write(const char *path, const struct shrink_report *rep, const s
 	yo_map_start(&y, 0);
 	yo_kv_str(&y, "tool", "gpureduce " GPUREDUCE_VERSION);
 	yo_kv_str(&y, "command", f->command);
+	if (f->outcome)
+		yo_kv_str(&y, "outcome", f->outcome);
+	if (f->repro_cu_hash)
+		yo_kv_str(&y, "repro_cu_hash", f->repro_cu_hash);
 	yo_key(&y, "signature");
 	yo_map_start(&y, 0);
 	yo_kv_str(&y, "error", rep->error);
@@ -45,7 +49,7 @@ int report_yaml_write(const char *path, const struct shrink_report *rep, const s
 		yo_kv_str(&y, "backed_off_to", rep->backed_off_to);
 	yo_map_end(&y);
 	if (rep->interrupted)
-		yo_kv_str(&y, "stopped", "interrupted: SIGINT or SIGTERM ended the reduction; this is the best "
+		yo_kv_str(&y, "stopped", "interrupted: SIGINT, SIGTERM or SIGHUP ended the reduction; this is the best "
 			  "state so far, not confirmed");
 	else if (rep->time_limited)
 		yo_kv_str(&y, "stopped", "time limit: the reduction ended early; this is the best result so far");
@@ -62,7 +66,9 @@ int report_yaml_write(const char *path, const struct shrink_report *rep, const s
 	yo_kv_bool(&y, "flaky", rep->flaky);
 	/* the emitted program itself, built and run by shrink */
 	yo_key(&y, "repro_cu");
-	if (rep->repro_checked)
+	if (rep->repro_checked && !rep->repro_runs)
+		yo_strf(&y, "does not build");
+	else if (rep->repro_checked)
 		yo_strf(&y, "%d/%d", rep->repro_faults, rep->repro_runs);
 	else
 		yo_strf(&y, "not built");

@@ -273,6 +273,8 @@ void shrink_print_report(FILE *f, const struct shrink_report *rep)
 		char b1[40], b2[40];
 		snprintf(b1, sizeof(b1), "%zu / %zu", p->launches_before, p->buffers_before);
 		snprintf(b2, sizeof(b2), "%zu / %zu", p->launches_after, p->buffers_after);
+		if (!p->launches_before && !p->buffers_before && !p->launches_after && !p->buffers_after)
+			strcpy(b1, "-"), strcpy(b2, "-");   /* a phase that measures, not cuts (confirm) */
 		fprintf(f, "%-15s %-22s %-22s %10ld %8.2f  %s\n", p->name, b1, b2, p->candidates,
 			p->seconds, p->outcome ? p->outcome : "");
 	}

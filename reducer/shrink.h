@@ -46,6 +46,8 @@ struct shrink_opts {
 	int quiet;
 	int progress_tty;       /* live progress line on stderr */
 	const char *workdir;    /* where candidate files go */
+	int keep_work;          /* --keep-work: keep every candidate file (else each is
+				 * removed once tested: the work folder stays bounded) */
 	int guard;              /* -1: try end, start, none in turn */
 	int orig_runs;          /* replays of the original to measure its rate (0: max(4, jobs)) */
 	int sig_code_only;      /* --signature=code: any kernel with the same error counts */

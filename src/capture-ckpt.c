@@ -131,8 +131,14 @@ int ckpt_parse_bytes(const char *opt, const char *s, uint64_t *out, struct strbu
 	size_t n = strlen(s);
 	int ret = -1;
 
-	if (parse_term(s, n, &o, &e) < 0 || !o.bytes) {
+	if (parse_term(s, n, &o, &e) < 0 || (!o.bytes && !o.launches)) {
 		sb_addf(err, "%s: cannot read '%s': give a size in bytes (e.g. 4G, 512M)", opt, s);
+		goto out;
+	}
+	if (!o.bytes)
+		o.bytes = o.launches;   /* a plain number is bytes here */
+	if (o.bytes < 4096) {
+		sb_addf(err, "%s: %s is below the smallest useful trace (4K): give a size like 512M or 4G", opt, s);
 		goto out;
 	}
 	*out = o.bytes;

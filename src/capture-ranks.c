@@ -17,6 +17,7 @@
 #include "../common/strbuf.h"
 #include "../common/util.h"
 #include "../common/yamlout.h"
+#include "../reducer/params.h"
 #include "../trace/trace.h"
 #include "capture-ranks.h"
 
@@ -177,10 +178,13 @@ static void end_text(const struct cr_run *run, const struct cr_proc *p, struct s
 	if (first && first != p)
 		who(first, &w);
 	switch (p->end) {
-	case CR_FAULTED:
-		sb_addf(sb, "faulted: %s in %s at launch #%llu%s", p->error, p->kernel,
+	case CR_FAULTED: {
+		char *kname = params_demangle(p->kernel);   /* index.yaml keeps the mangled one */
+		sb_addf(sb, "faulted: %s in %s at launch #%llu%s", p->error, kname,
 			(unsigned long long)p->fault_seq, first == p && run->n > 1 ? " (first)" : "");
+		free(kname);
 		break;
+	}
 	case CR_CLEAN: sb_adds(sb, "clean (exit 0)"); break;
 	case CR_EXITED:
 		sb_addf(sb, "exited %d%s%s", p->exit_code, w.len ? " after the fault of " : "", w.buf);

@@ -20,6 +20,11 @@
  * summary and DIR/index.yaml say how each ended and which faulted first
  * (src/capture-ranks.c, docs/MULTI-RANK.md).
  *
+ * Nothing the user had is lost (safe-out.h): the library writes into a
+ * private folder beside the -o file, and its files are moved into place
+ * only when a trace was captured; an -o file that is not a trace is not
+ * replaced without --force.
+ *
  * Bounded capture (checkpoints, capture/checkpoint.c): the options become
  * GPUREDUCE_CKPT* variables for the library (src/capture-ckpt.c), which
  * also draws the progress line on a terminal while the program runs.
@@ -37,10 +42,12 @@
 #include "../common/opts.h"
 #include "../common/strbuf.h"
 #include "../common/util.h"
+#include "../reducer/params.h"
 #include "../trace/trace.h"
 #include "capture-ckpt.h"
 #include "capture-ranks.h"
 #include "cmds.h"
+#include "safe-out.h"
 
 #define CAPTURE_LIB_NAME "libgpureduce-capture.so"
 
@@ -48,16 +55,19 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: gpureduce capture [-o trace.bin] [--allow-no-capture] [--checkpoint-every=SPEC]\n"
-		"                         [--max-trace-bytes=B] [--no-checkpoint] [--tensors] [--] CMD [ARGS...]\n\n"
+		"                         [--max-trace-bytes=B] [--no-checkpoint] [--tensors] [--force] [--] CMD [ARGS...]\n\n"
 		"Run CMD under the CUPTI capture library and record every allocation, copy,\n"
 		"memset and kernel launch (with its exact parameters) up to the first GPU\n"
 		"fault into a trace.  CMD runs with CUDA_LAUNCH_BLOCKING=1 so the faulting\n"
 		"launch is the one that reports the fault.  Its exit status is passed on.\n\n"
 		"options:\n"
-		"  -o, --output FILE    trace to write (default trace.bin; replaced if it exists);\n"
-		"                       further CUDA processes write FILE.rankR or FILE.PID\n"
+		"  -o, --output FILE    trace to write (default trace.bin).  An existing FILE is\n"
+		"                       replaced only once a new trace was captured, and only\n"
+		"                       if it is a gpureduce trace (or with --force); further\n"
+		"                       CUDA processes write FILE.rankR or FILE.PID beside it\n"
 		"  -o DIR/              one trace per CUDA process (torchrun, mp.spawn): DIR/rankR.bin\n"
 		"                       or DIR/pidP.bin, and DIR/index.yaml saying how each ended\n"
+		"  --force              replace FILE even when it is not a gpureduce trace\n"
 		"  --allow-no-capture   if CUPTI is taken by another tool (nsys, ncu,\n"
 		"                       compute-sanitizer, torch.profiler), run CMD anyway\n"
 		"                       without capturing instead of refusing\n"
@@ -134,7 +144,21 @@ struct status {
 	struct strbuf others;     /* traces of further CUDA processes, ", "-separated */
 };
 
-static void read_status(const char *path, const char *main_trace, struct status *st)
+/* ", OUT was left as it was" when an old OUT exists */
+static const char *keep_note(const char *path, const char *shown)
+{
+	static char note[600];
+	struct stat sb;
+	if (lstat(path, &sb) < 0)
+		return "";
+	snprintf(note, sizeof(note), "; %s was left as it was", shown);
+	return note;
+}
+
+/* The library reports its paths inside the staging folder (stage); the
+ * names given to the user are where they will be (beside final). */
+static void read_status(const char *path, const char *main_trace, struct status *st,
+			const char *stage, const char *final)
 {
 	struct strbuf sb = STRBUF_INIT, err = STRBUF_INIT;
 	char *line, *save = NULL;
@@ -150,7 +174,7 @@ static void read_status(const char *path, const char *main_trace, struct status 
 			if (p && strcmp(p + 1, main_trace)) {
 				if (st->others.len)
 					sb_adds(&st->others, ", ");
-				sb_adds(&st->others, p + 1);
+				safe_stage_rename(p + 1, stage, final, &st->others);
 			}
 			continue;
 		}
@@ -240,9 +264,11 @@ static int summarize(const char *path, const char *shown, int status, const stru
 			fault->error, fault->api);
 		sb_addf(&line, " (%s)", child_status_str(status, sbuf));
 	} else if (fault) {
-		sb_addf(&line, "; fault: %s in %s at launch #%llu", fault->error,
-			fault->kernel && *fault->kernel ? fault->kernel : "(no kernel launched)",
+		char *kname = params_demangle(fault->kernel && *fault->kernel ? fault->kernel :
+					      "(no kernel launched)");
+		sb_addf(&line, "; fault: %s in %s at launch #%llu", fault->error, kname,
 			(unsigned long long)fault->launch_seq);
+		free(kname);
 		add_user_frame(&line, &t, fault->launch_seq);
 		if (!fault->at_launch)
 			sb_addf(&line, " (reported by %s)", fault->api);
@@ -316,8 +342,9 @@ out:
 int cmd_capture(int argc, char **argv)
 {
 	const char *out = "trace.bin";
-	int allow = 0, tensors = 0, i, ret = EXIT_INTERNAL, status, fd;
+	int allow = 0, tensors = 0, force = 0, every_given = 0, i, ret = EXIT_INTERNAL, status, fd;
 	struct strbuf lib = STRBUF_INIT, err = STRBUF_INIT, trace = STRBUF_INIT, dir = STRBUF_INIT;
+	struct strbuf stage = STRBUF_INIT, staged = STRBUF_INIT;   /* safe-out.h */
 	struct strbuf e_inj = STRBUF_INIT, e_trace = STRBUF_INIT, e_status = STRBUF_INIT;
 	struct status st = { 0, 0, 0, 0, STRBUF_INIT, STRBUF_INIT };
 	struct strbuf status_path = STRBUF_INIT, progress_path = STRBUF_INIT, e_progress = STRBUF_INIT;
@@ -352,6 +379,7 @@ int cmd_capture(int argc, char **argv)
 			allow = 1;
 		} else if (opts_str(&op, "--checkpoint-every", &val)) {
 			uint64_t keep = ck.max_bytes;
+			every_given = 1;
 			if (!op.failed && ckpt_parse_every(val, &ck, &perr) < 0)
 				opts_fail(&op, "%s", perr.buf);
 			ck.max_bytes = keep;
@@ -362,12 +390,17 @@ int cmd_capture(int argc, char **argv)
 			ck.off = 1;
 		} else if (opts_flag(&op, "--tensors")) {
 			tensors = 1;
+		} else if (opts_flag(&op, "--force")) {
+			force = 1;
 		} else if (opts_unknown(&op)) {
 		} else {
 			i = op.i;   /* the command starts here */
 			break;
 		}
 	}
+	if (!op.failed && ck.off && (every_given || ck.max_bytes))
+		opts_fail(&op, "--no-checkpoint keeps every record: it cannot go with --%s",
+			  every_given ? "checkpoint-every" : "max-trace-bytes");
 	if (op.failed) {
 		cmd_error("capture", "%s; see 'gpureduce capture --help'", err.buf);
 		ret = EXIT_USAGE;
@@ -422,12 +455,16 @@ int cmd_capture(int argc, char **argv)
 		ret = EXIT_INPUT;
 		goto out;
 	}
-	if (!multi && lstat(trace.buf, &sbuf) == 0) {
-		/* The library creates the trace exclusively (a second CUDA process
-		 * must not clobber the first one's): clear the old one first. */
-		if (S_ISDIR(sbuf.st_mode) || unlink(trace.buf) < 0) {
-			cmd_error("capture", "cannot replace %s: %s", out,
-				  S_ISDIR(sbuf.st_mode) ? "it is a directory" : strerror(errno));
+	/* the old -o file stays untouched until a trace exists to replace it
+	 * (-o DIR/: the traces an earlier index listed were cleared above) */
+	if (!multi) {
+		if ((fd = safe_may_replace(trace.buf, "the trace", 1, force, &err)) < 0) {
+			cmd_error("capture", "%s", err.buf);
+			ret = fd == -2 ? EXIT_INPUT : EXIT_USAGE;
+			goto out;
+		}
+		if (safe_stage_open(trace.buf, &stage, &staged, &err) < 0) {
+			cmd_error("capture", "%s", err.buf);
 			ret = EXIT_INPUT;
 			goto out;
 		}
@@ -444,7 +481,10 @@ int cmd_capture(int argc, char **argv)
 	sb_addf(&progress_path, "%s.progress", status_path.buf);
 
 	sb_addf(&e_inj, "CUDA_INJECTION64_PATH=%s", lib.buf);
-	sb_addf(&e_trace, "GPUREDUCE_TRACE=%s%s", trace.buf, multi ? "/" : "");
+	if (multi)
+		sb_addf(&e_trace, "GPUREDUCE_TRACE=%s/", trace.buf);
+	else
+		sb_addf(&e_trace, "GPUREDUCE_TRACE=%s", staged.buf);
 	sb_addf(&e_status, "GPUREDUCE_STATUS=%s", status_path.buf);
 	env[0] = e_inj.buf;
 	env[1] = "CUDA_LAUNCH_BLOCKING=1";
@@ -470,7 +510,7 @@ int cmd_capture(int argc, char **argv)
 	ign.sa_handler = SIG_IGN;
 	sigaction(SIGINT, &ign, &old_int);
 	sigaction(SIGQUIT, &ign, &old_quit);
-	status = ckpt_wait(&c, trace.buf, progress_path.buf);
+	status = ckpt_wait(&c, staged.buf, progress_path.buf);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
 	if (status < 0) {
@@ -479,7 +519,7 @@ int cmd_capture(int argc, char **argv)
 		goto out;
 	}
 
-	read_status(status_path.buf, trace.buf, &st);
+	read_status(status_path.buf, staged.buf, &st, stage.buf, trace.buf);
 	if ((st.busy || st.cupti_error) && !st.ok) {
 		if (allow) {
 			fprintf(stderr, "gpureduce: CUPTI %s (%s); %s ran without capture\n",
@@ -502,33 +542,52 @@ int cmd_capture(int argc, char **argv)
 	}
 
 	ret = status;
-	if (ckpt_clean_next(trace.buf))
+	if (!multi && ckpt_clean_next(staged.buf))
 		fprintf(stderr, "gpureduce: %s died while writing a checkpoint; %s holds the one before "
 			"it, whole (the incomplete %s.next was removed)\n", argv[i], out, out);
 	if (multi) {
 		report_multi(&st, status_path.buf, trace.buf, out, argv + i, status);
 		goto out;
 	}
-	if (stat(trace.buf, &sbuf) < 0) {
+	if (stat(staged.buf, &sbuf) < 0) {
 		fprintf(stderr, "gpureduce: %s made no CUDA calls (or the capture library was not "
-			"loaded); nothing captured\n", argv[i]);
+			"loaded); nothing captured%s\n", argv[i], keep_note(trace.buf, out));
 		goto out;
 	}
 	if (sbuf.st_size <= TRACE_HEADER_SIZE) {
-		unlink(trace.buf);
-		fprintf(stderr, "gpureduce: %s was empty (%s died before capture started); removed it\n",
-			out, argv[i]);
+		fprintf(stderr, "gpureduce: the trace was empty (%s died before capture started); "
+			"nothing captured%s\n", argv[i], keep_note(trace.buf, out));
+		goto out;
+	}
+	if (safe_stage_publish(stage.buf, trace.buf, &err) < 0) {
+		cmd_error("capture", "%s", err.buf);
+		sb_reset(&stage);   /* keep it: it holds the trace */
+		ret = EXIT_ENV;
 		goto out;
 	}
 	summarize(trace.buf, out, status, &st);
 	if (st.ok > 1) {   /* a multi-process job into one FILE: which trace is which */
 		struct cr_run run = CR_RUN_INIT;
+		struct strbuf moved = STRBUF_INIT;
+		size_t k;
 		cr_read_status(status_path.buf, &run);
+		for (k = 0; k < run.n; k++) {   /* the library named them in the staging folder */
+			sb_reset(&moved);
+			safe_stage_rename(run.p[k].path, stage.buf, trace.buf, &moved);
+			free(run.p[k].path);
+			run.p[k].path = xstrdup(moved.buf);
+		}
+		sb_release(&moved);
 		cr_examine(&run);
 		cr_print(&run, NULL, NULL);
 		cr_release(&run);
 	}
+	sb_reset(&stage);
 out:
+	if (stage.len)
+		safe_stage_drop(stage.buf);   /* nothing captured: the old file stays */
+	sb_release(&stage);
+	sb_release(&staged);
 	if (have_status) {
 		unlink(status_path.buf);
 		unlink(progress_path.buf);

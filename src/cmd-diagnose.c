@@ -16,6 +16,7 @@
 #include "../reducer/diagnose.h"
 #include "../addr/place.h"
 #include "../trace/trace.h"
+#include "../reducer/params.h"
 #include "cmds.h"
 #include "repro.h"
 
@@ -23,7 +24,10 @@ static const char usage_str[] =
 	"usage: gpureduce diagnose [--guard=end|start|none|layout] REPRO.cu|TRACE\n\n"
 	"Runs the fault once under compute-sanitizer and maps its report to the\n"
 	"launch's parameters.  For REPRO.cu, REPRO.bin beside it must exist.\n"
-	"Exit: 0 explained, 1 compute-sanitizer saw no memory error, 2 usage,\n"
+	"  --guard=MODE  the placement for a TRACE's replay: end (each buffer ends at an\n"
+	"                unmapped page), start, none (plain cuMemAlloc) or layout\n"
+	"Exit: 0 explained, 1 compute-sanitizer saw no memory error (or the trace holds\n"
+	"no fault), 2 usage,\n"
 	"3 bad trace or the repro does not build, 4 no compute-sanitizer or nvcc.\n";
 
 int cmd_diagnose(int argc, char **argv)
@@ -73,13 +77,28 @@ int cmd_diagnose(int argc, char **argv)
 		goto out;
 	}
 	have = 1;
-	if (!diagnose_find_sanitizer()) {
+	{
 		const struct tr_rec *f = NULL;
 		for (size_t i = 0; i < t.nrec; i++)
 			if (t.rec[i].type == TR_FAULT)
 				f = &t.rec[i];
-		printf("diagnose: compute-sanitizer not found; signature only: %s in %s\n",
-		       f ? f->u.fault.error : "no fault recorded", f ? f->u.fault.kernel : "-");
+		if (!f) {
+			/* a clean run: nothing to explain, whatever tools are here */
+			cmd_error("diagnose", "%s holds no fault (the program did not fault while it was "
+				  "captured): nothing to diagnose", bin.buf);
+			ret = EXIT_FAULT;
+			goto out;
+		}
+	}
+	if (!diagnose_find_sanitizer()) {
+		const struct tr_rec *f = NULL;
+		char *name;
+		for (size_t i = 0; i < t.nrec; i++)
+			if (t.rec[i].type == TR_FAULT)
+				f = &t.rec[i];
+		name = params_demangle(f->u.fault.kernel && *f->u.fault.kernel ? f->u.fault.kernel : "(no kernel)");
+		printf("diagnose: compute-sanitizer not found; signature only: %s in %s\n", f->u.fault.error, name);
+		free(name);
 		ret = EXIT_ENV;
 		goto out;
 	}

@@ -14,10 +14,11 @@
 #include "../addr/place.h"
 #include "../trace/trace.h"
 #include "cmds.h"
+#include "safe-out.h"
 
 static const char usage_str[] =
 	"usage: gpureduce replay [--guard=end|start|none|layout] [--timeout=S]\n"
-	"                        [--stop-before=EVENT --snapshot=OUT.bin [--snapshot-all]] TRACE\n\n"
+	"                        [--stop-before=EVENT --snapshot=OUT.bin [--snapshot-all] [--force]] TRACE\n\n"
 	"Replays TRACE on the GPU in a child process.  Buffers are placed against\n"
 	"unmapped guard regions (--guard=end: overruns fault at once; start: underruns;\n"
 	"none: plain cuMemAlloc) and captured pointers are relocated.  --guard=layout\n"
@@ -27,6 +28,8 @@ static const char usage_str[] =
 	"when layout runs clean or cannot apply (the output says which faulted).\n"
 	"--stop-before=N stops before event N; --snapshot writes the state the launch at\n"
 	"N needs (the buffers it reaches, or with --snapshot-all every live buffer) as a trace.\n"
+	"The snapshot never replaces TRACE itself, nor a file that is not a trace (--force does).\n"
+	"  --timeout=S     seconds before a hung replay is stopped (default 600)\n"
 	"Exit: 0 ran clean, 1 faulted, 3 bad or incomplete trace (one that ends without an END or\n"
 	"FAULT record and replays without a fault) or could not replay, 4 no GPU/driver.\n";
 
@@ -41,7 +44,7 @@ int cmd_replay(int argc, char **argv)
 	const char *path = NULL;
 	double timeout = 600;
 	int complete = 1;
-	int ret = EXIT_INTERNAL, auto_guard = 1;   /* no --guard: layout, then end */
+	int ret = EXIT_INTERNAL, auto_guard = 1, force = 0, cut_fault = 0;   /* no --guard: layout, then end */
 
 	opts_init(&op, argc, argv, &err);
 	while (opts_next(&op)) {
@@ -59,6 +62,8 @@ int cmd_replay(int argc, char **argv)
 				o.snap_mode = SNAP_REACHABLE;
 		} else if (opts_flag(&op, "--snapshot-all")) {
 			o.snap_mode = SNAP_ALL;
+		} else if (opts_flag(&op, "--force")) {
+			force = 1;
 		} else if (opts_double(&op, "--timeout", &timeout, 0.01, 1e9)) {
 		} else if (opts_unknown(&op)) {
 		} else if (!path) {
@@ -82,6 +87,18 @@ int cmd_replay(int argc, char **argv)
 		cmd_error("replay", "--snapshot needs --stop-before=EVENT");
 		return EXIT_USAGE;
 	}
+	/* the snapshot never replaces its input (through links too: same
+	 * device and inode), nor a file that is not a trace (safe-out.h) */
+	if (o.snap_path && safe_same_file(o.snap_path, path)) {
+		cmd_error("replay", "--snapshot=%s is the input trace %s: pick another name (nothing was done)",
+			  o.snap_path, path);
+		return EXIT_USAGE;
+	}
+	if (o.snap_path && safe_may_replace(o.snap_path, "the snapshot", 1, force, &err) < 0) {
+		cmd_error("replay", "%s", err.buf);
+		sb_release(&err);
+		return EXIT_USAGE;
+	}
 	/* Validate here, where a bad file gets a clear message and exit 3. */
 	if (trace_open(&t, path, 0, &err) < 0) {
 		cmd_error("replay", "%s", err.buf);
@@ -91,6 +108,7 @@ int cmd_replay(int argc, char **argv)
 	if (t.truncated)
 		fprintf(stderr, "gpureduce replay: warning: %s\n", t.truncated_msg);
 	complete = trace_complete(&t);
+	cut_fault = t.cut_in_fault;
 	trace_release(&t);
 
 	/* ^C: the worker is in its own process group; stop it (interrupt.h) */
@@ -137,15 +155,20 @@ int cmd_replay(int argc, char **argv)
 			ret = EXIT_INPUT;
 			break;
 		}
-		printf("replay: ran clean (%ld launches, %.3f s, guard=%s%s)%s%s\n", job.res.launches,
+		printf("replay: ran clean (%ld launch%s, %.3f s, guard=%s%s)%s%s\n", job.res.launches,
+		       job.res.launches == 1 ? "" : "es",
 		       job.res.seconds, auto_guard ? "layout, then " : "", place_guard_name(o.guard),
 		       job.res.msg[0] ? "; " : "", job.res.msg);
 		ret = EXIT_OK;
 		break;
 	case RS_FAULT:
-		printf("replay: faulted at event %ld (launch #%lld) in %s: %s (%d) after %ld launches, %.3f s, guard=%s\n",
+		printf("replay: faulted at event %ld (launch #%lld) in %s: %s (%d) after %ld launch%s, %.3f s, guard=%s\n",
 		       job.res.event, job.res.launch_seq, job.res.kernel, job.res.error, job.res.code,
-		       job.res.launches, job.res.seconds, place_guard_name(o.guard));
+		       job.res.launches, job.res.launches == 1 ? "" : "es", job.res.seconds,
+		       place_guard_name(o.guard));
+		if (cut_fault)
+			printf("replay: note: %s; this fault is the replay's own (shrink needs the record "
+			       "whole: capture the program again)\n", TRACE_CUT_FAULT_MSG);
 		ret = EXIT_FAULT;
 		break;
 	case RS_TIMEOUT:

@@ -220,8 +220,9 @@ int shrink_root_cause(const struct trace *t, const char *path, const struct shri
 	}
 	if (!base->quiet)
 		shrink_print_report(stderr, &rep);
-	sb_addf(line, "shrink --root-cause: %s -> %s (%zu launch(es), %zu buffer(s); ", why.buf, cu,
-		rep.final_launches, rep.final_buffers);
+	sb_addf(line, "shrink --root-cause: %s -> %s (%zu launch%s, %zu buffer%s; ", why.buf, cu,
+		rep.final_launches, rep.final_launches == 1 ? "" : "es", rep.final_buffers,
+		rep.final_buffers == 1 ? "" : "s");
 	if (rep.repro_checked)
 		sb_addf(line, "repro-root.cu faulted %d/%d, %s placement)", rep.repro_faults, rep.repro_runs,
 			place_guard_name(rep.repro_guard));

@@ -15,7 +15,9 @@
 #include "../common/util.h"
 #include "../reducer/diagnose.h"
 #include "../reducer/emit.h"
+#include "../reducer/params.h"
 #include "../reducer/report_yaml.h"
+#include "../reducer/rootcause.h"
 #include "../reducer/shrink.h"
 #include "../addr/place.h"
 #include "../trace/trace.h"
@@ -23,12 +25,16 @@
 #include "outpaths.h"
 #include "repro.h"
 #include "shrink-root.h"
+#include "shrink-out.h"
+
+#define ES(n) ((n) == 1 ? "" : "es")   /* "1 launch", "2 launches" */
+#define S(n) ((n) == 1 ? "" : "s")
 
 static const char usage_str[] =
 	"usage: gpureduce shrink [-o repro.cu] [-j N] [--time-limit=S] [--candidate-timeout=S]\n"
 	"                        [--guard=layout|end|start|none] [--strategy=full|baseline]\n"
 	"                        [--signature=kernel|code|site] [--keep-going[=S]] [--cut-buffers] [--log=FILE]\n"
-	"                        [--runs=N] [--confirm=N] [--no-diagnose] [--keep-work] [--quiet]\n"
+	"                        [--runs=N] [--confirm=N] [--no-diagnose] [--keep-work] [--quiet] [--force]\n"
 	"                        [--root-cause] TRACE\n\n"
 	"Replays TRACE in worker processes and reduces it to the smallest replay that\n"
 	"still faults with the same error in the same kernel, then writes repro.cu\n"
@@ -43,7 +49,8 @@ static const char usage_str[] =
 	"interrupted; exit 130/143).  No output may overwrite TRACE; -o DIR: DIR/repro.cu.\n"
 	"  -j N                 parallel replay workers (default: half the CPUs, 2 to 8), spread\n"
 	"                       over every GPU the driver reports (GPUREDUCE_DEVICES=N: the first N)\n"
-	"  --time-limit=S       stop reducing after S seconds, keep the best so far (default 900)\n"
+	"  --time-limit=S       stop reducing after S seconds (more than 0), keep the best so far\n"
+	"                       (default 900)\n"
 	"  --candidate-timeout  seconds before a hung candidate's worker is killed (default 30)\n"
 	"  --signature=kernel   same error (700/717 alike), same kernel: the default, with the\n"
 	"                       sanitizer site checked at the end\n"
@@ -57,13 +64,26 @@ static const char usage_str[] =
 	"                       at the slice's site and add no new kind of error (slow)\n"
 	"  --log=FILE           one line per replay job and sanitizer run, with timings\n"
 	"  --runs=N             replays of the original to measure its fault rate (default 2; more when\n"
-	"                       they disagree)\n"
-	"  --confirm=N          runs of the reduced trace before it is emitted (default 5; flaky 10)\n"
+	"                       they disagree; at least 1)\n"
+	"  --confirm=N          runs of the reduced trace before it is emitted (default 5; flaky 10;\n"
+	"                       at least 1)\n"
 	"  --root-cause         also find the first out-of-bounds access inside an allocator segment\n"
 	"                       (a trace from `capture --tensors`): every tensor gets its own guard;\n"
 	"                       writes repro-root.cu/.bin/.yaml, labelled root cause, beside repro.cu\n"
 	"  --strategy=baseline  one fresh process per candidate, plain ddmin over launches, then\n"
 	"                       the same data, grid and scalar phases (the benchmark baseline)\n"
+	"  --guard=MODE         replay placement: layout (buffers at their captured offsets from\n"
+	"                       each other), end (each buffer ends at an unmapped page: overruns\n"
+	"                       fault at once), start (underruns), none (plain cuMemAlloc);\n"
+	"                       default: layout, then end when layout runs clean\n"
+	"  --no-diagnose        skip compute-sanitizer: no site check, no diagnosis in repro.cu\n"
+	"  --keep-work          keep the work folder (REPRO.bin.work-*: candidates, logs) for a look\n"
+	"  -q, --quiet          no phase table and no progress line, only the result line\n"
+	"  --force              replace the repro at -o even when it is confirmed and this result\n"
+	"                       is not, or when it was edited or not written by shrink\n"
+	"Outputs: one shrink at a time per folder (a second is refused).  A confirmed repro is\n"
+	"never replaced by a worse result, nor an edited one at all: the new files go beside\n"
+	"it (repro-2.cu, ...) and shrink says so.\n"
 	"The emitted repro.cu is itself built (nvcc, or $GPUREDUCE_NVCC) and run as often as\n"
 	"the reduced trace; its count is the figure reported.  If it does not fault, the other\n"
 	"placements and earlier states are tried; failing those, shrink says so and exits 1.\n"
@@ -71,7 +91,7 @@ static const char usage_str[] =
 	"      written), or the emitted repro.cu does not reproduce it (written, for inspection);\n"
 	"      2 usage, or an output would overwrite TRACE; 3 bad or incomplete trace,\n"
 	"      or an output folder missing or not writable; 4 no GPU/driver (or a write failed);\n"
-	"      130/143 interrupted by SIGINT/SIGTERM (the best state so far was kept, if any).\n";
+	"      129/130/143 interrupted by SIGHUP/SIGINT/SIGTERM (the best state so far was kept, if any).\n";
 
 
 /* -j's default: half the CPUs (a worker is mostly waiting on the GPU, but
@@ -127,7 +147,10 @@ int cmd_shrink(int argc, char **argv)
 	struct trace t, red;
 	const char *path = NULL, *out = "repro.cu";
 	char *bin = NULL, *yml = NULL, *out_owned = NULL, workdir[4096];
-	int keep_work = 0, no_diag = 0, have_t = 0, have_red = 0, root_cause = 0;
+	int keep_work = 0, no_diag = 0, have_t = 0, have_red = 0, root_cause = 0, force = 0, lock = -1;
+	struct strbuf s_cu = STRBUF_INIT, s_bin = STRBUF_INIT, s_yml = STRBUF_INIT;   /* staged */
+	struct strbuf d_cu = STRBUF_INIT, d_why = STRBUF_INIT;   /* where they go (shrink-out.h) */
+	char *d_bin = NULL, *d_yml = NULL;
 	int ret = EXIT_INTERNAL;
 
 	memset(&o, 0, sizeof(o));
@@ -146,7 +169,7 @@ int cmd_shrink(int argc, char **argv)
 			return EXIT_OK;
 		} else if (opts_str(&op, "-o", &out)) {
 		} else if (opts_int(&op, "-j|--jobs", &o.jobs, 1, 64)) {
-		} else if (opts_double(&op, "--time-limit", &o.time_limit, 0, 1e9)) {
+		} else if (opts_double(&op, "--time-limit", &o.time_limit, 0.001, 1e9)) {
 		} else if (opts_double(&op, "--candidate-timeout", &o.cand_timeout, 0.01, 1e9)) {
 		} else if (opts_str(&op, "--signature", &v)) {
 			if (v && !strcmp(v, "code"))
@@ -161,8 +184,8 @@ int cmd_shrink(int argc, char **argv)
 		} else if (opts_flag(&op, "--cut-buffers")) {
 			o.cut_buffers = 1;
 		} else if (opts_str(&op, "--log", &o.log_path)) {
-		} else if (opts_int(&op, "--runs", &o.orig_runs, 0, 10000)) {
-		} else if (opts_int(&op, "--confirm", &o.confirm_runs, 0, 10000)) {
+		} else if (opts_int(&op, "--runs", &o.orig_runs, 1, 10000)) {
+		} else if (opts_int(&op, "--confirm", &o.confirm_runs, 1, 10000)) {
 		} else if (opts_str(&op, "--guard", &v)) {
 			if (v && (o.guard = place_parse_guard(v)) < 0)
 				opts_fail(&op, "--guard takes end, start, none or layout");
@@ -179,6 +202,8 @@ int cmd_shrink(int argc, char **argv)
 			root_cause = 1;
 		} else if (opts_flag(&op, "--keep-work")) {
 			keep_work = 1;
+		} else if (opts_flag(&op, "--force")) {
+			force = 1;
 		} else if (opts_flag(&op, "--no-diagnose")) {
 			no_diag = 1;
 			o.no_site_check = 1;
@@ -220,6 +245,13 @@ int cmd_shrink(int argc, char **argv)
 	have_t = 1;
 	if (t.truncated)
 		fprintf(stderr, "gpureduce shrink: warning: %s\n", t.truncated_msg);
+	if (t.cut_in_fault) {
+		/* the same words as replay's: the program faulted, the record is cut */
+		cmd_error("shrink", "%s: %s; shrink needs it whole (`gpureduce replay %s` shows the fault); "
+			  "capture the program again", path, TRACE_CUT_FAULT_MSG, path);
+		ret = EXIT_INPUT;
+		goto out;
+	}
 	if (!trace_complete(&t)) {
 		/* no FAULT record, but not a clean run either: nothing to shrink,
 		 * and the program is not to blame */
@@ -228,12 +260,27 @@ int cmd_shrink(int argc, char **argv)
 		ret = EXIT_INPUT;
 		goto out;
 	}
+	if (root_cause && !rc_has_blocks(&t)) {
+		/* before any work, not after the crash repro was written */
+		cmd_error("shrink", "%s holds no allocator blocks: --root-cause needs a trace from "
+			  "`gpureduce capture --tensors` (nothing was done; without --root-cause shrink "
+			  "writes the crash-site repro)", path);
+		ret = EXIT_USAGE;
+		goto out;
+	}
 	/* before any work: no output over the input, every folder writable */
 	ret = check_outputs(path, out, bin, yml, o.log_path, &err);
 	if (ret) {
 		cmd_error("shrink", "%s", err.buf);
 		goto out;
 	}
+	/* one shrink at a time into a folder; what a dead one left is removed */
+	if (shrink_out_lock(out, &lock, &err) < 0) {
+		cmd_error("shrink", "%s", err.buf);
+		ret = EXIT_INPUT;
+		goto out;
+	}
+	shrink_out_sweep(bin);
 	ret = EXIT_INTERNAL;
 
 	snprintf(workdir, sizeof(workdir), "%s.work-XXXXXX", bin);
@@ -243,6 +290,12 @@ int cmd_shrink(int argc, char **argv)
 		goto out;
 	}
 	o.workdir = workdir;
+	o.keep_work = keep_work;
+	shrink_out_mark(workdir);
+	/* the three files are made in the work folder and moved into place at the end */
+	sb_addf(&s_cu, "%s/repro.cu", workdir);
+	sb_addf(&s_bin, "%s/repro.bin", workdir);
+	sb_addf(&s_yml, "%s/repro.yaml", workdir);
 	/* the emitted program is what gets checked: built and run (repro-check.c) */
 	/* two at a time, as the pool starts workers: contexts are created one
 	 * after another on a real GPU */
@@ -253,7 +306,7 @@ int cmd_shrink(int argc, char **argv)
 	/* ^C / SIGTERM: stop the workers and sanitizer runs, keep the best
 	 * state so far (interrupt.h) */
 	interrupt_install();
-	if (shrink_run(&t, &o, bin, &rep, &err) < 0) {
+	if (shrink_run(&t, &o, s_bin.buf, &rep, &err) < 0) {
 		if (!o.quiet)
 			shrink_print_report(stderr, &rep);
 		if (interrupt_signal()) {
@@ -269,7 +322,7 @@ int cmd_shrink(int argc, char **argv)
 		ret = rep.infra_failed ? EXIT_ENV : EXIT_FAULT;
 		goto out;
 	}
-	if (trace_open(&red, bin, TRACE_OPEN_STRICT, &err) < 0) {
+	if (trace_open(&red, s_bin.buf, TRACE_OPEN_STRICT, &err) < 0) {
 		cmd_error("shrink", "%s", err.buf);
 		goto out;
 	}
@@ -280,7 +333,7 @@ int cmd_shrink(int argc, char **argv)
 			"not confirmed (check it with gpureduce verify)", interrupt_name(rep.interrupted));
 	} else if (!no_diag && rep.final_sanitizer && diagnose_explain(rep.final_sanitizer, &red, &diag) == 0) {
 		/* the site check already ran the final trace under compute-sanitizer */
-	} else if (!no_diag && diagnose_trace(&red, bin, rep.guard, &diag, &err) < 0) {
+	} else if (!no_diag && diagnose_trace(&red, s_bin.buf, rep.guard, &diag, &err) < 0) {
 		/* diagnosis is a bonus: say why it is missing, keep going */
 		sb_reset(&diag);
 		sb_addf(&diag, "no diagnosis: %s", err.buf);
@@ -289,34 +342,62 @@ int cmd_shrink(int argc, char **argv)
 	{
 		struct emit_info info = { &t, &rep, diag.len ? diag.buf : NULL, path, rep.repro_guard };
 		struct report_files rf;
+		const char *outcome = rep.interrupted ? SHRINK_UNCONFIRMED :
+				      rep.repro_checked && !rep.repro_ok ? SHRINK_NOT_REPRODUCED : SHRINK_CONFIRMED;
+		char hash[17];
 		if (emit_repro(&red, &info, &src, &err) < 0) {
 			cmd_error("shrink", "%s", err.buf);
 			goto out;
 		}
-		if (write_file(out, src.buf, src.len, &err) < 0) {
+		/* a confirmed or edited repro there is not replaced by this one */
+		shrink_out_pick(out, outcome, force, &d_cu, &d_why);
+		d_bin = repro_sibling(d_cu.buf, ".bin");
+		d_yml = repro_sibling(d_cu.buf, ".yaml");
+		if (write_file(s_cu.buf, src.buf, src.len, &err) < 0) {
 			cmd_error("shrink", "%s", err.buf);
 			ret = EXIT_ENV;   /* checked writable at the start: a full disk? */
 			goto out;
 		}
 		memset(&rf, 0, sizeof(rf));
 		rf.trace = path;
-		rf.repro_cu = out;
-		rf.repro_bin = bin;
+		rf.repro_cu = d_cu.buf;
+		rf.repro_bin = d_bin;
+		rf.outcome = outcome;
+		shrink_out_hash(src.buf, src.len, hash);
+		rf.repro_cu_hash = hash;
 		rf.command = cmdline.buf;
 		rf.diagnosis = diag.len ? diag.buf : NULL;
 		rf.repro_cu_bytes = (unsigned long)src.len;
-		if (report_yaml_write(yml, &rep, &t, &rf, &err) < 0) {
+		if (report_yaml_write(s_yml.buf, &rep, &t, &rf, &err) < 0) {
 			cmd_error("shrink", "%s", err.buf);
 			ret = EXIT_ENV;
 			goto out;
 		}
+		const char *const from[3] = { s_cu.buf, s_bin.buf, s_yml.buf };
+		const char *const to[3] = { d_cu.buf, d_bin, d_yml };
+		if (shrink_out_move(from, to, &err) < 0) {
+			cmd_error("shrink", "%s", err.buf);
+			keep_work = 1;   /* the result is in there */
+			ret = EXIT_ENV;
+			goto out;
+		}
+		if (d_why.len)
+			fprintf(stderr, "gpureduce shrink: kept %s as it was (%s); this result is in %s, %s and %s\n",
+				out, d_why.buf, d_cu.buf, d_bin, d_yml);
+		out = d_cu.buf;
+		free(bin);
+		free(yml);
+		bin = d_bin;
+		yml = d_yml;
+		d_bin = d_yml = NULL;
 	}
 	if (rep.interrupted) {
 		if (!o.quiet)
 			shrink_print_report(stderr, &rep);
-		cmd_error("shrink", "interrupted (%s): kept the best state so far (%zu launches -> %zu launch(es), "
-			  "%zu buffer(s); not confirmed) in %s, %s and %s%s", interrupt_name(rep.interrupted),
-			  rep.orig_launches, rep.final_launches, rep.final_buffers, out, bin, yml,
+		cmd_error("shrink", "interrupted (%s): kept the best state so far (%zu launch%s -> %zu launch%s, "
+			  "%zu buffer%s; not confirmed) in %s, %s and %s%s", interrupt_name(rep.interrupted),
+			  rep.orig_launches, ES(rep.orig_launches), rep.final_launches, ES(rep.final_launches),
+			  rep.final_buffers, S(rep.final_buffers), out, bin, yml,
 			  keep_work ? "" : "; work files removed");
 		ret = 128 + rep.interrupted;
 		goto out;
@@ -328,18 +409,24 @@ int cmd_shrink(int argc, char **argv)
 	{
 		/* the figure is the emitted program's own count when it was built */
 		char fig[160];
-		if (rep.repro_checked)
+		if (rep.repro_checked && !rep.repro_runs)
+			snprintf(fig, sizeof(fig), "repro.cu does not build (replay %d/%d)",
+				 rep.final_faults, rep.final_runs);
+		else if (rep.repro_checked)
 			snprintf(fig, sizeof(fig), "repro.cu faulted %d/%d (%s placement; replay %d/%d)",
 				 rep.repro_faults, rep.repro_runs, place_guard_name(rep.repro_guard),
 				 rep.final_faults, rep.final_runs);
 		else
 			snprintf(fig, sizeof(fig), "reproduced %d/%d in replay (repro.cu not built)",
 				 rep.final_faults, rep.final_runs);
-		printf("shrink: %zu launches -> %zu launch(es), %zu buffer(s); %s in %s; %s; "
+		char *kname = params_demangle(rep.kernel);
+		printf("shrink: %zu launch%s -> %zu launch%s, %zu buffer%s; %s in %s; %s; "
 		       "%ld candidates in %.1f s%s -> %s (%zu bytes), %s, %s\n",
-		       rep.orig_launches, rep.final_launches, rep.final_buffers, rep.error, rep.kernel, fig,
+		       rep.orig_launches, ES(rep.orig_launches), rep.final_launches, ES(rep.final_launches),
+		       rep.final_buffers, S(rep.final_buffers), rep.error, kname, fig,
 		       rep.candidates, rep.seconds,
 		       rep.time_limited ? " (stopped by the time limit: the best so far)" : "", out, src.len, bin, yml);
+		free(kname);
 	}
 	if (rep.repro_checked && !rep.repro_ok) {
 		cmd_error("shrink", "the emitted repro does NOT reproduce the fault: %s. The files are written "
@@ -371,6 +458,17 @@ int cmd_shrink(int argc, char **argv)
 out:
 	if (o.workdir && !keep_work)
 		remove_tree(workdir);
+	else if (o.workdir)
+		shrink_out_done(workdir);   /* kept: not for the next run to sweep */
+	if (lock >= 0)
+		close(lock);
+	sb_release(&s_cu);
+	sb_release(&s_bin);
+	sb_release(&s_yml);
+	sb_release(&d_cu);
+	sb_release(&d_why);
+	free(d_bin);
+	free(d_yml);
 	if (have_t)
 		trace_release(&t);
 	if (have_red)

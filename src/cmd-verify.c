@@ -24,6 +24,9 @@
 static const char usage_str[] =
 	"usage: gpureduce verify [-n N] [--rate=R] [--timeout=S] REPRO.cu\n\n"
 	"Builds REPRO.cu (nvcc REPRO.cu -lcuda) and runs it N times (default 5).\n"
+	"  -n N         runs (default 5)\n"
+	"  --rate=R     the share of runs that must fault, 0 to 1 (default 1.0)\n"
+	"  --timeout=S  seconds before a hung run is stopped (default 60)\n"
 	"Exit 0 when it faulted in at least R of the runs (default 1.0: all of\n"
 	"them) with the same error in the same kernel, 1 otherwise, 2 usage, 3 when\n"
 	"it does not build, 4 when no run got a result (no GPU or no driver: the\n"

@@ -61,7 +61,8 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!commands[i].hidden)
 			fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].synopsis);
-	fprintf(f, "\n'gpureduce <command> --help' describes each command.\n"
+	fprintf(f, "\n'gpureduce help <command>' (or <command> --help) describes each command;\n"
+		"'gpureduce --version' names the trace format it reads.\n"
 		"A typical session:\n"
 		"  gpureduce capture -o trace.bin -- python train.py\n"
 		"  gpureduce shrink trace.bin -o repro.cu\n"
@@ -70,12 +71,22 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	if (argc >= 3 && !strcmp(argv[1], "help")) {
+		/* `gpureduce help CMD` is `gpureduce CMD --help` */
+		char *hargv[] = { argv[2], "--help", NULL };
+		for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+			if (!strcmp(argv[2], commands[i].name) && !commands[i].hidden)
+				return commands[i].fn(2, hargv);
+		fprintf(stderr, "gpureduce: '%s' is not a command; see 'gpureduce --help'\n", argv[2]);
+		return EXIT_USAGE;
+	}
 	if (argc < 2 || is_help(argv[1]) || !strcmp(argv[1], "help")) {
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? EXIT_USAGE : EXIT_OK;
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
-		printf("gpureduce %s (trace format %d.%d)\n", GPUREDUCE_VERSION, TRACE_MAJOR, TRACE_MINOR);
+		printf("gpureduce %s (trace format %d.%d: writes it, reads %d.0 to %d.%d)\n", GPUREDUCE_VERSION,
+		       TRACE_MAJOR, TRACE_MINOR, TRACE_MAJOR, TRACE_MAJOR, TRACE_MINOR);
 		return EXIT_OK;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)

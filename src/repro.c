@@ -1,9 +1,13 @@
 /*
- * repro.c - build and run emitted repros (see repro.h).
+ * repro.c - build and run emitted repros (see repro.h).  The compiler is
+ * run with an argv through common/child.c, never through a shell.
  */
+#include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../common/child.h"
@@ -23,33 +27,69 @@ int repro_have_compiler(void)
 	return (custom && *custom) || find_nvcc();
 }
 
-int repro_build(const char *src, const char *out, struct strbuf *err)
+/* Only these characters reach the compiler in a path: nvcc runs its own
+ * steps through a shell, so a path with $, quotes or spaces is copied to
+ * a plain name first (repro_build). */
+static int plain_path(const char *p)
 {
-	struct strbuf log = STRBUF_INIT, cmd = STRBUF_INIT;
-	const char *custom = getenv("GPUREDUCE_NVCC");
+	for (; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr("._/+-,=", *p))
+			return 0;
+	return 1;
+}
+
+/* GPUREDUCE_NVCC's words (split at blanks, no shell), then -o OUT SRC -lcuda. */
+static char **compiler_argv(const char *custom, const char *nvcc, const char *src, const char *out,
+			    char **words)
+{
+	char **argv;
+	size_t n = 0;
+
+	if (custom) {
+		*words = xstrdup(custom);
+		argv = xcalloc(strlen(custom) / 2 + 6, sizeof(char *));
+		for (char *save = NULL, *w = strtok_r(*words, " \t", &save); w; w = strtok_r(NULL, " \t", &save))
+			argv[n++] = w;
+	} else {
+		*words = NULL;
+		argv = xcalloc(6, sizeof(char *));
+		argv[n++] = (char *)nvcc;
+	}
+	argv[n++] = "-o";
+	argv[n++] = (char *)out;
+	argv[n++] = (char *)src;
+	argv[n++] = "-lcuda";
+	argv[n] = NULL;
+	return argv;
+}
+
+/* The compiler run itself: 0, -1 (it failed, err says how) or -2 (none). */
+static int compile(const char *src, const char *out, struct strbuf *err)
+{
+	struct strbuf log = STRBUF_INIT;
+	const char *custom = getenv("GPUREDUCE_NVCC"), *nvcc = NULL;
+	char **argv = NULL, *words = NULL;
 	int st, ret = -1;
 
-	if (access(src, R_OK) != 0) {
-		sb_addf(err, "%s: cannot read", src);
-		return -1;
+	if (custom && !*custom)
+		custom = NULL;
+	if (!custom && !(nvcc = find_nvcc())) {
+		sb_addf(err, "nvcc not found (PATH, /usr/local/cuda/bin); set GPUREDUCE_NVCC to a compiler command");
+		ret = -2;
+		goto out;
 	}
-	if (custom && *custom) {
-		sb_addf(&cmd, "%s -o '%s' '%s' -lcuda", custom, out, src);
-		char *argv[] = { "sh", "-c", cmd.buf, NULL };
-		st = child_run(argv, NULL, CHILD_MERGE_ERR | CHILD_NULL_IN, &log, 600, err);
-	} else {
-		const char *nvcc = find_nvcc();
-		if (!nvcc) {
-			sb_addf(err, "nvcc not found (PATH, /usr/local/cuda/bin); set GPUREDUCE_NVCC to a compiler command");
-			ret = -2;
-			goto out;
-		}
-		char *argv[] = { (char *)nvcc, "-o", (char *)out, (char *)src, "-lcuda", NULL };
-		st = child_run(argv, NULL, CHILD_MERGE_ERR | CHILD_NULL_IN, &log, 600, err);
+	argv = compiler_argv(custom, nvcc, src, out, &words);
+	if (!argv[0] || argv[0] == argv[1]) {
+		sb_addf(err, "GPUREDUCE_NVCC names no compiler");
+		ret = -2;
+		goto out;
 	}
-	if (st == 127 && custom && *custom) {
-		/* the shell found no such command: no compiler, not a bad repro */
-		sb_addf(err, "the compiler in GPUREDUCE_NVCC (%s) was not found: %s", custom, log.buf);
+	st = child_run(argv, NULL, CHILD_MERGE_ERR | CHILD_NULL_IN, &log, 600, err);
+	if ((st == 127 || st < 0) && custom) {
+		/* exec failed: no such compiler, not a bad repro */
+		sb_reset(err);
+		sb_addf(err, "the compiler in GPUREDUCE_NVCC (%s) was not found: cannot run it%s%s", argv[0],
+			log.len ? ": " : "", log.buf);
 		ret = -2;
 		goto out;
 	}
@@ -61,8 +101,54 @@ int repro_build(const char *src, const char *out, struct strbuf *err)
 	}
 	ret = 0;
 out:
+	free(argv);
+	free(words);
 	sb_release(&log);
-	sb_release(&cmd);
+	return ret;
+}
+
+int repro_build(const char *src, const char *out, struct strbuf *err)
+{
+	struct strbuf tmp = STRBUF_INIT, tsrc = STRBUF_INIT, texe = STRBUF_INIT, data = STRBUF_INIT;
+	const char *tmpdir = getenv("TMPDIR");
+	int ret = -1, made = 0;
+
+	if (access(src, R_OK) != 0) {
+		sb_addf(err, "%s: cannot read", src);
+		return -1;
+	}
+	if (plain_path(src) && plain_path(out))
+		return compile(src, out, err);
+	/* a path the compiler's shell would misread: build under plain names */
+	sb_addf(&tmp, "%s/gpureduce-build-XXXXXX", tmpdir && *tmpdir && plain_path(tmpdir) ? tmpdir : "/tmp");
+	if (!mkdtemp(tmp.buf)) {
+		sb_addf(err, "cannot create a build folder %s: %s", tmp.buf, strerror(errno));
+		goto out;
+	}
+	made = 1;
+	sb_addf(&tsrc, "%s/repro.cu", tmp.buf);
+	sb_addf(&texe, "%s/repro", tmp.buf);
+	if (read_file(src, &data, err) < 0 || write_file(tsrc.buf, data.buf, data.len, err) < 0)
+		goto out;
+	if ((ret = compile(tsrc.buf, texe.buf, err)) < 0)
+		goto out;
+	ret = -1;
+	sb_reset(&data);
+	if (rename(texe.buf, out) < 0 &&
+	    (read_file(texe.buf, &data, err) < 0 || write_file(out, data.buf, data.len, err) < 0))
+		goto out;
+	if (chmod(out, 0755) < 0) {
+		sb_addf(err, "%s: %s", out, strerror(errno));
+		goto out;
+	}
+	ret = 0;
+out:
+	if (made)
+		remove_tree(tmp.buf);
+	sb_release(&tmp);
+	sb_release(&tsrc);
+	sb_release(&texe);
+	sb_release(&data);
 	return ret;
 }
 

@@ -29,6 +29,21 @@
 #include "../trace/trace.h"
 #include "show.h"
 
+/* "kernel_name: gather(float*, ...)" beside a mangled kernel: for the reader;
+ * `kernel:` keeps the symbol, which tools and the ELF look up. */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+static void kv_kernel_name(struct yout *y, const char *name)
+{
+	int st = 0;
+	char *d;
+	if (!name || name[0] != '_' || name[1] != 'Z')
+		return;
+	d = __cxa_demangle(name, NULL, NULL, &st);
+	if (d && !st)
+		yo_kv_str(y, "kernel_name", d);
+	free(d);
+}
+
 #define HEX_CAP 64                /* parameter bytes shown per param */
 
 static void kv_hash(struct yout *y, const char *k, uint64_t h)
@@ -504,6 +519,7 @@ static void emit_fault(struct yout *y, const struct trace *t, const struct stats
 	yo_kv_str(y, "api", f->api);
 	yo_kv_u64(y, "launch_seq", f->launch_seq);
 	yo_kv_str(y, "kernel", f->kernel);
+	kv_kernel_name(y, f->kernel);
 	yo_kv_bool(y, "at_launch", f->at_launch);
 	yo_kv_u64(y, "event", (uint64_t)st->fault);
 	yo_key(y, "launch_event");
@@ -657,6 +673,7 @@ static void emit_launch(struct yout *y, const struct tr_launch *l, const struct 
 	struct strbuf sb = STRBUF_INIT;
 	yo_kv_u64(y, "seq", l->seq);
 	yo_kv_str(y, "kernel", l->name);
+	kv_kernel_name(y, l->name);
 	kv_enum(y, "api", api_name(l->api), l->api);
 	kv_dim3(y, "grid", &l->grid);
 	kv_dim3(y, "block", &l->block);
@@ -819,6 +836,7 @@ static void emit_record(struct yout *y, const struct trace *t, size_t i, const s
 		yo_kv_u64(y, "launch_seq", f->launch_seq);
 		yo_kv_bool(y, "at_launch", f->at_launch);
 		yo_kv_str(y, "kernel", f->kernel);
+		kv_kernel_name(y, f->kernel);
 		break;
 	}
 	case TR_FUNC_ATTR:

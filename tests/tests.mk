@@ -80,7 +80,7 @@ deps-fuzz:
 
 $(BUILD)/fuzz_trace: $(FUZZ_SRC) $(wildcard common/*.h trace/*.h addr/memmap.h src/show.h) | deps-fuzz
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_SRC) -lyaml -lzstd -lm
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_SRC) -lyaml -lzstd -lm -lstdc++
 
 fuzz-run: $(BUILD)/fuzz_trace
 	rm -rf $(BUILD)/fuzz-corpus $(BUILD)/fuzz-artifacts

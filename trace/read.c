@@ -465,6 +465,20 @@ int trace_blob_read(const struct trace *t, uint64_t hash, struct strbuf *out,
 
 /* ---- open ---- */
 
+/* The header checksum (1.4): XXH32 of bytes 0-23 at 24, zero at 28.  A
+ * writer before 1.4 wrote 8 zero bytes there, so the check applies when
+ * the header says 1.4 or later or those bytes are not zero: a flipped
+ * version, size or time byte is corruption, not a truncation or a newer
+ * format.  1 when the header is damaged. */
+static int header_corrupt(const struct trace *t, const uint8_t *m)
+{
+	uint32_t sum = (uint32_t)get_u16(m + 24) | (uint32_t)get_u16(m + 26) << 16;
+	uint32_t zero = (uint32_t)get_u16(m + 28) | (uint32_t)get_u16(m + 30) << 16;
+	if (!sum && !zero && (t->major < 1 || (t->major == 1 && t->minor < 4)))
+		return 0;
+	return zero || XXH32(m, 24, TRACE_HEADER_SEED) != sum;
+}
+
 static int parse(struct trace *t, unsigned flags, struct strbuf *err)
 {
 	const uint8_t *m = t->map;
@@ -483,6 +497,11 @@ static int parse(struct trace *t, unsigned flags, struct strbuf *err)
 	t->minor = get_u16(m + 10);
 	uint32_t hsize = (uint32_t)m[12] | (uint32_t)m[13] << 8 | (uint32_t)m[14] << 16 | (uint32_t)m[15] << 24;
 	t->created_ns = get_u64_raw(m + 16);
+	if (header_corrupt(t, m)) {
+		sb_addf(err, "%s: corrupt header: its checksum does not match (bytes 0-31 were damaged; "
+			"the file cannot be trusted: capture the program again)", t->path);
+		return -1;
+	}
 	if (t->major > TRACE_MAJOR) {
 		sb_addf(err, "%s: trace format %u.%u is newer than this gpureduce reads (%d.x); upgrade gpureduce",
 			t->path, t->major, t->minor, TRACE_MAJOR);
@@ -501,6 +520,8 @@ static int parse(struct trace *t, unsigned flags, struct strbuf *err)
 		struct tr_rec *r;
 		struct cur c;
 
+		if (left >= 4 && ((uint32_t)get_u16(m + off) | (uint32_t)get_u16(m + off + 2) << 16) == TR_FAULT)
+			t->cut_in_fault = 1;   /* whatever the cut below: the fault's own record */
 		if (left < TRACE_RECORD_HEADER_SIZE) {
 			sb_reset(err);
 			sb_addf(err, "%s: truncated at byte %zu: expected a %d-byte record header, %zu bytes left",
@@ -517,10 +538,12 @@ static int parse(struct trace *t, unsigned flags, struct strbuf *err)
 				left - TRACE_RECORD_HEADER_SIZE);
 			goto truncated;
 		}
+		t->cut_in_fault = 0;   /* set again below only when this record is the cut one */
 		if (XXH32(m + off + TRACE_RECORD_HEADER_SIZE, (size_t)len, type) != sum) {
 			/* A bad checksum on the very last record is what a torn write
 			 * looks like; anywhere else it is corruption. */
 			if (off + TRACE_RECORD_HEADER_SIZE + len == t->size && !(flags & TRACE_OPEN_STRICT)) {
+				t->cut_in_fault = type == TR_FAULT;
 				sb_reset(err);
 				sb_addf(err, "%s: last record at byte %zu has a bad checksum (torn write)",
 					t->path, off);
@@ -560,6 +583,8 @@ static int parse(struct trace *t, unsigned flags, struct strbuf *err)
 truncated:
 	if (flags & TRACE_OPEN_STRICT)
 		return -1;
+	if (t->cut_in_fault)
+		sb_addf(err, " (%s)", TRACE_CUT_FAULT_MSG);
 	t->truncated = 1;
 	t->truncated_msg = xstrdup(err->buf);
 	sb_reset(err);

@@ -28,6 +28,7 @@ struct strbuf;
 #define TRACE_MAJOR 1
 #define TRACE_MINOR 4
 #define TRACE_HEADER_SIZE 32
+#define TRACE_HEADER_SEED 0x48445243u   /* "CRDH": the header checksum's XXH32 seed (1.4) */
 #define TRACE_RECORD_HEADER_SIZE 16
 
 /* Record types.  On-disk numbers: never renumber, never reuse; retire a type
@@ -342,6 +343,8 @@ struct trace {
 	int truncated;           /* 1: a partial last record (or an incomplete
 				  * checkpoint and what followed it) was dropped */
 	char *truncated_msg;     /* what was dropped, for show/replay to say */
+	int cut_in_fault;        /* 1: the dropped partial record is the FAULT:
+				  * the program faulted, the record is incomplete */
 	struct trace_arena *arena;
 	/* blob index: open addressing on hash -> record index */
 	size_t *blob_slots;
@@ -376,6 +379,9 @@ void trace_release(struct trace *t);
  * file was lost).  docs/FORMAT.md, "Complete traces".
  */
 int trace_complete(const struct trace *t);
+/* What replay and shrink both say of a trace with cut_in_fault set. */
+#define TRACE_CUT_FAULT_MSG "the trace was cut inside its FAULT record: the program faulted, but the " \
+	"record that names the fault is incomplete"
 #define TRACE_INCOMPLETE_MSG "the trace ends before the program did: it may have been killed " \
 	"(no END or FAULT record)"
 

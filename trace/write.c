@@ -32,13 +32,14 @@ uint64_t tr_file_hash(const void *data, size_t len)
 	XXH3_state_t *st;
 	uint64_t h;
 
-	if (len < 24)
+	if (len < TRACE_HEADER_SIZE)
 		return tr_hash(data, len);
 	if (!(st = XXH3_createState()))
 		abort();
 	XXH3_64bits_reset(st);
 	XXH3_64bits_update(st, data, 16);                        /* magic, version, header size */
-	XXH3_64bits_update(st, (const char *)data + 24, len - 24); /* past created_ns */
+	/* past created_ns and the header checksum, which covers it (1.4) */
+	XXH3_64bits_update(st, (const char *)data + TRACE_HEADER_SIZE, len - TRACE_HEADER_SIZE);
 	h = (uint64_t)XXH3_64bits_digest(st);
 	XXH3_freeState(st);
 	return h;
@@ -53,7 +54,9 @@ static void put_header(struct strbuf *sb)
 	sb_put_u16(sb, TRACE_MINOR);
 	sb_put_u32(sb, TRACE_HEADER_SIZE);
 	sb_put_u64(sb, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
-	sb_put_u64(sb, 0);
+	/* 1.4: XXH32 of bytes 0-23 (seed TRACE_HEADER_SEED), then 4 zero bytes */
+	sb_put_u32(sb, XXH32(sb->buf + sb->len - 24, 24, TRACE_HEADER_SEED));
+	sb_put_u32(sb, 0);
 }
 
 int tw_open_fd(struct trace_writer *w, int fd, const char *name, struct strbuf *err)

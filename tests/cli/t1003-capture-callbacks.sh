@@ -12,7 +12,7 @@ capture_fakes
 
 # --- one run through every kind of call, ending in a fault --------------------
 check_exit "capture passes the program's exit code" 3 "$GPUREDUCE" capture -o full.bin -- ./fakeprog full
-check_grep "summary line" "^gpureduce: captured 7 launches, 4 allocations, .* (4612 B entered the GPU) -> full.bin; fault: CUDA_ERROR_ILLEGAL_ADDRESS in _Z4fillPfi at launch #6 (exit 3)\$" "$TMP/.out"
+check_grep "summary line" "^gpureduce: captured 7 launches, 4 allocations, .* (4612 B entered the GPU) -> full.bin; fault: CUDA_ERROR_ILLEGAL_ADDRESS in fill(float\*, int) at launch #6 (exit 3)\$" "$TMP/.out"
 check "dump the trace" sh -c "./dump full.bin >full.txt"
 D=full.txt
 has() { check_grep "$1" "$2" "$D"; }

@@ -52,7 +52,7 @@ while read -r ver exe; do
 	for init in gil nogil; do
 		t="$ver $init"
 		check "$t: capture a Python program" "$GPUREDUCE" capture -o "py-$ver-$init.bin" -- "$exe" app.py "$TMP/drive.so" $init
-		check_grep "$t:   ...3 launches, the last faulting" "captured 3 launches.*fault: CUDA_ERROR_ILLEGAL_ADDRESS in _Z4fillPfi at launch #2" "$TMP/.out"
+		check_grep "$t:   ...3 launches, the last faulting" "captured 3 launches.*fault: CUDA_ERROR_ILLEGAL_ADDRESS in fill(float\*, int) at launch #2" "$TMP/.out"
 		check_grep "$t:   ...the summary names the faulting launch's Python line" "at launch #2 from $TMP/app.py:$L ($fn)" "$TMP/.out"
 		check "$t: dump" sh -c "./dump py-$ver-$init.bin >py.txt"
 		n=$(grep -c "^LAUNCH .* py=1 frames=[3-8] .* at=$TMP/app.py:$L:$fn\$" py.txt)

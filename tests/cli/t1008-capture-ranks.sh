@@ -51,12 +51,12 @@ check_grep "index: rank 1 faulted in gather" "processes/1/kernel: _Z6gatherPfPKf
 check_grep "index: rank 0 was killed" "processes/0/end: killed" idx.flat
 check_grep "index: the launcher launched nothing" "processes/2/end: launched-nothing" idx.flat
 check_grep "index: rank 1's four all-reduces were folded" "processes/1/folded: 4" idx.flat
-check_grep "summary: rank 1 faulted (first)" "rank 1 (pid [0-9]*): run/rank1.bin: 12 launches (4 communication kernels folded), faulted: CUDA_ERROR_ILLEGAL_ADDRESS in _Z6gatherPfPKfPKxi at launch #11 (first)" cap1.log
+check_grep "summary: rank 1 faulted (first)" "rank 1 (pid [0-9]*): run/rank1.bin: 12 launches (4 communication kernels folded), faulted: CUDA_ERROR_ILLEGAL_ADDRESS in gather(float\*, float const\*, long long const\*, int) at launch #11 (first)" cap1.log
 check_grep "summary: rank 0 ended by the job, not a fault" "rank 0 (pid [0-9]*): run/rank0.bin: .*killed after the fault of rank 1 (ended by the job" cap1.log
 check_grep "summary: the launcher is not a rank" "pid [0-9]*: run/pid[0-9]*.bin: 0 launches, launched nothing" cap1.log
 check_grep "summary: the exact shrink command" "^  gpureduce shrink -o run/rank1-repro/repro.cu run/rank1.bin$" cap1.log
 check_grep "summary: the familiar one-line summary of the faulting trace" \
-	"captured 12 launches, .* -> run/rank1.bin; fault: CUDA_ERROR_ILLEGAL_ADDRESS in _Z6gatherPfPKfPKxi at launch #11" cap1.log
+	"captured 12 launches, .* -> run/rank1.bin; fault: CUDA_ERROR_ILLEGAL_ADDRESS in gather(float\*, float const\*, long long const\*, int) at launch #11" cap1.log
 check_grep "summary: where the index is" "index of the traces: run/index.yaml" cap1.log
 old=$(ls run | grep '^pid')
 
@@ -74,7 +74,7 @@ export RANK_PROG_LATE_FAULT RANK_PROG_NOKILL
 check_exit "both ranks fault, rank 1 300 ms before rank 0" 1 "$GPUREDUCE" capture -o both/ -- ./prog launch 2 $CUBIN 6 3
 cp "$TMP/.out" both.log
 unset RANK_PROG_LATE_FAULT RANK_PROG_NOKILL
-check_grep "rank 0 faulted too (not marked first)" "rank 0 (pid [0-9]*): both/rank0.bin: .*faulted: CUDA_ERROR_ILLEGAL_ADDRESS in _Z6gatherPfPKfPKxi at launch #11$" both.log
+check_grep "rank 0 faulted too (not marked first)" "rank 0 (pid [0-9]*): both/rank0.bin: .*faulted: CUDA_ERROR_ILLEGAL_ADDRESS in gather(float\*, float const\*, long long const\*, int) at launch #11$" both.log
 check_grep "rank 1 is the first fault" "rank 1 faulted first" both.log
 check_grep "  ...in the index too" "^first_fault: rank1.bin" both/index.yaml
 

@@ -50,7 +50,7 @@ fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 1 at_launch=1
 EOT
 check "mktrace" $MKTRACE s.bin < s.txt
 check "shrink it" $GPUREDUCE shrink -j 2 --quiet -o s/repro.cu s.bin
-check_grep "  ...to one launch" "2 launches -> 1 launch(es)" "$TMP/.out"
+check_grep "  ...to one launch" "2 launches -> 1 launch" "$TMP/.out"
 check "show the reduced trace" $GPUREDUCE show s/repro.bin
 check_grep "  ...it keeps the module global" "name: d_limit" "$TMP/.out"
 

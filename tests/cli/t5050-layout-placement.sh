@@ -69,8 +69,8 @@ check_grep "  ...repro.yaml: it reproduces" "^  repro_cu_reproduces: true" nb/re
 check_grep "  ...repro.yaml: which placement" "^  placement: layout" nb/repro.yaml
 check_grep "  ...repro.cu uses layout placement" "placement_begin(PL_LAYOUT, 0x7f0000000000ull" nb/repro.cu
 check_grep "  ...and its header says how it ran" "This program:   built and run by gpureduce shrink: faulted 5/5 (layout placement)" nb/repro.cu
-sed -n '/^ \* place_core.inc - /,/^#endif \/\* PL_CORE_CODE \*\//p' "$SRCDIR/addr/place_core.inc" > core.want
-sed -n '/^ \* place_core.inc - /,/^#endif \/\* PL_CORE_CODE \*\//p' nb/repro.cu > core.got
+sed -n '/^ \* Buffer placement: /,/^#endif \/\* PL_CORE_CODE \*\//p' "$SRCDIR/addr/place_core.inc" > core.want
+sed -n '/^ \* Buffer placement: /,/^#endif \/\* PL_CORE_CODE \*\//p' nb/repro.cu > core.got
 if [ "$(wc -l < core.want)" -gt 100 ] && cmp -s core.want core.got; then
 	ok "  ...with replay's placement code, verbatim"
 else

@@ -84,7 +84,7 @@ export GPUREDUCE_SANITIZER=$TMP/hung-sanitizer
 interrupt INT 3 "SIGINT during the data phase" shrink -j 2 --candidate-timeout=60 -o int/repro.cu gated.bin
 if [ "$rc" = 130 ]; then ok "  ...exit 130"; else fail "  ...exit $rc, not 130"; sed 's/^/    | /' "$TMP/se"; fi
 check_grep "  ...one line saying what was kept" \
-	"interrupted (SIGINT): kept the best state so far (1 launches -> 1 launch(es), 2 buffer(s); not confirmed) in int/repro.cu, int/repro.bin and int/repro.yaml; work files removed" "$TMP/se"
+	"interrupted (SIGINT): kept the best state so far (1 launch -> 1 launch, 2 buffers; not confirmed) in int/repro.cu, int/repro.bin and int/repro.yaml; work files removed" "$TMP/se"
 check_grep "  ...repro.yaml: stopped: interrupted" "^stopped: .interrupted" int/repro.yaml
 if grep -q "name: grid" int/repro.yaml; then fail "  ...phases after the signal still ran"; else ok "  ...no phase ran after the signal"; fi
 check_grep "  ...repro.cu written" "What faulted:   CUDA_ERROR_ILLEGAL_ADDRESS (700) in gated_write" int/repro.cu

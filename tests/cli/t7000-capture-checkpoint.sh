@@ -52,7 +52,7 @@ check_grep "  ...in gather, at launch #400" "(launch #400) in _Z6gatherPfPKfPKxi
 # --- with checkpoints every 50 launches -----------------------------------------
 check_exit "1x run, --checkpoint-every=50" 3 "$GPUREDUCE" capture --checkpoint-every=50 -o ck1.bin -- ./prog $CUBIN 200
 check_grep "the summary says where the window starts" "from checkpoint 8 at launch #400 (4 live allocations, 19.5 KiB of device memory)" "$TMP/.out"
-check_grep "  ...and still names the fault" "fault: CUDA_ERROR_ILLEGAL_ADDRESS in _Z6gatherPfPKfPKxi at launch #400" "$TMP/.out"
+check_grep "  ...and still names the fault" "fault: CUDA_ERROR_ILLEGAL_ADDRESS in gather(float\*, float const\*, long long const\*, int) at launch #400" "$TMP/.out"
 check_exit "4x run, --checkpoint-every=50" 3 "$GPUREDUCE" capture --checkpoint-every=50 -o ck4.bin -- ./prog $CUBIN 800
 check_grep "  ...32 checkpoints" "from checkpoint 32 at launch #1600" "$TMP/.out"
 c1=$(size ck1.bin) c4=$(size ck4.bin)
@@ -72,7 +72,7 @@ check_grep "  ...the last one set" "value: 2048" ck4.yaml
 check_exit "the bounded trace replays to the same fault" 1 "$GPUREDUCE" replay ck4.bin
 check_grep "  ...same launch and kernel" "(launch #1600) in _Z6gatherPfPKfPKxi: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
 check "shrink the bounded trace" "$GPUREDUCE" shrink -j 2 --quiet -o r/repro.cu ck4.bin
-check_grep "  ...to one launch, same signature" "1 launches -> 1 launch(es), .*CUDA_ERROR_ILLEGAL_ADDRESS in _Z6gatherPfPKfPKxi" "$TMP/.out"
+check_grep "  ...to one launch, same signature" "1 launch -> 1 launch, .*CUDA_ERROR_ILLEGAL_ADDRESS in gather(float\*, float const\*, long long const\*, int)" "$TMP/.out"
 check_grep "  ...the wild index came from the checkpoint" "8 bytes for buffer [0-9] at offset 136" r/repro.cu
 check "the repro compiles against the double" $CC -x c -w -I$CUDA/include -o r/repro r/repro.cu -L$DBL -Wl,-rpath,$DBL -lcuda
 check_exit "  ...and faults" 1 ./r/repro
@@ -198,14 +198,14 @@ b1=$(size bg1.bin) b4=$(size bg4.bin)
 [ $((b4 * 10)) -le $((b1 * 12)) ] && ok "  ...the 4x trace within 1.2x of the 1x ($b4 vs $b1 bytes)" ||
 	fail "  ...the 4x trace within 1.2x of the 1x ($b4 vs $b1 bytes)"
 check "shrink the background-checkpointed trace" "$GPUREDUCE" shrink -j 2 --quiet -o bgr/repro.cu bg4.bin
-check_grep "  ...to one launch, same signature" "-> 1 launch(es), .*CUDA_ERROR_ILLEGAL_ADDRESS in _Z6gatherPfPKfPKxi" "$TMP/.out"
+check_grep "  ...to one launch, same signature" "-> 1 launch, .*CUDA_ERROR_ILLEGAL_ADDRESS in gather(float\*, float const\*, long long const\*, int)" "$TMP/.out"
 
 # The fault and the exit come while checkpoint 1 is still being written (the
 # thread waits 1 s before its END): the exit waits for it and switches, and
 # the records since the snapshot (the fault's among them) move with it.
 check_exit "a checkpoint in flight at the fault and the exit" 3 env GPUREDUCE_CKPT_TEST_SLOW=1000 \
 	"$GPUREDUCE" capture --checkpoint-every=50 -o flight.bin -- ./prog $CUBIN 200 1000
-check_grep "  ...the trace starts at it" "fault: CUDA_ERROR_ILLEGAL_ADDRESS in _Z6gatherPfPKfPKxi at launch #400 (exit 3); from checkpoint 1 at launch #50 " "$TMP/.out"
+check_grep "  ...the trace starts at it" "fault: CUDA_ERROR_ILLEGAL_ADDRESS in gather(float\*, float const\*, long long const\*, int) at launch #400 (exit 3); from checkpoint 1 at launch #50 " "$TMP/.out"
 check "show it" sh -c "'$GPUREDUCE' show flight.bin >flight.yaml"
 n=$(count "type: CHECKPOINT_END" flight.yaml); [ "$n" = 1 ] && ok "  ...one complete checkpoint" || fail "  ...one complete checkpoint ($n)"
 n=$(count "type: LAUNCH" flight.yaml); [ "$n" = 351 ] && ok "  ...then every launch since it (50..400)" || fail "  ...every launch since it ($n, not 351)"

@@ -40,8 +40,24 @@ die() {
 	exit 1
 }
 
+# have_driver: is there an NVIDIA driver (libcuda.so.1) to run the sample on?
+have_driver() {
+	local ldc
+	for ldc in ldconfig /sbin/ldconfig /usr/sbin/ldconfig; do
+		command -v "$ldc" >/dev/null 2>&1 || [ -x "$ldc" ] || continue
+		"$ldc" -p 2>/dev/null | grep -q 'libcuda\.so\.1 ' && return 0
+	done
+	local d
+	for d in /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/lib/wsl/lib ${LD_LIBRARY_PATH:+${LD_LIBRARY_PATH//:/ }}; do
+		[ -e "$d/libcuda.so.1" ] && return 0
+	done
+	return 1
+}
+
 exec 2>&1     # one stream, so that the output reads in order
 [ -x "$GR" ] || die "$GR is missing: run make first"
+have_driver || die "no NVIDIA driver on this machine (libcuda.so.1 not found): make demo runs a real CUDA program on a GPU. Without one, make test runs the whole CPU suite, and its end-to-end tests shrink crashes on a CPU stand-in for the driver"
+command -v "$NVCC" >/dev/null 2>&1 || die "nvcc not found (CUDA=$CUDA): make demo builds the sample with it; pass CUDA=/path/to/cuda"
 rm -rf -- "$OUT"
 mkdir -p "$OUT/repro" || die "cannot create $OUT"
 export PATH="$BUILD:$PATH"   # so that the printed `gpureduce` is the one run

@@ -68,7 +68,8 @@
  *   After the file is closed, in script order:
  *   truncate N                            keep N bytes (N < 0: drop -N at end)
  *   poke OFFSET HEX                       overwrite bytes (OFFSET < 0: from end)
- *   version MAJOR MINOR                   patch the header's version fields
+ *   version MAJOR MINOR                   patch the header's version fields (and
+ *                                         its checksum, as that version writes it)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -774,6 +775,26 @@ static void command(int n, char **wv)
 	sb_release(&sb);
 }
 
+/* After `version`: the header as a writer of that version makes it: before
+ * 1.4, zeros at 24-31; from 1.4 (and any other major), the checksum. */
+static void reseal(int fd, long long major, long long minor, const char *path)
+{
+	unsigned char h[32];
+	uint32_t sum = 0;
+	if (pread(fd, h, 32, 0) != 32) {
+		fprintf(stderr, "mktrace: cannot read the header of %s\n", path);
+		exit(3);
+	}
+	if (!(major == 1 && minor < 4))
+		sum = XXH32(h, 24, TRACE_HEADER_SEED);
+	for (int k = 0; k < 4; k++)
+		h[24 + k] = (unsigned char)(sum >> (8 * k)), h[28 + k] = 0;
+	if (pwrite(fd, h + 24, 8, 24) != 8) {
+		fprintf(stderr, "mktrace: cannot write the header of %s\n", path);
+		exit(3);
+	}
+}
+
 static void post_process(const char *path)
 {
 	for (size_t i = 0; i < nposts; i++) {
@@ -810,6 +831,8 @@ static void post_process(const char *path)
 				exit(3);
 			}
 		}
+		if (p->op == 'v')
+			reseal(fd, p->a, p->b, path);
 		close(fd);
 		sb_release(&p->bytes);
 	}

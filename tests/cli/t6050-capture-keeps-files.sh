@@ -1,0 +1,75 @@
+#!/bin/sh
+# t6050-capture-keeps-files.sh - capture and replay --snapshot never destroy
+# a file the user had: capture's -o file stays as it was until a trace was
+# captured (a program that cannot start, makes no CUDA calls or exits on
+# bad arguments leaves it alone), a file that is not a trace (a script,
+# the program itself, notes) is refused without --force, and a snapshot
+# never overwrites its own input, through a symlink or a hard link either.
+. tests/cli/test-lib.sh
+
+LIB=$BUILD/libgpureduce-capture.so
+CUDA=${CUDA:-/usr/local/cuda}
+DBL=$BUILD/double
+if [ ! -f "$LIB" ]; then
+	echo "skip: $LIB not built (no CUPTI headers)"
+	finish
+fi
+CC=${CC:-cc}
+CF="-std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -I$CUDA/include"
+H=tests/cli/helpers
+mkdir -p "$TMP/fake"
+check "build the fake CUPTI" $CC $CF -DFAKE_CUPTI_ONLY -fPIC -shared -fvisibility=hidden \
+	-o "$TMP/fake/libcupti.so.13" $H/capture-fakecuda.c
+check "build ckpt-prog on the double" $CC $CF -o "$TMP/prog" $H/ckpt-prog.c -L$DBL -Wl,-rpath,$DBL -lcuda -ldl
+LD_LIBRARY_PATH="$TMP/fake:$DBL${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+GPUREDUCE_CAPTURE_LIB=$LIB
+GPUREDUCE_LIBCUDA=$DBL/libcuda.so.1
+export LD_LIBRARY_PATH GPUREDUCE_CAPTURE_LIB GPUREDUCE_LIBCUDA
+unset CUDA_INJECTION64_PATH GPUREDUCE_SANITIZER
+cd "$TMP" || exit 1
+CUBIN=$DBL/kernels.cubin
+same() { cmp -s "$1" "$2"; }
+
+check_exit "a good trace (the program faults)" 3 "$GPUREDUCE" capture -o good.bin -- ./prog $CUBIN 200
+cp good.bin keep.bin
+check_exit "-o keep.bin -- ./nonexistent: 127" 127 "$GPUREDUCE" capture -o keep.bin -- ./nonexistent
+same good.bin keep.bin && ok "  ...keep.bin is as it was" || fail "  ...keep.bin is as it was"
+check "-o keep.bin -- /bin/true (nothing captured)" "$GPUREDUCE" capture -o keep.bin -- /bin/true
+same good.bin keep.bin && ok "  ...keep.bin is as it was" || fail "  ...keep.bin is as it was"
+check_grep "  ...and says so" "keep.bin was left as it was" "$TMP/.out"
+check_fail "a program that exits on bad arguments" "$GPUREDUCE" capture -o keep.bin -- ./prog
+same good.bin keep.bin && ok "  ...keep.bin is as it was" || fail "  ...keep.bin is as it was"
+
+printf 'echo hello\n' >script.sh
+cp script.sh script.orig
+check_exit "-o script.sh -- sh script.sh is refused" 2 "$GPUREDUCE" capture -o script.sh -- sh script.sh
+same script.sh script.orig && ok "  ...the script is kept" || fail "  ...the script is kept"
+cp prog prog2
+check_exit "-o prog2 -- ./prog2 is refused" 2 "$GPUREDUCE" capture -o prog2 -- ./prog2 $CUBIN 200
+same prog prog2 && ok "  ...the program is kept" || fail "  ...the program is kept"
+echo "my notes" >notes.txt
+check_exit "-o notes.txt is refused" 2 "$GPUREDUCE" capture -o notes.txt -- ./prog $CUBIN 200
+check_grep "  ...saying what the file is and what --force does" "notes.txt, which is not a gpureduce trace.*--force" "$TMP/.out"
+[ "$(cat notes.txt)" = "my notes" ] && ok "  ...the notes are kept" || fail "  ...the notes are kept"
+check_exit "--force replaces it with a trace" 3 "$GPUREDUCE" capture --force -o notes.txt -- ./prog $CUBIN 200
+check "  ...which reads as a trace" "$GPUREDUCE" show notes.txt
+check_exit "a trace is replaced by a new capture" 3 "$GPUREDUCE" capture -o keep.bin -- ./prog $CUBIN 100
+same good.bin keep.bin && fail "  ...with the new trace" || ok "  ...with the new trace"
+n=$(ls -a | grep -c '^\.gpureduce-capture-')
+[ "$n" = 0 ] && ok "no capture folder left behind" || fail "$n capture folders left behind"
+
+# --- replay --snapshot never writes over its input ---------------------------
+ev=$("$GPUREDUCE" show good.bin | awk '/^- event:/ { e = $3 } /^  type: LAUNCH$/ { print e; exit }')
+check_exit "--snapshot=good.bin good.bin is refused" 2 "$GPUREDUCE" replay --stop-before=$ev --snapshot=good.bin good.bin
+cp good.bin ref.bin
+ln -s good.bin link.bin
+ln good.bin hard.bin
+check_exit "  ...through a symlink" 2 "$GPUREDUCE" replay --stop-before=$ev --snapshot=link.bin good.bin
+check_exit "  ...through a hard link" 2 "$GPUREDUCE" replay --stop-before=$ev --snapshot=hard.bin good.bin
+check_exit "  ...the input named through a symlink" 2 "$GPUREDUCE" replay --stop-before=$ev --snapshot=good.bin link.bin
+same good.bin ref.bin && ok "  ...the input is as it was" || fail "  ...the input is as it was"
+check_exit "a snapshot over notes is refused" 2 "$GPUREDUCE" replay --stop-before=$ev --snapshot=script.sh good.bin
+same script.sh script.orig && ok "  ...the script is kept" || fail "  ...the script is kept"
+check "a snapshot to a new file" "$GPUREDUCE" replay --stop-before=$ev --snapshot=snap.bin good.bin
+check "  ...is a trace" "$GPUREDUCE" show snap.bin
+finish
