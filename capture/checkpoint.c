@@ -974,6 +974,7 @@ static void job_finish(struct trace_writer *w)
 
 	pthread_join(J.th, NULL);
 	J.running = 0;
+	tw_flush(w);   /* the window is copied from the file */
 	t0 = mono_ns();
 	if (J.ret < 0)
 		goto fail;
@@ -1054,6 +1055,7 @@ void ckpt_maybe(struct trace_writer *w, uint64_t seq)
 	}
 	if (!K.on || K.graphs || w->failed || !due(w, seq))
 		return;
+	tw_flush(w);   /* a checkpoint reads the file (its carried records) */
 	K.attempts++;
 	t0 = mono_ns();
 	r = job_start(w, seq, &why);

@@ -15,10 +15,16 @@
  *                               such data at ~1 GB/s: 3.0 ms per MiB copied in,
  *                               against 0.7-1.3 at -1, on the build machine's
  *                               driver double, tests/bench/capture-cost.sh)
+ *   GPUREDUCE_FLUSH_MS          records are gathered in a 256 KiB buffer and
+ *                               written at least this often (default 100; 0:
+ *                               one write(2) each); flushed at once at a fault,
+ *                               at exit and before a checkpoint (flusher.c)
+ *   GPUREDUCE_CAPTURE_PROFILE   "1": where capture's time went, on stderr at
+ *                               exit (prof.c; make bench-cpu prints it)
  *
- * Records go through the trace writer (trace/trace.h) only; each is one
- * write(2), so the file is complete up to the last whole record when the
- * program dies on its fault.  What is recorded where:
+ * Records go through the trace writer (trace/trace.h) only, gathered in its
+ * buffer (GPUREDUCE_FLUSH_MS) and flushed at the fault, so the file is
+ * complete up to the last whole record when the program dies on its fault.  What is recorded where:
  *   init                      TR_PROCESS
  *   first context             TR_DEVICE
  *   module loaded             blob of the cubin + TR_MODULE
@@ -62,6 +68,8 @@
 #include "../common/util.h"
 #include "../trace/trace.h"
 #include "capture.h"
+#include "flusher.h"
+#include "prof.h"
 
 #define CB(name) CUPTI_DRIVER_TRACE_CBID_##name
 
@@ -87,6 +95,7 @@ static pthread_mutex_t g_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static int g_off = 1;          /* atomic: 1 before init and in forked children */
 static __thread int t_busy;    /* inside our own callback on this thread */
 static __thread uint32_t t_tid;  /* this thread's id, asked once (a syscall per launch cost ~0.3 us) */
+static size_t g_wbuf;          /* trace writer buffer (0: one write(2) per record); flusher.c */
 
 static struct {                /* all under g_lock */
 	struct trace_writer w;
@@ -563,22 +572,28 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	int captured;
 	struct tr_rec r;
 	long ev;
+	uint64_t t0 = CAP_PROF_T0(), t1;
 
 	if (get_launch(cbid, cb->functionParams, &l) < 0)
 		return;
 	/* Everything that may call into Python or the driver happens first,
 	 * outside the lock. */
 	py_state = cap_py_frames(frames, S.py_frames, &nframes, &pystore);
+	CAP_PROF(CP_PYFRAMES, t0, 0);
 	tm = cap_tm_read();   /* capture --tensors: the allocator's blocks (torchmem.c) */
 	captured = capturing(l.stream);
 	fi = fn_get_locked(l.f);   /* lock held from here */
 	if (!S.recording)
 		goto out;
 
-	if (!captured)
+	if (!captured) {
 		ckpt_maybe(&S.w, S.launches);   /* may start a new segment */
+		if (g_wbuf && !S.w.wcap)
+			tw_set_buffer(&S.w, g_wbuf);   /* a new segment's writer: buffered too */
+	}
 	cap_tm_write(&S.w, tm);   /* before the LAUNCH: the blocks live at this launch */
 	tm = NULL;
+	t1 = CAP_PROF_T0();
 	args = build_args(fi, &l, &argsize);
 	if (l.cfg && l.cfg->numAttrs && l.cfg->attrs) {
 		nattrs = l.cfg->numAttrs;
@@ -598,6 +613,7 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 			    *fi->name ? fi->name : "?", (unsigned long long)(uintptr_t)l.f,
 			    *fi->name ? "parameter layout" : "name");
 	}
+	CAP_PROF(CP_ARGS, t1, 0);
 
 	memset(&r, 0, sizeof(r));
 	r.type = TR_LAUNCH;
@@ -622,7 +638,9 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	r.u.launch.frames = frames;
 	if (!captured)
 		cap_mm_sync(&S.w, &S.h2d);   /* what the CPU wrote into managed/mapped memory */
+	t1 = CAP_PROF_T0();
 	ev = tw_record(&S.w, &r);
+	CAP_PROF(CP_RECORD, t1, 0);
 	S.last_seq = S.launches++;
 	ckpt_progress(S.launches, 0);
 	sb_reset(&S.last_name);
@@ -635,6 +653,7 @@ out:
 	free(args);
 	free(attrs);
 	sb_release(&pystore);
+	CAP_PROF(CP_LAUNCH, t0, 0);
 }
 
 /* ---- graph nodes as records, for graphapi.c (lock held, recording on) ---- */
@@ -742,8 +761,14 @@ static long emit_copy(uint32_t type, uint64_t dst, uint64_t src, uint64_t size,
 	struct tr_rec r;
 	uint64_t hash = 0;
 
-	if (type == TR_MEMCPY_H2D && tw_blob(&S.w, (const void *)(uintptr_t)src, size, &hash) < 0)
-		return -1;
+	if (type == TR_MEMCPY_H2D) {
+		uint64_t t0 = CAP_PROF_T0();
+		hash = tr_hash((const void *)(uintptr_t)src, size);
+		t0 = cap_prof_on ? cap_prof_add(CP_HASH, t0, size) : 0;
+		if (tw_blob_hashed(&S.w, (const void *)(uintptr_t)src, size, hash) < 0)
+			return -1;
+		CAP_PROF(CP_BLOB, t0, size);
+	}
 	memset(&r, 0, sizeof(r));
 	r.type = type;
 	r.u.copy.dst = dst;
@@ -770,6 +795,7 @@ static void rec_copy(const CUpti_CallbackData *cb, uint32_t type, uint64_t dst, 
 {
 	uint32_t flags = async ? TR_F_ASYNC : 0;
 	long ev;
+	uint64_t t0 = CAP_PROF_T0();
 
 	if (type == TR_MEMCPY_H2D && size) {
 		int ok = cap_host_readable((const void *)(uintptr_t)src, size);
@@ -791,6 +817,8 @@ static void rec_copy(const CUpti_CallbackData *cb, uint32_t type, uint64_t dst, 
 	ev = emit_copy(type, dst, src, size, stream, flags);
 	set_corr(cb, ev);
 	unlock();
+	if (type == TR_MEMCPY_H2D)
+		CAP_PROF(CP_COPY, t0, size);
 }
 
 /* cuMemcpy/cuMemcpyAsync and peers: direction from the pointers themselves. */
@@ -1585,6 +1613,7 @@ static void on_result(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 					   "" : S.last_name.buf;
 		}
 		tw_record(&S.w, &r);
+		tw_flush(&S.w);   /* everything up to the fault is on disk now */
 		/* the context is dead: nothing after this replays */
 		__atomic_store_n(&S.recording, 0, __ATOMIC_RELAXED);
 		unlock();
@@ -1701,11 +1730,37 @@ static void at_exit(int status, void *arg)
 		r.u.end.allocs = S.allocs;
 		r.u.end.bytes_h2d = S.h2d;
 		tw_record(&S.w, &r);
+		tw_flush(&S.w);
 		ckpt_progress(S.launches, 1);
 		S.ended = 1;
 		__atomic_store_n(&S.recording, 0, __ATOMIC_RELAXED);
 	}
 	unlock();
+	cap_prof_report();
+}
+
+/* flusher.c's timer: what the buffer holds goes to disk.  A child after
+ * fork has no such thread, and g_off keeps it from writing. */
+static void flush_tick(void)
+{
+	if (is_off())
+		return;
+	pthread_mutex_lock(&g_lock);
+	if (S.w.fd >= 0 && S.w.wlen)
+		tw_flush(&S.w);
+	unlock();
+}
+
+/* GPUREDUCE_FLUSH_MS (100; 0: one write(2) per record, as before 1.4) */
+static void start_buffering(void)
+{
+	const char *s = getenv("GPUREDUCE_FLUSH_MS");
+	long ms = s && *s ? strtol(s, NULL, 10) : 100;
+
+	if (ms <= 0 || cap_flusher_start((unsigned)(ms > 60000 ? 60000 : ms), flush_tick) < 0)
+		return;
+	g_wbuf = 256 << 10;
+	tw_set_buffer(&S.w, g_wbuf);
 }
 
 /* A forked child shares our file: it must not write into it (the lock may
@@ -1785,6 +1840,7 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
 	called = 1;
 	S.pid = getpid();
 	S.py_frames = 8;
+	cap_prof_init();
 	s = getenv("GPUREDUCE_PY_FRAMES");
 	if (s && *s) {
 		long v = strtol(s, NULL, 10);
@@ -1834,6 +1890,7 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
 	__atomic_store_n(&S.recording, 1, __ATOMIC_RELAXED);
 	pthread_atfork(NULL, NULL, after_fork_child);
 	on_exit(at_exit, NULL);
+	start_buffering();
 	__atomic_store_n(&g_off, 0, __ATOMIC_RELEASE);
 	if (enable_callbacks() < 0) {
 		pthread_mutex_lock(&g_lock);

@@ -9,6 +9,9 @@
 #   checkpoint   a large live allocation, checkpoints   -> ms per checkpoint
 #                (unchanged memory, and memory changed every step)
 # Only the device read-back is GPU-specific; the rest is capture's CPU work.
+# After the launch and h2d lines, "breakdown:" lines split capture's time
+# inside the library (GPUREDUCE_CAPTURE_PROFILE=1, capture/prof.c); what
+# they do not cover is CUPTI's own dispatch and the exit callbacks.
 # Usage (after make): sh tests/bench/capture-cost.sh  [BUILD=build]
 # Env: COST_LIVE_MIB (256), COST_BATCH_MIB (3), COST_REPS (3: median of).
 set -u
@@ -42,6 +45,12 @@ loop_s() {
 		"$@" 2>&1 | sed -n 's/^ckpt-prog: loop \([0-9.]*\) s$/\1/p'
 	done | sort -n | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : "?") }'
 }
+# breakdown CMD...: one more run with GPUREDUCE_CAPTURE_PROFILE=1, its
+# "capture profile" lines (capture/prof.c: where each launch's and each
+# copied MiB's time goes inside the capture library)
+breakdown() {
+	GPUREDUCE_CAPTURE_PROFILE=1 "$@" 2>&1 | sed -n 's/^gpureduce: capture profile: /  breakdown: /p'
+}
 per() { awk -v a="$1" -v b="$2" -v n="$3" -v k="$4" 'BEGIN { printf "%.3f", (a - b) * k / n }'; }
 
 echo "workload | plain s | capture s | capture cost"
@@ -50,12 +59,14 @@ STEPS=2000 K=20
 p=$(CKPT_PROG_PLAIN=1 CKPT_PROG_LAUNCHES=$K loop_s ./prog $CUBIN $STEPS)
 c=$(CKPT_PROG_LAUNCHES=$K loop_s "$GPUREDUCE" capture --no-checkpoint -o l.bin -- ./prog $CUBIN $STEPS)
 echo "launches ($((STEPS * (K + 2))) launches) | $p | $c | $(per "$c" "$p" $((STEPS * (K + 2))) 1000000) us per launch"
+CKPT_PROG_LAUNCHES=$K breakdown "$GPUREDUCE" capture --no-checkpoint -o l.bin -- ./prog $CUBIN $STEPS
 # h2d: 200 steps x BATCH bytes
 STEPS=200
 p=$(CKPT_PROG_PLAIN=1 CKPT_PROG_BATCH=$BATCH loop_s ./prog $CUBIN $STEPS)
 c=$(CKPT_PROG_BATCH=$BATCH loop_s "$GPUREDUCE" capture --no-checkpoint -o h.bin -- ./prog $CUBIN $STEPS)
 mib=$((STEPS * BATCH >> 20))
 echo "h2d ($mib MiB in $STEPS copies) | $p | $c | $(per "$c" "$p" $mib 1000) ms per MiB ($(wc -c <h.bin) trace bytes)"
+CKPT_PROG_BATCH=$BATCH breakdown "$GPUREDUCE" capture --no-checkpoint -o h.bin -- ./prog $CUBIN $STEPS
 # checkpoints: LIVE bytes live, one due every 30 launches (~7 steps); the
 # capture's own figure ("checkpoints: N taken in S s") is the cost, first
 # with every due checkpoint taken (GPUREDUCE_CKPT_COST_RATIO=0), then with
