@@ -606,6 +606,7 @@ static void seg_release(struct seg *g)
 static void adopt(struct trace_writer *w, struct seg *g, char **path, uint64_t id, uint64_t end_off)
 {
 	g->nw.zstd_level = w->zstd_level;   /* the window's level again */
+	g->nw.zstd_always = w->zstd_always;
 	tw_close(w);
 	*w = g->nw;
 	g->nw = (struct trace_writer)TRACE_WRITER_INIT;

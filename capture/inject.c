@@ -1751,12 +1751,20 @@ static void flush_tick(void)
 	unlock();
 }
 
-/* GPUREDUCE_FLUSH_MS (100; 0: one write(2) per record, as before 1.4) */
+/* GPUREDUCE_FLUSH_MS (100; 0: one write(2) per record, as before 1.4);
+ * GPUREDUCE_CAPTURE_LEGACY=1: the writer as it was before issue 26 (one
+ * write(2) per record, zstd tried on every blob), for make bench-cpu's
+ * side-by-side rows */
 static void start_buffering(void)
 {
 	const char *s = getenv("GPUREDUCE_FLUSH_MS");
+	const char *legacy = getenv("GPUREDUCE_CAPTURE_LEGACY");
 	long ms = s && *s ? strtol(s, NULL, 10) : 100;
 
+	if (legacy && !strcmp(legacy, "1")) {
+		S.w.zstd_always = 1;
+		return;
+	}
 	if (ms <= 0 || cap_flusher_start((unsigned)(ms > 60000 ? 60000 : ms), flush_tick) < 0)
 		return;
 	g_wbuf = 256 << 10;

@@ -414,8 +414,9 @@ struct trace_writer {
 	 * own write(2), as before */
 	char *wbuf;
 	size_t wlen, wcap;
+	int zstd_always;         /* 1: try zstd on every blob, no sample first */
 };
-#define TRACE_WRITER_INIT { -1, NULL, 0, 0, 0, 0, 3, NULL, 0, 0, 0, NULL, NULL, 0, NULL, 0, 0 }
+#define TRACE_WRITER_INIT { -1, NULL, 0, 0, 0, 0, 3, NULL, 0, 0, 0, NULL, NULL, 0, NULL, 0, 0, 0 }
 
 /* Create/truncate path and write the header.  0 or -1 with err. */
 int tw_open(struct trace_writer *w, const char *path, struct strbuf *err);

@@ -512,6 +512,26 @@ static void *zbuf_get(struct trace_writer *w, size_t n)
 	return p;
 }
 
+/*
+ * Whether a large blob is worth compressing: zstd's fast levels leave most
+ * float data (weights, normalised batches) as it is, after spending ~1-2 ms
+ * per MiB finding that out on the capturing program's thread.  A 64 KiB
+ * sample from the middle is tried first; under 3 % saved there, the blob is
+ * stored raw (issue 26).  Small blobs are simply tried.
+ */
+enum { PROBE_MIN = 1 << 20, PROBE_LEN = 64 << 10 };
+
+static int worth_compressing(struct trace_writer *w, const void *data, size_t len, void *z)
+{
+	size_t zn;
+
+	if (len < PROBE_MIN || w->zstd_always)
+		return 1;
+	zn = ZSTD_compressCCtx(w->zctx, z, ZSTD_compressBound(PROBE_LEN),
+			       (const char *)data + (len / 2 - PROBE_LEN / 2), PROBE_LEN, w->zstd_level);
+	return !ZSTD_isError(zn) && zn < PROBE_LEN - PROBE_LEN / 32;
+}
+
 int tw_blob_hashed(struct trace_writer *w, const void *data, size_t len, uint64_t h)
 {
 	w->bytes_raw += len;
@@ -522,7 +542,7 @@ int tw_blob_hashed(struct trace_writer *w, const void *data, size_t len, uint64_
 		void *z = zbuf_get(w, cap);
 		if (z && !w->zctx)
 			w->zctx = ZSTD_createCCtx();
-		if (z && w->zctx) {
+		if (z && w->zctx && worth_compressing(w, data, len, z)) {
 			size_t zn = ZSTD_compressCCtx(w->zctx, z, cap, data, len, w->zstd_level);
 			if (!ZSTD_isError(zn) && zn < len)
 				return write_blob_stored(w, h, len, TR_CODEC_ZSTD, z, zn);

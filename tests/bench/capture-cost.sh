@@ -13,7 +13,8 @@
 # inside the library (GPUREDUCE_CAPTURE_PROFILE=1, capture/prof.c); what
 # they do not cover is CUPTI's own dispatch and the exit callbacks.
 # Usage (after make): sh tests/bench/capture-cost.sh  [BUILD=build]
-# Env: COST_LIVE_MIB (256), COST_BATCH_MIB (3), COST_REPS (3: median of).
+# Env: COST_LIVE_MIB (256), COST_BATCH_MIB (3), COST_REPS (3: median of),
+# COST_SKIP_CKPT=1 (launches and h2d only).
 set -u
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$(pwd)/$BUILD ;; esac
@@ -58,6 +59,10 @@ echo "workload | plain s | capture s | capture cost"
 STEPS=2000 K=20
 p=$(CKPT_PROG_PLAIN=1 CKPT_PROG_LAUNCHES=$K loop_s ./prog $CUBIN $STEPS)
 c=$(CKPT_PROG_LAUNCHES=$K loop_s "$GPUREDUCE" capture --no-checkpoint -o l.bin -- ./prog $CUBIN $STEPS)
+# before issue 26 (GPUREDUCE_CAPTURE_LEGACY=1: one write(2) per record, zstd
+# tried on every blob), side by side in the same run
+u=$(GPUREDUCE_CAPTURE_LEGACY=1 CKPT_PROG_LAUNCHES=$K loop_s "$GPUREDUCE" capture --no-checkpoint -o l.bin -- ./prog $CUBIN $STEPS)
+echo "launches, before issue 26 ($((STEPS * (K + 2))) launches) | $p | $u | $(per "$u" "$p" $((STEPS * (K + 2))) 1000000) us per launch"
 echo "launches ($((STEPS * (K + 2))) launches) | $p | $c | $(per "$c" "$p" $((STEPS * (K + 2))) 1000000) us per launch"
 CKPT_PROG_LAUNCHES=$K breakdown "$GPUREDUCE" capture --no-checkpoint -o l.bin -- ./prog $CUBIN $STEPS
 # h2d: 200 steps x BATCH bytes
@@ -65,12 +70,16 @@ STEPS=200
 p=$(CKPT_PROG_PLAIN=1 CKPT_PROG_BATCH=$BATCH loop_s ./prog $CUBIN $STEPS)
 c=$(CKPT_PROG_BATCH=$BATCH loop_s "$GPUREDUCE" capture --no-checkpoint -o h.bin -- ./prog $CUBIN $STEPS)
 mib=$((STEPS * BATCH >> 20))
+u=$(GPUREDUCE_CAPTURE_LEGACY=1 CKPT_PROG_BATCH=$BATCH loop_s "$GPUREDUCE" capture --no-checkpoint -o h0.bin -- ./prog $CUBIN $STEPS)
+echo "h2d, before issue 26 ($mib MiB in $STEPS copies) | $p | $u | $(per "$u" "$p" $mib 1000) ms per MiB ($(wc -c <h0.bin) trace bytes)"
+rm -f h0.bin
 echo "h2d ($mib MiB in $STEPS copies) | $p | $c | $(per "$c" "$p" $mib 1000) ms per MiB ($(wc -c <h.bin) trace bytes)"
 CKPT_PROG_BATCH=$BATCH breakdown "$GPUREDUCE" capture --no-checkpoint -o h.bin -- ./prog $CUBIN $STEPS
 # checkpoints: LIVE bytes live, one due every 30 launches (~7 steps); the
 # capture's own figure ("checkpoints: N taken in S s") is the cost, first
 # with every due checkpoint taken (GPUREDUCE_CKPT_COST_RATIO=0), then with
 # the default adaptive interval
+[ "${COST_SKIP_CKPT:-0}" = 1 ] && exit 0
 STEPS=60
 for touch in 0 1; do
 	if [ $touch = 1 ]; then T="CKPT_PROG_TOUCH=1" what="all chunks changed"; else T="CKPT_PROG_X=0" what="unchanged"; fi
