@@ -1707,7 +1707,13 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain domain, CUpti_Ca
 	    !__atomic_load_n(&S.recording, __ATOMIC_RELAXED))
 		return;   /* after the fault or the end there is nothing to record */
 	t_busy = 1;
-	on_driver(cbid, data);
+	if (cap_prof_on) {
+		uint64_t t0 = cap_prof_now_ns();
+		on_driver(cbid, data);
+		cap_prof_add(CP_CALLBACK, t0, 0);
+	} else {
+		on_driver(cbid, data);
+	}
 	t_busy = 0;
 }
 

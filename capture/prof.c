@@ -20,6 +20,7 @@ static struct {
 } P[CP_NSLOTS];
 
 static const char *const slot_name[CP_NSLOTS] = {
+	[CP_CALLBACK] = "driver callbacks (enter+exit, all APIs)",
 	[CP_LAUNCH] = "launch callback",
 	[CP_PYFRAMES] = "  python frames",
 	[CP_ARGS] = "  parameter bytes",

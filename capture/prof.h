@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 enum cap_prof_slot {
+	CP_CALLBACK,    /* every driver-API callback (enter and exit), ours only */
 	CP_LAUNCH,      /* a launch callback, entry to return */
 	CP_PYFRAMES,    /* reading the Python frames of a launch */
 	CP_ARGS,        /* parameter bytes and launch attributes */
