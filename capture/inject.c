@@ -219,10 +219,17 @@ static CUstream eff_stream(CUstream s, int per_thread)
 	return (!s && per_thread) ? CU_STREAM_PER_THREAD : s;
 }
 
+/* 1 once any stream capture has begun (rec_graph): until then no stream
+ * can be capturing, and the launch path asks the driver nothing (a driver
+ * call from a callback costs its own CUPTI round trip on every launch). */
+static int g_captures;
+
 /* 1 when work issued to s is being captured into a graph (it does not run). */
 static int capturing(CUstream s)
 {
 	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+	if (!__atomic_load_n(&g_captures, __ATOMIC_ACQUIRE))
+		return 0;
 	return cuStreamIsCapturing(s, &st) == CUDA_SUCCESS &&
 		st == CU_STREAM_CAPTURE_STATUS_ACTIVE;
 }
@@ -1059,6 +1066,9 @@ static int on_copy_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 static void rec_graph(uint32_t type, CUstream stream, uint64_t graph, uint64_t exec)
 {
 	struct tr_rec r;
+
+	if (type == TR_GRAPH_BEGIN)
+		__atomic_store_n(&g_captures, 1, __ATOMIC_RELEASE);
 	if (!lock_rec())
 		return;
 	if (type == TR_GRAPH_BEGIN)
