@@ -127,6 +127,7 @@ int cmd_shrink(int argc, char **argv)
 	struct trace t, red;
 	const char *path = NULL, *out = "repro.cu";
 	char *bin = NULL, *yml = NULL, *out_owned = NULL, workdir[4096];
+	int rc_shrink;
 	int keep_work = 0, no_diag = 0, have_t = 0, have_red = 0, root_cause = 0;
 	int ret = EXIT_INTERNAL;
 
@@ -246,14 +247,17 @@ int cmd_shrink(int argc, char **argv)
 	/* the emitted program is what gets checked: built and run (repro-check.c) */
 	/* two at a time, as the pool starts workers: contexts are created one
 	 * after another on a real GPU */
-	struct repro_check rcheck = { &t, &rep, path, workdir, o.jobs < 2 ? o.jobs : 2, o.sig_code_only, 0 };
+	struct repro_check rcheck = { &t, &rep, path, workdir, o.jobs < 2 ? o.jobs : 2, o.sig_code_only, 0, NULL };
 	o.check_repro = repro_check_trace;
 	o.check_arg = &rcheck;
+	o.prebuild_repro = repro_prebuild;
 
 	/* ^C / SIGTERM: stop the workers and sanitizer runs, keep the best
 	 * state so far (interrupt.h) */
 	interrupt_install();
-	if (shrink_run(&t, &o, bin, &rep, &err) < 0) {
+	rc_shrink = shrink_run(&t, &o, bin, &rep, &err);
+	repro_prebuild_finish(&rcheck);   /* its thread is done before the work directory goes */
+	if (rc_shrink < 0) {
 		if (!o.quiet)
 			shrink_print_report(stderr, &rep);
 		if (interrupt_signal()) {
