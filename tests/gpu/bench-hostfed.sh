@@ -73,6 +73,7 @@ one() {
 	steps=$(loop_steps "$logf")
 	parse_capture "$logf"
 	echo "$r|$way|${steps:-?}|${s:-?}|$STEP_SECS|$STEP_RC|${CAP_LAUNCHES:--}|$(stat -c %s "$OUT/$way-$r.bin" 2>/dev/null || echo -)" >>"$TAB"
+	rm -f "$OUT/$way-$r.bin" "$OUT/$way-$r.bin.next"   # sized; not kept (hundreds of MB each)
 	if [ -z "$s" ] || [ "$STEP_RC" -ne 0 ]; then
 		OK=0
 		echo "$way round $r: no loop time (exit $STEP_RC)" >>"$NOTES"
@@ -87,7 +88,6 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	one blocking "$r"
 	one capture "$r"
 	one flight "$r"
-	rm -f "$OUT"/capture-"$r".bin.next "$OUT"/flight-"$r".bin.next
 done
 mb=$(med3 "${B[@]}") mc=$(med3 "${C[@]}") mf=$(med3 "${F[@]}")
 rc=$(ratio "$mc" "$mb") rf=$(ratio "$mf" "$mb")
