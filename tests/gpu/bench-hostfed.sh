@@ -23,7 +23,7 @@
 # 210 s at the defaults (BENCH_HOSTFED_DEADLINE, 300, caps it).
 # Env: BENCH_HOSTFED_SECONDS (8), BENCH_HOSTFED_ROUNDS (3),
 #      BENCH_HOSTFED_BUDGET (2G), BENCH_OUT ($BUILD/bench),
-#      BENCH_HOSTFED_DEADLINE (300).
+#      BENCH_HOSTFED_DEADLINE (300), PYTHON (the interpreter with torch).
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -34,6 +34,12 @@ SECS=${BENCH_HOSTFED_SECONDS:-8}
 ROUNDS=${BENCH_HOSTFED_ROUNDS:-3}
 BUDGET=${BENCH_HOSTFED_BUDGET:-2G}
 DIR=$GR_ROOT/tests/gpu
+# the python with torch: PYTHON, else python3 if it imports torch, else the
+# GPU machine's venv
+PY=${PYTHON:-python3}
+if [ -z "${PYTHON:-}" ] && ! python3 -c 'import torch' 2>/dev/null && [ -x /opt/torch/.venv/bin/python3 ]; then
+	PY=/opt/torch/.venv/bin/python3
+fi
 gr_deadline_set "${BENCH_HOSTFED_DEADLINE:-300}"
 T0=$(now)
 if [ ! -x "$GR" ]; then
@@ -63,11 +69,11 @@ one() {
 	[ "$S" -gt 0 ] && env_steps="HOSTFED_STEPS=$S"
 	case $way in
 	blocking) run_step "$DIR" "$logf" "$t" env CUDA_LAUNCH_BLOCKING=1 HOSTFED_SECONDS="$SECS" $env_steps \
-			python3 hostfed.py ;;
+			"$PY" hostfed.py ;;
 	capture) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 GPUREDUCE_CAPTURE_PROFILE=1 $env_steps \
-			"$GR" capture -o "$OUT/capture-$r.bin" -- python3 hostfed.py ;;
+			"$GR" capture -o "$OUT/capture-$r.bin" -- "$PY" hostfed.py ;;
 	flight) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 GPUREDUCE_CAPTURE_PROFILE=1 $env_steps \
-			"$GR" capture --flight-recorder="$BUDGET" -o "$OUT/flight-$r.bin" -- python3 hostfed.py ;;
+			"$GR" capture --flight-recorder="$BUDGET" -o "$OUT/flight-$r.bin" -- "$PY" hostfed.py ;;
 	esac
 	s=$(loop_secs "$logf")
 	steps=$(loop_steps "$logf")
