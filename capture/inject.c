@@ -24,7 +24,8 @@
  *
  * Records go through the trace writer (trace/trace.h) only, gathered in its
  * buffer (GPUREDUCE_FLUSH_MS) and flushed at the fault, so the file is
- * complete up to the last whole record when the program dies on its fault.  What is recorded where:
+ * complete up to the last whole record when the program dies on its fault.
+ * What is recorded where:
  *   init                      TR_PROCESS
  *   first context             TR_DEVICE
  *   module loaded             blob of the cubin + TR_MODULE
