@@ -606,6 +606,7 @@ static void seg_release(struct seg *g)
 static void adopt(struct trace_writer *w, struct seg *g, char **path, uint64_t id, uint64_t end_off)
 {
 	g->nw.zstd_level = w->zstd_level;   /* the window's level again */
+	g->nw.zstd_always = w->zstd_always;
 	tw_close(w);
 	*w = g->nw;
 	g->nw = (struct trace_writer)TRACE_WRITER_INIT;
@@ -974,6 +975,7 @@ static void job_finish(struct trace_writer *w)
 
 	pthread_join(J.th, NULL);
 	J.running = 0;
+	tw_flush(w);   /* the window is copied from the file */
 	t0 = mono_ns();
 	if (J.ret < 0)
 		goto fail;
@@ -1054,6 +1056,7 @@ void ckpt_maybe(struct trace_writer *w, uint64_t seq)
 	}
 	if (!K.on || K.graphs || w->failed || !due(w, seq))
 		return;
+	tw_flush(w);   /* a checkpoint reads the file (its carried records) */
 	K.attempts++;
 	t0 = mono_ns();
 	r = job_start(w, seq, &why);

@@ -18,10 +18,17 @@
  *                               such data at ~1 GB/s: 3.0 ms per MiB copied in,
  *                               against 0.7-1.3 at -1, on the build machine's
  *                               driver double, tests/bench/capture-cost.sh)
+ *   GPUREDUCE_FLUSH_MS          records are gathered in a 256 KiB buffer and
+ *                               written at least this often (default 100; 0:
+ *                               one write(2) each); flushed at once at a fault,
+ *                               at exit and before a checkpoint (flusher.c)
+ *   GPUREDUCE_CAPTURE_PROFILE   "1": where capture's time went, on stderr at
+ *                               exit (prof.c; make bench-cpu prints it)
  *
- * Records go through the trace writer (trace/trace.h) only; each is one
- * write(2), so the file is complete up to the last whole record when the
- * program dies on its fault.  What is recorded where:
+ * Records go through the trace writer (trace/trace.h) only, gathered in its
+ * buffer (GPUREDUCE_FLUSH_MS) and flushed at the fault, so the file is
+ * complete up to the last whole record when the program dies on its fault.
+ * What is recorded where:
  *   init                      TR_PROCESS
  *   first context             TR_DEVICE
  *   module loaded             blob of the cubin + TR_MODULE
@@ -65,6 +72,8 @@
 #include "../common/util.h"
 #include "../trace/trace.h"
 #include "capture.h"
+#include "flusher.h"
+#include "prof.h"
 
 #define CB(name) CUPTI_DRIVER_TRACE_CBID_##name
 
@@ -90,6 +99,7 @@ static pthread_mutex_t g_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static int g_off = 1;          /* atomic: 1 before init and in forked children */
 static __thread int t_busy;    /* inside our own callback on this thread */
 static __thread uint32_t t_tid;  /* this thread's id, asked once (a syscall per launch cost ~0.3 us) */
+static size_t g_wbuf;          /* trace writer buffer (0: one write(2) per record); flusher.c */
 
 static struct {                /* all under g_lock */
 	struct trace_writer w;
@@ -213,10 +223,17 @@ static CUstream eff_stream(CUstream s, int per_thread)
 	return (!s && per_thread) ? CU_STREAM_PER_THREAD : s;
 }
 
+/* 1 once any stream capture has begun (rec_graph): until then no stream
+ * can be capturing, and the launch path asks the driver nothing (a driver
+ * call from a callback costs its own CUPTI round trip on every launch). */
+static int g_captures;
+
 /* 1 when work issued to s is being captured into a graph (it does not run). */
 static int capturing(CUstream s)
 {
 	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+	if (!__atomic_load_n(&g_captures, __ATOMIC_ACQUIRE))
+		return 0;
 	return cuStreamIsCapturing(s, &st) == CUDA_SUCCESS &&
 		st == CU_STREAM_CAPTURE_STATUS_ACTIVE;
 }
@@ -566,22 +583,28 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	int captured;
 	struct tr_rec r;
 	long ev;
+	uint64_t t0 = CAP_PROF_T0(), t1;
 
 	if (get_launch(cbid, cb->functionParams, &l) < 0)
 		return;
 	/* Everything that may call into Python or the driver happens first,
 	 * outside the lock. */
 	py_state = cap_py_frames(frames, S.py_frames, &nframes, &pystore);
+	CAP_PROF(CP_PYFRAMES, t0, 0);
 	tm = cap_tm_read();   /* capture --tensors: the allocator's blocks (torchmem.c) */
 	captured = capturing(l.stream);
 	fi = fn_get_locked(l.f);   /* lock held from here */
 	if (!S.recording)
 		goto out;
 
-	if (!captured)
+	if (!captured) {
 		ckpt_maybe(&S.w, S.launches);   /* may start a new segment */
+		if (g_wbuf && !S.w.wcap)
+			tw_set_buffer(&S.w, g_wbuf);   /* a new segment's writer: buffered too */
+	}
 	cap_tm_write(&S.w, tm);   /* before the LAUNCH: the blocks live at this launch */
 	tm = NULL;
+	t1 = CAP_PROF_T0();
 	args = build_args(fi, &l, &argsize);
 	if (l.cfg && l.cfg->numAttrs && l.cfg->attrs) {
 		nattrs = l.cfg->numAttrs;
@@ -601,6 +624,7 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 			    *fi->name ? fi->name : "?", (unsigned long long)(uintptr_t)l.f,
 			    *fi->name ? "parameter layout" : "name");
 	}
+	CAP_PROF(CP_ARGS, t1, 0);
 
 	memset(&r, 0, sizeof(r));
 	r.type = TR_LAUNCH;
@@ -626,7 +650,9 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	r.u.launch.frames = frames;
 	if (!captured)
 		cap_mm_sync(&S.w, &S.h2d);   /* what the CPU wrote into managed/mapped memory */
+	t1 = CAP_PROF_T0();
 	ev = tw_record(&S.w, &r);
+	CAP_PROF(CP_RECORD, t1, 0);
 	S.last_seq = S.launches++;
 	ckpt_progress(S.launches, 0);
 	sb_reset(&S.last_name);
@@ -639,6 +665,7 @@ out:
 	free(args);
 	free(attrs);
 	sb_release(&pystore);
+	CAP_PROF(CP_LAUNCH, t0, 0);
 }
 
 /* ---- graph nodes as records, for graphapi.c (lock held, recording on) ---- */
@@ -746,8 +773,14 @@ static long emit_copy(uint32_t type, uint64_t dst, uint64_t src, uint64_t size,
 	struct tr_rec r;
 	uint64_t hash = 0;
 
-	if (type == TR_MEMCPY_H2D && tw_blob(&S.w, (const void *)(uintptr_t)src, size, &hash) < 0)
-		return -1;
+	if (type == TR_MEMCPY_H2D) {
+		uint64_t t0 = CAP_PROF_T0();
+		hash = tr_hash((const void *)(uintptr_t)src, size);
+		t0 = cap_prof_on ? cap_prof_add(CP_HASH, t0, size) : 0;
+		if (tw_blob_hashed(&S.w, (const void *)(uintptr_t)src, size, hash) < 0)
+			return -1;
+		CAP_PROF(CP_BLOB, t0, size);
+	}
 	memset(&r, 0, sizeof(r));
 	r.type = type;
 	r.u.copy.dst = dst;
@@ -779,6 +812,7 @@ static void rec_copy(const CUpti_CallbackData *cb, uint32_t type, uint64_t dst, 
 {
 	uint32_t flags = async ? TR_F_ASYNC : 0;
 	long ev;
+	uint64_t t0 = CAP_PROF_T0();
 
 	if (type == TR_MEMCPY_H2D && size) {
 		int ok = cap_host_readable((const void *)(uintptr_t)src, size);
@@ -800,6 +834,8 @@ static void rec_copy(const CUpti_CallbackData *cb, uint32_t type, uint64_t dst, 
 	ev = emit_copy(type, dst, src, size, stream, flags);
 	set_corr(cb, ev);
 	unlock();
+	if (type == TR_MEMCPY_H2D)
+		CAP_PROF(CP_COPY, t0, size);
 }
 
 /* cuMemcpy/cuMemcpyAsync and peers: direction from the pointers themselves. */
@@ -1040,6 +1076,9 @@ static int on_copy_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 static void rec_graph(uint32_t type, CUstream stream, uint64_t graph, uint64_t exec)
 {
 	struct tr_rec r;
+
+	if (type == TR_GRAPH_BEGIN)
+		__atomic_store_n(&g_captures, 1, __ATOMIC_RELEASE);
 	if (!lock_rec())
 		return;
 	if (type == TR_GRAPH_BEGIN)
@@ -1594,6 +1633,7 @@ static void on_result(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 					   "" : S.last_name.buf;
 		}
 		tw_record(&S.w, &r);
+		tw_flush(&S.w);   /* everything up to the fault is on disk now */
 		/* when, for `capture`'s "which rank faulted first" (cmd-capture.c) */
 		status_line("fault %d %llu", (int)S.pid, (unsigned long long)realtime_ns());
 		/* the context is dead: nothing after this replays */
@@ -1694,7 +1734,13 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain domain, CUpti_Ca
 	    !__atomic_load_n(&S.recording, __ATOMIC_RELAXED))
 		return;   /* after the fault or the end there is nothing to record */
 	t_busy = 1;
-	on_driver(cbid, data);
+	if (cap_prof_on) {
+		uint64_t t0 = cap_prof_now_ns();
+		on_driver(cbid, data);
+		cap_prof_add(CP_CALLBACK, t0, 0);
+	} else {
+		on_driver(cbid, data);
+	}
 	t_busy = 0;
 }
 
@@ -1717,11 +1763,45 @@ static void at_exit(int status, void *arg)
 		r.u.end.allocs = S.allocs;
 		r.u.end.bytes_h2d = S.h2d;
 		tw_record(&S.w, &r);
+		tw_flush(&S.w);
 		ckpt_progress(S.launches, 1);
 		S.ended = 1;
 		__atomic_store_n(&S.recording, 0, __ATOMIC_RELAXED);
 	}
 	unlock();
+	cap_prof_report();
+}
+
+/* flusher.c's timer: what the buffer holds goes to disk.  A child after
+ * fork has no such thread, and g_off keeps it from writing. */
+static void flush_tick(void)
+{
+	if (is_off())
+		return;
+	pthread_mutex_lock(&g_lock);
+	if (S.w.fd >= 0 && S.w.wlen)
+		tw_flush(&S.w);
+	unlock();
+}
+
+/* GPUREDUCE_FLUSH_MS (100; 0: one write(2) per record, as before 1.4);
+ * GPUREDUCE_CAPTURE_LEGACY=1: the writer as it was before issue 26 (one
+ * write(2) per record, zstd tried on every blob), for make bench-cpu's
+ * side-by-side rows */
+static void start_buffering(void)
+{
+	const char *s = getenv("GPUREDUCE_FLUSH_MS");
+	const char *legacy = getenv("GPUREDUCE_CAPTURE_LEGACY");
+	long ms = s && *s ? strtol(s, NULL, 10) : 100;
+
+	if (legacy && !strcmp(legacy, "1")) {
+		S.w.zstd_always = 1;
+		return;
+	}
+	if (ms <= 0 || cap_flusher_start((unsigned)(ms > 60000 ? 60000 : ms), flush_tick) < 0)
+		return;
+	g_wbuf = 256 << 10;
+	tw_set_buffer(&S.w, g_wbuf);
 }
 
 /* A forked child shares our file: it must not write into it (the lock may
@@ -1839,6 +1919,7 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
 	called = 1;
 	S.pid = getpid();
 	S.py_frames = 8;
+	cap_prof_init();
 	s = getenv("GPUREDUCE_PY_FRAMES");
 	if (s && *s) {
 		long v = strtol(s, NULL, 10);
@@ -1888,6 +1969,7 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
 	__atomic_store_n(&S.recording, 1, __ATOMIC_RELAXED);
 	pthread_atfork(NULL, NULL, after_fork_child);
 	on_exit(at_exit, NULL);
+	start_buffering();
 	__atomic_store_n(&g_off, 0, __ATOMIC_RELEASE);
 	if (enable_callbacks() < 0) {
 		pthread_mutex_lock(&g_lock);

@@ -168,6 +168,22 @@ static void run_full(struct oracle *o, const struct shrink_opts *opts, struct sh
 		oracle_recover(o);
 }
 
+/* Hand the state about to be verified to opts->prebuild_repro (written
+ * as WORKDIR/prebuild.bin), placed as the repro.cu check's first attempt
+ * will place it. */
+static void prebuild_repro(struct oracle *o, const struct shrink_opts *opts, const struct cand *best)
+{
+	struct strbuf path = STRBUF_INIT, err = STRBUF_INIT;
+
+	if (!opts->prebuild_repro || !opts->check_repro || !best->n)
+		return;
+	sb_addf(&path, "%s/prebuild.bin", opts->workdir);
+	if (cand_write(best, path.buf, &err) == 0)
+		opts->prebuild_repro(opts->check_arg, path.buf, oracle_guard(o));
+	sb_release(&path);
+	sb_release(&err);
+}
+
 int shrink_run(const struct trace *orig, const struct shrink_opts *opts, const char *out_bin,
 	       struct shrink_report *rep, struct strbuf *err)
 {
@@ -239,7 +255,9 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *opts, const c
 	if (oracle_failed(o))
 		goto out;
 
-	/* final confirmation; back off to the base state (slice or launches) */
+	/* final confirmation; back off to the base state (slice or launches);
+	 * repro.cu of the state it confirms is built meanwhile */
+	prebuild_repro(o, opts, &best);
 	rc = final_verify(o, &ss, &best, out_bin);
 	if (rc == 1)
 		ret = final_keep_interrupted(o, &best, out_bin);

@@ -70,6 +70,10 @@ struct shrink_opts {
 	int (*check_repro)(void *arg, const char *bin, int guard, int runs, int *faults,
 			   struct strbuf *why);
 	void *check_arg;
+	/* Start building the repro.cu of the trace file `bin` (placement
+	 * `guard`) while the final confirmation runs, for check_repro to use
+	 * if it emits the same program (NULL: not done). */
+	void (*prebuild_repro)(void *arg, const char *bin, int guard);
 };
 
 /*

@@ -46,6 +46,7 @@
 #include "../trace/trace.h"
 #include "capture-ckpt.h"
 #include "capture-ranks.h"
+#include "capture-flight.h"
 #include "cmds.h"
 #include "safe-out.h"
 
@@ -55,7 +56,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: gpureduce capture [-o trace.bin] [--allow-no-capture] [--checkpoint-every=SPEC]\n"
-		"                         [--max-trace-bytes=B] [--no-checkpoint] [--tensors] [--force] [--] CMD [ARGS...]\n\n"
+		"                         [--max-trace-bytes=B] [--no-checkpoint] [--flight-recorder[=BUDGET]]\n"
+		"                         [--tensors] [--force] [--] CMD [ARGS...]\n\n"
 		"Run CMD under the CUPTI capture library and record every allocation, copy,\n"
 		"memset and kernel launch (with its exact parameters) up to the first GPU\n"
 		"fault into a trace.  CMD runs with CUDA_LAUNCH_BLOCKING=1 so the faulting\n"
@@ -80,6 +82,10 @@ static void usage(FILE *f)
 		"                       window reaches max(256 MiB, 50%% of the last one)\n"
 		"  --max-trace-bytes=B  also checkpoint whenever the trace reaches B bytes\n"
 		"  --no-checkpoint      keep every record (the trace grows with the run)\n"
+		"  --flight-recorder[=BUDGET]\n"
+		"                       always-on capture for long jobs: checkpoints keep the\n"
+		"                       trace and the one being written within BUDGET bytes\n"
+		"                       of disk (default 8G; docs/CAPTURE-COST.md)\n"
 		"  --tensors            also record the blocks of PyTorch's caching allocator (one per\n"
 		"                       tensor) inside each segment, read at every launch, for\n"
 		"                       `shrink --root-cause` (slower: off by default)\n\n"
@@ -351,6 +357,8 @@ int cmd_capture(int argc, char **argv)
 	struct strbuf e_ckpt[6] = { STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT,
 				    STRBUF_INIT };
 	struct ckpt_opts ck = { 0, 0, 0, 0, 0, 0 };
+	struct ckpt_opts flight = { 0, 0, 0, 0, 0, 0 };
+	int flight_on = 0, ck_given = 0;
 	const char *tmpdir = getenv("TMPDIR");
 	const char *env[16];
 	const char *inj;
@@ -380,14 +388,22 @@ int cmd_capture(int argc, char **argv)
 		} else if (opts_str(&op, "--checkpoint-every", &val)) {
 			uint64_t keep = ck.max_bytes;
 			every_given = 1;
+			ck_given = 1;
 			if (!op.failed && ckpt_parse_every(val, &ck, &perr) < 0)
 				opts_fail(&op, "%s", perr.buf);
 			ck.max_bytes = keep;
 		} else if (opts_str(&op, "--max-trace-bytes", &val)) {
+			ck_given = 1;
 			if (!op.failed && ckpt_parse_bytes("--max-trace-bytes", val, &ck.max_bytes, &perr) < 0)
 				opts_fail(&op, "%s", perr.buf);
 		} else if (opts_flag(&op, "--no-checkpoint")) {
 			ck.off = 1;
+			ck_given = 1;
+		} else if (!strncmp(a, "--flight-recorder=", 18) ? opts_str(&op, "--flight-recorder", &val)
+			   : opts_flag(&op, "--flight-recorder") && ((val = NULL), 1)) {
+			if (!op.failed && flight_policy(val, &flight, &perr) < 0)
+				opts_fail(&op, "%s", perr.buf);
+			flight_on = 1;
 		} else if (opts_flag(&op, "--tensors")) {
 			tensors = 1;
 		} else if (opts_flag(&op, "--force")) {
@@ -401,6 +417,11 @@ int cmd_capture(int argc, char **argv)
 	if (!op.failed && ck.off && (every_given || ck.max_bytes))
 		opts_fail(&op, "--no-checkpoint keeps every record: it cannot go with --%s",
 			  every_given ? "checkpoint-every" : "max-trace-bytes");
+	if (!op.failed && flight_on && ck_given)
+		opts_fail(&op, "--flight-recorder chooses the checkpoints itself: not with --checkpoint-every, "
+			  "--max-trace-bytes or --no-checkpoint");
+	if (flight_on)
+		ck = flight;
 	if (op.failed) {
 		cmd_error("capture", "%s; see 'gpureduce capture --help'", err.buf);
 		ret = EXIT_USAGE;

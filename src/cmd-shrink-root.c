@@ -180,9 +180,10 @@ int shrink_root_cause(const struct trace *t, const char *path, const struct shri
 	}
 	o.workdir = tmp.buf;
 	o.guard = GUARD_END;
-	struct repro_check rcheck = { &bt, &rep, path, tmp.buf, o.jobs < 2 ? o.jobs : 2, 0, 0 };
+	struct repro_check rcheck = { &bt, &rep, path, tmp.buf, o.jobs < 2 ? o.jobs : 2, 0, 0, NULL };
 	o.check_repro = base->check_repro ? repro_check_trace : NULL;
 	o.check_arg = &rcheck;
+	o.prebuild_repro = NULL;   /* the root-cause shrink checks its own way */
 	if (shrink_run(&bt, &o, bin, &rep, err) < 0) {
 		ret = rep.infra_failed ? EXIT_ENV : EXIT_FAULT;
 		goto out;

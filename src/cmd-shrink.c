@@ -151,6 +151,7 @@ int cmd_shrink(int argc, char **argv)
 	struct strbuf s_cu = STRBUF_INIT, s_bin = STRBUF_INIT, s_yml = STRBUF_INIT;   /* staged */
 	struct strbuf d_cu = STRBUF_INIT, d_why = STRBUF_INIT;   /* where they go (shrink-out.h) */
 	char *d_bin = NULL, *d_yml = NULL;
+	int rc_shrink;
 	int ret = EXIT_INTERNAL;
 
 	memset(&o, 0, sizeof(o));
@@ -299,14 +300,17 @@ int cmd_shrink(int argc, char **argv)
 	/* the emitted program is what gets checked: built and run (repro-check.c) */
 	/* two at a time, as the pool starts workers: contexts are created one
 	 * after another on a real GPU */
-	struct repro_check rcheck = { &t, &rep, path, workdir, o.jobs < 2 ? o.jobs : 2, o.sig_code_only, 0 };
+	struct repro_check rcheck = { &t, &rep, path, workdir, o.jobs < 2 ? o.jobs : 2, o.sig_code_only, 0, NULL };
 	o.check_repro = repro_check_trace;
 	o.check_arg = &rcheck;
+	o.prebuild_repro = repro_prebuild;
 
 	/* ^C / SIGTERM: stop the workers and sanitizer runs, keep the best
 	 * state so far (interrupt.h) */
 	interrupt_install();
-	if (shrink_run(&t, &o, s_bin.buf, &rep, &err) < 0) {
+	rc_shrink = shrink_run(&t, &o, s_bin.buf, &rep, &err);
+	repro_prebuild_finish(&rcheck);   /* its thread is done before the work directory goes */
+	if (rc_shrink < 0) {
 		if (!o.quiet)
 			shrink_print_report(stderr, &rep);
 		if (interrupt_signal()) {

@@ -53,6 +53,7 @@ int repro_check_trace(void *arg, const char *bin, int guard, int runs, int *faul
 	struct strbuf src = STRBUF_INIT, cu = STRBUF_INIT, exe = STRBUF_INIT, err = STRBUF_INIT;
 	struct repro_run *r = NULL;
 	char *kernel = NULL;
+	const char *built = NULL;
 	int have_t = 0, ret = -1, setup = 0, clean = 0, other = 0;
 
 	*faults = 0;
@@ -77,7 +78,10 @@ int repro_check_trace(void *arg, const char *bin, int guard, int runs, int *faul
 		sb_addf(why, "%s", err.buf);
 		goto out;
 	}
-	if (repro_build(cu.buf, exe.buf, &err) < 0) {
+	if (repro_prebuilt(rc, src.buf, &built)) {
+		sb_reset(&exe);
+		sb_adds(&exe, built);   /* compiled while verify ran (repro-prebuild.c) */
+	} else if (repro_build(cu.buf, exe.buf, &err) < 0) {
 		sb_addf(why, "the emitted repro.cu does not build: %s", err.buf);
 		goto out;
 	}

@@ -54,8 +54,17 @@ struct repro_check {
 	int parallel;                    /* runs at a time */
 	int code_only;                   /* --signature=code: any kernel */
 	int serial;
+	struct repro_pre *pre;           /* repro-prebuild.c: built during verify */
 };
 int repro_check_trace(void *arg, const char *bin, int guard, int runs, int *faults, struct strbuf *why);
+/* repro-prebuild.c: emit the trace file bin's repro.cu and compile it on a
+ * thread (shrink_opts.prebuild_repro); repro_prebuilt: 1 with *exe when src
+ * is that program (header aside) and it built, after waiting for it;
+ * repro_prebuild_finish: wait for the thread and free (before the work
+ * directory goes). */
+void repro_prebuild(void *arg, const char *bin, int guard);
+int repro_prebuilt(struct repro_check *rc, const char *src, const char **exe);
+void repro_prebuild_finish(struct repro_check *rc);
 /* The file beside repro.cu: "DIR/repro.cu" + ".bin" -> "DIR/repro.bin"
  * (a name without .cu gets ext appended).  Caller frees. */
 char *repro_sibling(const char *cu, const char *ext);

@@ -35,11 +35,16 @@ demo: $(GPU_DEPS)
 bench: $(GPU_DEPS)
 	@BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/bench.sh
 	@[ "$(BENCH_SKIP_GPUS)" = 1 ] || BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/bench-gpus.sh
+	@[ "$(BENCH_SKIP_HOSTFED)" = 1 ] || BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/bench-hostfed.sh
 	@[ "$(BENCH_SKIP_TRACE)" = 1 ] || BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/bench-trace.sh
 
 # shrink on every GPU beside one GPU alone (issue 25; passes on one GPU)
 bench-gpus: $(GPU_DEPS)
 	@BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/bench-gpus.sh
+
+# capture on a host-fed training loop: blocking vs capture vs --flight-recorder (issue 26)
+bench-hostfed: $(GPU_DEPS)
+	@BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/bench-hostfed.sh
 
 # bounded capture alone (issue 13): trace bytes 1x vs 4x, capture overhead
 bench-trace: $(GPU_DEPS)

@@ -418,15 +418,32 @@ struct trace_writer {
 	void *zctx;
 	void *zbuf;
 	size_t zcap;
+	/* capture only (tw_set_buffer): records gathered here and written in
+	 * one write(2) when full or at tw_flush; wcap 0: every record is its
+	 * own write(2), as before */
+	char *wbuf;
+	size_t wlen, wcap;
+	int zstd_always;         /* 1: try zstd on every blob, no sample first */
 };
-#define TRACE_WRITER_INIT { -1, NULL, 0, 0, 0, 0, 3, NULL, 0, 0, 0, NULL, NULL, 0 }
+#define TRACE_WRITER_INIT { -1, NULL, 0, 0, 0, 0, 3, NULL, 0, 0, 0, NULL, NULL, 0, NULL, 0, 0, 0 }
 
 /* Create/truncate path and write the header.  0 or -1 with err. */
 int tw_open(struct trace_writer *w, const char *path, struct strbuf *err);
 /* Write the header into an already-open fd (capture uses this). */
 int tw_open_fd(struct trace_writer *w, int fd, const char *name, struct strbuf *err);
-/* Close; 0 or -1 if any write failed. Accepts a never-opened writer. */
+/* Close (flushing first); 0 or -1 if any write failed. Accepts a
+ * never-opened writer. */
 int tw_close(struct trace_writer *w);
+/*
+ * Gather records in a buffer of cap bytes (0: flush and stop) instead of
+ * one write(2) each: w->offset and event numbers stay exact, but the file
+ * lags by up to cap bytes until tw_flush.  The capture library uses it on
+ * its hot path and flushes at a fault, at exit, before a checkpoint reads
+ * the file, and from a timer (capture/flusher.c).  Returns 0 or -1.
+ */
+int tw_set_buffer(struct trace_writer *w, size_t cap);
+/* Write what the buffer holds.  0 or -1 (w->failed set). */
+int tw_flush(struct trace_writer *w);
 
 /*
  * Encode and write one record (any type but TR_BLOB, which goes through

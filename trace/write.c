@@ -5,7 +5,9 @@
  * print, exit or take locks of its own: the caller serialises calls) and by
  * replay/the reducer when they write snapshots and reduced traces.  Each
  * record goes to disk with one write(2), so the file is complete up to the
- * last whole record whenever the process dies.
+ * last whole record whenever the process dies; a writer given a buffer
+ * (tw_set_buffer: capture's hot path) gathers records and writes them
+ * together, and its owner decides when they must be on disk (tw_flush).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -95,7 +97,7 @@ int tw_open(struct trace_writer *w, const char *path, struct strbuf *err)
 
 int tw_close(struct trace_writer *w)
 {
-	int ret = w->failed ? -1 : 0;
+	int ret = tw_flush(w) < 0 || w->failed ? -1 : 0;
 	if (w->fd >= 0 && close(w->fd) < 0)
 		ret = -1;
 	w->fd = -1;
@@ -109,6 +111,40 @@ int tw_close(struct trace_writer *w)
 	free(w->zbuf);
 	w->zbuf = NULL;
 	w->zcap = 0;
+	free(w->wbuf);
+	w->wbuf = NULL;
+	w->wlen = w->wcap = 0;
+	return ret;
+}
+
+/* ---- buffered records ---- */
+
+int tw_flush(struct trace_writer *w)
+{
+	size_t n = w->wlen;
+
+	if (!n)
+		return 0;
+	w->wlen = 0;
+	if (w->failed || w->fd < 0)
+		return -1;
+	if (write_all(w->fd, w->wbuf, n) < 0) {
+		w->failed = 1;
+		return -1;
+	}
+	return 0;
+}
+
+int tw_set_buffer(struct trace_writer *w, size_t cap)
+{
+	int ret = tw_flush(w);
+	char *nb = NULL;
+
+	if (cap && !(nb = malloc(cap)))
+		cap = 0;   /* no memory: unbuffered, as before */
+	free(w->wbuf);
+	w->wbuf = nb;
+	w->wcap = cap;
 	return ret;
 }
 
@@ -174,7 +210,7 @@ int tw_has_blob(const struct trace_writer *w, uint64_t hash)
 
 int tw_append_raw(struct trace_writer *w, const void *data, size_t len, uint64_t nrec)
 {
-	if (w->failed || w->fd < 0)
+	if (tw_flush(w) < 0 || w->failed || w->fd < 0)
 		return -1;
 	if (len && write_all(w->fd, data, len) < 0) {
 		w->failed = 1;
@@ -187,11 +223,34 @@ int tw_append_raw(struct trace_writer *w, const void *data, size_t len, uint64_t
 
 /* ---- framing ---- */
 
+/* One framed record into w's buffer (which has room); the header's fields
+ * are those write_framed puts, little-endian like sb_put_*. */
+static void buffer_framed(struct trace_writer *w, uint32_t type, uint32_t sum, const void *pay1,
+			  size_t n1, const void *pay2, size_t n2)
+{
+	uint8_t *h = (uint8_t *)w->wbuf + w->wlen;
+	uint64_t len = (uint64_t)(n1 + n2);
+
+	for (int i = 0; i < 4; i++) {
+		h[i] = (uint8_t)(type >> (8 * i));
+		h[4 + i] = (uint8_t)(sum >> (8 * i));
+	}
+	for (int i = 0; i < 8; i++)
+		h[8 + i] = (uint8_t)(len >> (8 * i));
+	w->wlen += TRACE_RECORD_HEADER_SIZE;
+	memcpy(w->wbuf + w->wlen, pay1, n1);
+	w->wlen += n1;
+	if (n2)
+		memcpy(w->wbuf + w->wlen, pay2, n2);
+	w->wlen += n2;
+}
+
 static long write_framed(struct trace_writer *w, uint32_t type, const void *pay1, size_t n1,
 			 const void *pay2, size_t n2)
 {
 	struct strbuf sb = STRBUF_INIT;
 	XXH32_state_t st;
+	size_t total = TRACE_RECORD_HEADER_SIZE + n1 + n2;
 	long ev;
 
 	if (w->failed || w->fd < 0)
@@ -200,7 +259,16 @@ static long write_framed(struct trace_writer *w, uint32_t type, const void *pay1
 	XXH32_update(&st, pay1, n1);
 	if (n2)
 		XXH32_update(&st, pay2, n2);
-	sb_grow(&sb, TRACE_RECORD_HEADER_SIZE + n1 + n2);
+	if (w->wcap) {
+		if (w->wlen + total > w->wcap && tw_flush(w) < 0)
+			return -1;
+		if (total <= w->wcap) {
+			buffer_framed(w, type, XXH32_digest(&st), pay1, n1, pay2, n2);
+			w->offset += total;
+			return (long)w->nrec++;
+		}
+	}
+	sb_grow(&sb, total);
 	sb_put_u32(&sb, type);
 	sb_put_u32(&sb, XXH32_digest(&st));
 	sb_put_u64(&sb, (uint64_t)(n1 + n2));
@@ -447,6 +515,26 @@ static void *zbuf_get(struct trace_writer *w, size_t n)
 	return p;
 }
 
+/*
+ * Whether a large blob is worth compressing: zstd's fast levels leave most
+ * float data (weights, normalised batches) as it is, after spending ~1-2 ms
+ * per MiB finding that out on the capturing program's thread.  A 64 KiB
+ * sample from the middle is tried first; under 3 % saved there, the blob is
+ * stored raw (issue 26).  Small blobs are simply tried.
+ */
+enum { PROBE_MIN = 1 << 20, PROBE_LEN = 64 << 10 };
+
+static int worth_compressing(struct trace_writer *w, const void *data, size_t len, void *z)
+{
+	size_t zn;
+
+	if (len < PROBE_MIN || w->zstd_always)
+		return 1;
+	zn = ZSTD_compressCCtx(w->zctx, z, ZSTD_compressBound(PROBE_LEN),
+			       (const char *)data + (len / 2 - PROBE_LEN / 2), PROBE_LEN, w->zstd_level);
+	return !ZSTD_isError(zn) && zn < PROBE_LEN - PROBE_LEN / 32;
+}
+
 int tw_blob_hashed(struct trace_writer *w, const void *data, size_t len, uint64_t h)
 {
 	w->bytes_raw += len;
@@ -457,7 +545,7 @@ int tw_blob_hashed(struct trace_writer *w, const void *data, size_t len, uint64_
 		void *z = zbuf_get(w, cap);
 		if (z && !w->zctx)
 			w->zctx = ZSTD_createCCtx();
-		if (z && w->zctx) {
+		if (z && w->zctx && worth_compressing(w, data, len, z)) {
 			size_t zn = ZSTD_compressCCtx(w->zctx, z, cap, data, len, w->zstd_level);
 			if (!ZSTD_isError(zn) && zn < len)
 				return write_blob_stored(w, h, len, TR_CODEC_ZSTD, z, zn);

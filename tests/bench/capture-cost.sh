@@ -9,8 +9,12 @@
 #   checkpoint   a large live allocation, checkpoints   -> ms per checkpoint
 #                (unchanged memory, and memory changed every step)
 # Only the device read-back is GPU-specific; the rest is capture's CPU work.
+# After the launch and h2d lines, "breakdown:" lines split capture's time
+# inside the library (GPUREDUCE_CAPTURE_PROFILE=1, capture/prof.c); what
+# they do not cover is CUPTI's own dispatch and the exit callbacks.
 # Usage (after make): sh tests/bench/capture-cost.sh  [BUILD=build]
-# Env: COST_LIVE_MIB (256), COST_BATCH_MIB (3), COST_REPS (3: median of).
+# Env: COST_LIVE_MIB (256), COST_BATCH_MIB (3), COST_REPS (3: median of),
+# COST_SKIP_CKPT=1 (launches and h2d only).
 set -u
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$(pwd)/$BUILD ;; esac
@@ -42,6 +46,12 @@ loop_s() {
 		"$@" 2>&1 | sed -n 's/^ckpt-prog: loop \([0-9.]*\) s$/\1/p'
 	done | sort -n | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : "?") }'
 }
+# breakdown CMD...: one more run with GPUREDUCE_CAPTURE_PROFILE=1, its
+# "capture profile" lines (capture/prof.c: where each launch's and each
+# copied MiB's time goes inside the capture library)
+breakdown() {
+	GPUREDUCE_CAPTURE_PROFILE=1 "$@" 2>&1 | sed -n 's/^gpureduce: capture profile: /  breakdown: /p'
+}
 per() { awk -v a="$1" -v b="$2" -v n="$3" -v k="$4" 'BEGIN { printf "%.3f", (a - b) * k / n }'; }
 
 echo "workload | plain s | capture s | capture cost"
@@ -49,17 +59,27 @@ echo "workload | plain s | capture s | capture cost"
 STEPS=2000 K=20
 p=$(CKPT_PROG_PLAIN=1 CKPT_PROG_LAUNCHES=$K loop_s ./prog $CUBIN $STEPS)
 c=$(CKPT_PROG_LAUNCHES=$K loop_s "$GPUREDUCE" capture --no-checkpoint -o l.bin -- ./prog $CUBIN $STEPS)
+# before issue 26 (GPUREDUCE_CAPTURE_LEGACY=1: one write(2) per record, zstd
+# tried on every blob), side by side in the same run
+u=$(GPUREDUCE_CAPTURE_LEGACY=1 CKPT_PROG_LAUNCHES=$K loop_s "$GPUREDUCE" capture --no-checkpoint -o l.bin -- ./prog $CUBIN $STEPS)
+echo "launches, before issue 26 ($((STEPS * (K + 2))) launches) | $p | $u | $(per "$u" "$p" $((STEPS * (K + 2))) 1000000) us per launch"
 echo "launches ($((STEPS * (K + 2))) launches) | $p | $c | $(per "$c" "$p" $((STEPS * (K + 2))) 1000000) us per launch"
+CKPT_PROG_LAUNCHES=$K breakdown "$GPUREDUCE" capture --no-checkpoint -o l.bin -- ./prog $CUBIN $STEPS
 # h2d: 200 steps x BATCH bytes
 STEPS=200
 p=$(CKPT_PROG_PLAIN=1 CKPT_PROG_BATCH=$BATCH loop_s ./prog $CUBIN $STEPS)
 c=$(CKPT_PROG_BATCH=$BATCH loop_s "$GPUREDUCE" capture --no-checkpoint -o h.bin -- ./prog $CUBIN $STEPS)
 mib=$((STEPS * BATCH >> 20))
+u=$(GPUREDUCE_CAPTURE_LEGACY=1 CKPT_PROG_BATCH=$BATCH loop_s "$GPUREDUCE" capture --no-checkpoint -o h0.bin -- ./prog $CUBIN $STEPS)
+echo "h2d, before issue 26 ($mib MiB in $STEPS copies) | $p | $u | $(per "$u" "$p" $mib 1000) ms per MiB ($(wc -c <h0.bin) trace bytes)"
+rm -f h0.bin
 echo "h2d ($mib MiB in $STEPS copies) | $p | $c | $(per "$c" "$p" $mib 1000) ms per MiB ($(wc -c <h.bin) trace bytes)"
+CKPT_PROG_BATCH=$BATCH breakdown "$GPUREDUCE" capture --no-checkpoint -o h.bin -- ./prog $CUBIN $STEPS
 # checkpoints: LIVE bytes live, one due every 30 launches (~7 steps); the
 # capture's own figure ("checkpoints: N taken in S s") is the cost, first
 # with every due checkpoint taken (GPUREDUCE_CKPT_COST_RATIO=0), then with
 # the default adaptive interval
+[ "${COST_SKIP_CKPT:-0}" = 1 ] && exit 0
 STEPS=60
 for touch in 0 1; do
 	if [ $touch = 1 ]; then T="CKPT_PROG_TOUCH=1" what="all chunks changed"; else T="CKPT_PROG_X=0" what="unchanged"; fi

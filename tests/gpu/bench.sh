@@ -19,6 +19,10 @@
 #    and the speed-up.  A baseline
 #    that runs out of its time share is reported as a lower bound (">40").
 #
+# 3. Shrink phases: each phase's seconds and share (repro.yaml) of the
+#    shrinks above and of every shrink gpu-test left in GPU_TEST_OUT, with
+#    their median and max (issue 26: median < 5 s, none > 10 s).
+#
 # The goals are reported, not asserted: a bench passes when it ran and
 # produced numbers.  Ends with "N passed, N failed" (one bench for the
 # overhead, one per sample for shrink speed); exit 0 iff none failed.
@@ -81,6 +85,25 @@ gpu_bytes() {
 		if (u == "KiB") m = 1024; else if (u == "MiB") m = 1048576; else if (u == "GiB") m = 1073741824
 		else if (u == "KB") m = 1e3; else if (u == "MB") m = 1e6; else if (u == "GB") m = 1e9
 		printf "%.0f\n", v * m }'
+}
+
+# phase_shares NAME REPRO.YAML: one line, each phase's seconds and share of
+# the shrink's total (repro.yaml's phases:, seconds:), what no phase
+# accounts for (start-up, writing, the diagnosis) as "other", and the
+# compute-sanitizer seconds (issue 26: where a one-launch shrink's time goes)
+phase_shares() {
+	awk -v n="$1" '
+		/^seconds:/ { total = $2 }
+		/^sanitizer_seconds:/ { san = $2 }
+		/^- name:/ { name = $3; next }
+		/^  seconds:/ && name != "" { ph[++k] = name; sec[k] = $2; sum += $2; name = "" }
+		END {
+			if (!total) exit
+			line = n ": " total " s:"
+			for (i = 1; i <= k; i++) line = line sprintf(" %s %.2f (%.0f%%)", ph[i], sec[i], 100 * sec[i] / total)
+			line = line sprintf(" other %.2f (%.0f%%); sanitizer %.2f s", total - sum, 100 * (total - sum) / total, san)
+			print line
+		}' "$2"
 }
 
 mib() { awk -v b="$1" 'BEGIN { if (b == "") print "n/a"; else printf "%.1f MiB\n", b / 1048576 }'; }
@@ -244,6 +267,7 @@ for dir in "${DIRS[@]}"; do
 			d_1=$(yaml_key one_launch_seconds "$w/default/repro.yaml")
 			d_c=${d_c:-${SHR_CANDS:-?}}
 			d_a=${SHR_AFTER:-?}
+			phase_shares "$n" "$w/default/repro.yaml" >>"$OUT/phases.txt"
 		else
 			d_s="FAIL(exit $drc)"
 			row_ok=0
@@ -312,6 +336,22 @@ if [ -f "$OUT/overhead.table" ]; then
 fi
 echo "shrink speed:"
 print_table "$STAB" | tee "$OUT/summary.txt"
+if [ -s "$OUT/phases.txt" ]; then
+	echo "shrink phases (default strategy; seconds and share of the shrink):"
+	sed 's/^/  /' "$OUT/phases.txt"
+fi
+# every sample gpu-test shrank (its repro.yaml), when its output is here
+: >"$OUT/phases-gpu-test.txt"
+for y in "$GT"/*/shrink/repro.yaml; do
+	[ -s "$y" ] && phase_shares "$(basename "$(dirname "$(dirname "$y")")")" "$y" >>"$OUT/phases-gpu-test.txt"
+done
+if [ -s "$OUT/phases-gpu-test.txt" ]; then
+	echo "shrink phases of gpu-test's shrinks ($GT):"
+	sed 's/^/  /' "$OUT/phases-gpu-test.txt"
+	awk '{ print $2 }' "$OUT/phases-gpu-test.txt" | sort -g | awk '{ v[NR] = $1 } END {
+		if (NR) printf "  median shrink %.2f s, max %.2f s over %d samples (goal: median < 5 s, none > 10 s)\n",
+			(NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2), v[NR], NR }'
+fi
 if [ -s "$NOTES" ]; then
 	echo
 	echo "Problems:"

@@ -264,6 +264,10 @@ static int hostmem(void)
 		API(cuMemcpyDtoD_v2, &q, CUDA_SUCCESS);                /* its source changed: chunk 0 first */
 	}
 	man[MSIZE - 1] = 7;
+	{ /* a stream captures only after a BeginCapture (capture skips asking before one) */
+		cuStreamBeginCapture_v2_params qc = { cap, CU_STREAM_CAPTURE_MODE_GLOBAL };
+		API(cuStreamBeginCapture_v2, &qc, CUDA_SUCCESS);
+	}
 	launch_fill(m, 4, cap, CUDA_SUCCESS);                         /* captured: does not run, no sync */
 	mapped[99] = 0x22;
 	{

@@ -1,0 +1,72 @@
+/*
+ * prof.c - capture's own cost, split by where it goes (see prof.h).  The
+ * numbers are what tests/bench/capture-cost.sh (make bench-cpu) and
+ * tests/gpu/bench.sh print as "per launch" and "per MiB" breakdowns, so a
+ * change to the hot path can be judged by the part it was meant to cut.
+ * Counters are relaxed atomics: hooks run on any thread, some outside
+ * inject.c's lock.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "prof.h"
+
+int cap_prof_on;
+
+static struct {
+	uint64_t ns, n, bytes;
+} P[CP_NSLOTS];
+
+static const char *const slot_name[CP_NSLOTS] = {
+	[CP_CALLBACK] = "driver callbacks (enter+exit, all APIs)",
+	[CP_LAUNCH] = "launch callback",
+	[CP_PYFRAMES] = "  python frames",
+	[CP_ARGS] = "  parameter bytes",
+	[CP_RECORD] = "  record write",
+	[CP_COPY] = "h2d copy callback",
+	[CP_HASH] = "  hash",
+	[CP_BLOB] = "  compress+write",
+};
+
+void cap_prof_init(void)
+{
+	const char *v = getenv("GPUREDUCE_CAPTURE_PROFILE");
+	cap_prof_on = v && *v && strcmp(v, "0") != 0;
+}
+
+uint64_t cap_prof_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t cap_prof_add(enum cap_prof_slot slot, uint64_t t0, uint64_t bytes)
+{
+	uint64_t now = cap_prof_now_ns();
+	__atomic_fetch_add(&P[slot].ns, now - t0, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&P[slot].n, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&P[slot].bytes, bytes, __ATOMIC_RELAXED);
+	return now;
+}
+
+/* "gpureduce: capture profile: SLOT N calls S s: X us each[, Y ms per MiB]" */
+void cap_prof_report(void)
+{
+	if (!cap_prof_on)
+		return;
+	for (int i = 0; i < CP_NSLOTS; i++) {
+		uint64_t ns = __atomic_load_n(&P[i].ns, __ATOMIC_RELAXED);
+		uint64_t n = __atomic_load_n(&P[i].n, __ATOMIC_RELAXED);
+		uint64_t b = __atomic_load_n(&P[i].bytes, __ATOMIC_RELAXED);
+		char mib[64] = "";
+		if (!n)
+			continue;
+		if (b)
+			snprintf(mib, sizeof(mib), ", %.3f ms per MiB", ns / 1e6 / ((double)b / (1 << 20)));
+		fprintf(stderr, "gpureduce: capture profile: %s: %llu calls, %.3f s: %.3f us each%s\n",
+			slot_name[i], (unsigned long long)n, ns / 1e9, ns / 1e3 / n, mib);
+	}
+}

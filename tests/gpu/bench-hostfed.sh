@@ -1,0 +1,118 @@
+#!/bin/bash
+# bench-hostfed.sh - `make bench-hostfed` (and part of `make bench`) on a GPU
+# machine: capture's cost on the loop users would leave it on for (issue
+# 26).  Workload tests/gpu/hostfed.py: torchvision ResNet-18 on 64x64
+# images, a fresh host batch copied in with .cuda() every step (~200
+# launches a step).  Three ways, interleaved, BENCH_HOSTFED_ROUNDS (3)
+# rounds:
+#   blocking   CUDA_LAUNCH_BLOCKING=1 python3 hostfed.py
+#   capture    gpureduce capture -o T.bin -- python3 hostfed.py
+#   flight     gpureduce capture --flight-recorder=BENCH_HOSTFED_BUDGET (2G)
+# Round 1's blocking run trains BENCH_HOSTFED_SECONDS (8) and fixes the
+# step count S; every other run trains S steps.  Compared: the training
+# loop's own seconds (hostfed.py prints them; torch's start-up and the
+# warm-up steps are left out), medians and ratios against blocking (goal
+# <= 1.05x).  Capture runs set GPUREDUCE_CAPTURE_PROFILE=1 (its clock
+# reads, ~0.1 us a launch, are in the figure) and the breakdown of the
+# last capture round is printed: per launch (callback, Python frames,
+# parameter bytes, record write) and per MiB copied in (hash,
+# compress+write).  Goals are reported, not asserted; ends with
+# "N passed, N failed" (one bench).
+#
+# Budget: 9 processes of ~15 s start-up + S steps' seconds: about 9 x 23 =
+# 210 s at the defaults (BENCH_HOSTFED_DEADLINE, 300, caps it).
+# Env: BENCH_HOSTFED_SECONDS (8), BENCH_HOSTFED_ROUNDS (3),
+#      BENCH_HOSTFED_BUDGET (2G), BENCH_OUT ($BUILD/bench),
+#      BENCH_HOSTFED_DEADLINE (300), PYTHON (the interpreter with torch).
+set -u
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+OUT=${BENCH_OUT:-$BUILD/bench}
+case $OUT in /*) ;; *) OUT=$GR_ROOT/$OUT ;; esac
+OUT=$OUT/hostfed
+SECS=${BENCH_HOSTFED_SECONDS:-8}
+ROUNDS=${BENCH_HOSTFED_ROUNDS:-3}
+BUDGET=${BENCH_HOSTFED_BUDGET:-2G}
+DIR=$GR_ROOT/tests/gpu
+# the python with torch: PYTHON, else python3 if it imports torch, else the
+# GPU machine's venv
+PY=${PYTHON:-python3}
+if [ -z "${PYTHON:-}" ] && ! python3 -c 'import torch' 2>/dev/null && [ -x /opt/torch/.venv/bin/python3 ]; then
+	PY=/opt/torch/.venv/bin/python3
+fi
+gr_deadline_set "${BENCH_HOSTFED_DEADLINE:-300}"
+T0=$(now)
+if [ ! -x "$GR" ]; then
+	echo "bench-hostfed: $GR is missing: run make first"
+	echo "0 passed, 1 failed"
+	exit 2
+fi
+rm -rf -- "$OUT"
+mkdir -p "$OUT" || { echo "bench-hostfed: cannot create $OUT"; echo "0 passed, 1 failed"; exit 2; }
+TAB=$OUT/table
+NOTES=$OUT/notes.txt
+: >"$NOTES"
+
+loop_secs() { sed -n 's/^hostfed: trained [0-9]* steps in \([0-9.]*\) s.*/\1/p' "$1" | tail -n 1; }
+loop_steps() { sed -n 's/^hostfed: trained \([0-9]*\) steps in .*/\1/p' "$1" | tail -n 1; }
+med3() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
+	if (!NR) print "n/a"; else if (NR % 2) printf "%.3f\n", v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+declare -a B=() C=() F=()
+S=0
+OK=1
+echo "round|way|steps|loop s|wall s|exit|launches|trace bytes" >"$TAB"
+# one WAY ROUND: runs it, adds a row and its loop seconds
+one() {
+	local way=$1 r=$2 logf=$OUT/$1-$2.log t s steps env_steps=
+	t=$(gr_step_timeout 120)
+	[ "$S" -gt 0 ] && env_steps="HOSTFED_STEPS=$S"
+	case $way in
+	blocking) run_step "$DIR" "$logf" "$t" env CUDA_LAUNCH_BLOCKING=1 HOSTFED_SECONDS="$SECS" $env_steps \
+			"$PY" hostfed.py ;;
+	capture) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 GPUREDUCE_CAPTURE_PROFILE=1 $env_steps \
+			"$GR" capture -o "$OUT/capture-$r.bin" -- "$PY" hostfed.py ;;
+	flight) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 GPUREDUCE_CAPTURE_PROFILE=1 $env_steps \
+			"$GR" capture --flight-recorder="$BUDGET" -o "$OUT/flight-$r.bin" -- "$PY" hostfed.py ;;
+	esac
+	s=$(loop_secs "$logf")
+	steps=$(loop_steps "$logf")
+	parse_capture "$logf"
+	echo "$r|$way|${steps:-?}|${s:-?}|$STEP_SECS|$STEP_RC|${CAP_LAUNCHES:--}|$(stat -c %s "$OUT/$way-$r.bin" 2>/dev/null || echo -)" >>"$TAB"
+	rm -f "$OUT/$way-$r.bin" "$OUT/$way-$r.bin.next"   # sized; not kept (hundreds of MB each)
+	if [ -z "$s" ] || [ "$STEP_RC" -ne 0 ]; then
+		OK=0
+		echo "$way round $r: no loop time (exit $STEP_RC)" >>"$NOTES"
+		tail_log "$logf" >>"$NOTES"
+		return 1
+	fi
+	[ "$S" -eq 0 ] && S=$steps
+	case $way in blocking) B+=("$s") ;; capture) C+=("$s") ;; flight) F+=("$s") ;; esac
+	log "hostfed: round $r $way: $steps steps in $s s (wall $STEP_SECS s)"
+}
+for ((r = 1; r <= ROUNDS; r++)); do
+	one blocking "$r"
+	one capture "$r"
+	one flight "$r"
+done
+mb=$(med3 "${B[@]}") mc=$(med3 "${C[@]}") mf=$(med3 "${F[@]}")
+rc=$(ratio "$mc" "$mb") rf=$(ratio "$mf" "$mb")
+goal() { awk -v r="$1" 'BEGIN { if (r == "n/a") print "n/a"; else if (r <= 1.05) print "met"; else print "NOT met" }'; }
+echo
+echo "== host-fed training loop (tests/gpu/hostfed.py: ResNet-18, 64x64, .cuda() each step), $(secs_since "$T0") s"
+print_table "$TAB"
+echo "hostfed: median loop seconds over ${#B[@]}/${#C[@]}/${#F[@]} rounds: blocking $mb s, capture $mc s (${rc}x, goal <= 1.05: $(goal "$rc")), capture --flight-recorder=$BUDGET $mf s (${rf}x: $(goal "$rf"))" |
+	tee "$OUT/summary.txt"
+last=$OUT/capture-$ROUNDS.log
+if [ -f "$last" ]; then
+	echo "capture's own time, round $ROUNDS (GPUREDUCE_CAPTURE_PROFILE=1):"
+	grep -a '^gpureduce: capture profile: ' "$last" | sed 's/^gpureduce: capture profile: /  /'
+	grep -a '^gpureduce: checkpoints: ' "$OUT/flight-$ROUNDS.log" 2>/dev/null | sed 's/^/  flight recorder: /'
+fi
+if [ -s "$NOTES" ]; then
+	echo "Problems:"
+	cat "$NOTES"
+fi
+[ ${#B[@]} -eq "$ROUNDS" ] && [ ${#C[@]} -eq "$ROUNDS" ] && [ ${#F[@]} -eq "$ROUNDS" ] || OK=0
+if [ "$OK" = 1 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi
+[ "$OK" = 1 ]

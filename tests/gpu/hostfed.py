@@ -1,0 +1,91 @@
+"""hostfed.py - bench workload of `make bench` (tests/gpu/bench-hostfed.sh):
+the training loop users leave capture on for (issue 26).
+
+A torchvision ResNet-18 (weights=None: no download; a hand-built
+ResNet-18-shaped net if torchvision cannot be imported) trains on 64x64
+images fed from the host: every step a fresh uint8 batch is made on the
+CPU (as a loader's augmentation would) and copied in with .cuda(), then
+normalised on the GPU; SGD with momentum; about 200 launches a step.  No
+fault: the bench measures cost, not reduction.
+
+Prints "hostfed: trained N steps in S s (loss X)" with S the
+training loop's own seconds (start-up, imports and cuDNN's first-use
+autotuning in the warm-up steps, left out).
+
+Environment:
+  HOSTFED_SECONDS  train this long (default 8)
+  HOSTFED_STEPS    train this many steps instead (0: use HOSTFED_SECONDS)
+  HOSTFED_WARMUP   untimed steps first (default 5)
+  BATCH, IMG       batch size and image side (default 64, 64)
+"""
+import os
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+SECONDS = float(os.environ.get("HOSTFED_SECONDS", "8"))
+STEPS = int(os.environ.get("HOSTFED_STEPS", "0"))
+WARMUP = int(os.environ.get("HOSTFED_WARMUP", "5"))
+BATCH = int(os.environ.get("BATCH", "64"))
+IMG = int(os.environ.get("IMG", "64"))
+N_CLASSES = 100
+
+
+def small_resnet():
+    def block(cin, cout, stride):
+        return nn.Sequential(nn.Conv2d(cin, cout, 3, stride, 1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(),
+                             nn.Conv2d(cout, cout, 3, 1, 1, bias=False), nn.BatchNorm2d(cout), nn.ReLU())
+    layers, cin = [nn.Conv2d(3, 64, 3, 1, 1, bias=False), nn.BatchNorm2d(64), nn.ReLU()], 64
+    for cout, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
+        layers += [block(cin, cout, stride), block(cout, cout, 1)]
+        cin = cout
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(512, N_CLASSES)]
+    return nn.Sequential(*layers), "hand-built ResNet-18 shape"
+
+
+def make_model():
+    try:
+        import torchvision
+        return torchvision.models.resnet18(weights=None, num_classes=N_CLASSES), "torchvision resnet18"
+    except Exception as e:  # noqa: BLE001 - any import failure means: fall back
+        m, what = small_resnet()
+        return m, "%s (torchvision import failed: %s)" % (what, e)
+
+
+def main():
+    torch.manual_seed(0)
+    model, what = make_model()
+    model = model.cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    mean = torch.tensor([0.485, 0.456, 0.406], device="cuda").view(1, 3, 1, 1) * 255
+    std = torch.tensor([0.229, 0.224, 0.225], device="cuda").view(1, 3, 1, 1) * 255
+    gen = torch.Generator().manual_seed(1)
+
+    def step():
+        images = torch.randint(0, 256, (BATCH, 3, IMG, IMG), dtype=torch.uint8, generator=gen)
+        labels = torch.randint(0, N_CLASSES, (BATCH,), generator=gen)
+        x = images.cuda().float().sub_(mean).div_(std)
+        y = labels.cuda()
+        loss = F.cross_entropy(model(x), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return loss
+
+    print("hostfed: %s, batch %d of %dx%d images copied in every step" % (what, BATCH, IMG, IMG), flush=True)
+    for _ in range(WARMUP):
+        step()
+    torch.cuda.synchronize()
+    n, t0 = 0, time.perf_counter()
+    while (n < STEPS) if STEPS > 0 else (time.perf_counter() - t0 < SECONDS):
+        loss = step()
+        n += 1
+    torch.cuda.synchronize()
+    secs = time.perf_counter() - t0
+    print("hostfed: trained %d steps in %.3f s (loss %.3f)" % (n, secs, loss.item()), flush=True)
+
+
+if __name__ == "__main__":
+    main()
