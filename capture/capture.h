@@ -163,6 +163,19 @@ void cap_tm_free(struct cap_tm_reading *rd);
 /* A checkpoint started a new segment: write every live block again. */
 void cap_tm_forget(void);
 
+/* ---- source.c (bug report facts: ENV, Triton/Inductor SOURCE) ---- */
+
+struct cap_src_reading;
+/* At a launch's entry, outside inject.c's lock (it may take the GIL): the
+ * environment the first time, the kernel's Python source the first time
+ * this handle launches from a Triton stack; NULL when nothing is new. */
+struct cap_src_reading *cap_src_read(const void *f, uint32_t py_state, const struct tr_frame *frames,
+				     uint32_t nframes);
+/* Lock held, before the LAUNCH record: ENV / SOURCE records (carried
+ * across checkpoints).  Frees rd. */
+void cap_src_write(struct trace_writer *w, struct cap_src_reading *rd);
+void cap_src_free(struct cap_src_reading *rd);
+
 /* ---- python.c ---- */
 
 #define CAP_PY_MAX_FRAMES 64
