@@ -36,6 +36,7 @@
 #include "../common/util.h"
 #include "../trace/trace.h"
 #include "capture-ckpt.h"
+#include "capture-tee.h"
 #include "cmds.h"
 
 #define CAPTURE_LIB_NAME "libgpureduce-capture.so"
@@ -287,7 +288,8 @@ int cmd_capture(int argc, char **argv)
 	const char *val = NULL;
 	struct stat sbuf;
 	struct sigaction ign, old_int, old_quit;
-	int have_status = 0;
+	int have_status = 0, have_tee = 0;
+	struct tee tee;
 
 	/* options end at "--" or at the command's first word */
 	opts_init(&op, argc, argv, &err);
@@ -399,7 +401,10 @@ int cmd_capture(int argc, char **argv)
 	env[12] = tensors ? "GPUREDUCE_TENSORS=1" : "GPUREDUCE_TENSORS";   /* issue 17 */
 	env[13] = NULL;
 
-	if (child_start(&c, argv + i, env, 0, &err) < 0) {
+	have_tee = tee_begin(&tee) == 0;   /* issue 24: the program's stderr tail (capture-tee.c) */
+	fd = child_start(&c, argv + i, env, 0, &err);
+	tee_started(&tee);
+	if (fd < 0) {
 		cmd_error("capture", "%s", err.buf);
 		ret = 127;
 		goto out;
@@ -413,6 +418,13 @@ int cmd_capture(int argc, char **argv)
 	status = ckpt_wait(&c, trace.buf, progress_path.buf);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
+	if (have_tee) {
+		struct stat tst;
+		have_tee = 0;
+		if (tee_finish(&tee, stat(trace.buf, &tst) == 0 && tst.st_size > TRACE_HEADER_SIZE ? trace.buf : NULL,
+			       status, &perr) < 0)
+			fprintf(stderr, "gpureduce: warning: %s\n", perr.buf);
+	}
 	if (status < 0) {
 		cmd_error("capture", "lost track of %s: %s", argv[i], strerror(errno));
 		ret = EXIT_INTERNAL;
@@ -458,6 +470,8 @@ int cmd_capture(int argc, char **argv)
 	}
 	summarize(trace.buf, out, status, &st);
 out:
+	if (have_tee)
+		tee_finish(&tee, NULL, -1, &perr);
 	if (have_status) {
 		unlink(status_path.buf);
 		unlink(progress_path.buf);

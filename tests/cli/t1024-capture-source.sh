@@ -70,7 +70,7 @@ sys.stderr.write("app.py:7: add_kernel: block: [0,0,0], thread: [5,0,0] Assertio
 k.run(1, 1000, BLOCK=128, grid=(4,), result=700)
 EOS
 check "capture a fake Triton program" "$GPUREDUCE" capture -o t.bin -- "$PY" app.py "$TMP/drive.so"
-check_grep "  ...its stderr still reaches ours" "index out of bounds: 0 <= tmp9 < 1000" "$TMP/.err"
+check_grep "  ...its stderr still reaches ours" "index out of bounds: 0 <= tmp9 < 1000" "$TMP/.out"
 check "show" sh -c "'$GPUREDUCE' show t.bin >show.yaml"
 n=$(grep -c "type: SOURCE" show.yaml)
 [ "$n" = 2 ] && ok "one SOURCE and one PTX for the kernel, not one per launch" ||
