@@ -421,11 +421,52 @@ static void sec_sanitizer(struct rctx *c, struct strbuf *md)
 	sb_release(&ex);
 }
 
+/* A write into a buffer: what its bytes became. */
+enum { W_VERBATIM, W_FILL, W_ZERO };
+struct bwrite {
+	uint64_t off, len;
+	int kind;
+};
+
 struct bufinfo {
 	uint64_t addr, size;
-	uint64_t verbatim, fill, zero;
 	const char *name;
+	struct bwrite *w;        /* in trace order: a later write wins */
+	size_t nw;
+	uint64_t bytes[3];       /* by kind, after the last writer won */
 };
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Bytes of each kind: the segments between write boundaries, each owned
+ * by the last write covering it. */
+static void settle(struct bufinfo *b)
+{
+	uint64_t *cut = xmalloc((2 * b->nw + 2) * sizeof(*cut));
+	size_t nc = 0;
+	cut[nc++] = 0;
+	cut[nc++] = b->size;
+	for (size_t i = 0; i < b->nw; i++) {
+		cut[nc++] = b->w[i].off;
+		cut[nc++] = b->w[i].off + b->w[i].len > b->size ? b->size : b->w[i].off + b->w[i].len;
+	}
+	qsort(cut, nc, sizeof(*cut), cmp_u64);
+	for (size_t k = 0; k + 1 < nc; k++) {
+		uint64_t lo = cut[k], hi = cut[k + 1];
+		if (hi <= lo || lo >= b->size)
+			continue;
+		for (size_t i = b->nw; i-- > 0;)
+			if (b->w[i].off <= lo && b->w[i].off + b->w[i].len >= hi) {
+				b->bytes[b->w[i].kind] += hi - lo;
+				break;
+			}
+	}
+	free(cut);
+}
 
 static int all_zero(const struct trace *t, uint64_t hash)
 {
@@ -456,7 +497,7 @@ static void sec_data(struct rctx *c, struct strbuf *md)
 {
 	struct bufinfo *b = NULL;
 	size_t nb = 0;
-	uint64_t tv = 0, tf = 0, tz = 0;
+	uint64_t tot[3] = { 0, 0, 0 }, unwritten = 0;
 	struct strbuf paths = STRBUF_INIT;
 	const struct tr_rec *proc = first_of(facts(c), TR_PROCESS);
 
@@ -471,38 +512,47 @@ static void sec_data(struct rctx *c, struct strbuf *md)
 			b[nb].name = r->u.alloc.name;
 			nb++;
 		} else if (r->type == TR_MEMCPY_H2D || r->type == TR_MEMSET) {
-			uint64_t dst = r->type == TR_MEMSET ? r->u.memset.dst : r->u.copy.dst;
-			uint64_t sz = r->type == TR_MEMSET ? r->u.memset.width * r->u.memset.elem_size *
-				      (r->u.memset.height ? r->u.memset.height : 1) : r->u.copy.size;
+			int ms = r->type == TR_MEMSET;
+			uint64_t dst = ms ? r->u.memset.dst : r->u.copy.dst;
+			uint64_t sz = ms ? r->u.memset.width * r->u.memset.elem_size : r->u.copy.size;
+			int kind = ms ? (r->u.memset.value ? W_FILL : W_ZERO) :
+				   (r->u.copy.flags & TR_F_FILL) ? W_FILL :
+				   all_zero(&c->red, r->u.copy.blob) ? W_ZERO : W_VERBATIM;
 			for (size_t k = nb; k-- > 0;) {
+				uint64_t rows = ms && r->u.memset.height > 1 ? r->u.memset.height : 1;
 				if (dst < b[k].addr || dst >= b[k].addr + b[k].size)
 					continue;
-				if (r->type == TR_MEMSET)
-					b[k].zero += r->u.memset.value ? 0 : sz, b[k].fill += r->u.memset.value ? sz : 0;
-				else if (r->u.copy.flags & TR_F_FILL)
-					b[k].fill += sz;
-				else if (all_zero(&c->red, r->u.copy.blob))
-					b[k].zero += sz;
-				else
-					b[k].verbatim += sz;
+				for (uint64_t row = 0; row < rows && row < 4096; row++) {
+					b[k].w = xrealloc(b[k].w, (b[k].nw + 1) * sizeof(*b[k].w));
+					b[k].w[b[k].nw].off = dst - b[k].addr + row * (ms ? r->u.memset.pitch : 0);
+					b[k].w[b[k].nw].len = sz;
+					b[k].w[b[k].nw].kind = kind;
+					b[k].nw++;
+				}
 				break;
 			}
 		}
 	}
-	sb_adds(md, "| buffer | bytes | your bytes, verbatim | replaced by seeded/constant fills | zeros |\n"
-		"|---|---|---|---|---|\n");
+	sb_adds(md, "| buffer | bytes | your bytes, verbatim | replaced by seeded/constant fills | zeros | not written |\n"
+		"|---|---|---|---|---|---|\n");
 	for (size_t k = 0; k < nb; k++) {
-		sb_addf(md, "| %zu%s%s | %llu | %llu | %llu | %llu |\n", k, b[k].name && *b[k].name ? " " : "",
+		uint64_t unw;
+		settle(&b[k]);
+		unw = b[k].size - b[k].bytes[W_VERBATIM] - b[k].bytes[W_FILL] - b[k].bytes[W_ZERO];
+		sb_addf(md, "| %zu%s%s | %llu | %llu | %llu | %llu | %llu |\n", k, b[k].name && *b[k].name ? " " : "",
 			b[k].name ? b[k].name : "", (unsigned long long)b[k].size,
-			(unsigned long long)b[k].verbatim, (unsigned long long)b[k].fill, (unsigned long long)b[k].zero);
-		tv += b[k].verbatim;
-		tf += b[k].fill;
-		tz += b[k].zero;
+			(unsigned long long)b[k].bytes[W_VERBATIM], (unsigned long long)b[k].bytes[W_FILL],
+			(unsigned long long)b[k].bytes[W_ZERO], (unsigned long long)unw);
+		for (int j = 0; j < 3; j++)
+			tot[j] += b[k].bytes[j];
+		unwritten += unw;
+		free(b[k].w);
 	}
 	sb_addf(md, "\n**%llu bytes of your program's data are in repro.cu verbatim**; %llu bytes were replaced by "
-		"fills shrink proved do not matter to the fault, %llu are zeros.%s\n\n",
-		(unsigned long long)tv, (unsigned long long)tf, (unsigned long long)tz,
-		tv ? " Look at them before posting (repro.cu, the `data_*` arrays)." : "");
+		"fills shrink proved do not matter to the fault, %llu are zeros, %llu never written.%s\n\n",
+		(unsigned long long)tot[W_VERBATIM], (unsigned long long)tot[W_FILL],
+		(unsigned long long)tot[W_ZERO], (unsigned long long)unwritten,
+		tot[W_VERBATIM] ? " Look at them before posting (the byte arrays in repro.cu)." : "");
 	/* the paths and command line the files mention */
 	if (proc) {
 		sb_adds(md, "The command line and folder it records (repro.cu's header):\n\n```\n");
