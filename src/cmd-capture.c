@@ -37,6 +37,7 @@
 #include "../trace/trace.h"
 #include "capture-ckpt.h"
 #include "capture-tee.h"
+#include "capture-nvrtc.h"
 #include "cmds.h"
 
 #define CAPTURE_LIB_NAME "libgpureduce-capture.so"
@@ -289,6 +290,7 @@ int cmd_capture(int argc, char **argv)
 	struct stat sbuf;
 	struct sigaction ign, old_int, old_quit;
 	int have_status = 0, have_tee = 0;
+	struct strbuf e_preload = STRBUF_INIT, e_nvlog = STRBUF_INIT;
 	struct tee tee;
 
 	/* options end at "--" or at the command's first word */
@@ -400,6 +402,11 @@ int cmd_capture(int argc, char **argv)
 		env[6 + k] = e_ckpt[k].buf;
 	env[12] = tensors ? "GPUREDUCE_TENSORS=1" : "GPUREDUCE_TENSORS";   /* issue 17 */
 	env[13] = NULL;
+	if (nvrtc_env(lib.buf, trace.buf, &e_preload, &e_nvlog)) {   /* issue 24: NVRTC sources */
+		env[13] = e_preload.buf;
+		env[14] = e_nvlog.buf;
+		env[15] = NULL;
+	}
 
 	have_tee = tee_begin(&tee) == 0;   /* issue 24: the program's stderr tail (capture-tee.c) */
 	fd = child_start(&c, argv + i, env, 0, &err);
@@ -421,8 +428,11 @@ int cmd_capture(int argc, char **argv)
 	if (have_tee) {
 		struct stat tst;
 		have_tee = 0;
-		if (tee_finish(&tee, stat(trace.buf, &tst) == 0 && tst.st_size > TRACE_HEADER_SIZE ? trace.buf : NULL,
-			       status, &perr) < 0)
+		const char *tp = stat(trace.buf, &tst) == 0 && tst.st_size > TRACE_HEADER_SIZE ? trace.buf : NULL;
+		if (tee_finish(&tee, tp, status, &perr) < 0)
+			fprintf(stderr, "gpureduce: warning: %s\n", perr.buf);
+		sb_reset(&perr);
+		if (nvrtc_finish(trace.buf, tp != NULL, &perr) < 0)
 			fprintf(stderr, "gpureduce: warning: %s\n", perr.buf);
 	}
 	if (status < 0) {
@@ -478,6 +488,8 @@ out:
 	}
 	sb_release(&status_path);
 	sb_release(&progress_path);
+	sb_release(&e_preload);
+	sb_release(&e_nvlog);
 	sb_release(&perr);
 	sb_release(&e_progress);
 	for (int k = 0; k < 6; k++)

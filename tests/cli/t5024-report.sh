@@ -147,6 +147,14 @@ check_grep "  ...its faulting line marked" ">>  *6 | 	if (i < n) out\[i\] = src\
 check "report" $GPUREDUCE report --runs=0 --no-sanitizer p
 check_grep "  ...in report.md too" ">>  *6 | " p/report.md
 
+# an NVRTC program (kernel "": found by its __global__ name), options kept
+grep -v "^source \|^stderr " gather.txt >nvrtc.txt
+printf '%s\n' 'source 3 "" prog.cu "options: -arch=sm_90 -lineinfo" "#include <x.h>\nextern \"C\" __global__ void other(int *p) { }\nextern \"C\" __global__ void gather(float *out, const float *src, const long long *idx, int n)\n{\n  out[threadIdx.x] = src[idx[threadIdx.x]];\n}\n"' >>nvrtc.txt
+check "mktrace (NVRTC)" $MKTRACE n.bin < nvrtc.txt
+check "shrink" $GPUREDUCE shrink -j 2 --quiet -o n/repro.cu n.bin
+check_grep "repro.cu: the NVRTC program that defines the kernel" "Kernel source: NVRTC (runtime-compiled CUDA C++)" n/repro.cu
+check_grep "  ...its text" "__global__ void gather(float \*out" n/repro.cu
+
 # bad input
 check_exit "a folder without repro.cu: exit 3" 3 $GPUREDUCE report x/nothing
 mkdir -p empty
