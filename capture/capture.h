@@ -176,6 +176,17 @@ struct cap_src_reading *cap_src_read(const void *f, uint32_t py_state, const str
 void cap_src_write(struct trace_writer *w, struct cap_src_reading *rd);
 void cap_src_free(struct cap_src_reading *rd);
 
+/* ---- extsrc.c (torch.utils.cpp_extension sources) ---- */
+
+struct cap_ext_files {
+	size_t n;
+	char *path[16], *text[16];
+};
+/* Sources of extension build folders loaded since the last call (each
+ * folder once); cheap when nothing new was loaded.  Outside the lock. */
+void cap_ext_scan(struct cap_ext_files *ef);
+void cap_ext_release(struct cap_ext_files *ef);
+
 /* ---- python.c ---- */
 
 #define CAP_PY_MAX_FRAMES 64

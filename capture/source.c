@@ -179,6 +179,7 @@ static const char helper_src[] =
 
 struct cap_src_reading {
 	char *env;                   /* ENV text, or NULL */
+	struct cap_ext_files ext;    /* extension sources (extsrc.c) */
 	struct strbuf raw;           /* source(): NUL-separated fields */
 	uint64_t key;                /* the kernel handle */
 };
@@ -354,7 +355,7 @@ struct cap_src_reading *cap_src_read(const void *f, uint32_t py_state, const str
 {
 	struct cap_src_reading *rd = NULL;
 	struct strbuf env = STRBUF_INIT;
-	int want_env, want_src, gil;
+	int want_env, want_src, want_new, gil;
 	uint64_t key = (uint64_t)(uintptr_t)f;
 
 	pthread_once(&g_once, resolve);
@@ -363,16 +364,18 @@ struct cap_src_reading *cap_src_read(const void *f, uint32_t py_state, const str
 	pthread_mutex_lock(&g_mu);
 	want_env = !g_env_taken;
 	g_env_taken = 1;
-	want_src = key && py_state == TR_PY_FRAMES && triton_stack(frames, nframes) &&
-		   !cap_map_get(&g_seen, key);
-	if (want_src)
+	want_new = key && !cap_map_get(&g_seen, key);
+	if (want_new)
 		cap_map_put(&g_seen, key, 1, 0);
+	want_src = want_new && py_state == TR_PY_FRAMES && triton_stack(frames, nframes);
 	pthread_mutex_unlock(&g_mu);
-	if (!want_env && !want_src)
+	if (!want_env && !want_new)
 		return NULL;
 
 	rd = xcalloc(1, sizeof(*rd));
 	rd->key = key;
+	if (want_new)
+		cap_ext_scan(&rd->ext);   /* a new kernel: maybe a new extension loaded */
 	if (want_env)
 		env_native(&env);
 	if (py_state != TR_PY_NONE && python_ready()) {
@@ -407,6 +410,16 @@ void cap_src_write(struct trace_writer *w, struct cap_src_reading *rd)
 
 	if (!rd)
 		return;
+	for (size_t i = 0; i < rd->ext.n; i++) {
+		memset(&r, 0, sizeof(r));
+		r.type = TR_SOURCE;
+		r.u.source.origin = TR_SRC_EXTENSION;
+		r.u.source.kernel = "";
+		r.u.source.path = rd->ext.path[i];
+		r.u.source.meta = "";
+		r.u.source.text = rd->ext.text[i];
+		put_carried(w, &r);
+	}
 	if (rd->env) {
 		memset(&r, 0, sizeof(r));
 		r.type = TR_ENV;
@@ -445,6 +458,7 @@ void cap_src_free(struct cap_src_reading *rd)
 	if (!rd)
 		return;
 	free(rd->env);
+	cap_ext_release(&rd->ext);
 	sb_release(&rd->raw);
 	free(rd);
 }

@@ -93,6 +93,38 @@ n=$(grep -c "$(hostname)" show.yaml)
 check_grep "STDERR: the assert's own words kept" "Assertion .index out of bounds: 0 <= tmp9 < 1000. failed" show.yaml
 check_grep "STDERR: with the exit status" "exit_code: " show.yaml
 
+# torch.utils.cpp_extension: a loaded object in a build folder (build.ninja)
+mkdir -p ext1 ext2 srcs
+cat >srcs/kern.cu <<'EOS'
+__global__ void ext_oob(float *out, int n) { out[n] = 0; }   // load(sources=...)
+EOS
+cat >ext1/build.ninja <<EOS
+rule cuda_compile
+  command = nvcc -c \$in -o \$out
+build kern.cuda.o: cuda_compile $TMP/srcs/kern.cu
+EOS
+printf 'rule cxx\n' >ext2/build.ninja
+cat >ext2/cuda.cu <<'EOS'
+__global__ void inline_oob(int *p) { p[1 << 30] = 1; }   // load_inline
+EOS
+echo 'int ext_fn(void) { return 1; }' >ext.c
+check "build two extension objects" sh -c "cc -shared -fPIC -o ext1/e1.so ext.c && cc -shared -fPIC -o ext2/e2.so ext.c"
+cat >extapp.py <<'EOS'
+import ctypes, sys
+drv = ctypes.CDLL(sys.argv[1])
+assert drv.pyframes_fake_init() == 0
+ctypes.CDLL("./ext1/e1.so"); ctypes.CDLL("./ext2/e2.so")
+drv.pyframes_fake_launch(0)
+drv.pyframes_fake_launch(0)
+EOS
+check "capture a program that loaded extensions" "$GPUREDUCE" capture -o e.bin -- "$PY" extapp.py "$TMP/drive.so"
+check "show" sh -c "'$GPUREDUCE' show e.bin >e.yaml"
+n=$(grep -c "origin: 4" e.yaml)
+[ "$n" = 2 ] && ok "one SOURCE per extension source file" || { fail "one SOURCE per extension source file ($n)"; grep -n "path:" e.yaml; }
+check_grep "  ...the file build.ninja compiles (load)" "path: $TMP/srcs/kern.cu" e.yaml
+check_grep "  ...its text" "__global__ void ext_oob(float \*out, int n)" e.yaml
+check_grep "  ...the folder's .cu (load_inline)" "path: $TMP/ext2/cuda.cu" e.yaml
+
 check "GPUREDUCE_SOURCE=0: capture" env GPUREDUCE_SOURCE=0 "$GPUREDUCE" capture -o off.bin -- "$PY" app.py "$TMP/drive.so"
 check "show" sh -c "'$GPUREDUCE' show off.bin >off.yaml"
 n=$(grep -c "type: SOURCE\|type: ENV" off.yaml)
