@@ -155,6 +155,30 @@ check "shrink" $GPUREDUCE shrink -j 2 --quiet -o n/repro.cu n.bin
 check_grep "repro.cu: the NVRTC program that defines the kernel" "Kernel source: NVRTC (runtime-compiled CUDA C++)" n/repro.cu
 check_grep "  ...its text" "__global__ void gather(float \*out" n/repro.cu
 
+# a device assert: the diagnosis quotes the assertion the kernel printed
+cat >asan.sh <<'EOS'
+#!/bin/sh
+for a in "$@"; do exe=$a; done
+"$exe" 2>&1
+echo "========= Program hit CUDA_ERROR_ASSERT (error 710) due to \"device-side assert triggered\" on CUDA API call to cuCtxSynchronize."
+EOS
+chmod +x asan.sh
+cat >assert.txt <<EOT
+process 100 $TMP ./app
+device "gpureduce CPU double"
+module $DBL/kernels.cubin 1
+alloc 0x7f0000100000 800
+h2d 0x7f0000100000 800 0
+h2d 0x7f0000100040 8 1
+launch _Z11check_indexPKxii 1 128 ptr:0x7f0000100000 i32:100 i32:100
+fault 710 CUDA_ERROR_ASSERT cuLaunchKernel 0 at_launch=1
+EOT
+check "mktrace (assert)" $MKTRACE a.bin < assert.txt
+check "shrink" $GPUREDUCE shrink -j 2 --quiet -o a/repro.cu a.bin
+check "report" env GPUREDUCE_SANITIZER=$TMP/asan.sh $GPUREDUCE report --runs=1 a
+check_grep "the diagnosis quotes the assertion the kernel printed" "In the kernel's terms: device-side assert (the kernel printed: .*Assertion .* failed.)" a/report.md
+check_grep "  ...and the repro's run shows it" "Assertion .* failed" a/report.md
+
 # bad input
 check_exit "a folder without repro.cu: exit 3" 3 $GPUREDUCE report x/nothing
 mkdir -p empty
