@@ -20,6 +20,7 @@
 #include "../addr/place.h"
 #include "../trace/trace.h"
 #include "cmds.h"
+#include "report.h"
 #include "outpaths.h"
 #include "repro.h"
 #include "shrink-root.h"
@@ -28,7 +29,7 @@ static const char usage_str[] =
 	"usage: gpureduce shrink [-o repro.cu] [-j N] [--time-limit=S] [--candidate-timeout=S]\n"
 	"                        [--guard=layout|end|start|none] [--strategy=full|baseline]\n"
 	"                        [--signature=kernel|code|site] [--keep-going[=S]] [--cut-buffers] [--log=FILE]\n"
-	"                        [--runs=N] [--confirm=N] [--no-diagnose] [--keep-work] [--quiet]\n"
+	"                        [--runs=N] [--confirm=N] [--no-diagnose] [--keep-work] [--quiet] [--redact]\n"
 	"                        [--root-cause] TRACE\n\n"
 	"Replays TRACE in worker processes and reduces it to the smallest replay that\n"
 	"still faults with the same error in the same kernel, then writes repro.cu\n"
@@ -62,6 +63,8 @@ static const char usage_str[] =
 	"  --root-cause         also find the first out-of-bounds access inside an allocator segment\n"
 	"                       (a trace from `capture --tensors`): every tensor gets its own guard;\n"
 	"                       writes repro-root.cu/.bin/.yaml, labelled root cause, beside repro.cu\n"
+	"  --redact             replace path names in repro.cu by <pathN>/name (the data phase already\n"
+	"                       keeps only the bytes the fault needs); `gpureduce report` says which\n"
 	"  --strategy=baseline  one fresh process per candidate, plain ddmin over launches, then\n"
 	"                       the same data, grid and scalar phases (the benchmark baseline)\n"
 	"The emitted repro.cu is itself built (nvcc, or $GPUREDUCE_NVCC) and run as often as\n"
@@ -127,7 +130,7 @@ int cmd_shrink(int argc, char **argv)
 	struct trace t, red;
 	const char *path = NULL, *out = "repro.cu";
 	char *bin = NULL, *yml = NULL, *out_owned = NULL, workdir[4096];
-	int keep_work = 0, no_diag = 0, have_t = 0, have_red = 0, root_cause = 0;
+	int keep_work = 0, no_diag = 0, have_t = 0, have_red = 0, root_cause = 0, redact = 0;
 	int ret = EXIT_INTERNAL;
 
 	memset(&o, 0, sizeof(o));
@@ -179,6 +182,8 @@ int cmd_shrink(int argc, char **argv)
 			root_cause = 1;
 		} else if (opts_flag(&op, "--keep-work")) {
 			keep_work = 1;
+		} else if (opts_flag(&op, "--redact")) {
+			redact = 1;   /* issue 24: path names out of repro.cu (src/report.c) */
 		} else if (opts_flag(&op, "--no-diagnose")) {
 			no_diag = 1;
 			o.no_site_check = 1;
@@ -292,6 +297,13 @@ int cmd_shrink(int argc, char **argv)
 		if (emit_repro(&red, &info, &src, &err) < 0) {
 			cmd_error("shrink", "%s", err.buf);
 			goto out;
+		}
+		if (redact) {
+			struct strbuf r = STRBUF_INIT;
+			report_redact_paths(src.buf, &r);
+			sb_reset(&src);
+			sb_add(&src, r.buf, r.len);
+			sb_release(&r);
 		}
 		if (write_file(out, src.buf, src.len, &err) < 0) {
 			cmd_error("shrink", "%s", err.buf);

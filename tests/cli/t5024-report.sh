@@ -123,6 +123,13 @@ check_grep "  ...the folder's repro.cu is unchanged" "/home/u/train.py" r/repro.
 check_grep "an old sanitizer: run again without the new options" "compute-sanitizer --tool memcheck ./repro" r/report.md
 check_grep "  ...its output" "old-sanitizer-args: --tool memcheck" r/report.md
 
+check "shrink --redact" $GPUREDUCE shrink -j 2 --quiet --redact -o rr/repro.cu t.bin
+n=$(grep -c "/home/u" rr/repro.cu)
+[ "$n" = 0 ] && ok "shrink --redact: no /home/u in repro.cu" || fail "shrink --redact: no /home/u in repro.cu ($n)"
+check_grep "  ...the file names stay" "<path[0-9]*>/train.py:77 in Model.forward" rr/repro.cu
+check "  ...and it still compiles" cc -x c -Wall -Werror -I${CUDA:-/usr/local/cuda}/include \
+	-o rr/repro rr/repro.cu -L$DBL -Wl,-rpath,$DBL -lcuda
+
 # no sanitizer, no compiler run
 check "report --runs=0 --no-sanitizer" $GPUREDUCE report --runs=0 --no-sanitizer --no-tar r
 check_grep "  ...says the repro was not run" "Not run by .report. (--runs=0)" r/report.md
