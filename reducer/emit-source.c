@@ -224,8 +224,11 @@ static void find_fault_line(struct emit_src *s, const struct trace *orig, const 
 		const char *rest;
 		while (p && emit_source_site(p, file, sizeof(file), &line, &rest)) {
 			if (same_file(file, s->path)) {
+				const char *a = strstr(rest, "Assertion");
 				s->fault_line = line;
 				s->fault_why = xstrdup(why[k]);
+				if (a && (!strchr(rest, '\n') || a < strchr(rest, '\n')))
+					s->fault_text = xstrndup(a, strcspn(a, "\n"));
 				break;
 			}
 			p = rest;
@@ -244,6 +247,7 @@ void emit_source_free(struct emit_src *s)
 	free(s->constexpr_);
 	free(s->function);
 	free(s->fault_why);
+	free(s->fault_text);
 	for (uint32_t i = 0; i < s->nparams; i++)
 		free(s->params[i]);
 	for (uint32_t i = 0; i < s->ntypes; i++)
@@ -391,6 +395,11 @@ void emit_source_block(struct strbuf *o, const struct emit_src *s, const char *i
 		sb_addf(&h, "Faulting line: %u (marked >>), from %s", s->fault_line, s->fault_why);
 		comment_line(o, pre.buf, h.buf, h.len);
 		sb_reset(&h);
+		if (s->fault_text) {
+			sb_addf(&h, "It printed:    %s", s->fault_text);
+			comment_line(o, pre.buf, h.buf, h.len);
+			sb_reset(&h);
+		}
 	}
 	comment_line(o, pre.buf, "", 0);
 	ln = s->first_line;

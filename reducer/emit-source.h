@@ -25,6 +25,7 @@ struct emit_src {
 	uint32_t first_line;     /* line of text's first line in path (1 when unknown) */
 	uint32_t fault_line;     /* line in path marked as faulting, 0 unknown */
 	char *fault_why;         /* where fault_line came from ("device assert", "line info") */
+	char *fault_text;        /* the assert's own words ("Assertion `...` failed."), or NULL */
 	char **params, **types;  /* the launch's parameter names in order, and their types */
 	uint32_t nparams, ntypes;
 	int has_ptx;             /* a PTX SOURCE exists for the kernel */

@@ -106,6 +106,7 @@ check_grep "  ...report.md" "^report.md$" "$TMP/.out"
 # repro.cu itself
 check_grep "repro.cu: the source block at the launch" "Kernel source: Triton (@triton.jit), Triton 3.6.0" r/repro.cu
 check_grep "repro.cu: the faulting line marked" ">>   *13 |     x = tl.load" r/repro.cu
+check_grep "repro.cu: the assert's own words at the source" "It printed: *Assertion .index out of bounds: 0 <= tmp9 < 1000. failed." r/repro.cu
 check_grep "repro.cu: params named by the source" "param 2: .idx_ptr. (\*i64), 8 bytes at offset 16" r/repro.cu
 if grep -q "param [0-9]*: ?" r/repro.cu; then fail "repro.cu: no ? parameter"; else ok "repro.cu: no ? parameter"; fi
 check "repro.cu with the source compiles against the double" cc -x c -Wall -Werror -I${CUDA:-/usr/local/cuda}/include \
