@@ -334,6 +334,7 @@ struct emit_src *emit_source_find(const struct trace *orig, const struct tr_laun
 		s->constexpr_ = xstrdup("");
 		s->function = xstrdup("");
 	}
+	s->launch_params = l->nparams;
 	find_fault_line(s, orig, hints);
 	free(base);
 	return s;
@@ -400,6 +401,12 @@ void emit_source_block(struct strbuf *o, const struct emit_src *s, const char *i
 			comment_line(o, pre.buf, h.buf, h.len);
 			sb_reset(&h);
 		}
+	}
+	if (s->nparams && s->nparams != s->launch_params) {
+		sb_addf(&h, "Note:          the source names %u parameters, the binary has %u: names may not line up",
+			s->nparams, s->launch_params);
+		comment_line(o, pre.buf, h.buf, h.len);
+		sb_reset(&h);
 	}
 	comment_line(o, pre.buf, "", 0);
 	ln = s->first_line;

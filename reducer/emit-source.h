@@ -28,6 +28,7 @@ struct emit_src {
 	char *fault_text;        /* the assert's own words ("Assertion `...` failed."), or NULL */
 	char **params, **types;  /* the launch's parameter names in order, and their types */
 	uint32_t nparams, ntypes;
+	uint32_t launch_params;  /* parameters the binary has (LAUNCH nparams) */
 	int has_ptx;             /* a PTX SOURCE exists for the kernel */
 };
 
