@@ -56,12 +56,13 @@ static dlsym_fn real_dlsym;
 
 static dlsym_fn get_real_dlsym(void)
 {
-	if (!real_dlsym) {
-		/* dlvsym is not interposed; glibc 2.34+ first, then the old version */
-		real_dlsym = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
-		if (!real_dlsym)
-			real_dlsym = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
-	}
+	/* dlvsym is not interposed: glibc 2.34+ (dlsym moved into libc) first,
+	 * then each architecture's base version (x86-64, aarch64, i386, ppc64le,
+	 * riscv64) */
+	static const char *const ver[] = { "GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17", "GLIBC_2.0",
+					   "GLIBC_2.3", "GLIBC_2.27" };
+	for (size_t i = 0; !real_dlsym && i < sizeof(ver) / sizeof(ver[0]); i++)
+		real_dlsym = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", ver[i]);
 	return real_dlsym;
 }
 
