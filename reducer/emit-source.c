@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/elf.h"
 #include "../common/strbuf.h"
 #include "../common/util.h"
 #include "../trace/trace.h"
@@ -463,4 +464,64 @@ const char *emit_source_ctype(const struct emit_src *s, uint32_t p, const char *
 	if (!strcmp(t, "i1"))
 		return "bool";
 	return "int";
+}
+
+/* ---- PTX beside the cubin (issue 24, item 2) ---------------------------- */
+
+struct ptx_find {
+	const struct trace *orig;
+	const struct tr_source *hit;
+};
+
+static int ptx_for_symbol(const char *name, int kind, void *arg)
+{
+	struct ptx_find *f = arg;
+	(void)kind;
+	for (size_t i = 0; f->orig && i < f->orig->nrec && !f->hit; i++) {
+		const struct tr_rec *r = &f->orig->rec[i];
+		if (r->type == TR_SOURCE && r->u.source.origin == TR_SRC_PTX && !strcmp(r->u.source.kernel, name) &&
+		    *r->u.source.text)
+			f->hit = &r->u.source;
+	}
+	return f->hit != NULL;
+}
+
+/* A C string literal of text, split into lines. */
+static void c_lines(struct strbuf *o, const char *text)
+{
+	sb_adds(o, "\t\"");
+	for (const char *p = text; *p; p++) {
+		if (*p == '\n') {
+			sb_adds(o, "\\n\"\n\t\"");
+		} else if (*p == '"' || *p == '\\') {
+			sb_addf(o, "\\%c", *p);
+		} else if ((unsigned char)*p < 32 || (unsigned char)*p > 126) {
+			sb_addf(o, "\\%03o", (unsigned char)*p);
+		} else {
+			sb_addch(o, *p);
+			if (*p == '?' && p[1] == '?')   /* no trigraphs */
+				sb_adds(o, "\"\"");
+		}
+	}
+	sb_adds(o, "\"");
+}
+
+int emit_source_ptx_load(struct strbuf *globals, struct strbuf *body, const struct trace *orig,
+			 const void *img, size_t len, int k, const char *expr)
+{
+	struct ptx_find f = { orig, NULL };
+	if (!elf_is_elf(img, len))
+		return 0;
+	elf_symbols(img, len, ptx_for_symbol, &f);
+	if (!f.hit)
+		return 0;
+	sb_addf(globals, "/* module %d's PTX, as the framework compiled it (%s): JIT-compiled when the\n"
+		" * cubin does not load on this GPU, or with GPUREDUCE_REPRO_PTX=1 */\n"
+		"static const char module%d_ptx[] =\n", k, f.hit->kernel, k);
+	c_lines(globals, f.hit->text);
+	sb_adds(globals, ";\n\n");
+	sb_addf(body, "\tif (getenv(\"GPUREDUCE_REPRO_PTX\") || cuModuleLoadData(&mod[%d], %s) != CUDA_SUCCESS) {\n"
+		"\t\tfprintf(stderr, \"repro: loading module %d from its PTX (JIT)\\n\");\n"
+		"\t\tload_module(&mod[%d], module%d_ptx);\n\t}\n", k, expr, k, k, k);
+	return 1;
 }

@@ -55,4 +55,11 @@ const char *emit_source_origin(int origin);
  * the rest of that line; 0 when none. */
 int emit_source_site(const char *text, char *file, size_t nfile, uint32_t *line, const char **rest);
 
+/* When orig holds the PTX of a kernel the cubin img defines: emit it
+ * (globals) and a load of module k (body) that JIT-compiles it when the
+ * cubin does not load (another GPU generation) or GPUREDUCE_REPRO_PTX=1
+ * is set; returns 1.  0: nothing emitted (the caller loads the cubin). */
+int emit_source_ptx_load(struct strbuf *globals, struct strbuf *body, const struct trace *orig,
+			 const void *img, size_t len, int k, const char *expr);
+
 #endif

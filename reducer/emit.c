@@ -316,7 +316,8 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 				nmod, r->u.module.kind == TR_MOD_ELF ? "cubin (ELF)" : "binary", img.len,
 				r->u.module.module_id);
 			embed(&globals, &init, name, (const uint8_t *)img.buf, img.len, expr, sizeof(expr));
-			sb_addf(&body, "\tload_module(&mod[%d], %s);\n", nmod, expr);
+			if (!emit_source_ptx_load(&globals, &body, info->orig ? info->orig : t, img.buf, img.len, nmod, expr))
+				sb_addf(&body, "\tload_module(&mod[%d], %s);\n", nmod, expr);
 			mod_hash[nmod] = r->u.module.blob;
 			nmod++;
 			sb_release(&img);
