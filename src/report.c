@@ -359,7 +359,7 @@ static int is_sm90(const struct rctx *c)
 
 static int san_once(const char *san, const char *exe, int extra, int sm90, struct strbuf *out, struct strbuf *cmd)
 {
-	const char *argv[12];
+	const char *argv[14];
 	struct strbuf err = STRBUF_INIT;
 	int n = 0, r;
 	argv[n++] = san;
@@ -368,8 +368,10 @@ static int san_once(const char *san, const char *exe, int extra, int sm90, struc
 	if (extra) {
 		argv[n++] = "--padding";
 		argv[n++] = "32";
-		if (sm90) {
+		if (sm90) {   /* Hopper: TMA bulk copies and warpgroup MMA */
 			argv[n++] = "--check-bulk-copy";
+			argv[n++] = "yes";
+			argv[n++] = "--check-warpgroup-mma";
 			argv[n++] = "yes";
 		}
 	}

@@ -87,7 +87,7 @@ check_grep "How to reproduce: the build line" "nvcc -o repro repro.cu -lcuda" ru
 check_grep "How to reproduce: verified N/N" "faulted 3/3 runs" run.md
 check_grep "How to reproduce: what it printed" "faulted: CUDA_ERROR_ILLEGAL_ADDRESS (700)" run.md
 sect "compute-sanitizer on the repro" >san.md
-check_grep "sanitizer: --padding and --check-bulk-copy on sm_90" "compute-sanitizer --tool memcheck --padding 32 --check-bulk-copy yes ./repro" san.md
+check_grep "sanitizer: --padding and --check-bulk-copy on sm_90" "compute-sanitizer --tool memcheck --padding 32 --check-bulk-copy yes --check-warpgroup-mma yes ./repro" san.md
 check_grep "sanitizer: its report" "Invalid __global__ read of size 4 bytes" san.md
 sect "What of your data is in this repro" >data.md
 check_grep "data: idx keeps 8 bytes verbatim, the rest zeros" "^| 2 | 8000 | 8 | 0 | 7992 | 0 |" data.md
