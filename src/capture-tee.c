@@ -107,7 +107,7 @@ int tee_begin(struct tee *t)
 {
 	const char *off = getenv("GPUREDUCE_NO_TEE");
 	memset(t, 0, sizeof(*t));
-	t->rfd[0] = t->rfd[1] = t->saved[0] = t->saved[1] = t->wfd[0] = t->wfd[1] = -1;
+	t->rfd[0] = t->rfd[1] = t->saved[0] = t->saved[1] = -1;
 	sb_init(&t->kept, 0);
 	pthread_mutex_init(&t->mu, NULL);
 	if (off && !strcmp(off, "1"))

@@ -14,7 +14,6 @@
 struct tee {
 	int on, running, stop;
 	int rfd[2];              /* our read ends: [0] stderr, [1] stdout */
-	int wfd[2];              /* unused, -1 */
 	int saved[2];            /* our own fds 2 and 1, restored after the child starts */
 	double deadline;         /* after stop: read at most until then */
 	pthread_t th;
