@@ -53,7 +53,7 @@ CUPTI_DIRS := $(CUDA)/lib64 $(CUDA)/lib $(CUDA)/targets/x86_64-linux/lib $(CUDA)
 CAPTURE_LIB := $(if $(HAVE_CUPTI),$(BUILD)/libgpureduce-capture.so)
 
 .PHONY: all test unit-test cli-test gpu-test demo bench bench-hostfed bench-gpus bench-trace bench-cpu long-run install uninstall clean fuzz fuzz-run deps deps-fuzz
-all: $(BUILD)/gpureduce $(CAPTURE_LIB)
+all: $(BUILD)/gpureduce $(CAPTURE_LIB) $(BUILD)/libgpureduce-nvrtc.so
 
 # Before anything compiles: the headers (xxhash.h, zstd.h, yaml.h) and the
 # compiler, installed with apt-get where we are root, else one line with the
@@ -99,6 +99,12 @@ $(BUILD)/libgpureduce-capture.so: $(CAP_OBJ)
 	  -lcupti -L$(CUDA)/lib64/stubs -lcuda -l:libzstd.so.1 -ldl -lpthread
 comma := ,
 
+# The NVRTC shim `capture` preloads (capture/shim/nvrtc.c, issue 24): no
+# dependencies beyond libc and libdl.
+$(BUILD)/libgpureduce-nvrtc.so: capture/shim/nvrtc.c | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -fPIC -shared -fvisibility=hidden -o $@ $< -ldl -lpthread
+
 # ---- tests ------------------------------------------------------------------
 include tests/tests.mk
 
@@ -107,6 +113,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/gpureduce
 	install -m 755 $(BUILD)/gpureduce $(DESTDIR)$(PREFIX)/bin/gpureduce
 	$(if $(CAPTURE_LIB),install -m 755 $(CAPTURE_LIB) $(DESTDIR)$(PREFIX)/lib/gpureduce/)
+	install -m 755 $(BUILD)/libgpureduce-nvrtc.so $(DESTDIR)$(PREFIX)/lib/gpureduce/
 
 # removes exactly what install wrote, and the folder if it is then empty
 uninstall:

@@ -181,6 +181,30 @@ void cap_tm_free(struct cap_tm_reading *rd);
 /* A checkpoint started a new segment: write every live block again. */
 void cap_tm_forget(void);
 
+/* ---- source.c (bug report facts: ENV, Triton/Inductor SOURCE) ---- */
+
+struct cap_src_reading;
+/* At a launch's entry, outside inject.c's lock (it may take the GIL): the
+ * environment the first time, the kernel's Python source the first time
+ * this handle launches from a Triton stack; NULL when nothing is new. */
+struct cap_src_reading *cap_src_read(const void *f, uint32_t py_state, const struct tr_frame *frames,
+				     uint32_t nframes);
+/* Lock held, before the LAUNCH record: ENV / SOURCE records (carried
+ * across checkpoints).  Frees rd. */
+void cap_src_write(struct trace_writer *w, struct cap_src_reading *rd);
+void cap_src_free(struct cap_src_reading *rd);
+
+/* ---- extsrc.c (torch.utils.cpp_extension sources) ---- */
+
+struct cap_ext_files {
+	size_t n;
+	char *path[16], *text[16];
+};
+/* Sources of extension build folders loaded since the last call (each
+ * folder once); cheap when nothing new was loaded.  Outside the lock. */
+void cap_ext_scan(struct cap_ext_files *ef);
+void cap_ext_release(struct cap_ext_files *ef);
+
 /* ---- python.c ---- */
 
 #define CAP_PY_MAX_FRAMES 64

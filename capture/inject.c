@@ -578,6 +578,7 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	struct strbuf pystore = STRBUF_INIT;
 	struct fn_info *fi;
 	struct cap_tm_reading *tm;
+	struct cap_src_reading *src;
 	uint32_t nframes = 0, py_state, nattrs = 0, argsize = 0;
 	uint8_t *args = NULL;
 	int captured;
@@ -592,6 +593,7 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	py_state = cap_py_frames(frames, S.py_frames, &nframes, &pystore);
 	CAP_PROF(CP_PYFRAMES, t0, 0);
 	tm = cap_tm_read();   /* capture --tensors: the allocator's blocks (torchmem.c) */
+	src = cap_src_read(l.f, py_state, frames, nframes);   /* ENV, Triton source (source.c) */
 	captured = capturing(l.stream);
 	fi = fn_get_locked(l.f);   /* lock held from here */
 	if (!S.recording)
@@ -604,6 +606,8 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	}
 	cap_tm_write(&S.w, tm);   /* before the LAUNCH: the blocks live at this launch */
 	tm = NULL;
+	cap_src_write(&S.w, src);
+	src = NULL;
 	t1 = CAP_PROF_T0();
 	args = build_args(fi, &l, &argsize);
 	if (l.cfg && l.cfg->numAttrs && l.cfg->attrs) {
@@ -662,6 +666,7 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 out:
 	unlock();
 	cap_tm_free(tm);
+	cap_src_free(src);
 	free(args);
 	free(attrs);
 	sb_release(&pystore);

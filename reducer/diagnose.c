@@ -45,6 +45,7 @@ struct report {
 	int have_addr;
 	unsigned size;           /* bytes accessed, 0 unknown */
 	int misaligned;          /* the report says the address is misaligned */
+	char quote[400];         /* a device assert's own line (not part of the site) */
 };
 
 static const char *find_after(const char *hay, const char *needle)
@@ -83,7 +84,14 @@ static int parse_report(const char *out, struct report *r)
 	} else if ((p = strstr(out, "Misaligned"))) {
 		copy_until(r->what, sizeof(r->what), p, "\n");
 	} else if ((p = strstr(out, "assert")) || (p = strstr(out, "Assert"))) {
+		/* the assert's own words, as the kernel printed them (issue 24):
+		 * "k.py:13: kern: block: [0,0,0], thread: [5,0,0] Assertion `...` failed." */
+		const char *a = strstr(out, "Assertion `"), *b = a;
+		while (b && b > out && b[-1] != '\n')
+			b--;
 		snprintf(r->what, sizeof(r->what), "device-side assert");
+		if (b)
+			snprintf(r->quote, sizeof(r->quote), "%.*s", (int)strcspn(b, "\n"), b);
 	} else {
 		return -1;
 	}
@@ -254,6 +262,8 @@ int diagnose_explain(const char *output, const struct trace *red, struct strbuf 
 		return -1;
 	nb = read_buffers(output, &bufs);
 	sb_addf(out, "%s", r.what);
+	if (r.quote[0])
+		sb_addf(out, " (the kernel printed: %s)", r.quote);
 	if (r.thread[0])
 		sb_addf(out, " by thread %s of block %s", r.thread, r.block);
 	if (r.at[0])

@@ -23,6 +23,7 @@
 #include "../addr/place.h"
 #include "../trace/trace.h"
 #include "emit-int.h"
+#include "emit-source.h"
 #include "emit.h"
 #include "params.h"
 #include "pack.h"
@@ -315,7 +316,8 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 				nmod, r->u.module.kind == TR_MOD_ELF ? "cubin (ELF)" : "binary", img.len,
 				r->u.module.module_id);
 			embed(&globals, &init, name, (const uint8_t *)img.buf, img.len, expr, sizeof(expr));
-			sb_addf(&body, "\tload_module(&mod[%d], %s);\n", nmod, expr);
+			if (!emit_source_ptx_load(&globals, &body, info->orig ? info->orig : t, img.buf, img.len, nmod, expr))
+				sb_addf(&body, "\tload_module(&mod[%d], %s);\n", nmod, expr);
 			mod_hash[nmod] = r->u.module.blob;
 			nmod++;
 			sb_release(&img);
@@ -461,6 +463,10 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 					break;
 				}
 			sb_addf(&body, "\n\t/* launch %d: %s */\n", nlaunch, dm);
+			/* the kernel's own source and parameter names (emit-source.c) */
+			struct emit_src *es = emit_source_find(info->orig ? info->orig : t, l, info->diagnosis);
+			if (es)
+				emit_source_block(&body, es, "\t");
 			if (ol && (ol->grid.x != l->grid.x || ol->grid.y != l->grid.y || ol->grid.z != l->grid.z))
 				sb_addf(&body, "\t/* the program launched grid (%u,%u,%u); (%u,%u,%u) is enough to fault */\n",
 					ol->grid.x, ol->grid.y, ol->grid.z, l->grid.x, l->grid.y, l->grid.z);
@@ -479,10 +485,11 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 			for (uint32_t p = 0; p < l->nparams; p++) {
 				const struct tr_param *pp = &l->params[p];
 				uint64_t v = 0;
-				sb_addf(&body, "\t\t/* param %u: %s, %u bytes at offset %u", p,
-					nt == (int)l->nparams ? types[p] : "?", pp->size, pp->offset);
+				sb_addf(&body, "\t\t/* param %u: ", p);
+				emit_source_param(&body, es, p, nt == (int)l->nparams ? types[p] : NULL);
+				sb_addf(&body, ", %u bytes at offset %u", pp->size, pp->offset);
 				if (pp->size == 4 || pp->size == 8 || pp->size == 2 || pp->size == 1) {
-					const char *ty = nt == (int)l->nparams ? types[p] : "";
+					const char *ty = emit_source_ctype(es, p, nt == (int)l->nparams ? types[p] : NULL);
 					uint64_t was = 0;
 					memcpy(&v, l->args + pp->offset, pp->size);
 					if (pp->size != 8 || !memmap_pointer_word(&mm, v, NULL)) {
@@ -526,6 +533,7 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 				l->grid.z, l->block.x, l->block.y, l->block.z, l->shmem, l->nattrs);
 			for (int k = 0; k < nt; k++)
 				free(types[k]);
+			emit_source_free(es);
 			free(dm);
 			nlaunch++;
 			break;

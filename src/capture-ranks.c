@@ -108,7 +108,9 @@ static void examine_one(struct cr_proc *p)
 		p->fault_seq = f->launch_seq;
 		if (!p->fault_ns)
 			p->fault_ns = UINT64_MAX - 1;   /* faulted, time unknown: after any known */
-	} else if (!p->launches) {
+	} else if (!p->launches && (e || !p->rank[0])) {
+		/* a rank killed before its first records reached the disk (the
+		 * buffered writer flushes every GPUREDUCE_FLUSH_MS) is killed, not idle */
 		p->end = CR_IDLE;
 	} else if (!e) {
 		p->end = CR_KILLED;

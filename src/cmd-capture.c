@@ -47,6 +47,8 @@
 #include "capture-ckpt.h"
 #include "capture-ranks.h"
 #include "capture-flight.h"
+#include "capture-tee.h"
+#include "capture-nvrtc.h"
 #include "cmds.h"
 #include "safe-out.h"
 
@@ -368,7 +370,9 @@ int cmd_capture(int argc, char **argv)
 	const char *val = NULL;
 	struct stat sbuf;
 	struct sigaction ign, old_int, old_quit;
-	int have_status = 0, multi = 0;
+	int have_status = 0, multi = 0, have_tee = 0;
+	struct strbuf e_preload = STRBUF_INIT, e_nvlog = STRBUF_INIT;
+	struct tee tee;
 
 	/* options end at "--" or at the command's first word */
 	opts_init(&op, argc, argv, &err);
@@ -519,8 +523,16 @@ int cmd_capture(int argc, char **argv)
 		env[6 + k] = e_ckpt[k].buf;
 	env[12] = tensors ? "GPUREDUCE_TENSORS=1" : "GPUREDUCE_TENSORS";   /* issue 17 */
 	env[13] = NULL;
+	if (nvrtc_env(lib.buf, multi ? trace.buf : staged.buf, &e_preload, &e_nvlog)) {   /* issue 24: NVRTC sources */
+		env[13] = e_preload.buf;
+		env[14] = e_nvlog.buf;
+		env[15] = NULL;
+	}
 
-	if (child_start(&c, argv + i, env, 0, &err) < 0) {
+	have_tee = tee_begin(&tee) == 0;   /* issue 24: the program's stderr tail (capture-tee.c) */
+	fd = child_start(&c, argv + i, env, 0, &err);
+	tee_started(&tee);
+	if (fd < 0) {
 		cmd_error("capture", "%s", err.buf);
 		ret = 127;
 		goto out;
@@ -534,6 +546,18 @@ int cmd_capture(int argc, char **argv)
 	status = ckpt_wait(&c, staged.buf, progress_path.buf);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
+	if (have_tee) {
+		struct stat tst;
+		have_tee = 0;
+		/* -o DIR/: the streams are the job's, not one rank's: not appended */
+		const char *tp = !multi && stat(staged.buf, &tst) == 0 &&
+				 tst.st_size > TRACE_HEADER_SIZE ? staged.buf : NULL;
+		if (tee_finish(&tee, tp, status, &perr) < 0)
+			fprintf(stderr, "gpureduce: warning: %s\n", perr.buf);
+		sb_reset(&perr);
+		if (nvrtc_finish(multi ? trace.buf : staged.buf, tp != NULL, &perr) < 0)
+			fprintf(stderr, "gpureduce: warning: %s\n", perr.buf);
+	}
 	if (status < 0) {
 		cmd_error("capture", "lost track of %s: %s", argv[i], strerror(errno));
 		ret = EXIT_INTERNAL;
@@ -605,6 +629,8 @@ int cmd_capture(int argc, char **argv)
 	}
 	sb_reset(&stage);
 out:
+	if (have_tee)
+		tee_finish(&tee, NULL, -1, &perr);
 	if (stage.len)
 		safe_stage_drop(stage.buf);   /* nothing captured: the old file stays */
 	sb_release(&stage);
@@ -615,6 +641,8 @@ out:
 	}
 	sb_release(&status_path);
 	sb_release(&progress_path);
+	sb_release(&e_preload);
+	sb_release(&e_nvlog);
 	sb_release(&perr);
 	sb_release(&e_progress);
 	for (int k = 0; k < 6; k++)

@@ -22,6 +22,7 @@
 #include "../addr/place.h"
 #include "../trace/trace.h"
 #include "cmds.h"
+#include "report.h"
 #include "outpaths.h"
 #include "repro.h"
 #include "shrink-root.h"
@@ -34,7 +35,7 @@ static const char usage_str[] =
 	"usage: gpureduce shrink [-o repro.cu] [-j N] [--time-limit=S] [--candidate-timeout=S]\n"
 	"                        [--guard=layout|end|start|none] [--strategy=full|baseline]\n"
 	"                        [--signature=kernel|code|site] [--keep-going[=S]] [--cut-buffers] [--log=FILE]\n"
-	"                        [--runs=N] [--confirm=N] [--no-diagnose] [--keep-work] [--quiet] [--force]\n"
+	"                        [--runs=N] [--confirm=N] [--no-diagnose] [--keep-work] [--quiet] [--force] [--redact]\n"
 	"                        [--root-cause] TRACE\n\n"
 	"Replays TRACE in worker processes and reduces it to the smallest replay that\n"
 	"still faults with the same error in the same kernel, then writes repro.cu\n"
@@ -70,6 +71,8 @@ static const char usage_str[] =
 	"  --root-cause         also find the first out-of-bounds access inside an allocator segment\n"
 	"                       (a trace from `capture --tensors`): every tensor gets its own guard;\n"
 	"                       writes repro-root.cu/.bin/.yaml, labelled root cause, beside repro.cu\n"
+	"  --redact             replace path names in repro.cu by <pathN>/name (the data phase already\n"
+	"                       keeps only the bytes the fault needs); `gpureduce report` says which\n"
 	"  --strategy=baseline  one fresh process per candidate, plain ddmin over launches, then\n"
 	"                       the same data, grid and scalar phases (the benchmark baseline)\n"
 	"  --guard=MODE         replay placement: layout (buffers at their captured offsets from\n"
@@ -147,7 +150,7 @@ int cmd_shrink(int argc, char **argv)
 	struct trace t, red;
 	const char *path = NULL, *out = "repro.cu";
 	char *bin = NULL, *yml = NULL, *out_owned = NULL, workdir[4096];
-	int keep_work = 0, no_diag = 0, have_t = 0, have_red = 0, root_cause = 0, force = 0, lock = -1;
+	int keep_work = 0, no_diag = 0, have_t = 0, have_red = 0, root_cause = 0, force = 0, lock = -1, redact = 0;
 	struct strbuf s_cu = STRBUF_INIT, s_bin = STRBUF_INIT, s_yml = STRBUF_INIT;   /* staged */
 	struct strbuf d_cu = STRBUF_INIT, d_why = STRBUF_INIT;   /* where they go (shrink-out.h) */
 	char *d_bin = NULL, *d_yml = NULL;
@@ -205,6 +208,8 @@ int cmd_shrink(int argc, char **argv)
 			keep_work = 1;
 		} else if (opts_flag(&op, "--force")) {
 			force = 1;
+		} else if (opts_flag(&op, "--redact")) {
+			redact = 1;   /* issue 24: path names out of repro.cu (src/report.c) */
 		} else if (opts_flag(&op, "--no-diagnose")) {
 			no_diag = 1;
 			o.no_site_check = 1;
@@ -357,6 +362,13 @@ int cmd_shrink(int argc, char **argv)
 		shrink_out_pick(out, outcome, force, &d_cu, &d_why);
 		d_bin = repro_sibling(d_cu.buf, ".bin");
 		d_yml = repro_sibling(d_cu.buf, ".yaml");
+		if (redact) {
+			struct strbuf r = STRBUF_INIT;
+			report_redact_paths(src.buf, &r);
+			sb_reset(&src);
+			sb_add(&src, r.buf, r.len);
+			sb_release(&r);
+		}
 		if (write_file(s_cu.buf, src.buf, src.len, &err) < 0) {
 			cmd_error("shrink", "%s", err.buf);
 			ret = EXIT_ENV;   /* checked writable at the start: a full disk? */

@@ -35,6 +35,7 @@ int cmd_show(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
 int cmd_worker(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 /* Path of the running gpureduce binary (common/util.h self_exe(); capture
  * finds its library next to it). */

@@ -31,6 +31,7 @@ static const struct command commands[] = {
 	{ "show", cmd_show, 0, "dump a trace as YAML" },
 	{ "verify", cmd_verify, 0, "build a repro.cu with nvcc and run it n times" },
 	{ "diagnose", cmd_diagnose, 0, "explain a repro's fault in terms of the kernel's parameters" },
+	{ "report", cmd_report, 0, "write report.md and report.tar.gz for a GitHub issue from a shrink's folder" },
 	{ PROTO_WORKER_CMD, cmd_worker, 1, "(internal) replay worker process" },
 };
 

@@ -310,6 +310,7 @@ static void stats_collect(struct stats *st, const struct trace *t)
 		case TR_GRAPH_BEGIN: case TR_GRAPH_END: case TR_GRAPH_EXEC: case TR_GRAPH_LAUNCH:
 		case TR_CHECKPOINT_BEGIN: case TR_CHECKPOINT_END:
 		case TR_BLOCK_ALLOC: case TR_BLOCK_FREE:
+		case TR_ENV: case TR_SOURCE: case TR_STDERR:
 			break;
 		default:
 			st->unknown++;
@@ -855,6 +856,22 @@ static void emit_record(struct yout *y, const struct trace *t, size_t i, const s
 		break;
 	case TR_REDUCTION:
 		yo_kv_str(y, "text", r->u.reduction.text);
+		break;
+	case TR_ENV:
+		yo_kv_str(y, "text", r->u.env.text);
+		break;
+	case TR_SOURCE:
+		yo_kv_u64(y, "origin", r->u.source.origin);
+		yo_kv_u64(y, "module_id", r->u.source.module_id);
+		yo_kv_str(y, "kernel", r->u.source.kernel);
+		yo_kv_str(y, "path", r->u.source.path);
+		yo_kv_str(y, "meta", r->u.source.meta);
+		yo_kv_str(y, "text", r->u.source.text);
+		break;
+	case TR_STDERR:
+		yo_kv_u64(y, "dropped", r->u.stderr_tail.dropped);
+		yo_kv_i64(y, "exit_code", r->u.stderr_tail.exit_code);
+		yo_kv_str(y, "text", r->u.stderr_tail.text);
 		break;
 	case TR_GRAPH_BEGIN:
 	case TR_GRAPH_END:

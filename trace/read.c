@@ -354,6 +354,23 @@ static int decode(struct trace *t, struct tr_rec *r, struct cur *c)
 		r->u.block_free.source = get_u32(c, "block_free.source");
 		r->u.block_free.flags = get_u32(c, "block_free.flags");
 		break;
+	case TR_ENV:
+		r->u.env.text = get_str(t, c, "env.text");
+		break;
+	case TR_SOURCE:
+		r->u.source.origin = get_u32(c, "source.origin");
+		r->u.source.flags = get_u32(c, "source.flags");
+		r->u.source.module_id = get_u32(c, "source.module_id");
+		r->u.source.kernel = get_str(t, c, "source.kernel");
+		r->u.source.path = get_str(t, c, "source.path");
+		r->u.source.meta = get_str(t, c, "source.meta");
+		r->u.source.text = get_str(t, c, "source.text");
+		break;
+	case TR_STDERR:
+		r->u.stderr_tail.dropped = get_u64(c, "stderr.dropped");
+		r->u.stderr_tail.exit_code = (int32_t)get_u32(c, "stderr.exit_code");
+		r->u.stderr_tail.text = get_str(t, c, "stderr.text");
+		break;
 	case TR_GRAPH_BEGIN:
 	case TR_GRAPH_END:
 	case TR_GRAPH_EXEC:
@@ -731,6 +748,7 @@ static const char *const type_names[] = {
 	[TR_GRAPH_END] = "GRAPH_END", [TR_GRAPH_EXEC] = "GRAPH_EXEC", [TR_GRAPH_LAUNCH] = "GRAPH_LAUNCH",
 	[TR_CHECKPOINT_BEGIN] = "CHECKPOINT_BEGIN", [TR_CHECKPOINT_END] = "CHECKPOINT_END",
 	[TR_BLOCK_ALLOC] = "BLOCK_ALLOC", [TR_BLOCK_FREE] = "BLOCK_FREE",
+	[TR_ENV] = "ENV", [TR_SOURCE] = "SOURCE", [TR_STDERR] = "STDERR",
 };
 
 const char *tr_type_name(uint32_t type)

@@ -60,7 +60,10 @@ enum tr_type {
 	TR_BLOCK_ALLOC = 25,      /* 1.3: an allocator block (a tensor) inside an allocation */
 	TR_BLOCK_FREE = 26,       /* 1.3: that block was given back to its allocator */
 	/* 27, 28: reserved (issue 17) */
-	TR_TYPE_MAX_KNOWN = 26
+	TR_ENV = 33,              /* 1.4: the environment at capture (versions, OS) */
+	TR_SOURCE = 34,           /* 1.4: a kernel's or program's own source, and its origin */
+	TR_STDERR = 35,           /* 1.4: the last bytes the program wrote to stderr */
+	TR_TYPE_MAX_KNOWN = 35
 };
 
 /* TR_ALLOC kinds (on disk). */
@@ -298,6 +301,42 @@ struct tr_block_free {
 	uint32_t flags;          /* reserved, 0 */
 };
 
+/* ENV (1.4): "key: value" lines, one fact each (docs/FORMAT.md lists the keys). */
+struct tr_env {
+	const char *text;
+};
+
+/* TR_SOURCE origin (on disk). */
+enum tr_src_origin {
+	TR_SRC_TRITON = 1,     /* a @triton.jit function (JITFunction.src) */
+	TR_SRC_INDUCTOR = 2,   /* a Triton kernel of a torch.compile (Inductor) generated module */
+	TR_SRC_NVRTC = 3,      /* a program given to nvrtcCreateProgram, and its options */
+	TR_SRC_EXTENSION = 4,  /* a torch.utils.cpp_extension source (.cu) */
+	TR_SRC_FILE = 5,       /* a source file named by the module's line info */
+	TR_SRC_PTX = 6,        /* the PTX of a kernel (text), when the framework kept it */
+	TR_SRC_TEST = 7        /* written by tests */
+};
+
+/* SOURCE (1.4): source text with where it came from.  kernel: the kernel
+ * (ELF symbol, as LAUNCH.name) it belongs to, or "" for a whole program
+ * (NVRTC, an extension) whose kernels are found by name in the text. */
+struct tr_source {
+	uint32_t origin;         /* enum tr_src_origin */
+	uint32_t flags;          /* reserved, 0 */
+	uint32_t module_id;      /* MODULE it was loaded as, 0 when unknown */
+	const char *kernel;
+	const char *path;        /* file it was read from or names ("" unknown) */
+	const char *meta;        /* "key: value" lines: params, types, constexpr, options, version */
+	const char *text;        /* the source itself */
+};
+
+/* STDERR (1.4): written by `capture` after the program exits. */
+struct tr_stderr {
+	uint64_t dropped;        /* bytes written before `text` and not kept */
+	int32_t exit_code;       /* the program's exit status (128+signal), -1 unknown */
+	const char *text;        /* the last bytes (at most 64 KiB) */
+};
+
 struct tr_reduction {
 	const char *text;        /* YAML-ish summary written by shrink */
 };
@@ -324,6 +363,9 @@ struct tr_rec {
 		struct tr_checkpoint checkpoint;
 		struct tr_block block;
 		struct tr_block_free block_free;
+		struct tr_env env;
+		struct tr_source source;
+		struct tr_stderr stderr_tail;
 	} u;
 };
 
@@ -463,6 +505,12 @@ int tw_blob_hashed(struct trace_writer *w, const void *data, size_t len, uint64_
 /* Copy blob `hash` of trace t into w as stored (no recompression), unless
  * already written.  0 or -1 (missing blob or write error). */
 int tw_copy_blob(struct trace_writer *w, const struct trace *t, uint64_t hash);
+
+/* Open an existing trace to append records after its last one (capture
+ * adds STDERR and program sources once the program has exited; the caller
+ * checks first that its last record is whole).  0 or -1 with err.  Blobs
+ * already in the file are not known to w. */
+int tw_open_append(struct trace_writer *w, const char *path, struct strbuf *err);
 
 /*
  * Append bytes that are already whole framed records (copied from another

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -92,6 +93,28 @@ int tw_open(struct trace_writer *w, const char *path, struct strbuf *err)
 		w->fd = -1;
 		return -1;
 	}
+	return 0;
+}
+
+int tw_open_append(struct trace_writer *w, const char *path, struct strbuf *err)
+{
+	char magic[8];
+	struct stat st;
+	int fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC);
+	if (fd < 0) {
+		sb_addf(err, "%s: cannot open trace to append: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || st.st_size < TRACE_HEADER_SIZE ||
+	    pread(fd, magic, sizeof(magic), 0) != (ssize_t)sizeof(magic) ||
+	    memcmp(magic, TRACE_MAGIC, sizeof(magic))) {
+		sb_addf(err, "%s: not a gpureduce trace (no header): nothing appended", path);
+		close(fd);
+		return -1;
+	}
+	w->fd = fd;
+	w->path = xstrdup(path);
+	w->offset = (uint64_t)st.st_size;
 	return 0;
 }
 
@@ -450,6 +473,25 @@ int tr_encode(const struct tr_rec *r, struct strbuf *sb)
 		sb_put_u64(sb, r->u.block_free.addr);
 		sb_put_u32(sb, r->u.block_free.source);
 		sb_put_u32(sb, r->u.block_free.flags);
+		return 0;
+	case TR_ENV:
+		sb_put_str(sb, r->u.env.text);
+		return 0;
+	case TR_SOURCE: {
+		const struct tr_source *s = &r->u.source;
+		sb_put_u32(sb, s->origin);
+		sb_put_u32(sb, s->flags);
+		sb_put_u32(sb, s->module_id);
+		sb_put_str(sb, s->kernel);
+		sb_put_str(sb, s->path);
+		sb_put_str(sb, s->meta);
+		sb_put_str(sb, s->text);
+		return 0;
+	}
+	case TR_STDERR:
+		sb_put_u64(sb, r->u.stderr_tail.dropped);
+		sb_put_u32(sb, (uint32_t)r->u.stderr_tail.exit_code);
+		sb_put_str(sb, r->u.stderr_tail.text);
 		return 0;
 	case TR_GRAPH_BEGIN:
 	case TR_GRAPH_END:

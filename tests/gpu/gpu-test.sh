@@ -328,6 +328,11 @@ test_sample() {
 	fi
 	log "$n: verify -> $c_verify"
 
+	# report (issue 24): report.md for every sample, reported, not required
+	run_step "$GR_ROOT" "$w/report.log" "$(gr_step_timeout 240)" "$GR" report --runs=2 "$w/shrink"
+	log "$n: report -> exit $STEP_RC: $(grep -c '^## ' "$w/shrink/report.md" 2>/dev/null || echo 0) sections;" \
+		"$(grep -a -m1 '^Origin:' "$w/shrink/report.md" 2>/dev/null || echo 'no kernel source')"
+
 	[ -n "$EXPECT_ROOT_KERNEL" ] && ! root_cause_runs "$n" "$w" && ok=0
 	[ "$ok" -eq 1 ]
 }

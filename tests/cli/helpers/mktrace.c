@@ -61,6 +61,9 @@
  *   ckbegin ID SEQ [ALLOCS BYTES]  |  ckend ID SEQ [ALLOCS BYTES [STORED]]
  *                                         CHECKPOINT_BEGIN / CHECKPOINT_END (1.2)
  *   note TEXT...  |  reduction TEXT...    words joined by one space
+ *   env TEXT...                           ENV (1.4): words joined by one space
+ *   source ORIGIN KERNEL PATH META TEXT   SOURCE (1.4); ORIGIN a number
+ *   stderr EXIT TEXT [DROPPED]            STDERR (1.4)
  *   end [EXIT [LAUNCHES ALLOCS BYTES]]    counts default to what was written
  *   blob FILL SIZE                        an unreferenced blob
  *   raw TYPE [HEX]                        a correctly framed record of any type
@@ -739,6 +742,27 @@ static void command(int n, char **wv)
 		r.u.note.text = sb.buf;   /* same layout as reduction.text */
 		if (r.type == TR_REDUCTION)
 			r.u.reduction.text = sb.buf;
+		put(&r);
+	} else if (!strcmp(c, "env")) {
+		join(&sb, n, wv, 1);
+		r.type = TR_ENV;
+		r.u.env.text = sb.buf;
+		put(&r);
+	} else if (!strcmp(c, "source")) {
+		need_words(n, 6, "source ORIGIN KERNEL PATH META TEXT");
+		r.type = TR_SOURCE;
+		r.u.source.origin = (uint32_t)num(wv[1]);
+		r.u.source.kernel = wv[2];
+		r.u.source.path = wv[3];
+		r.u.source.meta = wv[4];
+		r.u.source.text = wv[5];
+		put(&r);
+	} else if (!strcmp(c, "stderr")) {
+		need_words(n, 3, "stderr EXIT TEXT [DROPPED]");
+		r.type = TR_STDERR;
+		r.u.stderr_tail.exit_code = (int32_t)snum(wv[1]);
+		r.u.stderr_tail.text = wv[2];
+		r.u.stderr_tail.dropped = n > 3 ? num(wv[3]) : 0;
 		put(&r);
 	} else if (!strcmp(c, "end")) {
 		r.type = TR_END;
