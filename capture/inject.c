@@ -577,6 +577,8 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 
 	if (!captured)
 		ckpt_maybe(&S.w, S.launches);   /* may start a new segment */
+	if (!captured)
+		cap_test_note(&S.w);   /* the test this launch belongs to (testname.c) */
 	cap_tm_write(&S.w, tm);   /* before the LAUNCH: the blocks live at this launch */
 	tm = NULL;
 	args = build_args(fi, &l, &argsize);
