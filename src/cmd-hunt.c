@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../addr/place.h"
@@ -70,8 +71,9 @@ struct hunt_cli {
 /* The traces a `capture -o main` run wrote: main itself and, for each
  * further CUDA process, main.PID (capture/inject.c's naming).  When
  * capture names per-rank files with an index instead, only this function
- * changes.  Appends malloc'ed paths to *v (n entries). */
-static void capture_traces(const char *main, char ***v, size_t *n)
+ * changes.  Files older than `since` (an earlier run's, in the same
+ * folder) are left out.  Appends malloc'ed paths to *v (n entries). */
+static void capture_traces(const char *main, time_t since, char ***v, size_t *n)
 {
 	char *dir = xstrdup(main), *slash = strrchr(dir, '/');
 	const char *base = slash ? slash + 1 : main;
@@ -81,7 +83,7 @@ static void capture_traces(const char *main, char ***v, size_t *n)
 	struct dirent *e;
 	if (slash)
 		*slash = 0;
-	if (stat(main, &st) == 0) {
+	if (stat(main, &st) == 0 && st.st_mtime >= since) {
 		*v = xrealloc(*v, (*n + 1) * sizeof(**v));
 		(*v)[(*n)++] = xstrdup(main);
 	}
@@ -93,7 +95,11 @@ static void capture_traces(const char *main, char ***v, size_t *n)
 			continue;
 		*v = xrealloc(*v, (*n + 1) * sizeof(**v));
 		(*v)[*n] = xmalloc(strlen(dir) + strlen(p) + 2);
-		sprintf((*v)[(*n)++], "%s/%s", slash ? dir : ".", p);
+		sprintf((*v)[*n], "%s/%s", slash ? dir : ".", p);
+		if (stat((*v)[*n], &st) == 0 && st.st_mtime >= since)
+			(*n)++;
+		else
+			free((*v)[*n]);
 	}
 	if (d)
 		closedir(d);
@@ -454,6 +460,7 @@ int cmd_hunt(int argc, char **argv)
 	}
 	if (cmd_at >= 0) {
 		int rc;
+		time_t since = time(NULL) - 1;
 		if (mkdir(c.out_dir, 0777) < 0 && errno != EEXIST) {
 			cmd_error("hunt", "%s: cannot create the output folder: %s", c.out_dir, strerror(errno));
 			ret = EXIT_INPUT;
@@ -461,7 +468,7 @@ int cmd_hunt(int argc, char **argv)
 		}
 		rc = capture_cmd(c.out_dir, argv + cmd_at, argc - cmd_at, &main_trace);
 		tcap = now_sec() - t0;
-		capture_traces(main_trace, &traces, &ntraces);
+		capture_traces(main_trace, since, &traces, &ntraces);
 		if (!ntraces) {
 			cmd_error("hunt", "capture wrote no trace (%s; exit %d): did the program use CUDA?", main_trace, rc);
 			ret = EXIT_ENV;
