@@ -35,6 +35,11 @@ demo: $(GPU_DEPS)
 bench: $(GPU_DEPS)
 	@BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/bench.sh
 	@[ "$(BENCH_SKIP_TRACE)" = 1 ] || BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/bench-trace.sh
+	@[ "$(BENCH_SKIP_HUNT)" = 1 ] || BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/bench-hunt.sh
+
+# hunt beside compute-sanitizer memcheck alone (issue 28)
+bench-hunt: $(GPU_DEPS)
+	@BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/bench-hunt.sh
 
 # bounded capture alone (issue 13): trace bytes 1x vs 4x, capture overhead
 bench-trace: $(GPU_DEPS)
