@@ -114,6 +114,49 @@ out:
 	return ret;
 }
 
+/* The tensor-ends pass: guards at each block's requested end (as shrink
+ * --root-cause places them), every finding left out; each launch that
+ * faults is a note, left out of the next replay.  0 or -1. */
+static int tensor_end_pass(const struct trace *t, struct pool *p, const struct hunt_opts *o,
+			   struct hunt_result *r, struct strbuf *err)
+{
+	struct strbuf path = STRBUF_INIT;
+	uint64_t *skip = skip_list(r, r->n);
+	size_t nskip = r->n;
+	struct replay_result res;
+	struct rc_stats st;
+	int ret = -1;
+	while (r->nnotes < (size_t)o->max_findings) {
+		struct rc_opts ro = { 0, 1, skip, nskip };
+		struct hunt_finding *f;
+		sb_reset(&path);
+		sb_addf(&path, "%s/hunt-%zu.bin", o->workdir, r->replays);
+		if (rc_blockify_opts(t, path.buf, NULL, &ro, &st, err) < 0 ||
+		    replay_once(p, path.buf, GUARD_END, &res, err) < 0)
+			goto out;
+		r->replays++;
+		if (!o->keep)
+			remove(path.buf);
+		if (res.status != RS_FAULT || res.launch_seq < 0)
+			break;
+		r->notes = xrealloc(r->notes, (r->nnotes + 1) * sizeof(*r->notes));
+		f = &r->notes[r->nnotes++];
+		memset(f, 0, sizeof(*f));
+		f->seq = (uint64_t)res.launch_seq;
+		f->guard = GUARD_END;
+		f->code = res.code;
+		snprintf(f->error, sizeof(f->error), "%s", res.error);
+		snprintf(f->kernel, sizeof(f->kernel), "%s", res.kernel);
+		skip = xrealloc(skip, (nskip + 1) * sizeof(*skip));
+		skip[nskip++] = f->seq;
+	}
+	ret = 0;
+out:
+	free(skip);
+	sb_release(&path);
+	return ret;
+}
+
 int hunt_run(const struct trace *t, const struct hunt_opts *o, struct hunt_result *r, struct strbuf *err)
 {
 	struct pool *p;
@@ -133,6 +176,8 @@ int hunt_run(const struct trace *t, const struct hunt_opts *o, struct hunt_resul
 	if (k < 0)
 		goto out;
 	r->bounded = k == 1;
+	if (o->tensor_ends && r->has_blocks && tensor_end_pass(t, p, o, r, err) < 0)
+		goto out;
 	ret = 0;
 out:
 	r->seconds = now_sec() - t0;
@@ -276,10 +321,38 @@ void hunt_describe(const struct trace *t, const struct hunt_finding *f, struct s
 	free(k);
 }
 
+void hunt_describe_note(const struct trace *t, const struct hunt_finding *f, struct strbuf *out)
+{
+	const struct tr_launch *l = launch_of(t, f->seq, NULL);
+	char *k = params_demangle(f->kernel);
+	struct strbuf py = STRBUF_INIT;
+	int any = 0;
+	hunt_python_line(t, f->seq, &py);
+	sb_addf(out, "launch #%llu %s", (unsigned long long)f->seq, k);
+	if (py.len)
+		sb_addf(out, " at %s", py.buf);
+	sb_adds(out, " goes past a tensor's requested bytes but stays within its allocator block (legal under "
+		"the caching allocator: vectorised tails, padding; not reported as a bug)");
+	for (uint32_t q = 0; l && q < l->nparams; q++) {
+		struct tr_block b;
+		uint64_t v;
+		if (l->params[q].size != 8)
+			continue;
+		memcpy(&v, l->args + l->params[q].offset, 8);
+		if (v < 65536 || rc_block_at(t, f->seq, v, &b) < 0 || b.alloc_size <= b.size)
+			continue;
+		sb_addf(out, "%sparam %u = ", any++ ? "; " : ": ", q);
+		name_block(out, &b);
+	}
+	sb_release(&py);
+	free(k);
+}
+
 void hunt_result_release(struct hunt_result *r)
 {
 	if (!r)
 		return;
+	free(r->notes);
 	for (size_t i = 0; i < r->n; i++)
 		free(r->f[i].diag);
 	free(r->f);

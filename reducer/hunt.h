@@ -43,11 +43,16 @@ struct hunt_opts {
 	double timeout;          /* seconds a replay may take */
 	int start_pass;          /* also replay with guards at the start (default 1) */
 	int keep;                /* keep the replayed traces (workdir/hunt-N.bin) */
+	int tensor_ends;         /* one more pass, guards at each tensor's requested end: what
+				    faults only there stays within its allocator block (notes) */
 };
 
 struct hunt_result {
 	struct hunt_finding *f;
 	size_t n;
+	struct hunt_finding *notes; /* tensor_ends: launches that fault past a tensor's requested
+				    bytes but not past its allocator block (legal there) */
+	size_t nnotes;
 	struct rc_stats st;      /* the blockify of the first replay */
 	size_t replays;
 	int bounded;             /* stopped at max_findings: more may be there */
@@ -80,6 +85,11 @@ void hunt_python_line(const struct trace *t, uint64_t seq, struct strbuf *out);
  * (capture writes one when PYTEST_CURRENT_TEST changes) before it; "" when
  * none. */
 void hunt_test_of(const struct trace *t, uint64_t seq, struct strbuf *out);
+
+/* One line for a note (r->notes): the launch, and the tensors among its
+ * parameters whose requested bytes are fewer than their block's: "reads or
+ * writes within its allocator block past tensor T (N B of R B)". */
+void hunt_describe_note(const struct trace *t, const struct hunt_finding *f, struct strbuf *out);
 
 void hunt_result_release(struct hunt_result *r);
 

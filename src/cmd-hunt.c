@@ -38,7 +38,7 @@
 #include "repro.h"
 
 static const char usage_str[] =
-	"usage: gpureduce hunt [-o DIR] [--max-findings=N] [--no-start] [--no-shrink] [--no-diagnose]\n"
+	"usage: gpureduce hunt [-o DIR] [--max-findings=N] [--no-start] [--tensor-ends] [--no-shrink] [--no-diagnose]\n"
 	"                      [-j N] [--time-limit=S] [--candidate-timeout=S] [--keep-work] [--quiet]\n"
 	"                      (TRACE... | -- CMD ARGS...)\n\n"
 	"Replays TRACE (a run that ended clean, or the window before its fault) with every\n"
@@ -52,6 +52,9 @@ static const char usage_str[] =
 	"each finding names the test that ran (PYTEST_CURRENT_TEST) when there was one.\n"
 	"  --max-findings=N     stop after N findings (1 to 1000)\n"
 	"  --no-start           guards at the end only (overruns, not underruns)\n"
+	"  --tensor-ends        one more pass with guards at each tensor's requested end: a launch\n"
+	"                       that faults only there stays within its allocator block (legal);\n"
+	"                       printed as a note, not a finding\n"
 	"  --no-shrink          report the findings, write no repro\n"
 	"  --no-diagnose        no compute-sanitizer run per finding (distance unknown)\n"
 	"Exit: 0 clean (no launch faulted under guards); 1 findings (printed; the repro of the\n"
@@ -321,6 +324,14 @@ static int hunt_one(struct hunt_cli *c, const char *path, int multi)
 				sb_addf(&what, " (test %s)", test.buf);
 		}
 	}
+	for (size_t k = 0; k < r.nnotes; k++) {
+		sb_reset(&line);
+		sb_reset(&test);
+		hunt_describe_note(&t, &r.notes[k], &line);
+		hunt_test_of(&t, r.notes[k].seq, &test);
+		printf("note: %s%s%s%s%s\n", tag, test.len ? "test " : "", test.len ? test.buf : "", test.len ? ": " : "",
+		       line.buf);
+	}
 	if (r.bounded)
 		printf("hunt: %s%s: stopped at %d finding(s) (--max-findings): there may be more\n", tag, path,
 		       ho.max_findings);
@@ -423,6 +434,8 @@ int cmd_hunt(int argc, char **argv)
 		} else if (opts_double(&op, "--time-limit", &c.so.time_limit, 0, 1e9)) {
 		} else if (opts_double(&op, "--candidate-timeout", &c.so.cand_timeout, 0.01, 1e9)) {
 			c.ho.timeout = c.so.cand_timeout > 60 ? c.so.cand_timeout : 60;
+		} else if (opts_flag(&op, "--tensor-ends")) {
+			c.ho.tensor_ends = 1;
 		} else if (opts_flag(&op, "--no-start")) {
 			c.ho.start_pass = 0;
 		} else if (opts_flag(&op, "--no-shrink")) {

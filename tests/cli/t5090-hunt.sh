@@ -74,6 +74,14 @@ check_grep "  ...the segment is not one allocation any more" "addr:=$SEG size:=4
 check "  ...that trace replays clean under end guards" $GPUREDUCE replay --guard=end clean.bin.hunt-*/hunt-0.bin
 check "  ...and under start guards" $GPUREDUCE replay --guard=start clean.bin.hunt-*/hunt-1.bin
 
+# --tensor-ends: guards at each tensor's requested end too; the write past
+# A's 3600 bytes (within its block) is a note, not a finding: still exit 0
+check "hunt --tensor-ends of the clean run: exit 0" $GPUREDUCE hunt --tensor-ends -o cl2 clean.bin
+check_grep "  ...a note for the write within the block, naming the tensor" \
+	"^note: test tests/test_model.py::test_pad (call): launch #0 scale_nocheck.* stays within its allocator block .*param 0 = tensor $A (3600 B in a 4096 B block" "$TMP/.out"
+n=$(grep -c "^finding" "$TMP/.out")
+[ "$n" = 0 ] && ok "  ...and no finding" || fail "  ...$n finding(s)"
+
 # the buggy run: three findings, in order: end guards twice (hunt goes on
 # past the first fault), then the underrun under start guards
 check_exit "hunt of the buggy run: exit 1 (findings)" 1 $GPUREDUCE hunt -j 2 -o out bug.bin
