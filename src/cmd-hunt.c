@@ -35,6 +35,7 @@
 #include "../reducer/shrink.h"
 #include "../trace/trace.h"
 #include "cmds.h"
+#include "outpaths.h"
 #include "repro.h"
 
 static const char usage_str[] =
@@ -159,6 +160,12 @@ static int shrink_finding(struct hunt_cli *c, const struct trace *t, const char 
 	cu = xstrdup(tmp.buf);
 	bin = repro_sibling(cu, ".bin");
 	yml = repro_sibling(cu, ".yaml");
+	if (outpath_is(cu, path) || outpath_is(bin, path) || outpath_is(yml, path)) {
+		sb_addf(err, "%s/repro.{cu,bin,yaml} would overwrite the trace %s: pick another -o folder",
+			c->out_dir, path);
+		ret = EXIT_USAGE;
+		goto out;
+	}
 	if (mkdir(c->out_dir, 0777) < 0 && errno != EEXIST) {
 		sb_addf(err, "%s: cannot create the output folder: %s", c->out_dir, strerror(errno));
 		ret = EXIT_INPUT;
@@ -350,7 +357,7 @@ static int hunt_one(struct hunt_cli *c, const char *path, int multi)
 		s = shrink_finding(c, &t, path, &r, 0, what.buf, workdir, &err);
 		if (s != EXIT_OK)
 			cmd_error("hunt", "the repro of finding 1 was not written: %s", err.buf);
-		if (s == EXIT_ENV || s == EXIT_INTERNAL)
+		if (s == EXIT_ENV || s == EXIT_INTERNAL || s == EXIT_USAGE)
 			ret = s;
 	}
 out:

@@ -128,4 +128,8 @@ check_exit "no trace: usage (2)" 2 $GPUREDUCE hunt
 check_exit "a missing trace: 3" 3 $GPUREDUCE hunt --no-shrink missing.bin
 check_grep "  ...names the file" "missing.bin" "$TMP/.out"
 check_exit "TRACE and -- CMD together: usage (2)" 2 $GPUREDUCE hunt bug.bin -- true
+mkdir -p self && cp bug.bin self/repro.bin
+check_exit "an output that would overwrite the trace: 2" 2 $GPUREDUCE hunt -o self self/repro.bin
+check_grep "  ...says so" "would overwrite the trace self/repro.bin" "$TMP/.out"
+check "  ...the trace is intact" cmp bug.bin self/repro.bin
 finish
