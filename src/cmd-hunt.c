@@ -303,6 +303,24 @@ static int hunt_one(struct hunt_cli *c, const char *path, int multi)
 	}
 	have_dir = 1;
 	ho.workdir = workdir;
+	if (!c->no_shrink && !c->shrunk) {
+		/* before the replays: the repro must not overwrite the trace */
+		struct strbuf cu = STRBUF_INIT;
+		char *bin, *yml;
+		sb_addf(&cu, "%s/repro.cu", c->out_dir);
+		bin = repro_sibling(cu.buf, ".bin");
+		yml = repro_sibling(cu.buf, ".yaml");
+		if (outpath_is(cu.buf, path) || outpath_is(bin, path) || outpath_is(yml, path)) {
+			cmd_error("hunt", "%s/repro.{cu,bin,yaml} would overwrite the trace %s: pick another -o folder",
+				  c->out_dir, path);
+			ret = EXIT_USAGE;
+		}
+		sb_release(&cu);
+		free(bin);
+		free(yml);
+		if (ret == EXIT_USAGE)
+			goto out;
+	}
 	if (hunt_run(&t, &ho, &r, &err) < 0) {
 		cmd_error("hunt", "%s: %s", path, err.buf);
 		ret = EXIT_ENV;

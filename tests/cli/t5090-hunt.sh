@@ -116,6 +116,17 @@ for i in 1 2 3; do
 	check_grep "  ...in scale_nocheck" "scale_nocheck.* faulted: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
 done
 
+# the window before a fault: the same run, crashed at launch #4 (its
+# FAULT record); under guards that launch faults too and is labelled as the
+# trace's own fault, the silent ones before it are found as before
+sed 's/^end 0$/fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 4 at_launch=1/' bug.txt >crash.txt
+check "mktrace: the run that crashed" $MKTRACE crash.bin <crash.txt
+check_exit "hunt of the window before the fault: exit 1" 1 $GPUREDUCE hunt --no-shrink crash.bin
+grep "^finding" "$TMP/.out" >fc.txt
+check_grep "  ...the silent overrun first" "^finding 1: .*launch #1 scale_nocheck" fc.txt
+check_grep "  ...the crash labelled as the trace's own fault" "^finding 2: .*launch #4 scale_nocheck.*\[the trace's own fault\]" fc.txt
+check_grep "  ...and the underrun" "^finding 3: .*launch #3 gather.* faulted under start guards" fc.txt
+
 # --no-start: the underrun goes unseen; --max-findings bounds the search
 check_exit "--no-start --no-shrink: exit 1" 1 $GPUREDUCE hunt --no-start --no-shrink bug.bin
 n=$(grep -c "^finding" "$TMP/.out")
