@@ -137,6 +137,10 @@ int cap_fold_pending(void);
 /* A NOTE into w; with carry, carried into every later segment (once per
  * distinct text). */
 void ckpt_vnote(struct trace_writer *w, int carry, const char *fmt, va_list ap);
+/* ---- testname.c (lock held) ---- */
+/* A NOTE "test: NAME" when PYTEST_CURRENT_TEST (or GPUREDUCE_TEST_NAME)
+ * changed since the previous call. */
+void cap_test_note(struct trace_writer *w);
 /* Read the GPUREDUCE_CKPT* settings; before any other ckpt_ call. */
 void ckpt_init(void);
 /*

@@ -604,6 +604,8 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		if (g_wbuf && !S.w.wcap)
 			tw_set_buffer(&S.w, g_wbuf);   /* a new segment's writer: buffered too */
 	}
+	if (!captured)
+		cap_test_note(&S.w);   /* the test this launch belongs to (testname.c) */
 	cap_tm_write(&S.w, tm);   /* before the LAUNCH: the blocks live at this launch */
 	tm = NULL;
 	cap_src_write(&S.w, src);

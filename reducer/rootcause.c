@@ -48,6 +48,7 @@ struct rc {
 	size_t nsplit;
 	struct rc_stats *st;
 	struct strbuf *err;
+	const struct rc_opts *o; /* NULL: requested sizes, no launch skipped */
 };
 
 int rc_has_blocks(const struct trace *t)
@@ -139,6 +140,23 @@ static const struct tr_block *blk_rec(const struct rc *R, const struct blk *b)
 	return &R->in->rec[b->rec].u.block;
 }
 
+/* The bytes a block's ALLOC gets: requested, or the allocator's rounded
+ * size (rc_opts.rounded: the guard where the block really ends). */
+static uint64_t blk_size(const struct rc *R, const struct tr_block *k)
+{
+	uint64_t n = R->o && R->o->rounded && k->alloc_size > k->size ? k->alloc_size : k->size;
+	return n ? n : 1;
+}
+
+/* 1 when launch seq is one rc_opts.skip lists. */
+static int skipped(const struct rc *R, uint64_t seq)
+{
+	for (size_t i = 0; R->o && i < R->o->nskip; i++)
+		if (R->o->skip[i] == seq)
+			return 1;
+	return 0;
+}
+
 static int put(struct rc *R, const struct tr_rec *r)
 {
 	if (tw_record(&R->w, r) < 0) {
@@ -155,7 +173,7 @@ static int put_alloc(struct rc *R, struct blk *b)
 	memset(&r, 0, sizeof(r));
 	r.type = TR_ALLOC;
 	r.u.alloc.addr = k->addr;
-	r.u.alloc.size = k->size ? k->size : 1;
+	r.u.alloc.size = blk_size(R, k);
 	r.u.alloc.kind = TR_MEM_DEVICE;
 	r.u.alloc.name = "";
 	b->out_live = 1;
@@ -313,7 +331,7 @@ static int emit_due(struct rc *R, long at)
 		b->done = 1;
 		for (size_t j = 0; j < R->nb; j++) {
 			const struct tr_block *o = blk_rec(R, &R->b[j]);
-			uint64_t osz = o->size ? o->size : 1, ksz = k->size ? k->size : 1;
+			uint64_t osz = blk_size(R, o), ksz = blk_size(R, k);
 			if (R->b[j].out_live && o->addr < k->addr + ksz && k->addr < o->addr + osz &&
 			    put_free(R, &R->b[j]) < 0)
 				return -1;
@@ -409,6 +427,8 @@ static int one(struct rc *R, size_t i, const struct rc_cut *cut)
 		seg = memmap_lookup_live(&R->segs, r->u.memset.dst);
 		return is_split(R, seg) ? put_memset(R, r) : put(R, r);
 	case TR_LAUNCH:
+		if (!(r->u.launch.flags & TR_F_CAPTURED) && skipped(R, r->u.launch.seq))
+			return 0;   /* neutralised (rc_opts.skip) */
 		if (put(R, r) < 0)
 			return -1;
 		R->st->launches++;
@@ -421,6 +441,12 @@ static int one(struct rc *R, size_t i, const struct rc_cut *cut)
 int rc_blockify(const struct trace *in, const char *out_path, const struct rc_cut *cut,
 		struct rc_stats *st, struct strbuf *err)
 {
+	return rc_blockify_opts(in, out_path, cut, NULL, st, err);
+}
+
+int rc_blockify_opts(const struct trace *in, const char *out_path, const struct rc_cut *cut,
+		     const struct rc_opts *o, struct rc_stats *st, struct strbuf *err)
+{
 	struct rc R;
 	int ret = -1, r = 0;
 	size_t i;
@@ -430,9 +456,10 @@ int rc_blockify(const struct trace *in, const char *out_path, const struct rc_cu
 	R.in = in;
 	R.st = st;
 	R.err = err;
+	R.o = o;
 	R.w = (struct trace_writer)TRACE_WRITER_INIT;
 	find_segments(&R);
-	if (!R.nb) {
+	if (!R.nb && !(o && o->allow_none)) {
 		sb_addf(err, "%s holds no allocator blocks (BLOCK_ALLOC records): capture the program "
 			"with `gpureduce capture --tensors`", in->path ? in->path : "the trace");
 		goto out;
@@ -526,7 +553,7 @@ static const struct tr_launch *launch_of(const struct trace *in, uint64_t seq)
 
 /* From a diagnosis: "... <access> ... <N> past the end of param <P> ...".
  * Returns P (and the distance text, the access word) or -1. */
-static int diag_param(const char *diag, char *dist, size_t nd, const char **access)
+int rc_diag_param(const char *diag, char *dist, size_t nd, const char **access)
 {
 	const char *p = diag ? strstr(diag, " past the end of param ") : NULL, *s;
 	if (!p)
@@ -551,7 +578,7 @@ void rc_describe(const struct trace *in, uint64_t root_seq, const char *root_ker
 	char *k = params_demangle(root_kernel), *c = params_demangle(crash_kernel ? crash_kernel : "");
 	char dist[80];
 	const char *access = "accessed";
-	int p = diag_param(diag, dist, sizeof(dist), &access);
+	int p = rc_diag_param(diag, dist, sizeof(dist), &access);
 	struct tr_block b;
 
 	sb_addf(out, "root cause: kernel %s (launch #%llu) ", k, (unsigned long long)root_seq);

@@ -58,6 +58,24 @@ int rc_has_blocks(const struct trace *t);
 int rc_blockify(const struct trace *in, const char *out_path, const struct rc_cut *cut,
 		struct rc_stats *st, struct strbuf *err);
 
+/* What rc_blockify_opts changes (hunt, reducer/hunt.h). */
+struct rc_opts {
+	int rounded;             /* a block's ALLOC is its rounded size (alloc_size): its guard
+				    sits where the allocator's block ends, not the tensor */
+	int allow_none;          /* a trace without blocks is written as it is (no error) */
+	const uint64_t *skip;    /* launches (captured seq) left out: neutralised */
+	size_t nskip;
+};
+
+/* rc_blockify with options (NULL: as rc_blockify). */
+int rc_blockify_opts(const struct trace *in, const char *out_path, const struct rc_cut *cut,
+		     const struct rc_opts *o, struct rc_stats *st, struct strbuf *err);
+
+/* From a diagnosis ("... D bytes past the end of param P ..."): P, with the
+ * distance text in dist and "wrote"/"read"/"accessed" in *access; -1 when
+ * the diagnosis names no parameter. */
+int rc_diag_param(const char *diag, char *dist, size_t nd, const char **access);
+
 /* The block of `in` that address v pointed into at launch `seq` (live
  * then, else the latest freed before it): fills *b and returns 0, or -1. */
 struct tr_block;

@@ -34,6 +34,7 @@ int cmd_shrink(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
+int cmd_hunt(int argc, char **argv);
 int cmd_worker(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 

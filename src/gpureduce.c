@@ -30,6 +30,7 @@ static const struct command commands[] = {
 	{ "shrink", cmd_shrink, 0, "reduce a trace to the smallest replay that faults the same way; emit repro.cu" },
 	{ "show", cmd_show, 0, "dump a trace as YAML" },
 	{ "verify", cmd_verify, 0, "build a repro.cu with nvcc and run it n times" },
+	{ "hunt", cmd_hunt, 0, "find silent out-of-bounds accesses under guards; the first becomes repro.cu" },
 	{ "diagnose", cmd_diagnose, 0, "explain a repro's fault in terms of the kernel's parameters" },
 	{ "report", cmd_report, 0, "write report.md and report.tar.gz for a GitHub issue from a shrink's folder" },
 	{ PROTO_WORKER_CMD, cmd_worker, 1, "(internal) replay worker process" },

@@ -37,6 +37,11 @@ bench: $(GPU_DEPS)
 	@[ "$(BENCH_SKIP_GPUS)" = 1 ] || BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/bench-gpus.sh
 	@[ "$(BENCH_SKIP_HOSTFED)" = 1 ] || BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/bench-hostfed.sh
 	@[ "$(BENCH_SKIP_TRACE)" = 1 ] || BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/bench-trace.sh
+	@[ "$(BENCH_SKIP_HUNT)" = 1 ] || BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/bench-hunt.sh
+
+# hunt beside compute-sanitizer memcheck alone (issue 28)
+bench-hunt: $(GPU_DEPS)
+	@BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/bench-hunt.sh
 
 # shrink on every GPU beside one GPU alone (issue 25; passes on one GPU)
 bench-gpus: $(GPU_DEPS)

@@ -49,7 +49,7 @@ for y in samples/*/sample.yaml; do
 		case $FLAKY in 0|1) ;; *) echo "FLAKY=$FLAKY"; exit 1 ;; esac
 		case $TIMEOUT in ""|*[!0-9]*) echo "TIMEOUT=$TIMEOUT"; exit 1 ;; esac
 		case $PROCESSES in ""|*[!0-9]*|0) echo "PROCESSES=$PROCESSES"; exit 1 ;; esac
-		[ "$(wc -l <"$1")" -eq 11 ] || { echo "not 11 lines"; exit 1; }
+		[ "$(wc -l <"$1")" -eq 13 ] || { echo "not 13 lines"; exit 1; }
 	' sh "$TMP/info" "$n"
 	grep -q '^FLAKY=1$' "$TMP/info" && nflaky=$((nflaky + 1))
 	# the files the build/run commands name exist in the sample dir
@@ -93,6 +93,13 @@ check_grep "  ...and expects a root-cause repro in the overrunning kernel" "^EXP
 check_grep "defaults: one process" "^PROCESSES=1\$" "$TMP/q.sh"
 check_grep "ddp-train is a 2-process job (captured with -o DIR/)" "^PROCESSES=2\$" "$(
 	"$SI" samples/ddp-train/sample.yaml >"$TMP/ddp" 2>&1; echo "$TMP/ddp")"
+check_grep "defaults: no hunt step" "^EXPECT_HUNT_KERNEL=''\$" "$TMP/q.sh"
+check_grep "defaults: no clean variant" "^CLEAN_ENV=''\$" "$TMP/q.sh"
+for s in view-tail neighbour-write ragged-sum; do
+	"$SI" samples/$s/sample.yaml >"$TMP/h-$s" 2>&1
+	check_grep "$s: a hunt sample (expect.hunt_kernel)" "^EXPECT_HUNT_KERNEL='[a-z_]*_kernel'\$" "$TMP/h-$s"
+	check_grep "  ...with a clean variant selected by an env var" "^CLEAN_ENV='[A-Z_]*_CLEAN=1'\$" "$TMP/h-$s"
+done
 check_grep "a single error name is accepted" "^EXPECT_ERRORS='CUDA_ERROR_ILLEGAL_ADDRESS'\$" "$TMP/q.sh"
 
 # ---- broken files: one-line error naming the file, exit 1 ----------------------

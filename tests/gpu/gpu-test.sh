@@ -155,6 +155,12 @@ test_sample() {
 		log "$n: build ok ($(sed -n 's/^(exit 0 after \(.*\))$/\1/p' "$w/build.log" | tail -n 1))"
 	fi
 
+	# a bug that never faults natively: the hunt pipeline instead (issue 28)
+	if [ -n "$EXPECT_HUNT_KERNEL" ]; then
+		hunt_sample "$dir" "$n" "$w"
+		return $?
+	fi
+
 	# capture
 	tries=1
 	[ "$FLAKY" = 1 ] && tries=$TRIES
@@ -385,6 +391,85 @@ root_cause_runs() {
 		return 1
 	fi
 	return 0
+}
+
+# hunt_sample DIR NAME WORKDIR: a sample whose bug never faults natively
+# (expect.hunt_kernel, issue 28).  The plain run must exit 0; `gpureduce
+# hunt -- RUN` must exit 1 with its first finding in expect.hunt_kernel and
+# write repro.cu, which must fault there in RUNS of RUNS runs; with
+# clean_env (the variant without the bug) hunt must exit 0 (clean).  Sets
+# the c_* cells (replay: the native run; fault: hunt's first finding;
+# shrink: its repro line; repro runs; verify: the clean variant's hunt).
+hunt_sample() {
+	local dir=$1 n=$2 w=$3 t ok=1 k=0 runs=0 rl first pat=${EXPECT_ERRORS// /|}
+	t=$(gr_step_timeout "$TIMEOUT")
+	log "$n: native run (limit ${t}s): $RUN"
+	run_step "$dir" "$w/native.log" "$t" bash -c "$RUN"
+	c_replay="native exit $STEP_RC"
+	c_cap_s=$STEP_SECS
+	log "$n: native -> exit $STEP_RC: $(grep -a -v '^[+(]' "$w/native.log" | tail -n 1)"
+	if [ "$STEP_RC" -ne 0 ]; then
+		ok=0
+		WHY="$WHY; the native run exited $STEP_RC (the bug must not fault natively)"
+		FAIL_LOGS="$FAIL_LOGS native.log"
+	fi
+	t=$(gr_step_timeout $((TIMEOUT * 4)))
+	log "$n: hunt (limit ${t}s)"
+	run_step "$dir" "$w/hunt.log" "$t" "$GR" hunt -j 4 --time-limit="$(shrink_time_limit "$t")" \
+		-o "$w/hunt" -- bash -c "$RUN"
+	c_shr_s=$STEP_SECS
+	first=$(grep -a -m1 '^finding 1:' "$w/hunt.log" || true)
+	c_fault="hunt exit $STEP_RC: $(printf '%s' "$first" | sed 's/ faulted under.*//' | cut -c1-90)"
+	log "$n: hunt -> exit $STEP_RC in ${STEP_SECS}s; $first"
+	if [ "$STEP_RC" -ne 1 ] || ! printf '%s' "$first" | grep -q -F "$EXPECT_HUNT_KERNEL"; then
+		ok=0
+		WHY="$WHY; hunt exited $STEP_RC, first finding '${first:-none}' (expected one in $EXPECT_HUNT_KERNEL)"
+		FAIL_LOGS="$FAIL_LOGS hunt.log"
+	fi
+	c_shrink=$(grep -a '^hunt: repro of finding 1' "$w/hunt.log" | sed 's/^[^(]*(//; s/)$//' | cut -c1-60)
+	[ -n "$c_shrink" ] || c_shrink=FAIL
+	if [ ! -s "$w/hunt/repro.cu" ]; then
+		ok=0
+		c_repro="FAIL(none)"
+		WHY="$WHY; hunt wrote no repro.cu"
+	elif ! build_repro "$w/hunt/repro.cu" "$w/hunt/repro" "$w/nvcc-hunt.log"; then
+		ok=0
+		c_repro="FAIL(nvcc)"
+		WHY="$WHY; nvcc could not build hunt's repro.cu"
+		FAIL_LOGS="$FAIL_LOGS nvcc-hunt.log"
+	else
+		while [ "$runs" -lt "$RUNS" ]; do
+			runs=$((runs + 1))
+			rl=$w/hunt-run-$runs.log
+			run_step "$w/hunt" "$rl" "$(gr_step_timeout 60)" ./repro
+			if [ "$STEP_RC" -eq 1 ] && grep -a -E "$pat" "$rl" | grep -a -q -i -F "$EXPECT_HUNT_KERNEL"; then
+				k=$((k + 1))
+			fi
+			[ "$runs" -eq 1 ] && log "$n: hunt repro run 1: exit $STEP_RC: $(grep -a -v '^[+(]' "$rl" | tail -n 1)"
+			[ "$(gr_time_left)" -le 10 ] && break
+		done
+		c_repro="$k/$runs"
+		if [ "$k" -ne "$runs" ] || [ "$runs" -lt "$RUNS" ]; then
+			ok=0
+			WHY="$WHY; hunt's repro.cu faulted in $EXPECT_HUNT_KERNEL in $k/$runs runs"
+			FAIL_LOGS="$FAIL_LOGS hunt-run-1.log"
+		fi
+	fi
+	if [ -n "$CLEAN_ENV" ]; then
+		t=$(gr_step_timeout $((TIMEOUT * 2)))
+		log "$n: hunt of the clean variant ($CLEAN_ENV)"
+		# shellcheck disable=SC2086 # clean_env: VAR=VALUE words
+		run_step "$dir" "$w/hunt-clean.log" "$t" env $CLEAN_ENV "$GR" hunt --no-shrink -o "$w/hunt-clean" \
+			-- bash -c "$RUN"
+		c_verify="clean: exit $STEP_RC"
+		log "$n: clean variant -> exit $STEP_RC: $(grep -a '^finding\|clean (no launch' "$w/hunt-clean.log" | head -n 2 | tr '\n' ' ')"
+		if [ "$STEP_RC" -ne 0 ]; then
+			ok=0
+			WHY="$WHY; the clean variant did not hunt clean (exit $STEP_RC)"
+			FAIL_LOGS="$FAIL_LOGS hunt-clean.log"
+		fi
+	fi
+	[ "$ok" -eq 1 ]
 }
 
 for dir in "${DIRS[@]}"; do

@@ -9,7 +9,7 @@
  *   cc -O2 -o build/sampleinfo tests/gpu/sampleinfo.c \
  *      -Wl,-Bstatic -lyaml -Wl,-Bdynamic
  *
- * Output (always all eleven keys, in this order):
+ * Output (always all thirteen keys, in this order):
  *   NAME  STORY  BUILD_CMD  RUN  EXPECT_ERRORS (space separated)
  *   EXPECT_KERNEL  FLAKY (0/1)  TIMEOUT (seconds)
  *   CAPTURE_ARGS (`capture_args:`, extra words for `gpureduce capture`, e.g.
@@ -18,6 +18,11 @@
  *   step)  PROCESSES (`processes:`, default 1: how many CUDA processes the
  *   job starts, e.g. torchrun ranks; above 1 the GPU scripts capture with
  *   -o DIR/ and take the trace that faulted first from DIR/index.yaml)
+ *   EXPECT_HUNT_KERNEL (`expect.hunt_kernel:`: a bug that never
+ *   faults natively; `gpureduce hunt` must find it first in that kernel and
+ *   its repro.cu fault there; "" = the ordinary crash pipeline)  CLEAN_ENV
+ *   (`clean_env:`, VAR=VALUE words that select the variant without the
+ *   bug, which must hunt clean; "" = none)
  * Values are wrapped in single quotes with every ' written as '\''.
  *
  * The schema is strict so that a typo in a sample fails loudly instead of
@@ -35,7 +40,8 @@
 #include <yaml.h>
 
 struct sample {
-	const char *name, *story, *build, *run, *kernel, *capture_args, *root_kernel;
+	const char *name, *story, *build, *run, *kernel, *capture_args, *root_kernel, *hunt_kernel;
+	const char *clean_env;
 	char errors[1024];
 	int flaky;
 	long timeout;
@@ -123,9 +129,9 @@ static int parse_bool(const yaml_node_t *v, const char *key, int *out)
 
 static int parse_expect(yaml_document_t *doc, const yaml_node_t *map, struct sample *sm)
 {
-	int seen_errors = 0, seen_kernel = 0, seen_flaky = 0, seen_root = 0;
+	int seen_errors = 0, seen_kernel = 0, seen_flaky = 0, seen_root = 0, seen_hunt = 0;
 	if (map->type != YAML_MAPPING_NODE)
-		return fail(map, "'expect' must be a mapping (errors, kernel, flaky, root_kernel)%s", NULL);
+		return fail(map, "'expect' must be a mapping (errors, kernel, flaky, root_kernel, hunt_kernel)%s", NULL);
 	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
 		const char *k = scalar(yaml_document_get_node(doc, p->key));
 		const yaml_node_t *v = yaml_document_get_node(doc, p->value);
@@ -160,8 +166,13 @@ static int parse_expect(yaml_document_t *doc, const yaml_node_t *map, struct sam
 				return fail(v, "expect: duplicate key '%s'", k);
 			if (get_str(v, "expect.root_kernel", &sm->root_kernel))
 				return -1;
+		} else if (!strcmp(k, "hunt_kernel")) {
+			if (seen_hunt++)
+				return fail(v, "expect: duplicate key '%s'", k);
+			if (get_str(v, "expect.hunt_kernel", &sm->hunt_kernel))
+				return -1;
 		} else {
-			return fail(v, "expect: unknown key '%s' (known: errors, kernel, flaky, root_kernel)", k);
+			return fail(v, "expect: unknown key '%s' (known: errors, kernel, flaky, root_kernel, hunt_kernel)", k);
 		}
 	}
 	if (!sm->errors[0])
@@ -203,7 +214,8 @@ static int parse_sample(yaml_document_t *doc, struct sample *sm)
 {
 	const yaml_node_t *root = yaml_document_get_root_node(doc);
 	unsigned seen = 0;
-	static const char *keys[] = { "name", "story", "build", "run", "expect", "timeout", "capture_args", "processes" };
+	static const char *keys[] = { "name", "story", "build", "run", "expect", "timeout", "capture_args",
+				      "processes", "clean_env" };
 
 	if (!root)
 		return fail(NULL, "empty file: expected a mapping with name, run and expect%s", NULL);
@@ -219,7 +231,8 @@ static int parse_sample(yaml_document_t *doc, struct sample *sm)
 			if (!strcmp(k, keys[i]))
 				break;
 		if (i == sizeof(keys) / sizeof(keys[0]))
-			return fail(v, "unknown key '%s' (known: name, story, build, run, expect, timeout, capture_args, processes)", k);
+			return fail(v, "unknown key '%s' (known: name, story, build, run, expect, timeout, capture_args, "
+				    "processes, clean_env)", k);
 		if (seen & (1u << i))
 			return fail(v, "duplicate key '%s'", k);
 		seen |= 1u << i;
@@ -233,6 +246,7 @@ static int parse_sample(yaml_document_t *doc, struct sample *sm)
 		case 5: r = parse_timeout(v, &sm->timeout); break;
 		case 6: r = get_str(v, k, &sm->capture_args); break;
 		case 7: r = parse_processes(v, &sm->processes); break;
+		case 8: r = get_str(v, k, &sm->clean_env); break;
 		}
 		if (r)
 			return -1;
@@ -270,7 +284,7 @@ int main(int argc, char **argv)
 	yaml_document_t doc;
 	struct sample sm = { .name = NULL, .story = "", .build = "", .run = NULL,
 			     .kernel = "", .errors = "", .flaky = 0, .timeout = 120,
-			     .capture_args = "", .root_kernel = "", .processes = 1 };
+			     .capture_args = "", .root_kernel = "", .processes = 1, .hunt_kernel = "", .clean_env = "" };
 	FILE *f = NULL;
 	int ret = 1, have_parser = 0, have_doc = 0;
 
@@ -312,6 +326,8 @@ int main(int argc, char **argv)
 	put("CAPTURE_ARGS", sm.capture_args);
 	put("EXPECT_ROOT_KERNEL", sm.root_kernel);
 	printf("PROCESSES=%ld\n", sm.processes);
+	put("EXPECT_HUNT_KERNEL", sm.hunt_kernel);
+	put("CLEAN_ENV", sm.clean_env);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fail(NULL, "cannot write the output%s", NULL);
 		goto out;

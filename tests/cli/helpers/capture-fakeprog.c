@@ -19,6 +19,9 @@
  *                                kernel node updated, launched again; exit 0
  *   capture-fakeprog hostmem     managed and mapped host memory the "CPU"
  *                                changes between launches; exit 0
+ *   capture-fakeprog tests       five launches while PYTEST_CURRENT_TEST
+ *                                goes unset, A, A, B, unset (as pytest sets
+ *                                it around each test); exit 0
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -393,6 +396,19 @@ int main(int argc, char **argv)
 		return graphapi_stream();
 	if (!strcmp(what, "hostmem"))
 		return hostmem();
+	if (!strcmp(what, "tests")) {
+		CUdeviceptr a = 0xd00000000000ull;
+		unsetenv("PYTEST_CURRENT_TEST");
+		launch_fill(a, 1, NULL, CUDA_SUCCESS);
+		setenv("PYTEST_CURRENT_TEST", "tests/test_a.py::test_one (call)", 1);
+		launch_fill(a, 2, NULL, CUDA_SUCCESS);
+		launch_fill(a, 3, NULL, CUDA_SUCCESS);
+		setenv("PYTEST_CURRENT_TEST", "tests/test_a.py::test_two (call)", 1);
+		launch_fill(a, 4, NULL, CUDA_SUCCESS);
+		unsetenv("PYTEST_CURRENT_TEST");
+		launch_fill(a, 5, NULL, CUDA_SUCCESS);
+		return 0;
+	}
 	if (!strcmp(what, "child")) {
 		launch_fill(0xd00000000000ull, 1, NULL, CUDA_SUCCESS);
 		return 0;

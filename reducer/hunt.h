@@ -1,0 +1,96 @@
+/*
+ * hunt.h - `gpureduce hunt`: find the silent out-of-bounds accesses of a
+ * trace that ran clean (or the window before its fault).
+ *
+ * The trace is blockified with rounded sizes (rootcause.h, rc_opts.rounded):
+ * every allocator block (capture --tensors) becomes an allocation of its
+ * allocator-rounded size, so its guard sits where the allocator's block
+ * ends and reads within the block (vectorised tails, padding) stay legal;
+ * plain allocations keep theirs.  It is replayed with guard placement flush
+ * at the end (overruns), then at the start (underruns).  A launch that
+ * faults is a finding; the context is dead, so the next replay leaves that
+ * launch out (rc_opts.skip) and goes on, up to a bound.  Replays run in a
+ * worker pool (reducer/pool.h): no CUDA here.
+ *
+ * Used by src/cmd-hunt.c, which prints the findings, shrinks the first
+ * (hunt_cut gives its trace) and runs a captured command's processes.
+ */
+#ifndef GPUREDUCE_HUNT_H
+#define GPUREDUCE_HUNT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rootcause.h"
+
+struct strbuf;
+struct trace;
+
+struct hunt_finding {
+	uint64_t seq;            /* captured seq of the launch that faulted under guards */
+	int guard;               /* the placement it faulted under (GUARD_END / GUARD_START) */
+	int code;                /* CUresult */
+	char error[64];
+	char kernel[512];
+	int is_crash;            /* it is the trace's own FAULT launch (not silent) */
+	size_t nskip;            /* findings before it left out of the replay that found it */
+	char *diag;              /* compute-sanitizer's diagnosis of it (malloc'ed), or NULL */
+};
+
+struct hunt_opts {
+	const char *workdir;     /* where the hunt traces are written */
+	int max_findings;        /* bound on findings (replays: at most this + 2) */
+	double timeout;          /* seconds a replay may take */
+	int start_pass;          /* also replay with guards at the start (default 1) */
+	int keep;                /* keep the replayed traces (workdir/hunt-N.bin) */
+	int tensor_ends;         /* one more pass, guards at each tensor's requested end: what
+				    faults only there stays within its allocator block (notes) */
+};
+
+struct hunt_result {
+	struct hunt_finding *f;
+	size_t n;
+	struct hunt_finding *notes; /* tensor_ends: launches that fault past a tensor's requested
+				    bytes but not past its allocator block (legal there) */
+	size_t nnotes;
+	struct rc_stats st;      /* the blockify of the first replay */
+	size_t replays;
+	int bounded;             /* stopped at max_findings: more may be there */
+	int has_blocks;          /* the trace holds allocator blocks */
+	char note[1200];         /* a replay that neither ran clean nor faulted: why */
+	double seconds;
+};
+
+/* Hunt t (see above).  0 with r filled (r->n may be 0: clean), or -1 with
+ * err when no replay could run (no GPU, workers not starting, a write). */
+int hunt_run(const struct trace *t, const struct hunt_opts *o, struct hunt_result *r, struct strbuf *err);
+
+/* Write finding k's trace at path: blockified with rounded sizes, the
+ * findings before it left out, cut after its launch with a FAULT record
+ * naming it (ready for shrink and diagnose).  0 or -1 with err. */
+int hunt_cut(const struct trace *t, const struct hunt_result *r, size_t k, const char *path,
+	     struct strbuf *err);
+
+/* One line for finding f: launch, kernel, Python line, placement and what
+ * it touched: with f->diag, "wrote|read D past the end of param P = tensor
+ * T (N B, block R B, allocated at file:line)"; without, the tensors its
+ * pointer parameters point into. */
+void hunt_describe(const struct trace *t, const struct hunt_finding *f, struct strbuf *out);
+
+/* The innermost Python frame of launch seq outside site-packages (file:line
+ * in func), "" when none was recorded. */
+void hunt_python_line(const struct trace *t, uint64_t seq, struct strbuf *out);
+
+/* The test that was running at launch seq: the last NOTE "test: NAME"
+ * (capture writes one when PYTEST_CURRENT_TEST changes) before it; "" when
+ * none. */
+void hunt_test_of(const struct trace *t, uint64_t seq, struct strbuf *out);
+
+/* One line for a note (r->notes): the launch, and the tensors among its
+ * parameters whose requested bytes are fewer than their block's: "reads or
+ * writes within its allocator block past tensor T (N B of R B)". */
+void hunt_describe_note(const struct trace *t, const struct hunt_finding *f, struct strbuf *out);
+
+void hunt_result_release(struct hunt_result *r);
+
+#endif
