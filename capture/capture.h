@@ -199,4 +199,12 @@ void cap_py_calibrate(void);
  * the same thread. */
 const char *cap_py_layout(void);
 
+/* ---- tensormap.c: TMA tensor maps (TENSORMAP records) ---- */
+/* On the successful exit of a driver call: record it when it is one of
+ * the cuTensorMap* calls.  Returns 1 when it was one of them. */
+int cap_tmap_exit(uint32_t cbid, const void *params);
+/* Write one record (inject.c: takes the lock, drops it when not
+ * recording).  Returns the event number or -1. */
+long cap_put_record(const struct tr_rec *r);
+
 #endif

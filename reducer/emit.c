@@ -463,7 +463,8 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 			sb_adds(&body, "));\n\tapply_attrs(fn, ");
 			c_string(&body, l->name);
 			sb_adds(&body, ");\n");
-			sb_addf(&body, "\t{\n\t\tunsigned char args[%u] = {", l->argsize ? l->argsize : 1);
+			sb_addf(&body, "\t{\n\t\tunsigned char args[%u]%s = {", l->argsize ? l->argsize : 1,
+				emit_tmap_count(t, i, l) ? " __attribute__((aligned(64)))" : "");
 			for (uint32_t k = 0; k < l->argsize; k++)
 				sb_addf(&body, "%s0x%02x,", k % 16 ? " " : "\n\t\t\t", l->args[k]);
 			if (!l->argsize)
@@ -504,6 +505,7 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 					off, (int)(intptr_t)a->user - 1, (long long)(v - a->addr),
 					(unsigned long long)v, dead ? ", a FREED buffer" : "");
 			}
+			emit_tmaps(&body, t, i, l, &mm);
 			sb_addf(&body, "\t\tCUlaunchAttribute attrs[%u];\n", l->nattrs ? l->nattrs : 1);
 			sb_adds(&body, "\t\tmemset(attrs, 0, sizeof(attrs));\n");
 			for (uint32_t k = 0; k < l->nattrs; k++) {

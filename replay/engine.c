@@ -25,8 +25,10 @@
 #include "../addr/graphs.h"
 #include "../addr/memmap.h"
 #include "../addr/place.h"
+#include "../addr/tensormap.h"
 #include "drv.h"
 #include "replay.h"
+#include "tensormap.h"
 
 #ifndef TR_F_CAPTURED
 #define TR_F_CAPTURED 0x2u
@@ -74,6 +76,10 @@ struct sym_entry {
 	uint64_t blob;
 };
 
+struct reloc_stats {
+	size_t relocated, stray;
+};
+
 struct run {
 	struct replay_ctx *c;
 	const struct trace *t;
@@ -93,6 +99,8 @@ struct run {
 	long launches;
 	struct pl_layout layout; /* GUARD_LAYOUT: the one range every device buffer lives in */
 	int have_layout;
+	struct rtmap_stats tmap; /* TMA tensor maps rebuilt at launches (tensormap.c) */
+	struct reloc_stats rel;  /* pointer words of launches: relocated, stray */
 };
 
 /* ---- context ---------------------------------------------------------- */
@@ -463,6 +471,29 @@ struct reloc {
 	unsigned n;
 };
 
+/* A launch word that looks like a device address (16-aligned, at least
+ * 4 GiB, within 64 GiB of the captured buffers) yet points into none of
+ * them: a pointer replay cannot relocate (reported, not fatal). */
+static int stray_word(const struct memmap *m, uint64_t v)
+{
+	const uint64_t near = 64ull << 30;
+	if (v < (1ull << 32) || (v & 15) || m->hi <= m->lo)
+		return 0;
+	if (v + near < m->lo || v > m->hi + near)
+		return 0;
+	return !memmap_pointer_word(m, v, NULL);
+}
+
+static void count_stray(struct run *R, const uint8_t *args, uint32_t argsize)
+{
+	for (uint32_t off = 0; off + 8 <= argsize; off += 8) {
+		uint64_t v;
+		memcpy(&v, args + off, 8);
+		if (stray_word(&R->mm, v))
+			R->rel.stray++;
+	}
+}
+
 /* A pointer word of the parameter bytes: the same offset in its twin. */
 static int relocate_word(struct mm_alloc *a, size_t off, uint64_t v, int dead, void *arg)
 {
@@ -757,7 +788,9 @@ static int do_launch(struct run *R, size_t ev, const struct tr_launch *l)
 	apply_attrs(R, fn, l->name, ev);
 	args = xcalloc(1, l->argsize + 8);
 	memcpy(args, l->args, l->argsize);
-	relocate_args(R, args, l->argsize);
+	R->rel.relocated += relocate_args(R, args, l->argsize);
+	count_stray(R, l->args, l->argsize);
+	rtmap_reencode(&c->d, R->t, ev, l, args, &R->tmap);
 	kp = xcalloc(l->nparams + 1, sizeof(void *));
 	for (uint32_t i = 0; i < l->nparams; i++)
 		kp[i] = args + l->params[i].offset;
@@ -1120,6 +1153,25 @@ static int snap_attrs(struct snap *S, size_t at, const char *name)
 	return ret;
 }
 
+/* The TENSORMAP records before `at` (with l: only those whose map sits in
+ * l's parameter bytes), so the launch after the snapshot re-encodes its
+ * maps as it did here. */
+static int snap_tmaps(struct snap *S, size_t at, const struct tr_launch *l)
+{
+	const struct trace *t = S->R->t;
+	for (size_t i = 0; i < at && i < t->nrec; i++) {
+		int used = !l;
+		if (t->rec[i].type != TR_TENSORMAP)
+			continue;
+		for (uint32_t off = 0; l && !used && l->argsize >= TR_TMAP_BYTES &&
+		     off <= l->argsize - TR_TMAP_BYTES; off += 64)
+			used = tmap_match(&t->rec[i].u.tmap, l->args + off);
+		if (used && tw_record(&S->w, &t->rec[i]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int write_snapshot(struct run *R, size_t at, struct strbuf *err)
 {
 	struct snap S;
@@ -1158,13 +1210,13 @@ static int write_snapshot(struct run *R, size_t at, struct strbuf *err)
 			if (g && (!s || g->blob != s->blob) && snap_module(&S, g->rec) < 0)
 				goto werr;
 		}
-		if (snap_attrs(&S, at, l->name) < 0)
+		if (snap_attrs(&S, at, l->name) < 0 || snap_tmaps(&S, at, l) < 0)
 			goto werr;
 	} else {
 		for (size_t i = 0; i < at; i++)
 			if (R->t->rec[i].type == TR_MODULE && snap_module(&S, i) < 0)
 				goto werr;
-		if (snap_attrs(&S, at, NULL) < 0)
+		if (snap_attrs(&S, at, NULL) < 0 || snap_tmaps(&S, at, NULL) < 0)
 			goto werr;
 		for (size_t i = 0; i < R->mm.n; i++)
 			S.want[i] = 1;
@@ -1240,6 +1292,25 @@ static int do_record(struct run *R, size_t ev, const struct tr_rec *r)
 
 /* ---- main loop ----------------------------------------------------------- */
 
+/* Relocation coverage and tensor maps, into res (counts) and res->msg. */
+static void replay_note_coverage(struct run *R, struct replay_result *res)
+{
+	size_t n = strlen(res->msg);
+	res->ptr_words = (long)R->rel.relocated;
+	res->stray_words = (long)R->rel.stray;
+	res->tmaps_encoded = (long)R->tmap.encoded;
+	res->tmaps_word0 = (long)(R->tmap.word0 + R->tmap.failed);
+	if (R->rel.stray && n < sizeof(res->msg) - 1)
+		n += (size_t)snprintf(res->msg + n, sizeof(res->msg) - n,
+			 "%s%zu launch word(s) looked like device addresses but matched no captured buffer "
+			 "(not relocated)", n ? "; " : "", R->rel.stray);
+	if ((R->tmap.word0 || R->tmap.failed) && n < sizeof(res->msg) - 1)
+		snprintf(res->msg + n, sizeof(res->msg) - n,
+			 "%s%zu TMA tensor map(s) not re-encoded on this driver (%zu refused): only their "
+			 "address word was relocated", n ? "; " : "", R->tmap.word0 + R->tmap.failed,
+			 R->tmap.failed);
+}
+
 int replay_trace(struct replay_ctx *c, const struct trace *t, const struct replay_opts *o,
 		 struct replay_result *res)
 {
@@ -1305,6 +1376,8 @@ int replay_trace(struct replay_ctx *c, const struct trace *t, const struct repla
 			 "%s%zu buffer(s) got plain cuMemAlloc, not guard placement (the driver's virtual "
 			 "memory calls failed): an overrun there may not fault", n ? "; " : "", R.unguarded);
 	}
+	if (st == RS_CLEAN || st == RS_FAULT)
+		replay_note_coverage(&R, res);
 out:
 	res->status = st;
 	res->launches = R.launches;

@@ -59,6 +59,11 @@ struct replay_result {
 	char msg[512];        /* for RS_ERROR; warnings otherwise */
 	long launches;        /* launches executed */
 	double seconds;
+	/* relocation coverage (RS_CLEAN, RS_FAULT): launch parameter words */
+	long ptr_words;       /* pointer words relocated */
+	long stray_words;     /* words that looked like device addresses but matched no buffer */
+	long tmaps_encoded;   /* TMA tensor maps re-encoded for their relocated address */
+	long tmaps_word0;     /* tensor maps whose address word alone was relocated */
 };
 
 struct replay_ctx;
