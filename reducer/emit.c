@@ -424,6 +424,7 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 					embed(&data, &init, name, (const uint8_t *)d.buf, d.len, expr, sizeof(expr));
 					sb_addf(&body, "\tSETUP(cuMemcpyHtoD(buf[%d].ptr + %llu, %s, %zu));\n",
 						id, (unsigned long long)off, expr, d.len);
+					emit_stored_ptrs(&body, &mm, id, off, r->u.copy.dst, (const uint8_t *)d.buf, d.len);
 				}
 				sb_release(&d);
 			}

@@ -28,6 +28,8 @@
 #include "../addr/tensormap.h"
 #include "drv.h"
 #include "replay.h"
+#include "backmap.h"
+#include "shift.h"
 #include "tensormap.h"
 
 #ifndef TR_F_CAPTURED
@@ -78,6 +80,7 @@ struct sym_entry {
 
 struct reloc_stats {
 	size_t relocated, stray;
+	size_t stored;           /* pointer words relocated in bytes copied in */
 };
 
 struct run {
@@ -101,6 +104,9 @@ struct run {
 	int have_layout;
 	struct rtmap_stats tmap; /* TMA tensor maps rebuilt at launches (tensormap.c) */
 	struct reloc_stats rel;  /* pointer words of launches: relocated, stray */
+	struct backmap back;     /* twins -> captured addresses, for read-backs (backmap.h) */
+	int have_back;
+	struct shift shift;      /* GPUREDUCE_SHIFT=1: no buffer at its captured address (shift.c) */
 };
 
 /* ---- context ---------------------------------------------------------- */
@@ -434,7 +440,15 @@ static CUresult twin_create(struct run *R, const struct tr_alloc *a, size_t ev, 
 		r = place_layout_alloc(&c->d.vmm, &R->layout, &tw->pb, a->addr, a->size);
 	else {
 		int guard = R->o->guard == GUARD_LAYOUT ? GUARD_END : R->o->guard;
+		shift_pad(&R->shift, &c->d.vmm, c->gran);
 		r = place_guard_alloc(&c->d.vmm, &tw->pb, a->size, a->addr, c->gran, guard, (int)c->dev);
+		if (r == CUDA_SUCCESS && shift_collides(&R->shift, &tw->pb, a->addr, a->size)) {
+			/* it landed on its captured range: keep that one out of the way, place again */
+			struct pl_buf keep = tw->pb;
+			shift_pad(&R->shift, &c->d.vmm, c->gran);
+			r = place_guard_alloc(&c->d.vmm, &tw->pb, a->size, a->addr, c->gran, guard, (int)c->dev);
+			place_buf_destroy(&c->d.vmm, NULL, &keep);
+		}
 		/* said, not hidden: an overrun may not fault in such a buffer */
 		if (r == CUDA_SUCCESS && guard != GUARD_NONE && tw->pb.how == PL_HOW_ALLOC)
 			R->unguarded++;
@@ -652,6 +666,13 @@ static int do_h2d(struct run *R, size_t ev, const struct tr_copy *cp)
 		ret = set_error(R, ev, "event %zu: copy of %llu bytes has a %zu-byte payload", ev,
 				(unsigned long long)cp->size, data.len);
 		goto out;
+	}
+	{
+		/* device pointers stored in the bytes (a table of pointers, a
+		 * checkpoint of one) move with their buffers, as launch words do */
+		struct reloc rl = { (uint8_t *)data.buf, 0 };
+		memmap_scan_words(&R->mm, data.buf, data.len, memmap_first_aligned(cp->dst), relocate_word, &rl);
+		R->rel.stored += rl.n;
 	}
 	r = R->c->d.MemcpyHtoD(dst, data.buf, data.len);
 	if (r != CUDA_SUCCESS)
@@ -887,6 +908,23 @@ static int want_word(struct mm_alloc *a, size_t off, uint64_t v, int dead, void 
 	return 0;
 }
 
+/* Read-backs speak captured addresses: the pointers replay relocated
+ * into device memory (or a kernel stored there) go back (backmap.h).
+ * `addr` is the captured address of buf[0]. */
+static void back_apply(struct run *R, uint8_t *buf, uint64_t len, uint64_t addr)
+{
+	if (!R->have_back) {
+		for (size_t i = 0; i < R->mm.n; i++) {
+			const struct mm_alloc *a = R->mm.all[i];
+			const struct twin *tw = a->user;
+			if (tw && tw->ptr)
+				backmap_add(&R->back, tw->ptr, a->size, a->addr);
+		}
+		R->have_back = 1;
+	}
+	backmap_apply(&R->back, buf, (size_t)len, memmap_first_aligned(addr));
+}
+
 static int read_twin(struct run *R, struct mm_alloc *a, struct strbuf *out)
 {
 	struct twin *tw = a->user;
@@ -896,6 +934,7 @@ static int read_twin(struct run *R, struct mm_alloc *a, struct strbuf *out)
 	sb_grow(out, a->size);
 	if (R->c->d.MemcpyDtoH(out->buf, tw->ptr, a->size) != CUDA_SUCCESS)
 		return -1;
+	back_apply(R, (uint8_t *)out->buf, a->size, a->addr);
 	out->len = a->size;
 	out->buf[out->len] = 0;
 	return 0;
@@ -1030,6 +1069,7 @@ static int snap_buffer(struct snap *S, const struct mm_alloc *a)
 		len = a->size - done < chunk ? a->size - done : chunk;
 		if (R->c->d.MemcpyDtoH(h, tw->ptr + done, len) != CUDA_SUCCESS)
 			goto out;
+		back_apply(R, h, len, a->addr + done);
 		u = chunk_uniform(h, len, &word);
 		/* a chunk that does not continue the pending run ends it */
 		if (run.len && (u != run.uniform || (u && word != run.word)) && snap_flush(S, a, &run) < 0) {
@@ -1296,10 +1336,11 @@ static int do_record(struct run *R, size_t ev, const struct tr_rec *r)
 static void replay_note_coverage(struct run *R, struct replay_result *res)
 {
 	size_t n = strlen(res->msg);
-	res->ptr_words = (long)R->rel.relocated;
+	res->ptr_words = (long)(R->rel.relocated + R->rel.stored);
 	res->stray_words = (long)R->rel.stray;
 	res->tmaps_encoded = (long)R->tmap.encoded;
 	res->tmaps_word0 = (long)(R->tmap.word0 + R->tmap.failed);
+	res->shifted = R->shift.on ? (long)R->shift.placed : -1;
 	if (R->rel.stray && n < sizeof(res->msg) - 1)
 		n += (size_t)snprintf(res->msg + n, sizeof(res->msg) - n,
 			 "%s%zu launch word(s) looked like device addresses but matched no captured buffer "
@@ -1340,6 +1381,15 @@ int replay_trace(struct replay_ctx *c, const struct trace *t, const struct repla
 	attrs_index(&R);
 	if (build_symbols(&R, &err) < 0) {
 		st = set_error(&R, 0, "%s", err.buf);
+		goto out;
+	}
+	shift_init(&R.shift);
+	/* shifted placement: every buffer on its own, away from its captured
+	 * address and offsets, so an unrelocated pointer cannot pass by luck */
+	if (o->guard == GUARD_LAYOUT && R.shift.on) {
+		/* its point is the captured offsets: the one thing this mode breaks */
+		st = set_error(&R, 0, "layout-faithful placement is off in the shifted placement mode "
+			       "(GPUREDUCE_SHIFT=1); use --guard=end");
 		goto out;
 	}
 	if (o->guard == GUARD_LAYOUT && (st = layout_open(&R, end)) != RS_CLEAN)
@@ -1387,6 +1437,9 @@ out:
 	if (R.have_layout && !c->dead)
 		place_layout_close(&c->d.vmm, &R.layout);
 	memmap_release(&R.mm);
+	backmap_release(&R.back);
+	if (!c->dead)
+		shift_release(&R.shift, &c->d.vmm);
 	graphs_release(&G);
 	free(R.syms);
 	free(R.attrs);

@@ -27,6 +27,8 @@ static const char usage_str[] =
 	"when layout runs clean or cannot apply (the output says which faulted).\n"
 	"--stop-before=N stops before event N; --snapshot writes the state the launch at\n"
 	"N needs (the buffers it reaches, or with --snapshot-all every live buffer) as a trace.\n"
+	"--shift (or GPUREDUCE_SHIFT=1, which shrink's workers follow too): no buffer at its\n"
+	"captured address or offset, so a pointer left unrelocated cannot pass by luck.\n"
 	"Exit: 0 ran clean, 1 faulted, 3 bad or incomplete trace (one that ends without an END or\n"
 	"FAULT record and replays without a fault) or could not replay, 4 no GPU/driver.\n";
 
@@ -60,6 +62,8 @@ int cmd_replay(int argc, char **argv)
 		} else if (opts_flag(&op, "--snapshot-all")) {
 			o.snap_mode = SNAP_ALL;
 		} else if (opts_double(&op, "--timeout", &timeout, 0.01, 1e9)) {
+		} else if (opts_flag(&op, "--shift")) {
+			setenv("GPUREDUCE_SHIFT", "1", 1);   /* the worker reads it (replay/shift.h) */
 		} else if (opts_unknown(&op)) {
 		} else if (!path) {
 			path = a;
@@ -156,6 +160,9 @@ int cmd_replay(int argc, char **argv)
 		if (job.res.tmaps_encoded || job.res.tmaps_word0)
 			printf(", %ld TMA tensor map(s) re-encoded, %ld by address word only",
 			       job.res.tmaps_encoded, job.res.tmaps_word0);
+		if (job.res.shifted >= 0)
+			printf(", shifted placement (GPUREDUCE_SHIFT=1): %ld buffer(s) away from their captured "
+			       "addresses and offsets", job.res.shifted);
 		printf("\n");
 	}
 	switch (job.res.status) {

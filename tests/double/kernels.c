@@ -211,7 +211,22 @@ static void k_tma_rows(const struct dbl_launch *L, const void *a)
 		out[i] = *(const float *)(dbl_tmap_base(map) + row * dbl_tmap_row_stride(map) + col * 4);
 }
 
+/* chase(const float **table, float *out, int n): out[i] = *table[i] for
+ * i < n -- a table of device pointers in device memory.  A replay that
+ * did not relocate the stored pointers reads captured addresses. */
+static void k_chase(const struct dbl_launch *L, const void *a)
+{
+	const float *const *table = ARG(const float *const *, a, 0);
+	float *out = ARG(float *, a, 8);
+	int n = ARG(int, a, 16);
+	long long i = dbl_tid_x(L);
+	if (i < n)
+		out[i] = *table[i];
+}
+
 const struct dbl_kernel dbl_kernels[] = {
+	{ "_Z5chasePPKfPfi", "chase(const float**, float*, int)",
+	  3, { {0, 8}, {8, 8}, {16, 4} }, k_chase },
 	{ "_Z8tma_rows14CUtensorMap_stPfi", "tma_rows(CUtensorMap_st, float*, int)",
 	  3, { {0, 128}, {128, 8}, {136, 4} }, k_tma_rows },
 	{ "_Z5scalePfPKfi", "scale(float*, const float*, int)",
