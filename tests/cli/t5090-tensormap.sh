@@ -62,6 +62,28 @@ check_grep "  ...described" "param 0: a TMA descriptor over a 64x256 f32 tensor,
 check "the repro compiles against the double" $CC -x c -w -I$CUDA/include -o r/repro r/repro.cu -L$DBL -Wl,-rpath,$DBL -lcuda
 check_exit "  ...and faults" 1 ./r/repro
 
+# --- diagnose speaks of the map (a stand-in compute-sanitizer reports a read
+# just past the first buffer, the tensor) --------------------------------------
+cat > fake-sanitizer <<'EOT'
+#!/bin/sh
+. "$SRCDIR/tests/cli/helpers/fake-sanitizer.sh"
+san_run "$@"
+[ -n "$buf0" ] || exit 0
+set -- $buf0 $buf0_size
+addr=$(printf '0x%x' $(( $1 + $2 + 4 )))
+cat <<EOR
+========= COMPUTE-SANITIZER
+========= Invalid __global__ read of size 4 bytes
+=========     at tma_rows(CUtensorMap_st, float *, int)+0x90
+=========     by thread (0,0,0) in block (8,0,0)
+=========     Access to $addr is out of bounds
+=========     and is 5 bytes after the nearest allocation at $1 of size $2 bytes
+EOR
+EOT
+chmod +x fake-sanitizer
+check "diagnose the reduced trace" env GPUREDUCE_SANITIZER=$TMP/fake-sanitizer "$GPUREDUCE" diagnose r/repro.bin
+check_grep "  ...names the map behind the overrun" "past the end of param 0 .*: a TMA descriptor over a 64x256 f32 tensor, box 64x64, row strides 8192 bytes" "$TMP/.out"
+
 # --- ReplaceAddress: the encode's geometry comes along ------------------------
 check_exit "encode over the decoy, then ReplaceAddress to the tensor: faults" 3 \
 	"$GPUREDUCE" capture -o repl.bin -- ./prog $CUBIN bad replace
