@@ -85,7 +85,8 @@
  *    address lies relative to the nearest allocation.
  *  - cuStreamIsCapturing always says NONE (no graphs), so the capture
  *    library can run inside a program that uses the double.
- *  - TMA tensor maps: cuTensorMapEncodeTiled and cuTensorMapReplaceAddress
+ *  - TMA tensor maps: cuTensorMapEncodeTiled, cuTensorMapEncodeIm2col (the
+ *    tiled layout, channels and pixels as the box) and cuTensorMapReplaceAddress
  *    write the 128 bytes with the layout measured on the H200 where it was
  *    measured (GPU-FACTS.md): word 0 the plain global address, the row
  *    stride / 16 in the upper half of word 1, dims - 1 in word 4 (two
@@ -2373,4 +2374,20 @@ CUresult cuTensorMapReplaceAddress(CUtensorMap *map, void *addr)
 		return CUDA_ERROR_INVALID_VALUE;
 	memcpy(map, &a, 8);
 	return CUDA_SUCCESS;
+}
+
+/* im2col maps: the tiled layout, with channelsPerPixel and pixelsPerColumn
+ * as the box of the two innermost dimensions (no kernel reads them yet). */
+CUresult cuTensorMapEncodeIm2col(CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank, void *addr,
+				 const cuuint64_t *dims, const cuuint64_t *strides, const int *lower,
+				 const int *upper, cuuint32_t channels, cuuint32_t pixels,
+				 const cuuint32_t *estrides, CUtensorMapInterleave il, CUtensorMapSwizzle sw,
+				 CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill oob)
+{
+	cuuint32_t box[5] = { 1, 1, 1, 1, 1 };
+	if (rank < 3 || !lower || !upper || !channels || !pixels)
+		return CUDA_ERROR_INVALID_VALUE;
+	box[0] = channels > 256 ? 256 : channels;
+	box[1] = pixels > 256 ? 256 : pixels;
+	return cuTensorMapEncodeTiled(map, type, rank, addr, dims, strides, box, estrides, il, sw, l2, oob);
 }
