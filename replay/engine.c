@@ -29,6 +29,7 @@
 #include "drv.h"
 #include "replay.h"
 #include "backmap.h"
+#include "launchattr.h"
 #include "shift.h"
 #include "tensormap.h"
 
@@ -107,6 +108,7 @@ struct run {
 	struct backmap back;     /* twins -> captured addresses, for read-backs (backmap.h) */
 	int have_back;
 	struct shift shift;      /* GPUREDUCE_SHIFT=1: no buffer at its captured address (shift.c) */
+	uint64_t attr_noted;     /* launch attribute ids already said not replayed */
 };
 
 /* ---- context ---------------------------------------------------------- */
@@ -792,6 +794,20 @@ static void apply_attrs(struct run *R, CUfunction fn, const char *name, size_t b
 	}
 }
 
+/* A recorded launch attribute replay cannot apply: said once per id in
+ * the result's message. */
+static void note_dropped_attr(struct run *R, uint32_t id, const char *why)
+{
+	char b[32];
+	size_t n = strlen(R->res->msg);
+	if (id < 64 && (R->attr_noted >> id & 1))
+		return;
+	if (id < 64)
+		R->attr_noted |= 1ull << id;
+	snprintf(R->res->msg + n, sizeof(R->res->msg) - n, "%slaunch attribute %u (%s) not replayed: %s",
+		 n ? "; " : "", id, lattr_name(id, b, sizeof(b)), why);
+}
+
 static int do_launch(struct run *R, size_t ev, const struct tr_launch *l)
 {
 	struct replay_ctx *c = R->c;
@@ -824,19 +840,29 @@ static int do_launch(struct run *R, size_t ev, const struct tr_launch *l)
 		cfg.blockDimX = l->block.x; cfg.blockDimY = l->block.y; cfg.blockDimZ = l->block.z;
 		cfg.sharedMemBytes = l->shmem;
 		cfg.hStream = NULL;
+		unsigned na = 0;
 		for (uint32_t i = 0; i < l->nattrs; i++) {
-			at[i].id = (CUlaunchAttributeID)l->attrs[i].id;
-			memcpy(&at[i].value, l->attrs[i].value,
-			       l->attrs[i].len < sizeof(at[i].value) ? l->attrs[i].len : sizeof(at[i].value));
+			const char *why;
+			if (!lattr_replayable(l->attrs[i].id, &why)) {
+				note_dropped_attr(R, l->attrs[i].id, why);
+				continue;
+			}
+			at[na].id = (CUlaunchAttributeID)l->attrs[i].id;
+			memcpy(&at[na].value, l->attrs[i].value,
+			       l->attrs[i].len < sizeof(at[na].value) ? l->attrs[i].len : sizeof(at[na].value));
+			na++;
 		}
 		cfg.attrs = at;
-		cfg.numAttrs = l->nattrs;
+		cfg.numAttrs = na;
 		r = c->d.LaunchKernelEx(&cfg, fn, kp, NULL);
 		free(at);
 	} else if (l->api == TR_API_LAUNCH_COOPERATIVE && c->d.LaunchCooperativeKernel) {
+		/* (l->nattrs is 0 here: a recorded attribute needs cuLaunchKernelEx) */
 		r = c->d.LaunchCooperativeKernel(fn, l->grid.x, l->grid.y, l->grid.z, l->block.x,
 						 l->block.y, l->block.z, l->shmem, NULL, kp);
 	} else {
+		for (uint32_t i = 0; i < l->nattrs; i++)
+			note_dropped_attr(R, l->attrs[i].id, "this driver has no cuLaunchKernelEx");
 		r = c->d.LaunchKernel(fn, l->grid.x, l->grid.y, l->grid.z, l->block.x, l->block.y,
 				      l->block.z, l->shmem, NULL, kp, NULL);
 	}
@@ -1416,10 +1442,12 @@ int replay_trace(struct replay_ctx *c, const struct trace *t, const struct repla
 		if (write_snapshot(&R, end, &err) < 0)
 			st = set_error(&R, end, "snapshot: %s", err.buf);
 	}
-	if (st == RS_CLEAN && R.unresolved)
-		snprintf(res->msg, sizeof(res->msg),
-			 "%zu copies/memsets targeted memory outside any captured allocation and were skipped",
-			 R.unresolved);
+	if (st == RS_CLEAN && R.unresolved) {
+		size_t n = strlen(res->msg);
+		snprintf(res->msg + n, sizeof(res->msg) - n,
+			 "%s%zu copies/memsets targeted memory outside any captured allocation and were skipped",
+			 n ? "; " : "", R.unresolved);
+	}
 	if (st == RS_CLEAN && R.unguarded) {
 		size_t n = strlen(res->msg);
 		snprintf(res->msg + n, sizeof(res->msg) - n,

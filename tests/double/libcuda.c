@@ -64,6 +64,9 @@
  *    allocated like cuMemAlloc buffers and initialised from the image.
  *  - Launches (cuLaunchKernel, cuLaunchKernelEx, cuLaunchCooperativeKernel)
  *    validate the handle, dimensions (block <= 1024 threads, z <= 64),
+ *    cuLaunchKernelEx's attributes (a cluster dimension must divide the
+ *    grid: CUDA_ERROR_INVALID_CLUSTER_SIZE; an event attribute names no
+ *    event of the double: CUDA_ERROR_INVALID_HANDLE),
  *    shared memory and the parameters (kernelParams, or extra's
  *    CU_LAUNCH_PARAM_BUFFER_POINTER/SIZE), pack them at the registry's
  *    offsets and run the whole grid at once, sequentially: blocks outer,
@@ -2188,6 +2191,19 @@ CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params, 
 {
 	if (!c || (c->numAttrs && !c->attrs))
 		return CUDA_ERROR_INVALID_VALUE;
+	for (unsigned i = 0; i < c->numAttrs; i++) {
+		const CUlaunchAttribute *a = &c->attrs[i];
+		/* the double makes no events: any event named is not one of ours */
+		if (a->id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT ||
+		    a->id == CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT)
+			return CUDA_ERROR_INVALID_HANDLE;
+		/* the grid must be a whole number of clusters */
+		if (a->id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION &&
+		    (!a->value.clusterDim.x || !a->value.clusterDim.y || !a->value.clusterDim.z ||
+		     c->gridDimX % a->value.clusterDim.x || c->gridDimY % a->value.clusterDim.y ||
+		     c->gridDimZ % a->value.clusterDim.z))
+			return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+	}
 	return launch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY, c->blockDimZ,
 		      c->sharedMemBytes, c->hStream, params, extra);
 }
