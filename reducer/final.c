@@ -36,6 +36,14 @@ static int confirm_guard(struct oracle *o, struct shrink_states *ss, struct cand
 		if (!oracle_failed(o) || ss->verify_recoveries++ >= 2 || !oracle_recover(o))
 			return -1;
 	oracle_phase(o)->candidates += runs;
+	if (first.status == RS_FAULT || first.status == RS_CLEAN) {
+		struct shrink_report *rep = oracle_report(o);
+		rep->rel_have = 1;
+		rep->rel_ptr_words = first.ptr_words;
+		rep->rel_stray_words = first.stray_words;
+		rep->rel_tmaps_encoded = first.tmaps_encoded;
+		rep->rel_tmaps_word0 = first.tmaps_word0;
+	}
 	return 0;
 }
 

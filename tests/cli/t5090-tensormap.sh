@@ -55,6 +55,7 @@ check_grep "  ...relocation coverage reported" "replay: relocation: [1-9][0-9]* 
 check "shrink the bad trace" "$GPUREDUCE" shrink -j 2 -o r/repro.cu bad.bin
 check_grep "  ...to one launch" "3 launches -> 1 launch(es)" "$TMP/.out"
 check_grep "  ...the slice keeps the tensor and the output, drops the decoy" "slice  *3 / 3  *1 / 2 " "$TMP/.out"
+check_grep "repro.yaml: the reduced trace's map was re-encoded" "tensor_maps_reencoded: 1" r/repro.yaml
 check_grep "repro.cu builds the map with cuTensorMapEncodeTiled" "SETUP(cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, global, dims, strides, box, elem_strides" r/repro.cu
 check_grep "  ...named dims and the bad stride" "cuuint64_t strides\[1\] = { 8192ull }" r/repro.cu
 check_grep "  ...over its own buffer" "void \*global = (void \*)(buf\[[0-9]\].ptr + 0);" r/repro.cu
