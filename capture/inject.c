@@ -81,6 +81,7 @@ struct fn_info {
 	struct tr_param *params;
 	uint32_t argsize;          /* max offset+size over params */
 	int layout_unknown;        /* no param-info call worked */
+	int tmap_noted;            /* a map nobody recorded was noted (tensormap.c) */
 	int noted;                 /* note about it already written */
 };
 
@@ -593,6 +594,8 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 			memcpy(attrs[i].value, &l.cfg->attrs[i].value, len);
 		}
 	}
+	if (args)
+		cap_tmap_check_launch(fi->name, fi->params, fi->nparams, args, argsize, &fi->tmap_noted);
 	if (!fi->noted && (fi->layout_unknown || !*fi->name)) {
 		fi->noted = 1;
 		note_locked("kernel %s (handle 0x%llx): the driver gave no %s; replay cannot rebuild its launches",

@@ -68,6 +68,39 @@ static int ring_find(const uint8_t *map, struct tr_tensormap *out)
 	return ret;
 }
 
+/* The ring holds a map with exactly these 128 bytes (address word included). */
+static int ring_has(const uint8_t *map)
+{
+	int found = 0;
+	pthread_mutex_lock(&ring_lock);
+	for (unsigned k = 0; k < RING && k < ring_n && !found; k++) {
+		const struct tr_tensormap *m = &ring[(ring_n - 1 - k) % RING];
+		uint64_t w0;
+		memcpy(&w0, map, 8);
+		found = w0 == m->gaddr && !memcmp(m->map + 8, map + 8, TR_TMAP_BYTES - 8);
+	}
+	pthread_mutex_unlock(&ring_lock);
+	return found;
+}
+
+void cap_tmap_check_launch(const char *kernel, const struct tr_param *params, uint32_t nparams,
+			   const uint8_t *args, uint32_t argsize, int *noted)
+{
+	for (uint32_t p = 0; p < nparams && !*noted; p++) {
+		uint64_t w0;
+		const struct tr_param *q = &params[p];
+		if (q->size != TR_TMAP_BYTES || q->offset % 64 || q->offset + TR_TMAP_BYTES > argsize)
+			continue;
+		memcpy(&w0, args + q->offset, 8);
+		if (ring_has(args + q->offset) || !cap_is_device_ptr(w0))
+			continue;
+		*noted = 1;
+		cap_note("kernel %s: param %u is 128 bytes at a 64-byte offset whose first word is a device "
+			 "address (a TMA tensor map?), but no recorded cuTensorMapEncode* call made it: replay "
+			 "relocates its address word only", kernel, p);
+	}
+}
+
 int cap_tmap_exit(uint32_t cbid, const void *params)
 {
 	struct tr_rec r;
@@ -160,8 +193,7 @@ int cap_tmap_exit(uint32_t cbid, const void *params)
 	if (m->rank > TR_TMAP_MAX_RANK)
 		m->rank = TR_TMAP_MAX_RANK;
 	memcpy(m->map, out, TR_TMAP_BYTES);
-	if (m->api != TR_TMAP_REPLACE)
-		ring_put(m);
+	ring_put(m);   /* a replaced map too: launches pass it as it now is */
 	cap_put_record(&r);
 	return 1;
 }

@@ -132,6 +132,19 @@ int cmd_replay(int argc, char **argv)
 		}
 	}
 	o.guard = job.opts.guard;
+	if (job.res.status == RS_CLEAN || job.res.status == RS_FAULT) {
+		/* relocation coverage: what replay rewrote, and what it could not
+		 * (before the outcome: scripts read the last replay: line) */
+		printf("replay: relocation: %ld pointer word(s) relocated, %ld word(s) looked like device "
+		       "addresses but matched no buffer", job.res.ptr_words, job.res.stray_words);
+		if (job.res.tmaps_encoded || job.res.tmaps_word0)
+			printf(", %ld TMA tensor map(s) re-encoded, %ld by address word only",
+			       job.res.tmaps_encoded, job.res.tmaps_word0);
+		if (job.res.shifted >= 0)
+			printf(", shifted placement (GPUREDUCE_SHIFT=1): %ld buffer(s) away from their captured "
+			       "addresses and offsets", job.res.shifted);
+		printf("\n");
+	}
 	switch (job.res.status) {
 	case RS_CLEAN:
 		if (!complete && o.stop_before < 0) {
@@ -152,23 +165,6 @@ int cmd_replay(int argc, char **argv)
 		       job.res.launches, job.res.seconds, place_guard_name(o.guard));
 		ret = EXIT_FAULT;
 		break;
-	}
-	if (job.res.status == RS_CLEAN || job.res.status == RS_FAULT) {
-		/* relocation coverage: what replay rewrote, and what it could not */
-		printf("replay: relocation: %ld pointer word(s) relocated, %ld word(s) looked like device "
-		       "addresses but matched no buffer", job.res.ptr_words, job.res.stray_words);
-		if (job.res.tmaps_encoded || job.res.tmaps_word0)
-			printf(", %ld TMA tensor map(s) re-encoded, %ld by address word only",
-			       job.res.tmaps_encoded, job.res.tmaps_word0);
-		if (job.res.shifted >= 0)
-			printf(", shifted placement (GPUREDUCE_SHIFT=1): %ld buffer(s) away from their captured "
-			       "addresses and offsets", job.res.shifted);
-		printf("\n");
-	}
-	switch (job.res.status) {
-	case RS_CLEAN:
-	case RS_FAULT:
-		break;   /* said above */
 	case RS_TIMEOUT:
 		printf("replay: could not replay: no result within %.0f s (hang?)\n", timeout);
 		ret = EXIT_INPUT;

@@ -91,11 +91,21 @@ check_exit "encode over the decoy, then ReplaceAddress to the tensor: faults" 3 
 check "show it" sh -c "'$GPUREDUCE' show repl.bin > repl.yaml"
 check_grep "a replace record" "api: replace" repl.yaml
 check_grep "  ...with the encode's geometry" "geom: tiled" repl.yaml
+n=$(grep -c "no recorded cuTensorMapEncode" repl.yaml)
+[ "$n" = 0 ] && ok "  ...the replaced map counts as recorded (no note)" || fail "a note on a replaced map ($n)"
 check_exit "it replays to the fault" 1 "$GPUREDUCE" replay repl.bin
 check_grep "  ...its map re-encoded" "1 TMA tensor map(s) re-encoded" "$TMP/.out"
 check "shrink it" "$GPUREDUCE" shrink -j 2 --quiet -o r2/repro.cu repl.bin
 check_grep "  ...the repro encodes over the tensor" "SETUP(cuTensorMapEncodeTiled" r2/repro.cu
 check "  ...compiles" $CC -x c -w -I$CUDA/include -o r2/repro r2/repro.cu -L$DBL -Wl,-rpath,$DBL -lcuda
 check_exit "  ...and faults" 1 ./r2/repro
+# --- a map capture did not see being made: noted, replayed by its address word
+check_exit "an encode without callbacks: faults under capture" 3 "$GPUREDUCE" capture -o unseen.bin -- ./prog $CUBIN bad unseen
+check "show it" sh -c "'$GPUREDUCE' show unseen.bin > unseen.yaml"
+check_grep "  ...a note names the kernel's unrecorded map" "param 0 is 128 bytes at a 64-byte offset whose first word is a device address (a TMA tensor map?), but no recorded cuTensorMapEncode\\* call made it" unseen.yaml
+n=$(grep -c "no recorded cuTensorMapEncode" bad.yaml)
+[ "$n" = 0 ] && ok "  ...and no such note when the encode was recorded" || fail "a note on a recorded map ($n)"
+check_exit "it replays to the fault" 1 "$GPUREDUCE" replay unseen.bin
+check_grep "  ...no map re-encoded: the address word relocated it" "replay: relocation: [1-9][0-9]* pointer word(s) relocated, 0 word(s)" "$TMP/.out"
 [ -n "$T5090_KEEP" ] && cp -r "$TMP" "$T5090_KEEP"
 finish

@@ -46,6 +46,9 @@ trace bad 0x5a0000101000 fault     # one past A's end: the guard
 check_exit "a table of stored pointers replays clean: they were relocated" 0 $GPUREDUCE replay --guard=end ok.bin
 check_grep "  ...coverage: 2 launch words + 2 stored" "relocation: 4 pointer word(s) relocated" "$TMP/.out"
 check_grep "  ...the stray launch word is counted" "1 word(s) looked like device addresses but matched no buffer" "$TMP/.out"
+last=$(grep '^replay:' "$TMP/.out" | tail -n 1)
+case $last in "replay: ran clean"*) ok "  ...and the outcome is the last replay: line (scripts read it)" ;;
+*) fail "the last replay: line is '$last'" ;; esac
 check_exit "  ...and with layout placement" 0 $GPUREDUCE replay --guard=layout ok.bin
 check_exit "the one-past-the-end stored pointer faults at A's guard" 1 $GPUREDUCE replay --guard=end bad.bin
 check_grep "  ...in chase" "in _Z5chasePPKfPfi: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"

@@ -88,6 +88,8 @@
  *    address lies relative to the nearest allocation.
  *  - cuStreamIsCapturing always says NONE (no graphs), so the capture
  *    library can run inside a program that uses the double.
+ *  - cuPointerGetAttribute answers CU_POINTER_ATTRIBUTE_MEMORY_TYPE only:
+ *    DEVICE inside a live allocation or accessible VMM mapping.
  *  - TMA tensor maps: cuTensorMapEncodeTiled, cuTensorMapEncodeIm2col (the
  *    tiled layout, channels and pixels as the box) and cuTensorMapReplaceAddress
  *    write the 128 bytes with the layout measured on the H200 where it was
@@ -2406,4 +2408,22 @@ CUresult cuTensorMapEncodeIm2col(CUtensorMap *map, CUtensorMapDataType type, cuu
 	box[0] = channels > 256 ? 256 : channels;
 	box[1] = pixels > 256 ? 256 : pixels;
 	return cuTensorMapEncodeTiled(map, type, rank, addr, dims, strides, box, estrides, il, sw, l2, oob);
+}
+
+/* cuPointerGetAttribute: only CU_POINTER_ATTRIBUTE_MEMORY_TYPE, DEVICE for
+ * an address inside a live allocation or an accessible VMM mapping (the
+ * capture library asks it of words that may be device pointers). */
+CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attr, CUdeviceptr ptr)
+{
+	CUresult r = enter_dev();
+	if (r)
+		goto out;
+	r = CUDA_ERROR_INVALID_VALUE;
+	if (!data || attr != CU_POINTER_ATTRIBUTE_MEMORY_TYPE || !range_ok(ptr, 1, 0))
+		goto out;
+	*(unsigned int *)data = CU_MEMORYTYPE_DEVICE;
+	r = CUDA_SUCCESS;
+out:
+	pthread_mutex_unlock(&S.lock);
+	return r;
 }

@@ -5,14 +5,15 @@
  * t5090-tensormap.sh.  Every driver call goes to the double between the
  * enter and exit callbacks CUPTI would deliver.
  *
- *   tma-prog KERNELS.CUBIN [bad|good] [replace]
+ *   tma-prog KERNELS.CUBIN [bad|good] [replace|unseen]
  *
  * Buffers: T (64 rows of 256 floats, 64 KiB, the tensor), OUT (as many
  * floats), D (4 KiB, a decoy nothing needs).  The map is encoded with
  * cuTensorMapEncodeTiled over T: dims 256 x 64 f32, box 64 x 64, row
  * stride 1024 bytes ("good") or 8192 ("bad": Triton's bad-stride bug,
  * rows 8.. read past T).  With "replace" the map is first encoded over D
- * and then pointed at T with cuTensorMapReplaceAddress.  Two healthy
+ * and then pointed at T with cuTensorMapReplaceAddress; with "unseen" the
+ * encode call gets no callbacks (a map capture cannot see being made).  Two healthy
  * add_one launches on D come first; then tma_rows(map, OUT, 16384).
  * Exit 3 when the launch faulted, 0 when it ran, 2 on a set-up error.
  */
@@ -115,6 +116,7 @@ int main(int argc, char **argv)
 	cuuint64_t dims[2] = { 256, 64 }, strides[1] = { 1024 };
 	cuuint32_t box[2] = { 64, 64 }, es[2] = { 1, 1 };
 	int replace = argc > 3 && !strcmp(argv[3], "replace"), n = 64 * 256, nd = 1024;
+	int unseen = argc > 3 && !strcmp(argv[3], "unseen");
 	size_t imglen;
 	void *img, *h, *cupti;
 	int (*inj)(void);
@@ -167,8 +169,12 @@ int main(int argc, char **argv)
 						    strides, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
 						    CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
 						    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE };
-		r = CALL(cuTensorMapEncodeTiled, cuTensorMapEncodeTiled, &q, &map, q.tensorDataType, 2,
-			 base, dims, strides, box, es, q.interleave, q.swizzle, q.l2Promotion, q.oobFill);
+		if (unseen)
+			r = cuTensorMapEncodeTiled(&map, q.tensorDataType, 2, base, dims, strides, box, es,
+						   q.interleave, q.swizzle, q.l2Promotion, q.oobFill);
+		else
+			r = CALL(cuTensorMapEncodeTiled, cuTensorMapEncodeTiled, &q, &map, q.tensorDataType, 2,
+				 base, dims, strides, box, es, q.interleave, q.swizzle, q.l2Promotion, q.oobFill);
 		if (r)
 			die("cuTensorMapEncodeTiled", r);
 	}
