@@ -245,4 +245,17 @@ void cap_py_calibrate(void);
  * the same thread. */
 const char *cap_py_layout(void);
 
+/* ---- tensormap.c: TMA tensor maps (TENSORMAP records) ---- */
+/* On the successful exit of a driver call: record it when it is one of
+ * the cuTensorMap* calls.  Returns 1 when it was one of them. */
+int cap_tmap_exit(uint32_t cbid, const void *params);
+/* At a launch (lock held): note once per kernel (*noted) a 128-byte,
+ * 64-byte-aligned parameter whose first word is a device address but
+ * whose bytes no recorded encode produced (a map capture did not see made). */
+void cap_tmap_check_launch(const char *kernel, const struct tr_param *params, uint32_t nparams,
+			   const uint8_t *args, uint32_t argsize, int *noted);
+/* Write one record (inject.c: takes the lock, drops it when not
+ * recording).  Returns the event number or -1. */
+long cap_put_record(const struct tr_rec *r);
+
 #endif

@@ -36,6 +36,7 @@
  *   copies, memsets (enter)   TR_MEMCPY_*, TR_MEMSET (H2D with the bytes)
  *   launches (enter)          TR_LAUNCH with parameter bytes and Python frames
  *   func attributes (exit)    TR_FUNC_ATTR
+ *   tensor map encodes (exit) TR_TENSORMAP (tensormap.c)
  *   first sticky error (exit of any driver call)  TR_FAULT, then nothing more
  *   exit()                    TR_END
  *   anything not replayable   TR_NOTE (once per API)
@@ -92,6 +93,7 @@ struct fn_info {
 	struct tr_param *params;
 	uint32_t argsize;          /* max offset+size over params */
 	int layout_unknown;        /* no param-info call worked */
+	int tmap_noted;            /* a map nobody recorded was noted (tensormap.c) */
 	int noted;                 /* note about it already written */
 };
 
@@ -624,6 +626,8 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 			memcpy(attrs[i].value, &l.cfg->attrs[i].value, len);
 		}
 	}
+	if (args)
+		cap_tmap_check_launch(fi->name, fi->params, fi->nparams, args, argsize, &fi->tmap_noted);
 	if (!fi->noted && (fi->layout_unknown || !*fi->name)) {
 		fi->noted = 1;
 		note_locked("kernel %s (handle 0x%llx): the driver gave no %s; replay cannot rebuild its launches",
@@ -756,6 +760,16 @@ void cap_note(const char *fmt, ...)
 	va_end(ap);
 	note_locked("%s", sb.buf);
 	sb_release(&sb);
+}
+
+long cap_put_record(const struct tr_rec *r)
+{
+	long ev;
+	if (!lock_rec())
+		return -1;
+	ev = tw_record(&S.w, r);
+	unlock();
+	return ev;
 }
 
 void cap_emit_graph(uint32_t type, uint64_t stream, uint64_t graph, uint64_t exec)
@@ -1700,6 +1714,8 @@ static void on_driver(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		break;
 	}
 	default:
+		if (cap_tmap_exit(cbid, cb->functionParams))
+			break;
 		on_alloc_exit(cbid, cb->functionParams);
 		on_graph_exit(cbid, cb->functionParams);
 	}

@@ -14,6 +14,7 @@
 #include "../common/strbuf.h"
 #include "../common/util.h"
 #include "../addr/memmap.h"
+#include "../addr/tensormap.h"
 #include "../addr/place.h"
 #include "../trace/trace.h"
 #include "diagnose.h"
@@ -119,6 +120,8 @@ struct role_find {
 	size_t index;
 	const struct tr_launch *l;
 	struct strbuf *out;
+	const struct trace *t;
+	size_t ev;               /* the launch's record */
 };
 
 static int role_match(struct mm_alloc *a, uint32_t p, const char *type, uint32_t off, int dead,
@@ -128,6 +131,16 @@ static int role_match(struct mm_alloc *a, uint32_t p, const char *type, uint32_t
 	if (a->index != rf->index)
 		return 0;
 	params_role(rf->out, rf->l, p, type, off);
+	{
+		/* the word is a TMA tensor map's address (its word 0): say what map */
+		uint32_t at = rf->l->params[p].offset + off;
+		long rec = at % 64 || at + TR_TMAP_BYTES > rf->l->argsize ? -1 :
+			tmap_find(rf->t, rf->ev, rf->l->args + at);
+		if (rec >= 0) {
+			sb_adds(rf->out, ": ");
+			tmap_describe(rf->out, &rf->t->rec[rec].u.tmap);
+		}
+	}
 	if (dead)
 		sb_adds(rf->out, " (a FREED buffer)");
 	return 1;
@@ -138,13 +151,16 @@ static void role_of(const struct trace *t, size_t index, struct strbuf *out)
 {
 	struct memmap mm = MEMMAP_INIT;
 	const struct tr_launch *l = NULL;
+	size_t ev = 0;
 	for (size_t i = 0; i < t->nrec; i++) {
 		const struct tr_rec *r = &t->rec[i];
-		if (!memmap_feed(&mm, r, (long)i) && r->type == TR_LAUNCH)
+		if (!memmap_feed(&mm, r, (long)i) && r->type == TR_LAUNCH) {
 			l = &r->u.launch;
+			ev = i;
+		}
 	}
 	if (l) {
-		struct role_find rf = { index, l, out };
+		struct role_find rf = { index, l, out, t, ev };
 		params_each_pointer(l, &mm, role_match, &rf);
 	}
 	if (!out->len)

@@ -8,6 +8,7 @@
 #ifndef GPUREDUCE_EMIT_INT_H
 #define GPUREDUCE_EMIT_INT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct emit_info;
@@ -31,5 +32,20 @@ const struct tr_rec *emit_first_of(const struct trace *t, uint32_t type);
  * (may be NULL). */
 void emit_header(struct strbuf *o, const struct trace *t, const struct emit_info *info,
 		 const struct tr_launch *last);
+
+/* emit-tensormap.c: for each recorded TMA tensor map in launch l (record
+ * ev of t) -- after its args[] and put_ptr lines -- the code that builds
+ * it with cuTensorMapEncode*; returns how many. */
+struct memmap;
+size_t emit_tmaps(struct strbuf *o, const struct trace *t, size_t ev, const struct tr_launch *l,
+		  const struct memmap *mm);
+/* How many recorded maps launch l holds (args[] then needs .align 64). */
+size_t emit_tmap_count(const struct trace *t, size_t ev, const struct tr_launch *l);
+
+/* emit-stored.c: after an embedded copy of len bytes to buffer `id` at
+ * offset `off` (captured address dst), the lines that point each stored
+ * device pointer at the repro's own buffer; returns how many. */
+size_t emit_stored_ptrs(struct strbuf *o, const struct memmap *mm, int id, uint64_t off, uint64_t dst,
+			const uint8_t *data, size_t len);
 
 #endif

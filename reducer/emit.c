@@ -21,6 +21,7 @@
 #include "../common/util.h"
 #include "../addr/memmap.h"
 #include "../addr/place.h"
+#include "../replay/launchattr.h"
 #include "../trace/trace.h"
 #include "emit-int.h"
 #include "emit-source.h"
@@ -426,6 +427,7 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 					embed(&data, &init, name, (const uint8_t *)d.buf, d.len, expr, sizeof(expr));
 					sb_addf(&body, "\tSETUP(cuMemcpyHtoD(buf[%d].ptr + %llu, %s, %zu));\n",
 						id, (unsigned long long)off, expr, d.len);
+					emit_stored_ptrs(&body, &mm, id, off, r->u.copy.dst, (const uint8_t *)d.buf, d.len);
 				}
 				sb_release(&d);
 			}
@@ -475,7 +477,8 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 			sb_adds(&body, "));\n\tapply_attrs(fn, ");
 			c_string(&body, l->name);
 			sb_adds(&body, ");\n");
-			sb_addf(&body, "\t{\n\t\tunsigned char args[%u] = {", l->argsize ? l->argsize : 1);
+			sb_addf(&body, "\t{\n\t\tunsigned char args[%u]%s = {", l->argsize ? l->argsize : 1,
+				emit_tmap_count(t, i, l) ? " __attribute__((aligned(64)))" : "");
 			for (uint32_t k = 0; k < l->argsize; k++)
 				sb_addf(&body, "%s0x%02x,", k % 16 ? " " : "\n\t\t\t", l->args[k]);
 			if (!l->argsize)
@@ -517,20 +520,30 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 					off, (int)(intptr_t)a->user - 1, (long long)(v - a->addr),
 					(unsigned long long)v, dead ? ", a FREED buffer" : "");
 			}
+			emit_tmaps(&body, t, i, l, &mm);
 			sb_addf(&body, "\t\tCUlaunchAttribute attrs[%u];\n", l->nattrs ? l->nattrs : 1);
 			sb_adds(&body, "\t\tmemset(attrs, 0, sizeof(attrs));\n");
+			uint32_t nat = 0;
 			for (uint32_t k = 0; k < l->nattrs; k++) {
-				sb_addf(&body, "\t\tattrs[%u].id = (CUlaunchAttributeID)%u;   /* as captured */\n",
-					k, l->attrs[k].id);
-				sb_addf(&body, "\t\tmemcpy(&attrs[%u].value, \"", k);
+				const char *why;
+				char an[32];
+				if (!lattr_replayable(l->attrs[k].id, &why)) {
+					sb_addf(&body, "\t\t/* launch attribute %u (%s) left out: %s */\n", l->attrs[k].id,
+						lattr_name(l->attrs[k].id, an, sizeof(an)), why);
+					continue;
+				}
+				sb_addf(&body, "\t\tattrs[%u].id = (CUlaunchAttributeID)%u;   /* %s, as captured */\n",
+					nat, l->attrs[k].id, lattr_name(l->attrs[k].id, an, sizeof(an)));
+				sb_addf(&body, "\t\tmemcpy(&attrs[%u].value, \"", nat);
 				for (uint32_t b = 0; b < l->attrs[k].len; b++)
 					sb_addf(&body, "\\x%02x", l->attrs[k].value[b]);
 				sb_addf(&body, "\", %u);\n", l->attrs[k].len);
+				nat++;
 			}
 			sb_addf(&body, "\t\tlaunch_and_check(fn, ");
 			c_string(&body, dm);
 			sb_addf(&body, ", %u, %u, %u, %u, %u, %u, %u, params, attrs, %u);\n\t}\n", l->grid.x, l->grid.y,
-				l->grid.z, l->block.x, l->block.y, l->block.z, l->shmem, l->nattrs);
+				l->grid.z, l->block.x, l->block.y, l->block.z, l->shmem, nat);
 			for (int k = 0; k < nt; k++)
 				free(types[k]);
 			emit_source_free(es);

@@ -22,11 +22,12 @@
 
 /* Write c to out_bin and run it `runs` times: *faults gets how many
  * faulted with the signature.  0, or -1 (oracle_err(o) says why). */
-static int confirm_final(struct oracle *o, struct shrink_states *ss, struct cand *c, const char *out_bin, int *faults, int runs)
+static int confirm_guard(struct oracle *o, struct shrink_states *ss, struct cand *c, const char *out_bin,
+			 int *faults, int runs, int guard)
 {
 	struct replay_result first;
 	struct replay_opts ro = REPLAY_OPTS_INIT;
-	ro.guard = oracle_guard(o);
+	ro.guard = guard;
 	if (cand_write(c, out_bin, oracle_err(o)) < 0)
 		return -1;
 	/* --keep-going: runs that lost their workers get a fresh pool (twice
@@ -35,7 +36,65 @@ static int confirm_final(struct oracle *o, struct shrink_states *ss, struct cand
 		if (!oracle_failed(o) || ss->verify_recoveries++ >= 2 || !oracle_recover(o))
 			return -1;
 	oracle_phase(o)->candidates += runs;
+	if (first.status == RS_FAULT || first.status == RS_CLEAN) {
+		struct shrink_report *rep = oracle_report(o);
+		rep->rel_have = 1;
+		rep->rel_ptr_words = first.ptr_words;
+		rep->rel_stray_words = first.stray_words;
+		rep->rel_tmaps_encoded = first.tmaps_encoded;
+		rep->rel_tmaps_word0 = first.tmaps_word0;
+	}
 	return 0;
+}
+
+static int confirm_final(struct oracle *o, struct shrink_states *ss, struct cand *c, const char *out_bin, int *faults, int runs)
+{
+	return confirm_guard(o, ss, c, out_bin, faults, runs, oracle_guard(o));
+}
+
+/*
+ * A deterministic fault must not become a matter of luck: when the
+ * reduced trace faults less often than the original did (rate_need), the
+ * other placements run it as many times before any back-off, and the one
+ * that faults most (more than replay's own) becomes replay's placement
+ * (as final_repro does for repro.cu).  Returns 1 when the placement
+ * changed (*faults is then its count), 0 when not, -1 on lost workers.
+ */
+static int placement_check(struct oracle *o, struct shrink_states *ss, struct cand *best, const char *out_bin,
+			   int *faults, int runs)
+{
+	struct shrink_report *rep = oracle_report(o);
+	const int modes[3] = { GUARD_LAYOUT, GUARD_END, GUARD_START };
+	int need = rate_need(runs, rep->orig_faults, rep->orig_runs), was = oracle_guard(o);
+	int top = *faults, top_guard = was;
+
+	if (*faults >= need || oracle_opts(o)->guard >= 0)
+		return 0;   /* the rate holds, or the user chose the placement */
+	for (int m = 0; m < 3 && top < runs && !interrupt_signal(); m++) {
+		int f = 0;
+		if (modes[m] == was)
+			continue;
+		if (confirm_guard(o, ss, best, out_bin, &f, runs, modes[m]) < 0)
+			return -1;
+		oracle_log(o, "the reduced trace with %s placement: %d/%d faulted (%s placement: %d/%d)",
+			   place_guard_name(modes[m]), f, runs, place_guard_name(was), *faults, runs);
+		if (f > top) {
+			top = f;
+			top_guard = modes[m];
+		}
+	}
+	if (top_guard == was)
+		return 0;
+	{
+		size_t l = strlen(rep->note);
+		snprintf(rep->note + l, sizeof(rep->note) - l,
+			 "%sthe reduced trace faulted in %d of %d runs with %s placement (the original: %d of %d); "
+			 "%s placement faulted in %d of %d and was kept", l ? "; " : "", *faults, runs,
+			 place_guard_name(was), rep->orig_faults, rep->orig_runs, place_guard_name(top_guard), top, runs);
+	}
+	oracle_set_guard(o, top_guard);
+	*faults = top;
+	return 1;
 }
 
 /*
@@ -400,6 +459,8 @@ int final_verify(struct oracle *o, struct shrink_states *ss, struct cand *best, 
 		return -1;
 	if (interrupt_signal())
 		return 1;
+	if (placement_check(o, ss, best, out_bin, &faults, runs) < 0)
+		return -1;
 	if (!faults && ss->n > 1) {
 		snprintf(rep->note, sizeof(rep->note),
 			 "the fully reduced candidate did not fault in confirmation; backed off to the state "

@@ -591,6 +591,13 @@ int oracle_guard(const struct oracle *s)
 	return s->guard;
 }
 
+void oracle_set_guard(struct oracle *s, int guard)
+{
+	s->guard = guard;
+	if (s->rep)
+		s->rep->guard = guard;
+}
+
 const struct trace *oracle_orig(const struct oracle *s)
 {
 	return s->orig;

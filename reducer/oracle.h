@@ -90,6 +90,9 @@ long oracle_fault_record(const struct trace *t);
 /* The faulting launch's event (record index) that oracle_confirm saw. */
 long oracle_fault_event(const struct oracle *o);
 int oracle_guard(const struct oracle *o);
+/* Replay with another placement from here on (the report's too): shrink's
+ * final confirmation found the reduced trace faults more often with it. */
+void oracle_set_guard(struct oracle *o, int guard);
 const struct trace *oracle_orig(const struct oracle *o);
 const struct shrink_opts *oracle_opts(const struct oracle *o);
 struct shrink_report *oracle_report(struct oracle *o);

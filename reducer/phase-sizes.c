@@ -13,6 +13,7 @@
 #include "../common/strbuf.h"
 #include "../common/util.h"
 #include "../addr/place.h"
+#include "../addr/tensormap.h"
 #include "cand.h"
 #include "diagnose.h"
 #include "oracle.h"
@@ -48,6 +49,16 @@ static int size_floor(const struct cand *c, size_t ai, uint64_t *floor)
 					lo = v - A + 1;
 			}
 			break;
+		case TR_TENSORMAP: {
+			/* a TMA map over the buffer uses all of it that its extent covers */
+			uint64_t g = r->u.tmap.gaddr, ext = tmap_extent(&r->u.tmap), end;
+			if (!IN_BUF(g))
+				break;
+			end = ext && ext < Z - (g - A) ? g - A + ext : Z;
+			if (end > lo)
+				lo = end;
+			break;
+		}
 		case TR_MEMCPY_D2D:
 			if (IN_BUF(r->u.copy.dst) || IN_BUF(r->u.copy.src))
 				ok = 0;

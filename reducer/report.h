@@ -58,6 +58,9 @@ struct shrink_report {
 	double site_seconds;    /* their wall time (some overlap other work) */
 	int phase_failures;     /* phases ended by lost workers (--keep-going) */
 	long start_failures;    /* replay workers that failed to start */
+	/* relocation coverage of the final confirmation's first run (issue 22) */
+	int rel_have;
+	long rel_ptr_words, rel_stray_words, rel_tmaps_encoded, rel_tmaps_word0;
 	double outage_seconds;  /* waited for workers to start again (--keep-going) */
 	int infra_failed;       /* replay workers could not run (no GPU, driver...) */
 	int time_limited;       /* --time-limit ended the reduction early: the best so far */

@@ -93,6 +93,16 @@ int report_yaml_write(const char *path, const struct shrink_report *rep, const s
 	yo_kv_str(&y, "repro_cu", f->repro_cu);
 	yo_kv_u64(&y, "repro_cu_bytes", f->repro_cu_bytes);
 	yo_kv_str(&y, "repro_bin", f->repro_bin);
+	if (rep->rel_have) {
+		/* what replay relocated in the reduced trace, and what it could not */
+		yo_key(&y, "relocation");
+		yo_map_start(&y, 0);
+		yo_kv_i64(&y, "pointer_words", rep->rel_ptr_words);
+		yo_kv_i64(&y, "unmatched_address_words", rep->rel_stray_words);
+		yo_kv_i64(&y, "tensor_maps_reencoded", rep->rel_tmaps_encoded);
+		yo_kv_i64(&y, "tensor_maps_address_word_only", rep->rel_tmaps_word0);
+		yo_map_end(&y);
+	}
 	yo_map_end(&y);
 	yo_kv_i64(&y, "candidates", rep->candidates);
 	yo_kv_i64(&y, "cache_hits", rep->cache_hits);

@@ -61,7 +61,9 @@ struct strbuf;
 	X(vmm.MemRelease, "cuMemRelease", 0) \
 	X(vmm.MemMap, "cuMemMap", 0) \
 	X(vmm.MemUnmap, "cuMemUnmap", 0) \
-	X(vmm.MemSetAccess, "cuMemSetAccess", 0)
+	X(vmm.MemSetAccess, "cuMemSetAccess", 0) \
+	X(TensorMapEncodeTiled, "cuTensorMapEncodeTiled", 0) \
+	X(TensorMapEncodeIm2col, "cuTensorMapEncodeIm2col", 0)
 
 struct drv {
 	void *handle;
@@ -102,6 +104,16 @@ struct drv {
 	CUresult (*GetErrorString)(CUresult, const char **);
 	CUresult (*MemGetAllocationGranularity)(size_t *, const CUmemAllocationProp *,
 						CUmemAllocationGranularity_flags);
+	/* TMA tensor maps (replay/tensormap.c); absent before CUDA 12 */
+	CUresult (*TensorMapEncodeTiled)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
+					 const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
+					 const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
+					 CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+	CUresult (*TensorMapEncodeIm2col)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
+					  const cuuint64_t *, const cuuint64_t *, const int *, const int *,
+					  cuuint32_t, cuuint32_t, const cuuint32_t *, CUtensorMapInterleave,
+					  CUtensorMapSwizzle, CUtensorMapL2promotion,
+					  CUtensorMapFloatOOBfill);
 };
 
 /* dlopen libcuda.so.1 (or $GPUREDUCE_LIBCUDA) and resolve the table.

@@ -26,8 +26,13 @@
 #include "../addr/memmap.h"
 #include "../addr/place.h"
 #include "devsel.h"
+#include "../addr/tensormap.h"
 #include "drv.h"
 #include "replay.h"
+#include "backmap.h"
+#include "launchattr.h"
+#include "shift.h"
+#include "tensormap.h"
 
 #ifndef TR_F_CAPTURED
 #define TR_F_CAPTURED 0x2u
@@ -76,6 +81,11 @@ struct sym_entry {
 	uint64_t blob;
 };
 
+struct reloc_stats {
+	size_t relocated, stray;
+	size_t stored;           /* pointer words relocated in bytes copied in */
+};
+
 struct run {
 	struct replay_ctx *c;
 	const struct trace *t;
@@ -95,6 +105,12 @@ struct run {
 	long launches;
 	struct pl_layout layout; /* GUARD_LAYOUT: the one range every device buffer lives in */
 	int have_layout;
+	struct rtmap_stats tmap; /* TMA tensor maps rebuilt at launches (tensormap.c) */
+	struct reloc_stats rel;  /* pointer words of launches: relocated, stray */
+	struct backmap back;     /* twins -> captured addresses, for read-backs (backmap.h) */
+	int have_back;
+	struct shift shift;      /* GPUREDUCE_SHIFT=1: no buffer at its captured address (shift.c) */
+	uint64_t attr_noted;     /* launch attribute ids already said not replayed */
 };
 
 /* ---- context ---------------------------------------------------------- */
@@ -432,7 +448,15 @@ static CUresult twin_create(struct run *R, const struct tr_alloc *a, size_t ev, 
 		r = place_layout_alloc(&c->d.vmm, &R->layout, &tw->pb, a->addr, a->size);
 	else {
 		int guard = R->o->guard == GUARD_LAYOUT ? GUARD_END : R->o->guard;
+		shift_pad(&R->shift, &c->d.vmm, c->gran);
 		r = place_guard_alloc(&c->d.vmm, &tw->pb, a->size, a->addr, c->gran, guard, (int)c->dev);
+		if (r == CUDA_SUCCESS && shift_collides(&R->shift, &tw->pb, a->addr, a->size)) {
+			/* it landed on its captured range: keep that one out of the way, place again */
+			struct pl_buf keep = tw->pb;
+			shift_pad(&R->shift, &c->d.vmm, c->gran);
+			r = place_guard_alloc(&c->d.vmm, &tw->pb, a->size, a->addr, c->gran, guard, (int)c->dev);
+			place_buf_destroy(&c->d.vmm, NULL, &keep);
+		}
 		/* said, not hidden: an overrun may not fault in such a buffer */
 		if (r == CUDA_SUCCESS && guard != GUARD_NONE && tw->pb.how == PL_HOW_ALLOC)
 			R->unguarded++;
@@ -468,6 +492,29 @@ struct reloc {
 	uint8_t *args;
 	unsigned n;
 };
+
+/* A launch word that looks like a device address (16-aligned, at least
+ * 4 GiB, within 64 GiB of the captured buffers) yet points into none of
+ * them: a pointer replay cannot relocate (reported, not fatal). */
+static int stray_word(const struct memmap *m, uint64_t v)
+{
+	const uint64_t near = 64ull << 30;
+	if (v < (1ull << 32) || (v & 15) || m->hi <= m->lo)
+		return 0;
+	if (v + near < m->lo || v > m->hi + near)
+		return 0;
+	return !memmap_pointer_word(m, v, NULL);
+}
+
+static void count_stray(struct run *R, const uint8_t *args, uint32_t argsize)
+{
+	for (uint32_t off = 0; off + 8 <= argsize; off += 8) {
+		uint64_t v;
+		memcpy(&v, args + off, 8);
+		if (stray_word(&R->mm, v))
+			R->rel.stray++;
+	}
+}
 
 /* A pointer word of the parameter bytes: the same offset in its twin. */
 static int relocate_word(struct mm_alloc *a, size_t off, uint64_t v, int dead, void *arg)
@@ -628,6 +675,13 @@ static int do_h2d(struct run *R, size_t ev, const struct tr_copy *cp)
 				(unsigned long long)cp->size, data.len);
 		goto out;
 	}
+	{
+		/* device pointers stored in the bytes (a table of pointers, a
+		 * checkpoint of one) move with their buffers, as launch words do */
+		struct reloc rl = { (uint8_t *)data.buf, 0 };
+		memmap_scan_words(&R->mm, data.buf, data.len, memmap_first_aligned(cp->dst), relocate_word, &rl);
+		R->rel.stored += rl.n;
+	}
 	r = R->c->d.MemcpyHtoD(dst, data.buf, data.len);
 	if (r != CUDA_SUCCESS)
 		ret = op_failed(R, ev, r, "host-to-device copy", NULL, -1);
@@ -746,6 +800,20 @@ static void apply_attrs(struct run *R, CUfunction fn, const char *name, size_t b
 	}
 }
 
+/* A recorded launch attribute replay cannot apply: said once per id in
+ * the result's message. */
+static void note_dropped_attr(struct run *R, uint32_t id, const char *why)
+{
+	char b[32];
+	size_t n = strlen(R->res->msg);
+	if (id < 64 && (R->attr_noted >> id & 1))
+		return;
+	if (id < 64)
+		R->attr_noted |= 1ull << id;
+	snprintf(R->res->msg + n, sizeof(R->res->msg) - n, "%slaunch attribute %u (%s) not replayed: %s",
+		 n ? "; " : "", id, lattr_name(id, b, sizeof(b)), why);
+}
+
 static int do_launch(struct run *R, size_t ev, const struct tr_launch *l)
 {
 	struct replay_ctx *c = R->c;
@@ -768,7 +836,9 @@ static int do_launch(struct run *R, size_t ev, const struct tr_launch *l)
 	apply_attrs(R, fn, l->name, ev);
 	args = xcalloc(1, l->argsize + 8);
 	memcpy(args, l->args, l->argsize);
-	relocate_args(R, args, l->argsize);
+	R->rel.relocated += relocate_args(R, args, l->argsize);
+	count_stray(R, l->args, l->argsize);
+	rtmap_reencode(&c->d, R->t, ev, l, args, &R->tmap);
 	kp = xcalloc(l->nparams + 1, sizeof(void *));
 	for (uint32_t i = 0; i < l->nparams; i++)
 		kp[i] = args + l->params[i].offset;
@@ -781,19 +851,29 @@ static int do_launch(struct run *R, size_t ev, const struct tr_launch *l)
 		cfg.blockDimX = l->block.x; cfg.blockDimY = l->block.y; cfg.blockDimZ = l->block.z;
 		cfg.sharedMemBytes = l->shmem;
 		cfg.hStream = NULL;
+		unsigned na = 0;
 		for (uint32_t i = 0; i < l->nattrs; i++) {
-			at[i].id = (CUlaunchAttributeID)l->attrs[i].id;
-			memcpy(&at[i].value, l->attrs[i].value,
-			       l->attrs[i].len < sizeof(at[i].value) ? l->attrs[i].len : sizeof(at[i].value));
+			const char *why;
+			if (!lattr_replayable(l->attrs[i].id, &why)) {
+				note_dropped_attr(R, l->attrs[i].id, why);
+				continue;
+			}
+			at[na].id = (CUlaunchAttributeID)l->attrs[i].id;
+			memcpy(&at[na].value, l->attrs[i].value,
+			       l->attrs[i].len < sizeof(at[na].value) ? l->attrs[i].len : sizeof(at[na].value));
+			na++;
 		}
 		cfg.attrs = at;
-		cfg.numAttrs = l->nattrs;
+		cfg.numAttrs = na;
 		r = c->d.LaunchKernelEx(&cfg, fn, kp, NULL);
 		free(at);
 	} else if (l->api == TR_API_LAUNCH_COOPERATIVE && c->d.LaunchCooperativeKernel) {
+		/* (l->nattrs is 0 here: a recorded attribute needs cuLaunchKernelEx) */
 		r = c->d.LaunchCooperativeKernel(fn, l->grid.x, l->grid.y, l->grid.z, l->block.x,
 						 l->block.y, l->block.z, l->shmem, NULL, kp);
 	} else {
+		for (uint32_t i = 0; i < l->nattrs; i++)
+			note_dropped_attr(R, l->attrs[i].id, "this driver has no cuLaunchKernelEx");
 		r = c->d.LaunchKernel(fn, l->grid.x, l->grid.y, l->grid.z, l->block.x, l->block.y,
 				      l->block.z, l->shmem, NULL, kp, NULL);
 	}
@@ -865,6 +945,23 @@ static int want_word(struct mm_alloc *a, size_t off, uint64_t v, int dead, void 
 	return 0;
 }
 
+/* Read-backs speak captured addresses: the pointers replay relocated
+ * into device memory (or a kernel stored there) go back (backmap.h).
+ * `addr` is the captured address of buf[0]. */
+static void back_apply(struct run *R, uint8_t *buf, uint64_t len, uint64_t addr)
+{
+	if (!R->have_back) {
+		for (size_t i = 0; i < R->mm.n; i++) {
+			const struct mm_alloc *a = R->mm.all[i];
+			const struct twin *tw = a->user;
+			if (tw && tw->ptr)
+				backmap_add(&R->back, tw->ptr, a->size, a->addr);
+		}
+		R->have_back = 1;
+	}
+	backmap_apply(&R->back, buf, (size_t)len, memmap_first_aligned(addr));
+}
+
 static int read_twin(struct run *R, struct mm_alloc *a, struct strbuf *out)
 {
 	struct twin *tw = a->user;
@@ -874,6 +971,7 @@ static int read_twin(struct run *R, struct mm_alloc *a, struct strbuf *out)
 	sb_grow(out, a->size);
 	if (R->c->d.MemcpyDtoH(out->buf, tw->ptr, a->size) != CUDA_SUCCESS)
 		return -1;
+	back_apply(R, (uint8_t *)out->buf, a->size, a->addr);
 	out->len = a->size;
 	out->buf[out->len] = 0;
 	return 0;
@@ -1008,6 +1106,7 @@ static int snap_buffer(struct snap *S, const struct mm_alloc *a)
 		len = a->size - done < chunk ? a->size - done : chunk;
 		if (R->c->d.MemcpyDtoH(h, tw->ptr + done, len) != CUDA_SUCCESS)
 			goto out;
+		back_apply(R, h, len, a->addr + done);
 		u = chunk_uniform(h, len, &word);
 		/* a chunk that does not continue the pending run ends it */
 		if (run.len && (u != run.uniform || (u && word != run.word)) && snap_flush(S, a, &run) < 0) {
@@ -1131,6 +1230,25 @@ static int snap_attrs(struct snap *S, size_t at, const char *name)
 	return ret;
 }
 
+/* The TENSORMAP records before `at` (with l: only those whose map sits in
+ * l's parameter bytes), so the launch after the snapshot re-encodes its
+ * maps as it did here. */
+static int snap_tmaps(struct snap *S, size_t at, const struct tr_launch *l)
+{
+	const struct trace *t = S->R->t;
+	for (size_t i = 0; i < at && i < t->nrec; i++) {
+		int used = !l;
+		if (t->rec[i].type != TR_TENSORMAP)
+			continue;
+		for (uint32_t off = 0; l && !used && l->argsize >= TR_TMAP_BYTES &&
+		     off <= l->argsize - TR_TMAP_BYTES; off += 64)
+			used = tmap_match(&t->rec[i].u.tmap, l->args + off);
+		if (used && tw_record(&S->w, &t->rec[i]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int write_snapshot(struct run *R, size_t at, struct strbuf *err)
 {
 	struct snap S;
@@ -1169,13 +1287,13 @@ static int write_snapshot(struct run *R, size_t at, struct strbuf *err)
 			if (g && (!s || g->blob != s->blob) && snap_module(&S, g->rec) < 0)
 				goto werr;
 		}
-		if (snap_attrs(&S, at, l->name) < 0)
+		if (snap_attrs(&S, at, l->name) < 0 || snap_tmaps(&S, at, l) < 0)
 			goto werr;
 	} else {
 		for (size_t i = 0; i < at; i++)
 			if (R->t->rec[i].type == TR_MODULE && snap_module(&S, i) < 0)
 				goto werr;
-		if (snap_attrs(&S, at, NULL) < 0)
+		if (snap_attrs(&S, at, NULL) < 0 || snap_tmaps(&S, at, NULL) < 0)
 			goto werr;
 		for (size_t i = 0; i < R->mm.n; i++)
 			S.want[i] = 1;
@@ -1251,6 +1369,26 @@ static int do_record(struct run *R, size_t ev, const struct tr_rec *r)
 
 /* ---- main loop ----------------------------------------------------------- */
 
+/* Relocation coverage and tensor maps, into res (counts) and res->msg. */
+static void replay_note_coverage(struct run *R, struct replay_result *res)
+{
+	size_t n = strlen(res->msg);
+	res->ptr_words = (long)(R->rel.relocated + R->rel.stored);
+	res->stray_words = (long)R->rel.stray;
+	res->tmaps_encoded = (long)R->tmap.encoded;
+	res->tmaps_word0 = (long)(R->tmap.word0 + R->tmap.failed);
+	res->shifted = R->shift.on ? (long)R->shift.placed : -1;
+	if (R->rel.stray && n < sizeof(res->msg) - 1)
+		n += (size_t)snprintf(res->msg + n, sizeof(res->msg) - n,
+			 "%s%zu launch word(s) looked like device addresses but matched no captured buffer "
+			 "(not relocated)", n ? "; " : "", R->rel.stray);
+	if ((R->tmap.word0 || R->tmap.failed) && n < sizeof(res->msg) - 1)
+		snprintf(res->msg + n, sizeof(res->msg) - n,
+			 "%s%zu TMA tensor map(s) not re-encoded on this driver (%zu refused): only their "
+			 "address word was relocated", n ? "; " : "", R->tmap.word0 + R->tmap.failed,
+			 R->tmap.failed);
+}
+
 int replay_trace(struct replay_ctx *c, const struct trace *t, const struct replay_opts *o,
 		 struct replay_result *res)
 {
@@ -1282,6 +1420,15 @@ int replay_trace(struct replay_ctx *c, const struct trace *t, const struct repla
 		st = set_error(&R, 0, "%s", err.buf);
 		goto out;
 	}
+	shift_init(&R.shift);
+	/* shifted placement: every buffer on its own, away from its captured
+	 * address and offsets, so an unrelocated pointer cannot pass by luck */
+	if (o->guard == GUARD_LAYOUT && R.shift.on) {
+		/* its point is the captured offsets: the one thing this mode breaks */
+		st = set_error(&R, 0, "layout-faithful placement is off in the shifted placement mode "
+			       "(GPUREDUCE_SHIFT=1); use --guard=end");
+		goto out;
+	}
 	if (o->guard == GUARD_LAYOUT && (st = layout_open(&R, end)) != RS_CLEAN)
 		goto out;
 	for (size_t i = 0; i < end && st == RS_CLEAN; i++) {
@@ -1306,16 +1453,20 @@ int replay_trace(struct replay_ctx *c, const struct trace *t, const struct repla
 		if (write_snapshot(&R, end, &err) < 0)
 			st = set_error(&R, end, "snapshot: %s", err.buf);
 	}
-	if (st == RS_CLEAN && R.unresolved)
-		snprintf(res->msg, sizeof(res->msg),
-			 "%zu copies/memsets targeted memory outside any captured allocation and were skipped",
-			 R.unresolved);
+	if (st == RS_CLEAN && R.unresolved) {
+		size_t n = strlen(res->msg);
+		snprintf(res->msg + n, sizeof(res->msg) - n,
+			 "%s%zu copies/memsets targeted memory outside any captured allocation and were skipped",
+			 n ? "; " : "", R.unresolved);
+	}
 	if (st == RS_CLEAN && R.unguarded) {
 		size_t n = strlen(res->msg);
 		snprintf(res->msg + n, sizeof(res->msg) - n,
 			 "%s%zu buffer(s) got plain cuMemAlloc, not guard placement (the driver's virtual "
 			 "memory calls failed): an overrun there may not fault", n ? "; " : "", R.unguarded);
 	}
+	if (st == RS_CLEAN || st == RS_FAULT)
+		replay_note_coverage(&R, res);
 out:
 	res->status = st;
 	res->launches = R.launches;
@@ -1325,6 +1476,9 @@ out:
 	if (R.have_layout && !c->dead)
 		place_layout_close(&c->d.vmm, &R.layout);
 	memmap_release(&R.mm);
+	backmap_release(&R.back);
+	if (!c->dead)
+		shift_release(&R.shift, &c->d.vmm);
 	graphs_release(&G);
 	free(R.syms);
 	free(R.attrs);

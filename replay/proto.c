@@ -128,16 +128,26 @@ void proto_format_result(struct strbuf *sb, const struct replay_result *r)
 	add_clean(sb, r->kernel);
 	sb_addch(sb, '\t');
 	add_clean(sb, r->msg);
-	sb_addch(sb, '\n');
+	/* 1.4: relocation coverage (a reader of 10 fields stops before it) */
+	sb_addf(sb, "\t%ld\t%ld\t%ld\t%ld\t%ld\n", r->ptr_words, r->stray_words, r->tmaps_encoded,
+		r->tmaps_word0, r->shifted);
 }
 
 int proto_parse_result(const char *line, struct replay_result *r)
 {
-	char *copy = xstrdup(line), *f[10], *end;
+	char *copy = xstrdup(line), *f[15], *end;
 	long long seq;
-	int ret = -1;
+	int ret = -1, nf;
 	memset(r, 0, sizeof(*r));
-	if (split_tabs(copy, f, 10) != 10 || strcmp(f[0], "RESULT"))
+	nf = split_tabs(copy, f, 15);
+	if ((nf != 10 && nf != 15) || strcmp(f[0], "RESULT"))
+		goto out;
+	r->shifted = -1;
+	if (nf == 15 && (parse_long(f[10], 0, &r->ptr_words) < 0 ||
+			 parse_long(f[11], 0, &r->stray_words) < 0 ||
+			 parse_long(f[12], 0, &r->tmaps_encoded) < 0 ||
+			 parse_long(f[13], 0, &r->tmaps_word0) < 0 ||
+			 parse_long(f[14], -1, &r->shifted) < 0))
 		goto out;
 	if (parse_int(f[1], 0, &r->status) < 0 || parse_long(f[2], LONG_MIN, &r->event) < 0 ||
 	    parse_ll(f[3], LLONG_MIN, LLONG_MAX, &seq) < 0 || parse_int(f[4], 0, &r->code) < 0 ||

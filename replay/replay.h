@@ -59,6 +59,12 @@ struct replay_result {
 	char msg[512];        /* for RS_ERROR; warnings otherwise */
 	long launches;        /* launches executed */
 	double seconds;
+	/* relocation coverage (RS_CLEAN, RS_FAULT): launch parameter words */
+	long ptr_words;       /* pointer words relocated */
+	long stray_words;     /* words that looked like device addresses but matched no buffer */
+	long tmaps_encoded;   /* TMA tensor maps re-encoded for their relocated address */
+	long tmaps_word0;     /* tensor maps whose address word alone was relocated */
+	long shifted;         /* GPUREDUCE_SHIFT=1: buffers placed shifted; -1 when off */
 };
 
 struct replay_ctx;

@@ -30,6 +30,8 @@ static const char usage_str[] =
 	"N needs (the buffers it reaches, or with --snapshot-all every live buffer) as a trace.\n"
 	"The snapshot never replaces TRACE itself, nor a file that is not a trace (--force does).\n"
 	"  --timeout=S     seconds before a hung replay is stopped (default 600)\n"
+	"--shift (or GPUREDUCE_SHIFT=1, which shrink's workers follow too): no buffer at its\n"
+	"captured address or offset, so a pointer left unrelocated cannot pass by luck.\n"
 	"Exit: 0 ran clean, 1 faulted, 3 bad or incomplete trace (one that ends without an END or\n"
 	"FAULT record and replays without a fault) or could not replay, 4 no GPU/driver.\n";
 
@@ -65,6 +67,8 @@ int cmd_replay(int argc, char **argv)
 		} else if (opts_flag(&op, "--force")) {
 			force = 1;
 		} else if (opts_double(&op, "--timeout", &timeout, 0.01, 1e9)) {
+		} else if (opts_flag(&op, "--shift")) {
+			setenv("GPUREDUCE_SHIFT", "1", 1);   /* the worker reads it (replay/shift.h) */
 		} else if (opts_unknown(&op)) {
 		} else if (!path) {
 			path = a;
@@ -146,6 +150,19 @@ int cmd_replay(int argc, char **argv)
 		}
 	}
 	o.guard = job.opts.guard;
+	if (job.res.status == RS_CLEAN || job.res.status == RS_FAULT) {
+		/* relocation coverage: what replay rewrote, and what it could not
+		 * (before the outcome: scripts read the last replay: line) */
+		printf("replay: relocation: %ld pointer word(s) relocated, %ld word(s) looked like device "
+		       "addresses but matched no buffer", job.res.ptr_words, job.res.stray_words);
+		if (job.res.tmaps_encoded || job.res.tmaps_word0)
+			printf(", %ld TMA tensor map(s) re-encoded, %ld by address word only",
+			       job.res.tmaps_encoded, job.res.tmaps_word0);
+		if (job.res.shifted >= 0)
+			printf(", shifted placement (GPUREDUCE_SHIFT=1): %ld buffer(s) away from their captured "
+			       "addresses and offsets", job.res.shifted);
+		printf("\n");
+	}
 	switch (job.res.status) {
 	case RS_CLEAN:
 		if (!complete && o.stop_before < 0) {

@@ -828,6 +828,10 @@ static void emit_record(struct yout *y, const struct trace *t, size_t i, const s
 	}
 	case TR_LAUNCH:
 		emit_launch(y, &r->u.launch, mm);
+		show_launch_tmaps(y, t, i, &r->u.launch);
+		break;
+	case TR_TENSORMAP:
+		show_tmap_fields(y, &r->u.tmap, mm);
 		break;
 	case TR_FAULT: {
 		const struct tr_fault *f = &r->u.fault;

@@ -43,4 +43,13 @@ int show_render(FILE *out, const struct trace *t, const struct show_opts *o,
  */
 long show_elf_count_funcs(const uint8_t *img, size_t len, struct strbuf *err);
 
+/* show-tensormap.c (format 1.4): a TENSORMAP record's fields, and a
+ * launch's parameters that hold recorded maps (key tensor_maps). */
+struct yout;
+struct memmap;
+struct tr_tensormap;
+struct tr_launch;
+void show_tmap_fields(struct yout *y, const struct tr_tensormap *m, const struct memmap *mm);
+void show_launch_tmaps(struct yout *y, const struct trace *t, size_t ev, const struct tr_launch *l);
+
 #endif

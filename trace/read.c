@@ -371,6 +371,38 @@ static int decode(struct trace *t, struct tr_rec *r, struct cur *c)
 		r->u.stderr_tail.exit_code = (int32_t)get_u32(c, "stderr.exit_code");
 		r->u.stderr_tail.text = get_str(t, c, "stderr.text");
 		break;
+	case TR_TENSORMAP: {
+		struct tr_tensormap *m = &r->u.tmap;
+		m->api = get_u32(c, "tensormap.api");
+		m->geom = get_u32(c, "tensormap.geom");
+		m->dtype = get_u32(c, "tensormap.dtype");
+		m->rank = get_u32(c, "tensormap.rank");
+		m->interleave = get_u32(c, "tensormap.interleave");
+		m->swizzle = get_u32(c, "tensormap.swizzle");
+		m->l2promo = get_u32(c, "tensormap.l2promo");
+		m->oobfill = get_u32(c, "tensormap.oobfill");
+		m->gaddr = get_u64(c, "tensormap.gaddr");
+		for (int i = 0; i < TR_TMAP_MAX_RANK; i++)
+			m->dims[i] = get_u64(c, "tensormap.dims");
+		for (int i = 0; i < TR_TMAP_MAX_RANK; i++)
+			m->strides[i] = get_u64(c, "tensormap.strides");
+		for (int i = 0; i < TR_TMAP_MAX_RANK; i++)
+			m->box[i] = get_u32(c, "tensormap.box");
+		for (int i = 0; i < TR_TMAP_MAX_RANK; i++)
+			m->estrides[i] = get_u32(c, "tensormap.estrides");
+		for (int i = 0; i < 8; i++)
+			m->extra[i] = (int32_t)get_u32(c, "tensormap.extra");
+		m->result = get_u32(c, "tensormap.result");
+		if (!need(c, TR_TMAP_BYTES, "tensormap.map")) {
+			memcpy(m->map, c->p + c->pos, TR_TMAP_BYTES);
+			c->pos += TR_TMAP_BYTES;
+		}
+		if (!c->bad && m->rank > TR_TMAP_MAX_RANK) {
+			c->bad = 2;
+			c->field = "tensormap.rank (more than 5)";
+		}
+		break;
+	}
 	case TR_GRAPH_BEGIN:
 	case TR_GRAPH_END:
 	case TR_GRAPH_EXEC:
@@ -749,6 +781,7 @@ static const char *const type_names[] = {
 	[TR_CHECKPOINT_BEGIN] = "CHECKPOINT_BEGIN", [TR_CHECKPOINT_END] = "CHECKPOINT_END",
 	[TR_BLOCK_ALLOC] = "BLOCK_ALLOC", [TR_BLOCK_FREE] = "BLOCK_FREE",
 	[TR_ENV] = "ENV", [TR_SOURCE] = "SOURCE", [TR_STDERR] = "STDERR",
+	[TR_TENSORMAP] = "TENSORMAP",
 };
 
 const char *tr_type_name(uint32_t type)

@@ -60,6 +60,8 @@ enum tr_type {
 	TR_BLOCK_ALLOC = 25,      /* 1.3: an allocator block (a tensor) inside an allocation */
 	TR_BLOCK_FREE = 26,       /* 1.3: that block was given back to its allocator */
 	/* 27, 28: reserved (issue 17) */
+	TR_TENSORMAP = 29,        /* 1.4: a TMA tensor map was encoded (or its address replaced) */
+	/* 30: reserved (issue 22) */
 	TR_ENV = 33,              /* 1.4: the environment at capture (versions, OS) */
 	TR_SOURCE = 34,           /* 1.4: a kernel's or program's own source, and its origin */
 	TR_STDERR = 35,           /* 1.4: the last bytes the program wrote to stderr */
@@ -337,6 +339,40 @@ struct tr_stderr {
 	const char *text;        /* the last bytes (at most 64 KiB) */
 };
 
+/* TR_TENSORMAP calls (on disk). */
+enum tr_tmap_api {
+	TR_TMAP_TILED = 1,       /* cuTensorMapEncodeTiled */
+	TR_TMAP_IM2COL = 2,      /* cuTensorMapEncodeIm2col */
+	TR_TMAP_IM2COL_WIDE = 3, /* cuTensorMapEncodeIm2colWide */
+	TR_TMAP_REPLACE = 4      /* cuTensorMapReplaceAddress */
+};
+#define TR_TMAP_BYTES 128
+#define TR_TMAP_MAX_RANK 5
+
+/* TENSORMAP (1.4): a CUtensorMap the program built on the host, with the
+ * arguments that built it and the 128 bytes the driver produced.  For
+ * REPLACE, `geom` names the encode call the geometry came from (0:
+ * unknown: no earlier map had the same bytes past word 0) and the
+ * geometry fields are copied from it; gaddr is the new address.  See
+ * docs/FORMAT.md. */
+struct tr_tensormap {
+	uint32_t api;            /* enum tr_tmap_api: the call */
+	uint32_t geom;           /* enum tr_tmap_api of the encode that gave the geometry (0: unknown) */
+	uint32_t dtype;          /* CUtensorMapDataType */
+	uint32_t rank;           /* 1..5 */
+	uint32_t interleave, swizzle, l2promo, oobfill; /* CUtensorMap* enums */
+	uint64_t gaddr;          /* globalAddress */
+	uint64_t dims[TR_TMAP_MAX_RANK];      /* globalDim */
+	uint64_t strides[TR_TMAP_MAX_RANK];   /* globalStrides (rank-1 used, bytes) */
+	uint32_t box[TR_TMAP_MAX_RANK];       /* tiled: boxDim */
+	uint32_t estrides[TR_TMAP_MAX_RANK];  /* elementStrides */
+	int32_t extra[8];        /* im2col: lower corner [0..2], upper corner [3..5],
+				  * channelsPerPixel [6], pixelsPerColumn [7]; im2col wide: lower W
+				  * [0], upper W [3], mode [5], [6], [7] as im2col; tiled: 0 */
+	uint32_t result;         /* CUresult of the call */
+	uint8_t map[TR_TMAP_BYTES]; /* the map as the call left it */
+};
+
 struct tr_reduction {
 	const char *text;        /* YAML-ish summary written by shrink */
 };
@@ -366,6 +402,7 @@ struct tr_rec {
 		struct tr_env env;
 		struct tr_source source;
 		struct tr_stderr stderr_tail;
+		struct tr_tensormap tmap;
 	} u;
 };
 

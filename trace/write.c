@@ -493,6 +493,31 @@ int tr_encode(const struct tr_rec *r, struct strbuf *sb)
 		sb_put_u32(sb, (uint32_t)r->u.stderr_tail.exit_code);
 		sb_put_str(sb, r->u.stderr_tail.text);
 		return 0;
+	case TR_TENSORMAP: {
+		const struct tr_tensormap *m = &r->u.tmap;
+		sb_put_u32(sb, m->api);
+		sb_put_u32(sb, m->geom);
+		sb_put_u32(sb, m->dtype);
+		sb_put_u32(sb, m->rank);
+		sb_put_u32(sb, m->interleave);
+		sb_put_u32(sb, m->swizzle);
+		sb_put_u32(sb, m->l2promo);
+		sb_put_u32(sb, m->oobfill);
+		sb_put_u64(sb, m->gaddr);
+		for (int i = 0; i < TR_TMAP_MAX_RANK; i++)
+			sb_put_u64(sb, m->dims[i]);
+		for (int i = 0; i < TR_TMAP_MAX_RANK; i++)
+			sb_put_u64(sb, m->strides[i]);
+		for (int i = 0; i < TR_TMAP_MAX_RANK; i++)
+			sb_put_u32(sb, m->box[i]);
+		for (int i = 0; i < TR_TMAP_MAX_RANK; i++)
+			sb_put_u32(sb, m->estrides[i]);
+		for (int i = 0; i < 8; i++)
+			sb_put_u32(sb, (uint32_t)m->extra[i]);
+		sb_put_u32(sb, m->result);
+		sb_add(sb, m->map, TR_TMAP_BYTES);
+		return 0;
+	}
 	case TR_GRAPH_BEGIN:
 	case TR_GRAPH_END:
 	case TR_GRAPH_EXEC:

@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct dbl_dim3 { unsigned x, y, z; };
 
@@ -53,5 +54,18 @@ static inline long long dbl_tid_x(const struct dbl_launch *L)
 void dbl_device_assert(const struct dbl_launch *L, const char *expr, const char *file,
 		       int line, const char *func) __attribute__((noreturn));
 #define DBL_ASSERT(L, e) ((e) ? (void)0 : dbl_device_assert((L), #e, __FILE__, __LINE__, __func__))
+
+/* Reading a 2-D tensor map the double encoded (libcuda.c's layout):
+ * its base address, row stride in bytes, and dims. */
+static inline uint64_t dbl_tmap_word(const void *map, int k)
+{
+	uint64_t w;
+	memcpy(&w, (const char *)map + 8 * k, 8);
+	return w;
+}
+#define dbl_tmap_base(m) ((char *)(uintptr_t)dbl_tmap_word(m, 0))
+#define dbl_tmap_row_stride(m) ((dbl_tmap_word(m, 1) >> 32) * 16)
+#define dbl_tmap_dim0(m) ((dbl_tmap_word(m, 4) & 0xffffffffu) + 1)
+#define dbl_tmap_dim1(m) ((dbl_tmap_word(m, 4) >> 32) + 1)
 
 #endif

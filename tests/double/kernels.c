@@ -272,7 +272,41 @@ static void k_nccl_allreduce(const struct dbl_launch *L, const void *a)
 	w.comm[0]++;
 }
 
+/* tma_rows(CUtensorMap map, float *out, int n): a __grid_constant__ map
+ * of a 2-D f32 tensor passed by value (128 bytes, .align 64), read as TMA
+ * would: out[i] = tensor[i / dim0][i % dim0] for i < n and rows inside
+ * the map's dims.  Each row is found with the map's row stride, so a map
+ * encoded with a wrong stride reads past its tensor (Triton's bad-stride
+ * bug); one whose address was not relocated reads the captured address. */
+static void k_tma_rows(const struct dbl_launch *L, const void *a)
+{
+	const void *map = a;
+	float *out = ARG(float *, a, 128);
+	int n = ARG(int, a, 136);
+	long long i = dbl_tid_x(L);
+	uint64_t d0 = dbl_tmap_dim0(map), row = (uint64_t)i / d0, col = (uint64_t)i % d0;
+	if (i < n && row < dbl_tmap_dim1(map))
+		out[i] = *(const float *)(dbl_tmap_base(map) + row * dbl_tmap_row_stride(map) + col * 4);
+}
+
+/* chase(const float **table, float *out, int n): out[i] = *table[i] for
+ * i < n -- a table of device pointers in device memory.  A replay that
+ * did not relocate the stored pointers reads captured addresses. */
+static void k_chase(const struct dbl_launch *L, const void *a)
+{
+	const float *const *table = ARG(const float *const *, a, 0);
+	float *out = ARG(float *, a, 8);
+	int n = ARG(int, a, 16);
+	long long i = dbl_tid_x(L);
+	if (i < n)
+		out[i] = *table[i];
+}
+
 const struct dbl_kernel dbl_kernels[] = {
+	{ "_Z5chasePPKfPfi", "chase(const float**, float*, int)",
+	  3, { {0, 8}, {8, 8}, {16, 4} }, k_chase },
+	{ "_Z8tma_rows14CUtensorMap_stPfi", "tma_rows(CUtensorMap_st, float*, int)",
+	  3, { {0, 128}, {128, 8}, {136, 4} }, k_tma_rows },
 	{ "_Z5scalePfPKfi", "scale(float*, const float*, int)",
 	  3, { {0, 8}, {8, 8}, {16, 4} }, k_scale },
 	{ "_Z13scale_nocheckPfPKfi", "scale_nocheck(float*, const float*, int)",

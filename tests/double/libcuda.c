@@ -65,6 +65,9 @@
  *    allocated like cuMemAlloc buffers and initialised from the image.
  *  - Launches (cuLaunchKernel, cuLaunchKernelEx, cuLaunchCooperativeKernel)
  *    validate the handle, dimensions (block <= 1024 threads, z <= 64),
+ *    cuLaunchKernelEx's attributes (a cluster dimension must divide the
+ *    grid: CUDA_ERROR_INVALID_CLUSTER_SIZE; an event attribute names no
+ *    event of the double: CUDA_ERROR_INVALID_HANDLE),
  *    shared memory and the parameters (kernelParams, or extra's
  *    CU_LAUNCH_PARAM_BUFFER_POINTER/SIZE), pack them at the registry's
  *    offsets and run the whole grid at once, sequentially: blocks outer,
@@ -86,6 +89,19 @@
  *    address lies relative to the nearest allocation.
  *  - cuStreamIsCapturing always says NONE (no graphs), so the capture
  *    library can run inside a program that uses the double.
+ *  - cuPointerGetAttribute answers CU_POINTER_ATTRIBUTE_MEMORY_TYPE only:
+ *    DEVICE inside a live allocation or accessible VMM mapping.
+ *  - TMA tensor maps: cuTensorMapEncodeTiled, cuTensorMapEncodeIm2col (the
+ *    tiled layout, channels and pixels as the box) and cuTensorMapReplaceAddress
+ *    write the 128 bytes with the layout measured on the H200 where it was
+ *    measured (GPU-FACTS.md): word 0 the plain global address, the row
+ *    stride / 16 in the upper half of word 1, dims - 1 in word 4 (two
+ *    32-bit halves), box - 1 in the bytes of word 6; the rest is the
+ *    double's own (rank and type in word 1's low half, strides 2..3 / 16
+ *    in word 2, dims 3..4 - 1 in word 5, the enums in word 7).  Arguments
+ *    are checked as the driver documents them (address 16-byte aligned,
+ *    strides multiples of 16, rank 1..5, box 1..256).  Kernels read through
+ *    a map with dbl_tmap_* (double.h).
  *  - cuGetErrorName knows every CUresult of CUDA 13.0; cuGetErrorString
  *    gives the real text for the common ones and the name for the rest;
  *    unknown codes give CUDA_ERROR_INVALID_VALUE and NULL.
@@ -2257,6 +2273,19 @@ CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params, 
 {
 	if (!c || (c->numAttrs && !c->attrs))
 		return CUDA_ERROR_INVALID_VALUE;
+	for (unsigned i = 0; i < c->numAttrs; i++) {
+		const CUlaunchAttribute *a = &c->attrs[i];
+		/* the double makes no events: any event named is not one of ours */
+		if (a->id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT ||
+		    a->id == CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT)
+			return CUDA_ERROR_INVALID_HANDLE;
+		/* the grid must be a whole number of clusters */
+		if (a->id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION &&
+		    (!a->value.clusterDim.x || !a->value.clusterDim.y || !a->value.clusterDim.z ||
+		     c->gridDimX % a->value.clusterDim.x || c->gridDimY % a->value.clusterDim.y ||
+		     c->gridDimZ % a->value.clusterDim.z))
+			return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+	}
 	return launch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY, c->blockDimZ,
 		      c->sharedMemBytes, c->hStream, params, extra);
 }
@@ -2401,4 +2430,80 @@ CUresult cuGetErrorString(CUresult e, const char **s)
 	/* codes without a known text get their name: better than nothing */
 	*s = i < 0 ? NULL : errors[i].text ? errors[i].text : errors[i].name;
 	return i >= 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* ---- TMA tensor maps (layout: the comment at the top) ------------------- */
+
+CUresult cuTensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank,
+				void *addr, const cuuint64_t *dims, const cuuint64_t *strides,
+				const cuuint32_t *box, const cuuint32_t *estrides,
+				CUtensorMapInterleave il, CUtensorMapSwizzle sw, CUtensorMapL2promotion l2,
+				CUtensorMapFloatOOBfill oob)
+{
+	uint64_t w[16];
+	uint32_t i;
+	(void)estrides;
+	if (!map || !dims || !box || rank < 1 || rank > 5 || ((uintptr_t)addr & 15) ||
+	    (unsigned)type > CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (i = 0; i < rank; i++)
+		if (!dims[i] || dims[i] > (1ull << 32) || !box[i] || box[i] > 256 ||
+		    (i + 1 < rank && (!strides || strides[i] % 16 || strides[i] >= (1ull << 40))))
+			return CUDA_ERROR_INVALID_VALUE;
+	memset(w, 0, sizeof(w));
+	w[0] = (uint64_t)(uintptr_t)addr;
+	w[1] = (rank > 1 ? strides[0] / 16 : 0) << 32 | (uint64_t)type << 8 | rank;
+	w[2] = (rank > 2 ? strides[1] / 16 : 0) | (rank > 3 ? strides[2] / 16 : 0) << 32;
+	w[3] = rank > 4 ? strides[3] / 16 : 0;
+	w[4] = (dims[0] - 1) | (rank > 1 ? dims[1] - 1 : 0) << 32;
+	w[5] = (rank > 2 ? dims[2] - 1 : 0) | (rank > 3 ? dims[3] - 1 : 0) << 32;
+	w[3] |= (rank > 4 ? dims[4] - 1 : 0) << 32;
+	for (i = 0; i < rank; i++)
+		w[6] |= (uint64_t)(box[i] - 1) << (8 * i);
+	w[7] = (uint64_t)il | (uint64_t)sw << 8 | (uint64_t)l2 << 16 | (uint64_t)oob << 24;
+	memcpy(map, w, sizeof(w));
+	return CUDA_SUCCESS;
+}
+
+CUresult cuTensorMapReplaceAddress(CUtensorMap *map, void *addr)
+{
+	uint64_t a = (uint64_t)(uintptr_t)addr;
+	if (!map || (a & 15))
+		return CUDA_ERROR_INVALID_VALUE;
+	memcpy(map, &a, 8);
+	return CUDA_SUCCESS;
+}
+
+/* im2col maps: the tiled layout, with channelsPerPixel and pixelsPerColumn
+ * as the box of the two innermost dimensions (no kernel reads them yet). */
+CUresult cuTensorMapEncodeIm2col(CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank, void *addr,
+				 const cuuint64_t *dims, const cuuint64_t *strides, const int *lower,
+				 const int *upper, cuuint32_t channels, cuuint32_t pixels,
+				 const cuuint32_t *estrides, CUtensorMapInterleave il, CUtensorMapSwizzle sw,
+				 CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill oob)
+{
+	cuuint32_t box[5] = { 1, 1, 1, 1, 1 };
+	if (rank < 3 || !lower || !upper || !channels || !pixels)
+		return CUDA_ERROR_INVALID_VALUE;
+	box[0] = channels > 256 ? 256 : channels;
+	box[1] = pixels > 256 ? 256 : pixels;
+	return cuTensorMapEncodeTiled(map, type, rank, addr, dims, strides, box, estrides, il, sw, l2, oob);
+}
+
+/* cuPointerGetAttribute: only CU_POINTER_ATTRIBUTE_MEMORY_TYPE, DEVICE for
+ * an address inside a live allocation or an accessible VMM mapping (the
+ * capture library asks it of words that may be device pointers). */
+CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attr, CUdeviceptr ptr)
+{
+	CUresult r = enter_dev();
+	if (r)
+		goto out;
+	r = CUDA_ERROR_INVALID_VALUE;
+	if (!data || attr != CU_POINTER_ATTRIBUTE_MEMORY_TYPE || !range_ok(ptr, 1, 0))
+		goto out;
+	*(unsigned int *)data = CU_MEMORYTYPE_DEVICE;
+	r = CUDA_SUCCESS;
+out:
+	pthread_mutex_unlock(&S.lock);
+	return r;
 }

@@ -48,13 +48,19 @@
 # first 14 of 15 samples, and torchvision-long alone needs about 130 s)
 # caps every step's time limit so
 # the run always ends in time; steps with no time left are skipped (FAIL).
+# GPU_TEST_SHIFT=1 adds, after the replay, the shifted placement mode
+# (GPUREDUCE_SHIFT=1: no buffer at its captured address or offsets, so a
+# pointer left unrelocated cannot pass by luck): a replay that must fault
+# the same way, and a shrink (half the shrink step's time limit, its own
+# repro.cu check included) that must emit a repro -> shift-replay.log,
+# shift-shrink.log; the "shift" column; a failure fails the sample.
 # Exit status: 0 if every sample passed, 1 otherwise, 2 if the suite could
 # not start (no build/gpureduce or build/sampleinfo).
 #
 # Usage: tests/gpu/gpu-test.sh [SAMPLE...]     (BUILD and CUDA from make)
 # Env:   GPU_TEST_OUT, GPU_TEST_DEADLINE (900), GPU_TEST_JOBS (shrink's default),
 #        GPU_TEST_FLAKY_TRIES (4), GPU_TEST_REPRO_RUNS (5),
-#        GPU_TEST_FLAKY_MAX_RUNS (15)
+#        GPU_TEST_FLAKY_MAX_RUNS (15), GPU_TEST_SHIFT (0)
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -113,12 +119,43 @@ done
 # ---- phase 2: the pipeline, one sample at a time -------------------------
 TABLE=$OUT/summary.table
 SHRINK_GPUS=1            # the most GPUs one sample's shrink used
-echo "sample|launches|fault (error, kernel)|replay|shrink|shrink's repro.cu|repro runs|verify|capture s|replay s|shrink s|result|root cause" >"$TABLE"
+echo "sample|launches|fault (error, kernel)|replay|shrink|shrink's repro.cu|repro runs|verify|capture s|replay s|shrink s|result|root cause|shift" >"$TABLE"
 PASSED=0
 FAILED=0
 FAIL_REPORT=$OUT/failures.txt
 : >"$FAIL_REPORT"
 : >"$OUT/trace-sizes.txt"
+
+# shift_steps NAME WORKDIR: GPU_TEST_SHIFT=1's replay and shrink in the
+# shifted placement mode; sets c_shift, and ok/WHY on a failure.
+shift_steps() {
+	local n=$1 w=$2 rc t
+	log "$n: shifted replay"
+	run_step "$GR_ROOT" "$w/shift-replay.log" "$(gr_step_timeout 120)" env GPUREDUCE_SHIFT=1 "$GR" replay --guard=end "$w/trace.bin"
+	rc=$STEP_RC
+	parse_replay "$w/shift-replay.log"
+	if [ "$rc" -eq 1 ] && [ "$REP_WORD" = fault ] && err_in_list "$REP_ERR" "$EXPECT_ERRORS" &&
+	   kernel_matches "$REP_KERNEL" "$EXPECT_KERNEL"; then
+		c_shift="replay $(short_err "$REP_ERR")"
+	else
+		c_shift="replay FAIL(exit $rc)"
+		[ "$FLAKY" != 1 ] && { ok=0; WHY="$WHY; shifted replay: $(grep -a '^replay:' "$w/shift-replay.log" | head -n 1) (exit $rc)"; FAIL_LOGS="$FAIL_LOGS shift-replay.log"; }
+	fi
+	t=$(gr_step_timeout 90)
+	mkdir -p "$w/shift"
+	run_step "$GR_ROOT" "$w/shift-shrink.log" "$t" env GPUREDUCE_SHIFT=1 \
+		"$GR" shrink "$w/trace.bin" -o "$w/shift/repro.cu" ${JOBS:+-j "$JOBS"} --quiet --time-limit="$(shrink_time_limit "$t")"
+	rc=$STEP_RC
+	if [ "$rc" -eq 0 ] && [ -s "$w/shift/repro.cu" ]; then
+		c_shift="$c_shift, shrink ok $(sed -n 's|^  repro_cu: *\([0-9][0-9]*/[0-9][0-9]*\).*|\1|p' "$w/shift/repro.yaml" | head -n 1)"
+	else
+		c_shift="$c_shift, shrink FAIL(exit $rc)"
+		ok=0
+		WHY="$WHY; shifted shrink: exit $rc"
+		FAIL_LOGS="$FAIL_LOGS shift-shrink.log"
+	fi
+	log "$n: shift -> $c_shift"
+}
 
 # test_sample DIR: runs every step, sets the c_* cells, WHY (reasons) and
 # FAIL_LOGS (log names to show).  Returns 0 for PASS.
@@ -127,7 +164,7 @@ test_sample() {
 	FLAKY=0
 	n=$(basename "$dir")
 	w=$OUT/$n
-	c_launch=-; c_fault=-; c_replay=-; c_shrink=-; c_shrepro=-; c_repro=-; c_verify=-
+	c_launch=-; c_fault=-; c_replay=-; c_shrink=-; c_shrepro=-; c_repro=-; c_verify=-; c_shift=-
 	c_cap_s=-; c_rep_s=-; c_shr_s=-; c_root=-
 	WHY=; FAIL_LOGS=
 
@@ -244,6 +281,7 @@ test_sample() {
 		fi
 	fi
 	log "$n: replay -> $c_replay (${c_rep_s}s)"
+	[ "${GPU_TEST_SHIFT:-0}" = 1 ] && shift_steps "$n" "$w"
 
 	# shrink
 	# --time-limit: shrink keeps its best reduction so far when time runs
@@ -487,7 +525,7 @@ for dir in "${DIRS[@]}"; do
 	fi
 	[ "${FLAKY:-0}" = 1 ] && [ "$result" = PASS ] && result="PASS (flaky, ${c_repro} faulted)"
 	log "=== $n: $result"
-	echo "$n|$c_launch|$c_fault|$c_replay|$c_shrink|$c_shrepro|$c_repro|$c_verify|$c_cap_s|$c_rep_s|$c_shr_s|$result|$c_root" >>"$TABLE"
+	echo "$n|$c_launch|$c_fault|$c_replay|$c_shrink|$c_shrepro|$c_repro|$c_verify|$c_cap_s|$c_rep_s|$c_shr_s|$result|$c_root|$c_shift" >>"$TABLE"
 done
 
 echo

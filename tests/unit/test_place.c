@@ -79,22 +79,28 @@ UNIT_TEST(place_core_text_is_the_compiled_file)
 
 UNIT_TEST(place_layout_plan_span_and_margins)
 {
-	const uint64_t G = 2ull << 20;
+	const uint64_t G = 2ull << 20, M = 32ull << 30;
 	uint64_t o = 0, r = 0;
-	/* two buffers 4 GiB + 2 MiB apart: span rounded to granules, a margin
-	 * as large as the span on each side */
+	/* two buffers 4 GiB + 2 MiB apart: span rounded to granules, 32 GiB of
+	 * margin on each side, whatever the span */
 	CHECK(place_layout_plan(0x7f0000100000ull, 0x7f0100300010ull, G, &o, &r) == 0);
-	CHECK_EQ_U(r, 3 * (0x7f0100400000ull - 0x7f0000000000ull));
-	CHECK_EQ_U(o, 0x7f0000000000ull - (0x7f0100400000ull - 0x7f0000000000ull));
-	/* a small span still gets one granule of margin */
+	CHECK_EQ_U(r, (0x7f0100400000ull - 0x7f0000000000ull) + 2 * M);
+	CHECK_EQ_U(o, 0x7f0000000000ull - M);
+	CHECK_EQ_U(PL_LAYOUT_MARGIN, M);
+	/* a small span gets the same margin: a walk 1 GiB past a 256-byte
+	 * buffer lands in the reservation, unmapped */
 	CHECK(place_layout_plan(0x7f0000000100ull, 0x7f0000000200ull, G, &o, &r) == 0);
-	CHECK_EQ_U(r, 3 * G);
-	CHECK_EQ_U(o, 0x7f0000000000ull - G);
-	/* margins are capped; spans over the limit are refused */
+	CHECK_EQ_U(r, G + 2 * M);
+	CHECK_EQ_U(o, 0x7f0000000000ull - M);
+	CHECK(0x7f0000000200ull + (1ull << 30) < o + r);
+	/* a big span too; spans over the limit are refused */
 	CHECK(place_layout_plan(0x100000000000ull, 0x100000000000ull + (200ull << 30), G, &o, &r) == 0);
-	CHECK_EQ_U(r, (200ull << 30) + 2 * PL_LAYOUT_MAX_MARGIN);
+	CHECK_EQ_U(r, (200ull << 30) + 2 * M);
 	CHECK(place_layout_plan(0x100000000000ull, 0x100000000000ull + PL_LAYOUT_MAX_SPAN + G, G, &o, &r) < 0);
 	CHECK(place_layout_plan(0x1000, 0x1000, G, &o, &r) < 0);
+	/* near address 0 the margin below is what there is */
+	CHECK(place_layout_plan(0x10000000ull, 0x10000100ull, G, &o, &r) == 0);
+	CHECK_EQ_U(o, 0);
 }
 
 UNIT_TEST(place_layout_maps_shared_granules_once)

@@ -1,0 +1,197 @@
+/*
+ * tma-prog.c - test helper: a program that reads through a TMA tensor map
+ * on the CPU driver double, captured for real by libgpureduce-capture.so
+ * through the CUPTI part of capture-fakecuda (as ckpt-prog.c), for
+ * t5094-tensormap.sh.  Every driver call goes to the double between the
+ * enter and exit callbacks CUPTI would deliver.
+ *
+ *   tma-prog KERNELS.CUBIN [bad|good] [replace|unseen]
+ *
+ * Buffers: T (64 rows of 256 floats, 64 KiB, the tensor), OUT (as many
+ * floats), D (4 KiB, a decoy nothing needs).  The map is encoded with
+ * cuTensorMapEncodeTiled over T: dims 256 x 64 f32, box 64 x 64, row
+ * stride 1024 bytes ("good") or 8192 ("bad": Triton's bad-stride bug,
+ * rows 8.. read past T).  With "replace" the map is first encoded over D
+ * and then pointed at T with cuTensorMapReplaceAddress; with "unseen" the
+ * encode call gets no callbacks (a map capture cannot see being made).  Two healthy
+ * add_one launches on D come first; then tma_rows(map, OUT, 16384).
+ * Exit 3 when the launch faulted, 0 when it ran, 2 on a set-up error.
+ */
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda.h>
+#include <cupti.h>
+
+static int (*fire)(CUpti_CallbackDomain, CUpti_CallbackId, const void *);
+
+struct call {
+	CUpti_CallbackData d;
+	uint64_t corr;
+	CUresult ret;
+};
+
+static void enter(struct call *c, CUpti_CallbackId cbid, const char *name, const void *params)
+{
+	memset(c, 0, sizeof(*c));
+	c->d.functionName = name;
+	c->d.functionParams = params;
+	c->d.functionReturnValue = &c->ret;
+	c->d.correlationData = &c->corr;
+	c->d.callbackSite = CUPTI_API_ENTER;
+	fire(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &c->d);
+}
+
+static CUresult leave(struct call *c, CUpti_CallbackId cbid, CUresult r)
+{
+	c->ret = r;
+	c->d.callbackSite = CUPTI_API_EXIT;
+	fire(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &c->d);
+	return r;
+}
+
+#define CALL(fn, cb, params, ...) ({ \
+	struct call c_; \
+	enter(&c_, CUPTI_DRIVER_TRACE_CBID_##cb, #cb, params); \
+	leave(&c_, CUPTI_DRIVER_TRACE_CBID_##cb, fn(__VA_ARGS__)); })
+
+static void die(const char *what, CUresult r)
+{
+	fprintf(stderr, "tma-prog: %s failed (%d)\n", what, (int)r);
+	exit(2);
+}
+
+static CUdeviceptr alloc(size_t size)
+{
+	CUdeviceptr p = 0;
+	cuMemAlloc_v2_params q = { &p, size };
+	CUresult r = CALL(cuMemAlloc, cuMemAlloc_v2, &q, &p, size);
+	if (r)
+		die("cuMemAlloc", r);
+	return p;
+}
+
+static void h2d(CUdeviceptr dst, const void *src, size_t n)
+{
+	cuMemcpyHtoD_v2_params q = { dst, src, n };
+	CUresult r = CALL(cuMemcpyHtoD, cuMemcpyHtoD_v2, &q, dst, src, n);
+	if (r)
+		die("cuMemcpyHtoD", r);
+}
+
+static CUresult launch(CUfunction f, unsigned grid, void **kp)
+{
+	cuLaunchKernel_params q = { f, grid, 1, 1, 256, 1, 1, 0, NULL, kp, NULL };
+	return CALL(cuLaunchKernel, cuLaunchKernel, &q, f, grid, 1, 1, 256, 1, 1, 0, NULL, kp, NULL);
+}
+
+static void *read_image(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long len;
+	if (!f || fseek(f, 0, SEEK_END) || (len = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET))
+		die("reading the image", CUDA_ERROR_FILE_NOT_FOUND);
+	buf = malloc((size_t)len);
+	if (!buf || fread(buf, 1, (size_t)len, f) != (size_t)len)
+		die("reading the image", CUDA_ERROR_FILE_NOT_FOUND);
+	fclose(f);
+	*n = (size_t)len;
+	return buf;
+}
+
+int main(int argc, char **argv)
+{
+	CUdevice dev;
+	CUcontext ctx;
+	CUmodule mod;
+	CUfunction add_one, tma_rows;
+	CUdeviceptr T, OUT, D;
+	CUtensorMap map;
+	CUpti_ModuleResourceData md;
+	static float host[64 * 256];
+	cuuint64_t dims[2] = { 256, 64 }, strides[1] = { 1024 };
+	cuuint32_t box[2] = { 64, 64 }, es[2] = { 1, 1 };
+	int replace = argc > 3 && !strcmp(argv[3], "replace"), n = 64 * 256, nd = 1024;
+	int unseen = argc > 3 && !strcmp(argv[3], "unseen");
+	size_t imglen;
+	void *img, *h, *cupti;
+	int (*inj)(void);
+	CUresult r;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: tma-prog KERNELS.CUBIN [bad|good] [replace]\n");
+		return 2;
+	}
+	if (argc > 2 && !strcmp(argv[2], "bad"))
+		strides[0] = 8192;
+	if ((r = cuInit(0)))
+		die("cuInit", r);
+	if (!getenv("CUDA_INJECTION64_PATH") || !(h = dlopen(getenv("CUDA_INJECTION64_PATH"), RTLD_LAZY)))
+		die("loading CUDA_INJECTION64_PATH", CUDA_ERROR_NOT_FOUND);
+	*(void **)&inj = dlsym(h, "InitializeInjection");
+	cupti = dlopen("libcupti.so.13", RTLD_LAZY | RTLD_NOLOAD);
+	*(void **)&fire = cupti ? dlsym(cupti, "fake_fire") : NULL;
+	if (!inj || !fire)
+		die("finding InitializeInjection and fake_fire", CUDA_ERROR_NOT_FOUND);
+	inj();
+	if ((r = cuDeviceGet(&dev, 0)) || (r = cuDevicePrimaryCtxRetain(&ctx, dev)) || (r = cuCtxSetCurrent(ctx)))
+		die("context", r);
+	{
+		CUpti_ResourceData rd;
+		memset(&rd, 0, sizeof(rd));
+		rd.context = ctx;
+		fire(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED, &rd);
+		img = read_image(argv[1], &imglen);
+		if ((r = cuModuleLoadData(&mod, img)))
+			die("cuModuleLoadData", r);
+		md.moduleId = 1;
+		md.cubinSize = imglen;
+		md.pCubin = img;
+		rd.resourceDescriptor = &md;
+		fire(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED, &rd);
+	}
+	if ((r = cuModuleGetFunction(&add_one, mod, "_Z7add_onePfi")) ||
+	    (r = cuModuleGetFunction(&tma_rows, mod, "_Z8tma_rows14CUtensorMap_stPfi")))
+		die("cuModuleGetFunction", r);
+	T = alloc(sizeof(host));
+	OUT = alloc(sizeof(host));
+	D = alloc(4096);
+	for (int i = 0; i < 64 * 256; i++)
+		host[i] = (float)i;
+	h2d(T, host, sizeof(host));
+	{
+		void *base = (void *)(uintptr_t)(replace ? D : T);
+		cuTensorMapEncodeTiled_params q = { &map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, base, dims,
+						    strides, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
+						    CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+						    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE };
+		if (unseen)
+			r = cuTensorMapEncodeTiled(&map, q.tensorDataType, 2, base, dims, strides, box, es,
+						   q.interleave, q.swizzle, q.l2Promotion, q.oobFill);
+		else
+			r = CALL(cuTensorMapEncodeTiled, cuTensorMapEncodeTiled, &q, &map, q.tensorDataType, 2,
+				 base, dims, strides, box, es, q.interleave, q.swizzle, q.l2Promotion, q.oobFill);
+		if (r)
+			die("cuTensorMapEncodeTiled", r);
+	}
+	if (replace) {
+		cuTensorMapReplaceAddress_params q = { &map, (void *)(uintptr_t)T };
+		if ((r = CALL(cuTensorMapReplaceAddress, cuTensorMapReplaceAddress, &q, &map, q.globalAddress)))
+			die("cuTensorMapReplaceAddress", r);
+	}
+	for (int k = 0; k < 2; k++) {
+		void *kp[] = { &D, &nd };
+		if ((r = launch(add_one, 4, kp)))
+			die("a healthy launch", r);
+	}
+	{
+		void *kp[] = { &map, &OUT, &n };
+		r = launch(tma_rows, 64, kp);
+	}
+	fprintf(stderr, "tma-prog: tma_rows returned %d\n", (int)r);
+	return r ? 3 : 0;
+}
