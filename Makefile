@@ -117,7 +117,8 @@ install: all
 
 # removes exactly what install wrote, and the folder if it is then empty
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/gpureduce $(DESTDIR)$(PREFIX)/lib/gpureduce/libgpureduce-capture.so
+	rm -f $(DESTDIR)$(PREFIX)/bin/gpureduce $(DESTDIR)$(PREFIX)/lib/gpureduce/libgpureduce-capture.so \
+	      $(DESTDIR)$(PREFIX)/lib/gpureduce/libgpureduce-nvrtc.so
 	-rmdir $(DESTDIR)$(PREFIX)/lib/gpureduce 2>/dev/null
 
 clean:

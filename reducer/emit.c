@@ -472,9 +472,34 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 			if (ol && (ol->grid.x != l->grid.x || ol->grid.y != l->grid.y || ol->grid.z != l->grid.z))
 				sb_addf(&body, "\t/* the program launched grid (%u,%u,%u); (%u,%u,%u) is enough to fault */\n",
 					ol->grid.x, ol->grid.y, ol->grid.z, l->grid.x, l->grid.y, l->grid.z);
-			sb_addf(&body, "\tSETUP(cuModuleGetFunction(&fn, mod[%d], ", m < 0 ? 0 : m);
+			int ncand = 0;
+			for (int k = nmod - 1; k >= 0; k--)
+				ncand += module_has(t, mod_hash[k], l->name);
+			if (ncand > 1) {
+				/* as replay chooses (replay/engine.c get_function): a JIT
+				 * compiled this kernel once per configuration; the newest
+				 * module whose build can run this block */
+				unsigned long long threads = (unsigned long long)l->block.x * l->block.y * l->block.z;
+				sb_addf(&body, "\t/* %d of the captured modules define this kernel (a JIT compiled it once per\n"
+					"\t * configuration): the newest whose build runs blocks of %llu threads */\n"
+					"\t{\n\t\tstatic const int cand[] = {", ncand, threads);
+				for (int k = nmod - 1; k >= 0; k--)
+					if (module_has(t, mod_hash[k], l->name))
+						sb_addf(&body, " %d,", k);
+				sb_addf(&body, " };\n\t\tint i, mx = 0;\n\t\tfor (i = 0; i < %d; i++)\n"
+					"\t\t\tif (cuModuleGetFunction(&fn, mod[cand[i]], ", ncand);
+				c_string(&body, l->name);
+				sb_addf(&body, ") == CUDA_SUCCESS &&\n\t\t\t    (cuFuncGetAttribute(&mx, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn) != "
+					"CUDA_SUCCESS || mx >= %llu))\n\t\t\t\tbreak;\n\t\tif (i == %d)\n\t\t\t", threads, ncand);
+			} else {
+				sb_adds(&body, "\t");
+			}
+			sb_addf(&body, "SETUP(cuModuleGetFunction(&fn, mod[%d], ", m < 0 ? 0 : m);
 			c_string(&body, l->name);
-			sb_adds(&body, "));\n\tapply_attrs(fn, ");
+			sb_adds(&body, "));\n");
+			if (ncand > 1)
+				sb_adds(&body, "\t}\n");
+			sb_adds(&body, "\tapply_attrs(fn, ");
 			c_string(&body, l->name);
 			sb_adds(&body, ");\n");
 			sb_addf(&body, "\t{\n\t\tunsigned char args[%u]%s = {", l->argsize ? l->argsize : 1,

@@ -36,6 +36,7 @@ struct strbuf;
 	X(ModuleGetGlobal, "cuModuleGetGlobal_v2", 0) \
 	X(FuncGetParamInfo, "cuFuncGetParamInfo", 0) \
 	X(FuncSetAttribute, "cuFuncSetAttribute", 1) \
+	X(FuncGetAttribute, "cuFuncGetAttribute", 0) \
 	X(vmm.MemAlloc, "cuMemAlloc_v2", 1) \
 	X(vmm.MemFree, "cuMemFree_v2", 1) \
 	X(MemcpyHtoD, "cuMemcpyHtoD_v2", 1) \
@@ -82,6 +83,7 @@ struct drv {
 	CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
 	CUresult (*ModuleGetGlobal)(CUdeviceptr *, size_t *, CUmodule, const char *);
 	CUresult (*FuncGetParamInfo)(CUfunction, size_t, size_t *, size_t *);
+	CUresult (*FuncGetAttribute)(int *, CUfunction_attribute, CUfunction);
 	CUresult (*FuncSetAttribute)(CUfunction, CUfunction_attribute, int);
 	CUresult (*MemcpyHtoD)(CUdeviceptr, const void *, size_t);
 	CUresult (*MemcpyDtoH)(void *, CUdeviceptr, size_t);

@@ -335,13 +335,69 @@ out:
 	return ret;
 }
 
-static int get_function(struct run *R, const char *name, size_t before, CUfunction *fn,
-			struct strbuf *err)
+/* The function `name` of the module image `blob` (loaded once, cached). */
+static int function_in(struct run *R, const char *name, uint64_t blob, CUfunction *fn, struct strbuf *err)
 {
 	struct replay_ctx *c = R->c;
-	const struct sym_entry *s = find_symbol(R, name, before);
 	CUmodule mod;
 	CUresult r;
+
+	for (size_t i = 0; i < c->nfns; i++)
+		if (c->fns[i].hash == blob && !strcmp(c->fns[i].name, name)) {
+			*fn = c->fns[i].fn;
+			return 0;
+		}
+	if (load_module(R, blob, &mod, err) < 0)
+		return -1;
+	r = c->d.ModuleGetFunction(fn, mod, name);
+	if (r != CUDA_SUCCESS) {
+		sb_addf(err, "cuModuleGetFunction(%s) failed: %s", name, drv_error_name(&c->d, r));
+		return -1;
+	}
+	ALLOC_GROW(c->fns, c->nfns + 1, c->afns);
+	c->fns[c->nfns].hash = blob;
+	c->fns[c->nfns].name = xstrdup(name);
+	c->fns[c->nfns].fn = *fn;
+	c->nfns++;
+	return 0;
+}
+
+/* 1 when fn can run blocks of `threads` threads (its maxntid/registers
+ * allow it), or when the driver cannot say. */
+static int fits_block(struct run *R, CUfunction fn, uint64_t threads)
+{
+	int max = 0;
+	if (!R->c->d.FuncGetAttribute ||
+	    R->c->d.FuncGetAttribute(&max, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn) != CUDA_SUCCESS || max <= 0)
+		return 1;
+	return threads <= (uint64_t)max;
+}
+
+/* 1 when a should be tried before b for a launch at record `before`. */
+static int sym_later_pick(const struct sym_entry *a, const struct sym_entry *b, size_t before)
+{
+	int ab = a->rec < before, bb = b->rec < before;
+	if (ab != bb)
+		return ab;
+	return ab ? a->rec > b->rec : a->rec < b->rec;
+}
+
+/*
+ * The function a launch of `name` (blocks of `threads`) at record `before`
+ * ran.  Several captured modules can define the same name: a JIT compiles
+ * one kernel once per configuration (Triton's autotuner, torch.compile's
+ * Inductor: the same name with another num_warps), and which one a launch
+ * used is not in the trace.  The latest module loaded before the launch
+ * that can run the launch's block is taken (then the earliest loaded after
+ * it); a module compiled for fewer threads than the block would make the
+ * launch fail with CUDA_ERROR_INVALID_VALUE.  With one candidate it is
+ * taken as it is.
+ */
+static int get_function(struct run *R, const char *name, size_t before, uint64_t threads, CUfunction *fn,
+			struct strbuf *err)
+{
+	const struct sym_entry *s = find_symbol(R, name, before), *cand[64];
+	size_t lo = 0, hi = R->nsyms, n = 0, k;
 
 	if (!s) {
 		size_t nmod = 0;
@@ -351,24 +407,35 @@ static int get_function(struct run *R, const char *name, size_t before, CUfuncti
 			"(was its module loaded before capture started?)", name, nmod);
 		return -1;
 	}
-	for (size_t i = 0; i < c->nfns; i++)
-		if (c->fns[i].hash == s->blob && !strcmp(c->fns[i].name, name)) {
-			*fn = c->fns[i].fn;
-			return 0;
-		}
-	if (load_module(R, s->blob, &mod, err) < 0)
-		return -1;
-	r = c->d.ModuleGetFunction(fn, mod, name);
-	if (r != CUDA_SUCCESS) {
-		sb_addf(err, "cuModuleGetFunction(%s) failed: %s", name, drv_error_name(&c->d, r));
-		return -1;
+	/* candidates: loaded before the launch, newest first; then after, oldest first */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(R->syms[mid].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	ALLOC_GROW(c->fns, c->nfns + 1, c->afns);
-	c->fns[c->nfns].hash = s->blob;
-	c->fns[c->nfns].name = xstrdup(name);
-	c->fns[c->nfns].fn = *fn;
-	c->nfns++;
-	return 0;
+	for (hi = lo; hi < R->nsyms && !strcmp(R->syms[hi].name, name); hi++)
+		;
+	for (k = lo; k < hi && n < 64; k++)
+		cand[n++] = &R->syms[k];
+	/* order: before the launch (newest first), then after (oldest first) */
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && sym_later_pick(cand[j], cand[j - 1], before); j--) {
+			const struct sym_entry *x = cand[j];
+			cand[j] = cand[j - 1];
+			cand[j - 1] = x;
+		}
+	if (n <= 1)
+		return function_in(R, name, s->blob, fn, err);
+	for (k = 0; k < n; k++) {
+		struct strbuf e = STRBUF_INIT;
+		int ok = function_in(R, name, cand[k]->blob, fn, &e) == 0 && fits_block(R, *fn, threads);
+		sb_release(&e);
+		if (ok)
+			return 0;
+	}
+	return function_in(R, name, s->blob, fn, err);   /* none fits: the launch says why */
 }
 
 /* ---- allocations ------------------------------------------------------- */
@@ -829,7 +896,7 @@ static int do_launch(struct run *R, size_t ev, const struct tr_launch *l)
 	 * after it carry what it wrote on this rank. */
 	if (l->flags & TR_F_FOLDED)
 		goto out;
-	if (get_function(R, l->name, ev, &fn, &err) < 0) {
+	if (get_function(R, l->name, ev, (uint64_t)l->block.x * l->block.y * l->block.z, &fn, &err) < 0) {
 		ret = set_error(R, ev, "event %zu (launch #%llu): %s", ev, (unsigned long long)l->seq, err.buf);
 		goto out;
 	}

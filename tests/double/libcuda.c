@@ -795,14 +795,21 @@ static void env_log(const char *env, const char *fmt, ...)
 }
 
 /* DOUBLE_INIT_DELAY_MS=N makes a first-time cuInit take N ms, like a real
- * context creation; with DOUBLE_INIT_LOG=FILE it appends "b NS" and "e NS"
- * (CLOCK_MONOTONIC) around that wait, so a test can count how many
+ * context creation; with DOUBLE_INIT_LOG=FILE it appends "b NS COMM" and
+ * "e NS COMM" (CLOCK_MONOTONIC, the process's name) around that wait, so a test can count how many
  * processes were starting at once. */
 static void init_log(char what)
 {
 	struct timespec ts;
+	char comm[32] = "?";
+	FILE *f = fopen("/proc/self/comm", "r");
+	if (f) {
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = 0;
+		fclose(f);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	env_log("DOUBLE_INIT_LOG", "%c %lld\n", what, (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec);
+	env_log("DOUBLE_INIT_LOG", "%c %lld %s\n", what, (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec, comm);
 }
 
 static void init_slowly(void)
