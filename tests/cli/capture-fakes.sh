@@ -42,3 +42,28 @@ capture_fakes() {
 	unset CUDA_INJECTION64_PATH
 	cd "$TMP" || exit 1
 }
+
+# capture_on_double PROG-SOURCE: the real capture library inside a program
+# built against the CPU driver double, with only CUPTI faked.  Skips the
+# test (finish) when the capture library was not built; else builds the
+# fake libcupti into $TMP/fake and PROG-SOURCE into $TMP/prog (linked
+# against the double), puts $TMP/fake and the double first on
+# LD_LIBRARY_PATH, points GPUREDUCE_CAPTURE_LIB and GPUREDUCE_LIBCUDA at
+# them (all exported) and unsets CUDA_INJECTION64_PATH and
+# GPUREDUCE_SANITIZER.  Sets DBL.  Does not cd.
+capture_on_double() {
+	DBL=$BUILD/double
+	if [ ! -f "$LIB" ]; then
+		echo "skip: $LIB not built (no CUPTI headers)"
+		finish
+	fi
+	mkdir -p "$TMP/fake"
+	check "build the fake CUPTI (CUPTI part only)" $CC $CF -DFAKE_CUPTI_ONLY -fPIC -shared -fvisibility=hidden \
+		-o "$TMP/fake/libcupti.so.13" $H/capture-fakecuda.c
+	check "build $(basename "$1" .c) on the double" $CC $CF -o "$TMP/prog" "$1" -L$DBL -Wl,-rpath,$DBL -lcuda -ldl
+	LD_LIBRARY_PATH="$TMP/fake:$DBL${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+	GPUREDUCE_CAPTURE_LIB=$LIB
+	GPUREDUCE_LIBCUDA=$DBL/libcuda.so.1
+	export LD_LIBRARY_PATH GPUREDUCE_CAPTURE_LIB GPUREDUCE_LIBCUDA
+	unset CUDA_INJECTION64_PATH GPUREDUCE_SANITIZER
+}

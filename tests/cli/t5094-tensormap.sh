@@ -10,23 +10,8 @@
 # against the double; a ReplaceAddress map carries its encode's geometry.
 . tests/cli/test-lib.sh
 
-LIB=$BUILD/libgpureduce-capture.so
-CUDA=${CUDA:-/usr/local/cuda}
-DBL=$BUILD/double
-if [ ! -f "$LIB" ]; then
-	echo "skip: $LIB not built (no CUPTI headers)"
-	finish
-fi
-CC=${CC:-cc}
-CF="-std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -I$CUDA/include"
-H=tests/cli/helpers
-mkdir -p "$TMP/fake"
-check "build the fake CUPTI (CUPTI part only)" $CC $CF -DFAKE_CUPTI_ONLY -fPIC -shared -fvisibility=hidden \
-	-o "$TMP/fake/libcupti.so.13" $H/capture-fakecuda.c
-check "build tma-prog on the double" $CC $CF -o "$TMP/prog" $H/tma-prog.c -L$DBL -Wl,-rpath,$DBL -lcuda -ldl
-LD_LIBRARY_PATH="$TMP/fake:$DBL${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-GPUREDUCE_CAPTURE_LIB=$LIB
-GPUREDUCE_LIBCUDA=$DBL/libcuda.so.1
+. tests/cli/capture-fakes.sh
+capture_on_double $H/tma-prog.c
 PATH=/usr/bin:/bin     # no compute-sanitizer
 export LD_LIBRARY_PATH GPUREDUCE_CAPTURE_LIB GPUREDUCE_LIBCUDA PATH
 unset CUDA_INJECTION64_PATH GPUREDUCE_SANITIZER

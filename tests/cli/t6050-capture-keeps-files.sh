@@ -7,23 +7,8 @@
 # never overwrites its own input, through a symlink or a hard link either.
 . tests/cli/test-lib.sh
 
-LIB=$BUILD/libgpureduce-capture.so
-CUDA=${CUDA:-/usr/local/cuda}
-DBL=$BUILD/double
-if [ ! -f "$LIB" ]; then
-	echo "skip: $LIB not built (no CUPTI headers)"
-	finish
-fi
-CC=${CC:-cc}
-CF="-std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -I$CUDA/include"
-H=tests/cli/helpers
-mkdir -p "$TMP/fake"
-check "build the fake CUPTI" $CC $CF -DFAKE_CUPTI_ONLY -fPIC -shared -fvisibility=hidden \
-	-o "$TMP/fake/libcupti.so.13" $H/capture-fakecuda.c
-check "build ckpt-prog on the double" $CC $CF -o "$TMP/prog" $H/ckpt-prog.c -L$DBL -Wl,-rpath,$DBL -lcuda -ldl
-LD_LIBRARY_PATH="$TMP/fake:$DBL${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-GPUREDUCE_CAPTURE_LIB=$LIB
-GPUREDUCE_LIBCUDA=$DBL/libcuda.so.1
+. tests/cli/capture-fakes.sh
+capture_on_double $H/ckpt-prog.c
 export LD_LIBRARY_PATH GPUREDUCE_CAPTURE_LIB GPUREDUCE_LIBCUDA
 unset CUDA_INJECTION64_PATH GPUREDUCE_SANITIZER
 cd "$TMP" || exit 1

@@ -10,23 +10,8 @@
 # previous one whole, and the options' errors.
 . tests/cli/test-lib.sh
 
-LIB=$BUILD/libgpureduce-capture.so
-CUDA=${CUDA:-/usr/local/cuda}
-DBL=$BUILD/double
-if [ ! -f "$LIB" ]; then
-	echo "skip: $LIB not built (no CUPTI headers)"
-	finish
-fi
-CC=${CC:-cc}
-CF="-std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -I$CUDA/include"
-H=tests/cli/helpers
-mkdir -p "$TMP/fake"
-check "build the fake CUPTI (CUPTI part only)" $CC $CF -DFAKE_CUPTI_ONLY -fPIC -shared -fvisibility=hidden \
-	-o "$TMP/fake/libcupti.so.13" $H/capture-fakecuda.c
-check "build ckpt-prog on the double" $CC $CF -o "$TMP/prog" $H/ckpt-prog.c -L$DBL -Wl,-rpath,$DBL -lcuda -ldl
-LD_LIBRARY_PATH="$TMP/fake:$DBL${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-GPUREDUCE_CAPTURE_LIB=$LIB
-GPUREDUCE_LIBCUDA=$DBL/libcuda.so.1
+. tests/cli/capture-fakes.sh
+capture_on_double $H/ckpt-prog.c
 PATH=/usr/bin:/bin     # no compute-sanitizer
 # every due checkpoint is taken (no adaptive interval) on the program's
 # thread (no background thread), so counts are exact; the interval and the
