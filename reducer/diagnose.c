@@ -96,8 +96,14 @@ static int parse_report(const char *out, struct report *r)
 	} else {
 		return -1;
 	}
-	if ((q = find_after(p, "at ")))
+	/* compute-sanitizer indents its "at KERNEL+0xPC" line; a bare "at "
+	 * can sit inside the text a kernel printed ("const float *, ...") */
+	if ((q = strstr(p, "  at "))) {
+		q += 5;
 		copy_until(r->at, sizeof(r->at), q, "\n");
+	} else if ((q = find_after(p, "at "))) {
+		copy_until(r->at, sizeof(r->at), q, "\n");
+	}
 	if ((q = find_after(p, "by thread ")))
 		copy_until(r->thread, sizeof(r->thread), q, " ");
 	if ((q = find_after(p, "in block ")))

@@ -42,3 +42,21 @@ UNIT_TEST(diagnose_complete_reports_counts_closed_ones)
 		 report);
 	CHECK(diagnose_complete_reports(buf) == 1);
 }
+
+/* An assert's printed text can hold "at " ("const float *, ..."): the
+ * site is the sanitizer's own indented "at" line. */
+UNIT_TEST(diagnose_assert_site_is_the_sanitizer_line)
+{
+	static const char out[] =
+		"lineinfo-assert.cu:16: void histogram(const float *, unsigned int *, int, int): block: [3,0,0], "
+		"thread: [9,0,0] Assertion `bin >= 0 && bin < bins` failed.\n"
+		"========= Device-side assertion failed\n"
+		"=========     at histogram(const float *, unsigned int *, int, int)+0x1f0 in lineinfo-assert.cu:16\n"
+		"=========     by thread (9,0,0) in block (3,0,0)\n"
+		"========= \n";
+	char site[512];
+
+	CHECK(diagnose_site_rel(out, NULL, site, sizeof(site)) == 0);
+	CHECK(strstr(site, "at histogram(const float *, unsigned int *, int, int)+0x1f0") != NULL);
+	CHECK(strstr(site, "assert at histogram(") != NULL);
+}
