@@ -19,7 +19,7 @@
 #include "../common/interrupt.h"
 #include "../common/strbuf.h"
 #include "../common/util.h"
-#include "../replay/drv.h"
+#include "../common/signature.h"
 #include "../addr/place.h"
 #include "cand.h"
 #include "diagnose.h"
@@ -150,8 +150,8 @@ void oracle_phase_abandon(struct oracle *s, const char *outcome)
 
 static int sig_match(const struct oracle *s, const struct replay_result *r)
 {
-	return r->status == RS_FAULT && drv_same_fault(r->code, s->rep->code) &&
-	       (s->o->sig_code_only || s->kernel_from_replay || !strcmp(r->kernel, s->rep->kernel));
+	return r->status == RS_FAULT && sig_same_code(r->code, s->rep->code) &&
+	       (s->o->sig_code_only || s->kernel_from_replay || sig_same_kernel(s->rep->kernel, r->kernel, 0));
 }
 
 /* ---- testing candidates ---------------------------------------------------- */

@@ -41,27 +41,6 @@ const char *drv_error_name(const struct drv *d, CUresult r)
 	return "CUDA_ERROR_UNKNOWN";
 }
 
-int drv_same_fault(int a, int b)
-{
-	if (a == b)
-		return 1;
-	return (a == CUDA_ERROR_ILLEGAL_ADDRESS || a == CUDA_ERROR_INVALID_ADDRESS_SPACE) &&
-	       (b == CUDA_ERROR_ILLEGAL_ADDRESS || b == CUDA_ERROR_INVALID_ADDRESS_SPACE);
-}
-
-int drv_same_fault_name(const char *a, const char *b)
-{
-	static const char *const addr[] = { "CUDA_ERROR_ILLEGAL_ADDRESS", "CUDA_ERROR_INVALID_ADDRESS_SPACE" };
-	int ia = 0, ib = 0;
-	if (!strcmp(a, b))
-		return 1;
-	for (int i = 0; i < 2; i++) {
-		ia |= !strcmp(a, addr[i]);
-		ib |= !strcmp(b, addr[i]);
-	}
-	return ia && ib;
-}
-
 int drv_is_sticky(CUresult r)
 {
 	return cuerr_is_fault((int)r);

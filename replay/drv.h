@@ -125,11 +125,4 @@ int drv_load(struct drv *d, struct strbuf *err);
 const char *drv_error_name(const struct drv *d, CUresult r);
 /* 1 for the sticky family that means the context is dead (700, 710...). */
 int drv_is_sticky(CUresult r);
-/* 1 when two fault codes are the same fault for a signature: equal, or
- * both a bad address (700 ILLEGAL_ADDRESS and 717 INVALID_ADDRESS_SPACE: a
- * wild generic address gives either, depending on where it lands, and
- * placement differs from run to run).  By error name, for repro output. */
-int drv_same_fault(int a, int b);
-int drv_same_fault_name(const char *a, const char *b);
-
 #endif

@@ -4,7 +4,7 @@
  * signature.  Exit 0 only if it faulted in at least R of the runs (default:
  * every run) with the signature the repro's header names ("What faulted:
  * ERROR (code) in KERNEL"; a bad-address pair 700/717 counts as one fault,
- * see drv_same_fault), or, for a file without that header, the first
+ * see common/signature.h), or, for a file without that header, the first
  * run's signature.
  */
 #include <stdio.h>
@@ -17,7 +17,7 @@
 #include "../common/opts.h"
 #include "../common/strbuf.h"
 #include "../common/util.h"
-#include "../replay/drv.h"
+#include "../common/signature.h"
 #include "cmds.h"
 #include "repro.h"
 
@@ -133,7 +133,7 @@ int cmd_verify(int argc, char **argv)
 				snprintf(sig_err, sizeof(sig_err), "%s", r.error);
 				snprintf(sig_kernel, sizeof(sig_kernel), "%s", r.kernel);
 			}
-			if (!drv_same_fault_name(sig_err, r.error) || strcmp(sig_kernel, r.kernel)) {
+			if (!sig_same_error_name(sig_err, r.error) || !sig_same_kernel(sig_kernel, r.kernel, 0)) {
 				mixed++;
 			} else {
 				faulted++;

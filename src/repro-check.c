@@ -17,7 +17,7 @@
 #include "../reducer/emit.h"
 #include "../reducer/params.h"
 #include "../reducer/shrink.h"
-#include "../replay/drv.h"
+#include "../common/signature.h"
 #include "../trace/trace.h"
 #include "repro.h"
 
@@ -92,8 +92,8 @@ int repro_check_trace(void *arg, const char *bin, int guard, int runs, int *faul
 	}
 	kernel = params_demangle(rc->rep->kernel);
 	for (int i = 0; i < runs; i++) {
-		if (r[i].exit_code == 1 && r[i].error[0] && drv_same_fault_name(rc->rep->error, r[i].error) &&
-		    (rc->code_only || repro_same_kernel(kernel, r[i].kernel, sizeof(r[i].kernel))))
+		if (r[i].exit_code == 1 && r[i].error[0] && sig_same_error_name(rc->rep->error, r[i].error) &&
+		    (rc->code_only || sig_same_kernel(kernel, r[i].kernel, sizeof(r[i].kernel))))
 			(*faults)++;
 		else if (r[i].exit_code == 0)
 			clean++;

@@ -167,14 +167,6 @@ static void parse_output(const char *out, struct repro_run *r)
 	}
 }
 
-int repro_same_kernel(const char *want, const char *seen, size_t seen_cap)
-{
-	size_t n = strlen(seen);
-	if (!strcmp(want, seen))
-		return 1;
-	return seen_cap && n == seen_cap - 1 && !strncmp(want, seen, n);
-}
-
 int repro_run_once(const char *exe, const char *const env[], double timeout,
 		   struct repro_run *r, struct strbuf *log, struct strbuf *err)
 {

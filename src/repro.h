@@ -25,11 +25,6 @@ struct repro_run {
 	char setup[160];         /* exit 2: the "setup failed" line */
 };
 
-/* 1 when seen (a run's kernel[], truncated to fit) names the kernel want
- * (in full): equal, or seen fills its buffer and is a prefix of want.
- * Template kernels' demangled names run past any fixed buffer (PyTorch's
- * index kernel: over 1000 characters). */
-int repro_same_kernel(const char *want, const char *seen, size_t seen_cap);
 
 /* Run once; output (stdout+stderr) appended to log when non-NULL. */
 int repro_run_once(const char *exe, const char *const env[], double timeout,
