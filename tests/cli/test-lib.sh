@@ -24,7 +24,9 @@ MKTRACE=$BUILD/mktrace
 YAMLFLAT=$BUILD/yamlflat
 # Sanitizer reports (make SAN=1 test) exit 86, so check_fail can tell them,
 # and deaths by signal, from a clean error exit.
-ASAN_OPTIONS=${ASAN_OPTIONS:-exitcode=86}
+# verify_asan_link_order=0: capture preloads its NVRTC shim (LD_PRELOAD) into
+# programs that, in a SAN build, link ASan themselves.
+ASAN_OPTIONS=${ASAN_OPTIONS:-exitcode=86:verify_asan_link_order=0}
 UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:exitcode=86:print_stacktrace=1}
 export BUILD GPUREDUCE MKTRACE YAMLFLAT SRCDIR ASAN_OPTIONS UBSAN_OPTIONS
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpureduce-test.XXXXXX") || exit 1
