@@ -9,6 +9,7 @@
 # (it only counts calls: the real functions must still be called) and the
 # fake CUPTI/driver of t1003.  GPUREDUCE_NO_NVRTC=1: none.
 . tests/cli/test-lib.sh
+unset GPUREDUCE_NO_NVRTC   # this test is about the shim
 
 . tests/cli/capture-fakes.sh
 [ -f "$LIB" ] && check "build the fake-CUDA driver" $CC $CF -DPYFRAMES_CUPTI -fPIC -shared -fvisibility=hidden \
