@@ -2,7 +2,7 @@
 #
 # make test runs, in order: C unit tests (tests/unit), the driver double's
 # end-to-end tests and the numbered CLI shell tests (tests/cli/tNNNN-*.sh).
-# Every part prints "N passed, N failed"; tests/summarize.sh adds them up
+# Every part prints "N passed, N failed"; tests/run-cpu-tests.sh adds them up
 # into the final line.
 
 UNIT_SRC := $(wildcard tests/unit/*.c)
