@@ -27,7 +27,7 @@
  * never per launch.  GPUREDUCE_SOURCE=0 turns all of this off (nothing
  * then takes the GIL here).
  *
- * The CPython API is resolved with dlsym as in python.c/torchmem.c; any
+ * The CPython API comes from pyembed.c (resolved with dlsym); any
  * failure gives no record, never a crash.
  */
 #include <dlfcn.h>
@@ -45,30 +45,11 @@
 #include "../common/strbuf.h"
 #include "../common/util.h"
 #include "capture.h"
+#include "pyembed.h"
 
-typedef struct _object PyObject;
-
-static struct {
-	int (*IsInitialized)(void);
-	int (*IsFinalizing)(void);
-	int (*Ensure)(void);
-	void (*Release)(int);
-	PyObject *(*Compile)(const char *, const char *, int);
-	PyObject *(*CompileEx)(const char *, const char *, int, void *, int);
-	PyObject *(*EvalCode)(PyObject *, PyObject *, PyObject *);
-	PyObject *(*DictNew)(void);
-	int (*DictSetItemString)(PyObject *, const char *, PyObject *);
-	PyObject *(*DictGetItemString)(PyObject *, const char *);
-	PyObject *(*GetBuiltins)(void);
-	PyObject *(*CallObject)(PyObject *, PyObject *);
-	int (*BytesAsStringAndSize)(PyObject *, char **, long *);
-	void (*DecRef)(PyObject *);
-	void (*ErrClear)(void);
-} py;
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_off;                /* GPUREDUCE_SOURCE=0 */
-static int g_resolved;
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;  /* the fields below */
 static PyObject *g_ns;           /* the helper's namespace, once compiled */
 static int g_broken;
@@ -184,89 +165,27 @@ struct cap_src_reading {
 	uint64_t key;                /* the kernel handle */
 };
 
-static void *sym(const char *name)
-{
-	return dlsym(RTLD_DEFAULT, name);
-}
-
-static void resolve(void)
+static void init(void)
 {
 	const char *s = getenv("GPUREDUCE_SOURCE");
 	g_off = s && !strcmp(s, "0");
-	*(void **)&py.IsInitialized = sym("Py_IsInitialized");
-	*(void **)&py.IsFinalizing = sym("Py_IsFinalizing");
-	if (!py.IsFinalizing)
-		*(void **)&py.IsFinalizing = sym("_Py_IsFinalizing");
-	*(void **)&py.Ensure = sym("PyGILState_Ensure");
-	*(void **)&py.Release = sym("PyGILState_Release");
-	*(void **)&py.Compile = sym("Py_CompileString");
-	*(void **)&py.CompileEx = sym("Py_CompileStringExFlags");
-	*(void **)&py.EvalCode = sym("PyEval_EvalCode");
-	*(void **)&py.DictNew = sym("PyDict_New");
-	*(void **)&py.DictSetItemString = sym("PyDict_SetItemString");
-	*(void **)&py.DictGetItemString = sym("PyDict_GetItemString");
-	*(void **)&py.GetBuiltins = sym("PyEval_GetBuiltins");
-	*(void **)&py.CallObject = sym("PyObject_CallObject");
-	*(void **)&py.BytesAsStringAndSize = sym("PyBytes_AsStringAndSize");
-	*(void **)&py.DecRef = sym("Py_DecRef");
-	*(void **)&py.ErrClear = sym("PyErr_Clear");
-	g_resolved = py.IsInitialized && py.Ensure && py.Release && (py.Compile || py.CompileEx) &&
-		     py.EvalCode && py.DictNew && py.DictSetItemString && py.DictGetItemString &&
-		     py.GetBuiltins && py.CallObject && py.BytesAsStringAndSize && py.DecRef && py.ErrClear;
-}
-
-static int python_ready(void)
-{
-	return g_resolved && py.IsInitialized() && !(py.IsFinalizing && py.IsFinalizing());
 }
 
 /* With the GIL (and g_mu): the helper's namespace, compiled once. */
 static PyObject *helper(void)
 {
-	PyObject *code, *ns, *res;
-	if (g_ns || g_broken)
-		return g_ns;
-	g_broken = 1;
-	ns = py.DictNew();
-	if (!ns)
-		goto fail;
-	py.DictSetItemString(ns, "__builtins__", py.GetBuiltins());
-	code = py.Compile ? py.Compile(helper_src, "<gpureduce source>", 257 /* Py_file_input */)
-			 : py.CompileEx(helper_src, "<gpureduce source>", 257, NULL, -1);
-	if (!code)
-		goto fail;
-	res = py.EvalCode(code, ns, ns);
-	py.DecRef(code);
-	if (!res)
-		goto fail;
-	py.DecRef(res);
-	g_ns = ns;   /* kept forever */
-	g_broken = 0;
+	if (!g_ns && !g_broken) {
+		g_ns = cap_py_module(helper_src, "<gpureduce source>");   /* kept forever */
+		g_broken = !g_ns;
+	}
 	return g_ns;
-fail:
-	py.ErrClear();
-	return NULL;
 }
 
 /* With the GIL: call helper function `name`, its bytes appended to out.
  * 0, or -1 (nothing appended). */
 static int call_helper(const char *name, struct strbuf *out)
 {
-	PyObject *ns = helper(), *fn, *res;
-	char *buf;
-	long n;
-	int ret = -1;
-
-	fn = ns ? py.DictGetItemString(ns, name) : NULL;   /* borrowed */
-	res = fn ? py.CallObject(fn, NULL) : NULL;
-	if (res && py.BytesAsStringAndSize(res, &buf, &n) == 0) {
-		sb_add(out, buf, (size_t)n);
-		ret = 0;
-	}
-	if (res)
-		py.DecRef(res);
-	py.ErrClear();
-	return ret;
+	return cap_py_call_bytes(helper(), name, out);
 }
 
 struct lib_find {
@@ -358,7 +277,7 @@ struct cap_src_reading *cap_src_read(const void *f, uint32_t py_state, const str
 	int want_env, want_src, want_new, gil;
 	uint64_t key = (uint64_t)(uintptr_t)f;
 
-	pthread_once(&g_once, resolve);
+	pthread_once(&g_once, init);
 	if (g_off)
 		return NULL;
 	pthread_mutex_lock(&g_mu);
@@ -378,15 +297,15 @@ struct cap_src_reading *cap_src_read(const void *f, uint32_t py_state, const str
 		cap_ext_scan(&rd->ext);   /* a new kernel: maybe a new extension loaded */
 	if (want_env)
 		env_native(&env);
-	if (py_state != TR_PY_NONE && python_ready()) {
-		gil = py.Ensure();
+	if (py_state != TR_PY_NONE && cap_py_ready()) {
+		gil = cap_py.Ensure();
 		pthread_mutex_lock(&g_mu);
 		if (want_env)
 			call_helper("env", &env);
 		if (want_src && call_helper("source", &rd->raw) < 0)
 			sb_reset(&rd->raw);
 		pthread_mutex_unlock(&g_mu);
-		py.Release(gil);
+		cap_py.Release(gil);
 	}
 	if (want_env)
 		rd->env = sb_detach(&env, NULL);

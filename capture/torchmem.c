@@ -27,11 +27,9 @@
  *
  * Cost: one GIL round trip and a walk over every block per launch (off by
  * default).  CuPy's memory pool is not read (TR_BLK_CUPY is reserved).
- * The CPython API is resolved with dlsym, as python.c does: the library
+ * The CPython API comes from pyembed.c (resolved with dlsym): the library
  * never links libpython.
  */
-#include <dlfcn.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,31 +38,10 @@
 #include "../common/strbuf.h"
 #include "../common/util.h"
 #include "capture.h"
+#include "pyembed.h"
 
-typedef struct _object PyObject;
-
-static struct {
-	int (*IsInitialized)(void);
-	int (*IsFinalizing)(void);
-	int (*Ensure)(void);
-	void (*Release)(int);
-	PyObject *(*Compile)(const char *, const char *, int);
-	PyObject *(*CompileEx)(const char *, const char *, int, void *, int);
-	PyObject *(*EvalCode)(PyObject *, PyObject *, PyObject *);
-	PyObject *(*DictNew)(void);
-	int (*DictSetItemString)(PyObject *, const char *, PyObject *);
-	PyObject *(*DictGetItemString)(PyObject *, const char *);
-	PyObject *(*GetBuiltins)(void);
-	PyObject *(*CallObject)(PyObject *, PyObject *);
-	int (*BytesAsStringAndSize)(PyObject *, char **, long *);
-	const char *(*AsUTF8)(PyObject *);
-	void (*DecRef)(PyObject *);
-	void (*ErrClear)(void);
-} py;
 
 static int g_on;                 /* GPUREDUCE_TENSORS=1 */
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static int g_resolved;           /* every symbol found */
 static PyObject *g_fn;           /* the reader (a Python function), once compiled */
 static int g_broken;             /* compiling failed: do not try again */
 static char g_error[300];        /* the reader's last error, for one note */
@@ -138,36 +115,6 @@ struct cap_tm_reading {
 	char error[300];
 };
 
-static void *sym(const char *name)
-{
-	return dlsym(RTLD_DEFAULT, name);
-}
-
-static void resolve(void)
-{
-	*(void **)&py.IsInitialized = sym("Py_IsInitialized");
-	*(void **)&py.IsFinalizing = sym("Py_IsFinalizing");
-	if (!py.IsFinalizing)
-		*(void **)&py.IsFinalizing = sym("_Py_IsFinalizing");
-	*(void **)&py.Ensure = sym("PyGILState_Ensure");
-	*(void **)&py.Release = sym("PyGILState_Release");
-	*(void **)&py.Compile = sym("Py_CompileString");
-	*(void **)&py.CompileEx = sym("Py_CompileStringExFlags");   /* where the above is a macro */
-	*(void **)&py.EvalCode = sym("PyEval_EvalCode");
-	*(void **)&py.DictNew = sym("PyDict_New");
-	*(void **)&py.DictSetItemString = sym("PyDict_SetItemString");
-	*(void **)&py.DictGetItemString = sym("PyDict_GetItemString");
-	*(void **)&py.GetBuiltins = sym("PyEval_GetBuiltins");
-	*(void **)&py.CallObject = sym("PyObject_CallObject");
-	*(void **)&py.BytesAsStringAndSize = sym("PyBytes_AsStringAndSize");
-	*(void **)&py.AsUTF8 = sym("PyUnicode_AsUTF8");
-	*(void **)&py.DecRef = sym("Py_DecRef");
-	*(void **)&py.ErrClear = sym("PyErr_Clear");
-	g_resolved = py.IsInitialized && py.Ensure && py.Release && (py.Compile || py.CompileEx) && py.EvalCode &&
-		     py.DictNew && py.DictSetItemString && py.DictGetItemString && py.GetBuiltins &&
-		     py.CallObject && py.BytesAsStringAndSize && py.AsUTF8 && py.DecRef && py.ErrClear;
-}
-
 void cap_tm_init(void)
 {
 	const char *s = getenv("GPUREDUCE_TENSORS");
@@ -182,33 +129,15 @@ int cap_tm_enabled(void)
 /* With the GIL: compile the reader once. */
 static PyObject *reader(void)
 {
-	PyObject *code, *ns, *res;
+	PyObject *ns;
 	if (g_fn || g_broken)
 		return g_fn;
-	g_broken = 1;
-	ns = py.DictNew();
-	if (!ns)
-		goto fail;
-	py.DictSetItemString(ns, "__builtins__", py.GetBuiltins());
-	py.ErrClear();
-	code = py.Compile ? py.Compile(reader_src, "<gpureduce --tensors>", 257 /* Py_file_input */)
-			 : py.CompileEx(reader_src, "<gpureduce --tensors>", 257, NULL, -1);
-	if (!code)
-		goto fail;
-	res = py.EvalCode(code, ns, ns);
-	py.DecRef(code);
-	if (!res)
-		goto fail;
-	py.DecRef(res);
-	g_fn = py.DictGetItemString(ns, "read");   /* borrowed: ns is kept forever */
-	if (!g_fn)
-		goto fail;
-	g_broken = 0;
+	ns = cap_py_module(reader_src, "<gpureduce --tensors>");   /* kept forever */
+	g_fn = ns ? cap_py.DictGetItemString(ns, "read") : NULL;  /* borrowed from ns */
+	g_broken = !g_fn;
+	if (g_broken)
+		snprintf(g_error, sizeof(g_error), "the allocator reader did not compile in this Python");
 	return g_fn;
-fail:
-	py.ErrClear();
-	snprintf(g_error, sizeof(g_error), "the allocator reader did not compile in this Python");
-	return NULL;
 }
 
 /* Unpack the reader's bytes; 0, or -1 when malformed. */
@@ -269,18 +198,17 @@ struct cap_tm_reading *cap_tm_read(void)
 
 	if (!g_on)
 		return NULL;
-	pthread_once(&g_once, resolve);
-	if (!g_resolved || !py.IsInitialized() || (py.IsFinalizing && py.IsFinalizing()))
+	if (!cap_py_ready() || !cap_py.AsUTF8)
 		return NULL;
-	gil = py.Ensure();
+	gil = cap_py.Ensure();
 	fn = reader();
-	res = fn ? py.CallObject(fn, NULL) : NULL;
+	res = fn ? cap_py.CallObject(fn, NULL) : NULL;
 	if (!res) {
-		py.ErrClear();
+		cap_py.ErrClear();
 		goto out;
 	}
 	rd = xcalloc(1, sizeof(*rd));
-	if (py.BytesAsStringAndSize(res, &buf, &n) == 0) {
+	if (cap_py.BytesAsStringAndSize(res, &buf, &n) == 0) {
 		sb_add(&rd->raw, buf, (size_t)n);
 		sb_addch(&rd->raw, 0);   /* room for unpack's last NUL */
 		sb_setlen(&rd->raw, (size_t)n);
@@ -288,20 +216,20 @@ struct cap_tm_reading *cap_tm_read(void)
 			snprintf(rd->error, sizeof(rd->error), "the allocator reader returned malformed bytes");
 	} else {
 		const char *s;
-		py.ErrClear();
-		s = py.AsUTF8(res);   /* a str: the error; None: torch not ready */
+		cap_py.ErrClear();
+		s = cap_py.AsUTF8(res);   /* a str: the error; None: torch not ready */
 		if (s)
 			snprintf(rd->error, sizeof(rd->error), "%s", s);
 		else
-			py.ErrClear();
+			cap_py.ErrClear();
 		if (!s) {
 			cap_tm_free(rd);
 			rd = NULL;
 		}
 	}
-	py.DecRef(res);
+	cap_py.DecRef(res);
 out:
-	py.Release(gil);
+	cap_py.Release(gil);
 	if (!rd && g_error[0]) {
 		rd = xcalloc(1, sizeof(*rd));
 		snprintf(rd->error, sizeof(rd->error), "%s", g_error);
