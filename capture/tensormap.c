@@ -101,6 +101,23 @@ void cap_tmap_check_launch(const char *kernel, const struct tr_param *params, ui
 	}
 }
 
+/* The fields every cuTensorMapEncode* call shares (their parameter structs
+ * differ in type, not in these names). */
+#define ENCODE_COMMON(q, g) do {                                                              \
+		out = (q)->tensorMap;                                                         \
+		m->api = m->geom = (g);                                                       \
+		m->dtype = (q)->tensorDataType;                                               \
+		m->rank = (q)->tensorRank;                                                    \
+		m->gaddr = (uint64_t)(uintptr_t)(q)->globalAddress;                           \
+		get_u64s(m->dims, (q)->globalDim, (q)->tensorRank);                           \
+		get_u64s(m->strides, (q)->globalStrides, (q)->tensorRank ? (q)->tensorRank - 1 : 0); \
+		get_u32s(m->estrides, (q)->elementStrides, (q)->tensorRank);                  \
+		m->interleave = (q)->interleave;                                              \
+		m->swizzle = (q)->swizzle;                                                    \
+		m->l2promo = (q)->l2Promotion;                                                \
+		m->oobfill = (q)->oobFill;                                                    \
+	} while (0)
+
 int cap_tmap_exit(uint32_t cbid, const void *params)
 {
 	struct tr_rec r;
@@ -112,64 +129,31 @@ int cap_tmap_exit(uint32_t cbid, const void *params)
 	switch (cbid) {
 	case CB(cuTensorMapEncodeTiled): {
 		const cuTensorMapEncodeTiled_params *q = params;
-		out = q->tensorMap;
-		m->api = m->geom = TR_TMAP_TILED;
-		m->dtype = q->tensorDataType;
-		m->rank = q->tensorRank;
-		m->gaddr = (uint64_t)(uintptr_t)q->globalAddress;
-		get_u64s(m->dims, q->globalDim, q->tensorRank);
-		get_u64s(m->strides, q->globalStrides, q->tensorRank ? q->tensorRank - 1 : 0);
+		ENCODE_COMMON(q, TR_TMAP_TILED);
 		get_u32s(m->box, q->boxDim, q->tensorRank);
-		get_u32s(m->estrides, q->elementStrides, q->tensorRank);
-		m->interleave = q->interleave;
-		m->swizzle = q->swizzle;
-		m->l2promo = q->l2Promotion;
-		m->oobfill = q->oobFill;
 		break;
 	}
 	case CB(cuTensorMapEncodeIm2col): {
 		const cuTensorMapEncodeIm2col_params *q = params;
 		uint32_t sp = q->tensorRank > 2 ? q->tensorRank - 2 : 0;   /* spatial dims */
-		out = q->tensorMap;
-		m->api = m->geom = TR_TMAP_IM2COL;
-		m->dtype = q->tensorDataType;
-		m->rank = q->tensorRank;
-		m->gaddr = (uint64_t)(uintptr_t)q->globalAddress;
-		get_u64s(m->dims, q->globalDim, q->tensorRank);
-		get_u64s(m->strides, q->globalStrides, q->tensorRank ? q->tensorRank - 1 : 0);
-		get_u32s(m->estrides, q->elementStrides, q->tensorRank);
+		ENCODE_COMMON(q, TR_TMAP_IM2COL);
 		for (uint32_t i = 0; i < sp && i < 3; i++) {
 			m->extra[i] = q->pixelBoxLowerCorner ? q->pixelBoxLowerCorner[i] : 0;
 			m->extra[3 + i] = q->pixelBoxUpperCorner ? q->pixelBoxUpperCorner[i] : 0;
 		}
 		m->extra[6] = (int32_t)q->channelsPerPixel;
 		m->extra[7] = (int32_t)q->pixelsPerColumn;
-		m->interleave = q->interleave;
-		m->swizzle = q->swizzle;
-		m->l2promo = q->l2Promotion;
-		m->oobfill = q->oobFill;
 		break;
 	}
 #if CUDA_VERSION >= 12080
 	case CB(cuTensorMapEncodeIm2colWide): {
 		const cuTensorMapEncodeIm2colWide_params *q = params;
-		out = q->tensorMap;
-		m->api = m->geom = TR_TMAP_IM2COL_WIDE;
-		m->dtype = q->tensorDataType;
-		m->rank = q->tensorRank;
-		m->gaddr = (uint64_t)(uintptr_t)q->globalAddress;
-		get_u64s(m->dims, q->globalDim, q->tensorRank);
-		get_u64s(m->strides, q->globalStrides, q->tensorRank ? q->tensorRank - 1 : 0);
-		get_u32s(m->estrides, q->elementStrides, q->tensorRank);
+		ENCODE_COMMON(q, TR_TMAP_IM2COL_WIDE);
 		m->extra[0] = q->pixelBoxLowerCornerWidth;
 		m->extra[3] = q->pixelBoxUpperCornerWidth;
 		m->extra[5] = (int32_t)q->mode;
 		m->extra[6] = (int32_t)q->channelsPerPixel;
 		m->extra[7] = (int32_t)q->pixelsPerColumn;
-		m->interleave = q->interleave;
-		m->swizzle = q->swizzle;
-		m->l2promo = q->l2Promotion;
-		m->oobfill = q->oobFill;
 		break;
 	}
 #endif
