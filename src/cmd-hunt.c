@@ -29,14 +29,13 @@
 #include "../common/strbuf.h"
 #include "../common/util.h"
 #include "../reducer/diagnose.h"
-#include "../reducer/emit.h"
 #include "../reducer/hunt.h"
-#include "../reducer/report_yaml.h"
 #include "../reducer/shrink.h"
 #include "../trace/trace.h"
 #include "cmds.h"
 #include "outpaths.h"
 #include "repro.h"
+#include "side-repro.h"
 
 static const char usage_str[] =
 	"usage: gpureduce hunt [-o DIR] [--max-findings=N] [--no-start] [--tensor-ends] [--no-shrink] [--no-diagnose]\n"
@@ -140,10 +139,13 @@ out:
 	sb_release(&err);
 }
 
-/* Prepend the hunt label to the emitted program. */
-static void label_source(struct strbuf *src, const char *what)
+/* Prepend the hunt label to the emitted program (side_repro.label; arg:
+ * the finding's one-line description). */
+static void label_source(void *arg, const char *diag, struct strbuf *src)
 {
+	const char *what = arg;
 	struct strbuf o = STRBUF_INIT;
+	(void)diag;
 	sb_adds(&o, "/*\n * HUNT REPRO (gpureduce hunt): this access did not fault in the original run\n"
 		" * (it landed inside the allocator's memory); here every tensor is its own buffer\n"
 		" * against an unmapped guard (placement: guarded), so it faults where it is made.\n * ");
@@ -163,10 +165,10 @@ static int shrink_finding(struct hunt_cli *c, const struct trace *t, const char 
 {
 	struct shrink_opts o = c->so;
 	struct shrink_report rep;
-	struct strbuf cut = STRBUF_INIT, src = STRBUF_INIT, diag = STRBUF_INIT, tmp = STRBUF_INIT;
-	struct trace bt, red;
+	struct strbuf cut = STRBUF_INIT, tmp = STRBUF_INIT;
+	struct trace bt;
 	char *cu = NULL, *bin = NULL, *yml = NULL;
-	int have_bt = 0, have_red = 0, ret = EXIT_INTERNAL;
+	int have_bt = 0, ret = EXIT_INTERNAL;
 
 	memset(&rep, 0, sizeof(rep));
 	sb_addf(&tmp, "%s/repro.cu", c->out_dir);
@@ -197,55 +199,24 @@ static int shrink_finding(struct hunt_cli *c, const struct trace *t, const char 
 	}
 	o.workdir = tmp.buf;
 	o.guard = r->f[k].guard;
-	struct repro_check rcheck = { &bt, &rep, path, tmp.buf, o.jobs < 2 ? o.jobs : 2, 0, 0, NULL };
 	o.check_repro = repro_check_trace;
-	o.check_arg = &rcheck;
-	if (shrink_run(&bt, &o, bin, &rep, err) < 0) {
-		ret = rep.infra_failed ? EXIT_ENV : EXIT_FAULT;
-		goto out;
-	}
-	if (trace_open(&red, bin, TRACE_OPEN_STRICT, err) < 0)
-		goto out;
-	have_red = 1;
-	if (!c->no_diag && rep.final_sanitizer && diagnose_explain(rep.final_sanitizer, &red, &diag) == 0) {
-	} else if (!c->no_diag && diagnose_trace(&red, bin, rep.guard, &diag, &tmp) < 0) {
-		sb_reset(&diag);
-	}
 	{
-		struct emit_info info = { &bt, &rep, diag.len ? diag.buf : NULL, path, rep.repro_guard };
-		struct report_files rf;
-		if (emit_repro(&red, &info, &src, err) < 0)
+		struct side_repro side = { &bt, path, cu, bin, yml, "gpureduce hunt", c->no_diag,
+					   label_source, (void *)what };
+		ret = side_repro_run(&side, &o, &rep, err);
+		if (ret != EXIT_OK)
 			goto out;
-		label_source(&src, what);
-		if (write_file(cu, src.buf, src.len, err) < 0) {
-			ret = EXIT_ENV;
-			goto out;
-		}
-		memset(&rf, 0, sizeof(rf));
-		rf.trace = path;
-		rf.repro_cu = cu;
-		rf.repro_bin = bin;
-		rf.command = "gpureduce hunt";
-		rf.diagnosis = diag.len ? diag.buf : NULL;
-		rf.repro_cu_bytes = (unsigned long)src.len;
-		if (report_yaml_write(yml, &rep, &bt, &rf, err) < 0) {
-			ret = EXIT_ENV;
-			goto out;
-		}
-		sb_reset(&tmp);
-		if (read_file(yml, &tmp, err) == 0) {
-			while (tmp.len && (tmp.buf[tmp.len - 1] == '\n' || tmp.buf[tmp.len - 1] == '.'))
-				sb_setlen(&tmp, tmp.len - 1);
-			sb_adds(&tmp, "\nrepro_kind: hunt\nhunt_finding: '");
-			for (const char *p = what; *p; p++)
-				*p == '\'' ? sb_adds(&tmp, "''") : sb_addch(&tmp, *p);
-			sb_addf(&tmp, "'\nhunt_kernel: '%s'\nhunt_launch: %llu\nhunt_guard: %s\n", r->f[k].kernel,
-				(unsigned long long)r->f[k].seq, place_guard_name(r->f[k].guard));
-			if (write_file(yml, tmp.buf, tmp.len, err) < 0) {
-				ret = EXIT_ENV;
-				goto out;
-			}
-		}
+		ret = EXIT_INTERNAL;
+	}
+	sb_reset(&tmp);
+	sb_adds(&tmp, "repro_kind: hunt\nhunt_finding: '");
+	for (const char *p = what; *p; p++)
+		*p == '\'' ? sb_adds(&tmp, "''") : sb_addch(&tmp, *p);
+	sb_addf(&tmp, "'\nhunt_kernel: '%s'\nhunt_launch: %llu\nhunt_guard: %s\n", r->f[k].kernel,
+		(unsigned long long)r->f[k].seq, place_guard_name(r->f[k].guard));
+	if (side_repro_yaml_append(yml, tmp.buf, err) < 0) {
+		ret = EXIT_ENV;
+		goto out;
 	}
 	if (!c->quiet)
 		shrink_print_report(stderr, &rep);
@@ -265,15 +236,11 @@ static int shrink_finding(struct hunt_cli *c, const struct trace *t, const char 
 out:
 	if (have_bt)
 		trace_release(&bt);
-	if (have_red)
-		trace_release(&red);
 	free(rep.final_sanitizer);
 	free(cu);
 	free(bin);
 	free(yml);
 	sb_release(&cut);
-	sb_release(&src);
-	sb_release(&diag);
 	sb_release(&tmp);
 	return ret;
 }

@@ -21,11 +21,8 @@
 
 #include "../common/strbuf.h"
 #include "../common/util.h"
-#include "../reducer/diagnose.h"
-#include "../reducer/emit.h"
 #include "../reducer/oracle.h"
 #include "../reducer/pool.h"
-#include "../reducer/report_yaml.h"
 #include "../reducer/rootcause.h"
 #include "../reducer/shrink.h"
 #include "../addr/place.h"
@@ -33,6 +30,7 @@
 #include "cmds.h"
 #include "repro.h"
 #include "shrink-root.h"
+#include "side-repro.h"
 
 /* "DIR/repro.cu" -> "DIR/repro-root" + ext */
 static char *root_sibling(const char *cu, const char *ext)
@@ -67,10 +65,23 @@ static int first_fault(const char *bin, double timeout, struct replay_result *re
 	return ret;
 }
 
-/* Prepend the root-cause label to the emitted program. */
-static void label_source(struct strbuf *src, const char *why, const char *crash_cu)
+/* What label_source needs: the first fault and the crash, to say why. */
+struct root_label {
+	const struct trace *t;
+	const struct rc_cut *cut;
+	const char *first_kernel, *crash_kernel, *crash_cu;
+	struct strbuf why;   /* out: rc_describe's sentence */
+};
+
+/* Prepend the root-cause label to the emitted program (side_repro.label). */
+static void label_source(void *arg, const char *diag, struct strbuf *src)
 {
+	struct root_label *L = arg;
+	const char *why, *crash_cu = L->crash_cu;
 	struct strbuf o = STRBUF_INIT;
+
+	rc_describe(L->t, L->cut->seq, L->first_kernel, L->crash_kernel, diag, &L->why);
+	why = L->why.buf;
 	sb_adds(&o, "/*\n * ROOT-CAUSE REPRO (gpureduce shrink --root-cause): every tensor of PyTorch's caching\n"
 		" * allocator is its own buffer here, flush against a guard, so the first out-of-bounds\n"
 		" * access faults where it is made, not where its damage crashed the program.\n * ");
@@ -93,18 +104,13 @@ static int label_yaml(const char *yml, const char *why, const struct replay_resu
 		      const char *crash, struct strbuf *err)
 {
 	struct strbuf y = STRBUF_INIT;
-	int ret = -1;
-	if (read_file(yml, &y, err) < 0)
-		goto out;
-	while (y.len && (y.buf[y.len - 1] == '\n' || y.buf[y.len - 1] == '.'))
-		sb_setlen(&y, y.len - 1);
-	sb_adds(&y, "\nrepro_kind: root-cause\nroot_cause: '");
+	int ret;
+	sb_adds(&y, "repro_kind: root-cause\nroot_cause: '");
 	for (const char *p = why; *p; p++)
 		*p == '\'' ? sb_adds(&y, "''") : sb_addch(&y, *p);
 	sb_addf(&y, "'\nroot_kernel: '%s'\nroot_launch: %lld\ncrash_kernel: '%s'\n", first->kernel,
 		first->launch_seq, crash);
-	ret = write_file(yml, y.buf, y.len, err);
-out:
+	ret = side_repro_yaml_append(yml, y.buf, err);
 	sb_release(&y);
 	return ret;
 }
@@ -118,11 +124,12 @@ int shrink_root_cause(const struct trace *t, const char *path, const struct shri
 	struct rc_stats st;
 	struct rc_cut cut;
 	struct replay_result first;
-	struct trace bt, red;
-	struct strbuf diag = STRBUF_INIT, src = STRBUF_INIT, why = STRBUF_INIT, tmp = STRBUF_INIT;
+	struct trace bt;
+	struct root_label label = { NULL, NULL, NULL, NULL, NULL, STRBUF_INIT };
+	struct strbuf tmp = STRBUF_INIT;
 	char *cu = root_sibling(out_cu, ".cu"), *bin = root_sibling(out_cu, ".bin");
 	char *yml = root_sibling(out_cu, ".yaml");
-	int have_bt = 0, have_red = 0, ret = EXIT_INTERNAL;
+	int have_bt = 0, ret = EXIT_INTERNAL;
 	const struct tr_fault *crash = crash_of(t);
 	const char *crash_kernel = crash && crash->kernel ? crash->kernel : "";
 
@@ -180,48 +187,23 @@ int shrink_root_cause(const struct trace *t, const char *path, const struct shri
 	}
 	o.workdir = tmp.buf;
 	o.guard = GUARD_END;
-	struct repro_check rcheck = { &bt, &rep, path, tmp.buf, o.jobs < 2 ? o.jobs : 2, 0, 0, NULL };
-	o.check_repro = base->check_repro ? repro_check_trace : NULL;
-	o.check_arg = &rcheck;
 	o.prebuild_repro = NULL;   /* the root-cause shrink checks its own way */
-	if (shrink_run(&bt, &o, bin, &rep, err) < 0) {
-		ret = rep.infra_failed ? EXIT_ENV : EXIT_FAULT;
-		goto out;
-	}
-	if (trace_open(&red, bin, TRACE_OPEN_STRICT, err) < 0)
-		goto out;
-	have_red = 1;
-	if (!no_diag && rep.final_sanitizer && diagnose_explain(rep.final_sanitizer, &red, &diag) == 0) {
-	} else if (!no_diag && diagnose_trace(&red, bin, rep.guard, &diag, &tmp) < 0) {
-		sb_reset(&diag);
-	}
-	rc_describe(t, cut.seq, first.kernel, crash_kernel, diag.len ? diag.buf : NULL, &why);
 	{
-		struct emit_info info = { &bt, &rep, diag.len ? diag.buf : NULL, path, rep.repro_guard };
-		struct report_files rf;
-		if (emit_repro(&red, &info, &src, err) < 0)
+		struct side_repro side = { &bt, path, cu, bin, yml, "gpureduce shrink --root-cause", no_diag,
+					   label_source, &label };
+		label = (struct root_label){ t, &cut, first.kernel, crash_kernel, crash_cu, STRBUF_INIT };
+		ret = side_repro_run(&side, &o, &rep, err);
+		if (ret != EXIT_OK)
 			goto out;
-		label_source(&src, why.buf, crash_cu);
-		if (write_file(cu, src.buf, src.len, err) < 0) {
-			ret = EXIT_ENV;
-			goto out;
-		}
-		memset(&rf, 0, sizeof(rf));
-		rf.trace = path;
-		rf.repro_cu = cu;
-		rf.repro_bin = bin;
-		rf.command = "gpureduce shrink --root-cause";
-		rf.diagnosis = diag.len ? diag.buf : NULL;
-		rf.repro_cu_bytes = (unsigned long)src.len;
-		if (report_yaml_write(yml, &rep, &bt, &rf, err) < 0 ||
-		    label_yaml(yml, why.buf, &first, crash_kernel, err) < 0) {
-			ret = EXIT_ENV;
-			goto out;
-		}
+		ret = EXIT_INTERNAL;
+	}
+	if (label_yaml(yml, label.why.buf, &first, crash_kernel, err) < 0) {
+		ret = EXIT_ENV;
+		goto out;
 	}
 	if (!base->quiet)
 		shrink_print_report(stderr, &rep);
-	sb_addf(line, "shrink --root-cause: %s -> %s (%zu launch%s, %zu buffer%s; ", why.buf, cu,
+	sb_addf(line, "shrink --root-cause: %s -> %s (%zu launch%s, %zu buffer%s; ", label.why.buf, cu,
 		rep.final_launches, rep.final_launches == 1 ? "" : "es", rep.final_buffers,
 		rep.final_buffers == 1 ? "" : "s");
 	if (rep.repro_checked)
@@ -236,15 +218,11 @@ int shrink_root_cause(const struct trace *t, const char *path, const struct shri
 out:
 	if (have_bt)
 		trace_release(&bt);
-	if (have_red)
-		trace_release(&red);
 	free(rep.final_sanitizer);
 	free(cu);
 	free(bin);
 	free(yml);
-	sb_release(&diag);
-	sb_release(&src);
-	sb_release(&why);
+	sb_release(&label.why);
 	sb_release(&tmp);
 	return ret;
 }
