@@ -41,115 +41,10 @@
 #include <cupti.h>
 
 #define N 1000
+#define PROG "rank-prog"
+#include "fakeprog.h"
 
-static int (*fire)(CUpti_CallbackDomain, CUpti_CallbackId, const void *);
-
-struct call {
-	CUpti_CallbackData d;
-	uint64_t corr;
-	CUresult ret;
-};
-
-static void enter(struct call *c, CUpti_CallbackId cbid, const char *name, const void *params)
-{
-	memset(c, 0, sizeof(*c));
-	c->d.functionName = name;
-	c->d.functionParams = params;
-	c->d.functionReturnValue = &c->ret;
-	c->d.correlationData = &c->corr;
-	c->d.callbackSite = CUPTI_API_ENTER;
-	fire(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &c->d);
-}
-
-static CUresult leave(struct call *c, CUpti_CallbackId cbid, CUresult r)
-{
-	c->ret = r;
-	c->d.callbackSite = CUPTI_API_EXIT;
-	fire(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &c->d);
-	return r;
-}
-
-/* Call fn(args) on the double between CUPTI's enter and exit callbacks. */
-#define CALL(fn, cb, params, ...) ({ \
-	struct call c_; \
-	enter(&c_, CUPTI_DRIVER_TRACE_CBID_##cb, #cb, params); \
-	leave(&c_, CUPTI_DRIVER_TRACE_CBID_##cb, fn(__VA_ARGS__)); })
-
-static void die(const char *what, CUresult r)
-{
-	fprintf(stderr, "rank-prog: %s failed (%d)\n", what, (int)r);
-	exit(2);
-}
-
-static void load_injection(void)
-{
-	const char *lib = getenv("CUDA_INJECTION64_PATH");
-	void *h, *cupti;
-	int (*inj)(void);
-
-	if (!lib || !(h = dlopen(lib, RTLD_LAZY | RTLD_LOCAL))) {
-		fprintf(stderr, "rank-prog: cannot load CUDA_INJECTION64_PATH=%s: %s\n",
-			lib ? lib : "(unset)", dlerror());
-		exit(2);
-	}
-	*(void **)&inj = dlsym(h, "InitializeInjection");
-	cupti = dlopen("libcupti.so.13", RTLD_LAZY | RTLD_NOLOAD);
-	*(void **)&fire = cupti ? dlsym(cupti, "fake_fire") : NULL;
-	if (!inj || !fire) {
-		fprintf(stderr, "rank-prog: no InitializeInjection or fake_fire\n");
-		exit(2);
-	}
-	inj();
-}
-
-static CUdeviceptr alloc(size_t size)
-{
-	CUdeviceptr p = 0;
-	cuMemAlloc_v2_params q = { &p, size };
-	CUresult r = CALL(cuMemAlloc, cuMemAlloc_v2, &q, &p, size);
-	if (r)
-		die("cuMemAlloc", r);
-	return p;
-}
-
-static void h2d(CUdeviceptr dst, const void *src, size_t n)
-{
-	cuMemcpyHtoD_v2_params q = { dst, src, n };
-	CUresult r = CALL(cuMemcpyHtoD, cuMemcpyHtoD_v2, &q, dst, src, n);
-	if (r)
-		die("cuMemcpyHtoD", r);
-}
-
-static void memset8(CUdeviceptr dst, unsigned char v, size_t n)
-{
-	cuMemsetD8_v2_params q = { dst, v, n };
-	CUresult r = CALL(cuMemsetD8, cuMemsetD8_v2, &q, dst, v, n);
-	if (r)
-		die("cuMemsetD8", r);
-}
-
-static CUresult launch(CUfunction f, unsigned grid, unsigned block, void **kp)
-{
-	cuLaunchKernel_params q = { f, grid, 1, 1, block, 1, 1, 0, NULL, kp, NULL };
-	return CALL(cuLaunchKernel, cuLaunchKernel, &q, f, grid, 1, 1, block, 1, 1, 0, NULL, kp, NULL);
-}
-
-static void *read_image(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long len;
-	if (!f || fseek(f, 0, SEEK_END) || (len = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET)) {
-		fprintf(stderr, "rank-prog: cannot read %s\n", path);
-		exit(2);
-	}
-	buf = malloc((size_t)len);
-	if (!buf || fread(buf, 1, (size_t)len, f) != (size_t)len)
-		exit(2);
-	fclose(f);
-	*n = (size_t)len;
-	return buf;
-}
+#define launch launch_block
 
 static int worker(const char *cubin, long steps, long fault_step)
 {
@@ -171,7 +66,7 @@ static int worker(const char *cubin, long steps, long fault_step)
 
 	if ((r = cuInit(0)))
 		die("cuInit", r);
-	load_injection();
+	load_injection(0);
 	if ((r = cuDeviceGet(&dev, 0)) || (r = cuDevicePrimaryCtxRetain(&ctx, dev)) || (r = cuCtxSetCurrent(ctx)))
 		die("context", r);
 	memset(&rd, 0, sizeof(rd));
@@ -244,7 +139,7 @@ static int launcher(int world, char **argv)
 
 	if ((r = cuInit(0)))   /* as torchrun's parent may: CUDA, no launches */
 		die("cuInit", r);
-	load_injection();
+	load_injection(0);
 	if (!pids || !mkdtemp(dir)) {
 		perror("rank-prog");
 		return 2;

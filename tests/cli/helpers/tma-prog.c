@@ -26,81 +26,12 @@
 #include <cuda.h>
 #include <cupti.h>
 
-static int (*fire)(CUpti_CallbackDomain, CUpti_CallbackId, const void *);
-
-struct call {
-	CUpti_CallbackData d;
-	uint64_t corr;
-	CUresult ret;
-};
-
-static void enter(struct call *c, CUpti_CallbackId cbid, const char *name, const void *params)
-{
-	memset(c, 0, sizeof(*c));
-	c->d.functionName = name;
-	c->d.functionParams = params;
-	c->d.functionReturnValue = &c->ret;
-	c->d.correlationData = &c->corr;
-	c->d.callbackSite = CUPTI_API_ENTER;
-	fire(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &c->d);
-}
-
-static CUresult leave(struct call *c, CUpti_CallbackId cbid, CUresult r)
-{
-	c->ret = r;
-	c->d.callbackSite = CUPTI_API_EXIT;
-	fire(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &c->d);
-	return r;
-}
-
-#define CALL(fn, cb, params, ...) ({ \
-	struct call c_; \
-	enter(&c_, CUPTI_DRIVER_TRACE_CBID_##cb, #cb, params); \
-	leave(&c_, CUPTI_DRIVER_TRACE_CBID_##cb, fn(__VA_ARGS__)); })
-
-static void die(const char *what, CUresult r)
-{
-	fprintf(stderr, "tma-prog: %s failed (%d)\n", what, (int)r);
-	exit(2);
-}
-
-static CUdeviceptr alloc(size_t size)
-{
-	CUdeviceptr p = 0;
-	cuMemAlloc_v2_params q = { &p, size };
-	CUresult r = CALL(cuMemAlloc, cuMemAlloc_v2, &q, &p, size);
-	if (r)
-		die("cuMemAlloc", r);
-	return p;
-}
-
-static void h2d(CUdeviceptr dst, const void *src, size_t n)
-{
-	cuMemcpyHtoD_v2_params q = { dst, src, n };
-	CUresult r = CALL(cuMemcpyHtoD, cuMemcpyHtoD_v2, &q, dst, src, n);
-	if (r)
-		die("cuMemcpyHtoD", r);
-}
+#define PROG "tma-prog"
+#include "fakeprog.h"
 
 static CUresult launch(CUfunction f, unsigned grid, void **kp)
 {
-	cuLaunchKernel_params q = { f, grid, 1, 1, 256, 1, 1, 0, NULL, kp, NULL };
-	return CALL(cuLaunchKernel, cuLaunchKernel, &q, f, grid, 1, 1, 256, 1, 1, 0, NULL, kp, NULL);
-}
-
-static void *read_image(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long len;
-	if (!f || fseek(f, 0, SEEK_END) || (len = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET))
-		die("reading the image", CUDA_ERROR_FILE_NOT_FOUND);
-	buf = malloc((size_t)len);
-	if (!buf || fread(buf, 1, (size_t)len, f) != (size_t)len)
-		die("reading the image", CUDA_ERROR_FILE_NOT_FOUND);
-	fclose(f);
-	*n = (size_t)len;
-	return buf;
+	return launch_block(f, grid, 256, kp);
 }
 
 int main(int argc, char **argv)
@@ -118,8 +49,7 @@ int main(int argc, char **argv)
 	int replace = argc > 3 && !strcmp(argv[3], "replace"), n = 64 * 256, nd = 1024;
 	int unseen = argc > 3 && !strcmp(argv[3], "unseen");
 	size_t imglen;
-	void *img, *h, *cupti;
-	int (*inj)(void);
+	void *img;
 	CUresult r;
 
 	if (argc < 2) {
@@ -130,14 +60,7 @@ int main(int argc, char **argv)
 		strides[0] = 8192;
 	if ((r = cuInit(0)))
 		die("cuInit", r);
-	if (!getenv("CUDA_INJECTION64_PATH") || !(h = dlopen(getenv("CUDA_INJECTION64_PATH"), RTLD_LAZY)))
-		die("loading CUDA_INJECTION64_PATH", CUDA_ERROR_NOT_FOUND);
-	*(void **)&inj = dlsym(h, "InitializeInjection");
-	cupti = dlopen("libcupti.so.13", RTLD_LAZY | RTLD_NOLOAD);
-	*(void **)&fire = cupti ? dlsym(cupti, "fake_fire") : NULL;
-	if (!inj || !fire)
-		die("finding InitializeInjection and fake_fire", CUDA_ERROR_NOT_FOUND);
-	inj();
+	load_injection(0);
 	if ((r = cuDeviceGet(&dev, 0)) || (r = cuDevicePrimaryCtxRetain(&ctx, dev)) || (r = cuCtxSetCurrent(ctx)))
 		die("context", r);
 	{
