@@ -13,12 +13,7 @@
 # disk (nvcc -lineinfo): that file's lines, the faulting one marked.
 . tests/cli/test-lib.sh
 
-DBL=$BUILD/double
-export GPUREDUCE_LIBCUDA=$DBL/libcuda.so.1
-export GPUREDUCE_NVCC="cc -x c -w -I${CUDA:-/usr/local/cuda}/include -L$DBL -Wl,-rpath,$DBL"
-unset GPUREDUCE_SANITIZER
-PATH=/usr/bin:/bin; export PATH
-cd "$TMP" || exit 1
+on_double nvcc no-sanitizer plain-path
 
 # a stand-in compute-sanitizer: its arguments, then a memcheck report
 cat >san.sh <<'EOS'

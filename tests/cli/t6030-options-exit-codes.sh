@@ -9,16 +9,7 @@
 
 on_double no-sanitizer plain-path
 
-cat > oob.txt <<EOT
-process 100 /work ./app
-device "gpureduce CPU double"
-module $DBL/kernels.cubin 1
-alloc 0x7f0000100000 4000
-alloc 0x7f0000200000 4000
-h2d 0x7f0000100000 4000 seq
-launch _Z13scale_nocheckPfPKfi 8 256 ptr:0x7f0000200000 ptr:0x7f0000100000 i32:1000
-fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
-EOT
+oob_trace_text > oob.txt
 check "mktrace oob" $MKTRACE oob.bin < oob.txt
 
 # usage CMD DESC PATTERN ARGS...: exit 2, one line matching PATTERN

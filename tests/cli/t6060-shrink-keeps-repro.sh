@@ -10,12 +10,7 @@
 # folder is not.
 . tests/cli/test-lib.sh
 
-DBL=$BUILD/double
-export GPUREDUCE_LIBCUDA=$DBL/libcuda.so.1
-export GPUREDUCE_NVCC="cc -x c -w -I${CUDA:-/usr/local/cuda}/include -L$DBL -Wl,-rpath,$DBL"
-unset GPUREDUCE_SANITIZER
-PATH=/usr/bin:/bin; export PATH
-cd "$TMP" || exit 1
+on_double nvcc no-sanitizer plain-path
 
 cat > oob.txt <<EOT
 process 100 /work ./app

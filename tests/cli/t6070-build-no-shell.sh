@@ -13,16 +13,7 @@ export GPUREDUCE_NVCC="$CC_DBL"
 unset GPUREDUCE_SANITIZER
 PATH=/usr/bin:/bin; export PATH
 cd "$TMP" || exit 1
-cat > oob.txt <<EOT
-process 100 /work ./app
-device "gpureduce CPU double"
-module $DBL/kernels.cubin 1
-alloc 0x7f0000100000 4000
-alloc 0x7f0000200000 4000
-h2d 0x7f0000100000 4000 seq
-launch _Z13scale_nocheckPfPKfi 8 256 ptr:0x7f0000200000 ptr:0x7f0000100000 i32:1000
-fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
-EOT
+oob_trace_text > oob.txt
 check "mktrace q'uote.bin" $MKTRACE "q'uote.bin" < oob.txt
 check "shrink \"q'uote.bin\" -o \"o'q/\"" $GPUREDUCE shrink -j 2 --quiet "q'uote.bin" -o "o'q/"
 check_grep "  ...repro.cu was built and faulted" "repro.cu faulted 5/5" "$TMP/.out"

@@ -6,22 +6,8 @@
 # a driver, `gpureduce help CMD` and `--version`.
 . tests/cli/test-lib.sh
 
-DBL=$BUILD/double
-export GPUREDUCE_LIBCUDA=$DBL/libcuda.so.1
-export GPUREDUCE_NVCC="cc -x c -w -I${CUDA:-/usr/local/cuda}/include -L$DBL -Wl,-rpath,$DBL"
-unset GPUREDUCE_SANITIZER
-PATH=/usr/bin:/bin; export PATH
-cd "$TMP" || exit 1
-cat > oob.txt <<EOT
-process 100 /work ./app
-device "gpureduce CPU double"
-module $DBL/kernels.cubin 1
-alloc 0x7f0000100000 4000
-alloc 0x7f0000200000 4000
-h2d 0x7f0000100000 4000 seq
-launch _Z13scale_nocheckPfPKfi 8 256 ptr:0x7f0000200000 ptr:0x7f0000100000 i32:1000
-fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
-EOT
+on_double nvcc no-sanitizer plain-path
+oob_trace_text > oob.txt
 check "mktrace oob (one launch)" $MKTRACE oob.bin < oob.txt
 cat > clean.txt <<EOT
 process 100 /work ./app

@@ -8,6 +8,9 @@
 #   check_grep "description" PATTERN FILE   passes if grep (BRE) finds PATTERN
 #   ok "description" / fail "description"   record a result decided by the test
 #   finish                           prints "N passed, N failed"; exit 1 if any failed
+#   on_double [WORDS]                replay on the CPU driver double (below)
+#   oob_trace_text                   prints mktrace input of the standard one-launch
+#                                    out-of-bounds trace (after on_double: $DBL)
 #
 # Provides $GPUREDUCE ($BUILD/gpureduce), $MKTRACE and $YAMLFLAT (the test
 # helpers in tests/cli/helpers, built by `make test`), $SRCDIR (the repository
@@ -112,6 +115,22 @@ on_double() {
 		esac
 	done
 	cd "$TMP" || exit 1
+}
+
+# The one-launch trace many tests start from: scale_nocheck(out, in, 1000)
+# over two 4000-byte buffers with a grid of 8 x 256 threads: it reads and
+# writes past both and faults (700).  Feed it to $MKTRACE.
+oob_trace_text() {
+	cat <<EOT
+process 100 /work ./app
+device "gpureduce CPU double"
+module $DBL/kernels.cubin 1
+alloc 0x7f0000100000 4000
+alloc 0x7f0000200000 4000
+h2d 0x7f0000100000 4000 seq
+launch _Z13scale_nocheckPfPKfi 8 256 ptr:0x7f0000200000 ptr:0x7f0000100000 i32:1000
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
+EOT
 }
 
 finish() {
