@@ -440,13 +440,6 @@ static int get_function(struct run *R, const char *name, size_t before, uint64_t
 
 /* ---- allocations ------------------------------------------------------- */
 
-/* 1 for allocations that layout-faithful placement puts in its range:
- * device memory (other kinds keep guard placement). */
-static int layout_kind(uint32_t kind)
-{
-	return kind == TR_MEM_DEVICE || kind == TR_MEM_VMM || kind == TR_MEM_ASYNC;
-}
-
 static int set_fault(struct run *R, size_t ev, CUresult r, const char *kernel, long long seq);
 static int set_error(struct run *R, size_t ev, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -456,19 +449,11 @@ static int set_error(struct run *R, size_t ev, const char *fmt, ...) __attribute
 static int layout_open(struct run *R, size_t end)
 {
 	struct replay_ctx *c = R->c;
-	uint64_t lo = UINT64_MAX, hi = 0, origin, reserve;
+	uint64_t lo, hi, origin, reserve;
 	CUresult r;
 
-	for (size_t i = 0; i < end; i++) {
-		const struct tr_rec *rec = &R->t->rec[i];
-		if (rec->type != TR_ALLOC || !layout_kind(rec->u.alloc.kind))
-			continue;
-		if (rec->u.alloc.addr < lo)
-			lo = rec->u.alloc.addr;
-		if (rec->u.alloc.addr + (rec->u.alloc.size ? rec->u.alloc.size : 1) > hi)
-			hi = rec->u.alloc.addr + (rec->u.alloc.size ? rec->u.alloc.size : 1);
-	}
-	if (hi <= lo)
+	/* which buffers, and their span: the rule repro.cu is written by */
+	if (place_layout_span(R->t, end, &lo, &hi) < 0)
 		return RS_CLEAN;   /* no device buffers: nothing to lay out */
 	if (!c->gran && c->gran_err != CUDA_SUCCESS)
 		return set_error(R, 0, "layout-faithful placement: cuMemGetAllocationGranularity on device %d "
@@ -511,7 +496,7 @@ static CUresult twin_create(struct run *R, const struct tr_alloc *a, size_t ev, 
 		sb_release(&e2);
 		/* fall through: a plain buffer holds its bytes at least */
 	}
-	if (R->have_layout && layout_kind(a->kind))
+	if (R->have_layout && place_layout_kind(a->kind))
 		r = place_layout_alloc(&c->d.vmm, &R->layout, &tw->pb, a->addr, a->size);
 	else {
 		int guard = R->o->guard == GUARD_LAYOUT ? GUARD_END : R->o->guard;
