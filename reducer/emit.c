@@ -26,6 +26,7 @@
 #include "../addr/memmap.h"
 #include "../addr/place.h"
 #include "../replay/launchattr.h"
+#include "../replay/sidechan.h"
 #include "../trace/trace.h"
 #include "emit-int.h"
 #include "emit-source.h"
@@ -334,8 +335,14 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 					(unsigned long long)r->u.alloc.size, (unsigned long long)r->u.alloc.addr,
 					place_layout_kind(r->u.alloc.kind));
 			}
-			sb_addf(&body, "\tif (verbose) printf(\"gpureduce-buffer %d 0x%%llx %llu\\n\", (unsigned long long)buf[%d].ptr);\n",
-				nbuf, (unsigned long long)r->u.alloc.size, nbuf);
+			{
+				/* where it landed, for diagnose (the side channel, sidechan.h) */
+				char ptr[32];
+				snprintf(ptr, sizeof(ptr), "buf[%d].ptr", nbuf);
+				sb_adds(&body, "\tif (verbose) ");
+				sidechan_emit_buffer(&body, (unsigned long long)nbuf, ptr, r->u.alloc.size);
+				sb_adds(&body, ";\n");
+			}
 			nbuf++;
 			break;
 		}
@@ -617,7 +624,7 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 	sb_adds(out, emit_part_main);
 	sb_addf(out, "int main(void)\n{\n\tCUdevice dev;\n\tCUcontext ctx;\n\tCUmodule mod[%d];\n"
 		"\tCUfunction fn;\n\tstatic struct pl_buf buf[%d];\n\n"
-		"\tverbose = getenv(\"GPUREDUCE_REPRO_VERBOSE\") != NULL;\n"
+		"\tverbose = getenv(\"" SC_REPRO_ENV "\") != NULL;\n"
 		"\tSETUP(cuInit(0));\n\tSETUP(cuDeviceGet(&dev, 0));\n"
 		"\tSETUP(cuDevicePrimaryCtxRetain(&ctx, dev));\n\tSETUP(cuCtxSetCurrent(ctx));\n"
 		"\t(void)fn;\n\t(void)fill;\n\t(void)buf_free;\n\t(void)buf_global;\n\t(void)pl_buf_destroy;\n\t(void)pl_layout_close;\n",

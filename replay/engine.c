@@ -32,6 +32,7 @@
 #include "backmap.h"
 #include "launchattr.h"
 #include "shift.h"
+#include "sidechan.h"
 #include "tensormap.h"
 
 #ifndef TR_F_CAPTURED
@@ -287,18 +288,19 @@ static int print_global(const char *name, int kind, void *arg)
 	size_t size = 0;
 
 	if (kind == ELF_SYM_OBJECT && g->c->d.ModuleGetGlobal &&
-	    g->c->d.ModuleGetGlobal(&p, &size, g->mod, name) == CUDA_SUCCESS && p)
-		fprintf(stderr, "gpureduce-global 0x%llx %llu %s\n", (unsigned long long)p,
-			(unsigned long long)size, name);
+	    g->c->d.ModuleGetGlobal(&p, &size, g->mod, name) == CUDA_SUCCESS && p) {
+		struct sc_global l = { p, size, name, 0 };
+		sidechan_print_global(stderr, &l);
+	}
 	return 0;
 }
 
-/* Verbose replays (diagnose) say where each loaded module's __device__
- * variables are, so an access inside one is named as such. */
+/* Verbose replays (diagnose; sidechan.h) say where each loaded module's
+ * __device__ variables are, so an access inside one is named as such. */
 static void print_globals(struct replay_ctx *c, CUmodule mod, const struct strbuf *img)
 {
 	struct global_print g = { c, mod };
-	if (getenv("GPUREDUCE_REPLAY_VERBOSE"))
+	if (sidechan_replay_on())
 		elf_symbols(img->buf, img->len, print_global, &g);
 }
 
@@ -651,9 +653,10 @@ static int do_alloc(struct run *R, size_t ev, const struct tr_alloc *a)
 	if (old && old != m && old->free_event >= 0 && old->user)
 		twin_kill(R, old->user);
 	m->user = tw;
-	if (getenv("GPUREDUCE_REPLAY_VERBOSE"))
-		fprintf(stderr, "gpureduce-buffer %zu 0x%llx %llu\n", m->index,
-			(unsigned long long)tw->ptr, (unsigned long long)a->size);
+	if (sidechan_replay_on()) {
+		struct sc_buffer l = { m->index, tw->ptr, a->size };
+		sidechan_print_buffer(stderr, &l);
+	}
 	return RS_CLEAN;
 }
 
@@ -1479,10 +1482,14 @@ int replay_trace(struct replay_ctx *c, const struct trace *t, const struct repla
 		/* its point is the captured offsets: the one thing this mode breaks */
 		st = set_error(&R, 0, "layout-faithful placement is off in the shifted placement mode "
 			       "(GPUREDUCE_SHIFT=1); use --guard=end");
+		res->error_kind = RE_NO_LAYOUT;
 		goto out;
 	}
-	if (o->guard == GUARD_LAYOUT && (st = layout_open(&R, end)) != RS_CLEAN)
+	if (o->guard == GUARD_LAYOUT && (st = layout_open(&R, end)) != RS_CLEAN) {
+		if (st == RS_ERROR)
+			res->error_kind = RE_NO_LAYOUT;   /* every error of layout_open's */
 		goto out;
+	}
 	for (size_t i = 0; i < end && st == RS_CLEAN; i++) {
 		const struct tr_rec *r = &t->rec[i];
 		/* a graph node did not run when it was recorded during stream
