@@ -40,6 +40,11 @@ int place_layout_kind(uint32_t kind)
 	return kind == TR_MEM_DEVICE || kind == TR_MEM_VMM || kind == TR_MEM_ASYNC;
 }
 
+int place_guard_mode(int guard)
+{
+	return pl_guard_mode(guard);
+}
+
 int place_layout_span(const struct trace *t, size_t end, uint64_t *lo, uint64_t *hi)
 {
 	uint64_t a = UINT64_MAX, b = 0;

@@ -68,6 +68,9 @@ int place_layout_plan(uint64_t lo, uint64_t hi, uint64_t gran, uint64_t *origin,
  * when there is none. */
 struct trace;
 int place_layout_kind(uint32_t kind);
+/* The guard placement of the buffers it does not cover, in `guard` mode
+ * (GUARD_LAYOUT: GUARD_END). */
+int place_guard_mode(int guard);
 int place_layout_span(const struct trace *t, size_t end, uint64_t *lo, uint64_t *hi);
 
 /* The driver-side calls of place_core.inc (see there for each one's

@@ -77,7 +77,7 @@ const char emit_prelude_placement[] =
 "\tif (have_layout && device_kind)\n"
 "\t\tSETUP(pl_layout_alloc(&layout, b, addr, size));\n"
 "\telse\n"
-"\t\tSETUP(pl_guard_alloc(b, size, addr, gran, placement == PL_LAYOUT ? PL_GUARD_END : placement, device));\n"
+"\t\tSETUP(pl_guard_alloc(b, size, addr, gran, pl_guard_mode(placement), device));\n"
 "\treturn b->ptr;\n"
 "}\n"
 "\n"

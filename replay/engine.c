@@ -501,7 +501,7 @@ static CUresult twin_create(struct run *R, const struct tr_alloc *a, size_t ev, 
 	if (R->have_layout && place_layout_kind(a->kind))
 		r = place_layout_alloc(&c->d.vmm, &R->layout, &tw->pb, a->addr, a->size);
 	else {
-		int guard = R->o->guard == GUARD_LAYOUT ? GUARD_END : R->o->guard;
+		int guard = place_guard_mode(R->o->guard);
 		shift_pad(&R->shift, &c->d.vmm, c->gran);
 		r = place_guard_alloc(&c->d.vmm, &tw->pb, a->size, a->addr, c->gran, guard, (int)c->dev);
 		if (r == CUDA_SUCCESS && shift_collides(&R->shift, &tw->pb, a->addr, a->size)) {

@@ -121,6 +121,10 @@ UNIT_TEST(place_layout_maps_shared_granules_once)
 	CHECK_EQ_U(mock_creates, 0);
 	(void)pl_guard_alloc;
 	(void)pl_buf_destroy;
+	/* buffers layout placement does not cover get guard placement (end);
+	 * the other modes stay (the one rule, compiled and as pasted) */
+	CHECK(pl_guard_mode(PL_LAYOUT) == PL_GUARD_END && place_guard_mode(GUARD_LAYOUT) == GUARD_END);
+	CHECK(pl_guard_mode(PL_GUARD_START) == PL_GUARD_START && place_guard_mode(GUARD_NONE) == GUARD_NONE);
 }
 
 static CUresult mock_reserve_result = CUDA_SUCCESS;
