@@ -44,7 +44,9 @@ endif
 LIB_SRC  := $(wildcard common/*.c trace/*.c addr/*.c replay/*.c reducer/*.c)
 CLI_SRC  := $(wildcard src/*.c)
 CAP_SRC  := $(wildcard capture/*.c)
-LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/place_core_text.o
+# the texts every repro.cu carries (see below)
+CORE_TEXTS := place_core fill_core pack_core
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(CORE_TEXTS:%=$(BUILD)/gen/%_text.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 CAP_OBJ  := $(CAP_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/trace/write.o $(BUILD)/pic/trace/read.o \
             $(BUILD)/pic/common/strbuf.o $(BUILD)/pic/common/util.o
@@ -71,17 +73,24 @@ $(BUILD)/pic/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -fPIC -fvisibility=hidden -MMD -MP -c -o $@ $<
 
-# addr/place_core.inc is compiled into replay (addr/place.c) and pasted
-# verbatim into every repro.cu, after common/cuerr.h (the sticky errors it
-# uses): this makes the two files' text one C string for emit.c.
+# Code that gpureduce compiles and every repro.cu carries verbatim, so the
+# two cannot differ: NAME_text is one C string of NAME's files, in the order
+# listed (a unit test, test_core_text.c, checks each string is its files;
+# CORE_TEXTS, above, names them).
+# place_core: placement (addr/place_core.inc), after the sticky errors it
+# uses (common/cuerr.h); fill_core: the seeded fill; pack_core: the payload
+# decoder.
 $(BUILD)/gen/place_core_text.c: common/cuerr.h addr/place_core.inc
+$(BUILD)/gen/fill_core_text.c: common/fill_core.inc
+$(BUILD)/gen/pack_core_text.c: reducer/pack_core.inc
+$(BUILD)/gen/%_text.c: Makefile
 	@mkdir -p $(dir $@)
-	{ echo '/* generated from common/cuerr.h and addr/place_core.inc by the Makefile: do not edit */'; \
-	  echo 'const char place_core_text[] ='; \
-	  cat $^ | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/'; \
+	{ echo '/* generated from $(filter-out Makefile,$^) by the Makefile: do not edit */'; \
+	  echo 'const char $*_text[] ='; \
+	  cat $(filter-out Makefile,$^) | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/'; \
 	  echo ';'; } > $@
 
-$(BUILD)/gen/place_core_text.o: $(BUILD)/gen/place_core_text.c
+$(BUILD)/gen/%_text.o: $(BUILD)/gen/%_text.c
 	$(CC) $(CFLAGS_ALL) $(SANFLAGS) -c -o $@ $<
 
 $(BUILD)/libgpureduce.a: $(LIB_OBJ)

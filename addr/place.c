@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../common/cuerr.h"
+#include "../trace/trace.h"
 #include "place.h"
 
 static const struct place_vmm *pl_d;
@@ -32,6 +33,33 @@ int place_layout_plan(uint64_t lo, uint64_t hi, uint64_t gran, uint64_t *origin,
 	*origin = o;
 	*reserve = r;
 	return ret;
+}
+
+int place_layout_kind(uint32_t kind)
+{
+	return kind == TR_MEM_DEVICE || kind == TR_MEM_VMM || kind == TR_MEM_ASYNC;
+}
+
+int place_guard_mode(int guard)
+{
+	return pl_guard_mode(guard);
+}
+
+int place_layout_span(const struct trace *t, size_t end, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t a = UINT64_MAX, b = 0;
+	for (size_t i = 0; i < end && i < t->nrec; i++) {
+		const struct tr_rec *r = &t->rec[i];
+		if (r->type != TR_ALLOC || !place_layout_kind(r->u.alloc.kind))
+			continue;
+		if (r->u.alloc.addr < a)
+			a = r->u.alloc.addr;
+		if (pl_span_end(r->u.alloc.addr, r->u.alloc.size) > b)
+			b = pl_span_end(r->u.alloc.addr, r->u.alloc.size);
+	}
+	*lo = b > a ? a : 0;
+	*hi = b > a ? b : 0;
+	return b > a ? 0 : -1;
 }
 
 CUresult place_guard_alloc(const struct place_vmm *v, struct pl_buf *b, uint64_t size, uint64_t addr,

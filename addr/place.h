@@ -58,6 +58,21 @@ int place_compute(uint64_t size, uint64_t addr, uint64_t gran, int guard, struct
  * span is empty or too large to reserve (PL_LAYOUT_MAX_SPAN). */
 int place_layout_plan(uint64_t lo, uint64_t hi, uint64_t gran, uint64_t *origin, uint64_t *reserve);
 
+/* Which allocations layout-faithful placement puts in its range, and the
+ * span it covers: the one rule replay (replay/engine.c) places by and
+ * repro.cu is written by (reducer/emit.c).  place_layout_kind: 1 for an
+ * allocation of this kind (TR_MEM_*, trace.h) -- device memory -- else 0
+ * (other kinds keep guard placement).  place_layout_span: [*lo, *hi) over
+ * the allocations of those kinds among the first `end` records of t
+ * (pl_span_end: a zero-byte one counts one byte); 0, or -1 with both 0
+ * when there is none. */
+struct trace;
+int place_layout_kind(uint32_t kind);
+/* The guard placement of the buffers it does not cover, in `guard` mode
+ * (GUARD_LAYOUT: GUARD_END). */
+int place_guard_mode(int guard);
+int place_layout_span(const struct trace *t, size_t end, uint64_t *lo, uint64_t *hi);
+
 /* The driver-side calls of place_core.inc (see there for each one's
  * contract), through the entry points in v.  Not reentrant: v is kept in a
  * file-level pointer for the duration of each call (replay workers are

@@ -158,17 +158,14 @@ int remove_tree(const char *dir)
 	return nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* The generator itself is fill_core.inc, the text every repro.cu carries. */
+#include "fill_core.inc"
+
+_Static_assert(sizeof(unsigned) == sizeof(uint32_t), "fill_core.inc needs a 32-bit unsigned");
+
 void fill_xorshift(uint8_t *dst, uint64_t n, uint32_t *state)
 {
-	uint32_t x = *state ? *state : 0x9e3779b9u;
-	for (uint64_t i = 0; i < n; i += 4) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		for (int b = 0; b < 4 && i + (uint64_t)b < n; b++)
-			dst[i + (uint64_t)b] = (uint8_t)(x >> (8 * b));
-	}
-	*state = x;
+	fill_bytes(dst, n, state);
 }
 
 void path_dir(const char *path, struct strbuf *dir)

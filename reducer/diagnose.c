@@ -17,6 +17,7 @@
 #include "../addr/tensormap.h"
 #include "../addr/place.h"
 #include "../trace/trace.h"
+#include "../replay/sidechan.h"
 #include "diagnose.h"
 #include "params.h"
 
@@ -183,19 +184,22 @@ static unsigned last_shmem(const struct trace *t)
 	return v;
 }
 
-/* The buffer lines replay printed (GPUREDUCE_REPLAY_VERBOSE) in output. */
+/* The buffer lines a verbose replay or repro printed in output (the side
+ * channel, sidechan.h); lines that do not parse are skipped. */
 static size_t read_buffers(const char *output, struct rbuf **bufs)
 {
 	size_t nb = 0, ab = 0;
 	const char *p = output;
 	*bufs = NULL;
-	while ((p = strstr(p, "gpureduce-buffer "))) {
-		struct rbuf b;
-		if (sscanf(p, "gpureduce-buffer %zu 0x%llx %llu", &b.index, &b.ptr, &b.size) == 3) {
+	for (; (p = sidechan_next(p, SC_BUFFER)); p++) {
+		struct sc_buffer l;
+		if (sidechan_parse_buffer(p, &l) == 0) {
 			ALLOC_GROW(*bufs, nb + 1, ab);
-			(*bufs)[nb++] = b;
+			(*bufs)[nb].index = (size_t)l.index;
+			(*bufs)[nb].ptr = l.ptr;
+			(*bufs)[nb].size = l.size;
+			nb++;
 		}
-		p += 17;
 	}
 	return nb;
 }
@@ -230,23 +234,21 @@ static const struct rbuf *nearest_buffer(const struct rbuf *bufs, size_t nb, uns
 	return best;
 }
 
-/* The module global (a `gpureduce-global PTR SIZE NAME` line of a verbose
- * replay) whose bytes hold addr: its name in name, offset in *off. */
+/* The module global (a gpureduce-global line of a verbose replay, see
+ * sidechan.h) whose bytes hold addr: its name in name, offset in *off. */
 static int find_global(const char *output, unsigned long long addr, char *name, size_t n,
 		       unsigned long long *off, unsigned long long *size)
 {
 	const char *p = output;
-	while ((p = strstr(p, "gpureduce-global "))) {
-		unsigned long long ptr, sz;
-		int used = 0;
-		p += 17;
-		if (sscanf(p, "0x%llx %llu %n", &ptr, &sz, &used) != 2 || !used)
+	for (; (p = sidechan_next(p, SC_GLOBAL)); p++) {
+		struct sc_global g;
+		if (sidechan_parse_global(p, &g) < 0)
 			continue;
-		if (addr < ptr || addr - ptr >= (sz ? sz : 1))
+		if (addr < g.ptr || addr - g.ptr >= (g.size ? g.size : 1))
 			continue;
-		copy_until(name, n, p + used, " \n");
-		*off = addr - ptr;
-		*size = sz;
+		snprintf(name, n, "%.*s", (int)g.name_len, g.name);
+		*off = addr - g.ptr;
+		*size = g.size;
 		return 1;
 	}
 	return 0;
@@ -367,7 +369,7 @@ int diagnose_start(const char *bin_path, int guard, const char *out_path, struct
 {
 	const char *san = diagnose_find_sanitizer();
 	struct strbuf g = STRBUF_INIT;
-	const char *env[] = { "GPUREDUCE_REPLAY_VERBOSE=1", NULL };
+	const char *env[] = { SC_REPLAY_ENV "=1", NULL };
 	int ret;
 
 	if (!san) {
@@ -478,7 +480,7 @@ int diagnose_sites_all(const char *output, const struct trace *t, char *sites, s
 		return 0;
 	sites[0] = 0;
 	/* each report is read with the buffer lines replay printed first */
-	for (const char *b = output; (b = strstr(b, "gpureduce-buffer ")); b += 17) {
+	for (const char *b = output; (b = sidechan_next(b, SC_BUFFER)); b++) {
 		const char *e = strchr(b, '\n');
 		sb_add(&bufs, b, e ? (size_t)(e - b + 1) : strlen(b));
 	}

@@ -25,9 +25,9 @@ const char *diagnose_find_sanitizer(void);
 int diagnose_trace(const struct trace *red, const char *bin_path, int guard, struct strbuf *out,
 		   struct strbuf *err);
 
-/* Explain sanitizer output (with gpureduce-buffer lines mixed in) against
- * the reduced trace's last launch.  0 with one line in out, or -1 when the
- * output holds no recognised report. */
+/* Explain sanitizer output (with the side channel's lines mixed in, see
+ * replay/sidechan.h) against the reduced trace's last launch.  0 with one
+ * line in out, or -1 when the output holds no recognised report. */
 int diagnose_explain(const char *output, const struct trace *red, struct strbuf *out);
 
 /* Run the trace once under compute-sanitizer; its output goes to out.

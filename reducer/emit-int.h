@@ -17,8 +17,8 @@ struct tr_launch;
 struct tr_rec;
 struct trace;
 
-/* The program's helpers up to placement's core text (place_core.inc,
- * pasted by emit.c between the two), and what follows it. */
+/* The program's helpers up to the core texts (placement's and the seeded
+ * fill's, which emit.c pastes between the two), and what follows them. */
 extern const char emit_prelude[];
 extern const char emit_prelude_placement[];
 /* The banners between repro.cu's three parts (emit-prelude.c). */

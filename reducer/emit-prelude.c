@@ -1,10 +1,11 @@
 /*
  * emit-prelude.c - the C text every repro.cu starts with (see
- * emit-int.h): error handling for set-up calls, the seeded fill (as
- * reducer/cand.c's cand_fill), buffer placement around placement's core
- * text (replay/place_core.inc, compiled into replay and pasted into the
- * program by emit.c, so the two cannot drift), pointer relocation and the
- * launch.  Tests compile and run it against the CPU driver double.
+ * emit-int.h): error handling for set-up calls, buffer placement around
+ * placement's core text (addr/place_core.inc), the seeded fill around its
+ * generator (common/fill_core.inc), pointer relocation and the launch.
+ * The two core texts are code gpureduce compiles (replay places and fills
+ * buffers with them), pasted into the program by emit.c, so the two cannot
+ * drift.  Tests compile and run it against the CPU driver double.
  */
 #include "emit-int.h"
 
@@ -29,7 +30,8 @@ const char emit_prelude[] =
 "#define PL_CALL(f) cu##f\n"
 "\n";
 
-/* After place_core.inc's text: how this program uses it. */
+/* After the core texts (placement, the seeded fill): how this program
+ * uses them. */
 const char emit_prelude_placement[] =
 "\n"
 "/* Placement: PLACEMENT is the one gpureduce's replay used when this repro\n"
@@ -75,7 +77,7 @@ const char emit_prelude_placement[] =
 "\tif (have_layout && device_kind)\n"
 "\t\tSETUP(pl_layout_alloc(&layout, b, addr, size));\n"
 "\telse\n"
-"\t\tSETUP(pl_guard_alloc(b, size, addr, gran, placement == PL_LAYOUT ? PL_GUARD_END : placement, device));\n"
+"\t\tSETUP(pl_guard_alloc(b, size, addr, gran, pl_guard_mode(placement), device));\n"
 "\treturn b->ptr;\n"
 "}\n"
 "\n"
@@ -106,24 +108,19 @@ const char emit_prelude_placement[] =
 "\tpl_buf_unmap(have_layout ? &layout : NULL, b);\n"
 "}\n"
 "\n"
-"/* The seeded generator gpureduce used for buffer contents (xorshift32),\n"
-" * written in chunks so that a large buffer needs little host memory. */\n"
+"/* A buffer's contents from a seed (fill_bytes, above), written in chunks\n"
+" * so that a large buffer needs little host memory. */\n"
 "static void fill(CUdeviceptr dst, unsigned long long n, unsigned seed)\n"
 "{\n"
 "\tconst unsigned long long chunk = 64ull << 20;\n"
 "\tunsigned char *h = (unsigned char *)malloc((size_t)(n < chunk ? (n ? n : 1) : chunk));\n"
-"\tunsigned x = seed ? seed : 0x9e3779b9u;\n"
-"\tunsigned long long done, len, i;\n"
-"\tint k;\n"
+"\tunsigned x = seed;\n"
+"\tunsigned long long done, len;\n"
 "\tif (!h)\n"
 "\t\tsetup_failed(\"malloc for the fill\", CUDA_ERROR_OUT_OF_MEMORY);\n"
 "\tfor (done = 0; done < n; done += len) {\n"
 "\t\tlen = n - done < chunk ? n - done : chunk;\n"
-"\t\tfor (i = 0; i < len; i += 4) {\n"
-"\t\t\tx ^= x << 13; x ^= x >> 17; x ^= x << 5;\n"
-"\t\t\tfor (k = 0; k < 4 && i + k < len; k++)\n"
-"\t\t\t\th[i + k] = (unsigned char)(x >> (8 * k));\n"
-"\t\t}\n"
+"\t\tfill_bytes(h, len, &x);\n"
 "\t\tSETUP(cuMemcpyHtoD(dst + done, h, (size_t)len));\n"
 "\t}\n"
 "\tfree(h);\n"

@@ -3,10 +3,14 @@
  *
  * Walks the reduced trace in order, keeping the same captured-address map
  * replay keeps (memmap.h), so every address in the program is written as
- * `buffer + offset` and relocates exactly as it did in replay.  The emitted
- * helpers (guard placement, the seeded fill) mirror replay/place.c and
- * reducer/cand.c; tests compile and run the result against the CPU driver
- * double to keep them in step.  The comment at the top of the program is
+ * `buffer + offset` and relocates exactly as it did in replay.  The code
+ * that must act as gpureduce's own does is gpureduce's own, pasted (the
+ * Makefile's CORE_TEXTS): buffer placement (addr/place_core.inc), the
+ * seeded fill (common/fill_core.inc) and the payload decoder
+ * (pack_core.inc).  Which buffers layout placement covers, and their span,
+ * come from the rule replay places by (place_layout_kind and
+ * place_layout_span, addr/place.h).  Tests compile and run the result
+ * against the CPU driver double.  The comment at the top of the program is
  * emit-header.c's, the helpers it starts with emit-prelude.c's, and the
  * names of parameters come from params.c (shared with diagnose).
  */
@@ -22,6 +26,7 @@
 #include "../addr/memmap.h"
 #include "../addr/place.h"
 #include "../replay/launchattr.h"
+#include "../replay/sidechan.h"
 #include "../trace/trace.h"
 #include "emit-int.h"
 #include "emit-source.h"
@@ -32,12 +37,6 @@
 #include "report.h"
 
 /* ---- emission helpers --------------------------------------------------- */
-
-/* The allocations layout placement puts in its range (as replay/engine.c). */
-static int layout_kind(uint32_t kind)
-{
-	return kind == TR_MEM_DEVICE || kind == TR_MEM_VMM || kind == TR_MEM_ASYNC;
-}
 
 struct name_find {
 	const char *name;
@@ -268,24 +267,18 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 	const struct tr_launch *last = NULL;
 	int nmod = 0, nbuf = 0, nlaunch = 0, ndata = 0;
 	int placement = info->placement >= 0 ? info->placement : info->rep ? info->rep->guard : PL_GUARD_END;
-	uint64_t lo = UINT64_MAX, hi = 0;
+	uint64_t lo = 0, hi = 0;
 	int ret = -1;
 	uint64_t *mod_hash = xcalloc(t->nrec + 1, sizeof(uint64_t));
 	char **roles = xcalloc(t->nrec + 1, sizeof(char *));
 	char **ptypes = xcalloc(t->nrec + 1, sizeof(char *));   /* pointer param type per buffer */
 
 	for (size_t i = 0; i < t->nrec; i++) {
-		const struct tr_alloc *a = &t->rec[i].u.alloc;
 		if (t->rec[i].type == TR_LAUNCH)
 			last = &t->rec[i].u.launch;
-		/* the span layout placement covers: as replay computes it */
-		if (t->rec[i].type == TR_ALLOC && layout_kind(a->kind)) {
-			if (a->addr < lo)
-				lo = a->addr;
-			if (a->addr + (a->size ? a->size : 1) > hi)
-				hi = a->addr + (a->size ? a->size : 1);
-		}
 	}
+	/* the span layout placement covers: replay's own rule (place.h) */
+	place_layout_span(t, t->nrec, &lo, &hi);
 
 	/* First pass: name each buffer by its first use in a launch parameter. */
 	{
@@ -340,10 +333,16 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 			} else {
 				sb_addf(&body, "\tbuf_alloc(&buf[%d], %lluull, 0x%llxull, %d);\n", nbuf,
 					(unsigned long long)r->u.alloc.size, (unsigned long long)r->u.alloc.addr,
-					layout_kind(r->u.alloc.kind));
+					place_layout_kind(r->u.alloc.kind));
 			}
-			sb_addf(&body, "\tif (verbose) printf(\"gpureduce-buffer %d 0x%%llx %llu\\n\", (unsigned long long)buf[%d].ptr);\n",
-				nbuf, (unsigned long long)r->u.alloc.size, nbuf);
+			{
+				/* where it landed, for diagnose (the side channel, sidechan.h) */
+				char ptr[32];
+				snprintf(ptr, sizeof(ptr), "buf[%d].ptr", nbuf);
+				sb_adds(&body, "\tif (verbose) ");
+				sidechan_emit_buffer(&body, (unsigned long long)nbuf, ptr, r->u.alloc.size);
+				sb_adds(&body, ";\n");
+			}
 			nbuf++;
 			break;
 		}
@@ -585,9 +584,12 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 	sb_adds(out, emit_part_support);
 	sb_adds(out, emit_prelude);
 	sb_adds(out, place_core_text);
+	sb_adds(out, fill_core_text);
 	sb_adds(out, emit_prelude_placement);
-	if (init.len)
-		sb_adds(out, pack_decoder_source);
+	if (init.len) {
+		sb_adds(out, pack_core_text);
+		sb_adds(out, pack_unpack_source);
+	}
 	sb_adds(out, emit_part_data);
 	sb_add(out, globals.buf, globals.len);
 	sb_add(out, data.buf, data.len);
@@ -622,7 +624,7 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 	sb_adds(out, emit_part_main);
 	sb_addf(out, "int main(void)\n{\n\tCUdevice dev;\n\tCUcontext ctx;\n\tCUmodule mod[%d];\n"
 		"\tCUfunction fn;\n\tstatic struct pl_buf buf[%d];\n\n"
-		"\tverbose = getenv(\"GPUREDUCE_REPRO_VERBOSE\") != NULL;\n"
+		"\tverbose = getenv(\"" SC_REPRO_ENV "\") != NULL;\n"
 		"\tSETUP(cuInit(0));\n\tSETUP(cuDeviceGet(&dev, 0));\n"
 		"\tSETUP(cuDevicePrimaryCtxRetain(&ctx, dev));\n\tSETUP(cuCtxSetCurrent(ctx));\n"
 		"\t(void)fn;\n\t(void)fill;\n\t(void)buf_free;\n\t(void)buf_global;\n\t(void)pl_buf_destroy;\n\t(void)pl_layout_close;\n",

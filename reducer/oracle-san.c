@@ -13,6 +13,7 @@
 #include "../common/child.h"
 #include "../common/strbuf.h"
 #include "../common/util.h"
+#include "../replay/sidechan.h"
 #include "cand.h"
 #include "diagnose.h"
 #include "oracle-int.h"
@@ -41,7 +42,7 @@ static void no_site_why(const char *output, const char *err, char *why, size_t w
 			n--;
 		if (n > 0) {
 			last = p, lastn = n;
-			if (strncmp(p, "=========", 9) && strncmp(p, "gpureduce-buffer ", 17))
+			if (strncmp(p, "=========", 9) && sidechan_kind(p) == SC_NONE)
 				mine = p, minen = n;
 		}
 		if (!e)

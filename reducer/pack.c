@@ -4,6 +4,8 @@
  * The encoder is greedy with hash chains over 4-byte prefixes and an
  * unbounded window, which on cubins (many near-identical template
  * instances) finds the long-distance repeats that make them compress well.
+ * The decoder is pack_core.inc, compiled here and carried verbatim by every
+ * repro.cu that holds a packed payload, so the two cannot differ.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -12,9 +14,12 @@
 #include "../common/util.h"
 #include "pack.h"
 
+/* the decoder, also pasted into repro.cu (pack_core_text) */
+#include "pack_core.inc"
+
 #define HASH_BITS 16
 #define CHAIN_DEPTH 24
-#define MIN_MATCH 4
+#define MIN_MATCH PK_MIN_MATCH
 
 static uint32_t hash4(const uint8_t *p)
 {
@@ -101,51 +106,12 @@ void pack_compress(const uint8_t *src, size_t n, struct strbuf *out)
 
 int pack_decompress(const uint8_t *s, size_t n, uint8_t *d, size_t dn)
 {
-	size_t i = 0, o = 0;
-	while (i < n) {
-		unsigned t = s[i++];
-		size_t lit = t >> 4, len, off = 0;
-		int shift = 0;
-		if (lit == 15) {
-			unsigned b;
-			do {
-				if (i >= n)
-					return -1;
-				b = s[i++];
-				lit += b;
-			} while (b == 255);
-		}
-		if (lit > n - i || lit > dn - o)
-			return -1;
-		memcpy(d + o, s + i, lit);
-		i += lit;
-		o += lit;
-		if (i >= n)
-			break;
-		for (;;) {
-			if (i >= n || shift > 56)
-				return -1;
-			off |= (size_t)(s[i] & 0x7f) << shift;
-			shift += 7;
-			if (!(s[i++] & 0x80))
-				break;
-		}
-		len = (t & 15) + MIN_MATCH;
-		if ((t & 15) == 15) {
-			unsigned b;
-			do {
-				if (i >= n)
-					return -1;
-				b = s[i++];
-				len += b;
-			} while (b == 255);
-		}
-		if (!off || off > o || len > dn - o)
-			return -1;
-		for (; len; len--, o++)
-			d[o] = d[o - off];
-	}
-	return o == dn ? 0 : -1;
+	return pk_decompress(s, n, d, dn);
+}
+
+size_t pack_unbase64(const char *const *lines, size_t nlines, uint8_t *out, size_t cap)
+{
+	return pk_unbase64(lines, nlines, out, cap);
 }
 
 void pack_base64(const uint8_t *s, size_t n, struct strbuf *out)
@@ -162,47 +128,20 @@ void pack_base64(const uint8_t *s, size_t n, struct strbuf *out)
 	}
 }
 
-const char pack_decoder_source[] =
-"/* Large payloads are stored LZ77-compressed and base64-encoded (gpureduce's\n"
-" * pack format); unpack() restores them at start-up. */\n"
-"static int b64v(int c)\n"
-"{\n"
-"\tif (c >= 'A' && c <= 'Z') return c - 'A';\n"
-"\tif (c >= 'a' && c <= 'z') return c - 'a' + 26;\n"
-"\tif (c >= '0' && c <= '9') return c - '0' + 52;\n"
-"\treturn c == '+' ? 62 : c == '/' ? 63 : -1;\n"
-"}\n"
-"\n"
+/* After pack_core.inc's text: how repro.cu uses it. */
+const char pack_unpack_source[] =
+"/* unpack() restores a packed payload at start-up (malloc'd). */\n"
 "static unsigned char *unpack(const char *const *lines, size_t nlines, size_t packed, size_t raw)\n"
 "{\n"
-"\tunsigned char *s = (unsigned char *)malloc(packed + 4), *d = (unsigned char *)malloc(raw + 1);\n"
-"\tsize_t i = 0, o = 0, l, k;\n"
-"\tunsigned acc = 0;\n"
-"\tint bits = 0;\n"
-"\tif (!s || !d) { fprintf(stderr, \"repro: out of memory\\n\"); exit(2); }\n"
-"\tfor (l = 0; l < nlines; l++)\n"
-"\t\tfor (k = 0; lines[l][k]; k++) {\n"
-"\t\t\tint v = b64v(lines[l][k]);\n"
-"\t\t\tif (v < 0) continue;\n"
-"\t\t\tacc = (acc << 6) | (unsigned)v;\n"
-"\t\t\tbits += 6;\n"
-"\t\t\tif (bits >= 8) { bits -= 8; if (i < packed) s[i++] = (unsigned char)(acc >> bits); }\n"
-"\t\t}\n"
-"\tfor (k = 0; k < i;) {\n"
-"\t\tunsigned t = s[k++], b;\n"
-"\t\tsize_t lit = t >> 4, len, off = 0;\n"
-"\t\tint shift = 0;\n"
-"\t\tif (lit == 15) do { b = s[k++]; lit += b; } while (b == 255);\n"
-"\t\tmemcpy(d + o, s + k, lit);\n"
-"\t\tk += lit;\n"
-"\t\to += lit;\n"
-"\t\tif (k >= i) break;\n"
-"\t\tdo { b = s[k++]; off |= (size_t)(b & 0x7f) << shift; shift += 7; } while (b & 0x80);\n"
-"\t\tlen = (t & 15) + 4;\n"
-"\t\tif ((t & 15) == 15) do { b = s[k++]; len += b; } while (b == 255);\n"
-"\t\tfor (; len; len--, o++) d[o] = d[o - off];\n"
+"\tunsigned char *s = (unsigned char *)malloc(packed + 1), *d = (unsigned char *)malloc(raw + 1);\n"
+"\tif (!s || !d) {\n"
+"\t\tfprintf(stderr, \"repro: out of memory\\n\");\n"
+"\t\texit(2);\n"
 "\t}\n"
-"\tif (o != raw) { fprintf(stderr, \"repro: embedded payload is corrupt\\n\"); exit(2); }\n"
+"\tif (pk_unbase64(lines, nlines, s, packed) != packed || pk_decompress(s, packed, d, raw) < 0) {\n"
+"\t\tfprintf(stderr, \"repro: embedded payload is corrupt\\n\");\n"
+"\t\texit(2);\n"
+"\t}\n"
 "\tfree(s);\n"
 "\treturn d;\n"
 "}\n\n";

@@ -32,6 +32,7 @@
 #include "backmap.h"
 #include "launchattr.h"
 #include "shift.h"
+#include "sidechan.h"
 #include "tensormap.h"
 
 #ifndef TR_F_CAPTURED
@@ -287,18 +288,19 @@ static int print_global(const char *name, int kind, void *arg)
 	size_t size = 0;
 
 	if (kind == ELF_SYM_OBJECT && g->c->d.ModuleGetGlobal &&
-	    g->c->d.ModuleGetGlobal(&p, &size, g->mod, name) == CUDA_SUCCESS && p)
-		fprintf(stderr, "gpureduce-global 0x%llx %llu %s\n", (unsigned long long)p,
-			(unsigned long long)size, name);
+	    g->c->d.ModuleGetGlobal(&p, &size, g->mod, name) == CUDA_SUCCESS && p) {
+		struct sc_global l = { p, size, name, 0 };
+		sidechan_print_global(stderr, &l);
+	}
 	return 0;
 }
 
-/* Verbose replays (diagnose) say where each loaded module's __device__
- * variables are, so an access inside one is named as such. */
+/* Verbose replays (diagnose; sidechan.h) say where each loaded module's
+ * __device__ variables are, so an access inside one is named as such. */
 static void print_globals(struct replay_ctx *c, CUmodule mod, const struct strbuf *img)
 {
 	struct global_print g = { c, mod };
-	if (getenv("GPUREDUCE_REPLAY_VERBOSE"))
+	if (sidechan_replay_on())
 		elf_symbols(img->buf, img->len, print_global, &g);
 }
 
@@ -440,13 +442,6 @@ static int get_function(struct run *R, const char *name, size_t before, uint64_t
 
 /* ---- allocations ------------------------------------------------------- */
 
-/* 1 for allocations that layout-faithful placement puts in its range:
- * device memory (other kinds keep guard placement). */
-static int layout_kind(uint32_t kind)
-{
-	return kind == TR_MEM_DEVICE || kind == TR_MEM_VMM || kind == TR_MEM_ASYNC;
-}
-
 static int set_fault(struct run *R, size_t ev, CUresult r, const char *kernel, long long seq);
 static int set_error(struct run *R, size_t ev, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -456,19 +451,11 @@ static int set_error(struct run *R, size_t ev, const char *fmt, ...) __attribute
 static int layout_open(struct run *R, size_t end)
 {
 	struct replay_ctx *c = R->c;
-	uint64_t lo = UINT64_MAX, hi = 0, origin, reserve;
+	uint64_t lo, hi, origin, reserve;
 	CUresult r;
 
-	for (size_t i = 0; i < end; i++) {
-		const struct tr_rec *rec = &R->t->rec[i];
-		if (rec->type != TR_ALLOC || !layout_kind(rec->u.alloc.kind))
-			continue;
-		if (rec->u.alloc.addr < lo)
-			lo = rec->u.alloc.addr;
-		if (rec->u.alloc.addr + (rec->u.alloc.size ? rec->u.alloc.size : 1) > hi)
-			hi = rec->u.alloc.addr + (rec->u.alloc.size ? rec->u.alloc.size : 1);
-	}
-	if (hi <= lo)
+	/* which buffers, and their span: the rule repro.cu is written by */
+	if (place_layout_span(R->t, end, &lo, &hi) < 0)
 		return RS_CLEAN;   /* no device buffers: nothing to lay out */
 	if (!c->gran && c->gran_err != CUDA_SUCCESS)
 		return set_error(R, 0, "layout-faithful placement: cuMemGetAllocationGranularity on device %d "
@@ -511,10 +498,10 @@ static CUresult twin_create(struct run *R, const struct tr_alloc *a, size_t ev, 
 		sb_release(&e2);
 		/* fall through: a plain buffer holds its bytes at least */
 	}
-	if (R->have_layout && layout_kind(a->kind))
+	if (R->have_layout && place_layout_kind(a->kind))
 		r = place_layout_alloc(&c->d.vmm, &R->layout, &tw->pb, a->addr, a->size);
 	else {
-		int guard = R->o->guard == GUARD_LAYOUT ? GUARD_END : R->o->guard;
+		int guard = place_guard_mode(R->o->guard);
 		shift_pad(&R->shift, &c->d.vmm, c->gran);
 		r = place_guard_alloc(&c->d.vmm, &tw->pb, a->size, a->addr, c->gran, guard, (int)c->dev);
 		if (r == CUDA_SUCCESS && shift_collides(&R->shift, &tw->pb, a->addr, a->size)) {
@@ -666,9 +653,10 @@ static int do_alloc(struct run *R, size_t ev, const struct tr_alloc *a)
 	if (old && old != m && old->free_event >= 0 && old->user)
 		twin_kill(R, old->user);
 	m->user = tw;
-	if (getenv("GPUREDUCE_REPLAY_VERBOSE"))
-		fprintf(stderr, "gpureduce-buffer %zu 0x%llx %llu\n", m->index,
-			(unsigned long long)tw->ptr, (unsigned long long)a->size);
+	if (sidechan_replay_on()) {
+		struct sc_buffer l = { m->index, tw->ptr, a->size };
+		sidechan_print_buffer(stderr, &l);
+	}
 	return RS_CLEAN;
 }
 
@@ -1494,10 +1482,14 @@ int replay_trace(struct replay_ctx *c, const struct trace *t, const struct repla
 		/* its point is the captured offsets: the one thing this mode breaks */
 		st = set_error(&R, 0, "layout-faithful placement is off in the shifted placement mode "
 			       "(GPUREDUCE_SHIFT=1); use --guard=end");
+		res->error_kind = RE_NO_LAYOUT;
 		goto out;
 	}
-	if (o->guard == GUARD_LAYOUT && (st = layout_open(&R, end)) != RS_CLEAN)
+	if (o->guard == GUARD_LAYOUT && (st = layout_open(&R, end)) != RS_CLEAN) {
+		if (st == RS_ERROR)
+			res->error_kind = RE_NO_LAYOUT;   /* every error of layout_open's */
 		goto out;
+	}
 	for (size_t i = 0; i < end && st == RS_CLEAN; i++) {
 		const struct tr_rec *r = &t->rec[i];
 		/* a graph node did not run when it was recorded during stream

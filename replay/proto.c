@@ -129,25 +129,29 @@ void proto_format_result(struct strbuf *sb, const struct replay_result *r)
 	sb_addch(sb, '\t');
 	add_clean(sb, r->msg);
 	/* 1.4: relocation coverage (a reader of 10 fields stops before it) */
-	sb_addf(sb, "\t%ld\t%ld\t%ld\t%ld\t%ld\n", r->ptr_words, r->stray_words, r->tmaps_encoded,
+	sb_addf(sb, "\t%ld\t%ld\t%ld\t%ld\t%ld", r->ptr_words, r->stray_words, r->tmaps_encoded,
 		r->tmaps_word0, r->shifted);
+	/* why an error, as a code (enum replay_error_kind) */
+	sb_addf(sb, "\t%d\n", r->error_kind);
 }
 
 int proto_parse_result(const char *line, struct replay_result *r)
 {
-	char *copy = xstrdup(line), *f[15], *end;
+	char *copy = xstrdup(line), *f[16], *end;
 	long long seq;
 	int ret = -1, nf;
 	memset(r, 0, sizeof(*r));
-	nf = split_tabs(copy, f, 15);
-	if ((nf != 10 && nf != 15) || strcmp(f[0], "RESULT"))
+	nf = split_tabs(copy, f, 16);
+	if ((nf != 10 && nf != 15 && nf != 16) || strcmp(f[0], "RESULT"))
 		goto out;
 	r->shifted = -1;
-	if (nf == 15 && (parse_long(f[10], 0, &r->ptr_words) < 0 ||
+	if (nf >= 15 && (parse_long(f[10], 0, &r->ptr_words) < 0 ||
 			 parse_long(f[11], 0, &r->stray_words) < 0 ||
 			 parse_long(f[12], 0, &r->tmaps_encoded) < 0 ||
 			 parse_long(f[13], 0, &r->tmaps_word0) < 0 ||
 			 parse_long(f[14], -1, &r->shifted) < 0))
+		goto out;
+	if (nf == 16 && parse_int(f[15], 0, &r->error_kind) < 0)
 		goto out;
 	if (parse_int(f[1], 0, &r->status) < 0 || parse_long(f[2], LONG_MIN, &r->event) < 0 ||
 	    parse_ll(f[3], LLONG_MIN, LLONG_MAX, &seq) < 0 || parse_int(f[4], 0, &r->code) < 0 ||

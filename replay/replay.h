@@ -49,8 +49,17 @@ enum replay_status {
 	RS_CRASH = 4          /* set by the pool when a worker died */
 };
 
+/* Why a replay could not run (RS_ERROR), where a caller acts on it. */
+enum replay_error_kind {
+	RE_OTHER = 0,         /* any other cause: msg says which */
+	RE_NO_LAYOUT = 1      /* layout-faithful placement cannot apply here (no
+			       * VMM, a span too large to reserve, shifted
+			       * placement): guard placement can */
+};
+
 struct replay_result {
 	int status;
+	int error_kind;       /* RS_ERROR: enum replay_error_kind */
 	long event;           /* record index of the fault/error, -1 if none */
 	long long launch_seq; /* captured seq of the faulting launch, -1 if none */
 	int code;             /* CUresult */

@@ -17,6 +17,7 @@
 #include "../addr/place.h"
 #include "../trace/trace.h"
 #include "../reducer/params.h"
+#include "../replay/sidechan.h"
 #include "cmds.h"
 #include "repro.h"
 
@@ -106,7 +107,7 @@ int cmd_diagnose(int argc, char **argv)
 	interrupt_install();
 	if (is_cu) {
 		char dir[] = "/tmp/gpureduce-diag-XXXXXX", exe[4096];
-		const char *env[] = { "GPUREDUCE_REPRO_VERBOSE=1", NULL };
+		const char *env[] = { SC_REPRO_ENV "=1", NULL };
 		if (!mkdtemp(dir)) {
 			cmd_error("diagnose", "cannot create a temporary directory");
 			ret = EXIT_ENV;

@@ -128,7 +128,7 @@ int cmd_replay(int argc, char **argv)
 	for (int pass = 0; pass < 2; pass++) {
 		if (pass == 1 && !(auto_guard && (job.res.status == RS_CLEAN ||
 						  (job.res.status == RS_ERROR &&
-						   !strncmp(job.res.msg, "layout-faithful", 15)))))
+						   job.res.error_kind == RE_NO_LAYOUT))))
 			break;
 		if (pass == 1 && job.res.status == RS_ERROR)
 			fprintf(stderr, "gpureduce replay: %s; replaying with --guard=end\n", job.res.msg);

@@ -2,8 +2,8 @@
 # t5010-diagnose-fake-sanitizer.sh - diagnose and shrink's site check, on the
 # CPU: a stand-in compute-sanitizer (a shell script) runs the real replay and
 # prints a report in compute-sanitizer's format, with the buffer lines the
-# replay worker prints, so the mapping from address to parameter is tested
-# for real.
+# replay worker (or a built repro.cu) prints, so the mapping from address to
+# parameter is tested for real.
 . tests/cli/test-lib.sh
 
 DBL=$BUILD/double
@@ -54,6 +54,12 @@ check "shrink with the sanitizer present" $GPUREDUCE shrink -j 2 --quiet -o r/re
 check_grep "the repro header carries the diagnosis" "5 bytes past the end of param 0" r/repro.cu
 check_grep "repro.yaml carries it too" "^diagnosis: .global write of 4 bytes by thread" r/repro.yaml
 check_grep "site confirmed after the grid reduction" "site_confirmed: true" r/repro.yaml
+# diagnose of a repro.cu: the program built against the double prints where
+# it placed each buffer (the side channel, as replay does), read the same way
+check "diagnose the repro.cu" env GPUREDUCE_NVCC="cc -x c -w -I${CUDA:-/usr/local/cuda}/include -L$DBL -Wl,-rpath,$DBL" \
+	$GPUREDUCE diagnose r/repro.cu
+check_grep "  ...maps the address to param 0 by the repro's own buffer lines" \
+	"5 bytes past the end of param 0 .float\*. (a 4000 B buffer)" "$TMP/.out"
 
 # A site that moves when the grid shrinks: shrink must back off to the slice.
 cat > fake2 <<'EOT'

@@ -5,7 +5,7 @@
 # fell back to plain cuMemAlloc would still fault and every other test
 # would pass.  Here the double allocates as the GPU does (DOUBLE_ALLOC=gpu:
 # each buffer starts a 2 MiB granule mapped whole), so only real guard
-# placement (VMM, replay/place_core.inc) turns the overrun into a fault, in
+# placement (VMM, addr/place_core.inc) turns the overrun into a fault, in
 # replay and in the emitted repro.cu alike; and with VMM gone
 # (DOUBLE_NO_VMM=1) replay says that buffers got plain cuMemAlloc.
 . tests/cli/test-lib.sh

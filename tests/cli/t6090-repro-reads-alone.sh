@@ -4,8 +4,10 @@
 # main() is, the support code sits in a marked part before the captured
 # data and main(), and no comment points into gpureduce's own source tree
 # (file names, its docs, issue numbers).  Checked on repros of several
-# kinds of trace (plain launches, a CUDA graph, a packed buffer), which
-# also still build and fault on the driver double.
+# kinds of trace (plain launches, a CUDA graph, packed payloads), which
+# also still build and fault on the driver double.  The code that acts as
+# gpureduce's own (placement, the seeded fill, the payload decoder) is in
+# each repro verbatim: its source files, line for line.
 . tests/cli/test-lib.sh
 
 DBL=$BUILD/double
@@ -46,10 +48,34 @@ glaunch 0xdef 0x55
 fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuGraphLaunch 1 at_launch=0 kernel=
 EOT
 } > graph.txt
-for k in plain graph; do
+# packed: the plain trace with every payload of 256 bytes or more packed,
+# so the repro runs the decoder it carries
+cp plain.txt packed.txt
+# verbatim FILE CU: FILE's lines appear in CU, line for line, in one piece
+verbatim() {
+	vn=$(wc -l < "$1")
+	for vs in $(grep -nxF -- "$(sed -n 2p "$1")" "$2" | cut -d: -f1); do
+		sed -n "$((vs - 1)),$((vs + vn - 2))p" "$2" | cmp -s - "$1" && return 0
+	done
+	return 1
+}
+for k in plain graph packed; do
 	check "$k: mktrace" $MKTRACE $k.bin < $k.txt
-	check "$k: shrink" $GPUREDUCE shrink -j 2 --quiet -o $k/ $k.bin
+	pmin=65536
+	[ $k = packed ] && pmin=256
+	check "$k: shrink" env GPUREDUCE_PACK_MIN=$pmin $GPUREDUCE shrink -j 2 --quiet -o $k/ $k.bin
 	cu=$k/repro.cu
+	for f in common/cuerr.h addr/place_core.inc common/fill_core.inc; do
+		verbatim "$SRCDIR/$f" $cu && ok "$k: carries $f verbatim" || fail "$k: does not carry $f verbatim"
+	done
+	if [ $k = packed ]; then
+		verbatim "$SRCDIR/reducer/pack_core.inc" $cu && ok "$k: carries reducer/pack_core.inc verbatim" ||
+			fail "$k: does not carry reducer/pack_core.inc verbatim"
+		check_grep "$k: ...and unpacks its module with it" "= unpack(module0_packed" $cu
+	else
+		grep -q "pk_decompress" $cu && fail "$k: carries the decoder with nothing packed" ||
+			ok "$k: no decoder where nothing is packed"
+	fi
 	refs=$(grep -nE '[A-Za-z0-9_-]+\.(c|inc|md)\b|\b(addr|reducer|common|replay|capture|trace|src|docs)/[a-z]|GPU-FACTS|#[0-9]{2,}\b|issue [0-9]' "$cu" |
 		grep -v '^[0-9]*:#include <' | head -5)
 	[ -z "$refs" ] && ok "$k: no reference to gpureduce's source tree" ||

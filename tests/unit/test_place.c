@@ -1,8 +1,8 @@
 /*
- * test_place.c - placement (addr/place_core.inc): the text every repro.cu
- * embeds is the file replay compiles, the layout range arithmetic, and the
- * layout mode's granule sharing against a mock driver that records what is
- * mapped, and guard placement as gpureduce compiles it (addr/place.c, the
+ * test_place.c - placement (addr/place_core.inc; test_core_text.c checks
+ * that the text every repro.cu embeds is the file replay compiles): the
+ * layout range arithmetic, the layout mode's granule sharing against a
+ * mock driver that records what is mapped, and guard placement as gpureduce compiles it (addr/place.c, the
  * driver reached through a struct place_vmm).
  */
 #include <stdint.h>
@@ -60,22 +60,6 @@ static CUresult mock_MemFree(CUdeviceptr p) { (void)p; return CUDA_SUCCESS; }
 #define PL_CALL(f) mock_##f
 #include "../../common/cuerr.h"
 #include "../../addr/place_core.inc"
-
-UNIT_TEST(place_core_text_is_the_compiled_file)
-{
-	struct strbuf f = STRBUF_INIT, e = STRBUF_INIT, core = STRBUF_INIT;
-	/* the sticky-error list first, then the placement */
-	CHECK(read_file("common/cuerr.h", &f, &e) == 0);
-	CHECK(read_file("addr/place_core.inc", &core, &e) == 0);
-	CHECK(core.len > 1000);
-	CHECK(f.buf && strstr(f.buf, "cuerr_is_sticky") != NULL);
-	sb_add(&f, core.buf, core.len);
-	sb_release(&core);
-	CHECK(f.len == strlen(place_core_text));
-	CHECK(f.buf && !strcmp(f.buf, place_core_text));
-	sb_release(&f);
-	sb_release(&e);
-}
 
 UNIT_TEST(place_layout_plan_span_and_margins)
 {
@@ -137,6 +121,10 @@ UNIT_TEST(place_layout_maps_shared_granules_once)
 	CHECK_EQ_U(mock_creates, 0);
 	(void)pl_guard_alloc;
 	(void)pl_buf_destroy;
+	/* buffers layout placement does not cover get guard placement (end);
+	 * the other modes stay (the one rule, compiled and as pasted) */
+	CHECK(pl_guard_mode(PL_LAYOUT) == PL_GUARD_END && place_guard_mode(GUARD_LAYOUT) == GUARD_END);
+	CHECK(pl_guard_mode(PL_GUARD_START) == PL_GUARD_START && place_guard_mode(GUARD_NONE) == GUARD_NONE);
 }
 
 static CUresult mock_reserve_result = CUDA_SUCCESS;

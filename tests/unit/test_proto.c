@@ -119,10 +119,12 @@ UNIT_TEST(proto_result_roundtrip_and_malformed)
 	snprintf(r.error, sizeof(r.error), "CUDA_ERROR_ILLEGAL_ADDRESS");
 	snprintf(r.kernel, sizeof(r.kernel), "_Z5scalePfPKfiij");
 	snprintf(r.msg, sizeof(r.msg), "two\nlines\tand a tab");
+	r.error_kind = RE_NO_LAYOUT;
 	proto_format_result(&sb, &r);
 	line = one_line(&sb);
 	CHECK(proto_parse_result(line, &got) == 0);
 	CHECK_EQ_U(got.status, RS_FAULT);
+	CHECK_EQ_U(got.error_kind, RE_NO_LAYOUT);
 	CHECK_EQ_U(got.event, 41);
 	CHECK_EQ_U(got.launch_seq, 9000000000ull);
 	CHECK_EQ_U(got.code, 700);
@@ -143,7 +145,12 @@ UNIT_TEST(proto_result_roundtrip_and_malformed)
 	CHECK_EQ_U(got.event, (unsigned long long)-1);
 	CHECK_EQ_U(got.launch_seq, (unsigned long long)-1);
 	CHECK_STR(got.kernel, "");
+	CHECK_EQ_U(got.error_kind, RE_OTHER);
 	free(line);
+
+	/* an older worker's 15 fields: no error kind (RE_OTHER) */
+	CHECK(proto_parse_result("RESULT\t2\t0\t-1\t0\t0\t0.1\t\t\tspan\t1\t2\t0\t0\t-1", &got) == 0);
+	CHECK(got.status == RS_ERROR && got.error_kind == RE_OTHER && got.stray_words == 2);
 
 	{
 		static const char *const bad[] = {
@@ -152,6 +159,8 @@ UNIT_TEST(proto_result_roundtrip_and_malformed)
 			"RESULT\t0\t-1\t-1\t7OO\t0\t0.1\t\t\t", "RESULT\t0\t-1\t-1\t0\t0\t\t\t\t",
 			"RESULT\t0\t-1\t-1\t0\t0\t0.1s\t\t\t", "RESULT\t0\t\t-1\t0\t0\t0.1\t\t\t",
 			"garbage from a kernel printf",
+			"RESULT\t2\t0\t-1\t0\t0\t0.1\t\t\tspan\t1\t2\t0\t0\t-1\tlayout",
+			"RESULT\t2\t0\t-1\t0\t0\t0.1\t\t\tspan\t1\t2\t0\t0\t-1\t1\t0",
 		};
 		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 			memset(&got, 0x55, sizeof(got));
