@@ -1,8 +1,9 @@
 /*
  * inject.c - the CUPTI injection library: loaded by the CUDA driver through
- * CUDA_INJECTION64_PATH at cuInit, it subscribes to driver-API and resource
- * callbacks and writes everything a replay needs into the trace named by
- * GPUREDUCE_TRACE (set by `gpureduce capture`, src/cmd-capture.c).
+ * CUDA_INJECTION64_PATH at cuInit, it subscribes to the driver-API callbacks
+ * it handles (cbids.c) and to resource callbacks, and writes everything a
+ * replay needs into the trace named by GPUREDUCE_TRACE (set by `gpureduce
+ * capture`, src/cmd-capture.c).
  *
  * Environment (all set by the capture command):
  *   GPUREDUCE_TRACE             output path (unset: do nothing at all); ending in '/':
@@ -24,6 +25,8 @@
  *                               at exit and before a checkpoint (flusher.c)
  *   GPUREDUCE_CAPTURE_PROFILE   "1": where capture's time went, on stderr at
  *                               exit (prof.c; make bench-cpu prints it)
+ *   GPUREDUCE_CAPTURE_ALL_CALLBACKS "1": every driver API's callback, not only
+ *                               those capture handles (cbids.c), as before 1.4
  *
  * Records go through the trace writer (trace/trace.h) only, gathered in its
  * buffer (GPUREDUCE_FLUSH_MS) and flushed at the fault, so the file is
@@ -73,6 +76,7 @@
 #include "../common/util.h"
 #include "../trace/trace.h"
 #include "capture.h"
+#include "cbids.h"
 #include "flusher.h"
 #include "prof.h"
 
@@ -1906,14 +1910,26 @@ static int enable_callbacks(void)
 		CUPTI_CBID_RESOURCE_MODULE_LOADED,
 		CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING,
 	};
-	/* The whole driver domain: a sticky error must be seen whichever call
-	 * returns it first, and an unhandled id costs one switch. */
-	if (cuptiEnableDomain(1, S.sub, CUPTI_CB_DOMAIN_DRIVER_API) != CUPTI_SUCCESS)
-		return -1;
+	const char *all = getenv("GPUREDUCE_CAPTURE_ALL_CALLBACKS");
+	unsigned failed = 0;
+	int ret = 0;
+
+	/* Only the driver calls capture handles, and those a fault may
+	 * surface in (cbids.c); the whole domain when asked, or when CUPTI
+	 * took none of them one by one. */
+	if ((all && !strcmp(all, "1")) || cap_cbids_enable(S.sub, &failed) < 0) {
+		if (cuptiEnableDomain(1, S.sub, CUPTI_CB_DOMAIN_DRIVER_API) != CUPTI_SUCCESS)
+			ret = -1;
+	} else if (failed) {
+		pthread_mutex_lock(&g_lock);
+		note_locked("CUPTI refused %u of the driver callbacks capture subscribes to "
+			    "(APIs this driver does not have?)", failed);
+		unlock();
+	}
 	for (size_t i = 0; i < ARRAY_SIZE(res); i++)
 		if (cuptiEnableCallback(1, S.sub, CUPTI_CB_DOMAIN_RESOURCE, res[i]) != CUPTI_SUCCESS)
-			return -1;
-	return 0;
+			ret = -1;
+	return ret;
 }
 
 static void refuse(int allow, const char *what)
