@@ -347,9 +347,14 @@ static void write_progress(uint64_t launches)
 void ckpt_progress(uint64_t launches, int force)
 {
 	uint64_t now;
+	struct timespec ts;
+
 	if (!K.inited || !K.progress)
 		return;
-	now = mono_ns();
+	/* at every launch: the coarse clock (a few ms) is enough for once a
+	 * second, and never a system call (issue 26) */
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	if (!force && now - K.progress_ns < 1000000000ull)
 		return;
 	K.progress_ns = now;

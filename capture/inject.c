@@ -1,8 +1,9 @@
 /*
  * inject.c - the CUPTI injection library: loaded by the CUDA driver through
- * CUDA_INJECTION64_PATH at cuInit, it subscribes to driver-API and resource
- * callbacks and writes everything a replay needs into the trace named by
- * GPUREDUCE_TRACE (set by `gpureduce capture`, src/cmd-capture.c).
+ * CUDA_INJECTION64_PATH at cuInit, it subscribes to the driver-API callbacks
+ * it handles (cbids.c) and to resource callbacks, and writes everything a
+ * replay needs into the trace named by GPUREDUCE_TRACE (set by `gpureduce
+ * capture`, src/cmd-capture.c).
  *
  * Environment (all set by the capture command):
  *   GPUREDUCE_TRACE             output path (unset: do nothing at all); ending in '/':
@@ -24,6 +25,8 @@
  *                               at exit and before a checkpoint (flusher.c)
  *   GPUREDUCE_CAPTURE_PROFILE   "1": where capture's time went, on stderr at
  *                               exit (prof.c; make bench-cpu prints it)
+ *   GPUREDUCE_CAPTURE_ALL_CALLBACKS "1": every driver API's callback, not only
+ *                               those capture handles (cbids.c), as before 1.4
  *
  * Records go through the trace writer (trace/trace.h) only, gathered in its
  * buffer (GPUREDUCE_FLUSH_MS) and flushed at the fault, so the file is
@@ -73,6 +76,7 @@
 #include "../common/util.h"
 #include "../trace/trace.h"
 #include "capture.h"
+#include "cbids.h"
 #include "flusher.h"
 #include "prof.h"
 
@@ -95,11 +99,16 @@ struct fn_info {
 	int layout_unknown;        /* no param-info call worked */
 	int tmap_noted;            /* a map nobody recorded was noted (tensormap.c) */
 	int noted;                 /* note about it already written */
+	/* per kernel, not per launch (issue 26) */
+	int comm;                  /* a communication kernel to fold (fold.c) */
+	int src_asked;             /* cap_src_read had its first launch */
+	uint64_t name_hash;        /* key of its FUNC_ATTRs (func_attr_changed) */
 };
 
 static pthread_mutex_t g_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static int g_off = 1;          /* atomic: 1 before init and in forked children */
 static __thread int t_busy;    /* inside our own callback on this thread */
+static __thread uint64_t t_cb_ns;  /* GPUREDUCE_CAPTURE_PROFILE: when this callback began */
 static __thread uint32_t t_tid;  /* this thread's id, asked once (a syscall per launch cost ~0.3 us) */
 static size_t g_wbuf;          /* trace writer buffer (0: one write(2) per record); flusher.c */
 
@@ -113,6 +122,7 @@ static struct {                /* all under g_lock */
 	uint64_t launches, allocs, h2d;
 	uint64_t last_seq;         /* UINT64_MAX: no launch yet */
 	struct strbuf last_name;
+	const struct fn_info *last_fi;   /* whose name last_name holds (NULL: none) */
 	struct cap_map live;       /* pointer the free call names -> (recorded addr, kind) */
 	struct cap_map globals;    /* module global address -> 1 */
 	struct cap_map fns;        /* handle -> (struct fn_info *) */
@@ -393,6 +403,7 @@ static void fns_invalidate(void)
 		if (S.fns.slot[i].key)
 			fn_free((struct fn_info *)(uintptr_t)S.fns.slot[i].v1);
 	cap_map_clear(&S.fns);
+	S.last_fi = NULL;   /* last_name stays; a new fn_info may take that address */
 	unlock();
 }
 
@@ -434,6 +445,8 @@ static struct fn_info *fn_compute(CUfunction f)
 	}
 	/* Out-of-range index is INVALID_VALUE; anything else means no answer. */
 	fi->layout_unknown = !fi->nparams && r != CUDA_ERROR_INVALID_VALUE;
+	fi->comm = cap_fold_is_comm(fi->name);
+	fi->name_hash = tr_hash(fi->name, strlen(fi->name));
 	return fi;
 }
 
@@ -542,30 +555,38 @@ static int is_launch(CUpti_CallbackId cbid)
 	}
 }
 
-/* The parameter bytes as the kernel sees them (caller holds the lock). */
-static uint8_t *build_args(const struct fn_info *fi, const struct launch_in *l, uint32_t *size)
+/* The parameter bytes as the kernel sees them (caller holds the lock), in
+ * buf when they fit its cap bytes, else allocated: the caller frees a
+ * result other than buf. */
+static uint8_t *build_args(const struct fn_info *fi, const struct launch_in *l, uint32_t *size,
+			   uint8_t *buf, size_t cap)
 {
 	uint8_t *args = NULL;
 
 	*size = 0;
 	if (l->kp && fi->nparams) {
-		args = xcalloc(fi->argsize ? fi->argsize : 1, 1);
+		if (buf && fi->argsize <= cap) {
+			args = buf;
+			memset(args, 0, fi->argsize);
+		} else {
+			args = xcalloc(fi->argsize ? fi->argsize : 1, 1);
+		}
 		for (uint32_t i = 0; i < fi->nparams; i++)
 			if (l->kp[i])
 				memcpy(args + fi->params[i].offset, l->kp[i], fi->params[i].size);
 		*size = fi->argsize;
 	} else if (!l->kp && l->extra) {
-		const void *buf = NULL;
+		const void *pbuf = NULL;
 		const size_t *bufsize = NULL;
 		for (int k = 0; k < 2 * MAX_EXTRA_PAIRS && l->extra[k] != CU_LAUNCH_PARAM_END; k += 2) {
 			if (l->extra[k] == CU_LAUNCH_PARAM_BUFFER_POINTER)
-				buf = l->extra[k + 1];
+				pbuf = l->extra[k + 1];
 			else if (l->extra[k] == CU_LAUNCH_PARAM_BUFFER_SIZE)
 				bufsize = l->extra[k + 1];
 		}
-		if (buf && bufsize && *bufsize && *bufsize <= UINT32_MAX) {
-			args = xmalloc(*bufsize);
-			memcpy(args, buf, *bufsize);
+		if (pbuf && bufsize && *bufsize && *bufsize <= UINT32_MAX) {
+			args = buf && *bufsize <= cap ? buf : xmalloc(*bufsize);
+			memcpy(args, pbuf, *bufsize);
 			*size = (uint32_t)*bufsize;
 		}
 	}
@@ -580,24 +601,37 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	struct strbuf pystore = STRBUF_INIT;
 	struct fn_info *fi;
 	struct cap_tm_reading *tm;
-	struct cap_src_reading *src;
+	struct cap_src_reading *src = NULL;
 	uint32_t nframes = 0, py_state, nattrs = 0, argsize = 0;
-	uint8_t *args = NULL;
+	uint8_t *args = NULL, argbuf[1024];
 	int captured;
 	struct tr_rec r;
 	long ev;
-	uint64_t t0 = CAP_PROF_T0(), t1;
+	/* GPUREDUCE_CAPTURE_PROFILE: each CAP_LAP ends a part (prof.h) */
+	uint64_t t = t_cb_ns, start = t_cb_ns;
 
+	CAP_LAP(CP_L_DISPATCH, t);
 	if (get_launch(cbid, cb->functionParams, &l) < 0)
 		return;
 	/* Everything that may call into Python or the driver happens first,
 	 * outside the lock. */
 	py_state = cap_py_frames(frames, S.py_frames, &nframes, &pystore);
-	CAP_PROF(CP_PYFRAMES, t0, 0);
+	CAP_LAP(CP_PYFRAMES, t);
 	tm = cap_tm_read();   /* capture --tensors: the allocator's blocks (torchmem.c) */
-	src = cap_src_read(l.f, py_state, frames, nframes);   /* ENV, Triton source (source.c) */
+	CAP_LAP(CP_L_TENSORS, t);
 	captured = capturing(l.stream);
+	CAP_LAP(CP_L_CAPTURING, t);
 	fi = fn_get_locked(l.f);   /* lock held from here */
+	CAP_LAP(CP_L_LOOKUP, t);
+	if (!fi->src_asked) {
+		/* a kernel's first launch: ENV, Triton source (source.c, which
+		 * takes the GIL: not under the lock) */
+		fi->src_asked = 1;
+		unlock();
+		src = cap_src_read(l.f, py_state, frames, nframes);
+		fi = fn_get_locked(l.f);
+		CAP_LAP(CP_L_SOURCE, t);
+	}
 	if (!S.recording)
 		goto out;
 
@@ -606,14 +640,15 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		if (g_wbuf && !S.w.wcap)
 			tw_set_buffer(&S.w, g_wbuf);   /* a new segment's writer: buffered too */
 	}
+	CAP_LAP(CP_L_CKPT, t);
 	if (!captured)
 		cap_test_note(&S.w);   /* the test this launch belongs to (testname.c) */
 	cap_tm_write(&S.w, tm);   /* before the LAUNCH: the blocks live at this launch */
 	tm = NULL;
 	cap_src_write(&S.w, src);
 	src = NULL;
-	t1 = CAP_PROF_T0();
-	args = build_args(fi, &l, &argsize);
+	CAP_LAP(CP_L_PRE, t);
+	args = build_args(fi, &l, &argsize, argbuf, sizeof(argbuf));
 	if (l.cfg && l.cfg->numAttrs && l.cfg->attrs) {
 		nattrs = l.cfg->numAttrs;
 		attrs = xcalloc(nattrs, sizeof(*attrs));
@@ -634,7 +669,7 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 			    *fi->name ? fi->name : "?", (unsigned long long)(uintptr_t)l.f,
 			    *fi->name ? "parameter layout" : "name");
 	}
-	CAP_PROF(CP_ARGS, t1, 0);
+	CAP_LAP(CP_ARGS, t);
 
 	memset(&r, 0, sizeof(r));
 	r.type = TR_LAUNCH;
@@ -643,7 +678,8 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	r.u.launch.name = fi->name;
 	r.u.launch.api = l.api;
 	r.u.launch.flags = captured ? TR_F_CAPTURED : 0;
-	r.u.launch.flags |= cap_fold_enter(fi->name, S.launches, args, argsize, captured);   /* issue 25 */
+	if (fi->comm || cap_fold_pending())   /* issue 25 */
+		r.u.launch.flags |= cap_fold_enter(fi->name, S.launches, args, argsize, captured);
 	r.u.launch.grid = l.grid;
 	r.u.launch.block = l.block;
 	r.u.launch.shmem = l.shmem;
@@ -658,25 +694,33 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	r.u.launch.py_state = py_state;
 	r.u.launch.nframes = nframes;
 	r.u.launch.frames = frames;
+	CAP_LAP(CP_L_FILL, t);
 	if (!captured)
 		cap_mm_sync(&S.w, &S.h2d);   /* what the CPU wrote into managed/mapped memory */
-	t1 = CAP_PROF_T0();
+	CAP_LAP(CP_L_MANAGED, t);
 	ev = tw_record(&S.w, &r);
-	CAP_PROF(CP_RECORD, t1, 0);
+	CAP_LAP(CP_RECORD, t);
 	S.last_seq = S.launches++;
 	ckpt_progress(S.launches, 0);
-	sb_reset(&S.last_name);
-	sb_adds(&S.last_name, fi->name);
+	if (S.last_fi != fi) {
+		sb_reset(&S.last_name);
+		sb_adds(&S.last_name, fi->name);
+		S.last_fi = fi;
+	}
 	if (ev >= 0 && cb->correlationData)
 		*cb->correlationData = S.last_seq + 1;
 out:
 	unlock();
 	cap_tm_free(tm);
 	cap_src_free(src);
-	free(args);
+	if (args != argbuf)
+		free(args);
 	free(attrs);
 	sb_release(&pystore);
-	CAP_PROF(CP_LAUNCH, t0, 0);
+	if (cap_prof_on) {
+		CAP_LAP(CP_L_TAIL, t);
+		cap_prof_put(CP_LAUNCH, t - start);
+	}
 }
 
 /* ---- graph nodes as records, for graphapi.c (lock held, recording on) ---- */
@@ -691,7 +735,7 @@ uint8_t *cap_kernel_args(void *f, void **kp, void **extra, uint32_t *size)
 	l.f = f;
 	l.kp = kp;
 	l.extra = extra;
-	args = build_args(fi, &l, size);
+	args = build_args(fi, &l, size, NULL, 0);
 	unlock();
 	return args;
 }
@@ -724,6 +768,7 @@ long cap_emit_node_launch(void *f, struct tr_dim3 grid, struct tr_dim3 block, ui
 	S.last_seq = S.launches++;
 	sb_reset(&S.last_name);
 	sb_adds(&S.last_name, fi->name);
+	S.last_fi = fi;
 	unlock();
 	return ev;
 }
@@ -1571,16 +1616,14 @@ static int on_free_enter(CUpti_CallbackId cbid, const void *p)
 /* A FUNC_ATTR is carried into later segments (checkpoint.c) unless it sets
  * the value the last carried one for that kernel and attribute set:
  * Triton sets the same attribute before every launch. */
-static int func_attr_changed(const char *name, CUfunction_attribute attr, int value)
+static int func_attr_changed(const struct fn_info *fi, CUfunction_attribute attr, int value)
 {
-	struct strbuf sb = STRBUF_INIT;
 	struct cap_map_ent *e;
 	uint64_t key;
 	int changed;
 
-	sb_addf(&sb, "%s %d", name, (int)attr);
-	key = tr_hash(sb.buf, sb.len);
-	sb_release(&sb);
+	/* the kernel's name hashed once, not formatted and hashed per call */
+	key = fi->name_hash ^ (((uint64_t)(uint32_t)attr + 1) * 0x9e3779b97f4a7c15ull);
 	key = key ? key : 1;
 	e = cap_map_get(&S.attr_last, key);
 	changed = !e || e->v1 != (uint64_t)(uint32_t)value;
@@ -1602,7 +1645,7 @@ static void rec_func_attr(CUfunction f, CUfunction_attribute attr, int value)
 		r.u.func_attr.attr = (uint32_t)attr;
 		r.u.func_attr.value = value;
 		start = S.w.offset;
-		if (tw_record(&S.w, &r) >= 0 && func_attr_changed(fi->name, attr, value))
+		if (tw_record(&S.w, &r) >= 0 && func_attr_changed(fi, attr, value))
 			ckpt_carry(&S.w, start, 1, 0, 0);
 	}
 	unlock();
@@ -1758,9 +1801,15 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain domain, CUpti_Ca
 		return;   /* after the fault or the end there is nothing to record */
 	t_busy = 1;
 	if (cap_prof_on) {
-		uint64_t t0 = cap_prof_now_ns();
+		const CUpti_CallbackData *cb = data;
+		uint64_t t0 = cap_prof_now_ns(), t1;
+		t_cb_ns = t0;
 		on_driver(cbid, data);
-		cap_prof_add(CP_CALLBACK, t0, 0);
+		t1 = cap_prof_add(CP_CALLBACK, t0, 0);
+		if (!is_launch(cbid))
+			cap_prof_put(CP_OTHER, t1 - t0);
+		else if (cb->callbackSite == CUPTI_API_EXIT)
+			cap_prof_put(CP_LAUNCH_EXIT, t1 - t0);
 	} else {
 		on_driver(cbid, data);
 	}
@@ -1906,14 +1955,26 @@ static int enable_callbacks(void)
 		CUPTI_CBID_RESOURCE_MODULE_LOADED,
 		CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING,
 	};
-	/* The whole driver domain: a sticky error must be seen whichever call
-	 * returns it first, and an unhandled id costs one switch. */
-	if (cuptiEnableDomain(1, S.sub, CUPTI_CB_DOMAIN_DRIVER_API) != CUPTI_SUCCESS)
-		return -1;
+	const char *all = getenv("GPUREDUCE_CAPTURE_ALL_CALLBACKS");
+	unsigned failed = 0;
+	int ret = 0;
+
+	/* Only the driver calls capture handles, and those a fault may
+	 * surface in (cbids.c); the whole domain when asked, or when CUPTI
+	 * took none of them one by one. */
+	if ((all && !strcmp(all, "1")) || cap_cbids_enable(S.sub, &failed) < 0) {
+		if (cuptiEnableDomain(1, S.sub, CUPTI_CB_DOMAIN_DRIVER_API) != CUPTI_SUCCESS)
+			ret = -1;
+	} else if (failed) {
+		pthread_mutex_lock(&g_lock);
+		note_locked("CUPTI refused %u of the driver callbacks capture subscribes to "
+			    "(APIs this driver does not have?)", failed);
+		unlock();
+	}
 	for (size_t i = 0; i < ARRAY_SIZE(res); i++)
 		if (cuptiEnableCallback(1, S.sub, CUPTI_CB_DOMAIN_RESOURCE, res[i]) != CUPTI_SUCCESS)
-			return -1;
-	return 0;
+			ret = -1;
+	return ret;
 }
 
 static void refuse(int allow, const char *what)

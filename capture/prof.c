@@ -20,11 +20,23 @@ static struct {
 } P[CP_NSLOTS];
 
 static const char *const slot_name[CP_NSLOTS] = {
-	[CP_CALLBACK] = "driver callbacks (enter+exit, all APIs)",
-	[CP_LAUNCH] = "launch callback",
+	[CP_CALLBACK] = "driver callbacks (enter+exit, subscribed APIs)",
+	[CP_LAUNCH] = "launch callback (enter)",
+	[CP_L_DISPATCH] = "  dispatch",
 	[CP_PYFRAMES] = "  python frames",
+	[CP_L_TENSORS] = "  tensor blocks (--tensors)",
+	[CP_L_SOURCE] = "  env/source check",
+	[CP_L_CAPTURING] = "  graph-capture check",
+	[CP_L_LOOKUP] = "  lock + kernel layout",
+	[CP_L_CKPT] = "  checkpoint check",
+	[CP_L_PRE] = "  test/tensor/source records",
 	[CP_ARGS] = "  parameter bytes",
+	[CP_L_FILL] = "  record fields + fold check",
+	[CP_L_MANAGED] = "  managed memory sync",
 	[CP_RECORD] = "  record write",
+	[CP_L_TAIL] = "  progress, unlock, frees",
+	[CP_LAUNCH_EXIT] = "launch callback (exit)",
+	[CP_OTHER] = "other callbacks (enter+exit)",
 	[CP_COPY] = "h2d copy callback",
 	[CP_HASH] = "  hash",
 	[CP_BLOB] = "  compress+write",
@@ -48,20 +60,39 @@ uint64_t cap_prof_add(enum cap_prof_slot slot, uint64_t t0, uint64_t bytes)
 	uint64_t now = cap_prof_now_ns();
 	__atomic_fetch_add(&P[slot].ns, now - t0, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&P[slot].n, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&P[slot].bytes, bytes, __ATOMIC_RELAXED);
+	if (bytes)
+		__atomic_fetch_add(&P[slot].bytes, bytes, __ATOMIC_RELAXED);
 	return now;
 }
 
-/* "gpureduce: capture profile: SLOT N calls S s: X us each[, Y ms per MiB]" */
+void cap_prof_put(enum cap_prof_slot slot, uint64_t ns)
+{
+	__atomic_fetch_add(&P[slot].ns, ns, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&P[slot].n, 1, __ATOMIC_RELAXED);
+}
+
+/* "gpureduce: capture profile: SLOT N calls S s: X us each[, Y ms per MiB]",
+ * and after the launch's parts, the sum of their seconds beside the whole
+ * (clock reads between parts fall in one part or the next, never outside) */
 void cap_prof_report(void)
 {
+	uint64_t parts = 0;
+
 	if (!cap_prof_on)
 		return;
 	for (int i = 0; i < CP_NSLOTS; i++) {
+		if (i > CP_LAUNCH_LAST && parts) {
+			uint64_t whole = __atomic_load_n(&P[CP_LAUNCH].ns, __ATOMIC_RELAXED);
+			fprintf(stderr, "gpureduce: capture profile:   (parts: %.3f s of %.3f s, %.1f%%)\n",
+				parts / 1e9, whole / 1e9, whole ? 100.0 * parts / whole : 0.0);
+			parts = 0;
+		}
 		uint64_t ns = __atomic_load_n(&P[i].ns, __ATOMIC_RELAXED);
 		uint64_t n = __atomic_load_n(&P[i].n, __ATOMIC_RELAXED);
 		uint64_t b = __atomic_load_n(&P[i].bytes, __ATOMIC_RELAXED);
 		char mib[64] = "";
+		if (i >= CP_LAUNCH_FIRST && i <= CP_LAUNCH_LAST)
+			parts += ns;
 		if (!n)
 			continue;
 		if (b)

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "capture.h"
 
@@ -28,11 +29,27 @@ static void test_note(struct trace_writer *w, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* GPUREDUCE_TEST_NAME, else PYTEST_CURRENT_TEST (NULL if neither is set
+ * and not empty): one pass over the environment at every launch, not two
+ * getenv(3) calls (issue 26). */
+static const char *test_name_env(void)
+{
+	static const char gr[] = "GPUREDUCE_TEST_NAME=", py[] = "PYTEST_CURRENT_TEST=";
+	const char *pytest = NULL;
+
+	for (char **e = environ; e && *e; e++) {
+		const char *s = *e;
+		if (s[0] == 'G' && !strncmp(s, gr, sizeof(gr) - 1) && s[sizeof(gr) - 1])
+			return s + sizeof(gr) - 1;
+		if (!pytest && s[0] == 'P' && !strncmp(s, py, sizeof(py) - 1))
+			pytest = s + sizeof(py) - 1;
+	}
+	return pytest;
+}
+
 void cap_test_note(struct trace_writer *w)
 {
-	const char *v = getenv("GPUREDUCE_TEST_NAME");
-	if (!v || !*v)
-		v = getenv("PYTEST_CURRENT_TEST");
+	const char *v = test_name_env();
 	if (!v || !*v || (have_test && !strncmp(last_test, v, sizeof(last_test) - 1)))
 		return;
 	snprintf(last_test, sizeof(last_test), "%s", v);

@@ -503,8 +503,11 @@ struct trace_writer {
 	char *wbuf;
 	size_t wlen, wcap;
 	int zstd_always;         /* 1: try zstd on every blob, no sample first */
+	/* tw_record's encoding buffer, kept between records (zero: none yet) */
+	char *enc;
+	size_t enc_alloc;
 };
-#define TRACE_WRITER_INIT { -1, NULL, 0, 0, 0, 0, 3, NULL, 0, 0, 0, NULL, NULL, 0, NULL, 0, 0, 0 }
+#define TRACE_WRITER_INIT { -1, NULL, 0, 0, 0, 0, 3, NULL, 0, 0, 0, NULL, NULL, 0, NULL, 0, 0, 0, NULL, 0 }
 
 /* Create/truncate path and write the header.  0 or -1 with err. */
 int tw_open(struct trace_writer *w, const char *path, struct strbuf *err);

@@ -137,6 +137,9 @@ int tw_close(struct trace_writer *w)
 	free(w->wbuf);
 	w->wbuf = NULL;
 	w->wlen = w->wcap = 0;
+	free(w->enc);
+	w->enc = NULL;
+	w->enc_alloc = 0;
 	return ret;
 }
 
@@ -532,15 +535,30 @@ int tr_encode(const struct tr_rec *r, struct strbuf *sb)
 	}
 }
 
+/* Records are encoded into w->enc, kept between records (a fresh strbuf
+ * grew five times for a launch with its Python frames); one over 64 KiB is
+ * not kept. */
 long tw_record(struct trace_writer *w, const struct tr_rec *r)
 {
 	struct strbuf sb = STRBUF_INIT;
 	long ev = -1;
 
+	if (w->enc_alloc) {
+		sb.buf = w->enc;
+		sb.alloc = w->enc_alloc;
+		sb.buf[0] = 0;
+		w->enc = NULL;
+		w->enc_alloc = 0;
+	}
 	if (r->type == TR_BLOB || tr_encode(r, &sb) < 0)
 		BUG("tw_record: cannot encode record type %u", r->type);
 	ev = write_framed(w, r->type, sb.buf, sb.len, NULL, 0);
-	sb_release(&sb);
+	if (sb.alloc && sb.alloc <= (64 << 10)) {
+		w->enc = sb.buf;
+		w->enc_alloc = sb.alloc;
+	} else {
+		sb_release(&sb);
+	}
 	return ev;
 }
 

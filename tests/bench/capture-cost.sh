@@ -12,9 +12,18 @@
 # After the launch and h2d lines, "breakdown:" lines split capture's time
 # inside the library (GPUREDUCE_CAPTURE_PROFILE=1, capture/prof.c); what
 # they do not cover is CUPTI's own dispatch and the exit callbacks.
+# "launches + N other driver calls" adds, before each launch, N calls
+# capture records nothing of (CKPT_PROG_NOISE; the H200's host-fed PyTorch
+# loop made about 14 driver calls a launch), run side by side in rounds:
+# capture as built, the same with every driver callback subscribed
+# (GPUREDUCE_CAPTURE_ALL_CALLBACKS=1, as before issue 26's cbids.c), and,
+# with COST_BASE_LIB=PATH, another build of libgpureduce-capture.so (the
+# tree before a change) on the same command.  These rows compare the loop
+# thread's CPU seconds (ckpt-prog's "loop cpu"), which other processes on a
+# loaded machine inflate far less than wall seconds.
 # Usage (after make): sh tests/bench/capture-cost.sh  [BUILD=build]
 # Env: COST_LIVE_MIB (256), COST_BATCH_MIB (3), COST_REPS (3: median of),
-# COST_SKIP_CKPT=1 (launches and h2d only).
+# COST_NOISE (14), COST_BASE_LIB, COST_SKIP_CKPT=1 (launches and h2d only).
 set -u
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$(pwd)/$BUILD ;; esac
@@ -65,6 +74,35 @@ u=$(GPUREDUCE_CAPTURE_LEGACY=1 CKPT_PROG_LAUNCHES=$K loop_s "$GPUREDUCE" capture
 echo "launches, before issue 26 ($((STEPS * (K + 2))) launches) | $p | $u | $(per "$u" "$p" $((STEPS * (K + 2))) 1000000) us per launch"
 echo "launches ($((STEPS * (K + 2))) launches) | $p | $c | $(per "$c" "$p" $((STEPS * (K + 2))) 1000000) us per launch"
 CKPT_PROG_LAUNCHES=$K breakdown "$GPUREDUCE" capture --no-checkpoint -o l.bin -- ./prog $CUBIN $STEPS
+# the same with NOISE other driver calls per launch, each way in turn per round
+NOISE=${COST_NOISE:-14}
+ways="plain built all${COST_BASE_LIB:+ base}"
+for i in $(seq "$REPS"); do
+	for w in $ways; do
+		case $w in
+		plain) CKPT_PROG_PLAIN=1 CKPT_PROG_NOISE=$NOISE CKPT_PROG_LAUNCHES=$K ./prog $CUBIN $STEPS ;;
+		built) CKPT_PROG_NOISE=$NOISE CKPT_PROG_LAUNCHES=$K "$GPUREDUCE" capture --no-checkpoint -o n.bin -- ./prog $CUBIN $STEPS ;;
+		all) GPUREDUCE_CAPTURE_ALL_CALLBACKS=1 CKPT_PROG_NOISE=$NOISE CKPT_PROG_LAUNCHES=$K \
+			"$GPUREDUCE" capture --no-checkpoint -o n.bin -- ./prog $CUBIN $STEPS ;;
+		base) GPUREDUCE_CAPTURE_LIB=$COST_BASE_LIB CKPT_PROG_NOISE=$NOISE CKPT_PROG_LAUNCHES=$K \
+			"$GPUREDUCE" capture --no-checkpoint -o n.bin -- ./prog $CUBIN $STEPS ;;
+		esac 2>&1 | sed -n "s/^ckpt-prog: loop cpu \([0-9.]*\) s\$/$w \1/p"
+	done
+done >noise.txt
+med() { awk -v w="$1" '$1 == w { print $2 }' noise.txt | sort -n | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : "?") }'; }
+p=$(med plain)
+nl=$((STEPS * (K + 2)))
+for w in $ways; do
+	[ $w = plain ] && continue
+	c=$(med $w)
+	case $w in
+	built) what="capture" ;;
+	all) what="capture, every driver callback (GPUREDUCE_CAPTURE_ALL_CALLBACKS=1)" ;;
+	base) what="capture, $COST_BASE_LIB" ;;
+	esac
+	echo "launches + $NOISE other driver calls each, $what ($nl launches; loop thread's CPU s) | $p | $c | $(per "$c" "$p" $nl 1000000) us per launch"
+done
+CKPT_PROG_NOISE=$NOISE CKPT_PROG_LAUNCHES=$K breakdown "$GPUREDUCE" capture --no-checkpoint -o n.bin -- ./prog $CUBIN $STEPS
 # h2d: 200 steps x BATCH bytes
 STEPS=200
 p=$(CKPT_PROG_PLAIN=1 CKPT_PROG_BATCH=$BATCH loop_s ./prog $CUBIN $STEPS)

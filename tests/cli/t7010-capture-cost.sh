@@ -5,9 +5,9 @@
 # Checked: records gathered in the writer's buffer reach the disk the same
 # as one write(2) each (same records), at the fault, and within the flush
 # interval when the program is killed from outside; GPUREDUCE_CAPTURE_PROFILE
-# reports one launch callback per launch; --flight-recorder=BUDGET keeps the
-# trace within its budget over a run that copies far more, still replays to
-# the fault, and its option errors.
+# reports one launch callback per launch, split into parts that add up to
+# it; --flight-recorder=BUDGET keeps the trace within its budget over a run
+# that copies far more, still replays to the fault, and its option errors.
 . tests/cli/test-lib.sh
 
 . tests/cli/capture-fakes.sh
@@ -53,8 +53,14 @@ n=$("$GPUREDUCE" show killed.bin 2>/dev/null | grep -c 'type: LAUNCH')
 # --- where capture's time goes ------------------------------------------------
 check_exit "GPUREDUCE_CAPTURE_PROFILE=1" 3 env GPUREDUCE_CAPTURE_PROFILE=1 CKPT_PROG_BATCH=2097152 \
 	"$GPUREDUCE" capture --no-checkpoint -o prof.bin -- ./prog $CUBIN 50
-check_grep "  ...one launch callback per launch" "capture profile: launch callback: 101 calls" "$TMP/.out"
+check_grep "  ...one launch callback per launch" "capture profile: launch callback (enter): 101 calls" "$TMP/.out"
 check_grep "  ...the record write among them" "capture profile:   record write: 101 calls" "$TMP/.out"
+check_grep "  ...the Python frames, the lock, the checkpoint check" "capture profile:   checkpoint check: 101 calls" "$TMP/.out"
+pct=$(sed -n 's/.*capture profile:   (parts: [0-9.]* s of [0-9.]* s, \([0-9.]*\)%)$/\1/p' "$TMP/.out")
+awk -v p="${pct:-0}" 'BEGIN { exit !(p >= 99 && p <= 101) }' && ok "  ...the launch's parts add up to the whole ($pct%)" ||
+	fail "  ...the launch's parts add up to the whole (${pct:-none}%)"
+check_grep "  ...its exit callback" "capture profile: launch callback (exit): 101 calls" "$TMP/.out"
+check_grep "  ...every other callback apart" "capture profile: other callbacks (enter+exit): [0-9]* calls" "$TMP/.out"
 check_grep "  ...copies in, per MiB" "capture profile: h2d copy callback: [0-9]* calls, .* ms per MiB" "$TMP/.out"
 check_grep "  ...their hashing" "capture profile:   hash: " "$TMP/.out"
 check_exit "no profile unless asked" 3 "$GPUREDUCE" capture --no-checkpoint -o prof.bin -- ./prog $CUBIN 50

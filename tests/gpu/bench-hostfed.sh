@@ -8,6 +8,10 @@
 #   blocking   CUDA_LAUNCH_BLOCKING=1 python3 hostfed.py
 #   capture    gpureduce capture -o T.bin -- python3 hostfed.py
 #   flight     gpureduce capture --flight-recorder=BENCH_HOSTFED_BUDGET (2G)
+#   allcb      (BENCH_HOSTFED_ALLCB=1 only) capture with every driver
+#              callback subscribed, as before capture/cbids.c
+#              (GPUREDUCE_CAPTURE_ALL_CALLBACKS=1): what subscribing only
+#              to the handled APIs saves, side by side
 # Round 1's blocking run trains BENCH_HOSTFED_SECONDS (8) and fixes the
 # step count S; every other run trains S steps.  Compared: the training
 # loop's own seconds (hostfed.py prints them; torch's start-up and the
@@ -23,7 +27,8 @@
 # 210 s at the defaults (BENCH_HOSTFED_DEADLINE, 300, caps it).
 # Env: BENCH_HOSTFED_SECONDS (8), BENCH_HOSTFED_ROUNDS (3),
 #      BENCH_HOSTFED_BUDGET (2G), BENCH_OUT ($BUILD/bench),
-#      BENCH_HOSTFED_DEADLINE (300), PYTHON (the interpreter with torch).
+#      BENCH_HOSTFED_DEADLINE (300; 400 with BENCH_HOSTFED_ALLCB=1),
+#      BENCH_HOSTFED_ALLCB (0), PYTHON (the interpreter with torch).
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -40,7 +45,8 @@ PY=${PYTHON:-python3}
 if [ -z "${PYTHON:-}" ] && ! python3 -c 'import torch' 2>/dev/null && [ -x /opt/torch/.venv/bin/python3 ]; then
 	PY=/opt/torch/.venv/bin/python3
 fi
-gr_deadline_set "${BENCH_HOSTFED_DEADLINE:-300}"
+ALLCB=${BENCH_HOSTFED_ALLCB:-0}
+gr_deadline_set "${BENCH_HOSTFED_DEADLINE:-$([ "$ALLCB" = 1 ] && echo 400 || echo 300)}"
 T0=$(now)
 if [ ! -x "$GR" ]; then
 	echo "bench-hostfed: $GR is missing: run make first"
@@ -58,7 +64,7 @@ loop_steps() { sed -n 's/^hostfed: trained \([0-9]*\) steps in .*/\1/p' "$1" | t
 med3() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
 	if (!NR) print "n/a"; else if (NR % 2) printf "%.3f\n", v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-declare -a B=() C=() F=()
+declare -a B=() C=() F=() A=()
 S=0
 OK=1
 echo "round|way|steps|loop s|wall s|exit|launches|trace bytes" >"$TAB"
@@ -74,6 +80,9 @@ one() {
 			"$GR" capture -o "$OUT/capture-$r.bin" -- "$PY" hostfed.py ;;
 	flight) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 GPUREDUCE_CAPTURE_PROFILE=1 $env_steps \
 			"$GR" capture --flight-recorder="$BUDGET" -o "$OUT/flight-$r.bin" -- "$PY" hostfed.py ;;
+	allcb) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 GPUREDUCE_CAPTURE_PROFILE=1 \
+			GPUREDUCE_CAPTURE_ALL_CALLBACKS=1 $env_steps \
+			"$GR" capture -o "$OUT/allcb-$r.bin" -- "$PY" hostfed.py ;;
 	esac
 	s=$(loop_secs "$logf")
 	steps=$(loop_steps "$logf")
@@ -87,13 +96,14 @@ one() {
 		return 1
 	fi
 	[ "$S" -eq 0 ] && S=$steps
-	case $way in blocking) B+=("$s") ;; capture) C+=("$s") ;; flight) F+=("$s") ;; esac
+	case $way in blocking) B+=("$s") ;; capture) C+=("$s") ;; flight) F+=("$s") ;; allcb) A+=("$s") ;; esac
 	log "hostfed: round $r $way: $steps steps in $s s (wall $STEP_SECS s)"
 }
 for ((r = 1; r <= ROUNDS; r++)); do
 	one blocking "$r"
 	one capture "$r"
 	one flight "$r"
+	[ "$ALLCB" = 1 ] && one allcb "$r"
 done
 mb=$(med3 "${B[@]}") mc=$(med3 "${C[@]}") mf=$(med3 "${F[@]}")
 rc=$(ratio "$mc" "$mb") rf=$(ratio "$mf" "$mb")
@@ -103,10 +113,16 @@ echo "== host-fed training loop (tests/gpu/hostfed.py: ResNet-18, 64x64, .cuda()
 print_table "$TAB"
 echo "hostfed: median loop seconds over ${#B[@]}/${#C[@]}/${#F[@]} rounds: blocking $mb s, capture $mc s (${rc}x, goal <= 1.05: $(goal "$rc")), capture --flight-recorder=$BUDGET $mf s (${rf}x: $(goal "$rf"))" |
 	tee "$OUT/summary.txt"
+if [ "$ALLCB" = 1 ]; then
+	ma=$(med3 "${A[@]}")
+	echo "hostfed: capture with every driver callback (GPUREDUCE_CAPTURE_ALL_CALLBACKS=1): $ma s ($(ratio "$ma" "$mb")x), against $mc s subscribing only to the handled APIs" |
+		tee -a "$OUT/summary.txt"
+fi
 last=$OUT/capture-$ROUNDS.log
 if [ -f "$last" ]; then
 	echo "capture's own time, round $ROUNDS (GPUREDUCE_CAPTURE_PROFILE=1):"
 	grep -a '^gpureduce: capture profile: ' "$last" | sed 's/^gpureduce: capture profile: /  /'
+	grep -a '^gpureduce: checkpoints: ' "$last" | sed 's/^/  capture: /'
 	grep -a '^gpureduce: checkpoints: ' "$OUT/flight-$ROUNDS.log" 2>/dev/null | sed 's/^/  flight recorder: /'
 fi
 if [ -s "$NOTES" ]; then
@@ -114,5 +130,6 @@ if [ -s "$NOTES" ]; then
 	cat "$NOTES"
 fi
 [ ${#B[@]} -eq "$ROUNDS" ] && [ ${#C[@]} -eq "$ROUNDS" ] && [ ${#F[@]} -eq "$ROUNDS" ] || OK=0
+[ "$ALLCB" != 1 ] || [ ${#A[@]} -eq "$ROUNDS" ] || OK=0
 if [ "$OK" = 1 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi
 [ "$OK" = 1 ]

@@ -8,7 +8,8 @@
  * CUPTI part: cuptiSubscribe_v2 stores the callback (fails with
  * MULTIPLE_SUBSCRIBERS and holder "Nsight Systems" when FAKE_CUPTI_BUSY=1);
  * fake_fire() lets capture-fakeprog deliver callbacks as CUPTI would, only
- * for what the library enabled.
+ * for what the library enabled (a whole domain, or callback by callback);
+ * fake_enabled() says what that is (t1010-capture-subscribed.sh).
  *
  * Driver part, a tiny fixed world:
  *   device memory   0xd00000000000 .. 0xd10000000000 (never a host address)
@@ -32,6 +33,7 @@ static CUpti_CallbackFunc fake_cb;
 static void *fake_ud;
 static int domain_on[8];
 static unsigned char res_on[64];
+static unsigned char drv_on[CUPTI_DRIVER_TRACE_CBID_SIZE];   /* cuptiEnableCallback, one by one */
 
 VIS CUptiResult CUPTIAPI cuptiSubscribe_v2(CUpti_SubscriberHandle *s, CUpti_CallbackFunc cb,
 					   void *ud, CUpti_SubscriberParams *p)
@@ -73,7 +75,21 @@ VIS CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t en, CUpti_SubscriberHandle
 {
 	if (d == CUPTI_CB_DOMAIN_RESOURCE && cbid < 64)
 		res_on[cbid] = (unsigned char)en;
+	else if (d == CUPTI_CB_DOMAIN_DRIVER_API && cbid < CUPTI_DRIVER_TRACE_CBID_SIZE)
+		drv_on[cbid] = (unsigned char)en;
+	else
+		return CUPTI_ERROR_INVALID_PARAMETER;
 	return CUPTI_SUCCESS;
+}
+
+/* 1 if the subscriber enabled this callback (its domain whole, or the id). */
+VIS int fake_enabled(CUpti_CallbackDomain d, CUpti_CallbackId cbid)
+{
+	if ((unsigned)d < 8 && domain_on[d])
+		return 1;
+	if (d == CUPTI_CB_DOMAIN_RESOURCE)
+		return cbid < 64 && res_on[cbid];
+	return d == CUPTI_CB_DOMAIN_DRIVER_API && cbid < CUPTI_DRIVER_TRACE_CBID_SIZE && drv_on[cbid];
 }
 
 VIS CUptiResult CUPTIAPI cuptiGetResultString(CUptiResult r, const char **str)
@@ -94,7 +110,7 @@ VIS int fake_fire(CUpti_CallbackDomain d, CUpti_CallbackId cbid, const void *dat
 {
 	if (!fake_cb)
 		return 0;
-	if (d == CUPTI_CB_DOMAIN_RESOURCE ? !(cbid < 64 && res_on[cbid]) : !domain_on[d])
+	if (!fake_enabled(d, cbid))
 		return 0;
 	fake_cb(fake_ud, d, cbid, data);
 	return 1;

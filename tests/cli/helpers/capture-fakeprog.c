@@ -19,6 +19,10 @@
  *                                kernel node updated, launched again; exit 0
  *   capture-fakeprog hostmem     managed and mapped host memory the "CPU"
  *                                changes between launches; exit 0
+ *   capture-fakeprog subscribed  the callbacks the library enabled, one
+ *                                "driver ID" or "resource ID" line each
+ *   capture-fakeprog syncfault   a launch, then a fault that cuCtxGetCurrent
+ *                                and then cuStreamSynchronize return; exit 1
  *   capture-fakeprog tests       five launches while PYTEST_CURRENT_TEST
  *                                goes unset, A, A, B, unset (as pytest sets
  *                                it around each test); exit 0
@@ -388,6 +392,32 @@ int main(int argc, char **argv)
 		API(cuGraphInstantiateWithFlags, &qi, CUDA_SUCCESS);
 		cuGraphLaunch_params ql = { ge, NULL };
 		API(cuGraphLaunch, &ql, (CUresult)700);
+		return 1;
+	}
+	if (!strcmp(what, "subscribed")) {
+		/* what the library enabled: "driver ID" / "resource ID" lines */
+		void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+		int (*on)(CUpti_CallbackDomain, CUpti_CallbackId);
+		*(void **)&on = cuda ? dlsym(cuda, "fake_enabled") : NULL;
+		if (!on)
+			return 2;
+		for (CUpti_CallbackId id = 0; id < CUPTI_DRIVER_TRACE_CBID_SIZE; id++)
+			if (on(CUPTI_CB_DOMAIN_DRIVER_API, id))
+				printf("driver %u\n", (unsigned)id);
+		for (CUpti_CallbackId id = 0; id < 64; id++)
+			if (on(CUPTI_CB_DOMAIN_RESOURCE, id))
+				printf("resource %u\n", (unsigned)id);
+		return 0;
+	}
+	if (!strcmp(what, "syncfault")) {
+		/* a launch, then a fault that surfaces first in a call capture
+		 * does not subscribe to (not delivered), then in a sync call */
+		CUcontext ctx = NULL;
+		launch_fill(0xd00000000000ull, 1, NULL, CUDA_SUCCESS);
+		cuCtxGetCurrent_params qg = { &ctx };
+		API(cuCtxGetCurrent, &qg, (CUresult)700);
+		cuStreamSynchronize_params qs = { NULL };
+		API(cuStreamSynchronize, &qs, (CUresult)700);
 		return 1;
 	}
 	if (!strcmp(what, "graphapi"))

@@ -30,8 +30,12 @@
  *   CKPT_PROG_TOUCH=1    each step adds one to all of it (every checkpoint
  *                        chunk changes; else only its first 4 KiB do)
  *   CKPT_PROG_LAUNCHES=K K more add_one launches per step (4 floats each)
+ *   CKPT_PROG_NOISE=M    M driver calls capture does not record before each
+ *                        launch (cuCtxGetCurrent, cuCtxGetDevice), as
+ *                        PyTorch makes about 14 a launch
  *   CKPT_PROG_PLAIN=1    no injection: the same run without capture
- * It then prints "ckpt-prog: loop S s" (the step loop's own seconds).
+ * It then prints "ckpt-prog: loop S s" (the step loop's own seconds) and
+ * "ckpt-prog: loop cpu C s" (the loop thread's CPU seconds).
  *
  * CKPT_PROG_PHANTOM=1 also reports a cuMemAlloc of 4096 bytes at an address
  * the double never handed out (callbacks only, no call): memory that
@@ -52,8 +56,22 @@
 #define PROG "ckpt-prog"
 #include "fakeprog.h"
 
+/* CKPT_PROG_NOISE: driver calls before each launch that capture does not
+ * record, as a framework makes them (context and device queries) */
+static long noise;
+
 static CUresult launch(CUfunction f, unsigned grid, void **kp)
 {
+	for (long i = 0; i < noise; i++) {
+		CUcontext ctx;
+		CUdevice dev;
+		cuCtxGetCurrent_params qc = { &ctx };
+		cuCtxGetDevice_params qd = { &dev };
+		if (i & 1)
+			CALL(cuCtxGetDevice, cuCtxGetDevice, &qd, &dev);
+		else
+			CALL(cuCtxGetCurrent, cuCtxGetCurrent, &qc, &ctx);
+	}
 	return launch_block(f, grid, 256, kp);
 }
 
@@ -95,11 +113,12 @@ int main(int argc, char **argv)
 	size_t batch = (size_t)strtoull(getenv("CKPT_PROG_BATCH") ? getenv("CKPT_PROG_BATCH") : "0", NULL, 10);
 	size_t live = (size_t)strtoull(getenv("CKPT_PROG_LIVE") ? getenv("CKPT_PROG_LIVE") : "0", NULL, 10);
 	long extra = getenv("CKPT_PROG_LAUNCHES") ? atol(getenv("CKPT_PROG_LAUNCHES")) : 0;
+	noise = getenv("CKPT_PROG_NOISE") ? atol(getenv("CKPT_PROG_NOISE")) : 0;
 	int touch = getenv("CKPT_PROG_TOUCH") != NULL;
 	CUdeviceptr XB = 0, L = 0;
 	float *hb = NULL;
 	int nlive = 0, nsmall = 4;
-	struct timespec t0, t1;
+	struct timespec t0, t1, c0, c1;
 
 	if (argc != 3 && argc != 4) {
 		fprintf(stderr, "usage: ckpt-prog KERNELS.CUBIN STEPS [STEP_USEC]\n");
@@ -165,6 +184,7 @@ int main(int argc, char **argv)
 		nlive = touch ? (int)(live / sizeof(float)) : 1024;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
 
 	for (long s = 0; s < steps; s++) {
 		void *kp1[] = { &W, &n };
@@ -201,9 +221,16 @@ int main(int argc, char **argv)
 		}
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (batch || live || extra || getenv("CKPT_PROG_PLAIN"))
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+	if (batch || live || extra || getenv("CKPT_PROG_PLAIN")) {
 		fprintf(stderr, "ckpt-prog: loop %.3f s\n",
 			(double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+		/* the loop thread's own CPU seconds: what a loaded machine's
+		 * other processes do not inflate (capture's callbacks run on
+		 * this thread; its flusher thread is not counted) */
+		fprintf(stderr, "ckpt-prog: loop cpu %.3f s\n",
+			(double)(c1.tv_sec - c0.tv_sec) + (double)(c1.tv_nsec - c0.tv_nsec) / 1e9);
+	}
 	free(hb);
 	{
 		void *kp[] = { &B, &W, &I, &n };
