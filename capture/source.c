@@ -128,7 +128,7 @@ static const char helper_src[] =
 	"            n = names[k] if isinstance(k, int) and k < len(names) else k\n"
 	"            if (isinstance(k, int) and k in cidx) or str(t) == 'constexpr': continue\n"
 	"            if n in names and names.index(n) in cidx: continue\n"
-	"            params.append(str(n)); types.append(str(t))\n"
+	"            params.append(str(n)); types.append(str(t).replace(' ', ''))\n"
 	"    else:\n"
 	"        params = [n for i, n in enumerate(names) if i not in cidx]\n"
 	"    md = getattr(kern, 'metadata', None)\n"
@@ -321,14 +321,9 @@ static void env_native(struct strbuf *o)
 	sb_addf(o, "glibc: %s\n", gnu_get_libc_version());
 	f = fopen("/proc/driver/nvidia/version", "r");
 	if (f) {
-		if (fgets(line, sizeof(line), f)) {
-			char *p = strstr(line, "Kernel Module");
-			char *s = p ? p + 13 : line;
-			while (*s == ' ' || *s == '\t')
-				s++;
-			s[strcspn(s, " \t\n")] = 0;
-			sb_addf(o, "nvidia_driver: %s\n", s);
-		}
+		char ver[64];
+		if (fgets(line, sizeof(line), f) && cap_driver_version(line, ver, sizeof(ver)) == 0)
+			sb_addf(o, "nvidia_driver: %s\n", ver);
 		fclose(f);
 	}
 	if (cuDriverGetVersion(&v) == CUDA_SUCCESS && v)
