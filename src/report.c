@@ -168,6 +168,7 @@ static void sec_env(struct rctx *c, struct strbuf *md)
 {
 	const struct tr_rec *dev = first_of(facts(c), TR_DEVICE);
 	struct strbuf v = STRBUF_INIT;
+	const char *drv;
 	static const char *pk[] = { "torch", "torch_cuda", "triton", "cupy", "numpy", "jax", "numba" };
 
 	sb_adds(md, "## Environment\n\n| | |\n|---|---|\n");
@@ -176,7 +177,10 @@ static void sec_env(struct rctx *c, struct strbuf *md)
 			dev->u.device.cc_minor, dev->u.device.sm_count);
 		row(md, "GPU", v.buf);
 		sb_reset(&v);
-		sb_addf(&v, "%s (supports CUDA %u.%u)", env_get(c, "nvidia_driver") ? env_get(c, "nvidia_driver") : "?",
+		drv = env_get(c, "nvidia_driver");
+		/* a version ("580.82.07"); a capture before the fix recorded a word
+		 * of the open module's line ("for") */
+		sb_addf(&v, "%s (supports CUDA %u.%u)", drv && isdigit((unsigned char)*drv) ? drv : "unknown",
 			dev->u.device.driver_version / 1000, dev->u.device.driver_version % 1000 / 10);
 		row(md, "NVIDIA driver", v.buf);
 		sb_reset(&v);

@@ -28,7 +28,7 @@ struct dbl_launch {
 				 * module, by name, as device code reads it (NULL if none) */
 };
 
-#define DBL_MAX_PARAMS 8
+#define DBL_MAX_PARAMS 12
 
 struct dbl_param { unsigned offset, size; };
 

@@ -289,6 +289,21 @@ static void k_tma_rows(const struct dbl_launch *L, const void *a)
 		out[i] = *(const float *)(dbl_tmap_base(map) + row * dbl_tmap_row_stride(map) + col * 4);
 }
 
+/* tdesc_rows: tma_rows as Triton compiles a kernel taking a host-side
+ * TensorDescriptor (issue 24): the map, then the tensor's shape (2 x i32)
+ * and strides (2 x i64) the launcher passes after it, the output, n, and
+ * Triton's two scratch pointers.  An unmangled name, as Triton's. */
+static void k_tdesc_rows(const struct dbl_launch *L, const void *a)
+{
+	const void *map = a;
+	float *out = ARG(float *, a, 152);
+	int n = ARG(int, a, 160);
+	long long i = dbl_tid_x(L);
+	uint64_t d0 = dbl_tmap_dim0(map), row = (uint64_t)i / d0, col = (uint64_t)i % d0;
+	if (i < n && row < dbl_tmap_dim1(map))
+		out[i] = *(const float *)(dbl_tmap_base(map) + row * dbl_tmap_row_stride(map) + col * 4);
+}
+
 /* chase(const float **table, float *out, int n): out[i] = *table[i] for
  * i < n -- a table of device pointers in device memory.  A replay that
  * did not relocate the stored pointers reads captured addresses. */
@@ -307,6 +322,9 @@ const struct dbl_kernel dbl_kernels[] = {
 	  3, { {0, 8}, {8, 8}, {16, 4} }, k_chase },
 	{ "_Z8tma_rows14CUtensorMap_stPfi", "tma_rows(CUtensorMap_st, float*, int)",
 	  3, { {0, 128}, {128, 8}, {136, 4} }, k_tma_rows },
+	{ "tdesc_rows", "tdesc_rows(CUtensorMap, i32, i32, i64, i64, float*, int, i8*, i8*)",
+	  9, { {0, 128}, {128, 4}, {132, 4}, {136, 8}, {144, 8}, {152, 8}, {160, 4}, {168, 8}, {176, 8} },
+	  k_tdesc_rows },
 	{ "_Z5scalePfPKfi", "scale(float*, const float*, int)",
 	  3, { {0, 8}, {8, 8}, {16, 4} }, k_scale },
 	{ "_Z13scale_nocheckPfPKfi", "scale_nocheck(float*, const float*, int)",
