@@ -104,6 +104,44 @@ static void one_map(long rec, uint32_t off, void *arg)
 			"descriptor's extent (a coordinate the kernel passed, or another access)", fmt_bytes(ext, b1));
 }
 
+/* A 128-byte parameter no TENSORMAP record explains: when its word 0 is
+ * the address of a buffer, read the map's fields where the H200 was
+ * measured to keep them (GPU-FACTS.md: stride/16 in word 1's upper half,
+ * dim-1 in word 4's two halves; an undocumented layout, so said as read,
+ * rank 2 assumed) and compare the rows it spans with the buffer. */
+static void unrecorded_map(struct tm_ctx *c, uint32_t p)
+{
+	const uint8_t *m = c->l->args + c->l->params[p].offset;
+	uint64_t w0, w1, w4, stride, d0, d1, span;
+	struct mm_alloc *a;
+	int dead = 0;
+	char b1[32], b2[32];
+
+	memcpy(&w0, m, 8);
+	memcpy(&w1, m + 8, 8);
+	memcpy(&w4, m + 32, 8);
+	a = memmap_lookup(c->mm, w0, &dead);
+	if (!a)
+		return;   /* not a map over a buffer of the trace */
+	stride = (w1 >> 32) * 16;
+	d0 = (w4 & 0xffffffffu) + 1;
+	d1 = (w4 >> 32) + 1;
+	span = (d1 - 1) * stride;
+	sb_adds(c->out, c->n++ ? "; " : ": ");
+	if (p < (uint32_t)c->ntypes)
+		sb_addf(c->out, "param %u `%s`", p, c->types[p]);
+	else
+		sb_addf(c->out, "param %u (128 bytes, a CUtensorMap by value)", p);
+	sb_addf(c->out, " is a TMA descriptor over buffer %zu (%s%s, base at offset %llu); no cuTensorMapEncode "
+		"was recorded for it; as its bytes read (the layout measured on the H200, rank 2): %llux%llu, "
+		"row stride %llu bytes", a->index, fmt_bytes(a->size, b1), dead ? ", FREED" : "",
+		(unsigned long long)(w0 - a->addr), (unsigned long long)d1, (unsigned long long)d0,
+		(unsigned long long)stride);
+	if (stride && w0 - a->addr + span > a->size)
+		sb_addf(c->out, ": its rows span at least %s from its base, past the buffer's end -- a wrong stride "
+			"or dim in the descriptor", fmt_bytes(span, b2));
+}
+
 int diagnose_tmap_explain(const char *output, const struct trace *red, struct strbuf *out)
 {
 	struct memmap mm = MEMMAP_INIT;
@@ -125,8 +163,22 @@ int diagnose_tmap_explain(const char *output, const struct trace *red, struct st
 	dm = params_demangle(l->name);
 	nt = params_types(dm, types, 64);
 	{
+		/* every 128-byte parameter: a map passed by value sits in one, at
+		 * whatever offset the function's layout gives it (Triton 3.6's
+		 * kv_scale_kernel: offset 48, so not a 64-byte-aligned scan) */
 		struct tm_ctx c = { red, l, &mm, types, nt, &body, 0 };
-		if (!tmap_scan_args(red, ev, l->args, l->argsize, one_map, &c))
+		for (uint32_t p = 0; p < l->nparams; p++) {
+			uint32_t off = l->params[p].offset;
+			long rec;
+			if (l->params[p].size != TR_TMAP_BYTES || off + TR_TMAP_BYTES > l->argsize)
+				continue;
+			rec = tmap_find(red, ev, l->args + off);
+			if (rec >= 0)
+				one_map(rec, off, &c);
+			else
+				unrecorded_map(&c, p);
+		}
+		if (!c.n)
 			goto out;
 	}
 	if (san_site(output ? output : "", &site))

@@ -37,6 +37,20 @@ check "report" $GPUREDUCE report --runs=0 --no-sanitizer --no-tar r
 check_grep "report.md: every parameter named, the descriptor whole" "Parameters:\*\* .x_desc. (CUtensorMap of tensordesc<fp32\[64,64\]>), .x_desc.shape\[0\]. (i32), .x_desc.shape\[1\]. (i32), .x_desc.strides\[0\]. (i64), .x_desc.strides\[1\]. (i64), .out_ptr. (\*fp32), .n. (i32), .global_scratch. (\*i8), .profile_scratch. (\*i8)$" r/report.md
 check_grep "report.md: a stray word is no driver version" "| NVIDIA driver | unknown (supports CUDA 13.0) |" r/report.md
 
+# diagnose: the sanitizer reports a TMA fault without an address; no
+# cuTensorMapEncode was recorded (the map is only in the launch's bytes)
+cat > warp-sanitizer <<'EOT'
+#!/bin/sh
+. "$SRCDIR/tests/cli/helpers/fake-sanitizer.sh"
+san_run "$@"
+printf '%s\n' "========= COMPUTE-SANITIZER" "========= Warp illegal address" \
+	"=========     at tdesc_rows+0x260 in k.py:5" "=========     by thread (0,0,0) in block (1,0,0)" "========= "
+EOT
+chmod +x warp-sanitizer
+check "diagnose: a TMA fault without an address" env GPUREDUCE_SANITIZER=$TMP/warp-sanitizer $GPUREDUCE diagnose r/repro.bin
+check_grep "  ...the error and the line" "Warp illegal address at tdesc_rows+0x260 in k.py:5" "$TMP/.out"
+check_grep "  ...the map read from its bytes: over which buffer, its rows and stride" "param 0 (128 bytes, a CUtensorMap by value) is a TMA descriptor over buffer [0-9]* (512.0 KiB, base at offset 0); no cuTensorMapEncode was recorded for it; as its bytes read (the layout measured on the H200, rank 2): 4096x64, row stride 2097152 bytes: its rows span at least 8190.0 MiB from its base, past the buffer's end" "$TMP/.out"
+
 # a count no rule explains: the names stay as the source gives them, with the note
 sed 's/params: x_desc out_ptr n global_scratch profile_scratch/params: x_desc out_ptr n global_scratch/; s/\*fp32 i32 \*i8 \*i8/*fp32 i32 *i8/' tdesc.txt >odd.txt
 check "mktrace (one scratch pointer fewer)" $MKTRACE o.bin < odd.txt
