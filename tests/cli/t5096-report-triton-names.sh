@@ -51,6 +51,9 @@ check "diagnose: a TMA fault without an address" env GPUREDUCE_SANITIZER=$TMP/wa
 check_grep "  ...the error and the line" "Warp illegal address at tdesc_rows+0x260 in k.py:5" "$TMP/.out"
 check_grep "  ...the map read from its bytes: over which buffer, its rows and stride" "param 0 (128 bytes, a CUtensorMap by value) is a TMA descriptor over buffer [0-9]* (512.0 KiB, base at offset 0); no cuTensorMapEncode was recorded for it; as its bytes read (the layout measured on the H200, rank 2): 4096x64, row stride 2097152 bytes: its rows span at least 8190.0 MiB from its base, past the buffer's end" "$TMP/.out"
 
+check "report with that sanitizer" env GPUREDUCE_SANITIZER=$TMP/warp-sanitizer $GPUREDUCE report --runs=1 --no-tar r
+check_grep "  ...in the kernel's terms: the descriptor by its source name" "In the kernel's terms: Warp illegal address at tdesc_rows+0x260 in k.py:5 .*: param 0 .x_desc. (128 bytes, a CUtensorMap by value) is a TMA descriptor over buffer" r/report.md
+
 # a count no rule explains: the names stay as the source gives them, with the note
 sed 's/params: x_desc out_ptr n global_scratch profile_scratch/params: x_desc out_ptr n global_scratch/; s/\*fp32 i32 \*i8 \*i8/*fp32 i32 *i8/' tdesc.txt >odd.txt
 check "mktrace (one scratch pointer fewer)" $MKTRACE o.bin < odd.txt
