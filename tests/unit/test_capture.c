@@ -138,4 +138,29 @@ UNIT_TEST(capture_driver_version_line)
 	CHECK_STR(v, "550.54.15");
 	CHECK(cap_driver_version("NVRM version: something else entirely 2024\n", v, sizeof(v)) == -1);
 	CHECK_STR(v, "");
+
+	/* no /proc entry: libcuda.so.1 links to libcuda.so.VERSION */
+	{
+		char dir[] = "/tmp/gpureduce-unit-drv-XXXXXX", file[128], link[128];
+		CHECK(mkdtemp(dir) != NULL);
+		snprintf(file, sizeof(file), "%s/libcuda.so.580.82.07", dir);
+		snprintf(link, sizeof(link), "%s/libcuda.so.1", dir);
+		FILE *f = fopen(file, "w");
+		CHECK(f != NULL);
+		if (f)
+			fclose(f);
+		CHECK(symlink("libcuda.so.580.82.07", link) == 0);
+		CHECK(cap_driver_version_lib(link, v, sizeof(v)) == 0);
+		CHECK_STR(v, "580.82.07");
+		unlink(link);
+		/* a plain libcuda.so.1 (the double): no version */
+		f = fopen(link, "w");
+		if (f)
+			fclose(f);
+		CHECK(cap_driver_version_lib(link, v, sizeof(v)) == -1);
+		CHECK(cap_driver_version_lib("/no/such/libcuda.so.1", v, sizeof(v)) == -1);
+		unlink(link);
+		unlink(file);
+		rmdir(dir);
+	}
 }
