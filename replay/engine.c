@@ -429,15 +429,19 @@ static int get_function(struct run *R, const struct tr_launch *l, size_t before,
 	ch->matched = 1;
 	if (n <= 1)
 		return function_in(R, name, s->blob, fn, err);
-	/* the first whose block and parameters (fnpick.c) are the launch's */
-	for (k = 0; k < n; k++) {
-		struct strbuf e = STRBUF_INIT;
-		int ok = function_in(R, name, cand[k]->blob, fn, &e) == 0 && fnpick_fits_block(&R->c->d, *fn, l) &&
-			 fnpick_params_match(&R->c->d, *fn, l);
-		sb_release(&e);
-		if (ok) {
-			ch->which = k;
-			return 0;
+	/* the first whose block and parameters (fnpick.c) are the launch's;
+	 * else, as before parameters were compared, the first that runs the block */
+	for (int pass = 0; pass < 2; pass++) {
+		for (k = 0; k < n; k++) {
+			struct strbuf e = STRBUF_INIT;
+			int ok = function_in(R, name, cand[k]->blob, fn, &e) == 0 &&
+				 fnpick_fits_block(&R->c->d, *fn, l) && (pass || fnpick_params_match(&R->c->d, *fn, l));
+			sb_release(&e);
+			if (ok) {
+				ch->which = k;
+				ch->matched = !pass;
+				return 0;
+			}
 		}
 	}
 	ch->matched = 0;

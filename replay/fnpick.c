@@ -42,7 +42,10 @@ static long param_layout(const struct drv *d, CUfunction fn, const struct tr_lau
 int fnpick_params_match(const struct drv *d, CUfunction fn, const struct tr_launch *l)
 {
 	uint64_t bytes;
-	long diff, n = param_layout(d, fn, l, &bytes, &diff);
+	long diff, n;
+	if (!l->nparams && l->argsize)
+		return 1;   /* capture could not say the launch's parameters */
+	n = param_layout(d, fn, l, &bytes, &diff);
 	return n < 0 || (n == (long)l->nparams && diff < 0);
 }
 
@@ -99,5 +102,5 @@ void fnpick_explain(const struct drv *d, CUfunction fn, const struct tr_launch *
 			(unsigned long long)threads, l->shmem);
 	if (ncand > 1)
 		sb_addf(out, "; candidate %zu of the %zu captured modules defining this name%s", which + 1, ncand,
-			matched ? "" : " (none has the launch's parameters and block: the newest taken)");
+			matched ? "" : " (none has both the launch's parameters and its block)");
 }

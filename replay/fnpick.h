@@ -19,8 +19,9 @@ struct strbuf;
 struct tr_launch;
 
 /* 1 when fn's parameters (cuFuncGetParamInfo: count, each offset and
- * size) are the launch's recorded ones, or when the driver cannot say
- * (no cuFuncGetParamInfo, or it fails on parameter 0); 0 otherwise. */
+ * size) are the launch's recorded ones, or when that cannot be said (no
+ * cuFuncGetParamInfo, or it fails on parameter 0; a launch recorded with
+ * argument bytes but no parameter list); 0 otherwise. */
 int fnpick_params_match(const struct drv *d, CUfunction fn, const struct tr_launch *l);
 
 /* 1 when fn can run l's block (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
@@ -32,7 +33,7 @@ int fnpick_fits_block(const struct drv *d, CUfunction fn, const struct tr_launch
  * its max threads per block vs the block, its shared memory (static +
  * the launch's dynamic) vs its dynamic limit; with ncand > 1, which
  * (0-based) of the candidate modules was used and whether it matched
- * (matched 0: none did, it is the fallback).  Appends "; the function
+ * (matched 0: none had both the parameters and the block).  Appends "; the function
  * agrees with the launch on ..." when nothing differs. */
 void fnpick_explain(const struct drv *d, CUfunction fn, const struct tr_launch *l, size_t which, size_t ncand,
 		    int matched, struct strbuf *out);

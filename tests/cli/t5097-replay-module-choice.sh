@@ -9,7 +9,8 @@
 # block.  When no candidate matches and the launch is refused with
 # CUDA_ERROR_INVALID_VALUE, the error says what differs: the parameter
 # count and bytes, the max threads per block against the block, which
-# module of how many.
+# module of how many.  A build that runs the block but has other
+# parameters is still taken when no build has both (as before).
 . tests/cli/test-lib.sh
 on_double nvcc no-sanitizer plain-path
 
@@ -32,12 +33,12 @@ check "the repro compiles against the double" cc -x c -w -I${CUDA:-/usr/local/cu
 	-L$DBL -Wl,-rpath,$DBL -lcuda
 check_exit "  ...and faults (it took the 4-parameter build)" 1 ./r/repro
 
-# no candidate has the launch's parameters, the newest cannot run its block
+# no candidate has the launch's parameters, none can run its block
 cat >none.txt <<'EOT'
 process 100 /tmp ./app
 device "gpureduce CPU double"
-elfmodule 1 pick_kernel pick_kernel$v2
-elfmodule 2 pick_kernel pick_kernel$v3
+elfmodule 1 pick_kernel pick_kernel$v3
+elfmodule 2 pick_kernel pick_kernel$v3 other
 alloc 0x7f0000100000 256
 launch pick_kernel 1 128 ptr:0x7f0000100000 i32:128 u64:0 u64:0
 fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
@@ -48,4 +49,9 @@ check_grep "  ...INVALID_VALUE" "launch failed: CUDA_ERROR_INVALID_VALUE" "$TMP/
 check_grep "  ...the parameters differ" "the function has 2 parameter(s), 12 bytes; the launch recorded 4, 32 bytes" "$TMP/.out"
 check_grep "  ...the block is too big for it" "it runs at most 64 threads per block, the launch's block has 128" "$TMP/.out"
 check_grep "  ...which module of how many" "candidate [12] of the 2 captured modules defining this name (none has" "$TMP/.out"
+
+# the launch's parameters nowhere, one build runs the block: taken (it reads only n)
+sed 's/pick_kernel\$v3 other/pick_kernel$v2/' none.txt >fits.txt
+check "mktrace (one build runs the block, with other parameters)" $MKTRACE fits.bin < fits.txt
+check_exit "replay takes it: runs clean" 0 $GPUREDUCE replay fits.bin
 finish
