@@ -31,8 +31,10 @@ void emit_fn_choice(struct strbuf *o, const struct tr_launch *l, const int *cand
 	for (uint32_t p = 0; p < l->nparams; p++)
 		sb_addf(o, " %u,", l->params[p].size);
 	sb_adds(o, l->nparams ? " };\n" : " 0 };\n");
-	sb_addf(o, "\t\tint i, mx = 0;\n"
+	sb_addf(o, "\t\tint i = %d, pass, mx = 0;\n"
 		"\t\t(void)poff;\n\t\t(void)psz;\n"
+		"\t\t/* pass 0: the block and the parameters; pass 1: the block only */\n"
+		"\t\tfor (pass = 0; pass < 2 && i == %d; pass++)\n"
 		"\t\tfor (i = 0; i < %d; i++) {\n"
 		"\t\t\tif (cuModuleGetFunction(&fn, mod[cand[i]], %s) != CUDA_SUCCESS)\n"
 		"\t\t\t\tcontinue;\n"
@@ -40,7 +42,7 @@ void emit_fn_choice(struct strbuf *o, const struct tr_launch *l, const int *cand
 		"mx < %llu)\n"
 		"\t\t\t\tcontinue;\n"
 		"#if CUDA_VERSION >= 12040\n"
-		"\t\t\t{\n"
+		"\t\t\tif (!pass) {\n"
 		"\t\t\t\tsize_t o, z;\n"
 		"\t\t\t\tunsigned p = 0;\n"
 		"\t\t\t\tif (cuFuncGetParamInfo(fn, 0, &o, &z) == CUDA_SUCCESS) {\n"
@@ -55,5 +57,5 @@ void emit_fn_choice(struct strbuf *o, const struct tr_launch *l, const int *cand
 		"\t\t\tbreak;\n"
 		"\t\t}\n"
 		"\t\tif (i == %d)\n\t\t\t",
-		ncand, cname, threads, l->nparams, l->nparams, l->nparams, ncand);
+		ncand, ncand, ncand, cname, threads, l->nparams, l->nparams, l->nparams, ncand);
 }
