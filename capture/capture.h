@@ -198,6 +198,15 @@ struct cap_src_reading *cap_src_read(const void *f, uint32_t py_state, const str
 void cap_src_write(struct trace_writer *w, struct cap_src_reading *rd);
 void cap_src_free(struct cap_src_reading *rd);
 
+/* ---- drvver.c ---- */
+
+/* The driver version ("580.82.07") in a /proc/driver/nvidia/version line,
+ * into out (n bytes): 0, or -1 (out "") when the line holds none. */
+int cap_driver_version(const char *line, char *out, size_t n);
+/* The same from the real file name of a libcuda path (libcuda.so.1 ->
+ * libcuda.so.580.82.07): 0, or -1 (out "") when it holds none. */
+int cap_driver_version_lib(const char *path, char *out, size_t n);
+
 /* ---- extsrc.c (torch.utils.cpp_extension sources) ---- */
 
 struct cap_ext_files {

@@ -109,7 +109,7 @@ static const char helper_src[] =
 	"            n = names[k] if isinstance(k, int) and k < len(names) else k\n"
 	"            if (isinstance(k, int) and k in cidx) or str(t) == 'constexpr': continue\n"
 	"            if n in names and names.index(n) in cidx: continue\n"
-	"            params.append(str(n)); types.append(str(t))\n"
+	"            params.append(str(n)); types.append(str(t).replace(' ', ''))\n"
 	"    else:\n"
 	"        params = [n for i, n in enumerate(names) if i not in cidx]\n"
 	"    md = getattr(kern, 'metadata', None)\n"
@@ -234,21 +234,22 @@ static void env_native(struct strbuf *o)
 	int (*rtver)(int *) = (int (*)(int *))loaded_sym("libcudart.so", "cudaRuntimeGetVersion");
 	int (*nvrtcver)(int *, int *) = (int (*)(int *, int *))loaded_sym("libnvrtc.so", "nvrtcVersion");
 	int v = 0, v2 = 0;
+	char ver[64] = "";
 
 	if (uname(&u) == 0)
 		sb_addf(o, "os: %s %s %s\n", u.sysname, u.release, u.machine);
 	sb_addf(o, "glibc: %s\n", gnu_get_libc_version());
 	f = fopen("/proc/driver/nvidia/version", "r");
 	if (f) {
-		if (fgets(line, sizeof(line), f)) {
-			char *p = strstr(line, "Kernel Module");
-			char *s = p ? p + 13 : line;
-			while (*s == ' ' || *s == '\t')
-				s++;
-			s[strcspn(s, " \t\n")] = 0;
-			sb_addf(o, "nvidia_driver: %s\n", s);
-		}
+		if (fgets(line, sizeof(line), f) && cap_driver_version(line, ver, sizeof(ver)) == 0)
+			sb_addf(o, "nvidia_driver: %s\n", ver);
 		fclose(f);
+	}
+	if (!ver[0]) {   /* no /proc entry: the loaded libcuda's file name */
+		struct lib_find lf = { "libcuda.so", "" };
+		dl_iterate_phdr(find_lib_cb, &lf);
+		if (lf.path[0] && cap_driver_version_lib(lf.path, ver, sizeof(ver)) == 0)
+			sb_addf(o, "nvidia_driver: %s\n", ver);
 	}
 	if (cuDriverGetVersion(&v) == CUDA_SUCCESS && v)
 		sb_addf(o, "cuda_driver: %d.%d\n", v / 1000, v % 1000 / 10);

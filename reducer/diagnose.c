@@ -282,8 +282,13 @@ int diagnose_explain(const char *output, const struct trace *red, struct strbuf 
 	struct rbuf *bufs = NULL;
 	size_t nb;
 
-	if (parse_report(output, &r) < 0)
-		return -1;
+	if (parse_report(output, &r) < 0 || (!r.have_addr && !strstr(r.what, "assert"))) {
+		/* no address (a TMA access reports none): the launch's maps */
+		if (diagnose_tmap_explain(output, red, out))
+			return 0;
+		if (!r.what[0])
+			return -1;
+	}
 	nb = read_buffers(output, &bufs);
 	sb_addf(out, "%s", r.what);
 	if (r.quote[0])

@@ -59,4 +59,11 @@ int diagnose_sites_all(const char *output, const struct trace *t, char *sites, s
 /* How many reports compute-sanitizer prints per run (default 1). */
 void diagnose_set_print_limit(int n);
 
+/* diagnose-tmap.c: when the faulting (last) launch of red holds recorded
+ * TMA tensor maps, append to out the sanitizer's error and site from
+ * output, and for each map its parameter, buffer, geometry and the bytes
+ * it spans against the buffer's size; returns 1, or 0 (nothing appended)
+ * when the launch holds no recorded map. */
+int diagnose_tmap_explain(const char *output, const struct trace *red, struct strbuf *out);
+
 #endif

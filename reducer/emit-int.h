@@ -48,4 +48,10 @@ size_t emit_tmap_count(const struct trace *t, size_t ev, const struct tr_launch 
 size_t emit_stored_ptrs(struct strbuf *o, const struct memmap *mm, int id, uint64_t off, uint64_t dst,
 			const uint8_t *data, size_t len);
 
+/* emit-fnpick.c: the block that picks fn among the modules cand[0..ncand)
+ * (newest first) defining launch l's kernel, as replay does; it ends with
+ * "if (i == ncand)" and an indent, for the caller's fallback statement.
+ * cname: the kernel's name as a C string literal. */
+void emit_fn_choice(struct strbuf *o, const struct tr_launch *l, const int *cand, int ncand, const char *cname);
+
 #endif

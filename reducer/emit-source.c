@@ -17,6 +17,7 @@
 #include "../common/util.h"
 #include "../trace/trace.h"
 #include "emit-source.h"
+#include "tritonsig.h"
 #include "params.h"
 
 enum { BLOCK_LINES = 120, MAX_FILE = 4 << 20 };
@@ -296,7 +297,11 @@ struct emit_src *emit_source_find(const struct trace *orig, const struct tr_laun
 		if (atoi(line) > 0)
 			s->first_line = (uint32_t)atoi(line);
 		s->nparams = split_words(pl, &s->params);
-		s->ntypes = split_words(tl, &s->types);
+		s->ntypes = tsig_split_types(tl, &s->types);
+		/* a tensor descriptor argument is several kernel parameters */
+		if (s->ntypes == s->nparams && s->nparams != l->nparams &&
+		    tsig_expand(&s->params, &s->types, &s->nparams, l->nparams, l->params))
+			s->ntypes = s->nparams;
 		free(pl);
 		free(tl);
 		free(line);

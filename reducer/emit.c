@@ -475,21 +475,15 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 			for (int k = nmod - 1; k >= 0; k--)
 				ncand += module_has(t, mod_hash[k], l->name);
 			if (ncand > 1) {
-				/* as replay chooses (replay/engine.c get_function): a JIT
-				 * compiled this kernel once per configuration; the newest
-				 * module whose build can run this block */
-				unsigned long long threads = (unsigned long long)l->block.x * l->block.y * l->block.z;
-				sb_addf(&body, "\t/* %d of the captured modules define this kernel (a JIT compiled it once per\n"
-					"\t * configuration): the newest whose build runs blocks of %llu threads */\n"
-					"\t{\n\t\tstatic const int cand[] = {", ncand, threads);
-				for (int k = nmod - 1; k >= 0; k--)
+				/* as replay chooses (emit-fnpick.c) */
+				int cand[64], nc = 0;
+				struct strbuf cn = STRBUF_INIT;
+				for (int k = nmod - 1; k >= 0 && nc < 64; k--)
 					if (module_has(t, mod_hash[k], l->name))
-						sb_addf(&body, " %d,", k);
-				sb_addf(&body, " };\n\t\tint i, mx = 0;\n\t\tfor (i = 0; i < %d; i++)\n"
-					"\t\t\tif (cuModuleGetFunction(&fn, mod[cand[i]], ", ncand);
-				c_string(&body, l->name);
-				sb_addf(&body, ") == CUDA_SUCCESS &&\n\t\t\t    (cuFuncGetAttribute(&mx, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn) != "
-					"CUDA_SUCCESS || mx >= %llu))\n\t\t\t\tbreak;\n\t\tif (i == %d)\n\t\t\t", threads, ncand);
+						cand[nc++] = k;
+				c_string(&cn, l->name);
+				emit_fn_choice(&body, l, cand, nc, cn.buf);
+				sb_release(&cn);
 			} else {
 				sb_adds(&body, "\t");
 			}

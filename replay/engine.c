@@ -28,6 +28,7 @@
 #include "devsel.h"
 #include "../addr/tensormap.h"
 #include "drv.h"
+#include "fnpick.h"
 #include "replay.h"
 #include "backmap.h"
 #include "launchattr.h"
@@ -364,17 +365,6 @@ static int function_in(struct run *R, const char *name, uint64_t blob, CUfunctio
 	return 0;
 }
 
-/* 1 when fn can run blocks of `threads` threads (its maxntid/registers
- * allow it), or when the driver cannot say. */
-static int fits_block(struct run *R, CUfunction fn, uint64_t threads)
-{
-	int max = 0;
-	if (!R->c->d.FuncGetAttribute ||
-	    R->c->d.FuncGetAttribute(&max, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn) != CUDA_SUCCESS || max <= 0)
-		return 1;
-	return threads <= (uint64_t)max;
-}
-
 /* 1 when a should be tried before b for a launch at record `before`. */
 static int sym_later_pick(const struct sym_entry *a, const struct sym_entry *b, size_t before)
 {
@@ -385,22 +375,31 @@ static int sym_later_pick(const struct sym_entry *a, const struct sym_entry *b, 
 }
 
 /*
- * The function a launch of `name` (blocks of `threads`) at record `before`
- * ran.  Several captured modules can define the same name: a JIT compiles
- * one kernel once per configuration (Triton's autotuner, torch.compile's
- * Inductor: the same name with another num_warps), and which one a launch
- * used is not in the trace.  The latest module loaded before the launch
- * that can run the launch's block is taken (then the earliest loaded after
- * it); a module compiled for fewer threads than the block would make the
- * launch fail with CUDA_ERROR_INVALID_VALUE.  With one candidate it is
- * taken as it is.
+ * The function launch l at record `before` ran.  Several captured modules
+ * can define the same name: a JIT compiles one kernel once per
+ * configuration (Triton's autotuner, torch.compile's Inductor: the same
+ * name with another num_warps, or another build with other parameters),
+ * and which one a launch used is not in the trace.  The latest module
+ * loaded before the launch whose function can run the launch's block and
+ * has the launch's parameter layout (fnpick.c) is taken (then the
+ * earliest loaded after it); a wrong one makes the launch fail with
+ * CUDA_ERROR_INVALID_VALUE.  With one candidate it is taken as it is.
+ * ch: which candidate of how many, and whether it matched (for the error
+ * of a refused launch).
  */
-static int get_function(struct run *R, const char *name, size_t before, uint64_t threads, CUfunction *fn,
-			struct strbuf *err)
+struct fn_choice {
+	size_t which, ncand;
+	int matched;
+};
+
+static int get_function(struct run *R, const struct tr_launch *l, size_t before, CUfunction *fn,
+			struct fn_choice *ch, struct strbuf *err)
 {
+	const char *name = l->name;
 	const struct sym_entry *s = find_symbol(R, name, before), *cand[64];
 	size_t lo = 0, hi = R->nsyms, n = 0, k;
 
+	memset(ch, 0, sizeof(*ch));
 	if (!s) {
 		size_t nmod = 0;
 		for (size_t i = 0; i < R->t->nrec; i++)
@@ -428,15 +427,29 @@ static int get_function(struct run *R, const char *name, size_t before, uint64_t
 			cand[j] = cand[j - 1];
 			cand[j - 1] = x;
 		}
+	ch->ncand = n;
+	ch->matched = 1;
 	if (n <= 1)
 		return function_in(R, name, s->blob, fn, err);
-	for (k = 0; k < n; k++) {
-		struct strbuf e = STRBUF_INIT;
-		int ok = function_in(R, name, cand[k]->blob, fn, &e) == 0 && fits_block(R, *fn, threads);
-		sb_release(&e);
-		if (ok)
-			return 0;
+	/* the first whose block and parameters (fnpick.c) are the launch's;
+	 * else, as before parameters were compared, the first that runs the block */
+	for (int pass = 0; pass < 2; pass++) {
+		for (k = 0; k < n; k++) {
+			struct strbuf e = STRBUF_INIT;
+			int ok = function_in(R, name, cand[k]->blob, fn, &e) == 0 &&
+				 fnpick_fits_block(&R->c->d, *fn, l) && (pass || fnpick_params_match(&R->c->d, *fn, l));
+			sb_release(&e);
+			if (ok) {
+				ch->which = k;
+				ch->matched = !pass;
+				return 0;
+			}
+		}
 	}
+	ch->matched = 0;
+	for (k = 0; k < n && cand[k] != s; k++)
+		;
+	ch->which = k;
 	return function_in(R, name, s->blob, fn, err);   /* none fits: the launch says why */
 }
 
@@ -874,6 +887,7 @@ static int do_launch(struct run *R, size_t ev, const struct tr_launch *l)
 	struct replay_ctx *c = R->c;
 	struct strbuf err = STRBUF_INIT;
 	CUfunction fn;
+	struct fn_choice ch;
 	uint8_t *args = NULL;
 	void **kp = NULL;
 	CUresult r;
@@ -884,7 +898,7 @@ static int do_launch(struct run *R, size_t ev, const struct tr_launch *l)
 	 * after it carry what it wrote on this rank. */
 	if (l->flags & TR_F_FOLDED)
 		goto out;
-	if (get_function(R, l->name, ev, (uint64_t)l->block.x * l->block.y * l->block.z, &fn, &err) < 0) {
+	if (get_function(R, l, ev, &fn, &ch, &err) < 0) {
 		ret = set_error(R, ev, "event %zu (launch #%llu): %s", ev, (unsigned long long)l->seq, err.buf);
 		goto out;
 	}
@@ -938,9 +952,13 @@ static int do_launch(struct run *R, size_t ev, const struct tr_launch *l)
 	if (r != CUDA_SUCCESS) {
 		if (drv_is_sticky(r))
 			ret = set_fault(R, ev, r, l->name, (long long)l->seq);
-		else
-			ret = set_error(R, ev, "event %zu (launch #%llu of %s): launch failed: %s", ev,
-					(unsigned long long)l->seq, l->name, drv_error_name(&c->d, r));
+		else {
+			sb_reset(&err);
+			if (r == CUDA_ERROR_INVALID_VALUE)   /* what differs (fnpick.c) */
+				fnpick_explain(&c->d, fn, l, ch.which, ch.ncand, ch.matched, &err);
+			ret = set_error(R, ev, "event %zu (launch #%llu of %s): launch failed: %s%s", ev,
+					(unsigned long long)l->seq, l->name, drv_error_name(&c->d, r), err.buf);
+		}
 	}
 out:
 	free(kp);

@@ -168,6 +168,7 @@ static void sec_env(struct rctx *c, struct strbuf *md)
 {
 	const struct tr_rec *dev = first_of(facts(c), TR_DEVICE);
 	struct strbuf v = STRBUF_INIT;
+	const char *drv;
 	static const char *pk[] = { "torch", "torch_cuda", "triton", "cupy", "numpy", "jax", "numba" };
 
 	sb_adds(md, "## Environment\n\n| | |\n|---|---|\n");
@@ -176,7 +177,10 @@ static void sec_env(struct rctx *c, struct strbuf *md)
 			dev->u.device.cc_minor, dev->u.device.sm_count);
 		row(md, "GPU", v.buf);
 		sb_reset(&v);
-		sb_addf(&v, "%s (supports CUDA %u.%u)", env_get(c, "nvidia_driver") ? env_get(c, "nvidia_driver") : "?",
+		drv = env_get(c, "nvidia_driver");
+		/* a version ("580.82.07"); a capture before the fix recorded a word
+		 * of the open module's line ("for") */
+		sb_addf(&v, "%s (supports CUDA %u.%u)", drv && isdigit((unsigned char)*drv) ? drv : "unknown",
 			dev->u.device.driver_version / 1000, dev->u.device.driver_version % 1000 / 10);
 		row(md, "NVIDIA driver", v.buf);
 		sb_reset(&v);
@@ -207,6 +211,32 @@ static void sec_env(struct rctx *c, struct strbuf *md)
 	sb_release(&v);
 }
 
+/* text with "param N" followed by the source's name for it ("param 0
+ * `kv_desc`") where the source names parameters and the text does not
+ * already give a name or type in backquotes; into out. */
+static void name_params(const struct rctx *c, const char *text, struct strbuf *out)
+{
+	const char *p = text;
+	while (*p) {
+		const char *q = strstr(p, "param ");
+		char *e;
+		unsigned long n;
+		if (!q) {
+			sb_adds(out, p);
+			break;
+		}
+		sb_add(out, p, (size_t)(q - p) + 6);
+		p = q + 6;
+		if (!isdigit((unsigned char)*p))
+			continue;
+		n = strtoul(p, &e, 10);
+		sb_add(out, p, (size_t)(e - p));
+		p = e;
+		if (c->src && n < c->src->nparams && !isdigit((unsigned char)*p) && strncmp(p, " `", 2))
+			sb_addf(out, " `%s`", c->src->params[n]);
+	}
+}
+
 static void sec_fault(struct rctx *c, struct strbuf *md)
 {
 	const struct tr_rec *se = first_of(facts(c), TR_STDERR);
@@ -231,8 +261,11 @@ static void sec_fault(struct rctx *c, struct strbuf *md)
 		}
 	}
 	if (diag && *diag) {
+		struct strbuf named = STRBUF_INIT;
+		name_params(c, diag, &named);
 		sb_adds(md, "- **Diagnosis (in terms of the kernel's parameters):**\n\n");
-		fence(md, "", diag, 40);
+		fence(md, "", named.buf, 40);
+		sb_release(&named);
 	}
 	if (se && *se->u.stderr_tail.text) {
 		/* the assert's own words, and the framework's error */
@@ -417,8 +450,12 @@ static void sec_sanitizer(struct rctx *c, struct strbuf *md)
 		return;
 	}
 	sb_addf(md, "`%s` (one launch: seconds, not hours on the job):\n\n", c->san_cmd.buf);
-	if (c->have_red && diagnose_explain(c->san.buf, &c->red, &ex) == 0)
-		sb_addf(md, "In the kernel's terms: %s\n\n", ex.buf);
+	if (c->have_red && diagnose_explain(c->san.buf, &c->red, &ex) == 0) {
+		struct strbuf named = STRBUF_INIT;
+		name_params(c, ex.buf, &named);
+		sb_addf(md, "In the kernel's terms: %s\n\n", named.buf);
+		sb_release(&named);
+	}
 	fence(md, "", c->san.len ? c->san.buf : "(no output)", 60);
 	sb_release(&ex);
 }

@@ -17,7 +17,8 @@
  *   - programs that dlopen libnvrtc and dlsym the functions (cuda-python,
  *     ctypes): dlsym is defined here too, and for those two names returns
  *     the wrappers, remembering the real functions; every other lookup
- *     goes to the real dlsym, found once with dlvsym.
+ *     goes to the real dlsym, found once with dlvsym, by a tail call so
+ *     that dlsym(RTLD_NEXT) stays relative to its caller (see dlsym).
  * nvrtcCreateProgram keeps (program handle -> source, name);
  * nvrtcCompileProgram appends one entry (source, name, options) to the log
  * with a single O_APPEND write, and calls the real function.  After the
@@ -159,14 +160,12 @@ API int nvrtcCompileProgram(void *prog, int nopt, const char *const *opts)
 	return real_compile(prog, nopt, opts);
 }
 
-API void *dlsym(void *handle, const char *symbol)
+/* dlsym for the two NVRTC names, on a handle other than RTLD_NEXT: the
+ * wrapper in place of the real function, which is remembered. */
+static void *nvrtc_lookup(dlsym_fn d, void *handle, const char *symbol)
 {
-	dlsym_fn d = get_real_dlsym();
-	void *p;
-	if (!d)
-		return NULL;
-	p = d(handle, symbol);
-	if (!p || handle == RTLD_NEXT)
+	void *p = d(handle, symbol);
+	if (!p)
 		return p;
 	if (!strcmp(symbol, "nvrtcCreateProgram") && p != (void *)nvrtcCreateProgram) {
 		real_create = (create_fn)p;
@@ -177,4 +176,40 @@ API void *dlsym(void *handle, const char *symbol)
 		return (void *)nvrtcCompileProgram;
 	}
 	return p;
+}
+
+/*
+ * Every other lookup must reach the real dlsym as if called by our caller:
+ * dlsym(RTLD_NEXT, name) searches the objects after the one its return
+ * address lies in.  Called from here, it searched after this library, and
+ * an ASan-built program (whose runtime finds the real malloc, pthread_*
+ * etc. with dlsym(RTLD_NEXT) at start-up) got its own interceptors back
+ * and spun at start-up.  So that path is a tail call (a jump: the real
+ * dlsym sees our caller's return address), forced by optimizing this one
+ * function for sibling calls whatever the build's -O level; t1025 checks
+ * an ASan program under the shim.
+ */
+API __attribute__((optimize("O2", "optimize-sibling-calls"))) void *dlsym(void *handle, const char *symbol)
+{
+	dlsym_fn d = real_dlsym ? real_dlsym : get_real_dlsym();
+	if (!d)
+		return NULL;
+	if (handle != RTLD_NEXT && symbol[0] == 'n' &&
+	    (!strcmp(symbol, "nvrtcCreateProgram") || !strcmp(symbol, "nvrtcCompileProgram")))
+		return nvrtc_lookup(d, handle, symbol);
+	return d(handle, symbol);   /* tail call */
+}
+
+/*
+ * An ASan-built program checks at start-up that its runtime comes first
+ * among the loaded objects and aborts ("ASan runtime does not come first
+ * in initial library list") when a preload, this library, comes before
+ * it.  ASan takes its default options from __asan_default_options, a weak
+ * function the dynamic linker binds to the first definition: the
+ * program's own when it has one (the executable is searched before
+ * preloads), else this one.  ASAN_OPTIONS still overrides it.
+ */
+API const char *__asan_default_options(void)
+{
+	return "verify_asan_link_order=0";
 }

@@ -7,7 +7,8 @@
 # capture writes one SOURCE record (origin 3) per distinct program, with
 # its name and options, and removes the log.  Runs against a fake libnvrtc
 # (it only counts calls: the real functions must still be called) and the
-# fake CUPTI/driver of t1003.  GPUREDUCE_NO_NVRTC=1: none.
+# fake CUPTI/driver of t1003.  An ASan-built program runs under the shim.
+# GPUREDUCE_NO_NVRTC=1: none.
 . tests/cli/test-lib.sh
 unset GPUREDUCE_NO_NVRTC   # this test is about the shim
 
@@ -82,6 +83,23 @@ EOS
 	check "show" sh -c "'$GPUREDUCE' show p.bin >p.yaml"
 	check_grep "  ...the program seen through dlsym" "py_kernel(int \*x)" p.yaml
 	check_grep "  ...with its options" "options: -arch=sm_90" p.yaml
+fi
+# an ASan-built program under the shim: its runtime finds the real malloc,
+# pthread_* ... with dlsym(RTLD_NEXT) at start-up (the shim's dlsym must not
+# make those relative to itself: it spun there), and checks that it comes
+# first among the loaded objects (the shim's __asan_default_options turns
+# that check off; no ASAN_OPTIONS here)
+if $CC -fsanitize=address -o asan-probe -x c - <<'EOS' 2>/dev/null
+int main(void) { return 0; }
+EOS
+then
+	check "build the NVRTC program with ASan" $CC -fsanitize=address -o linked-asan linked.c -Lnv -lnvrtc -ldl -Wl,-rpath,$TMP/nv
+	check "capture it (no ASAN_OPTIONS), within 60 s" env -u ASAN_OPTIONS timeout 60 "$GPUREDUCE" capture -o asan.bin -- ./linked-asan "$TMP/drive.so"
+	check_grep "  ...it ran, the real NVRTC too" "counts 202" "$TMP/.out"
+	check "show" sh -c "'$GPUREDUCE' show asan.bin >asan.yaml"
+	check_grep "  ...its program recorded" "path: oob.cu" asan.yaml
+else
+	ok "no ASan in this compiler: the ASan program is not tried"
 fi
 check "GPUREDUCE_NO_NVRTC=1" env GPUREDUCE_NO_NVRTC=1 "$GPUREDUCE" capture -o off.bin -- ./linked "$TMP/drive.so"
 check "show" sh -c "'$GPUREDUCE' show off.bin >off.yaml"

@@ -27,16 +27,12 @@ MKTRACE=$BUILD/mktrace
 YAMLFLAT=$BUILD/yamlflat
 # Sanitizer reports (make SAN=1 test) exit 86, so check_fail can tell them,
 # and deaths by signal, from a clean error exit.
-# verify_asan_link_order=0: capture preloads its NVRTC shim (LD_PRELOAD) into
-# programs that, in a SAN build, link ASan themselves.
-ASAN_OPTIONS=${ASAN_OPTIONS:-exitcode=86:verify_asan_link_order=0}
+# (capture preloads its NVRTC shim into programs that, in a SAN build, link
+# ASan themselves: the shim's __asan_default_options turns ASan's link-order
+# check off, t1025)
+ASAN_OPTIONS=${ASAN_OPTIONS:-exitcode=86}
 UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:exitcode=86:print_stacktrace=1}
 export BUILD GPUREDUCE MKTRACE YAMLFLAT SRCDIR ASAN_OPTIONS UBSAN_OPTIONS
-# In a SAN build the programs capture runs (mktrace, the fakes) link ASan
-# themselves, and ASan under capture's LD_PRELOAD of the NVRTC shim (which
-# wraps dlsym) spins at start-up: no shim there, except in the test of the
-# shim itself (t1025 unsets this).
-case $BUILD in *san*) GPUREDUCE_NO_NVRTC=${GPUREDUCE_NO_NVRTC:-1}; export GPUREDUCE_NO_NVRTC ;; esac
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpureduce-test.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 trap 'exit 130' INT TERM

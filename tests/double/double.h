@@ -28,7 +28,7 @@ struct dbl_launch {
 				 * module, by name, as device code reads it (NULL if none) */
 };
 
-#define DBL_MAX_PARAMS 8
+#define DBL_MAX_PARAMS 12
 
 struct dbl_param { unsigned offset, size; };
 
@@ -38,6 +38,12 @@ struct dbl_kernel {
 	unsigned nparams;
 	struct dbl_param params[DBL_MAX_PARAMS];
 	void (*fn)(const struct dbl_launch *L, const void *args);
+	/* a variant of a name another entry has too (a JIT's second build of
+	 * one kernel): the symbol an image defines beside the name to hold
+	 * this variant (NULL: the name itself), and its max threads per block
+	 * (0: 1024) */
+	const char *image_sym;
+	int max_threads;
 };
 
 extern const struct dbl_kernel dbl_kernels[];

@@ -28,6 +28,8 @@ KERNEL(img_gated_write, "_Z11gated_writePVKiPfi")
 KERNEL(img_limit_write, "_Z11limit_writePf")
 KERNEL(img_nccl_allreduce, "_Z39ncclDevKernel_AllReduce_Sum_i64_RING_LL17ncclDevKernelArgs")
 KERNEL(img_tma_rows, "_Z8tma_rows14CUtensorMap_stPfi")
+KERNEL(img_tdesc_rows, "tdesc_rows")
+KERNEL(img_pick, "pick_kernel")
 KERNEL(img_chase, "_Z5chasePPKfPfi")
 KERNEL(img_unknown, "_Z7unknownPf")
 

@@ -1807,9 +1807,10 @@ static int add_symbol(void *ctx, const struct dbl_image_sym *sym)
 	struct CUmod_st *m = ctx;
 	struct region *reg;
 	if (sym->is_func) {
-		int k = kernel_index(sym->name);
-		if (k >= 0)
-			m->has[k] = 1;
+		for (size_t k = 0; k < dbl_nkernels; k++)
+			if (!strcmp(dbl_kernels[k].image_sym ? dbl_kernels[k].image_sym : dbl_kernels[k].name,
+				    sym->name))
+				m->has[k] = 1;
 		return 0;
 	}
 	if (sym->size == 0 || sym->size > ((size_t)1 << 30))
@@ -1949,6 +1950,10 @@ CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
 		goto out;
 	}
 	k = kernel_index(name);
+	/* a variant the image holds (its image_sym) comes before the plain entry */
+	for (size_t v = 0; k >= 0 && v < dbl_nkernels; v++)
+		if (dbl_kernels[v].image_sym && m->has[v] && !strcmp(dbl_kernels[v].name, name))
+			k = (int)v;
 	if (k < 0 || !m->has[k]) {
 		vlog("cuModuleGetFunction: %s: %s", name,
 		     k < 0 ? "not in the double's kernel registry" : "not in this module's image");
@@ -2121,7 +2126,7 @@ CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfu
 		goto out;
 	}
 	switch (attrib) {
-	case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = 1024; break;
+	case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = f->k->max_threads ? f->k->max_threads : 1024; break;
 	case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = 32; break;
 	case CU_FUNC_ATTRIBUTE_PTX_VERSION: *pi = 90; break;
 	case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *pi = 90; break;
@@ -2253,6 +2258,7 @@ static CUresult launch(CUfunction hf, unsigned gx, unsigned gy, unsigned gz, uns
 	}
 	threads = (unsigned long long)bx * by * bz;
 	if (!gx || !gy || !gz || !bx || !by || !bz || threads > 1024 || bx > 1024 || by > 1024 ||
+	    (f->k->max_threads && threads > (unsigned long long)f->k->max_threads) ||
 	    bz > 64 || gx > 2147483647u || gy > 65535 || gz > 65535 ||
 	    smem > (unsigned)(f->max_dyn_smem > MAX_SMEM ? f->max_dyn_smem : MAX_SMEM)) {
 		r = CUDA_ERROR_INVALID_VALUE;

@@ -13,6 +13,7 @@
 
 #include "../../capture/map.c"
 #include "../../capture/hostmem.c"
+#include "../../capture/drvver.c"
 #include "unit.h"
 
 #define MODEL_KEYS 300
@@ -115,4 +116,51 @@ UNIT_TEST(capture_host_readable)
 	}
 	munmap(map, (size_t)ps * 3);
 	free(heap);
+}
+
+/* The driver version from /proc/driver/nvidia/version's first line, for
+ * the proprietary and the open kernel module (the open one's line put
+ * "for" where the version was looked for). */
+UNIT_TEST(capture_driver_version_line)
+{
+	char v[64];
+	CHECK(cap_driver_version("NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 "
+				 "01:15:15 UTC 2023\n", v, sizeof(v)) == 0);
+	CHECK_STR(v, "535.104.05");
+	CHECK(cap_driver_version("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.82.07  Release "
+				 "Build  (dvs-builder@U16-I3-B03-4-3)  Wed Aug 13 23:32:53 UTC 2025\n", v, sizeof(v)) == 0);
+	CHECK_STR(v, "580.82.07");
+	CHECK(cap_driver_version("NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  570.86.15  Release "
+				 "Build  (dvs-builder@U16-T02-35-3)  Thu Jan 16 UTC 2025", v, sizeof(v)) == 0);
+	CHECK_STR(v, "570.86.15");
+	CHECK(cap_driver_version("NVRM version: NVIDIA UNIX aarch64 Kernel Module  550.54.15  Tue Mar  5 "
+				 "22:23:56 UTC 2024", v, sizeof(v)) == 0);
+	CHECK_STR(v, "550.54.15");
+	CHECK(cap_driver_version("NVRM version: something else entirely 2024\n", v, sizeof(v)) == -1);
+	CHECK_STR(v, "");
+
+	/* no /proc entry: libcuda.so.1 links to libcuda.so.VERSION */
+	{
+		char dir[] = "/tmp/gpureduce-unit-drv-XXXXXX", file[128], link[128];
+		CHECK(mkdtemp(dir) != NULL);
+		snprintf(file, sizeof(file), "%s/libcuda.so.580.82.07", dir);
+		snprintf(link, sizeof(link), "%s/libcuda.so.1", dir);
+		FILE *f = fopen(file, "w");
+		CHECK(f != NULL);
+		if (f)
+			fclose(f);
+		CHECK(symlink("libcuda.so.580.82.07", link) == 0);
+		CHECK(cap_driver_version_lib(link, v, sizeof(v)) == 0);
+		CHECK_STR(v, "580.82.07");
+		unlink(link);
+		/* a plain libcuda.so.1 (the double): no version */
+		f = fopen(link, "w");
+		if (f)
+			fclose(f);
+		CHECK(cap_driver_version_lib(link, v, sizeof(v)) == -1);
+		CHECK(cap_driver_version_lib("/no/such/libcuda.so.1", v, sizeof(v)) == -1);
+		unlink(link);
+		unlink(file);
+		rmdir(dir);
+	}
 }
