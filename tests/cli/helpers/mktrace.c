@@ -196,16 +196,21 @@ static void need_words(int n, int min, const char *usage)
 		die("usage: %s", usage);
 }
 
-static void put(struct tr_rec *r)
+/* ev: what a tw_* call that wrote a `type` record at offset off returned */
+static void done(long ev, uint32_t type, uint64_t off)
 {
-	uint64_t off = w.offset;
-	long ev = tw_record(&w, r);
 	if (ev < 0) {
 		fprintf(stderr, "mktrace: write failed\n");
 		exit(3);
 	}
 	if (verbose)
-		printf("%ld %s %llu\n", ev, tr_type_name(r->type), (unsigned long long)off);
+		printf("%ld %s %llu\n", ev, tr_type_name(type), (unsigned long long)off);
+}
+
+static void put(struct tr_rec *r)
+{
+	uint64_t off = w.offset;
+	done(tw_record(&w, r), r->type, off);
 }
 
 static uint64_t blob(const void *data, size_t len)
@@ -577,13 +582,11 @@ static void command(int n, char **wv)
 		r.u.device.sm_count = n > 7 ? (uint32_t)num(wv[7]) : 132;
 		put(&r);
 	} else if (!strcmp(c, "alloc")) {
+		uint64_t off = w.offset;
 		need_words(n, 3, "alloc ADDR SIZE [KIND [NAME]]");
-		r.type = TR_ALLOC;
-		r.u.alloc.addr = num(wv[1]);
-		r.u.alloc.size = num(wv[2]);
-		r.u.alloc.kind = n > 3 ? alloc_kind(wv[3]) : TR_MEM_DEVICE;
-		r.u.alloc.name = n > 4 ? wv[4] : "";
-		put(&r);
+		done(tw_alloc(&w, &(struct tr_alloc){ .addr = num(wv[1]), .size = num(wv[2]),
+						     .kind = n > 3 ? alloc_kind(wv[3]) : TR_MEM_DEVICE,
+						     .name = n > 4 ? wv[4] : "" }), TR_ALLOC, off);
 		n_alloc++;
 	} else if (!strcmp(c, "free")) {
 		need_words(n, 2, "free ADDR [KIND]");
@@ -627,24 +630,25 @@ static void command(int n, char **wv)
 		r.u.block_free.source = TR_BLK_TEST;
 		put(&r);
 	} else if (!strcmp(c, "h2d")) {
+		struct tr_copy cp = { 0 };
 		need_words(n, 4, "h2d DST SIZE FILL [SRC] [async]");
-		r.type = TR_MEMCPY_H2D;
-		r.u.copy.dst = num(wv[1]);
-		r.u.copy.size = num(wv[2]);
-		fill(&sb, wv[3], r.u.copy.size);
-		r.u.copy.blob = blob(sb.buf, sb.len);
+		cp.dst = num(wv[1]);
+		cp.size = num(wv[2]);
+		fill(&sb, wv[3], cp.size);
+		cp.blob = blob(sb.buf, sb.len);   /* first: -v prints the BLOB's line */
 		for (int i = 4; i < n; i++) {
 			if (!strcmp(wv[i], "async"))
-				r.u.copy.flags |= TR_F_ASYNC;
+				cp.flags |= TR_F_ASYNC;
 			else if (!strcmp(wv[i], "hostmem"))
-				r.u.copy.flags |= TR_F_HOSTMEM;
+				cp.flags |= TR_F_HOSTMEM;
 			else if (!strcmp(wv[i], "checkpoint"))
-				r.u.copy.flags |= TR_F_CHECKPOINT;
+				cp.flags |= TR_F_CHECKPOINT;
 			else
-				r.u.copy.src = num(wv[i]);
+				cp.src = num(wv[i]);
 		}
-		put(&r);
-		h2d_bytes += r.u.copy.size;
+		uint64_t off = w.offset;
+		done(tw_h2d(&w, &cp), TR_MEMCPY_H2D, off);
+		h2d_bytes += cp.size;
 	} else if (!strcmp(c, "d2d") || !strcmp(c, "d2h")) {
 		need_words(n, 4, "d2d|d2h DST SRC SIZE");
 		r.type = c[2] == 'd' ? TR_MEMCPY_D2D : TR_MEMCPY_D2H;
