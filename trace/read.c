@@ -3,10 +3,13 @@
  *
  * The file is mapped read-only and decoded in one pass into an array of
  * struct tr_rec; strings and arrays are copied into an arena owned by the
- * trace, blob payloads stay in the mapping.  Every length read from the
- * file is checked against the bytes that remain before anything is
- * allocated from it, so hostile input yields an error naming the file, the
- * byte offset and what was expected -- never a crash or a huge allocation.
+ * trace, blob payloads stay in the mapping.  The decoder of each record
+ * type is generated from trace/records.def; what the table cannot say
+ * (variable-length parts, bound checks) is the dec_* and chk_* hooks
+ * here.  Every length read from the file is checked against the bytes
+ * that remain before anything is allocated from it, so hostile input yields
+ * an error naming the file, the byte offset and what was expected -- never
+ * a crash or a huge allocation.
  */
 #include <errno.h>
 #include <fcntl.h>

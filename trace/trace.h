@@ -2,9 +2,12 @@
  * trace.h - the gpureduce trace format: record ids, in-memory records, and the
  * reader and writer API.  This module is the only place that knows the byte
  * layout; the capture library (encode side), replay, the reducer and `show`
- * (decode side) all go through it.  The layout is documented in
- * docs/FORMAT.md; any change here must bump TRACE_MINOR (additive) or
- * TRACE_MAJOR (incompatible) and add a row to that file's history table.
+ * (decode side) all go through it.  The record types and the on-disk order
+ * of their fields are one table, trace/records.def; the enum, the union
+ * below and the constructors are generated from it.  The layout is
+ * documented in docs/FORMAT.md; any change here or there must bump
+ * TRACE_MINOR (additive) or TRACE_MAJOR (incompatible) and add a row to
+ * that file's history table.
  *
  * A trace is `header record*`.  Records are self-framed (type, checksum,
  * length), so readers skip types they do not know.  Large payloads (module

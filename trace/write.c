@@ -8,6 +8,9 @@
  * last whole record whenever the process dies; a writer given a buffer
  * (tw_set_buffer: capture's hot path) gathers records and writes them
  * together, and its owner decides when they must be on disk (tw_flush).
+ * The encoder of each record type and the constructors (tw_alloc, tw_h2d,
+ * ...) are generated from trace/records.def; the enc_* hooks here write
+ * the variable-length parts.
  */
 #include <errno.h>
 #include <fcntl.h>
