@@ -46,7 +46,7 @@ enum tr_type {
 };
 /* The largest known type number: the size of a union of char[number]s. */
 union tr_type_max_ {
-#define TR_MAX_(NAME, num, layout, ctor, rec) char NAME[num];
+#define TR_MAX_(NAME, num, layout, ctor, rec) char m_##NAME[num];
 	TR_RECORDS(TR_MAX_)
 #undef TR_MAX_
 };
@@ -552,6 +552,8 @@ TR_LAYOUTS(TR_TYPEDEF_)
 #define TR_CTOR_DECL_(NAME, num, layout, ctor, rec) TR_CTOR_DECL_##rec(layout, ctor)
 TR_RECORDS(TR_CTOR_DECL_)
 #undef TR_CTOR_DECL_
+#undef TR_CTOR_DECL_0
+#undef TR_CTOR_DECL_1
 /*
  * An H2D copy of `data` (c->size bytes): stores them as a blob (unless
  * this writer already did), sets the record's blob hash and writes it.
