@@ -476,7 +476,6 @@ static int put_chunk(struct seg *g, uint64_t dst, const uint8_t *p, size_t n, ui
 {
 	uint64_t h = tr_hash(p, n), start = g->nw.offset;
 	struct cap_map_ent *old;
-	struct tr_rec r;
 
 	if (!tw_has_blob(&g->nw, h)) {
 		old = cap_map_get(&K.chunks, h ? h : 1);
@@ -489,13 +488,8 @@ static int put_chunk(struct seg *g, uint64_t dst, const uint8_t *p, size_t n, ui
 		}
 		cap_map_put(&g->chunks, h ? h : 1, start, g->nw.offset - start);
 	}
-	memset(&r, 0, sizeof(r));
-	r.type = TR_MEMCPY_H2D;
-	r.u.copy.dst = dst;
-	r.u.copy.size = n;
-	r.u.copy.blob = h;
-	r.u.copy.flags = TR_F_CHECKPOINT;
-	if (tw_record(&g->nw, &r) < 0)
+	if (tw_h2d(&g->nw, &(struct tr_copy){ .dst = dst, .size = n, .blob = h,
+					     .flags = TR_F_CHECKPOINT }) < 0)
 		return -1;
 	if (K.test_kill == id && !g->bytes)
 		raise(SIGKILL);   /* tests: a capture killed in the middle of a checkpoint */

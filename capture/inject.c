@@ -1419,15 +1419,8 @@ static int on_memset_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 
 long cap_put_alloc(struct trace_writer *w, uint64_t addr, uint64_t size, uint32_t kind, const char *name)
 {
-	struct tr_rec r;
-
-	memset(&r, 0, sizeof(r));
-	r.type = TR_ALLOC;
-	r.u.alloc.addr = addr;
-	r.u.alloc.size = size;
-	r.u.alloc.kind = kind;
-	r.u.alloc.name = name ? name : "";
-	return tw_record(w, &r);
+	return tw_alloc(w, &(struct tr_alloc){ .addr = addr, .size = size, .kind = kind,
+					       .name = name ? name : "" });
 }
 
 /* key: the pointer the matching free call will pass. */

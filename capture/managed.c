@@ -103,20 +103,13 @@ void cap_mm_del(uint64_t dev)
 static int emit_chunk(struct trace_writer *w, const struct mm_alloc *m, uint64_t off,
 		      uint64_t len, uint64_t *h2d)
 {
-	struct tr_rec r;
-	uint64_t hash = 0;
+	struct tr_copy c = { .dst = m->dev + off, .src = (uint64_t)(uintptr_t)(m->host + off),
+			     .size = len, .flags = TR_F_HOSTMEM };
 
-	if (tw_blob(w, m->host + off, (size_t)len, &hash) < 0)
+	if (tw_h2d_data(w, &c, m->host + off) < 0)
 		return -1;
-	memset(&r, 0, sizeof(r));
-	r.type = TR_MEMCPY_H2D;
-	r.u.copy.dst = m->dev + off;
-	r.u.copy.src = (uint64_t)(uintptr_t)(m->host + off);
-	r.u.copy.size = len;
-	r.u.copy.blob = hash;
-	r.u.copy.flags = TR_F_HOSTMEM;
 	*h2d += len;
-	return tw_record(w, &r) < 0 ? -1 : 0;
+	return 0;
 }
 
 int cap_mm_sync(struct trace_writer *w, uint64_t *h2d)

@@ -84,14 +84,7 @@ static long write_zero(struct trace_writer *w, uint64_t dst, uint64_t size)
 
 static long write_h2d(struct trace_writer *w, uint64_t dst, const void *data, uint64_t size)
 {
-	struct tr_rec r;
-	memset(&r, 0, sizeof(r));
-	r.type = TR_MEMCPY_H2D;
-	r.u.copy.dst = dst;
-	r.u.copy.size = size;
-	if (tw_blob(w, data, size, &r.u.copy.blob) < 0)
-		return -1;
-	return tw_record(w, &r);
+	return tw_h2d_data(w, &(struct tr_copy){ .dst = dst, .size = size }, data);
 }
 
 static int write_item(struct trace_writer *w, const struct item *it, struct strbuf *err)
@@ -116,14 +109,8 @@ static int write_item(struct trace_writer *w, const struct item *it, struct strb
 		if (it->data_mode == DATA_FILL) {
 			/* the seed stands for the bytes: no blob (docs/FORMAT.md), so
 			 * a 4 GB buffer costs what a 4 KB one does */
-			struct tr_rec f;
-			memset(&f, 0, sizeof(f));
-			f.type = TR_MEMCPY_H2D;
-			f.u.copy.dst = r->u.copy.dst;
-			f.u.copy.size = r->u.copy.size;
-			f.u.copy.flags = TR_F_FILL;
-			f.u.copy.src = it->seed;
-			ret = tw_record(w, &f) < 0 ? -1 : 0;
+			ret = tw_h2d(w, &(struct tr_copy){ .dst = r->u.copy.dst, .size = r->u.copy.size,
+							   .src = it->seed, .flags = TR_F_FILL }) < 0 ? -1 : 0;
 			goto out;
 		}
 		if (it->data_mode == DATA_KEEP) {

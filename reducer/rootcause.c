@@ -157,29 +157,30 @@ static int skipped(const struct rc *R, uint64_t seq)
 	return 0;
 }
 
-static int put(struct rc *R, const struct tr_rec *r)
+/* ev: what a tw_* call returned.  0, or -1 with the message in R->err. */
+static int put_done(struct rc *R, long ev)
 {
-	if (tw_record(&R->w, r) < 0) {
+	if (ev < 0) {
 		sb_addf(R->err, "%s: write failed", R->w.path ? R->w.path : "blockified trace");
 		return -1;
 	}
 	return 0;
 }
 
+static int put(struct rc *R, const struct tr_rec *r)
+{
+	return put_done(R, tw_record(&R->w, r));
+}
+
 static int put_alloc(struct rc *R, struct blk *b)
 {
 	const struct tr_block *k = blk_rec(R, b);
-	struct tr_rec r;
-	memset(&r, 0, sizeof(r));
-	r.type = TR_ALLOC;
-	r.u.alloc.addr = k->addr;
-	r.u.alloc.size = blk_size(R, k);
-	r.u.alloc.kind = TR_MEM_DEVICE;
-	r.u.alloc.name = "";
+	uint64_t size = blk_size(R, k);
 	b->out_live = 1;
-	memmap_add(&R->out, r.u.alloc.addr, r.u.alloc.size, TR_MEM_DEVICE, 0);
+	memmap_add(&R->out, k->addr, size, TR_MEM_DEVICE, 0);
 	R->st->blocks++;
-	return put(R, &r);
+	return put_done(R, tw_alloc(&R->w, &(struct tr_alloc){ .addr = k->addr, .size = size,
+							     .kind = TR_MEM_DEVICE, .name = "" }));
 }
 
 static int put_free(struct rc *R, struct blk *b)

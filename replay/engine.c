@@ -1117,14 +1117,8 @@ static int snap_flush(struct snap *S, const struct mm_alloc *a, struct snap_run 
 		uniform_memset(&rec, a->addr + run->off, run->len, run->word);
 		ret = tw_record(&S->w, &rec);
 	} else {
-		memset(&rec, 0, sizeof(rec));
-		rec.type = TR_MEMCPY_H2D;
-		rec.u.copy.dst = a->addr + run->off;
-		rec.u.copy.size = run->len;
-		if (tw_blob(&S->w, run->bytes.buf, run->bytes.len, &rec.u.copy.blob) < 0)
-			ret = -1;
-		else
-			ret = tw_record(&S->w, &rec);
+		ret = tw_h2d_data(&S->w, &(struct tr_copy){ .dst = a->addr + run->off,
+							    .size = run->len }, run->bytes.buf);
 	}
 	run->off += run->len;
 	run->len = 0;
@@ -1376,25 +1370,17 @@ static int write_snapshot(struct run *R, size_t at, struct strbuf *err)
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < R->mm.n; i++) {
 			struct mm_alloc *a = R->mm.all[i];
-			struct tr_rec rec;
 			int dead = a->free_event >= 0;
+			const char *name;
 			if (!S.want[i] || dead != (pass == 0))
 				continue;
-			memset(&rec, 0, sizeof(rec));
-			rec.type = TR_ALLOC;
-			rec.u.alloc.addr = a->addr;
-			rec.u.alloc.size = a->size;
-			rec.u.alloc.kind = a->kind;
-			rec.u.alloc.name = a->alloc_event >= 0 && (size_t)a->alloc_event < R->t->nrec ?
+			name = a->alloc_event >= 0 && (size_t)a->alloc_event < R->t->nrec ?
 				R->t->rec[a->alloc_event].u.alloc.name : "";
-			if (tw_record(&S.w, &rec) < 0)
+			if (tw_alloc(&S.w, &(struct tr_alloc){ .addr = a->addr, .size = a->size,
+							       .kind = a->kind, .name = name }) < 0)
 				goto werr;
 			if (dead) {
-				memset(&rec, 0, sizeof(rec));
-				rec.type = TR_FREE;
-				rec.u.free.addr = a->addr;
-				rec.u.free.kind = a->kind;
-				if (tw_record(&S.w, &rec) < 0)
+				if (tw_free(&S.w, &(struct tr_free){ .addr = a->addr, .kind = a->kind }) < 0)
 					goto werr;
 				continue;
 			}

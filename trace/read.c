@@ -3,10 +3,13 @@
  *
  * The file is mapped read-only and decoded in one pass into an array of
  * struct tr_rec; strings and arrays are copied into an arena owned by the
- * trace, blob payloads stay in the mapping.  Every length read from the
- * file is checked against the bytes that remain before anything is
- * allocated from it, so hostile input yields an error naming the file, the
- * byte offset and what was expected -- never a crash or a huge allocation.
+ * trace, blob payloads stay in the mapping.  The decoder of each record
+ * type is generated from trace/records.def; what the table cannot say
+ * (variable-length parts, bound checks) is the dec_* and chk_* hooks
+ * here.  Every length read from the file is checked against the bytes
+ * that remain before anything is allocated from it, so hostile input yields
+ * an error naming the file, the byte offset and what was expected -- never
+ * a crash or a huge allocation.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -140,278 +143,151 @@ static void get_dim3(struct cur *c, struct tr_dim3 *d, const char *what)
 	d->z = get_u32(c, what);
 }
 
-/* ---- per-type decoding ---- */
+/* ---- per-type decoding: generated from trace/records.def ---- */
+
+/* The variable-length parts and bound checks the table names (VAR and
+ * CHECK fields): dec_<field> reads, chk_<field> sets c->bad = 2 and
+ * c->field to what was expected. */
+
+static void dec_process_argv(struct trace *t, struct cur *c, struct tr_process *p)
+{
+	p->argc = get_count(c, 4, "process.argc");
+	p->argv = arena_alloc(t, sizeof(char *) * ((size_t)p->argc + 1));
+	for (uint32_t i = 0; i < p->argc; i++)
+		p->argv[i] = get_str(t, c, "process.argv");
+	p->argv[p->argc] = NULL;
+}
+
+/* The rest of the payload is the stored bytes (they stay in the mapping). */
+static void dec_blob_data(struct trace *t, struct cur *c, struct tr_blob *b)
+{
+	if (c->bad)
+		return;
+	b->data = c->p + c->pos;
+	b->stored_size = c->len - c->pos;
+	c->pos = c->len;
+	if (b->codec != TR_CODEC_RAW && b->codec != TR_CODEC_ZSTD) {
+		c->bad = 2;
+		c->field = "blob.codec (0 raw or 1 zstd)";
+	} else if (b->codec == TR_CODEC_RAW && b->raw_size != b->stored_size) {
+		c->bad = 2;
+		c->field = "blob.raw_size equal to the stored size of a raw blob";
+	}
+}
+
+static void chk_memset_elem_size(struct cur *c, const struct tr_memset *m)
+{
+	if (!c->bad && m->elem_size != 1 && m->elem_size != 2 && m->elem_size != 4) {
+		c->bad = 2;
+		c->field = "memset.elem_size (1, 2 or 4)";
+	}
+}
+
+static void dec_launch_params(struct trace *t, struct cur *c, struct tr_launch *l)
+{
+	l->nparams = get_count(c, 8, "launch.nparams");
+	l->params = arena_alloc(t, sizeof(*l->params) * ((size_t)l->nparams + 1));
+	for (uint32_t i = 0; i < l->nparams; i++) {
+		l->params[i].offset = get_u32(c, "launch.param.offset");
+		l->params[i].size = get_u32(c, "launch.param.size");
+	}
+}
+
+static void dec_launch_args(struct trace *t, struct cur *c, struct tr_launch *l)
+{
+	l->argsize = get_count(c, 1, "launch.args length");
+	l->args = arena_alloc(t, (size_t)l->argsize + 8);
+	memset(l->args, 0, (size_t)l->argsize + 8);
+	if (!c->bad) {
+		memcpy(l->args, c->p + c->pos, l->argsize);
+		c->pos += l->argsize;
+	}
+}
+
+static void chk_launch_param_bounds(struct cur *c, const struct tr_launch *l)
+{
+	for (uint32_t i = 0; !c->bad && i < l->nparams; i++) {
+		uint64_t end = (uint64_t)l->params[i].offset + l->params[i].size;
+		if (end > l->argsize) {
+			c->bad = 2;
+			c->field = "launch.param within the argument bytes";
+		}
+	}
+}
+
+static void dec_launch_attrs(struct trace *t, struct cur *c, struct tr_launch *l)
+{
+	l->nattrs = get_count(c, 8, "launch.nattrs");
+	l->attrs = arena_alloc(t, sizeof(*l->attrs) * ((size_t)l->nattrs + 1));
+	for (uint32_t i = 0; i < l->nattrs; i++) {
+		struct tr_launch_attr *a = &l->attrs[i];
+		memset(a, 0, sizeof(*a));
+		a->id = get_u32(c, "launch.attr.id");
+		a->len = get_u32(c, "launch.attr.len");
+		if (c->bad)
+			break;
+		if (a->len > 64 || need(c, a->len, "launch.attr.value (at most 64 bytes)")) {
+			c->bad = 2;
+			c->field = "launch.attr.value (at most 64 bytes)";
+			break;
+		}
+		memcpy(a->value, c->p + c->pos, a->len);
+		c->pos += a->len;
+	}
+}
+
+static void dec_launch_frames(struct trace *t, struct cur *c, struct tr_launch *l)
+{
+	l->nframes = get_count(c, 12, "launch.nframes");
+	l->frames = arena_alloc(t, sizeof(*l->frames) * ((size_t)l->nframes + 1));
+	for (uint32_t i = 0; i < l->nframes; i++) {
+		l->frames[i].file = get_str(t, c, "launch.frame.file");
+		l->frames[i].func = get_str(t, c, "launch.frame.func");
+		l->frames[i].line = get_u32(c, "launch.frame.line");
+	}
+}
+
+static void chk_block_size(struct cur *c, const struct tr_block *b)
+{
+	if (!c->bad && b->size > b->alloc_size) {
+		c->bad = 2;
+		c->field = "block.size (larger than block.alloc_size)";
+	}
+}
+
+static void chk_tmap_rank(struct cur *c, const struct tr_tensormap *m)
+{
+	if (!c->bad && m->rank > TR_TMAP_MAX_RANK) {
+		c->bad = 2;
+		c->field = "tensormap.rank (more than 5)";
+	}
+}
+
+/* One decoder per layout: each field in table order. */
+#define DEC_U32(f, name) x->f = get_u32(c, name);
+#define DEC_U64(f, name) x->f = get_u64(c, name);
+#define DEC_I32(f, name) x->f = (int32_t)get_u32(c, name);
+#define DEC_STR(f, name) x->f = get_str(t, c, name);
+#define DEC_DIM3(f, name) get_dim3(c, &x->f, name);
+#define DEC_U64_ARR(f, name) for (size_t i_ = 0; i_ < ARRAY_SIZE(x->f); i_++) x->f[i_] = get_u64(c, name);
+#define DEC_U32_ARR(f, name) for (size_t i_ = 0; i_ < ARRAY_SIZE(x->f); i_++) x->f[i_] = get_u32(c, name);
+#define DEC_I32_ARR(f, name) for (size_t i_ = 0; i_ < ARRAY_SIZE(x->f); i_++) x->f[i_] = (int32_t)get_u32(c, name);
+#define DEC_BYTES(f, name) \
+	if (!need(c, sizeof(x->f), name)) { memcpy(x->f, c->p + c->pos, sizeof(x->f)); c->pos += sizeof(x->f); }
+#define DEC_VAR(f, name) dec_##f(t, c, x);
+#define DEC_CHECK(f, name) chk_##f(c, x);
+#define DEC_FIELD_(kind, field, name, show) DEC_##kind(field, name)
+#define DEC_LAYOUT_(layout, tag) \
+	static void dec_layout_##layout(struct trace *t, struct cur *c, struct tag *x) \
+	{ TR_FIELDS_##layout(DEC_FIELD_) }
+TR_LAYOUTS(DEC_LAYOUT_)
 
 static int decode(struct trace *t, struct tr_rec *r, struct cur *c)
 {
 	switch (r->type) {
-	case TR_PROCESS: {
-		struct tr_process *p = &r->u.process;
-		p->pid = get_u32(c, "process.pid");
-		p->start_ns = get_u64(c, "process.start_ns");
-		p->cwd = get_str(t, c, "process.cwd");
-		p->argc = get_count(c, 4, "process.argc");
-		p->argv = arena_alloc(t, sizeof(char *) * ((size_t)p->argc + 1));
-		for (uint32_t i = 0; i < p->argc; i++)
-			p->argv[i] = get_str(t, c, "process.argv");
-		p->argv[p->argc] = NULL;
-		break;
-	}
-	case TR_DEVICE: {
-		struct tr_device *d = &r->u.device;
-		d->ordinal = get_u32(c, "device.ordinal");
-		d->name = get_str(t, c, "device.name");
-		d->cc_major = get_u32(c, "device.cc_major");
-		d->cc_minor = get_u32(c, "device.cc_minor");
-		d->driver_version = get_u32(c, "device.driver_version");
-		d->toolkit_version = get_u32(c, "device.toolkit_version");
-		d->total_mem = get_u64(c, "device.total_mem");
-		d->sm_count = get_u32(c, "device.sm_count");
-		break;
-	}
-	case TR_BLOB: {
-		struct tr_blob *b = &r->u.blob;
-		b->hash = get_u64(c, "blob.hash");
-		b->raw_size = get_u64(c, "blob.raw_size");
-		b->codec = get_u32(c, "blob.codec");
-		if (c->bad)
-			break;
-		b->data = c->p + c->pos;
-		b->stored_size = c->len - c->pos;
-		c->pos = c->len;
-		if (b->codec != TR_CODEC_RAW && b->codec != TR_CODEC_ZSTD) {
-			c->bad = 2;
-			c->field = "blob.codec (0 raw or 1 zstd)";
-		} else if (b->codec == TR_CODEC_RAW && b->raw_size != b->stored_size) {
-			c->bad = 2;
-			c->field = "blob.raw_size equal to the stored size of a raw blob";
-		}
-		break;
-	}
-	case TR_MODULE: {
-		struct tr_module *m = &r->u.module;
-		m->module_id = get_u32(c, "module.id");
-		m->kind = get_u32(c, "module.kind");
-		m->blob = get_u64(c, "module.blob");
-		m->size = get_u64(c, "module.size");
-		break;
-	}
-	case TR_ALLOC: {
-		struct tr_alloc *a = &r->u.alloc;
-		a->addr = get_u64(c, "alloc.addr");
-		a->size = get_u64(c, "alloc.size");
-		a->kind = get_u32(c, "alloc.kind");
-		a->flags = get_u32(c, "alloc.flags");
-		a->name = get_str(t, c, "alloc.name");
-		break;
-	}
-	case TR_FREE:
-		r->u.free.addr = get_u64(c, "free.addr");
-		r->u.free.kind = get_u32(c, "free.kind");
-		break;
-	case TR_MEMCPY_H2D:
-	case TR_MEMCPY_D2D:
-	case TR_MEMCPY_D2H: {
-		struct tr_copy *cp = &r->u.copy;
-		cp->dst = get_u64(c, "copy.dst");
-		cp->src = get_u64(c, "copy.src");
-		cp->size = get_u64(c, "copy.size");
-		cp->blob = get_u64(c, "copy.blob");
-		cp->stream = get_u64(c, "copy.stream");
-		cp->flags = get_u32(c, "copy.flags");
-		break;
-	}
-	case TR_MEMSET: {
-		struct tr_memset *m = &r->u.memset;
-		m->dst = get_u64(c, "memset.dst");
-		m->value = get_u32(c, "memset.value");
-		m->elem_size = get_u32(c, "memset.elem_size");
-		m->width = get_u64(c, "memset.width");
-		m->height = get_u64(c, "memset.height");
-		m->pitch = get_u64(c, "memset.pitch");
-		m->stream = get_u64(c, "memset.stream");
-		m->flags = get_u32(c, "memset.flags");
-		if (!c->bad && m->elem_size != 1 && m->elem_size != 2 && m->elem_size != 4) {
-			c->bad = 2;
-			c->field = "memset.elem_size (1, 2 or 4)";
-		}
-		break;
-	}
-	case TR_LAUNCH: {
-		struct tr_launch *l = &r->u.launch;
-		l->seq = get_u64(c, "launch.seq");
-		l->func = get_u64(c, "launch.func");
-		l->name = get_str(t, c, "launch.name");
-		l->api = get_u32(c, "launch.api");
-		l->flags = get_u32(c, "launch.flags");
-		get_dim3(c, &l->grid, "launch.grid");
-		get_dim3(c, &l->block, "launch.block");
-		l->shmem = get_u32(c, "launch.shmem");
-		l->stream = get_u64(c, "launch.stream");
-		l->nparams = get_count(c, 8, "launch.nparams");
-		l->params = arena_alloc(t, sizeof(*l->params) * ((size_t)l->nparams + 1));
-		for (uint32_t i = 0; i < l->nparams; i++) {
-			l->params[i].offset = get_u32(c, "launch.param.offset");
-			l->params[i].size = get_u32(c, "launch.param.size");
-		}
-		l->argsize = get_count(c, 1, "launch.args length");
-		l->args = arena_alloc(t, (size_t)l->argsize + 8);
-		memset(l->args, 0, (size_t)l->argsize + 8);
-		if (!c->bad) {
-			memcpy(l->args, c->p + c->pos, l->argsize);
-			c->pos += l->argsize;
-		}
-		for (uint32_t i = 0; !c->bad && i < l->nparams; i++) {
-			uint64_t end = (uint64_t)l->params[i].offset + l->params[i].size;
-			if (end > l->argsize) {
-				c->bad = 2;
-				c->field = "launch.param within the argument bytes";
-			}
-		}
-		l->nattrs = get_count(c, 8, "launch.nattrs");
-		l->attrs = arena_alloc(t, sizeof(*l->attrs) * ((size_t)l->nattrs + 1));
-		for (uint32_t i = 0; i < l->nattrs; i++) {
-			struct tr_launch_attr *a = &l->attrs[i];
-			memset(a, 0, sizeof(*a));
-			a->id = get_u32(c, "launch.attr.id");
-			a->len = get_u32(c, "launch.attr.len");
-			if (c->bad)
-				break;
-			if (a->len > 64 || need(c, a->len, "launch.attr.value (at most 64 bytes)")) {
-				c->bad = 2;
-				c->field = "launch.attr.value (at most 64 bytes)";
-				break;
-			}
-			memcpy(a->value, c->p + c->pos, a->len);
-			c->pos += a->len;
-		}
-		l->tid = get_u32(c, "launch.tid");
-		l->py_state = get_u32(c, "launch.py_state");
-		l->nframes = get_count(c, 12, "launch.nframes");
-		l->frames = arena_alloc(t, sizeof(*l->frames) * ((size_t)l->nframes + 1));
-		for (uint32_t i = 0; i < l->nframes; i++) {
-			l->frames[i].file = get_str(t, c, "launch.frame.file");
-			l->frames[i].func = get_str(t, c, "launch.frame.func");
-			l->frames[i].line = get_u32(c, "launch.frame.line");
-		}
-		break;
-	}
-	case TR_FAULT: {
-		struct tr_fault *f = &r->u.fault;
-		f->code = get_u32(c, "fault.code");
-		f->error = get_str(t, c, "fault.error");
-		f->api = get_str(t, c, "fault.api");
-		f->launch_seq = get_u64(c, "fault.launch_seq");
-		f->at_launch = get_u32(c, "fault.at_launch");
-		f->kernel = get_str(t, c, "fault.kernel");
-		break;
-	}
-	case TR_FUNC_ATTR:
-		r->u.func_attr.kernel = get_str(t, c, "func_attr.kernel");
-		r->u.func_attr.attr = get_u32(c, "func_attr.attr");
-		r->u.func_attr.value = (int32_t)get_u32(c, "func_attr.value");
-		break;
-	case TR_END:
-		r->u.end.exit_code = (int32_t)get_u32(c, "end.exit_code");
-		r->u.end.launches = get_u64(c, "end.launches");
-		r->u.end.allocs = get_u64(c, "end.allocs");
-		r->u.end.bytes_h2d = get_u64(c, "end.bytes_h2d");
-		break;
-	case TR_NOTE:
-		r->u.note.text = get_str(t, c, "note.text");
-		break;
-	case TR_REDUCTION:
-		r->u.reduction.text = get_str(t, c, "reduction.text");
-		break;
-	case TR_CHECKPOINT_BEGIN:
-	case TR_CHECKPOINT_END:
-		r->u.checkpoint.id = get_u64(c, "checkpoint.id");
-		r->u.checkpoint.launch_seq = get_u64(c, "checkpoint.launch_seq");
-		r->u.checkpoint.allocs = get_u64(c, "checkpoint.allocs");
-		r->u.checkpoint.bytes = get_u64(c, "checkpoint.bytes");
-		r->u.checkpoint.stored = get_u64(c, "checkpoint.stored");
-		r->u.checkpoint.flags = get_u32(c, "checkpoint.flags");
-		break;
-	case TR_BLOCK_ALLOC: {
-		struct tr_block *b = &r->u.block;
-		b->addr = get_u64(c, "block.addr");
-		b->size = get_u64(c, "block.size");
-		b->alloc_size = get_u64(c, "block.alloc_size");
-		b->segment = get_u64(c, "block.segment");
-		b->source = get_u32(c, "block.source");
-		b->flags = get_u32(c, "block.flags");
-		b->file = get_str(t, c, "block.file");
-		b->func = get_str(t, c, "block.func");
-		b->line = get_u32(c, "block.line");
-		if (!c->bad && b->size > b->alloc_size) {
-			c->bad = 2;
-			c->field = "block.size (larger than block.alloc_size)";
-		}
-		break;
-	}
-	case TR_BLOCK_FREE:
-		r->u.block_free.addr = get_u64(c, "block_free.addr");
-		r->u.block_free.source = get_u32(c, "block_free.source");
-		r->u.block_free.flags = get_u32(c, "block_free.flags");
-		break;
-	case TR_ENV:
-		r->u.env.text = get_str(t, c, "env.text");
-		break;
-	case TR_SOURCE:
-		r->u.source.origin = get_u32(c, "source.origin");
-		r->u.source.flags = get_u32(c, "source.flags");
-		r->u.source.module_id = get_u32(c, "source.module_id");
-		r->u.source.kernel = get_str(t, c, "source.kernel");
-		r->u.source.path = get_str(t, c, "source.path");
-		r->u.source.meta = get_str(t, c, "source.meta");
-		r->u.source.text = get_str(t, c, "source.text");
-		break;
-	case TR_STDERR:
-		r->u.stderr_tail.dropped = get_u64(c, "stderr.dropped");
-		r->u.stderr_tail.exit_code = (int32_t)get_u32(c, "stderr.exit_code");
-		r->u.stderr_tail.text = get_str(t, c, "stderr.text");
-		break;
-	case TR_TENSORMAP: {
-		struct tr_tensormap *m = &r->u.tmap;
-		m->api = get_u32(c, "tensormap.api");
-		m->geom = get_u32(c, "tensormap.geom");
-		m->dtype = get_u32(c, "tensormap.dtype");
-		m->rank = get_u32(c, "tensormap.rank");
-		m->interleave = get_u32(c, "tensormap.interleave");
-		m->swizzle = get_u32(c, "tensormap.swizzle");
-		m->l2promo = get_u32(c, "tensormap.l2promo");
-		m->oobfill = get_u32(c, "tensormap.oobfill");
-		m->gaddr = get_u64(c, "tensormap.gaddr");
-		for (int i = 0; i < TR_TMAP_MAX_RANK; i++)
-			m->dims[i] = get_u64(c, "tensormap.dims");
-		for (int i = 0; i < TR_TMAP_MAX_RANK; i++)
-			m->strides[i] = get_u64(c, "tensormap.strides");
-		for (int i = 0; i < TR_TMAP_MAX_RANK; i++)
-			m->box[i] = get_u32(c, "tensormap.box");
-		for (int i = 0; i < TR_TMAP_MAX_RANK; i++)
-			m->estrides[i] = get_u32(c, "tensormap.estrides");
-		for (int i = 0; i < 8; i++)
-			m->extra[i] = (int32_t)get_u32(c, "tensormap.extra");
-		m->result = get_u32(c, "tensormap.result");
-		if (!need(c, TR_TMAP_BYTES, "tensormap.map")) {
-			memcpy(m->map, c->p + c->pos, TR_TMAP_BYTES);
-			c->pos += TR_TMAP_BYTES;
-		}
-		if (!c->bad && m->rank > TR_TMAP_MAX_RANK) {
-			c->bad = 2;
-			c->field = "tensormap.rank (more than 5)";
-		}
-		break;
-	}
-	case TR_GRAPH_BEGIN:
-	case TR_GRAPH_END:
-	case TR_GRAPH_EXEC:
-	case TR_GRAPH_LAUNCH:
-		r->u.graph.stream = get_u64(c, "graph.stream");
-		r->u.graph.graph = get_u64(c, "graph.graph");
-		r->u.graph.exec = get_u64(c, "graph.exec");
-		r->u.graph.flags = get_u32(c, "graph.flags");
-		break;
+#define DEC_CASE_(NAME, num, layout, ctor, rec) \
+	case TR_##NAME: dec_layout_##layout(t, c, &r->u.layout); break;
+	TR_RECORDS(DEC_CASE_)
 	default:
 		/* Unknown type from a newer minor version: framing lets us skip it. */
 		c->pos = c->len;
@@ -771,17 +647,8 @@ void trace_release(struct trace *t)
 }
 
 static const char *const type_names[] = {
-	[TR_PROCESS] = "PROCESS", [TR_DEVICE] = "DEVICE", [TR_BLOB] = "BLOB",
-	[TR_MODULE] = "MODULE", [TR_ALLOC] = "ALLOC", [TR_FREE] = "FREE",
-	[TR_MEMCPY_H2D] = "MEMCPY_H2D", [TR_MEMCPY_D2D] = "MEMCPY_D2D",
-	[TR_MEMCPY_D2H] = "MEMCPY_D2H", [TR_MEMSET] = "MEMSET", [TR_LAUNCH] = "LAUNCH",
-	[TR_FAULT] = "FAULT", [TR_FUNC_ATTR] = "FUNC_ATTR", [TR_END] = "END",
-	[TR_NOTE] = "NOTE", [TR_REDUCTION] = "REDUCTION", [TR_GRAPH_BEGIN] = "GRAPH_BEGIN",
-	[TR_GRAPH_END] = "GRAPH_END", [TR_GRAPH_EXEC] = "GRAPH_EXEC", [TR_GRAPH_LAUNCH] = "GRAPH_LAUNCH",
-	[TR_CHECKPOINT_BEGIN] = "CHECKPOINT_BEGIN", [TR_CHECKPOINT_END] = "CHECKPOINT_END",
-	[TR_BLOCK_ALLOC] = "BLOCK_ALLOC", [TR_BLOCK_FREE] = "BLOCK_FREE",
-	[TR_ENV] = "ENV", [TR_SOURCE] = "SOURCE", [TR_STDERR] = "STDERR",
-	[TR_TENSORMAP] = "TENSORMAP",
+#define TYPE_NAME_(NAME, num, layout, ctor, rec) [TR_##NAME] = #NAME,
+	TR_RECORDS(TYPE_NAME_)
 };
 
 const char *tr_type_name(uint32_t type)

@@ -2,9 +2,12 @@
  * trace.h - the gpureduce trace format: record ids, in-memory records, and the
  * reader and writer API.  This module is the only place that knows the byte
  * layout; the capture library (encode side), replay, the reducer and `show`
- * (decode side) all go through it.  The layout is documented in
- * docs/FORMAT.md; any change here must bump TRACE_MINOR (additive) or
- * TRACE_MAJOR (incompatible) and add a row to that file's history table.
+ * (decode side) all go through it.  The record types and the on-disk order
+ * of their fields are one table, trace/records.def; the enum, the union
+ * below and the constructors are generated from it.  The layout is
+ * documented in docs/FORMAT.md; any change here or there must bump
+ * TRACE_MINOR (additive) or TRACE_MAJOR (incompatible) and add a row to
+ * that file's history table.
  *
  * A trace is `header record*`.  Records are self-framed (type, checksum,
  * length), so readers skip types they do not know.  Large payloads (module
@@ -22,6 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "records.def"
+
 struct strbuf;
 
 #define TRACE_MAGIC "GPURDTRC"   /* 8 bytes, no NUL on disk */
@@ -31,42 +36,21 @@ struct strbuf;
 #define TRACE_HEADER_SEED 0x48445243u   /* "CRDH": the header checksum's XXH32 seed (1.4) */
 #define TRACE_RECORD_HEADER_SIZE 16
 
-/* Record types.  On-disk numbers: never renumber, never reuse; retire a type
- * by renaming it *_DEPRECATED. */
+/* Record types: one row each in trace/records.def, which also gives the
+ * on-disk order of their fields.  On-disk numbers: never renumber, never
+ * reuse; retire a type by renaming it *_DEPRECATED. */
 enum tr_type {
-	TR_PROCESS = 1,     /* the traced command: argv, cwd, pid */
-	TR_DEVICE = 2,      /* device and driver of the context */
-	TR_BLOB = 3,        /* content-addressed payload */
-	TR_MODULE = 4,      /* a loaded module image (cubin/ELF) */
-	TR_ALLOC = 5,       /* memory became addressable */
-	TR_FREE = 6,        /* memory stopped being addressable */
-	TR_MEMCPY_H2D = 7,  /* host bytes entered device memory */
-	TR_MEMCPY_D2D = 8,
-	TR_MEMCPY_D2H = 9,  /* recorded for ordering/dependencies; no data */
-	TR_MEMSET = 10,
-	TR_LAUNCH = 11,     /* a kernel launch with its exact parameter bytes */
-	TR_FAULT = 12,      /* the first sticky error and the call that returned it */
-	TR_FUNC_ATTR = 13,  /* cuFuncSetAttribute/cuKernelSetAttribute */
-	TR_END = 14,        /* orderly end of capture (absent if the process died) */
-	TR_NOTE = 15,       /* free text: warnings, unsupported calls seen */
-	TR_REDUCTION = 16,  /* written by shrink: how this trace was reduced */
-	TR_GRAPH_BEGIN = 17,  /* 1.1: stream capture began on a stream */
-	TR_GRAPH_END = 18,    /* 1.1: stream capture ended: the graph made of the captured records */
-	TR_GRAPH_EXEC = 19,   /* 1.1: a graph was instantiated */
-	TR_GRAPH_LAUNCH = 20, /* 1.1: an instantiated graph was launched */
-	TR_CHECKPOINT_BEGIN = 21, /* 1.2: device memory as it was here follows (ALLOC + H2D) */
-	TR_CHECKPOINT_END = 22,   /* 1.2: that checkpoint is complete */
-	/* 23, 24: reserved (issue 13) */
-	TR_BLOCK_ALLOC = 25,      /* 1.3: an allocator block (a tensor) inside an allocation */
-	TR_BLOCK_FREE = 26,       /* 1.3: that block was given back to its allocator */
-	/* 27, 28: reserved (issue 17) */
-	TR_TENSORMAP = 29,        /* 1.4: a TMA tensor map was encoded (or its address replaced) */
-	/* 30: reserved (issue 22) */
-	TR_ENV = 33,              /* 1.4: the environment at capture (versions, OS) */
-	TR_SOURCE = 34,           /* 1.4: a kernel's or program's own source, and its origin */
-	TR_STDERR = 35,           /* 1.4: the last bytes the program wrote to stderr */
-	TR_TYPE_MAX_KNOWN = 35
+#define TR_ENUM_(NAME, num, layout, ctor, rec) TR_##NAME = num,
+	TR_RECORDS(TR_ENUM_)
+#undef TR_ENUM_
 };
+/* The largest known type number: the size of a union of char[number]s. */
+union tr_type_max_ {
+#define TR_MAX_(NAME, num, layout, ctor, rec) char m_##NAME[num];
+	TR_RECORDS(TR_MAX_)
+#undef TR_MAX_
+};
+#define TR_TYPE_MAX_KNOWN ((uint32_t)sizeof(union tr_type_max_))
 
 /* TR_ALLOC kinds (on disk). */
 enum tr_alloc_kind {
@@ -381,28 +365,9 @@ struct tr_rec {
 	uint32_t type;           /* enum tr_type, or an unknown number */
 	uint64_t offset;         /* file offset of the record header */
 	union {
-		struct tr_process process;
-		struct tr_device device;
-		struct tr_blob blob;
-		struct tr_module module;
-		struct tr_alloc alloc;
-		struct tr_free free;
-		struct tr_copy copy;
-		struct tr_memset memset;
-		struct tr_launch launch;
-		struct tr_fault fault;
-		struct tr_func_attr func_attr;
-		struct tr_end end;
-		struct tr_note note;
-		struct tr_reduction reduction;
-		struct tr_graph graph;
-		struct tr_checkpoint checkpoint;
-		struct tr_block block;
-		struct tr_block_free block_free;
-		struct tr_env env;
-		struct tr_source source;
-		struct tr_stderr stderr_tail;
-		struct tr_tensormap tmap;
+#define TR_UNION_(layout, tag) struct tag layout;
+		TR_LAYOUTS(TR_UNION_)
+#undef TR_UNION_
 	} u;
 };
 
@@ -569,8 +534,35 @@ void tw_forget_blobs(struct trace_writer *w);
 int tw_has_blob(const struct trace_writer *w, uint64_t hash);
 
 /* Encode a record's payload (no framing) into sb; used by tw_record and by
- * tests.  Returns 0, or -1 for a type that cannot be encoded. */
+ * tests.  For a BLOB, its header fields only (the stored bytes follow
+ * them on disk).  Returns 0, or -1 for a type this build does not know. */
 int tr_encode(const struct tr_rec *r, struct strbuf *sb);
+
+/*
+ * Record constructors, one per type of trace/records.def but BLOB:
+ * tw_alloc(w, &(struct tr_alloc){ .addr = a, .size = n, .kind = k }),
+ * tw_h2d(w, &(struct tr_copy){ ... }), tw_launch(), tw_note(), ... write
+ * one record of that type with those fields (tw_record's contract; fields
+ * left out are 0, NULL strings are written as "").  Return the event
+ * number or -1.
+ */
+/* tr_layout_<layout>: the struct of a layout, for what the table generates */
+#define TR_TYPEDEF_(layout, tag) typedef struct tag tr_layout_##layout;
+TR_LAYOUTS(TR_TYPEDEF_)
+#undef TR_TYPEDEF_
+#define TR_CTOR_DECL_0(layout, ctor)
+#define TR_CTOR_DECL_1(layout, ctor) long tw_##ctor(struct trace_writer *w, const tr_layout_##layout *v);
+#define TR_CTOR_DECL_(NAME, num, layout, ctor, rec) TR_CTOR_DECL_##rec(layout, ctor)
+TR_RECORDS(TR_CTOR_DECL_)
+#undef TR_CTOR_DECL_
+#undef TR_CTOR_DECL_0
+#undef TR_CTOR_DECL_1
+/*
+ * An H2D copy of `data` (c->size bytes): stores them as a blob (unless
+ * this writer already did), sets the record's blob hash and writes it.
+ * Returns the event number or -1.
+ */
+long tw_h2d_data(struct trace_writer *w, const struct tr_copy *c, const void *data);
 
 uint64_t tr_hash(const void *data, size_t len);   /* XXH3-64 */
 /* XXH3-64 of a whole trace file's bytes except the header's created_ns:

@@ -8,6 +8,9 @@
  * last whole record whenever the process dies; a writer given a buffer
  * (tw_set_buffer: capture's hot path) gathers records and writes them
  * together, and its owner decides when they must be on disk (tw_flush).
+ * The encoder of each record type and the constructors (tw_alloc, tw_h2d,
+ * ...) are generated from trace/records.def; the enc_* hooks here write
+ * the variable-length parts.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -311,7 +314,7 @@ static long write_framed(struct trace_writer *w, uint32_t type, const void *pay1
 	return ev;
 }
 
-/* ---- payload encoding ---- */
+/* ---- payload encoding: generated from trace/records.def ---- */
 
 static void put_dim3(struct strbuf *sb, const struct tr_dim3 *d)
 {
@@ -320,216 +323,86 @@ static void put_dim3(struct strbuf *sb, const struct tr_dim3 *d)
 	sb_put_u32(sb, d->z);
 }
 
+/* The variable-length parts the table names (VAR fields): enc_<field>
+ * appends them; 0 or -1 (cannot be encoded). */
+
+static int enc_process_argv(struct strbuf *sb, const struct tr_process *p)
+{
+	sb_put_u32(sb, p->argc);
+	for (uint32_t i = 0; i < p->argc; i++)
+		sb_put_str(sb, p->argv[i]);
+	return 0;
+}
+
+/* The stored bytes follow the header as the second part of the framed
+ * record (write_blob_stored). */
+static int enc_blob_data(struct strbuf *sb, const struct tr_blob *b)
+{
+	return 0;
+}
+
+static int enc_launch_params(struct strbuf *sb, const struct tr_launch *l)
+{
+	sb_put_u32(sb, l->nparams);
+	for (uint32_t i = 0; i < l->nparams; i++) {
+		sb_put_u32(sb, l->params[i].offset);
+		sb_put_u32(sb, l->params[i].size);
+	}
+	return 0;
+}
+
+static int enc_launch_args(struct strbuf *sb, const struct tr_launch *l)
+{
+	sb_put_bytes(sb, l->args, l->argsize);
+	return 0;
+}
+
+static int enc_launch_attrs(struct strbuf *sb, const struct tr_launch *l)
+{
+	sb_put_u32(sb, l->nattrs);
+	for (uint32_t i = 0; i < l->nattrs; i++) {
+		uint32_t len = l->attrs[i].len > 64 ? 64 : l->attrs[i].len;
+		sb_put_u32(sb, l->attrs[i].id);
+		sb_put_bytes(sb, l->attrs[i].value, len);
+	}
+	return 0;
+}
+
+static int enc_launch_frames(struct strbuf *sb, const struct tr_launch *l)
+{
+	sb_put_u32(sb, l->nframes);
+	for (uint32_t i = 0; i < l->nframes; i++) {
+		sb_put_str(sb, l->frames[i].file);
+		sb_put_str(sb, l->frames[i].func);
+		sb_put_u32(sb, l->frames[i].line);
+	}
+	return 0;
+}
+
+/* One encoder per layout: each field in table order. */
+#define ENC_U32(f) sb_put_u32(sb, x->f);
+#define ENC_U64(f) sb_put_u64(sb, x->f);
+#define ENC_I32(f) sb_put_u32(sb, (uint32_t)x->f);
+#define ENC_STR(f) sb_put_str(sb, x->f);
+#define ENC_DIM3(f) put_dim3(sb, &x->f);
+#define ENC_U64_ARR(f) for (size_t i_ = 0; i_ < ARRAY_SIZE(x->f); i_++) sb_put_u64(sb, x->f[i_]);
+#define ENC_U32_ARR(f) for (size_t i_ = 0; i_ < ARRAY_SIZE(x->f); i_++) sb_put_u32(sb, x->f[i_]);
+#define ENC_I32_ARR(f) for (size_t i_ = 0; i_ < ARRAY_SIZE(x->f); i_++) sb_put_u32(sb, (uint32_t)x->f[i_]);
+#define ENC_BYTES(f) sb_add(sb, x->f, sizeof(x->f));
+#define ENC_VAR(f) if (enc_##f(sb, x) < 0) return -1;
+#define ENC_CHECK(f)
+#define ENC_FIELD_(kind, field, name, show) ENC_##kind(field)
+#define ENC_LAYOUT_(layout, tag) \
+	static int enc_layout_##layout(struct strbuf *sb, const struct tag *x) \
+	{ TR_FIELDS_##layout(ENC_FIELD_) return 0; }
+TR_LAYOUTS(ENC_LAYOUT_)
+
 int tr_encode(const struct tr_rec *r, struct strbuf *sb)
 {
 	switch (r->type) {
-	case TR_PROCESS: {
-		const struct tr_process *p = &r->u.process;
-		sb_put_u32(sb, p->pid);
-		sb_put_u64(sb, p->start_ns);
-		sb_put_str(sb, p->cwd);
-		sb_put_u32(sb, p->argc);
-		for (uint32_t i = 0; i < p->argc; i++)
-			sb_put_str(sb, p->argv[i]);
-		return 0;
-	}
-	case TR_DEVICE: {
-		const struct tr_device *d = &r->u.device;
-		sb_put_u32(sb, d->ordinal);
-		sb_put_str(sb, d->name);
-		sb_put_u32(sb, d->cc_major);
-		sb_put_u32(sb, d->cc_minor);
-		sb_put_u32(sb, d->driver_version);
-		sb_put_u32(sb, d->toolkit_version);
-		sb_put_u64(sb, d->total_mem);
-		sb_put_u32(sb, d->sm_count);
-		return 0;
-	}
-	case TR_MODULE: {
-		const struct tr_module *m = &r->u.module;
-		sb_put_u32(sb, m->module_id);
-		sb_put_u32(sb, m->kind);
-		sb_put_u64(sb, m->blob);
-		sb_put_u64(sb, m->size);
-		return 0;
-	}
-	case TR_ALLOC: {
-		const struct tr_alloc *a = &r->u.alloc;
-		sb_put_u64(sb, a->addr);
-		sb_put_u64(sb, a->size);
-		sb_put_u32(sb, a->kind);
-		sb_put_u32(sb, a->flags);
-		sb_put_str(sb, a->name);
-		return 0;
-	}
-	case TR_FREE:
-		sb_put_u64(sb, r->u.free.addr);
-		sb_put_u32(sb, r->u.free.kind);
-		return 0;
-	case TR_MEMCPY_H2D:
-	case TR_MEMCPY_D2D:
-	case TR_MEMCPY_D2H: {
-		const struct tr_copy *c = &r->u.copy;
-		sb_put_u64(sb, c->dst);
-		sb_put_u64(sb, c->src);
-		sb_put_u64(sb, c->size);
-		sb_put_u64(sb, c->blob);
-		sb_put_u64(sb, c->stream);
-		sb_put_u32(sb, c->flags);
-		return 0;
-	}
-	case TR_MEMSET: {
-		const struct tr_memset *m = &r->u.memset;
-		sb_put_u64(sb, m->dst);
-		sb_put_u32(sb, m->value);
-		sb_put_u32(sb, m->elem_size);
-		sb_put_u64(sb, m->width);
-		sb_put_u64(sb, m->height);
-		sb_put_u64(sb, m->pitch);
-		sb_put_u64(sb, m->stream);
-		sb_put_u32(sb, m->flags);
-		return 0;
-	}
-	case TR_LAUNCH: {
-		const struct tr_launch *l = &r->u.launch;
-		sb_put_u64(sb, l->seq);
-		sb_put_u64(sb, l->func);
-		sb_put_str(sb, l->name);
-		sb_put_u32(sb, l->api);
-		sb_put_u32(sb, l->flags);
-		put_dim3(sb, &l->grid);
-		put_dim3(sb, &l->block);
-		sb_put_u32(sb, l->shmem);
-		sb_put_u64(sb, l->stream);
-		sb_put_u32(sb, l->nparams);
-		for (uint32_t i = 0; i < l->nparams; i++) {
-			sb_put_u32(sb, l->params[i].offset);
-			sb_put_u32(sb, l->params[i].size);
-		}
-		sb_put_bytes(sb, l->args, l->argsize);
-		sb_put_u32(sb, l->nattrs);
-		for (uint32_t i = 0; i < l->nattrs; i++) {
-			uint32_t len = l->attrs[i].len > 64 ? 64 : l->attrs[i].len;
-			sb_put_u32(sb, l->attrs[i].id);
-			sb_put_bytes(sb, l->attrs[i].value, len);
-		}
-		sb_put_u32(sb, l->tid);
-		sb_put_u32(sb, l->py_state);
-		sb_put_u32(sb, l->nframes);
-		for (uint32_t i = 0; i < l->nframes; i++) {
-			sb_put_str(sb, l->frames[i].file);
-			sb_put_str(sb, l->frames[i].func);
-			sb_put_u32(sb, l->frames[i].line);
-		}
-		return 0;
-	}
-	case TR_FAULT: {
-		const struct tr_fault *f = &r->u.fault;
-		sb_put_u32(sb, f->code);
-		sb_put_str(sb, f->error);
-		sb_put_str(sb, f->api);
-		sb_put_u64(sb, f->launch_seq);
-		sb_put_u32(sb, f->at_launch);
-		sb_put_str(sb, f->kernel);
-		return 0;
-	}
-	case TR_FUNC_ATTR:
-		sb_put_str(sb, r->u.func_attr.kernel);
-		sb_put_u32(sb, r->u.func_attr.attr);
-		sb_put_u32(sb, (uint32_t)r->u.func_attr.value);
-		return 0;
-	case TR_END:
-		sb_put_u32(sb, (uint32_t)r->u.end.exit_code);
-		sb_put_u64(sb, r->u.end.launches);
-		sb_put_u64(sb, r->u.end.allocs);
-		sb_put_u64(sb, r->u.end.bytes_h2d);
-		return 0;
-	case TR_NOTE:
-		sb_put_str(sb, r->u.note.text);
-		return 0;
-	case TR_REDUCTION:
-		sb_put_str(sb, r->u.reduction.text);
-		return 0;
-	case TR_CHECKPOINT_BEGIN:
-	case TR_CHECKPOINT_END:
-		sb_put_u64(sb, r->u.checkpoint.id);
-		sb_put_u64(sb, r->u.checkpoint.launch_seq);
-		sb_put_u64(sb, r->u.checkpoint.allocs);
-		sb_put_u64(sb, r->u.checkpoint.bytes);
-		sb_put_u64(sb, r->u.checkpoint.stored);
-		sb_put_u32(sb, r->u.checkpoint.flags);
-		return 0;
-	case TR_BLOCK_ALLOC: {
-		const struct tr_block *b = &r->u.block;
-		sb_put_u64(sb, b->addr);
-		sb_put_u64(sb, b->size);
-		sb_put_u64(sb, b->alloc_size);
-		sb_put_u64(sb, b->segment);
-		sb_put_u32(sb, b->source);
-		sb_put_u32(sb, b->flags);
-		sb_put_str(sb, b->file);
-		sb_put_str(sb, b->func);
-		sb_put_u32(sb, b->line);
-		return 0;
-	}
-	case TR_BLOCK_FREE:
-		sb_put_u64(sb, r->u.block_free.addr);
-		sb_put_u32(sb, r->u.block_free.source);
-		sb_put_u32(sb, r->u.block_free.flags);
-		return 0;
-	case TR_ENV:
-		sb_put_str(sb, r->u.env.text);
-		return 0;
-	case TR_SOURCE: {
-		const struct tr_source *s = &r->u.source;
-		sb_put_u32(sb, s->origin);
-		sb_put_u32(sb, s->flags);
-		sb_put_u32(sb, s->module_id);
-		sb_put_str(sb, s->kernel);
-		sb_put_str(sb, s->path);
-		sb_put_str(sb, s->meta);
-		sb_put_str(sb, s->text);
-		return 0;
-	}
-	case TR_STDERR:
-		sb_put_u64(sb, r->u.stderr_tail.dropped);
-		sb_put_u32(sb, (uint32_t)r->u.stderr_tail.exit_code);
-		sb_put_str(sb, r->u.stderr_tail.text);
-		return 0;
-	case TR_TENSORMAP: {
-		const struct tr_tensormap *m = &r->u.tmap;
-		sb_put_u32(sb, m->api);
-		sb_put_u32(sb, m->geom);
-		sb_put_u32(sb, m->dtype);
-		sb_put_u32(sb, m->rank);
-		sb_put_u32(sb, m->interleave);
-		sb_put_u32(sb, m->swizzle);
-		sb_put_u32(sb, m->l2promo);
-		sb_put_u32(sb, m->oobfill);
-		sb_put_u64(sb, m->gaddr);
-		for (int i = 0; i < TR_TMAP_MAX_RANK; i++)
-			sb_put_u64(sb, m->dims[i]);
-		for (int i = 0; i < TR_TMAP_MAX_RANK; i++)
-			sb_put_u64(sb, m->strides[i]);
-		for (int i = 0; i < TR_TMAP_MAX_RANK; i++)
-			sb_put_u32(sb, m->box[i]);
-		for (int i = 0; i < TR_TMAP_MAX_RANK; i++)
-			sb_put_u32(sb, m->estrides[i]);
-		for (int i = 0; i < 8; i++)
-			sb_put_u32(sb, (uint32_t)m->extra[i]);
-		sb_put_u32(sb, m->result);
-		sb_add(sb, m->map, TR_TMAP_BYTES);
-		return 0;
-	}
-	case TR_GRAPH_BEGIN:
-	case TR_GRAPH_END:
-	case TR_GRAPH_EXEC:
-	case TR_GRAPH_LAUNCH:
-		sb_put_u64(sb, r->u.graph.stream);
-		sb_put_u64(sb, r->u.graph.graph);
-		sb_put_u64(sb, r->u.graph.exec);
-		sb_put_u32(sb, r->u.graph.flags);
-		return 0;
+#define ENC_CASE_(NAME, num, layout, ctor, rec) \
+	case TR_##NAME: return enc_layout_##layout(sb, &r->u.layout);
+	TR_RECORDS(ENC_CASE_)
 	default:
 		return -1;
 	}
@@ -562,14 +435,38 @@ long tw_record(struct trace_writer *w, const struct tr_rec *r)
 	return ev;
 }
 
+/* The record constructors trace.h declares: one per row of TR_RECORDS. */
+#define TW_CTOR_0(NAME, layout, ctor)
+#define TW_CTOR_1(NAME, layout, ctor) \
+	long tw_##ctor(struct trace_writer *w, const tr_layout_##layout *v) \
+	{ \
+		struct tr_rec r; \
+		memset(&r, 0, sizeof(r)); \
+		r.type = TR_##NAME; \
+		r.u.layout = *v; \
+		return tw_record(w, &r); \
+	}
+#define TW_CTOR_(NAME, num, layout, ctor, rec) TW_CTOR_##rec(NAME, layout, ctor)
+TR_RECORDS(TW_CTOR_)
+
+long tw_h2d_data(struct trace_writer *w, const struct tr_copy *c, const void *data)
+{
+	struct tr_copy h = *c;
+	if (tw_blob(w, data, (size_t)c->size, &h.blob) < 0)
+		return -1;
+	return tw_h2d(w, &h);
+}
+
 static int write_blob_stored(struct trace_writer *w, uint64_t hash, uint64_t raw_size,
 			     uint32_t codec, const void *data, size_t n)
 {
 	struct strbuf hdr = STRBUF_INIT;
+	struct tr_rec r = { .type = TR_BLOB };
 	long ev;
-	sb_put_u64(&hdr, hash);
-	sb_put_u64(&hdr, raw_size);
-	sb_put_u32(&hdr, codec);
+	r.u.blob.hash = hash;
+	r.u.blob.raw_size = raw_size;
+	r.u.blob.codec = codec;
+	tr_encode(&r, &hdr);   /* the header fields; the bytes follow */
 	ev = write_framed(w, TR_BLOB, hdr.buf, hdr.len, data, n);
 	sb_release(&hdr);
 	if (ev < 0)

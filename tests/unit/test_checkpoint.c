@@ -36,22 +36,10 @@ static void put_ck(struct trace_writer *w, uint32_t type, uint64_t id, uint64_t 
 static void put_content(struct trace_writer *w, uint64_t addr, unsigned char fill)
 {
 	unsigned char data[64];
-	struct tr_rec r;
 	memset(data, fill, sizeof(data));
-	memset(&r, 0, sizeof(r));
-	r.type = TR_ALLOC;
-	r.u.alloc.addr = addr;
-	r.u.alloc.size = 64;
-	r.u.alloc.kind = TR_MEM_DEVICE;
-	r.u.alloc.name = "";
-	put(w, &r);
-	memset(&r, 0, sizeof(r));
-	r.type = TR_MEMCPY_H2D;
-	r.u.copy.dst = addr;
-	r.u.copy.size = 64;
-	r.u.copy.flags = TR_F_CHECKPOINT;
-	CHECK(tw_blob(w, data, sizeof(data), &r.u.copy.blob) == 0);
-	put(w, &r);
+	CHECK(tw_alloc(w, &(struct tr_alloc){ .addr = addr, .size = 64, .kind = TR_MEM_DEVICE }) >= 0);
+	CHECK(tw_h2d_data(w, &(struct tr_copy){ .dst = addr, .size = 64, .flags = TR_F_CHECKPOINT },
+			  data) >= 0);
 }
 
 static void put_launch(struct trace_writer *w, uint64_t seq)

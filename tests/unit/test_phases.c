@@ -45,27 +45,12 @@ static void put_rec(struct trace_writer *w, const struct tr_rec *r, long *idx)
 
 static void put_alloc(struct trace_writer *w, uint64_t addr)
 {
-	struct tr_rec r;
-	memset(&r, 0, sizeof(r));
-	r.type = TR_ALLOC;
-	r.u.alloc.addr = addr;
-	r.u.alloc.size = 4096;
-	r.u.alloc.kind = TR_MEM_DEVICE;
-	r.u.alloc.name = "";
-	put_rec(w, &r, NULL);
+	CHECK(tw_alloc(w, &(struct tr_alloc){ .addr = addr, .size = 4096, .kind = TR_MEM_DEVICE }) >= 0);
 }
 
 static void put_copy(struct trace_writer *w, uint64_t dst, const uint8_t *data, size_t n)
 {
-	struct tr_rec r;
-	uint64_t h = 0;
-	CHECK(tw_blob(w, data, n, &h) == 0);
-	memset(&r, 0, sizeof(r));
-	r.type = TR_MEMCPY_H2D;
-	r.u.copy.dst = dst;
-	r.u.copy.size = n;
-	r.u.copy.blob = h;
-	put_rec(w, &r, NULL);
+	CHECK(tw_h2d_data(w, &(struct tr_copy){ .dst = dst, .size = n }, data) >= 0);
 }
 
 static int open_path(char *path)

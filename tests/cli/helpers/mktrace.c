@@ -66,6 +66,10 @@
  *   stderr EXIT TEXT [DROPPED]            STDERR (1.4)
  *   end [EXIT [LAUNCHES ALLOCS BYTES]]    counts default to what was written
  *   blob FILL SIZE                        an unreferenced blob
+ *   rec TYPE [KEY=VALUE...]               one record of any type of trace/records.def
+ *                                         but BLOB, by its name (ALLOC, ENV, ...); KEY:
+ *                                         a plain field (number or string) by the key
+ *                                         `show` prints; fields not given are 0 or ""
  *   raw TYPE [HEX]                        a correctly framed record of any type
  *                                         number with this payload
  *   After the file is closed, in script order:
@@ -196,16 +200,21 @@ static void need_words(int n, int min, const char *usage)
 		die("usage: %s", usage);
 }
 
-static void put(struct tr_rec *r)
+/* ev: what a tw_* call that wrote a `type` record at offset off returned */
+static void done(long ev, uint32_t type, uint64_t off)
 {
-	uint64_t off = w.offset;
-	long ev = tw_record(&w, r);
 	if (ev < 0) {
 		fprintf(stderr, "mktrace: write failed\n");
 		exit(3);
 	}
 	if (verbose)
-		printf("%ld %s %llu\n", ev, tr_type_name(r->type), (unsigned long long)off);
+		printf("%ld %s %llu\n", ev, tr_type_name(type), (unsigned long long)off);
+}
+
+static void put(struct tr_rec *r)
+{
+	uint64_t off = w.offset;
+	done(tw_record(&w, r), r->type, off);
 }
 
 static uint64_t blob(const void *data, size_t len)
@@ -540,6 +549,62 @@ static void raw_record(uint32_t type, const struct strbuf *pay)
 	sb_release(&sb);
 }
 
+/* ---- `rec`: any record type by the table (trace/records.def) ---- */
+
+static const char *field_key(const char *name)
+{
+	const char *d = strchr(name, '.');
+	return d ? d + 1 : name;
+}
+
+#define SET_U32(f, name) if (!strcmp(k, field_key(name))) { x->f = (uint32_t)num(v); return 0; }
+#define SET_U64(f, name) if (!strcmp(k, field_key(name))) { x->f = num(v); return 0; }
+#define SET_I32(f, name) if (!strcmp(k, field_key(name))) { x->f = (int32_t)snum(v); return 0; }
+#define SET_STR(f, name) if (!strcmp(k, field_key(name))) { x->f = v; return 0; }
+#define SET_DIM3(f, name)
+#define SET_U64_ARR(f, name)
+#define SET_U32_ARR(f, name)
+#define SET_I32_ARR(f, name)
+#define SET_BYTES(f, name)
+#define SET_VAR(f, name)
+#define SET_CHECK(f, name)
+#define SET_FIELD_(kind, field, name, show) SET_##kind(field, name)
+#define SET_LAYOUT_(layout, tag) \
+	static int set_##layout(struct tag *x, const char *k, char *v) \
+	{ TR_FIELDS_##layout(SET_FIELD_) return -1; }
+TR_LAYOUTS(SET_LAYOUT_)
+
+/* Set field k of r to v (a string field keeps v: it must outlive r). */
+static int set_field(struct tr_rec *r, const char *k, char *v)
+{
+	switch (r->type) {
+#define SET_CASE_(NAME, num, layout, ctor, rec) \
+	case TR_##NAME: return set_##layout(&r->u.layout, k, v);
+	TR_RECORDS(SET_CASE_)
+	default:
+		return -1;
+	}
+}
+
+static void cmd_rec(int n, char **wv, struct tr_rec *r)
+{
+	need_words(n, 2, "rec TYPE [KEY=VALUE...]");
+#define BY_NAME_(NAME, num, layout, ctor, rec) \
+	if (rec && !strcmp(wv[1], #NAME)) r->type = TR_##NAME;
+	TR_RECORDS(BY_NAME_)
+	if (!r->type)
+		die("rec: '%s' is not a record type tw_record writes (trace/records.def)", wv[1]);
+	for (int i = 2; i < n; i++) {
+		char *eq = strchr(wv[i], '=');
+		if (!eq)
+			die("rec: '%s' is not KEY=VALUE", wv[i]);
+		*eq = 0;
+		if (set_field(r, wv[i], eq + 1) < 0)
+			die("rec: %s has no plain field '%s'", wv[1], wv[i]);
+	}
+	put(r);
+}
+
 static void join(struct strbuf *sb, int n, char **wv, int from)
 {
 	for (int i = from; i < n; i++) {
@@ -577,13 +642,11 @@ static void command(int n, char **wv)
 		r.u.device.sm_count = n > 7 ? (uint32_t)num(wv[7]) : 132;
 		put(&r);
 	} else if (!strcmp(c, "alloc")) {
+		uint64_t off = w.offset;
 		need_words(n, 3, "alloc ADDR SIZE [KIND [NAME]]");
-		r.type = TR_ALLOC;
-		r.u.alloc.addr = num(wv[1]);
-		r.u.alloc.size = num(wv[2]);
-		r.u.alloc.kind = n > 3 ? alloc_kind(wv[3]) : TR_MEM_DEVICE;
-		r.u.alloc.name = n > 4 ? wv[4] : "";
-		put(&r);
+		done(tw_alloc(&w, &(struct tr_alloc){ .addr = num(wv[1]), .size = num(wv[2]),
+						     .kind = n > 3 ? alloc_kind(wv[3]) : TR_MEM_DEVICE,
+						     .name = n > 4 ? wv[4] : "" }), TR_ALLOC, off);
 		n_alloc++;
 	} else if (!strcmp(c, "free")) {
 		need_words(n, 2, "free ADDR [KIND]");
@@ -627,24 +690,25 @@ static void command(int n, char **wv)
 		r.u.block_free.source = TR_BLK_TEST;
 		put(&r);
 	} else if (!strcmp(c, "h2d")) {
+		struct tr_copy cp = { 0 };
 		need_words(n, 4, "h2d DST SIZE FILL [SRC] [async]");
-		r.type = TR_MEMCPY_H2D;
-		r.u.copy.dst = num(wv[1]);
-		r.u.copy.size = num(wv[2]);
-		fill(&sb, wv[3], r.u.copy.size);
-		r.u.copy.blob = blob(sb.buf, sb.len);
+		cp.dst = num(wv[1]);
+		cp.size = num(wv[2]);
+		fill(&sb, wv[3], cp.size);
+		cp.blob = blob(sb.buf, sb.len);   /* first: -v prints the BLOB's line */
 		for (int i = 4; i < n; i++) {
 			if (!strcmp(wv[i], "async"))
-				r.u.copy.flags |= TR_F_ASYNC;
+				cp.flags |= TR_F_ASYNC;
 			else if (!strcmp(wv[i], "hostmem"))
-				r.u.copy.flags |= TR_F_HOSTMEM;
+				cp.flags |= TR_F_HOSTMEM;
 			else if (!strcmp(wv[i], "checkpoint"))
-				r.u.copy.flags |= TR_F_CHECKPOINT;
+				cp.flags |= TR_F_CHECKPOINT;
 			else
-				r.u.copy.src = num(wv[i]);
+				cp.src = num(wv[i]);
 		}
-		put(&r);
-		h2d_bytes += r.u.copy.size;
+		uint64_t off = w.offset;
+		done(tw_h2d(&w, &cp), TR_MEMCPY_H2D, off);
+		h2d_bytes += cp.size;
 	} else if (!strcmp(c, "d2d") || !strcmp(c, "d2h")) {
 		need_words(n, 4, "d2d|d2h DST SRC SIZE");
 		r.type = c[2] == 'd' ? TR_MEMCPY_D2D : TR_MEMCPY_D2H;
@@ -775,6 +839,8 @@ static void command(int n, char **wv)
 		need_words(n, 3, "blob FILL SIZE");
 		fill(&sb, wv[1], num(wv[2]));
 		blob(sb.buf, sb.len);
+	} else if (!strcmp(c, "rec")) {
+		cmd_rec(n, wv, &r);
 	} else if (!strcmp(c, "raw")) {
 		need_words(n, 2, "raw TYPE [HEX]");
 		if (n > 2)
