@@ -56,13 +56,15 @@ size_t tmap_scan_args(const struct trace *t, size_t before, const uint8_t *args,
 		any = t->rec[i].type == TR_TENSORMAP;
 	if (!any)
 		return 0;
-	for (uint32_t off = 0; argsize >= TR_TMAP_BYTES && off <= argsize - TR_TMAP_BYTES; off += 64) {
+	for (uint32_t off = 0; argsize >= TR_TMAP_BYTES && off <= argsize - TR_TMAP_BYTES;
+	     off += TR_TMAP_PARAM_ALIGN) {
 		long rec = tmap_find(t, before, args + off);
 		if (rec < 0)
 			continue;
 		n++;
 		if (fn)
 			fn(rec, off, arg);
+		off += TR_TMAP_BYTES - TR_TMAP_PARAM_ALIGN;   /* maps do not overlap */
 	}
 	return n;
 }

@@ -36,7 +36,7 @@ int tmap_match(const struct tr_tensormap *m, const uint8_t *p);
 long tmap_find(const struct trace *t, size_t before, const uint8_t *p);
 
 /* Byte offsets in a launch's parameter bytes where a recorded map sits:
- * calls fn for each 64-byte-aligned offset (maps are .align 64) whose 128
+ * calls fn for each TR_TMAP_PARAM_ALIGN-aligned offset (trace.h) whose 128
  * bytes tmap_find finds before `before`.  Returns how many. */
 size_t tmap_scan_args(const struct trace *t, size_t before, const uint8_t *args, uint32_t argsize,
 		      void (*fn)(long rec, uint32_t off, void *arg), void *arg);

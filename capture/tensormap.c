@@ -89,13 +89,13 @@ void cap_tmap_check_launch(const char *kernel, const struct tr_param *params, ui
 	for (uint32_t p = 0; p < nparams && !*noted; p++) {
 		uint64_t w0;
 		const struct tr_param *q = &params[p];
-		if (q->size != TR_TMAP_BYTES || q->offset % 64 || q->offset + TR_TMAP_BYTES > argsize)
+		if (q->size != TR_TMAP_BYTES || q->offset % TR_TMAP_PARAM_ALIGN || q->offset + TR_TMAP_BYTES > argsize)
 			continue;
 		memcpy(&w0, args + q->offset, 8);
 		if (ring_has(args + q->offset) || !cap_is_device_ptr(w0))
 			continue;
 		*noted = 1;
-		cap_note("kernel %s: param %u is 128 bytes at a 64-byte offset whose first word is a device "
+		cap_note("kernel %s: param %u is 128 bytes at a 16-byte-aligned offset whose first word is a device "
 			 "address (a TMA tensor map?), but no recorded cuTensorMapEncode* call made it: replay "
 			 "relocates its address word only", kernel, p);
 	}

@@ -141,7 +141,7 @@ static int role_match(struct mm_alloc *a, uint32_t p, const char *type, uint32_t
 	{
 		/* the word is a TMA tensor map's address (its word 0): say what map */
 		uint32_t at = rf->l->params[p].offset + off;
-		long rec = at % 64 || at + TR_TMAP_BYTES > rf->l->argsize ? -1 :
+		long rec = at % TR_TMAP_PARAM_ALIGN || at + TR_TMAP_BYTES > rf->l->argsize ? -1 :
 			tmap_find(rf->t, rf->ev, rf->l->args + at);
 		if (rec >= 0) {
 			sb_adds(rf->out, ": ");

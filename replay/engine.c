@@ -1308,7 +1308,7 @@ static int snap_tmaps(struct snap *S, size_t at, const struct tr_launch *l)
 		if (t->rec[i].type != TR_TENSORMAP)
 			continue;
 		for (uint32_t off = 0; l && !used && l->argsize >= TR_TMAP_BYTES &&
-		     off <= l->argsize - TR_TMAP_BYTES; off += 64)
+		     off <= l->argsize - TR_TMAP_BYTES; off += TR_TMAP_PARAM_ALIGN)
 			used = tmap_match(&t->rec[i].u.tmap, l->args + off);
 		if (used && tw_record(&S->w, &t->rec[i]) < 0)
 			return -1;

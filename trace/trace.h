@@ -331,6 +331,11 @@ enum tr_tmap_api {
 	TR_TMAP_REPLACE = 4      /* cuTensorMapReplaceAddress */
 };
 #define TR_TMAP_BYTES 128
+/* Where a CUtensorMap parameter may start in a launch's argument bytes.
+ * The map is 64-byte aligned in the constant bank, but the parameter area
+ * starts at 16 mod 64 there on sm_90 (Triton 3.6 puts its map at offset
+ * 48), so offsets are only known to be 16-byte aligned. */
+#define TR_TMAP_PARAM_ALIGN 16
 #define TR_TMAP_MAX_RANK 5
 
 /* TENSORMAP (1.4): a CUtensorMap the program built on the host, with the

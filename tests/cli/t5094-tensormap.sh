@@ -87,7 +87,7 @@ check_exit "  ...and faults" 1 ./r2/repro
 # --- a map capture did not see being made: noted, replayed by its address word
 check_exit "an encode without callbacks: faults under capture" 3 "$GPUREDUCE" capture -o unseen.bin -- ./prog $CUBIN bad unseen
 check "show it" sh -c "'$GPUREDUCE' show unseen.bin > unseen.yaml"
-check_grep "  ...a note names the kernel's unrecorded map" "param 0 is 128 bytes at a 64-byte offset whose first word is a device address (a TMA tensor map?), but no recorded cuTensorMapEncode\\* call made it" unseen.yaml
+check_grep "  ...a note names the kernel's unrecorded map" "param 0 is 128 bytes at a 16-byte-aligned offset whose first word is a device address (a TMA tensor map?), but no recorded cuTensorMapEncode\\* call made it" unseen.yaml
 n=$(grep -c "no recorded cuTensorMapEncode" bad.yaml)
 [ "$n" = 0 ] && ok "  ...and no such note when the encode was recorded" || fail "a note on a recorded map ($n)"
 check_exit "it replays to the fault" 1 "$GPUREDUCE" replay unseen.bin

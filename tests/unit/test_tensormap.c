@@ -93,7 +93,14 @@ UNIT_TEST(tensormap_records_and_matching)
 		/* a different field past word 0: not it either */
 		args[64 + 100] ^= 1;
 		CHECK(tmap_find(&t, 2, args + 64) == -1);
-		/* not 64-byte aligned: the scan does not look there */
+		/* at offset 48 (Triton 3.6's kv_scale_kernel: the constant bank
+		 * aligns it to 64, the parameter area starts at 16 mod 64) */
+		memset(args, 0, sizeof(args));
+		memcpy(args + 48, m->map, TR_TMAP_BYTES);
+		got[1] = got[2] = 0;
+		CHECK_EQ_U(tmap_scan_args(&t, 2, args, sizeof(args), on_found, got), 1);
+		CHECK_EQ_U(got[2], 48);
+		/* not 16-byte aligned: the scan does not look there */
 		memset(args, 0, sizeof(args));
 		memcpy(args + 8, m->map, TR_TMAP_BYTES);
 		CHECK_EQ_U(tmap_scan_args(&t, 2, args, sizeof(args), NULL, NULL), 0);
