@@ -21,6 +21,10 @@
 
 /* ---- buffer contents ------------------------------------------------------ */
 
+/* A buffer of at least this many bytes has its zeros candidate tested
+ * before its seeded fill, not beside it (phase_data). */
+#define DATA_BIG_BYTES (64ull << 20)
+
 struct data_dd {
 	struct oracle *o;
 	const struct cand *base;
@@ -176,9 +180,74 @@ static void minimize_chunks(struct oracle *o, struct cand *best, size_t item, co
 	free(d.chunks);
 }
 
-/* A buffer of at least this many bytes has its zeros candidate tested
- * before its seeded fill, not beside it (phase_data). */
-#define DATA_BIG_BYTES (64ull << 20)
+/* 1 when item i is a copy the loop in phase_data looks at */
+static int data_item(const struct cand *c, size_t i)
+{
+	const struct item *it = &c->it[i];
+	return it->rec.type == TR_MEMCPY_H2D && it->data_mode == DATA_ORIG && it->rec.u.copy.size;
+}
+
+/*
+ * The likely outcome first (issue 26): most copies a faulting launch
+ * reads can be zeros, so the zeros candidates of the next run of plain
+ * copies (no pointer words, not big) from item `from` on are tested in
+ * one batch, cumulatively: Z1 zeroes the first copy, Z2 the first two,
+ * ...; beside them the first copy's seeded fill, which the loop below
+ * needs if Z1 does not fault.  The longest run of Z1..Zq that all fault
+ * is exactly where the loop, testing one copy after the other on the
+ * state the previous one left, would have arrived: *best becomes Zq and
+ * the index of the first copy not decided is returned (the loop goes on
+ * there; its candidates already tested come from the oracle's cache).
+ * Returns `from` when nothing was decided, or on a lost batch (the loop's
+ * own test then says so).
+ */
+static size_t zero_run(struct oracle *o, struct cand *best, size_t from, int *changed)
+{
+	size_t idx[16], m = 0, width = oracle_dd_width(o), next = from;
+	struct cand cs[17];
+	struct cand *ps[17];
+	int r[17];
+
+	if (width > 16)
+		width = 16;
+	for (size_t i = from; i < best->n && m < width; i++) {
+		unsigned char *pw;
+		if (!data_item(best, i))
+			continue;
+		if (best->it[i].rec.u.copy.size >= DATA_BIG_BYTES)
+			break;
+		if ((pw = pointer_words(best, i))) {
+			free(pw);
+			break;
+		}
+		idx[m++] = i;
+	}
+	if (m < 2)
+		return from;
+	for (size_t j = 0; j < m; j++) {
+		cand_copy(&cs[j], j ? &cs[j - 1] : best);
+		cs[j].it[idx[j]].data_mode = DATA_ZERO;
+		ps[j] = &cs[j];
+	}
+	cand_copy(&cs[m], best);
+	cs[m].it[idx[0]].data_mode = DATA_FILL;
+	cs[m].it[idx[0]].seed = 0x1234u + (uint32_t)idx[0];
+	ps[m] = &cs[m];
+	if (oracle_test(o, ps, m + 1, r) == 0) {
+		size_t q = 0;
+		while (q < m && r[q])
+			q++;
+		if (q) {
+			cand_release(best);
+			cand_copy(best, &cs[q - 1]);
+			*changed = 1;
+			next = idx[q - 1] + 1;
+		}
+	}
+	for (size_t j = 0; j <= m; j++)
+		cand_release(&cs[j]);
+	return next;
+}
 
 void phase_data(struct oracle *o, const struct shrink_opts *opts, struct cand *best)
 {
@@ -186,8 +255,16 @@ void phase_data(struct oracle *o, const struct shrink_opts *opts, struct cand *b
 	oracle_phase_begin(o, "data", best);
 	for (size_t i = 0; i < best->n && !oracle_stopped(o); i++) {
 		struct item *it = &best->it[i];
-		if (it->rec.type != TR_MEMCPY_H2D || it->data_mode != DATA_ORIG || !it->rec.u.copy.size)
+		if (!data_item(best, i))
 			continue;
+		if (!getenv("GPUREDUCE_SHRINK_SERIAL")) {
+			size_t next = zero_run(o, best, i, &changed);
+			if (next != i) {
+				i = next - 1;
+				continue;
+			}
+			it = &best->it[i];
+		}
 		struct cand z = CAND_INIT, f = CAND_INIT;
 		struct cand *two[2] = { &z, &f };
 		int r[2] = { 0, 0 };

@@ -8,6 +8,7 @@
 #            samples with dozens of healthy launches before the fault)
 #   chase    one launch that reaches 8 buffers through a pointer table,
 #            the last pointer one past its buffer (many buffers to clear)
+#   fill     fill(p, v, n) with n past the buffer: two scalars, one needed
 # Each is shrunk with --log; the table prints, per trace, the wall seconds
 # and, per phase, the replays it ran (one line per replay job in the log),
 # its rounds (batches handed to the workers one after another: on the GPU
@@ -100,8 +101,15 @@ mk_chase() {
 	echo 'launch _Z5chasePPKfPfi 1 32 ptr:0x5a0000900000 ptr:0x5a0000a00000 i32:8'
 	echo 'fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1'
 }
+mk_fill() {
+	head; cat <<'EOT'
+alloc 0x7f0000100000 4000
+launch _Z4fillPffi 8 256 ptr:0x7f0000100000 f32:1.5 i32:2000
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
+EOT
+}
 
-[ $# -gt 0 ] || set -- oob gather long chase
+[ $# -gt 0 ] || set -- oob gather long chase fill
 printf '%-8s %8s %8s %7s  %s\n' trace wall_s replays rounds "per phase: replays/rounds/seconds"
 for n in "$@"; do
 	"mk_$n" | "$MKTRACE" "$TMP/$n.bin" >/dev/null || { echo "$n: mktrace failed"; exit 2; }
