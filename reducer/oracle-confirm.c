@@ -59,7 +59,7 @@ int oracle_confirm(struct oracle *s)
 		modes[0] = GUARD_END;
 		modes[1] = GUARD_LAYOUT;
 	}
-	oracle_phase_begin(s, "confirm", NULL);
+	oracle_phase_begin(s, phase_name(PH_CONFIRM), NULL);
 	for (int m = 0; m < 4; m++) {
 		struct replay_opts ro = REPLAY_OPTS_INIT;
 		struct replay_result first;

@@ -109,8 +109,8 @@ void oracle_measure(const struct cand *c, size_t *launches, size_t *buffers, uin
 struct shrink_phase *oracle_phase_begin(struct oracle *s, const char *name, const struct cand *c)
 {
 	struct shrink_phase *p;
-	if (s->rep->nphases >= SHRINK_MAX_PHASES)
-		BUG("too many phases");
+	if (s->rep->nphases >= PH__COUNT)
+		BUG("phase %s: more report rows than the phase table has (a phase opened twice)", name);
 	p = &s->rep->phase[s->rep->nphases++];
 	memset(p, 0, sizeof(*p));
 	p->name = name;

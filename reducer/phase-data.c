@@ -17,7 +17,7 @@
 #include "ddmin.h"
 #include "oracle.h"
 #include "phase.h"
-#include "shrink.h"
+#include "shrink-opts.h"
 
 /* ---- buffer contents ------------------------------------------------------ */
 
@@ -252,7 +252,7 @@ static size_t zero_run(struct oracle *o, struct cand *best, size_t from, int *ch
 void phase_data(struct oracle *o, const struct shrink_opts *opts, struct cand *best)
 {
 	int changed = 0;
-	oracle_phase_begin(o, "data", best);
+	oracle_phase_begin(o, phase_name(PH_DATA), best);
 	for (size_t i = 0; i < best->n && !oracle_stopped(o); i++) {
 		struct item *it = &best->it[i];
 		if (!data_item(best, i))

@@ -13,7 +13,7 @@
 #include "cand.h"
 #include "oracle.h"
 #include "phase.h"
-#include "shrink.h"
+#include "shrink-opts.h"
 
 /* ---- scalar parameters ---------------------------------------------------- */
 
@@ -117,7 +117,7 @@ void phase_scalars(struct oracle *o, const struct shrink_opts *opts, struct cand
 	int changed = 0;
 	struct memmap mm = MEMMAP_INIT;
 
-	oracle_phase_begin(o, "scalars", best);
+	oracle_phase_begin(o, phase_name(PH_SCALARS), best);
 	for (size_t i = 0; i < best->n; i++) {
 		const struct tr_rec *r = &best->it[i].rec;
 		if (r->type == TR_ALLOC)

@@ -15,7 +15,8 @@
 #include "cand.h"
 #include "oracle.h"
 #include "phase.h"
-#include "shrink.h"
+#include "report.h"
+#include "shrink-opts.h"
 
 int phase_slice(struct oracle *o, const struct shrink_opts *opts, struct cand *best)
 {
@@ -25,7 +26,7 @@ int phase_slice(struct oracle *o, const struct shrink_opts *opts, struct cand *b
 	long frec = oracle_fault_record(oracle_orig(o));
 	int r = 0;
 
-	oracle_phase_begin(o, "slice", best);
+	oracle_phase_begin(o, phase_name(PH_SLICE), best);
 	oracle_phase(o)->launches_before = oracle_report(o)->orig_launches;
 	for (size_t i = 0; i < oracle_orig(o)->nrec; i++)
 		if (oracle_orig(o)->rec[i].type == TR_ALLOC) {
@@ -84,7 +85,7 @@ int phase_suffix(struct oracle *o, const struct shrink_opts *opts, struct cand *
 	struct cand found = CAND_INIT;
 	int have = 0;
 
-	oracle_phase_begin(o, "suffix", best);
+	oracle_phase_begin(o, phase_name(PH_SUFFIX), best);
 	for (long i = 0; i < fault_ev; i++)
 		if (oracle_orig(o)->rec[i].type == TR_LAUNCH) {
 			ALLOC_GROW(L, nl + 1, al);
