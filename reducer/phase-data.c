@@ -257,7 +257,7 @@ void phase_data(struct oracle *o, const struct shrink_opts *opts, struct cand *b
 		struct item *it = &best->it[i];
 		if (!data_item(best, i))
 			continue;
-		if (!getenv("GPUREDUCE_SHRINK_SERIAL")) {
+		if (!phase_serial()) {
 			size_t next = zero_run(o, best, i, &changed);
 			if (next != i) {
 				i = next - 1;

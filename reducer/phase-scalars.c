@@ -138,7 +138,7 @@ void phase_scalars(struct oracle *o, const struct shrink_opts *opts, struct cand
 
 		if (!scalar_to_try(o, &mm, best, li, p))
 			continue;
-		if (!getenv("GPUREDUCE_SHRINK_SERIAL")) {
+		if (!phase_serial()) {
 			uint32_t next = zero_run(o, &mm, best, li, p, &changed);
 			if (next != p) {
 				p = next - 1;

@@ -4,6 +4,7 @@
  * rows; the phases and the report take their names from here.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../common/strbuf.h"
@@ -88,4 +89,10 @@ int phase_wanted(const unsigned char *sel, enum phase_id id, int cut_buffers)
 	if ((phase_defs[id].flags & PHASE_CUT_BUFFERS) && !cut_buffers)
 		return sel[id] == PHASE_SEL_ON;
 	return 1;
+}
+
+int phase_serial(void)
+{
+	const char *e = getenv("GPUREDUCE_SHRINK_SERIAL");
+	return e && !strcmp(e, "1");
 }
