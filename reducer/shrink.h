@@ -43,7 +43,13 @@ struct trace;
 int shrink_run(const struct trace *orig, const struct shrink_opts *o, const char *out_bin,
 	       struct shrink_report *rep, struct strbuf *err);
 
-/* Print the phase table. */
+/* Phase i's share of the reduction's seconds (0 to 1), and the seconds
+ * no phase accounts for (the workers' start-up, states written between
+ * phases): shrink's table, repro.yaml and `make bench` print them. */
+double shrink_phase_share(const struct shrink_report *rep, int i);
+double shrink_other_seconds(const struct shrink_report *rep);
+
+/* Print the phase table, with each phase's share of the time. */
 void shrink_print_report(FILE *f, const struct shrink_report *rep);
 
 #endif
