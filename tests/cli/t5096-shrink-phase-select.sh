@@ -4,7 +4,8 @@
 # with the valid ones, exit 2; --help names them all), skipped phases
 # reported as such, the table's names in the log and repro.yaml; and the
 # batched order of the data and scalars phases (issue 26: the likely
-# outcome first) ends exactly where the one-at-a-time order ends
+# outcome first) and the slice's snapshot written beside the confirmation
+# runs end exactly where the one-at-a-time order ends
 # (GPUREDUCE_SHRINK_SERIAL=1), in fewer rounds of replays.
 . tests/cli/test-lib.sh
 
@@ -114,6 +115,13 @@ for t in oob chase; do
 	b=$(rounds $t-b.log data); s=$(rounds $t-s.log data)
 	if [ "$b" -lt "$s" ]; then ok "$t: data in fewer rounds ($b, one at a time $s)"; else fail "$t: data rounds $b, one at a time $s"; fi
 done
+# the slice's snapshot was written beside the confirmation runs: the
+# slice phase ran one replay (its candidate), not two
+check_grep "oob: the slice took the snapshot written beside confirm" \
+	"slice  *snapshot before event 12: the one taken beside the confirmation runs" oob-b.log
+b=$(awk '$2 == "slice" && / s in the worker\)$/ { n++ } END { print n + 0 }' oob-b.log)
+s=$(awk '$2 == "slice" && / s in the worker\)$/ { n++ } END { print n + 0 }' oob-s.log)
+if [ "$b" -eq 1 ] && [ "$s" -eq 2 ]; then ok "  ...one replay in the slice (one at a time: $s)"; else fail "  ...slice replays $b, one at a time $s"; fi
 check_grep "chase: seven sources zeroed, the table kept" "buffer 7: 4096 B" chase-b/repro.cu
 b=$(rounds fill-b.log scalars); s=$(rounds fill-s.log scalars)
 if [ "$b" -le "$s" ]; then ok "fill: scalars in no more rounds ($b, one at a time $s)"; else fail "fill: scalars rounds $b, one at a time $s"; fi
