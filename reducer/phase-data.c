@@ -199,9 +199,10 @@ static int data_item(const struct cand *c, size_t i)
  * the index of the first copy not decided is returned (the loop goes on
  * there; its candidates already tested come from the oracle's cache).
  * Returns `from` when nothing was decided, or on a lost batch (the loop's
- * own test then says so).
+ * own test then says so).  *broke_at gets the copy whose zeros ended the
+ * run (a run starting there would be wasted: its Z1 does not fault).
  */
-static size_t zero_run(struct oracle *o, struct cand *best, size_t from, int *changed)
+static size_t zero_run(struct oracle *o, struct cand *best, size_t from, int *changed, size_t *broke_at)
 {
 	size_t idx[16], m = 0, width = oracle_dd_width(o), next = from;
 	struct cand cs[17];
@@ -243,6 +244,8 @@ static size_t zero_run(struct oracle *o, struct cand *best, size_t from, int *ch
 			*changed = 1;
 			next = idx[q - 1] + 1;
 		}
+		if (q < m)
+			*broke_at = idx[q];   /* its zeros are known not to fault */
 	}
 	for (size_t j = 0; j <= m; j++)
 		cand_release(&cs[j]);
@@ -252,13 +255,14 @@ static size_t zero_run(struct oracle *o, struct cand *best, size_t from, int *ch
 void phase_data(struct oracle *o, const struct shrink_opts *opts, struct cand *best)
 {
 	int changed = 0;
+	size_t broke_at = (size_t)-1;
 	oracle_phase_begin(o, phase_name(PH_DATA), best);
 	for (size_t i = 0; i < best->n && !oracle_stopped(o); i++) {
 		struct item *it = &best->it[i];
 		if (!data_item(best, i))
 			continue;
-		if (!phase_serial()) {
-			size_t next = zero_run(o, best, i, &changed);
+		if (!phase_serial() && i != broke_at) {
+			size_t next = zero_run(o, best, i, &changed, &broke_at);
 			if (next != i) {
 				i = next - 1;
 				continue;

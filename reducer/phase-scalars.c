@@ -66,10 +66,11 @@ static void set_param(struct oracle *o, struct cand *out, const struct cand *c, 
  * first one's try of 1.  The longest run P1..Pq that all fault is where
  * the loop below, one parameter after the other, would have arrived:
  * *best becomes Pq and the next parameter to decide is returned; `from`
- * when nothing was decided.
+ * when nothing was decided.  *broke_at gets the parameter whose 0 ended
+ * the run (no run starts there again).
  */
 static uint32_t zero_run(struct oracle *o, struct memmap *mm, struct cand *best, size_t li, uint32_t from,
-			 int *changed)
+			 int *changed, uint32_t *broke_at)
 {
 	uint32_t idx[16], next = from;
 	size_t m = 0, width = oracle_dd_width(o);
@@ -105,6 +106,8 @@ static uint32_t zero_run(struct oracle *o, struct memmap *mm, struct cand *best,
 			*changed = 1;
 			next = idx[q - 1] + 1;
 		}
+		if (q < m)
+			*broke_at = idx[q];   /* its 0 is known not to fault */
 	}
 	for (size_t j = 0; j < m + (v != 1); j++)
 		cand_release(&cs[j]);
@@ -115,6 +118,7 @@ void phase_scalars(struct oracle *o, const struct shrink_opts *opts, struct cand
 {
 	size_t li = (size_t)-1;
 	int changed = 0;
+	uint32_t broke_at = UINT32_MAX;
 	struct memmap mm = MEMMAP_INIT;
 
 	oracle_phase_begin(o, phase_name(PH_SCALARS), best);
@@ -138,8 +142,8 @@ void phase_scalars(struct oracle *o, const struct shrink_opts *opts, struct cand
 
 		if (!scalar_to_try(o, &mm, best, li, p))
 			continue;
-		if (!phase_serial()) {
-			uint32_t next = zero_run(o, &mm, best, li, p, &changed);
+		if (!phase_serial() && p != broke_at) {
+			uint32_t next = zero_run(o, &mm, best, li, p, &changed, &broke_at);
 			if (next != p) {
 				p = next - 1;
 				continue;
