@@ -1,6 +1,7 @@
 /*
  * phase.h - the reduction phases, one file each (phase-NAME.c), run in
- * order by shrink.c's phase table.
+ * the order of the phase table (shrink-phases.h), which also names them:
+ * a phase opens its report row with phase_name(PH_NAME).
  *
  * A phase takes the oracle (oracle.h: it tests candidates and keeps the
  * report), the options and the best candidate so far, and leaves in *best
