@@ -11,9 +11,11 @@
 #   fill     fill(p, v, n) with n past the buffer: two scalars, one needed
 # Each is shrunk with --log; the table prints, per trace, the wall seconds
 # and, per phase, the replays it ran (one line per replay job in the log),
-# its rounds (batches handed to the workers one after another: on the GPU
-# each costs about one replay's time, whatever the batch's width) and its
-# seconds.  The double makes runs deterministic, so replay counts
+# how many of those faulted (a faulted worker is replaced: on the H200 a
+# new context costs ~0.2-0.3 s and contexts are created one after another,
+# reducer/pool.c), its rounds (batches handed to the workers one after
+# another: on the GPU each costs about one replay's time, whatever the
+# batch's width) and its seconds.  The double makes runs deterministic, so replay counts
 # compare exactly before/after a change; seconds are this CPU's.
 # Usage (after make, make double, make build/mktrace):
 #   sh tests/bench/shrink-cost.sh [TRACE...]      (default: all three)
@@ -110,7 +112,7 @@ EOT
 }
 
 [ $# -gt 0 ] || set -- oob gather long chase fill
-printf '%-8s %8s %8s %7s  %s\n' trace wall_s replays rounds "per phase: replays/rounds/seconds"
+printf '%-8s %8s %8s %7s %7s  %s\n' trace wall_s replays faulted rounds "per phase: replays/faulted/rounds/seconds"
 for n in "$@"; do
 	"mk_$n" | "$MKTRACE" "$TMP/$n.bin" >/dev/null || { echo "$n: mktrace failed"; exit 2; }
 	rm -rf "$TMP/$n"
@@ -122,6 +124,7 @@ for n in "$@"; do
 	# and whole-file runs ("run of PATH: ..."), by the log's phase column
 	awk -v n="$n" -v wall="$(echo "$t1 - $t0" | bc)" -v y="$TMP/$n/repro.yaml" '
 		/ s in the worker\)$/ { r[$2]++; tot++; if (!($2 in seen)) { seen[$2] = 1; ord[++k] = $2 } }
+		/ s in the worker\)$/ && /: CUDA_ERROR_/ { f[$2]++; ftot++ }
 		/ batch of [0-9]* jobs| [0-9]* runs of / { b[$2]++; rounds++ }
 		END {
 			while ((getline l < y) > 0) {
@@ -129,7 +132,7 @@ for n in "$@"; do
 				else if (l ~ /^  seconds:/ && nm != "") { split(l, a, " "); sec[nm] = a[2]; if (!(nm in seen)) { seen[nm] = 1; ord[++k] = nm }; nm = "" }
 			}
 			line = ""
-			for (i = 1; i <= k; i++) line = line sprintf(" %s %d/%d/%s", ord[i], r[ord[i]], b[ord[i]], (ord[i] in sec) ? sec[ord[i]] : "-")
-			printf "%-8s %8.2f %8d %7d %s\n", n, wall, tot, rounds, line
+			for (i = 1; i <= k; i++) line = line sprintf(" %s %d/%d/%d/%s", ord[i], r[ord[i]], f[ord[i]], b[ord[i]], (ord[i] in sec) ? sec[ord[i]] : "-")
+			printf "%-8s %8.2f %8d %7d %7d %s\n", n, wall, tot, ftot, rounds, line
 		}' "$TMP/$n.log"
 done
