@@ -25,6 +25,10 @@
  * before its seeded fill, not beside it (phase_data). */
 #define DATA_BIG_BYTES (64ull << 20)
 
+/* The most copies one batched run of zeros covers (zero_run); with the
+ * fill beside them, PHASE_DATA_PLAN_MAX candidates (phase.h). */
+#define ZERO_RUN_MAX (PHASE_DATA_PLAN_MAX - 1)
+
 struct data_dd {
 	struct oracle *o;
 	const struct cand *base;
@@ -202,15 +206,15 @@ static int data_item(const struct cand *c, size_t i)
  * own test then says so).  *broke_at gets the copy whose zeros ended the
  * run (a run starting there would be wasted: its Z1 does not fault).
  */
-static size_t zero_run(struct oracle *o, struct cand *best, size_t from, int *changed, size_t *broke_at)
+/* The candidates of zero_run from item `from` of *best into cs[0..m]
+ * (Z1..Zm, then the first copy's fill), their items into idx[]; m, or 0
+ * when fewer than two plain copies follow (no run). */
+static size_t zero_run_build(struct oracle *o, const struct cand *best, size_t from, size_t *idx, struct cand *cs)
 {
-	size_t idx[16], m = 0, width = oracle_dd_width(o), next = from;
-	struct cand cs[17];
-	struct cand *ps[17];
-	int r[17];
+	size_t m = 0, width = oracle_dd_width(o);
 
-	if (width > 16)
-		width = 16;
+	if (width > ZERO_RUN_MAX)
+		width = ZERO_RUN_MAX;
 	for (size_t i = from; i < best->n && m < width; i++) {
 		unsigned char *pw;
 		if (!data_item(best, i))
@@ -224,16 +228,28 @@ static size_t zero_run(struct oracle *o, struct cand *best, size_t from, int *ch
 		idx[m++] = i;
 	}
 	if (m < 2)
-		return from;
+		return 0;
 	for (size_t j = 0; j < m; j++) {
 		cand_copy(&cs[j], j ? &cs[j - 1] : best);
 		cs[j].it[idx[j]].data_mode = DATA_ZERO;
-		ps[j] = &cs[j];
 	}
 	cand_copy(&cs[m], best);
 	cs[m].it[idx[0]].data_mode = DATA_FILL;
 	cs[m].it[idx[0]].seed = 0x1234u + (uint32_t)idx[0];
-	ps[m] = &cs[m];
+	return m;
+}
+
+static size_t zero_run(struct oracle *o, struct cand *best, size_t from, int *changed, size_t *broke_at)
+{
+	size_t idx[ZERO_RUN_MAX], m, next = from;
+	struct cand cs[ZERO_RUN_MAX + 1];
+	struct cand *ps[ZERO_RUN_MAX + 1];
+	int r[ZERO_RUN_MAX + 1];
+
+	if (!(m = zero_run_build(o, best, from, idx, cs)))
+		return from;
+	for (size_t j = 0; j <= m; j++)
+		ps[j] = &cs[j];
 	if (oracle_test(o, ps, m + 1, r) == 0) {
 		size_t q = 0;
 		while (q < m && r[q])
@@ -250,6 +266,41 @@ static size_t zero_run(struct oracle *o, struct cand *best, size_t from, int *ch
 	for (size_t j = 0; j <= m; j++)
 		cand_release(&cs[j]);
 	return next;
+}
+
+size_t phase_data_plan(struct oracle *o, const struct cand *state, struct cand *out, size_t max)
+{
+	size_t idx[ZERO_RUN_MAX], i = 0, m;
+	unsigned char *pw;
+
+	if (phase_serial())
+		return 0;
+	while (i < state->n && !data_item(state, i))
+		i++;
+	if (i == state->n)
+		return 0;
+	if (max >= ZERO_RUN_MAX + 1) {
+		struct cand cs[ZERO_RUN_MAX + 1];
+		if ((m = zero_run_build(o, state, i, idx, cs))) {
+			for (size_t j = 0; j <= m; j++)
+				out[j] = cs[j];
+			return m + 1;
+		}
+	}
+	/* one copy: the loop's own first batch, zeros beside the fill
+	 * (not a big buffer's fill, nor the chunk search of pointer words) */
+	if (max < 2 || state->it[i].rec.u.copy.size >= DATA_BIG_BYTES)
+		return 0;
+	if ((pw = pointer_words(state, i))) {
+		free(pw);
+		return 0;
+	}
+	cand_copy(&out[0], state);
+	out[0].it[i].data_mode = DATA_ZERO;
+	cand_copy(&out[1], state);
+	out[1].it[i].data_mode = DATA_FILL;
+	out[1].it[i].seed = 0x1234u + (uint32_t)i;
+	return 2;
 }
 
 void phase_data(struct oracle *o, const struct shrink_opts *opts, struct cand *best)

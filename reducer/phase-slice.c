@@ -43,7 +43,21 @@ int phase_slice(struct oracle *o, const struct shrink_opts *opts, struct cand *b
 	cand_add(&c, oracle_orig(o), (size_t)fault_ev);
 	if (frec >= 0)
 		cand_add(&c, oracle_orig(o), (size_t)frec);
-	r = oracle_test_one(o, &c);
+	{
+		/* the data phase's first batch on c goes beside it (phase.h) */
+		struct cand plan[PHASE_DATA_PLAN_MAX];
+		struct cand *ps[PHASE_DATA_PLAN_MAX + 1];
+		int res[PHASE_DATA_PLAN_MAX + 1];
+		size_t np = 0;
+		if (phase_wanted(opts->phase_sel, PH_DATA, opts->cut_buffers))
+			np = phase_data_plan(o, &c, plan, PHASE_DATA_PLAN_MAX);
+		ps[0] = &c;
+		for (size_t k = 0; k < np; k++)
+			ps[k + 1] = &plan[k];
+		r = oracle_test(o, ps, np + 1, res) < 0 ? -1 : res[0];
+		for (size_t k = 0; k < np; k++)
+			cand_release(&plan[k]);
+	}
 	if (r == 1) {
 		cand_release(best);
 		*best = c;
