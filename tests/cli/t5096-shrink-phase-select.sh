@@ -116,12 +116,16 @@ for t in oob chase; do
 	if [ "$b" -lt "$s" ]; then ok "$t: data in fewer rounds ($b, one at a time $s)"; else fail "$t: data rounds $b, one at a time $s"; fi
 done
 # the slice's snapshot was written beside the confirmation runs: the
-# slice phase ran one replay (its candidate), not two
+# slice phase ran one round (its candidate, with the data phase's first
+# batch beside it), not two (the snapshot, then the candidate)
 check_grep "oob: the slice took the snapshot written beside confirm" \
 	"slice  *snapshot before event 12: the one taken beside the confirmation runs" oob-b.log
-b=$(awk '$2 == "slice" && / s in the worker\)$/ { n++ } END { print n + 0 }' oob-b.log)
-s=$(awk '$2 == "slice" && / s in the worker\)$/ { n++ } END { print n + 0 }' oob-s.log)
-if [ "$b" -eq 1 ] && [ "$s" -eq 2 ]; then ok "  ...one replay in the slice (one at a time: $s)"; else fail "  ...slice replays $b, one at a time $s"; fi
+b=$(awk '$2 == "slice" && / batch of | runs of / { n++ } END { print n + 0 }' oob-b.log)
+s=$(awk '$2 == "slice" && / batch of | runs of / { n++ } END { print n + 0 }' oob-s.log)
+if [ "$b" -eq 1 ] && [ "$s" -eq 2 ]; then ok "  ...one round in the slice (one at a time: $s)"; else fail "  ...slice rounds $b, one at a time $s"; fi
+check_grep "  ...the data phase's first batch went beside it" "slice  *batch of 4 jobs (4 candidates)" oob-b.log
+d=$(awk '$2 == "data" && / s in the worker\)$/ { n++ } END { print n + 0 }' oob-b.log)
+if [ "$d" -eq 0 ]; then ok "  ...so the data phase replayed nothing (its outcomes were cached)"; else fail "  ...the data phase replayed $d"; fi
 check_grep "chase: seven sources zeroed, the table kept" "buffer 7: 4096 B" chase-b/repro.cu
 b=$(rounds fill-b.log scalars); s=$(rounds fill-s.log scalars)
 if [ "$b" -le "$s" ]; then ok "fill: scalars in no more rounds ($b, one at a time $s)"; else fail "fill: scalars rounds $b, one at a time $s"; fi
