@@ -207,15 +207,16 @@ static int data_item(const struct cand *c, size_t i)
  * run (a run starting there would be wasted: its Z1 does not fault).
  */
 /* The candidates of zero_run from item `from` of *best into cs[0..m]
- * (Z1..Zm, then the first copy's fill), their items into idx[]; m, or 0
- * when fewer than two plain copies follow (no run). */
-static size_t zero_run_build(struct oracle *o, const struct cand *best, size_t from, size_t *idx, struct cand *cs)
+ * (Z1..Zm, then the first copy's fill), at most `maxc` in all, their
+ * items into idx[]; m, or 0 when fewer than two plain copies follow (no
+ * run). */
+static size_t zero_run_build(const struct cand *best, size_t from, size_t maxc, size_t *idx, struct cand *cs)
 {
-	size_t m = 0, width = oracle_dd_width(o);
+	size_t m = 0;
 
-	if (width > ZERO_RUN_MAX)
-		width = ZERO_RUN_MAX;
-	for (size_t i = from; i < best->n && m < width; i++) {
+	if (maxc > ZERO_RUN_MAX + 1)
+		maxc = ZERO_RUN_MAX + 1;
+	for (size_t i = from; i < best->n && m + 1 < maxc; i++) {
 		unsigned char *pw;
 		if (!data_item(best, i))
 			continue;
@@ -246,7 +247,9 @@ static size_t zero_run(struct oracle *o, struct cand *best, size_t from, int *ch
 	struct cand *ps[ZERO_RUN_MAX + 1];
 	int r[ZERO_RUN_MAX + 1];
 
-	if (!(m = zero_run_build(o, best, from, idx, cs)))
+	/* no wider than the pool: a batch of more jobs than workers takes two
+	 * rounds (and leaves untested candidate files waiting) */
+	if (!(m = zero_run_build(best, from, oracle_dd_width(o), idx, cs)))
 		return from;
 	for (size_t j = 0; j <= m; j++)
 		ps[j] = &cs[j];
@@ -268,7 +271,7 @@ static size_t zero_run(struct oracle *o, struct cand *best, size_t from, int *ch
 	return next;
 }
 
-size_t phase_data_plan(struct oracle *o, const struct cand *state, struct cand *out, size_t max)
+size_t phase_data_plan(const struct cand *state, struct cand *out, size_t max)
 {
 	size_t idx[ZERO_RUN_MAX], i = 0, m;
 	unsigned char *pw;
@@ -279,9 +282,9 @@ size_t phase_data_plan(struct oracle *o, const struct cand *state, struct cand *
 		i++;
 	if (i == state->n)
 		return 0;
-	if (max >= ZERO_RUN_MAX + 1) {
+	{
 		struct cand cs[ZERO_RUN_MAX + 1];
-		if ((m = zero_run_build(o, state, i, idx, cs))) {
+		if ((m = zero_run_build(state, i, max, idx, cs))) {
 			for (size_t j = 0; j <= m; j++)
 				out[j] = cs[j];
 			return m + 1;

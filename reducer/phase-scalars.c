@@ -82,7 +82,8 @@ static uint32_t zero_run(struct oracle *o, struct memmap *mm, struct cand *best,
 
 	if (width > 16)
 		width = 16;
-	for (uint32_t p = from; p < l->nparams && m < width; p++)
+	/* no wider than the pool, the first parameter's try of 1 included */
+	for (uint32_t p = from; p < l->nparams && m + 1 < width; p++)
 		if (scalar_to_try(o, mm, best, li, p))
 			idx[m++] = p;
 	if (m < 2)

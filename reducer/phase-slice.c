@@ -49,8 +49,11 @@ int phase_slice(struct oracle *o, const struct shrink_opts *opts, struct cand *b
 		struct cand *ps[PHASE_DATA_PLAN_MAX + 1];
 		int res[PHASE_DATA_PLAN_MAX + 1];
 		size_t np = 0;
+		size_t room = oracle_dd_width(o) - 1;   /* the batch no wider than the pool */
+		if (room > PHASE_DATA_PLAN_MAX)
+			room = PHASE_DATA_PLAN_MAX;
 		if (phase_wanted(opts->phase_sel, PH_DATA, opts->cut_buffers))
-			np = phase_data_plan(o, &c, plan, PHASE_DATA_PLAN_MAX);
+			np = phase_data_plan(&c, plan, room);
 		ps[0] = &c;
 		for (size_t k = 0; k < np; k++)
 			ps[k + 1] = &plan[k];

@@ -34,14 +34,14 @@ void phase_launches(struct oracle *o, const struct shrink_opts *opts, struct can
  * matter; 8-byte words that point into a buffer stay. */
 void phase_data(struct oracle *o, const struct shrink_opts *opts, struct cand *best);
 /* The candidates phase_data would test in its first batch if *state were
- * its input, into out[0..max) (each to cand_release): how many, 0 when
- * none can be planned (no copy, or a copy that holds pointers or is
- * big).  The slice tests them beside its own candidate (issue 26): when
- * that candidate is kept, the data phase starts with their outcomes in
- * the oracle's cache, a round of replays fewer.  GPUREDUCE_SHRINK_SERIAL=1:
- * 0.  A run of zeros needs max >= PHASE_DATA_PLAN_MAX. */
+ * its input, into out[0..max) (each to cand_release; max at most
+ * PHASE_DATA_PLAN_MAX): how many, 0 when none can be planned (no copy, a
+ * copy that holds pointers or is big, a first batch larger than max).
+ * The slice tests them beside its own candidate (issue 26): when that
+ * candidate is kept, the data phase starts with their outcomes in the
+ * oracle's cache, a round of replays fewer.  GPUREDUCE_SHRINK_SERIAL=1: 0. */
 #define PHASE_DATA_PLAN_MAX 17
-size_t phase_data_plan(struct oracle *o, const struct cand *state, struct cand *out, size_t max);
+size_t phase_data_plan(const struct cand *state, struct cand *out, size_t max);
 /* The faulting launch's grid, one dimension at a time, down to the
  * smallest size that still faults (a few sizes per batch). */
 void phase_grid(struct oracle *o, const struct shrink_opts *opts, struct cand *best);
