@@ -144,8 +144,8 @@ static int rate_check(struct oracle *o, struct shrink_states *ss, struct cand *b
 {
 	struct shrink_report *rep = oracle_report(o);
 	int need = rate_need(runs, rep->orig_faults, rep->orig_runs), n = 0, pick, ret = 0;
-	int idx[SHRINK_MAX_PHASES], got[SHRINK_MAX_PHASES];
-	char *paths[SHRINK_MAX_PHASES];
+	int idx[PH__COUNT], got[PH__COUNT];
+	char *paths[PH__COUNT];
 	uint64_t hf = oracle_file_hash(out_bin);
 
 	if (*faults >= need || ss->cur <= 0)
@@ -187,8 +187,8 @@ out:
 /* Remember the best candidate at the end of a phase (to back off to). */
 void states_save(struct shrink_states *ss, const char *name, const struct cand *c)
 {
-	if (ss->n >= SHRINK_MAX_PHASES)
-		return;
+	if (ss->n >= PH__COUNT)
+		BUG("states_save: more states than phases (%s)", name);
 	cand_copy(&ss->state[ss->n], c);
 	ss->name[ss->n++] = name;
 }
@@ -348,7 +348,7 @@ int final_repro(struct oracle *o, struct shrink_states *ss, struct cand *best, c
 	rep->repro_guard = oracle_guard(o);
 	if (!opts->check_repro)
 		return 0;
-	oracle_phase_begin(o, "repro.cu", best);
+	oracle_phase_begin(o, phase_name(PH_REPRO), best);
 	/* attempt 0: replay's placement; 1-2: the other placements; then
 	 * earlier states with replay's placement */
 	for (int k = 0; k < 3 + ss->cur; k++) {
@@ -449,7 +449,7 @@ int final_verify(struct oracle *o, struct shrink_states *ss, struct cand *best, 
 	int runs = opts->confirm_runs > 0 ? opts->confirm_runs : (rep->flaky ? 10 : 5);
 	int faults = 0;
 
-	oracle_phase_begin(o, "verify", best);
+	oracle_phase_begin(o, phase_name(PH_VERIFY), best);
 	ss->cur = ss->n - 1;
 	/* the site check's run of the final trace goes side by side with
 	 * its confirmation runs */

@@ -15,8 +15,8 @@ struct oracle;
 
 /* The best candidate after each phase, to back off to. */
 struct shrink_states {
-	struct cand state[SHRINK_MAX_PHASES];
-	const char *name[SHRINK_MAX_PHASES];
+	struct cand state[PH__COUNT];      /* one per phase at most (shrink-phases.h) */
+	const char *name[PH__COUNT];
 	int n;
 	int cur;                  /* the state *best is (n - 1 until a back-off) */
 	int verify_recoveries;    /* fresh pools for confirmation runs (--keep-going) */

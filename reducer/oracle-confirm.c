@@ -8,12 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../common/strbuf.h"
 #include "../common/util.h"
 #include "../addr/place.h"
 #include "../replay/replay.h"
 #include "oracle-int.h"
+#include "shrink-phases.h"
 
 struct trace *oracle_add_source(struct oracle *s, const char *path)
 {
@@ -42,16 +44,52 @@ static const char *describe(const struct replay_result *r, char *buf, size_t n)
 	return buf;
 }
 
+/* Live bytes above which the slice's snapshot is not taken beside the
+ * confirmation runs: one more replay of the whole trace at once. */
+#define PRESNAP_MAX_BYTES (16ull << 30)
+
+/*
+ * The record index the slice will snapshot before, as the trace tells it
+ * before any replay: the launch the fault was reported at.  -1 when the
+ * trace does not say (a fault found at a later sync, a graph), when the
+ * slice will not run, or when the snapshot should not be taken early
+ * (a fake oracle, GPUREDUCE_SHRINK_SERIAL=1, very large live buffers).
+ */
+static long presnap_event(const struct oracle *s)
+{
+	const struct trace *t = s->orig;
+	long frec = oracle_fault_record(t);
+	uint64_t live = 0;
+
+	if (s->fake.test || frec < 0 || !t->rec[frec].u.fault.at_launch || phase_serial() ||
+	    s->o->strategy != STRATEGY_FULL || !phase_wanted(s->o->phase_sel, PH_SLICE, 0))
+		return -1;
+	for (size_t i = 0; i < t->nrec; i++)
+		if (t->rec[i].type == TR_ALLOC)
+			live += t->rec[i].u.alloc.size;
+	if (live > PRESNAP_MAX_BYTES)
+		return -1;
+	for (size_t i = 0; i < t->nrec; i++)
+		if (t->rec[i].type == TR_LAUNCH && t->rec[i].u.launch.seq == t->rec[frec].u.fault.launch_seq)
+			return (long)i;
+	return -1;
+}
+
 /* Confirm the fault in replay (see oracle.h): sets the guard, the rates,
- * the fault's event and the repeats per candidate. */
+ * the fault's event and the repeats per candidate.  Beside each
+ * placement's first runs goes one run to the launch the trace says
+ * faulted, writing the slice's snapshot there (issue 26: the slice then
+ * starts without a replay of its own); it is kept only when replay
+ * confirms that launch as the fault's event. */
 int oracle_confirm(struct oracle *s)
 {
 	/* layout-faithful first: where it applies, a wild access lands where
 	 * it landed in the original; then guard placements for overruns */
 	int modes[4] = { GUARD_LAYOUT, GUARD_END, GUARD_START, GUARD_NONE };
-	struct strbuf tried = STRBUF_INIT;
+	struct strbuf tried = STRBUF_INIT, pre = STRBUF_INIT;
 	int runs = s->o->orig_runs > 0 ? s->o->orig_runs : 2;
-	int ret = -1;
+	long pre_at = presnap_event(s);
+	int ret = -1, pre_ok = 0;
 
 	/* --cut-buffers: a cut shows as an overrun only against a guard, so
 	 * guard placement comes first */
@@ -59,7 +97,7 @@ int oracle_confirm(struct oracle *s)
 		modes[0] = GUARD_END;
 		modes[1] = GUARD_LAYOUT;
 	}
-	oracle_phase_begin(s, "confirm", NULL);
+	oracle_phase_begin(s, phase_name(PH_CONFIRM), NULL);
 	for (int m = 0; m < 4; m++) {
 		struct replay_opts ro = REPLAY_OPTS_INIT;
 		struct replay_result first;
@@ -68,7 +106,21 @@ int oracle_confirm(struct oracle *s)
 		if (s->o->guard >= 0 && modes[m] != s->o->guard)
 			continue;
 		ro.guard = modes[m];
-		if (oracle_run_file(s, s->orig->path, &ro, runs, &first, &matches) < 0)
+		if (pre_at >= 0) {
+			struct replay_opts so = REPLAY_OPTS_INIT;
+			struct replay_result sr;
+			sb_reset(&pre);
+			sb_addf(&pre, "%s/presnap-%s.bin", s->o->workdir, place_guard_name(modes[m]));
+			so.guard = modes[m];
+			so.stop_before = pre_at;
+			so.snap_mode = SNAP_REACHABLE;
+			so.snap_path = pre.buf;
+			if (oracle_run_file_beside(s, s->orig->path, &ro, runs, &so, &sr, &first, &matches) < 0)
+				goto out;
+			pre_ok = sr.status == RS_CLEAN;
+			if (!matches || !pre_ok)
+				unlink(pre.buf);
+		} else if (oracle_run_file(s, s->orig->path, &ro, runs, &first, &matches) < 0)
 			goto out;
 		s->ph->candidates += runs;
 		s->rep->candidates += runs;
@@ -97,6 +149,17 @@ int oracle_confirm(struct oracle *s)
 		}
 		s->rep->guard = modes[m];
 		s->fault_event = first.event;
+		if (pre_at >= 0 && pre_ok) {
+			if (first.event == pre_at) {
+				s->presnap.path = sb_detach(&pre, NULL);
+				s->presnap.at = pre_at;
+				s->presnap.mode = SNAP_REACHABLE;
+				s->presnap.guard = modes[m];
+				s->presnap.ok = 1;
+			} else {
+				unlink(pre.buf);
+			}
+		}
 		if (s->rep->flaky) {
 			/* keep candidates whose rate stays near the original's */
 			double rate = (double)s->rep->orig_faults / s->rep->orig_runs;
@@ -112,6 +175,7 @@ int oracle_confirm(struct oracle *s)
 out:
 	oracle_phase_end(s, NULL, ret == 0 ? (s->rep->flaky ? "flaky" : "reproduces") : "failed");
 	sb_release(&tried);
+	sb_release(&pre);
 	return ret;
 }
 
@@ -132,6 +196,12 @@ const struct trace *oracle_snapshot(struct oracle *s, long at, int mode)
 		return s->fake.snapshot(s->fake.arg, at, mode);
 	}
 
+	if (s->presnap.ok && !s->presnap.used && s->presnap.at == at && s->presnap.mode == mode &&
+	    s->presnap.guard == s->guard) {
+		s->presnap.used = 1;
+		oracle_log(s, "snapshot before event %ld: the one taken beside the confirmation runs", at);
+		return oracle_add_source(s, s->presnap.path);
+	}
 	sb_addf(&path, "%s/snap%05ld.bin", s->o->workdir, ++s->serial);
 	ro.guard = s->guard;
 	ro.stop_before = at;

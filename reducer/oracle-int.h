@@ -73,7 +73,21 @@ struct oracle {
 	struct bg_san pre;
 	struct site_ent *sites;   /* sanitizer sites found, by trace file content */
 	size_t nsites, asites;
+	/* the slice's snapshot, taken beside the confirmation runs (issue 26:
+	 * a round of replays fewer); oracle_snapshot takes it when it asks for
+	 * the same event, mode and placement */
+	struct {
+		char *path;
+		long at;
+		int mode, guard, ok, used;
+	} presnap;
 };
+
+/* oracle_run_file with one more job, `extra` (a snapshot run, say), in
+ * the same batch: its result goes to *extra_res, not into the count */
+int oracle_run_file_beside(struct oracle *s, const char *path, const struct replay_opts *opts, int n,
+			   const struct replay_opts *extra, struct replay_result *extra_res,
+			   struct replay_result *first, int *matches);
 
 /* oracle-san.c */
 void oracle_san_init(struct oracle *s);

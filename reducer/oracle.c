@@ -109,8 +109,8 @@ void oracle_measure(const struct cand *c, size_t *launches, size_t *buffers, uin
 struct shrink_phase *oracle_phase_begin(struct oracle *s, const char *name, const struct cand *c)
 {
 	struct shrink_phase *p;
-	if (s->rep->nphases >= SHRINK_MAX_PHASES)
-		BUG("too many phases");
+	if (s->rep->nphases >= PH__COUNT)
+		BUG("phase %s: more report rows than the phase table has (a phase opened twice)", name);
 	p = &s->rep->phase[s->rep->nphases++];
 	memset(p, 0, sizeof(*p));
 	p->name = name;
@@ -339,16 +339,23 @@ int oracle_test_one(struct oracle *s, struct cand *c)
 int oracle_run_file(struct oracle *s, const char *path, const struct replay_opts *opts, int n,
 		    struct replay_result *first, int *matches)
 {
-	struct job *jobs = xcalloc((size_t)n, sizeof(*jobs));
-	int ret = -1;
+	return oracle_run_file_beside(s, path, opts, n, NULL, NULL, first, matches);
+}
+
+int oracle_run_file_beside(struct oracle *s, const char *path, const struct replay_opts *opts, int n,
+			   const struct replay_opts *extra, struct replay_result *extra_res,
+			   struct replay_result *first, int *matches)
+{
+	struct job *jobs = xcalloc((size_t)n + 1, sizeof(*jobs));
+	int ret = -1, nj = n + (extra != NULL);
 	*matches = 0;
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < nj; i++) {
 		jobs[i].trace = path;
-		jobs[i].opts = *opts;
+		jobs[i].opts = i < n ? *opts : *extra;
 		jobs[i].timeout = s->o->cand_timeout > 0 ? s->o->cand_timeout * 10 : 0;
 	}
 	double tb = now_sec();
-	if (pool_run(s->pool, jobs, (size_t)n, s->err) < 0) {
+	if (pool_run(s->pool, jobs, (size_t)nj, s->err) < 0) {
 		s->infra_failed = 1;
 		oracle_log(s, "%d runs of %s: workers lost: %s", n, path, s->err->buf);
 		goto out;
@@ -357,7 +364,13 @@ int oracle_run_file(struct oracle *s, const char *path, const struct replay_opts
 		oracle_log(s, "run of %s: %s (%.3f s in the worker)", path,
 		     jobs[i].res.status == RS_FAULT ? jobs[i].res.error :
 		     jobs[i].res.status == RS_CLEAN ? "clean" : "error/timeout", jobs[i].res.seconds);
-	oracle_log(s, "%d runs of %s: %.3f s", n, path, now_sec() - tb);
+	if (extra) {
+		*extra_res = jobs[n].res;
+		oracle_log(s, "run of %s to event %ld beside them: %s (%.3f s in the worker)", path,
+			   extra->stop_before, jobs[n].res.status == RS_CLEAN ? "clean" : "no snapshot",
+			   jobs[n].res.seconds);
+	}
+	oracle_log(s, "%d runs of %s: %.3f s", nj, path, now_sec() - tb);
 	*first = jobs[0].res;
 	for (int i = 0; i < n; i++) {
 		if (sig_match(s, &jobs[i].res)) {
@@ -568,6 +581,11 @@ void oracle_release(struct oracle *s)
 		free(s->src[i]);
 	}
 	oracle_san_release(s);
+	if (s->presnap.path) {
+		if (!s->presnap.used)
+			unlink(s->presnap.path);
+		free(s->presnap.path);
+	}
 	free(s->cache);
 	for (size_t i = 0; i < s->nowned; i++)
 		free(s->owned[i]);

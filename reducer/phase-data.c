@@ -17,9 +17,17 @@
 #include "ddmin.h"
 #include "oracle.h"
 #include "phase.h"
-#include "shrink.h"
+#include "shrink-opts.h"
 
 /* ---- buffer contents ------------------------------------------------------ */
+
+/* A buffer of at least this many bytes has its zeros candidate tested
+ * before its seeded fill, not beside it (phase_data). */
+#define DATA_BIG_BYTES (64ull << 20)
+
+/* The most copies one batched run of zeros covers (zero_run); with the
+ * fill beside them, PHASE_DATA_PLAN_MAX candidates (phase.h). */
+#define ZERO_RUN_MAX (PHASE_DATA_PLAN_MAX - 1)
 
 struct data_dd {
 	struct oracle *o;
@@ -176,18 +184,145 @@ static void minimize_chunks(struct oracle *o, struct cand *best, size_t item, co
 	free(d.chunks);
 }
 
-/* A buffer of at least this many bytes has its zeros candidate tested
- * before its seeded fill, not beside it (phase_data). */
-#define DATA_BIG_BYTES (64ull << 20)
+/* 1 when item i is a copy the loop in phase_data looks at */
+static int data_item(const struct cand *c, size_t i)
+{
+	const struct item *it = &c->it[i];
+	return it->rec.type == TR_MEMCPY_H2D && it->data_mode == DATA_ORIG && it->rec.u.copy.size;
+}
+
+/*
+ * The likely outcome first (issue 26): most copies a faulting launch
+ * reads can be zeros, so the zeros candidates of the next run of plain
+ * copies (no pointer words, not big) from item `from` on are tested in
+ * one batch, cumulatively: Z1 zeroes the first copy, Z2 the first two,
+ * ...; beside them the first copy's seeded fill, which the loop below
+ * needs if Z1 does not fault.  The longest run of Z1..Zq that all fault
+ * is exactly where the loop, testing one copy after the other on the
+ * state the previous one left, would have arrived: *best becomes Zq and
+ * the index of the first copy not decided is returned (the loop goes on
+ * there; its candidates already tested come from the oracle's cache).
+ * Returns `from` when nothing was decided, or on a lost batch (the loop's
+ * own test then says so).  *broke_at gets the copy whose zeros ended the
+ * run (a run starting there would be wasted: its Z1 does not fault).
+ */
+/* The candidates of zero_run from item `from` of *best into cs[0..m]
+ * (Z1..Zm, then the first copy's fill), at most `maxc` in all, their
+ * items into idx[]; m, or 0 when fewer than two plain copies follow (no
+ * run). */
+static size_t zero_run_build(const struct cand *best, size_t from, size_t maxc, size_t *idx, struct cand *cs)
+{
+	size_t m = 0;
+
+	if (maxc > ZERO_RUN_MAX + 1)
+		maxc = ZERO_RUN_MAX + 1;
+	for (size_t i = from; i < best->n && m + 1 < maxc; i++) {
+		unsigned char *pw;
+		if (!data_item(best, i))
+			continue;
+		if (best->it[i].rec.u.copy.size >= DATA_BIG_BYTES)
+			break;
+		if ((pw = pointer_words(best, i))) {
+			free(pw);
+			break;
+		}
+		idx[m++] = i;
+	}
+	if (m < 2)
+		return 0;
+	for (size_t j = 0; j < m; j++) {
+		cand_copy(&cs[j], j ? &cs[j - 1] : best);
+		cs[j].it[idx[j]].data_mode = DATA_ZERO;
+	}
+	cand_copy(&cs[m], best);
+	cs[m].it[idx[0]].data_mode = DATA_FILL;
+	cs[m].it[idx[0]].seed = 0x1234u + (uint32_t)idx[0];
+	return m;
+}
+
+static size_t zero_run(struct oracle *o, struct cand *best, size_t from, int *changed, size_t *broke_at)
+{
+	size_t idx[ZERO_RUN_MAX], m, next = from;
+	struct cand cs[ZERO_RUN_MAX + 1];
+	struct cand *ps[ZERO_RUN_MAX + 1];
+	int r[ZERO_RUN_MAX + 1];
+
+	/* no wider than the pool: a batch of more jobs than workers takes two
+	 * rounds (and leaves untested candidate files waiting) */
+	if (!(m = zero_run_build(best, from, oracle_dd_width(o), idx, cs)))
+		return from;
+	for (size_t j = 0; j <= m; j++)
+		ps[j] = &cs[j];
+	if (oracle_test(o, ps, m + 1, r) == 0) {
+		size_t q = 0;
+		while (q < m && r[q])
+			q++;
+		if (q) {
+			cand_release(best);
+			cand_copy(best, &cs[q - 1]);
+			*changed = 1;
+			next = idx[q - 1] + 1;
+		}
+		if (q < m)
+			*broke_at = idx[q];   /* its zeros are known not to fault */
+	}
+	for (size_t j = 0; j <= m; j++)
+		cand_release(&cs[j]);
+	return next;
+}
+
+size_t phase_data_plan(const struct cand *state, struct cand *out, size_t max)
+{
+	size_t idx[ZERO_RUN_MAX], i = 0, m;
+	unsigned char *pw;
+
+	if (phase_serial())
+		return 0;
+	while (i < state->n && !data_item(state, i))
+		i++;
+	if (i == state->n)
+		return 0;
+	{
+		struct cand cs[ZERO_RUN_MAX + 1];
+		if ((m = zero_run_build(state, i, max, idx, cs))) {
+			for (size_t j = 0; j <= m; j++)
+				out[j] = cs[j];
+			return m + 1;
+		}
+	}
+	/* one copy: the loop's own first batch, zeros beside the fill
+	 * (not a big buffer's fill, nor the chunk search of pointer words) */
+	if (max < 2 || state->it[i].rec.u.copy.size >= DATA_BIG_BYTES)
+		return 0;
+	if ((pw = pointer_words(state, i))) {
+		free(pw);
+		return 0;
+	}
+	cand_copy(&out[0], state);
+	out[0].it[i].data_mode = DATA_ZERO;
+	cand_copy(&out[1], state);
+	out[1].it[i].data_mode = DATA_FILL;
+	out[1].it[i].seed = 0x1234u + (uint32_t)i;
+	return 2;
+}
 
 void phase_data(struct oracle *o, const struct shrink_opts *opts, struct cand *best)
 {
 	int changed = 0;
-	oracle_phase_begin(o, "data", best);
+	size_t broke_at = (size_t)-1;
+	oracle_phase_begin(o, phase_name(PH_DATA), best);
 	for (size_t i = 0; i < best->n && !oracle_stopped(o); i++) {
 		struct item *it = &best->it[i];
-		if (it->rec.type != TR_MEMCPY_H2D || it->data_mode != DATA_ORIG || !it->rec.u.copy.size)
+		if (!data_item(best, i))
 			continue;
+		if (!phase_serial() && i != broke_at) {
+			size_t next = zero_run(o, best, i, &changed, &broke_at);
+			if (next != i) {
+				i = next - 1;
+				continue;
+			}
+			it = &best->it[i];
+		}
 		struct cand z = CAND_INIT, f = CAND_INIT;
 		struct cand *two[2] = { &z, &f };
 		int r[2] = { 0, 0 };

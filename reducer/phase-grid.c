@@ -11,7 +11,7 @@
 #include "cand.h"
 #include "oracle.h"
 #include "phase.h"
-#include "shrink.h"
+#include "shrink-opts.h"
 
 /* ---- grid ------------------------------------------------------------- */
 
@@ -20,7 +20,7 @@ void phase_grid(struct oracle *o, const struct shrink_opts *opts, struct cand *b
 	size_t li = (size_t)-1;
 	int changed = 0;
 
-	oracle_phase_begin(o, "grid", best);
+	oracle_phase_begin(o, phase_name(PH_GRID), best);
 	for (size_t i = best->n; i-- > 0;)
 		if (best->it[i].rec.type == TR_LAUNCH) {
 			li = i;

@@ -16,7 +16,8 @@
 #include "ddmin.h"
 #include "oracle.h"
 #include "phase.h"
-#include "shrink.h"
+#include "report.h"
+#include "shrink-opts.h"
 
 /* ddmin over the launches of the candidate, the faulting (last) launch fixed. */
 struct launch_dd {
@@ -109,7 +110,7 @@ static unsigned char *relevant_launches(const struct cand *c, const size_t *idx,
 
 void phase_launches(struct oracle *o, const struct shrink_opts *opts, struct cand *best)
 {
-	const char *name = "ddmin-launches";
+	const char *name = phase_name(PH_LAUNCHES);
 	struct launch_dd d = { o, best, NULL };
 	size_t nl = 0;
 	unsigned char *keep, *fixed;

@@ -13,7 +13,7 @@
 #include "cand.h"
 #include "oracle.h"
 #include "phase.h"
-#include "shrink.h"
+#include "shrink-opts.h"
 
 /* ---- scalar parameters ---------------------------------------------------- */
 
@@ -26,13 +26,103 @@
  * number from the reader.  Pointer-sized words that point into buffers are
  * never touched.
  */
+/* 1 when parameter p of launch li is one the loop in phase_scalars tries:
+ * 4 or 8 bytes, not 0, not a pointer into a buffer */
+static int scalar_to_try(struct oracle *o, struct memmap *mm, const struct cand *c, size_t li, uint32_t p)
+{
+	const struct tr_launch *l = &c->it[li].rec.u.launch;
+	uint32_t off = l->params[p].offset, size = l->params[p].size;
+	uint64_t v = 0;
+	int dead;
+
+	(void)o;
+	if (size != 4 && size != 8)
+		return 0;
+	memcpy(&v, l->args + off, size);
+	if (size == 8 && memmap_pointer_word(mm, v, &dead))
+		return 0;
+	return v != 0;
+}
+
+/* A copy of *c whose launch li has parameter p set to v (own bytes). */
+static void set_param(struct oracle *o, struct cand *out, const struct cand *c, size_t li, uint32_t p, uint64_t v)
+{
+	struct tr_launch *cl;
+	uint8_t *args;
+
+	cand_copy(out, c);
+	cl = &out->it[li].rec.u.launch;
+	/* the launch's args point into the source trace: give the copy its
+	 * own bytes before changing them */
+	args = oracle_keep_bytes(o, cl->args, cl->argsize);
+	memcpy(args + cl->params[p].offset, &v, cl->params[p].size);
+	cl->args = args;
+}
+
+/*
+ * The likely outcome first (issue 26), as phase-data.c's zero_run: the
+ * zero candidates of the scalar parameters from `from` on, cumulatively
+ * (P1 zeroes the first, P2 the first two, ...), in one batch beside the
+ * first one's try of 1.  The longest run P1..Pq that all fault is where
+ * the loop below, one parameter after the other, would have arrived:
+ * *best becomes Pq and the next parameter to decide is returned; `from`
+ * when nothing was decided.  *broke_at gets the parameter whose 0 ended
+ * the run (no run starts there again).
+ */
+static uint32_t zero_run(struct oracle *o, struct memmap *mm, struct cand *best, size_t li, uint32_t from,
+			 int *changed, uint32_t *broke_at)
+{
+	uint32_t idx[16], next = from;
+	size_t m = 0, width = oracle_dd_width(o);
+	uint64_t v = 0;
+	struct cand cs[17];
+	struct cand *ps[17];
+	int r[17];
+	const struct tr_launch *l = &best->it[li].rec.u.launch;
+
+	if (width > 16)
+		width = 16;
+	/* no wider than the pool, the first parameter's try of 1 included */
+	for (uint32_t p = from; p < l->nparams && m + 1 < width; p++)
+		if (scalar_to_try(o, mm, best, li, p))
+			idx[m++] = p;
+	if (m < 2)
+		return from;
+	for (size_t j = 0; j < m; j++) {
+		set_param(o, &cs[j], j ? &cs[j - 1] : best, li, idx[j], 0);
+		ps[j] = &cs[j];
+	}
+	memcpy(&v, l->args + l->params[idx[0]].offset, l->params[idx[0]].size);
+	if (v != 1) {
+		set_param(o, &cs[m], best, li, idx[0], 1);
+		ps[m] = &cs[m];
+	}
+	if (oracle_test(o, ps, m + (v != 1), r) == 0) {
+		size_t q = 0;
+		while (q < m && r[q])
+			q++;
+		if (q) {
+			cand_release(best);
+			cand_copy(best, &cs[q - 1]);
+			*changed = 1;
+			next = idx[q - 1] + 1;
+		}
+		if (q < m)
+			*broke_at = idx[q];   /* its 0 is known not to fault */
+	}
+	for (size_t j = 0; j < m + (v != 1); j++)
+		cand_release(&cs[j]);
+	return next;
+}
+
 void phase_scalars(struct oracle *o, const struct shrink_opts *opts, struct cand *best)
 {
 	size_t li = (size_t)-1;
 	int changed = 0;
+	uint32_t broke_at = UINT32_MAX;
 	struct memmap mm = MEMMAP_INIT;
 
-	oracle_phase_begin(o, "scalars", best);
+	oracle_phase_begin(o, phase_name(PH_SCALARS), best);
 	for (size_t i = 0; i < best->n; i++) {
 		const struct tr_rec *r = &best->it[i].rec;
 		if (r->type == TR_ALLOC)
@@ -46,33 +136,27 @@ void phase_scalars(struct oracle *o, const struct shrink_opts *opts, struct cand
 		return;
 	}
 	for (uint32_t p = 0; p < best->it[li].rec.u.launch.nparams && !oracle_stopped(o); p++) {
-		const struct tr_launch *l = &best->it[li].rec.u.launch;
-		uint32_t off = l->params[p].offset, size = l->params[p].size;
+		const struct tr_launch *l;
 		uint64_t v = 0, tries[2];
 		int nt = 0;
 		struct cand cs[2];
-		int dead;
 
-		if (size != 4 && size != 8)
+		if (!scalar_to_try(o, &mm, best, li, p))
 			continue;
-		memcpy(&v, l->args + off, size);
-		if (size == 8 && memmap_pointer_word(&mm, v, &dead))
-			continue;   /* a pointer */
-		if (v == 0)
-			continue;
+		if (!phase_serial() && p != broke_at) {
+			uint32_t next = zero_run(o, &mm, best, li, p, &changed, &broke_at);
+			if (next != p) {
+				p = next - 1;
+				continue;
+			}
+		}
+		l = &best->it[li].rec.u.launch;
+		memcpy(&v, l->args + l->params[p].offset, l->params[p].size);
 		tries[nt++] = 0;
 		if (v != 1)
 			tries[nt++] = 1;
-		for (int t = 0; t < nt; t++) {
-			struct tr_launch *cl;
-			cand_copy(&cs[t], best);
-			cl = &cs[t].it[li].rec.u.launch;
-			/* the launch's args point into the source trace: give the
-			 * copy its own bytes before changing them */
-			uint8_t *args = oracle_keep_bytes(o, cl->args, cl->argsize);
-			memcpy(args + off, &tries[t], size);
-			cl->args = args;
-		}
+		for (int t = 0; t < nt; t++)
+			set_param(o, &cs[t], best, li, p, tries[t]);
 		int won = oracle_test_pick_first(o, cs, nt, best);
 		if (won == -2)
 			break;

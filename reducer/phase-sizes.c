@@ -18,7 +18,8 @@
 #include "diagnose.h"
 #include "oracle.h"
 #include "phase.h"
-#include "shrink.h"
+#include "report.h"
+#include "shrink-opts.h"
 
 /* ---- buffer sizes ----------------------------------------------------------- */
 
@@ -236,7 +237,7 @@ void phase_sizes(struct oracle *o, const struct shrink_opts *opts, struct cand *
 	size_t made = 0;
 	uint64_t addr[SIZES_MAX_BUFFERS], floor_of[SIZES_MAX_BUFFERS];
 
-	oracle_phase_begin(o, "sizes", best);
+	oracle_phase_begin(o, phase_name(PH_SIZES), best);
 	if (oracle_guard(o) == GUARD_LAYOUT) {
 		/* whole granules are mapped: a cut buffer's new overrun would not fault */
 		oracle_phase_end(o, best, "skipped: the fault needs layout placement, where cuts go unseen");

@@ -15,7 +15,8 @@
 #include "cand.h"
 #include "oracle.h"
 #include "phase.h"
-#include "shrink.h"
+#include "report.h"
+#include "shrink-opts.h"
 
 int phase_slice(struct oracle *o, const struct shrink_opts *opts, struct cand *best)
 {
@@ -25,7 +26,7 @@ int phase_slice(struct oracle *o, const struct shrink_opts *opts, struct cand *b
 	long frec = oracle_fault_record(oracle_orig(o));
 	int r = 0;
 
-	oracle_phase_begin(o, "slice", best);
+	oracle_phase_begin(o, phase_name(PH_SLICE), best);
 	oracle_phase(o)->launches_before = oracle_report(o)->orig_launches;
 	for (size_t i = 0; i < oracle_orig(o)->nrec; i++)
 		if (oracle_orig(o)->rec[i].type == TR_ALLOC) {
@@ -42,7 +43,24 @@ int phase_slice(struct oracle *o, const struct shrink_opts *opts, struct cand *b
 	cand_add(&c, oracle_orig(o), (size_t)fault_ev);
 	if (frec >= 0)
 		cand_add(&c, oracle_orig(o), (size_t)frec);
-	r = oracle_test_one(o, &c);
+	{
+		/* the data phase's first batch on c goes beside it (phase.h) */
+		struct cand plan[PHASE_DATA_PLAN_MAX];
+		struct cand *ps[PHASE_DATA_PLAN_MAX + 1];
+		int res[PHASE_DATA_PLAN_MAX + 1];
+		size_t np = 0;
+		size_t room = oracle_dd_width(o) - 1;   /* the batch no wider than the pool */
+		if (room > PHASE_DATA_PLAN_MAX)
+			room = PHASE_DATA_PLAN_MAX;
+		if (phase_wanted(opts->phase_sel, PH_DATA, opts->cut_buffers))
+			np = phase_data_plan(&c, plan, room);
+		ps[0] = &c;
+		for (size_t k = 0; k < np; k++)
+			ps[k + 1] = &plan[k];
+		r = oracle_test(o, ps, np + 1, res) < 0 ? -1 : res[0];
+		for (size_t k = 0; k < np; k++)
+			cand_release(&plan[k]);
+	}
 	if (r == 1) {
 		cand_release(best);
 		*best = c;
@@ -84,7 +102,7 @@ int phase_suffix(struct oracle *o, const struct shrink_opts *opts, struct cand *
 	struct cand found = CAND_INIT;
 	int have = 0;
 
-	oracle_phase_begin(o, "suffix", best);
+	oracle_phase_begin(o, phase_name(PH_SUFFIX), best);
 	for (long i = 0; i < fault_ev; i++)
 		if (oracle_orig(o)->rec[i].type == TR_LAUNCH) {
 			ALLOC_GROW(L, nl + 1, al);

@@ -1,6 +1,7 @@
 /*
  * phase.h - the reduction phases, one file each (phase-NAME.c), run in
- * order by shrink.c's phase table.
+ * the order of the phase table (shrink-phases.h), which also names them:
+ * a phase opens its report row with phase_name(PH_NAME).
  *
  * A phase takes the oracle (oracle.h: it tests candidates and keeps the
  * report), the options and the best candidate so far, and leaves in *best
@@ -11,6 +12,8 @@
  */
 #ifndef GPUREDUCE_PHASE_H
 #define GPUREDUCE_PHASE_H
+
+#include <stddef.h>
 
 struct cand;
 struct oracle;
@@ -30,6 +33,15 @@ void phase_launches(struct oracle *o, const struct shrink_opts *opts, struct can
 /* Buffer contents: zeros, a seeded fill, or ddmin over the chunks that
  * matter; 8-byte words that point into a buffer stay. */
 void phase_data(struct oracle *o, const struct shrink_opts *opts, struct cand *best);
+/* The candidates phase_data would test in its first batch if *state were
+ * its input, into out[0..max) (each to cand_release; max at most
+ * PHASE_DATA_PLAN_MAX): how many, 0 when none can be planned (no copy, a
+ * copy that holds pointers or is big, a first batch larger than max).
+ * The slice tests them beside its own candidate (issue 26): when that
+ * candidate is kept, the data phase starts with their outcomes in the
+ * oracle's cache, a round of replays fewer.  GPUREDUCE_SHRINK_SERIAL=1: 0. */
+#define PHASE_DATA_PLAN_MAX 17
+size_t phase_data_plan(const struct cand *state, struct cand *out, size_t max);
 /* The faulting launch's grid, one dimension at a time, down to the
  * smallest size that still faults (a few sizes per batch). */
 void phase_grid(struct oracle *o, const struct shrink_opts *opts, struct cand *best);

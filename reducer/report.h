@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SHRINK_MAX_PHASES 12
+#include "shrink-phases.h"
 
 struct shrink_phase {
 	const char *name;
@@ -50,7 +50,8 @@ struct shrink_report {
 	long slipped;           /* candidates that faulted differently (rejected) */
 	double seconds;
 	double one_launch_seconds; /* when a faulting one-launch candidate was first found; 0: never */
-	struct shrink_phase phase[SHRINK_MAX_PHASES];
+	struct shrink_phase phase[PH__COUNT];   /* in the order they ran; each row of the
+						 * phase table (shrink-phases.h) at most once */
 	int nphases;
 	char note[512];         /* why something was skipped / backed off */
 	char backed_off_to[32]; /* the phase whose end state was kept after a site check failed */

@@ -121,6 +121,8 @@ int report_yaml_write(const char *path, const struct shrink_report *rep, const s
 	}
 	yo_key(&y, "seconds");
 	yo_plainf(&y, "%.2f", rep->seconds);
+	yo_key(&y, "other_seconds");     /* in no phase: workers' start-up, states written */
+	yo_plainf(&y, "%.2f", shrink_other_seconds(rep));
 	if (rep->one_launch_seconds > 0) {
 		yo_key(&y, "one_launch_seconds");
 		yo_plainf(&y, "%.2f", rep->one_launch_seconds);
@@ -141,6 +143,8 @@ int report_yaml_write(const char *path, const struct shrink_report *rep, const s
 		yo_kv_i64(&y, "candidates", p->candidates);
 		yo_key(&y, "seconds");
 		yo_plainf(&y, "%.2f", p->seconds);
+		yo_key(&y, "share");
+		yo_plainf(&y, "%.3f", shrink_phase_share(rep, i));
 		yo_kv_str(&y, "outcome", p->outcome ? p->outcome : "");
 		yo_map_end(&y);
 	}

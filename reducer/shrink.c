@@ -5,8 +5,10 @@
  * (final.h), and fill the report.
  *
  * Candidates are tested by the oracle (oracle.h) and built by the phases
- * (phase.h, one file each); this file only decides which run, in which
- * order, and what happens between them.
+ * (phase.h, one file each); the phases, their order and their names are
+ * the phase table (shrink-phases.h); this file only decides which run
+ * (strategy, options, --phases/--skip-phases) and what happens between
+ * them.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,32 +24,28 @@
 #include "phase.h"
 #include "shrink.h"
 
-/*
- * The phases after the base state, in the order they run.  To add one:
- * write reducer/phase-NAME.c with a function of the phase_fn type (it
- * opens its own row of the report with oracle_phase_begin and closes it
- * with oracle_phase_end), declare it in phase.h, add a row here, and give
- * it a test against the fake oracle in tests/unit/test_phases.c.  The
- * state after each phase is saved under the name its report row has, for
- * the final confirmation to back off to.
- */
-typedef void (*phase_fn)(struct oracle *o, const struct shrink_opts *opts, struct cand *best);
+/* 1 when phase id runs by --phases/--skip-phases (shrink-phases.h) and
+ * --cut-buffers; a phase the user turned off gets its report row, saying
+ * so, and 0 */
+static int selected(struct oracle *o, const struct shrink_opts *opts, enum phase_id id, const struct cand *best)
+{
+	if (phase_wanted(opts->phase_sel, id, opts->cut_buffers))
+		return 1;
+	if (opts->phase_sel[id] == PHASE_SEL_OFF) {
+		oracle_phase_begin(o, phase_name(id), best);
+		oracle_phase_end(o, best, "skipped: not selected (--phases/--skip-phases)");
+	}
+	return 0;
+}
 
-#define PHASE_BASELINE    (1 << 0)  /* runs in the baseline strategy too */
-#define PHASE_CUT_BUFFERS (1 << 1)  /* runs only with --cut-buffers */
-
-static const struct phase_cmd {
-	const char *name;
-	phase_fn fn;
-	unsigned flags;
-} phase_table[] = {
-	{ "data",    phase_data,    PHASE_BASELINE },
-	{ "grid",    phase_grid,    PHASE_BASELINE },
-	{ "scalars", phase_scalars, PHASE_BASELINE },
-	/* sizes last: its cuts are checked by compute-sanitizer, and a
-	 * back-off after it keeps the grid and scalar work */
-	{ "sizes",   phase_sizes,   PHASE_CUT_BUFFERS },
-};
+/* 1 when the table phase k runs in this reduction: its strategy, its
+ * options and the user's selection (see selected) */
+static int table_phase_runs(struct oracle *o, const struct shrink_opts *opts, int k, const struct cand *best)
+{
+	if (opts->strategy == STRATEGY_BASELINE && !(phase_defs[k].flags & PHASE_BASELINE))
+		return 0;
+	return selected(o, opts, (enum phase_id)k, best);
+}
 
 static int has_graph_launch(const struct trace *t)
 {
@@ -121,15 +119,18 @@ static void run_baseline(struct oracle *o, const struct shrink_opts *opts, struc
 			 struct cand *best)
 {
 	cand_add_all(best, oracle_orig(o));
-	phase_launches(o, opts, best);
-	states_save(ss, "launches", best);
-	for (size_t k = 0; k < sizeof(phase_table) / sizeof(phase_table[0]); k++) {
-		if (!(phase_table[k].flags & PHASE_BASELINE))
-			continue;
+	if (selected(o, opts, PH_LAUNCHES, best))
+		phase_launches(o, opts, best);
+	states_save(ss, phase_name(PH_LAUNCHES), best);
+	for (int k = 0; k < PH__COUNT; k++) {
+		if (!phase_defs[k].fn)
+			continue;   /* steps and base phases: not in this loop */
 		if (oracle_failed(o) || oracle_over_time(o) || interrupt_signal())
 			break;
-		phase_table[k].fn(o, opts, best);
-		states_save(ss, oracle_phase(o)->name, best);
+		if (!table_phase_runs(o, opts, k, best))
+			continue;
+		phase_defs[k].fn(o, opts, best);
+		states_save(ss, phase_defs[k].name, best);
 	}
 }
 
@@ -141,28 +142,32 @@ static void run_baseline(struct oracle *o, const struct shrink_opts *opts, struc
 static void run_full(struct oracle *o, const struct shrink_opts *opts, struct shrink_states *ss,
 		     struct cand *best)
 {
-	int sliced = phase_slice(o, opts, best);
+	int sliced = selected(o, opts, PH_SLICE, best) && phase_slice(o, opts, best);
 	if (!sliced && !oracle_failed(o)) {
-		if (!phase_suffix(o, opts, best)) {
+		if (!selected(o, opts, PH_SUFFIX, best) || !phase_suffix(o, opts, best)) {
 			cand_release(best);
 			cand_add_all(best, oracle_orig(o));
 		}
-		phase_launches(o, opts, best);
+		if (selected(o, opts, PH_LAUNCHES, best))
+			phase_launches(o, opts, best);
 	}
 	if (!best->n)
 		cand_add_all(best, oracle_orig(o));
-	states_save(ss, sliced ? "slice" : "launches", best);
+	states_save(ss, phase_name(sliced ? PH_SLICE : PH_LAUNCHES), best);
 	if (oracle_have_san(o))
 		oracle_base_start(o, best, ss->name[0]);
-	for (size_t k = 0; k < sizeof(phase_table) / sizeof(phase_table[0]); k++) {
-		if ((phase_table[k].flags & PHASE_CUT_BUFFERS) && !opts->cut_buffers)
-			continue;
+	for (int k = 0; k < PH__COUNT; k++) {
+		if (!phase_defs[k].fn || (phase_defs[k].flags & PHASE_CUT_BUFFERS &&
+					  !phase_wanted(opts->phase_sel, (enum phase_id)k, opts->cut_buffers)))
+			continue;   /* steps, base phases; sizes off as by default */
 		if (interrupt_signal())
 			break;
 		if (oracle_failed(o) && !oracle_recover(o))
 			break;
-		phase_table[k].fn(o, opts, best);
-		states_save(ss, oracle_phase(o)->name, best);
+		if (!table_phase_runs(o, opts, k, best))
+			continue;
+		phase_defs[k].fn(o, opts, best);
+		states_save(ss, phase_defs[k].name, best);
 	}
 	if (oracle_failed(o))
 		oracle_recover(o);
@@ -282,10 +287,23 @@ out:
 	return ret;
 }
 
+double shrink_phase_share(const struct shrink_report *rep, int i)
+{
+	return rep->seconds > 0 ? rep->phase[i].seconds / rep->seconds : 0;
+}
+
+double shrink_other_seconds(const struct shrink_report *rep)
+{
+	double sum = 0;
+	for (int i = 0; i < rep->nphases; i++)
+		sum += rep->phase[i].seconds;
+	return rep->seconds > sum ? rep->seconds - sum : 0;
+}
+
 void shrink_print_report(FILE *f, const struct shrink_report *rep)
 {
-	fprintf(f, "%-15s %-22s %-22s %10s %8s  %s\n", "phase", "launches/buffers before",
-		"after", "candidates", "seconds", "outcome");
+	fprintf(f, "%-15s %-22s %-22s %10s %8s %6s  %s\n", "phase", "launches/buffers before",
+		"after", "candidates", "seconds", "share", "outcome");
 	for (int i = 0; i < rep->nphases; i++) {
 		const struct shrink_phase *p = &rep->phase[i];
 		char b1[40], b2[40];
@@ -293,9 +311,14 @@ void shrink_print_report(FILE *f, const struct shrink_report *rep)
 		snprintf(b2, sizeof(b2), "%zu / %zu", p->launches_after, p->buffers_after);
 		if (!p->launches_before && !p->buffers_before && !p->launches_after && !p->buffers_after)
 			strcpy(b1, "-"), strcpy(b2, "-");   /* a phase that measures, not cuts (confirm) */
-		fprintf(f, "%-15s %-22s %-22s %10ld %8.2f  %s\n", p->name, b1, b2, p->candidates,
-			p->seconds, p->outcome ? p->outcome : "");
+		fprintf(f, "%-15s %-22s %-22s %10ld %8.2f %5.0f%%  %s\n", p->name, b1, b2, p->candidates,
+			p->seconds, 100 * shrink_phase_share(rep, i), p->outcome ? p->outcome : "");
 	}
+	/* what no phase accounts for: the workers' start-up, graph expansion,
+	 * states and snapshots written between phases */
+	fprintf(f, "%-15s %-22s %-22s %10s %8.2f %5.0f%%  of %.2f s in all\n", "(other)", "", "", "",
+		shrink_other_seconds(rep), rep->seconds > 0 ? 100 * shrink_other_seconds(rep) / rep->seconds : 0,
+		rep->seconds);
 	if (rep->note[0])
 		fprintf(f, "note: %s\n", rep->note);
 }

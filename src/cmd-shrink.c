@@ -36,6 +36,7 @@ static const char usage_str[] =
 	"                        [--guard=layout|end|start|none] [--strategy=full|baseline]\n"
 	"                        [--signature=kernel|code|site] [--keep-going[=S]] [--cut-buffers] [--log=FILE]\n"
 	"                        [--runs=N] [--confirm=N] [--no-diagnose] [--keep-work] [--quiet] [--force] [--redact]\n"
+	"                        [--phases=A,B] [--skip-phases=A,B]\n"
 	"                        [--root-cause] TRACE\n\n"
 	"Replays TRACE in worker processes and reduces it to the smallest replay that\n"
 	"still faults with the same error in the same kernel, then writes repro.cu\n"
@@ -64,6 +65,10 @@ static const char usage_str[] =
 	"  --cut-buffers        also cut buffer sizes; under compute-sanitizer each cut must fail\n"
 	"                       at the slice's site and add no new kind of error (slow)\n"
 	"  --log=FILE           one line per replay job and sanitizer run, with timings\n"
+	"  --phases=A,B         run only these reduction phases, in their own order: slice, suffix,\n"
+	"                       ddmin-launches, data, grid, scalars, sizes (named: runs without\n"
+	"                       --cut-buffers); confirm, verify and repro.cu always run\n"
+	"  --skip-phases=A,B    run every phase but these (docs/SHRINK-PHASES.md)\n"
 	"  --runs=N             replays of the original to measure its fault rate (default 2; more when\n"
 	"                       they disagree; at least 1)\n"
 	"  --confirm=N          runs of the reduced trace before it is emitted (default 5; flaky 10;\n"
@@ -168,6 +173,7 @@ int cmd_shrink(int argc, char **argv)
 	opts_init(&op, argc, argv, &err);
 	while (opts_next(&op)) {
 		const char *a = op.arg, *v = NULL;
+		int skip = 0;
 		if (is_help(a)) {
 			fputs(usage_str, stdout);
 			return EXIT_OK;
@@ -187,6 +193,12 @@ int cmd_shrink(int argc, char **argv)
 		} else if (opts_opt_double(&op, "-k|--keep-going", &o.keep_going, &o.keep_wait, 120, 0, 1e9)) {
 		} else if (opts_flag(&op, "--cut-buffers")) {
 			o.cut_buffers = 1;
+		} else if (opts_str(&op, "--phases", &v) || (skip = 1, opts_str(&op, "--skip-phases", &v))) {
+			/* the phase table (reducer/shrink-phases.h) names them */
+			struct strbuf perr = STRBUF_INIT;
+			if (v && phase_select(v, skip, o.phase_sel, &perr) < 0)
+				opts_fail(&op, "%s", perr.buf);
+			sb_release(&perr);
 		} else if (opts_str(&op, "--log", &o.log_path)) {
 		} else if (opts_int(&op, "--runs", &o.orig_runs, 1, 10000)) {
 		} else if (opts_int(&op, "--confirm", &o.confirm_runs, 1, 10000)) {
