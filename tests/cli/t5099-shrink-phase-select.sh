@@ -1,5 +1,5 @@
 #!/bin/sh
-# t5096-shrink-phase-select.sh - the phase table (reducer/shrink-phases.h)
+# t5099-shrink-phase-select.sh - the phase table (reducer/shrink-phases.h)
 # from the command line: --phases/--skip-phases (unknown names refused
 # with the valid ones, exit 2; --help names them all), skipped phases
 # reported as such, the table's names in the log and repro.yaml; and the
