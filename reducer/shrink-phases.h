@@ -98,7 +98,7 @@ int phase_wanted(const unsigned char *sel, enum phase_id id, int cut_buffers);
 
 /* 1 when GPUREDUCE_SHRINK_SERIAL=1: the data and scalars phases test one
  * item after the other instead of a batched run of the likely outcome
- * first (they end in the same state: t5096 compares the two) */
+ * first (they end in the same state: t5099 compares the two) */
 int phase_serial(void);
 
 /* The valid --phases words, comma-separated, into sb. */
