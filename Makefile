@@ -41,8 +41,8 @@ else
   LIBS := -lyaml -lzstd -lstdc++ -ldl -lpthread -lm
 endif
 
-LIB_SRC  := $(wildcard common/*.c trace/*.c addr/*.c replay/*.c reducer/*.c)
-CLI_SRC  := $(wildcard src/*.c)
+LIB_SRC  := $(wildcard common/*.c trace/*.c addr/*.c replay/*.c diagnose/*.c reducer/*.c emit/*.c)
+CLI_SRC  := $(wildcard src/*.c src/*/*.c)
 CAP_SRC  := $(wildcard capture/*.c)
 # the texts every repro.cu carries (see below)
 CORE_TEXTS := place_core fill_core pack_core
@@ -82,7 +82,7 @@ $(BUILD)/pic/%.o: %.c | deps
 # decoder.
 $(BUILD)/gen/place_core_text.c: common/cuerr.h addr/place_core.inc
 $(BUILD)/gen/fill_core_text.c: common/fill_core.inc
-$(BUILD)/gen/pack_core_text.c: reducer/pack_core.inc
+$(BUILD)/gen/pack_core_text.c: emit/pack_core.inc
 $(BUILD)/gen/%_text.c: Makefile
 	@mkdir -p $(dir $@)
 	{ echo '/* generated from $(filter-out Makefile,$^) by the Makefile: do not edit */'; \

@@ -7,7 +7,7 @@
  *
  * place_core.inc is also pasted verbatim into every repro.cu (the
  * Makefile turns common/cuerr.h and it into place_core_text, and
- * reducer/emit.c adds it), so its comments speak to a repro's reader and
+ * emit/emit.c adds it), so its comments speak to a repro's reader and
  * name no file of this tree (t6090 checks).
  */
 #include <stdlib.h>

@@ -6,7 +6,7 @@
  *
  * The placement itself lives in place_core.inc, the one implementation
  * that replay compiles (place.c) and every repro.cu embeds verbatim
- * (reducer/emit.c, through the generated place_core_text).  Modes:
+ * (emit/emit.c, through the generated place_core_text).  Modes:
  *
  * GUARD_END: the buffer ends less than 256 bytes before an unmapped
  * granule, and its start has the captured address's alignment (same
@@ -60,7 +60,7 @@ int place_layout_plan(uint64_t lo, uint64_t hi, uint64_t gran, uint64_t *origin,
 
 /* Which allocations layout-faithful placement puts in its range, and the
  * span it covers: the one rule replay (replay/engine.c) places by and
- * repro.cu is written by (reducer/emit.c).  place_layout_kind: 1 for an
+ * repro.cu is written by (emit/emit.c).  place_layout_kind: 1 for an
  * allocation of this kind (TR_MEM_*, trace.h) -- device memory -- else 0
  * (other kinds keep guard placement).  place_layout_span: [*lo, *hi) over
  * the allocations of those kinds among the first `end` records of t

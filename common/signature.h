@@ -1,7 +1,7 @@
 /*
  * signature.h - when two faults are "the same fault": the one rule shrink's
  * oracle (reducer/oracle.c), shrink's check of the emitted repro.cu
- * (src/repro-check.c) and `verify` (src/cmd-verify.c) apply.  A fault's
+ * (src/repro/repro-check.c) and `verify` (src/cmd-verify.c) apply.  A fault's
  * signature is its error and its kernel: the same sticky error, where an
  * illegal address (700) and an invalid address space (717) count as one
  * bad address (a wild pointer gives either, depending on where it lands;

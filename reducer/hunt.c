@@ -16,8 +16,8 @@
 #include "../trace/trace.h"
 #include "hunt.h"
 #include "oracle.h"
-#include "params.h"
-#include "pool.h"
+#include "../addr/params.h"
+#include "../replay/pool.h"
 
 /* The captured seqs of findings [0, n). */
 static uint64_t *skip_list(const struct hunt_result *r, size_t n)

@@ -10,7 +10,7 @@
  * at the end (overruns), then at the start (underruns).  A launch that
  * faults is a finding; the context is dead, so the next replay leaves that
  * launch out (rc_opts.skip) and goes on, up to a bound.  Replays run in a
- * worker pool (reducer/pool.h): no CUDA here.
+ * worker pool (replay/pool.h): no CUDA here.
  *
  * Used by src/cmd-hunt.c, which prints the findings, shrinks the first
  * (hunt_cut gives its trace) and runs a captured command's processes.

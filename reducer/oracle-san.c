@@ -15,7 +15,7 @@
 #include "../common/util.h"
 #include "../replay/sidechan.h"
 #include "cand.h"
-#include "diagnose.h"
+#include "../diagnose/diagnose.h"
 #include "oracle-int.h"
 
 /*

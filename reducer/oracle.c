@@ -22,9 +22,9 @@
 #include "../common/signature.h"
 #include "../addr/place.h"
 #include "cand.h"
-#include "diagnose.h"
+#include "../diagnose/diagnose.h"
 #include "oracle-int.h"
-#include "pool.h"
+#include "../replay/pool.h"
 #include "shrink.h"
 
 /* ---- bookkeeping ---------------------------------------------------------- */

@@ -15,7 +15,7 @@
 #include "../addr/place.h"
 #include "../addr/tensormap.h"
 #include "cand.h"
-#include "diagnose.h"
+#include "../diagnose/diagnose.h"
 #include "oracle.h"
 #include "phase.h"
 #include "report.h"

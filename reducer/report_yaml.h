@@ -17,8 +17,8 @@ struct report_files {
 	const char *command;     /* the shrink command line */
 	const char *diagnosis;   /* may be NULL */
 	unsigned long repro_cu_bytes;
-	const char *outcome;         /* confirmed / unconfirmed / not-reproduced (src/shrink-out.c) */
-	const char *repro_cu_hash;   /* of repro.cu as written: an edit shows (src/shrink-out.c) */
+	const char *outcome;         /* confirmed / unconfirmed / not-reproduced (src/outputs/shrink-out.c) */
+	const char *repro_cu_hash;   /* of repro.cu as written: an edit shows (src/outputs/shrink-out.c) */
 };
 
 int report_yaml_write(const char *path, const struct shrink_report *rep, const struct trace *orig,

@@ -18,7 +18,7 @@
 #include "../common/util.h"
 #include "../addr/memmap.h"
 #include "../trace/trace.h"
-#include "params.h"
+#include "../addr/params.h"
 #include "rootcause.h"
 
 /* One BLOCK_ALLOC of the input.  The capture reads the allocator at each

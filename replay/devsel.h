@@ -2,7 +2,7 @@
  * devsel.h - which GPU a replay runs on, from the environment: one reader
  * of GPUREDUCE_DEVICE (the ordinal a worker uses; set by the user to pin
  * replay and shrink to one GPU) and GPUREDUCE_DEVICES (how many GPUs shrink
- * spreads its workers over).  Both the parent (reducer/pool.c) and the
+ * spreads its workers over).  Both the parent (replay/pool.c) and the
  * worker (replay/engine.c) use it, so a value is read the same way on both
  * sides and a bad one is a clear one-line error, never ignored or wrapped.
  */

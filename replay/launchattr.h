@@ -6,7 +6,7 @@
  * recorded; an attribute that names an object of the captured process (an
  * event, an L2 access window over a captured address) or that only means
  * something to streams and graph nodes is dropped and said (a note), never
- * silently.  Shared by replay/engine.c and reducer/emit.c.
+ * silently.  Shared by replay/engine.c and emit/emit.c.
  */
 #ifndef GPUREDUCE_LAUNCHATTR_H
 #define GPUREDUCE_LAUNCHATTR_H

@@ -1,6 +1,6 @@
 /*
  * proto.c - encode/decode the worker protocol lines (see proto.h): the
- * one place that knows their fields, used by the parent (reducer/pool.c)
+ * one place that knows their fields, used by the parent (replay/pool.c)
  * and the worker (src/cmd-worker.c).
  */
 #include <errno.h>

@@ -1,5 +1,5 @@
 /*
- * proto.h - the line protocol between a parent (reducer/pool.c, for
+ * proto.h - the line protocol between a parent (replay/pool.c, for
  * `shrink` and `gpureduce replay`) and its replay worker processes
  * (`gpureduce __worker`, src/cmd-worker.c).  Both ends write and read every
  * message through this module; neither formats or parses a line by hand.

@@ -15,7 +15,7 @@
  * still faults.
  *
  * Only worker processes call into this module (src/cmd-worker.c); the
- * reducer talks to workers through reducer/pool.c.
+ * reducer talks to workers through replay/pool.c.
  */
 #ifndef GPUREDUCE_REPLAY_H
 #define GPUREDUCE_REPLAY_H

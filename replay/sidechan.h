@@ -1,7 +1,7 @@
 /*
  * sidechan.h - the side channel: the lines a verbose replay and a verbose
  * repro.cu print about where things landed, read back beside
- * compute-sanitizer's report by diagnose (reducer/diagnose.c) and by
+ * compute-sanitizer's report by diagnose (diagnose/diagnose.c) and by
  * shrink's sanitizer runs (reducer/oracle-san.c), which turn a faulting
  * address into "4 bytes past the end of param 0".  Every line is written
  * and read through this module; nobody formats or parses one by hand.

@@ -18,7 +18,7 @@
  * names those files.  With -o DIR/ (a trailing slash) every CUDA
  * process writes DIR/rankR.bin (RANK/LOCAL_RANK) or DIR/pidP.bin, and the
  * summary and DIR/index.yaml say how each ended and which faulted first
- * (src/capture-ranks.c, docs/MULTI-RANK.md).
+ * (src/launch/capture-ranks.c, docs/MULTI-RANK.md).
  *
  * Nothing the user had is lost (safe-out.h): the library writes into a
  * private folder beside the -o file, and its files are moved into place
@@ -26,7 +26,7 @@
  * replaced without --force.
  *
  * Bounded capture (checkpoints, capture/checkpoint.c): the options become
- * GPUREDUCE_CKPT* variables for the library (src/capture-ckpt.c), which
+ * GPUREDUCE_CKPT* variables for the library (src/launch/capture-ckpt.c), which
  * also draws the progress line on a terminal while the program runs.
  */
 #include <errno.h>
@@ -42,15 +42,15 @@
 #include "../common/opts.h"
 #include "../common/strbuf.h"
 #include "../common/util.h"
-#include "../reducer/params.h"
+#include "../addr/params.h"
 #include "../trace/trace.h"
-#include "capture-ckpt.h"
-#include "capture-ranks.h"
-#include "capture-flight.h"
-#include "capture-tee.h"
-#include "capture-nvrtc.h"
+#include "launch/capture-ckpt.h"
+#include "launch/capture-ranks.h"
+#include "launch/capture-flight.h"
+#include "launch/capture-tee.h"
+#include "launch/capture-nvrtc.h"
 #include "cmds.h"
-#include "safe-out.h"
+#include "outputs/safe-out.h"
 
 #define CAPTURE_LIB_NAME "libgpureduce-capture.so"
 

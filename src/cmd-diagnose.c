@@ -13,13 +13,13 @@
 #include "../common/opts.h"
 #include "../common/interrupt.h"
 #include "../common/strbuf.h"
-#include "../reducer/diagnose.h"
+#include "../diagnose/diagnose.h"
 #include "../addr/place.h"
 #include "../trace/trace.h"
-#include "../reducer/params.h"
+#include "../addr/params.h"
 #include "../replay/sidechan.h"
 #include "cmds.h"
-#include "repro.h"
+#include "repro/repro.h"
 
 static const char usage_str[] =
 	"usage: gpureduce diagnose [--guard=end|start|none|layout] REPRO.cu|TRACE\n\n"

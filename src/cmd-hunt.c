@@ -28,14 +28,14 @@
 #include "../common/opts.h"
 #include "../common/strbuf.h"
 #include "../common/util.h"
-#include "../reducer/diagnose.h"
+#include "../diagnose/diagnose.h"
 #include "../reducer/hunt.h"
 #include "../reducer/shrink.h"
 #include "../trace/trace.h"
 #include "cmds.h"
-#include "outpaths.h"
-#include "repro.h"
-#include "side-repro.h"
+#include "outputs/outpaths.h"
+#include "repro/repro.h"
+#include "repro/side-repro.h"
 
 static const char usage_str[] =
 	"usage: gpureduce hunt [-o DIR] [--max-findings=N] [--no-start] [--tensor-ends] [--no-shrink] [--no-diagnose]\n"

@@ -10,11 +10,11 @@
 #include "../common/opts.h"
 #include "../common/interrupt.h"
 #include "../common/strbuf.h"
-#include "../reducer/pool.h"
+#include "../replay/pool.h"
 #include "../addr/place.h"
 #include "../trace/trace.h"
 #include "cmds.h"
-#include "safe-out.h"
+#include "outputs/safe-out.h"
 
 static const char usage_str[] =
 	"usage: gpureduce replay [--guard=end|start|none|layout] [--timeout=S]\n"

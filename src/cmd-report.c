@@ -1,7 +1,7 @@
 /*
  * cmd-report.c - `gpureduce report [--trace FILE] [--runs=N] [--no-sanitizer]
  * [--redact] [--no-tar] [REPRO_DIR]`: options and exit codes; the report
- * itself is src/report.c.
+ * itself is src/repro/report.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@
 #include "../common/strbuf.h"
 #include "../common/util.h"
 #include "cmds.h"
-#include "report.h"
+#include "repro/report.h"
 
 static const char usage_str[] =
 	"usage: gpureduce report [--trace FILE] [--runs=N] [--no-sanitizer] [--redact] [--no-tar]\n"

@@ -3,7 +3,7 @@
  *
  * Parses the options, opens the trace (leniently: a torn last record is a
  * warning, so a trace from a process that died mid-write still shows what
- * it has) and hands it to show_render() in src/show.c, which does all the
+ * it has) and hands it to show_render() in src/show/show.c, which does all the
  * formatting.  This file only prints errors and picks exit codes (cmds.h):
  * 2 for usage errors (including an --event past the end), 3 for a trace
  * that cannot be read.
@@ -17,7 +17,7 @@
 #include "../common/strbuf.h"
 #include "../trace/trace.h"
 #include "cmds.h"
-#include "show.h"
+#include "show/show.h"
 
 static const char usage_text[] =
 	"usage: gpureduce show [--event N | --range A:B] [--fault] [--no-events] TRACE\n"

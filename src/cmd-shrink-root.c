@@ -22,15 +22,15 @@
 #include "../common/strbuf.h"
 #include "../common/util.h"
 #include "../reducer/oracle.h"
-#include "../reducer/pool.h"
+#include "../replay/pool.h"
 #include "../reducer/rootcause.h"
 #include "../reducer/shrink.h"
 #include "../addr/place.h"
 #include "../trace/trace.h"
 #include "cmds.h"
-#include "repro.h"
+#include "repro/repro.h"
 #include "shrink-root.h"
-#include "side-repro.h"
+#include "repro/side-repro.h"
 
 /* "DIR/repro.cu" -> "DIR/repro-root" + ext */
 static char *root_sibling(const char *cu, const char *ext)

@@ -13,20 +13,20 @@
 #include "../common/opts.h"
 #include "../common/strbuf.h"
 #include "../common/util.h"
-#include "../reducer/diagnose.h"
-#include "../reducer/emit.h"
-#include "../reducer/params.h"
+#include "../diagnose/diagnose.h"
+#include "../emit/emit.h"
+#include "../addr/params.h"
 #include "../reducer/report_yaml.h"
 #include "../reducer/rootcause.h"
 #include "../reducer/shrink.h"
 #include "../addr/place.h"
 #include "../trace/trace.h"
 #include "cmds.h"
-#include "report.h"
-#include "outpaths.h"
-#include "repro.h"
+#include "repro/report.h"
+#include "outputs/outpaths.h"
+#include "repro/repro.h"
 #include "shrink-root.h"
-#include "shrink-out.h"
+#include "outputs/shrink-out.h"
 
 #define ES(n) ((n) == 1 ? "" : "es")   /* "1 launch", "2 launches" */
 #define S(n) ((n) == 1 ? "" : "s")
@@ -221,7 +221,7 @@ int cmd_shrink(int argc, char **argv)
 		} else if (opts_flag(&op, "--force")) {
 			force = 1;
 		} else if (opts_flag(&op, "--redact")) {
-			redact = 1;   /* issue 24: path names out of repro.cu (src/report.c) */
+			redact = 1;   /* issue 24: path names out of repro.cu (src/repro/report.c) */
 		} else if (opts_flag(&op, "--no-diagnose")) {
 			no_diag = 1;
 			o.no_site_check = 1;

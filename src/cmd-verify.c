@@ -19,7 +19,7 @@
 #include "../common/util.h"
 #include "../common/signature.h"
 #include "cmds.h"
-#include "repro.h"
+#include "repro/repro.h"
 
 static const char usage_str[] =
 	"usage: gpureduce verify [-n N] [--rate=R] [--timeout=S] REPRO.cu\n\n"

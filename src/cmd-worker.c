@@ -1,7 +1,7 @@
 /*
  * cmd-worker.c - `gpureduce __worker`: a replay worker process.
  *
- * Started by reducer/pool.c (and by `gpureduce replay`) with pipes on stdin
+ * Started by replay/pool.c (and by `gpureduce replay`) with pipes on stdin
  * and stdout.  It creates one CUDA context on $GPUREDUCE_DEVICE (an ordinal
  * below the device count, else FATAL: replay/devsel.h), says READY with
  * that count, then replays every

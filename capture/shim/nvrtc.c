@@ -23,7 +23,7 @@
  * nvrtcCompileProgram appends one entry (source, name, options) to the log
  * with a single O_APPEND write, and calls the real function.  After the
  * program exits, `capture` turns the entries into SOURCE records
- * (origin NVRTC) and removes the log (src/capture-nvrtc.c).  Nothing is
+ * (origin NVRTC) and removes the log (src/launch/capture-nvrtc.c).  Nothing is
  * printed; any failure loses an entry, never a compile.
  *
  * Entry: "GRNV" u32 total, u32 len + name, u32 len + options (one per

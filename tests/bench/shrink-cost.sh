@@ -13,7 +13,7 @@
 # and, per phase, the replays it ran (one line per replay job in the log),
 # how many of those faulted (a faulted worker is replaced: on the H200 a
 # new context costs ~0.2-0.3 s and contexts are created one after another,
-# reducer/pool.c), its rounds (batches handed to the workers one after
+# replay/pool.c), its rounds (batches handed to the workers one after
 # another: on the GPU each costs about one replay's time, whatever the
 # batch's width) and its seconds.  The double makes runs deterministic, so replay counts
 # compare exactly before/after a change; seconds are this CPU's.

@@ -1,6 +1,6 @@
 #!/bin/sh
 # t5093-shrink-prebuild.sh - shrink builds repro.cu while its final
-# confirmation runs (issue 26, src/repro-prebuild.c), on the driver double.
+# confirmation runs (issue 26, src/repro/repro-prebuild.c), on the driver double.
 # Checked: the repro.cu check compiles once, the prebuilt program (not a
 # second build), which is the final repro.cu's code (header aside); the
 # repro still faults 5/5; and a prebuild whose compiler fails leaves the

@@ -69,8 +69,8 @@ for k in plain graph packed; do
 		verbatim "$SRCDIR/$f" $cu && ok "$k: carries $f verbatim" || fail "$k: does not carry $f verbatim"
 	done
 	if [ $k = packed ]; then
-		verbatim "$SRCDIR/reducer/pack_core.inc" $cu && ok "$k: carries reducer/pack_core.inc verbatim" ||
-			fail "$k: does not carry reducer/pack_core.inc verbatim"
+		verbatim "$SRCDIR/emit/pack_core.inc" $cu && ok "$k: carries emit/pack_core.inc verbatim" ||
+			fail "$k: does not carry emit/pack_core.inc verbatim"
 		check_grep "$k: ...and unpacks its module with it" "= unpack(module0_packed" $cu
 	else
 		grep -q "pk_decompress" $cu && fail "$k: carries the decoder with nothing packed" ||

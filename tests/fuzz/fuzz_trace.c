@@ -11,7 +11,7 @@
  * field decoding, blob decompression, memmap annotation and ELF parsing.
  *
  * Built and run by `make fuzz` / `make fuzz-run` (tests/tests.mk), which
- * compile the reader sources and src/show.c directly with
+ * compile the reader sources and src/show/show.c directly with
  * -fsanitize=fuzzer,address,undefined.  Seeds: tests/fuzz/corpus/.
  */
 #include <stdint.h>
@@ -24,7 +24,7 @@
 #include <zstd.h>
 
 #include "../../common/strbuf.h"
-#include "../../src/show.h"
+#include "../../src/show/show.h"
 #include "../../trace/trace.h"
 
 #define LIMIT (16u << 20)

@@ -14,7 +14,7 @@
 #include "../../common/strbuf.h"
 #include "../../common/util.h"
 #include "../../addr/place.h"
-#include "../../reducer/pack.h"
+#include "../../emit/pack.h"
 #include "../../trace/trace.h"
 #include "unit.h"
 
@@ -27,7 +27,7 @@ static const struct {
 } core_texts[] = {
 	{ "place_core", place_core_text, { "common/cuerr.h", "addr/place_core.inc", NULL } },
 	{ "fill_core", fill_core_text, { "common/fill_core.inc", NULL } },
-	{ "pack_core", pack_core_text, { "reducer/pack_core.inc", NULL } },
+	{ "pack_core", pack_core_text, { "emit/pack_core.inc", NULL } },
 };
 
 UNIT_TEST(core_texts_are_the_compiled_files)

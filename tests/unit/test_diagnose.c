@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "../../reducer/diagnose.h"
+#include "../../diagnose/diagnose.h"
 #include "unit.h"
 
 static const char report[] =

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "../../common/strbuf.h"
-#include "../../reducer/pack.h"
+#include "../../emit/pack.h"
 #include "unit.h"
 
 static int roundtrip(const uint8_t *d, size_t n, size_t *packed)

@@ -1,6 +1,6 @@
 /*
  * test_tritonsig.c - Triton tensor descriptor arguments mapped onto the
- * binary's parameters (reducer/tritonsig.c): the types line split without
+ * binary's parameters (emit/tritonsig.c): the types line split without
  * breaking "tensordesc<bf16[64, 64]>" at its inner space, and each of the
  * launcher's expansions chosen by the parameter count it explains (the
  * triton-tma sample: 6 source names, 10 kernel parameters).
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "../../common/util.h"
-#include "../../reducer/tritonsig.h"
+#include "../../emit/tritonsig.h"
 #include "../../trace/trace.h"
 #include "unit.h"
 

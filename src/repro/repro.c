@@ -1,0 +1,243 @@
+/*
+ * repro.c - build and run emitted repros (see repro.h).  The compiler is
+ * run with an argv through common/child.c, never through a shell.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../common/child.h"
+#include "../../common/strbuf.h"
+#include "../../common/util.h"
+#include "repro.h"
+
+/* Where repro_build finds nvcc when GPUREDUCE_NVCC is not set. */
+static const char *find_nvcc(void)
+{
+	return child_find_program("nvcc", "/usr/local/cuda/bin");
+}
+
+int repro_have_compiler(void)
+{
+	const char *custom = getenv("GPUREDUCE_NVCC");
+	return (custom && *custom) || find_nvcc();
+}
+
+/* Only these characters reach the compiler in a path: nvcc runs its own
+ * steps through a shell, so a path with $, quotes or spaces is copied to
+ * a plain name first (repro_build). */
+static int plain_path(const char *p)
+{
+	for (; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr("._/+-,=", *p))
+			return 0;
+	return 1;
+}
+
+/* GPUREDUCE_NVCC's words (split at blanks, no shell), then -o OUT SRC -lcuda. */
+static char **compiler_argv(const char *custom, const char *nvcc, const char *src, const char *out,
+			    char **words)
+{
+	char **argv;
+	size_t n = 0;
+
+	if (custom) {
+		*words = xstrdup(custom);
+		argv = xcalloc(strlen(custom) / 2 + 6, sizeof(char *));
+		for (char *save = NULL, *w = strtok_r(*words, " \t", &save); w; w = strtok_r(NULL, " \t", &save))
+			argv[n++] = w;
+	} else {
+		*words = NULL;
+		argv = xcalloc(6, sizeof(char *));
+		argv[n++] = (char *)nvcc;
+	}
+	argv[n++] = "-o";
+	argv[n++] = (char *)out;
+	argv[n++] = (char *)src;
+	argv[n++] = "-lcuda";
+	argv[n] = NULL;
+	return argv;
+}
+
+/* The compiler run itself: 0, -1 (it failed, err says how) or -2 (none). */
+static int compile(const char *src, const char *out, struct strbuf *err)
+{
+	struct strbuf log = STRBUF_INIT;
+	const char *custom = getenv("GPUREDUCE_NVCC"), *nvcc = NULL;
+	char **argv = NULL, *words = NULL;
+	int st, ret = -1;
+
+	if (custom && !*custom)
+		custom = NULL;
+	if (!custom && !(nvcc = find_nvcc())) {
+		sb_addf(err, "nvcc not found (PATH, /usr/local/cuda/bin); set GPUREDUCE_NVCC to a compiler command");
+		ret = -2;
+		goto out;
+	}
+	argv = compiler_argv(custom, nvcc, src, out, &words);
+	if (!argv[0] || argv[0] == argv[1]) {
+		sb_addf(err, "GPUREDUCE_NVCC names no compiler");
+		ret = -2;
+		goto out;
+	}
+	st = child_run(argv, NULL, CHILD_MERGE_ERR | CHILD_NULL_IN, &log, 600, err);
+	if ((st == 127 || st < 0) && custom) {
+		/* exec failed: no such compiler, not a bad repro */
+		sb_reset(err);
+		sb_addf(err, "the compiler in GPUREDUCE_NVCC (%s) was not found: cannot run it%s%s", argv[0],
+			log.len ? ": " : "", log.buf);
+		ret = -2;
+		goto out;
+	}
+	if (st != 0) {
+		size_t n = log.len > 600 ? log.len - 600 : 0;
+		if (st > 0)
+			sb_addf(err, "compiling %s failed (exit %d): %s", src, st, log.buf + n);
+		goto out;
+	}
+	ret = 0;
+out:
+	free(argv);
+	free(words);
+	sb_release(&log);
+	return ret;
+}
+
+int repro_build(const char *src, const char *out, struct strbuf *err)
+{
+	struct strbuf tmp = STRBUF_INIT, tsrc = STRBUF_INIT, texe = STRBUF_INIT, data = STRBUF_INIT;
+	const char *tmpdir = getenv("TMPDIR");
+	int ret = -1, made = 0;
+
+	if (access(src, R_OK) != 0) {
+		sb_addf(err, "%s: cannot read", src);
+		return -1;
+	}
+	if (plain_path(src) && plain_path(out))
+		return compile(src, out, err);
+	/* a path the compiler's shell would misread: build under plain names */
+	sb_addf(&tmp, "%s/gpureduce-build-XXXXXX", tmpdir && *tmpdir && plain_path(tmpdir) ? tmpdir : "/tmp");
+	if (!mkdtemp(tmp.buf)) {
+		sb_addf(err, "cannot create a build folder %s: %s", tmp.buf, strerror(errno));
+		goto out;
+	}
+	made = 1;
+	sb_addf(&tsrc, "%s/repro.cu", tmp.buf);
+	sb_addf(&texe, "%s/repro", tmp.buf);
+	if (read_file(src, &data, err) < 0 || write_file(tsrc.buf, data.buf, data.len, err) < 0)
+		goto out;
+	if ((ret = compile(tsrc.buf, texe.buf, err)) < 0)
+		goto out;
+	ret = -1;
+	sb_reset(&data);
+	if (rename(texe.buf, out) < 0 &&
+	    (read_file(texe.buf, &data, err) < 0 || write_file(out, data.buf, data.len, err) < 0))
+		goto out;
+	if (chmod(out, 0755) < 0) {
+		sb_addf(err, "%s: %s", out, strerror(errno));
+		goto out;
+	}
+	ret = 0;
+out:
+	if (made)
+		remove_tree(tmp.buf);
+	sb_release(&tmp);
+	sb_release(&tsrc);
+	sb_release(&texe);
+	sb_release(&data);
+	return ret;
+}
+
+/* "repro: KERNEL faulted: CUDA_ERROR_X (700): text" -> r's kernel and error */
+static void parse_output(const char *out, struct repro_run *r)
+{
+	const char *p;
+	if ((p = strstr(out, "repro: ")) && strstr(p, " faulted: ")) {
+		const char *k = p + 7, *f = strstr(p, " faulted: ");
+		snprintf(r->kernel, sizeof(r->kernel), "%.*s", (int)(f - k), k);
+		sscanf(f + 10, "%63s", r->error);
+	}
+	if ((p = strstr(out, "repro: setup failed: "))) {
+		size_t n = strcspn(p, "\n");
+		snprintf(r->setup, sizeof(r->setup), "%.*s", (int)n, p);
+	}
+}
+
+int repro_run_once(const char *exe, const char *const env[], double timeout,
+		   struct repro_run *r, struct strbuf *log, struct strbuf *err)
+{
+	struct strbuf o = STRBUF_INIT;
+	char *argv[] = { (char *)exe, NULL };
+	int st;
+
+	memset(r, 0, sizeof(*r));
+	st = child_run(argv, env, CHILD_MERGE_ERR | CHILD_NULL_IN, &o, timeout, err);
+	if (st < 0) {
+		sb_release(&o);
+		return -1;
+	}
+	r->exit_code = st;
+	parse_output(o.buf, r);
+	if (log)
+		sb_add(log, o.buf, o.len);
+	sb_release(&o);
+	return 0;
+}
+
+int repro_run_many(const char *exe, int n, int parallel, double timeout, struct repro_run *r,
+		   struct strbuf *err)
+{
+	struct child *ch = xcalloc((size_t)n, sizeof(*ch));
+	char **outs = xcalloc((size_t)n, sizeof(char *));
+	int ret = 0;
+
+	if (parallel < 1)
+		parallel = 1;
+	for (int base = 0; base < n && !ret; base += parallel) {
+		int m = n - base < parallel ? n - base : parallel, started = 0;
+		for (int k = 0; k < m; k++) {
+			struct strbuf p = STRBUF_INIT;
+			int i = base + k;
+			sb_addf(&p, "%s.run%d.out", exe, i);
+			outs[i] = sb_detach(&p, NULL);
+			char *argv[] = { "sh", "-c", "exec \"$0\" >\"$1\" 2>&1 </dev/null", (char *)exe, outs[i], NULL };
+			ch[i] = (struct child)CHILD_INIT;
+			if (child_start(&ch[i], argv, NULL, CHILD_NEW_PGRP | CHILD_DIE_WITH_PARENT, err) < 0) {
+				ret = -1;
+				break;
+			}
+			started++;
+		}
+		for (int k = 0; k < started; k++) {
+			int i = base + k;
+			struct strbuf o = STRBUF_INIT, e = STRBUF_INIT;
+			memset(&r[i], 0, sizeof(r[i]));
+			r[i].exit_code = child_wait_timeout(&ch[i], timeout);
+			if (read_file(outs[i], &o, &e) == 0)
+				parse_output(o.buf, &r[i]);
+			unlink(outs[i]);
+			sb_release(&o);
+			sb_release(&e);
+		}
+	}
+	for (int i = 0; i < n; i++)
+		free(outs[i]);
+	free(outs);
+	free(ch);
+	return ret;
+}
+
+char *repro_sibling(const char *cu, const char *ext)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t n = strlen(cu);
+	if (n > 3 && !strcmp(cu + n - 3, ".cu"))
+		n -= 3;
+	sb_add(&sb, cu, n);
+	sb_adds(&sb, ext);
+	return sb_detach(&sb, NULL);
+}
