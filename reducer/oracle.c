@@ -405,6 +405,33 @@ int oracle_test_masks(struct oracle *s, const void *d, oracle_apply_fn apply,
 	return ret;
 }
 
+int oracle_test_chain(struct oracle *s, struct cand *cs, size_t chain, size_t extra, struct cand *best,
+		      size_t *kept)
+{
+	struct cand **ps = xcalloc(chain + extra + 1, sizeof(*ps));
+	int *r = xcalloc(chain + extra + 1, sizeof(*r));
+	size_t q = 0;
+	int ret;
+
+	for (size_t j = 0; j < chain + extra; j++)
+		ps[j] = &cs[j];
+	ret = oracle_test(s, ps, chain + extra, r);
+	if (ret == 0) {
+		while (q < chain && r[q])
+			q++;
+		if (q) {
+			cand_release(best);
+			cand_copy(best, &cs[q - 1]);
+		}
+	}
+	for (size_t j = 0; j < chain + extra; j++)
+		cand_release(&cs[j]);
+	free(ps);
+	free(r);
+	*kept = q;
+	return ret < 0 ? -1 : 0;
+}
+
 int oracle_test_pick_first(struct oracle *s, struct cand *cs, int nt, struct cand *best)
 {
 	struct cand *ps[8] = { NULL };

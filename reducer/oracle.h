@@ -116,6 +116,16 @@ int oracle_test_one(struct oracle *o, struct cand *c);
  * winner's index, -1 when none was interesting, -2 when testing stopped.
  */
 int oracle_test_pick_first(struct oracle *o, struct cand *cs, int nt, struct cand *best);
+/*
+ * Test, as one batch, a chain cs[0..chain) in which each candidate adds one
+ * change to the one before, and `extra` further candidates cs[chain..]
+ * (tested for the oracle's cache; their results are not read).  *best
+ * becomes the last candidate of the longest prefix of the chain that is
+ * interesting; *kept is that prefix's length.  Returns 0, or -1 when
+ * testing stopped (as oracle_test; *kept is 0).  cs is released either way.
+ */
+int oracle_test_chain(struct oracle *o, struct cand *cs, size_t chain, size_t extra, struct cand *best,
+		      size_t *kept);
 /* Build one candidate per ddmin mask with apply(d, mask, n, out), test
  * them as one batch (oracle_test), release them. */
 typedef void (*oracle_apply_fn)(const void *d, const unsigned char *mask, size_t n, struct cand *out);

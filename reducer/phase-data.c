@@ -242,32 +242,22 @@ static size_t zero_run_build(const struct cand *best, size_t from, size_t maxc, 
 
 static size_t zero_run(struct oracle *o, struct cand *best, size_t from, int *changed, size_t *broke_at)
 {
-	size_t idx[ZERO_RUN_MAX], m, next = from;
+	size_t idx[ZERO_RUN_MAX], m, q, next = from;
 	struct cand cs[ZERO_RUN_MAX + 1];
-	struct cand *ps[ZERO_RUN_MAX + 1];
-	int r[ZERO_RUN_MAX + 1];
 
 	/* no wider than the pool: a batch of more jobs than workers takes two
 	 * rounds (and leaves untested candidate files waiting) */
 	if (!(m = zero_run_build(best, from, oracle_dd_width(o), idx, cs)))
 		return from;
-	for (size_t j = 0; j <= m; j++)
-		ps[j] = &cs[j];
-	if (oracle_test(o, ps, m + 1, r) == 0) {
-		size_t q = 0;
-		while (q < m && r[q])
-			q++;
-		if (q) {
-			cand_release(best);
-			cand_copy(best, &cs[q - 1]);
-			*changed = 1;
-			next = idx[q - 1] + 1;
-		}
-		if (q < m)
-			*broke_at = idx[q];   /* its zeros are known not to fault */
+	/* the chain of zeroed copies, then the first one's fill (for the cache) */
+	if (oracle_test_chain(o, cs, m, 1, best, &q) < 0)
+		return from;
+	if (q) {
+		*changed = 1;
+		next = idx[q - 1] + 1;
 	}
-	for (size_t j = 0; j <= m; j++)
-		cand_release(&cs[j]);
+	if (q < m)
+		*broke_at = idx[q];   /* its zeros are known not to fault */
 	return next;
 }
 

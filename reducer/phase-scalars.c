@@ -73,11 +73,9 @@ static uint32_t zero_run(struct oracle *o, struct memmap *mm, struct cand *best,
 			 int *changed, uint32_t *broke_at)
 {
 	uint32_t idx[16], next = from;
-	size_t m = 0, width = oracle_dd_width(o);
+	size_t m = 0, q, width = oracle_dd_width(o);
 	uint64_t v = 0;
 	struct cand cs[17];
-	struct cand *ps[17];
-	int r[17];
 	const struct tr_launch *l = &best->it[li].rec.u.launch;
 
 	if (width > 16)
@@ -88,30 +86,19 @@ static uint32_t zero_run(struct oracle *o, struct memmap *mm, struct cand *best,
 			idx[m++] = p;
 	if (m < 2)
 		return from;
-	for (size_t j = 0; j < m; j++) {
+	for (size_t j = 0; j < m; j++)
 		set_param(o, &cs[j], j ? &cs[j - 1] : best, li, idx[j], 0);
-		ps[j] = &cs[j];
-	}
 	memcpy(&v, l->args + l->params[idx[0]].offset, l->params[idx[0]].size);
-	if (v != 1) {
-		set_param(o, &cs[m], best, li, idx[0], 1);
-		ps[m] = &cs[m];
+	if (v != 1)
+		set_param(o, &cs[m], best, li, idx[0], 1);   /* the first one's try of 1, for the cache */
+	if (oracle_test_chain(o, cs, m, v != 1, best, &q) < 0)
+		return from;
+	if (q) {
+		*changed = 1;
+		next = idx[q - 1] + 1;
 	}
-	if (oracle_test(o, ps, m + (v != 1), r) == 0) {
-		size_t q = 0;
-		while (q < m && r[q])
-			q++;
-		if (q) {
-			cand_release(best);
-			cand_copy(best, &cs[q - 1]);
-			*changed = 1;
-			next = idx[q - 1] + 1;
-		}
-		if (q < m)
-			*broke_at = idx[q];   /* its 0 is known not to fault */
-	}
-	for (size_t j = 0; j < m + (v != 1); j++)
-		cand_release(&cs[j]);
+	if (q < m)
+		*broke_at = idx[q];   /* its 0 is known not to fault */
 	return next;
 }
 
