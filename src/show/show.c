@@ -782,10 +782,10 @@ static void emit_record(struct yout *y, const struct trace *t, size_t i, const s
 	yo_map_start(y, 0);
 	yo_kv_u64(y, "event", i);
 	yo_key(y, "type");
-	if (r->type >= 1 && r->type <= TR_TYPE_MAX_KNOWN)
+	if (strcmp(tr_type_name(r->type), "UNKNOWN"))
 		yo_str(y, tr_type_name(r->type));
 	else
-		yo_strf(y, "UNKNOWN(%u)", r->type);
+		yo_strf(y, "UNKNOWN(%u)", r->type);   /* a gap in the table too (docs/FORMAT.md) */
 	yo_kv_u64(y, "offset", r->offset);
 	switch (r->type) {
 	case TR_PROCESS:
