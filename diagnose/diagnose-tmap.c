@@ -22,6 +22,7 @@
 #include "../trace/trace.h"
 #include "diagnose.h"
 #include "../addr/params.h"
+#include "../replay/sidechan.h"
 
 struct tm_ctx {
 	const struct trace *t;
@@ -49,7 +50,7 @@ static int san_site(const char *output, struct strbuf *out)
 			/* an error line: not the banner, a frame, a buffer line, a summary */
 			if (wn && strncmp(w, "COMPUTE-SANITIZER", 17) && strncmp(w, "at ", 3) && strncmp(w, "by ", 3) &&
 			    strncmp(w, "Saved host", 10) && strncmp(w, "Host Frame", 10) &&
-			    strncmp(w, "gpureduce-buffer", 16) && strncmp(w, "ERROR SUMMARY", 13) &&
+			    sidechan_kind(w) == SC_NONE && strncmp(w, "ERROR SUMMARY", 13) &&
 			    strncmp(w, "Program hit", 11)) {
 				const char *at = nl ? strstr(nl, "  at ") : NULL;
 				sb_add(out, w, wn);
@@ -163,19 +164,15 @@ int diagnose_tmap_explain(const char *output, const struct trace *red, struct st
 	dm = params_demangle(l->name);
 	nt = params_types(dm, types, 64);
 	{
-		/* every 128-byte parameter: a map passed by value sits in one, at
-		 * whatever offset the function's layout gives it (Triton 3.6's
-		 * kv_scale_kernel: offset 48, so not a 64-byte-aligned scan) */
+		/* the recorded maps, wherever replay finds them (tmap_scan_args);
+		 * then each 128-byte parameter that holds none of them: a map
+		 * passed by value whose encode capture did not see */
 		struct tm_ctx c = { red, l, &mm, types, nt, &body, 0 };
+		tmap_scan_args(red, ev, l->args, l->argsize, one_map, &c);
 		for (uint32_t p = 0; p < l->nparams; p++) {
 			uint32_t off = l->params[p].offset;
-			long rec;
-			if (l->params[p].size != TR_TMAP_BYTES || off + TR_TMAP_BYTES > l->argsize)
-				continue;
-			rec = tmap_find(red, ev, l->args + off);
-			if (rec >= 0)
-				one_map(rec, off, &c);
-			else
+			if (l->params[p].size == TR_TMAP_BYTES && off + TR_TMAP_BYTES <= l->argsize &&
+			    tmap_find(red, ev, l->args + off) < 0)
 				unrecorded_map(&c, p);
 		}
 		if (!c.n)
