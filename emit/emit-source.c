@@ -53,26 +53,6 @@ static char *meta_get(const char *meta, const char *key)
 	return xstrdup("");
 }
 
-static uint32_t split_words(const char *s, char ***out)
-{
-	uint32_t n = 0;
-	char **v = NULL;
-	while (*s) {
-		const char *b;
-		while (*s == ' ')
-			s++;
-		if (!*s)
-			break;
-		b = s;
-		while (*s && *s != ' ')
-			s++;
-		v = xrealloc(v, (n + 1) * sizeof(*v));
-		v[n++] = xstrndup(b, (size_t)(s - b));
-	}
-	*out = v;
-	return n;
-}
-
 /* The bare name of a kernel: "ns::k<int>(float*, int)" -> "k". */
 static char *base_name(const char *name)
 {
@@ -296,7 +276,7 @@ struct emit_src *emit_source_find(const struct trace *orig, const struct tr_laun
 		s->function = meta_get(best->meta, "function");
 		if (atoi(line) > 0)
 			s->first_line = (uint32_t)atoi(line);
-		s->nparams = split_words(pl, &s->params);
+		s->nparams = tsig_split_types(pl, &s->params);   /* names: plain words */
 		s->ntypes = tsig_split_types(tl, &s->types);
 		/* a tensor descriptor argument is several kernel parameters */
 		if (s->ntypes == s->nparams && s->nparams != l->nparams &&
