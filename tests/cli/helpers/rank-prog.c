@@ -44,8 +44,6 @@
 #define PROG "rank-prog"
 #include "fakeprog.h"
 
-#define launch launch_block
-
 static int worker(const char *cubin, long steps, long fault_step)
 {
 	CUdevice dev;
@@ -107,9 +105,9 @@ static int worker(const char *cubin, long steps, long fault_step)
 			idx[17] = 0x7f7f7f7f0000ll;   /* a bad contribution: harmless alone */
 		memset8(recv, 0x7f, N * sizeof(long long));
 		h2d(send, idx, sizeof(idx));
-		if ((r = launch(add_one, 4, 256, kp1)))
+		if ((r = launch_block(add_one, 4, 256, kp1)))
 			die("add_one", r);
-		if ((r = launch(coll, 1, 1, kpc)))
+		if ((r = launch_block(coll, 1, 1, kpc)))
 			die("the all-reduce", r);
 		if (rank == 0 && s == fault_step && getenv("RANK_PROG_LATE_FAULT")) {
 			struct timespec ts = { 0, atol(getenv("RANK_PROG_LATE_FAULT")) * 1000000L };
@@ -117,13 +115,13 @@ static int worker(const char *cubin, long steps, long fault_step)
 		}
 		if (rank == 1 || (rank == 0 && s == fault_step && getenv("RANK_PROG_LATE_FAULT"))) {
 			void *kpg[] = { &B, &W, &recv, &n };
-			if ((r = launch(gather, 4, 256, kpg))) {
+			if ((r = launch_block(gather, 4, 256, kpg))) {
 				fprintf(stderr, "rank-prog: rank %ld step %ld: gather returned %d\n", rank, s, (int)r);
 				return 3;
 			}
 		} else {
 			void *kps[] = { &B, &W, &n };
-			if ((r = launch(scale, 4, 256, kps)))
+			if ((r = launch_block(scale, 4, 256, kps)))
 				die("scale", r);
 		}
 	}
