@@ -69,10 +69,7 @@ static long presnap_event(const struct oracle *s)
 			live += t->rec[i].u.alloc.size;
 	if (live > PRESNAP_MAX_BYTES)
 		return -1;
-	for (size_t i = 0; i < t->nrec; i++)
-		if (t->rec[i].type == TR_LAUNCH && t->rec[i].u.launch.seq == t->rec[frec].u.fault.launch_seq)
-			return (long)i;
-	return -1;
+	return trace_find_launch(t, t->rec[frec].u.fault.launch_seq);
 }
 
 /* Confirm the fault in replay (see oracle.h): sets the guard, the rates,

@@ -59,12 +59,8 @@ static int has_graph_launch(const struct trace *t)
  * one that replay never runs (TR_F_FOLDED, issue 25). */
 static int fault_in_folded(const struct trace *t, const struct tr_fault *f)
 {
-	if (!f->at_launch)
-		return 0;
-	for (size_t i = 0; i < t->nrec; i++)
-		if (t->rec[i].type == TR_LAUNCH && t->rec[i].u.launch.seq == f->launch_seq)
-			return !!(t->rec[i].u.launch.flags & TR_F_FOLDED);
-	return 0;
+	long i = f->at_launch ? trace_find_launch(t, f->launch_seq) : -1;
+	return i >= 0 && (t->rec[i].u.launch.flags & TR_F_FOLDED);
 }
 
 /* Write `t` with every GRAPH_LAUNCH replaced by copies of its graph's nodes

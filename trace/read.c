@@ -337,6 +337,14 @@ long trace_find_blob(const struct trace *t, uint64_t hash)
 	}
 }
 
+long trace_find_launch(const struct trace *t, uint64_t seq)
+{
+	for (size_t i = 0; i < t->nrec; i++)
+		if (t->rec[i].type == TR_LAUNCH && t->rec[i].u.launch.seq == seq)
+			return (long)i;
+	return -1;
+}
+
 int trace_blob_read(const struct trace *t, uint64_t hash, struct strbuf *out,
 		    uint64_t limit, struct strbuf *err)
 {

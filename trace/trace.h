@@ -436,6 +436,8 @@ int trace_complete(const struct trace *t);
 
 /* Index of the BLOB record with this hash, or -1. */
 long trace_find_blob(const struct trace *t, uint64_t hash);
+/* Index of the first LAUNCH record with launch number seq, or -1. */
+long trace_find_launch(const struct trace *t, uint64_t seq);
 /*
  * Decode a blob into out (appended).  Checks the decompressed size against
  * the record's raw_size and `limit` (0: 64 GiB) before allocating, and the
