@@ -146,7 +146,7 @@ void ckpt_init(void);
 /*
  * The records written to w since offset `start` (nrec of them; a blob
  * with hash `blob` among them, or 0) must be carried into every later
- * segment: PROCESS, DEVICE, MODULE (+ image), FUNC_ATTR, NOTE.  A non-zero
+ * segment: PROCESS, DEVICE, MODULE (+ image), FUNC_ATTR, FUNC_INFO, NOTE.  A non-zero
  * key already carried is not carried again (identical FUNC_ATTRs).
  */
 void ckpt_carry(const struct trace_writer *w, uint64_t start, uint64_t nrec, uint64_t blob,

@@ -103,6 +103,8 @@ struct fn_info {
 	int comm;                  /* a communication kernel to fold (fold.c) */
 	int src_asked;             /* cap_src_read had its first launch */
 	uint64_t name_hash;        /* key of its FUNC_ATTRs (func_attr_changed) */
+	struct tr_func_info info;  /* its attributes (name: not set), for FUNC_INFO */
+	int info_written;          /* FUNC_INFO written for this handle */
 };
 
 static pthread_mutex_t g_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
@@ -407,6 +409,44 @@ static void fns_invalidate(void)
 	unlock();
 }
 
+/* The attributes FUNC_INFO carries (docs/FORMAT.md), -1 where the driver
+ * does not answer: which build of a name f is, when a JIT loaded several. */
+static void fn_attrs(CUfunction f, int is_func, struct tr_func_info *in)
+{
+	static const CUfunction_attribute which[7] = {
+		CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, CU_FUNC_ATTRIBUTE_NUM_REGS,
+		CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES,
+		CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, CU_FUNC_ATTRIBUTE_PTX_VERSION,
+		CU_FUNC_ATTRIBUTE_BINARY_VERSION,
+	};
+	int32_t *to[7] = { &in->max_threads, &in->num_regs, &in->shared_bytes, &in->const_bytes,
+			   &in->local_bytes, &in->ptx_version, &in->binary_version };
+	CUdevice dev = 0;
+	int have_dev = is_func || cuCtxGetDevice(&dev) == CUDA_SUCCESS;
+
+	in->func = (uint64_t)(uintptr_t)f;
+	for (int i = 0; i < 7; i++) {
+		int v = -1;
+		CUresult r = is_func ? cuFuncGetAttribute(&v, which[i], f)
+			     : have_dev ? cuKernelGetAttribute(&v, which[i], (CUkernel)f, dev)
+					: CUDA_ERROR_INVALID_CONTEXT;
+		*to[i] = r == CUDA_SUCCESS ? v : -1;
+	}
+}
+
+/* FUNC_INFO for fi's handle, once (lock held, recording): before its
+ * first LAUNCH, carried into later checkpoint segments as modules are. */
+static void fn_write_info_locked(struct fn_info *fi)
+{
+	uint64_t start = S.w.offset;
+	if (fi->info_written || !*fi->name)
+		return;
+	fi->info_written = 1;
+	fi->info.name = fi->name;
+	if (tw_func_info(&S.w, &fi->info) >= 0)
+		ckpt_carry(&S.w, start, 1, 0, 0);
+}
+
 /*
  * Ask the driver for f's name and parameter layout.  Runtime launches pass
  * a CUkernel where the API says CUfunction: cuFunc* calls reject it with
@@ -445,6 +485,7 @@ static struct fn_info *fn_compute(CUfunction f)
 	}
 	/* Out-of-range index is INVALID_VALUE; anything else means no answer. */
 	fi->layout_unknown = !fi->nparams && r != CUDA_ERROR_INVALID_VALUE;
+	fn_attrs(f, is_func, &fi->info);
 	fi->comm = cap_fold_is_comm(fi->name);
 	fi->name_hash = tr_hash(fi->name, strlen(fi->name));
 	return fi;
@@ -647,6 +688,7 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	tm = NULL;
 	cap_src_write(&S.w, src);
 	src = NULL;
+	fn_write_info_locked(fi);
 	CAP_LAP(CP_L_PRE, t);
 	args = build_args(fi, &l, &argsize, argbuf, sizeof(argbuf));
 	if (l.cfg && l.cfg->numAttrs && l.cfg->attrs) {
@@ -747,6 +789,7 @@ long cap_emit_node_launch(void *f, struct tr_dim3 grid, struct tr_dim3 block, ui
 	struct tr_rec r;
 	long ev;
 
+	fn_write_info_locked(fi);
 	memset(&r, 0, sizeof(r));
 	r.type = TR_LAUNCH;
 	r.u.launch.seq = S.launches;

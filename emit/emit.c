@@ -457,10 +457,12 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 				}
 			/* the same launch in the captured trace, to show what reduction changed */
 			const struct tr_launch *ol = NULL;
+			size_t ol_rec = 0;
 			for (size_t k = 0; info->orig && k < info->orig->nrec; k++)
 				if (info->orig->rec[k].type == TR_LAUNCH && info->orig->rec[k].u.launch.seq == l->seq &&
 				    !strcmp(info->orig->rec[k].u.launch.name, l->name)) {
 					ol = &info->orig->rec[k].u.launch;
+					ol_rec = k;
 					break;
 				}
 			sb_addf(&body, "\n\t/* launch %d: %s */\n", nlaunch, dm);
@@ -481,8 +483,11 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 				for (int k = nmod - 1; k >= 0 && nc < 64; k--)
 					if (module_has(t, mod_hash[k], l->name))
 						cand[nc++] = k;
+				const struct tr_func_info *in = emit_launch_finfo(t, i);
+				if (!in && ol)   /* reduction dropped it: the captured trace has it */
+					in = emit_launch_finfo(info->orig, ol_rec);
 				c_string(&cn, l->name);
-				emit_fn_choice(&body, l, cand, nc, cn.buf);
+				emit_fn_choice(&body, l, in, cand, nc, cn.buf);
 				sb_release(&cn);
 			} else {
 				sb_adds(&body, "\t");

@@ -113,6 +113,8 @@ struct run {
 	int have_back;
 	struct shift shift;      /* GPUREDUCE_SHIFT=1: no buffer at its captured address (shift.c) */
 	uint64_t attr_noted;     /* launch attribute ids already said not replayed */
+	size_t *finfo;           /* FUNC_INFO record indexes, by (handle, record) */
+	size_t nfinfo;
 };
 
 /* ---- context ---------------------------------------------------------- */
@@ -224,6 +226,56 @@ static int collect_sym(const char *name, int kind, void *arg)
 	return 0;
 }
 
+/* The FUNC_INFO records (1.5), sorted by handle, then record index. */
+static const struct trace *finfo_trace;   /* qsort has no context argument */
+static int finfo_cmp(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	uint64_t fx = finfo_trace->rec[x].u.func_info.func, fy = finfo_trace->rec[y].u.func_info.func;
+	if (fx != fy)
+		return fx < fy ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+static void build_finfo(struct run *R)
+{
+	for (size_t i = 0; i < R->t->nrec; i++)
+		R->nfinfo += R->t->rec[i].type == TR_FUNC_INFO;
+	if (!R->nfinfo)
+		return;
+	R->finfo = xcalloc(R->nfinfo, sizeof(*R->finfo));
+	R->nfinfo = 0;
+	for (size_t i = 0; i < R->t->nrec; i++)
+		if (R->t->rec[i].type == TR_FUNC_INFO)
+			R->finfo[R->nfinfo++] = i;
+	finfo_trace = R->t;
+	qsort(R->finfo, R->nfinfo, sizeof(*R->finfo), finfo_cmp);
+}
+
+/* What capture said of the function launch l ran: the latest FUNC_INFO
+ * before record `before` for its handle and name (a handle is reused after
+ * a module unload: the capture writes it again); NULL when none. */
+static const struct tr_func_info *launch_finfo(const struct run *R, const struct tr_launch *l, size_t before)
+{
+	size_t lo = 0, hi = R->nfinfo;
+	const struct tr_func_info *best = NULL;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (R->t->rec[R->finfo[mid]].u.func_info.func < l->func)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < R->nfinfo && R->finfo[lo] < before; lo++) {
+		const struct tr_func_info *in = &R->t->rec[R->finfo[lo]].u.func_info;
+		if (in->func != l->func)
+			break;
+		if (!strcmp(in->name, l->name))
+			best = in;
+	}
+	return best;
+}
+
 /* Build the symbol index over every ELF module of the trace. */
 static int build_symbols(struct run *R, struct strbuf *err)
 {
@@ -248,6 +300,7 @@ static int build_symbols(struct run *R, struct strbuf *err)
 		R->syms[i].name = R->names.buf + (uintptr_t)R->syms[i].name;
 	if (R->nsyms)
 		qsort(R->syms, R->nsyms, sizeof(*R->syms), sym_cmp);
+	build_finfo(R);
 	ret = 0;
 out:
 	sb_release(&img);
@@ -378,14 +431,21 @@ static int sym_later_pick(const struct sym_entry *a, const struct sym_entry *b, 
  * The function launch l at record `before` ran.  Several captured modules
  * can define the same name: a JIT compiles one kernel once per
  * configuration (Triton's autotuner, torch.compile's Inductor: the same
- * name with another num_warps, or another build with other parameters),
- * and which one a launch used is not in the trace.  The latest module
- * loaded before the launch whose function can run the launch's block and
- * has the launch's parameter layout (fnpick.c) is taken (then the
- * earliest loaded after it); a wrong one makes the launch fail with
- * CUDA_ERROR_INVALID_VALUE.  With one candidate it is taken as it is.
- * ch: which candidate of how many, and whether it matched (for the error
- * of a refused launch).
+ * name with another num_warps, or another build with other parameters).
+ * The LAUNCH record names the function, not its module; the FUNC_INFO
+ * record of its handle (1.5) says its attributes.  Candidates are taken
+ * in the order: loaded before the launch, newest first, then loaded
+ * after, oldest first; the first that passes the strictest test wins
+ * (fnpick.c):
+ *   0  its attributes are the FUNC_INFO's, it runs the block, parameters agree
+ *   1  its max threads per block is the block's (a .reqntid build refuses
+ *      any other block), parameters agree
+ *   2  it runs the block, parameters agree
+ *   3  it runs the block
+ * A wrong one makes the launch fail with CUDA_ERROR_INVALID_VALUE (or run
+ * another build's code).  With one candidate it is taken as it is.
+ * ch: which candidate of how many, and at which test (for the error of a
+ * refused launch).
  */
 struct fn_choice {
 	size_t which, ncand;
@@ -397,6 +457,7 @@ static int get_function(struct run *R, const struct tr_launch *l, size_t before,
 {
 	const char *name = l->name;
 	const struct sym_entry *s = find_symbol(R, name, before), *cand[64];
+	const struct tr_func_info *in;
 	size_t lo = 0, hi = R->nsyms, n = 0, k;
 
 	memset(ch, 0, sizeof(*ch));
@@ -431,17 +492,19 @@ static int get_function(struct run *R, const struct tr_launch *l, size_t before,
 	ch->matched = 1;
 	if (n <= 1)
 		return function_in(R, name, s->blob, fn, err);
-	/* the first whose block and parameters (fnpick.c) are the launch's;
-	 * else, as before parameters were compared, the first that runs the block */
-	for (int pass = 0; pass < 2; pass++) {
+	in = launch_finfo(R, l, before);
+	for (int pass = in ? 0 : 1; pass < 4; pass++) {
 		for (k = 0; k < n; k++) {
 			struct strbuf e = STRBUF_INIT;
 			int ok = function_in(R, name, cand[k]->blob, fn, &e) == 0 &&
-				 fnpick_fits_block(&R->c->d, *fn, l) && (pass || fnpick_params_match(&R->c->d, *fn, l));
+				 fnpick_fits_block(&R->c->d, *fn, l) &&
+				 (pass == 3 || fnpick_params_match(&R->c->d, *fn, l)) &&
+				 (pass != 0 || fnpick_info_match(&R->c->d, *fn, in)) &&
+				 (pass != 1 || fnpick_block_exact(&R->c->d, *fn, l));
 			sb_release(&e);
 			if (ok) {
 				ch->which = k;
-				ch->matched = !pass;
+				ch->matched = pass < 3;
 				return 0;
 			}
 		}
@@ -1544,6 +1607,7 @@ out:
 		shift_release(&R.shift, &c->d.vmm);
 	graphs_release(&G);
 	free(R.syms);
+	free(R.finfo);
 	free(R.attrs);
 	free(R.agroups);
 	sb_release(&R.names);

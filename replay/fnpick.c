@@ -65,6 +65,36 @@ static int attr(const struct drv *d, CUfunction fn, CUfunction_attribute a, int 
 	return d->FuncGetAttribute && d->FuncGetAttribute(v, a, fn) == CUDA_SUCCESS;
 }
 
+int fnpick_block_exact(const struct drv *d, CUfunction fn, const struct tr_launch *l)
+{
+	int max;
+	uint64_t threads = (uint64_t)l->block.x * l->block.y * l->block.z;
+	return attr(d, fn, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &max) && max > 0 && threads == (uint64_t)max;
+}
+
+int fnpick_info_match(const struct drv *d, CUfunction fn, const struct tr_func_info *in)
+{
+	const struct {
+		CUfunction_attribute a;
+		int32_t want;
+	} f[] = {
+		{ CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, in->max_threads },
+		{ CU_FUNC_ATTRIBUTE_NUM_REGS, in->num_regs },
+		{ CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, in->shared_bytes },
+		{ CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES, in->const_bytes },
+		{ CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, in->local_bytes },
+	};
+	int v, known = 0;
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		if (f[i].want < 0 || !attr(d, fn, f[i].a, &v))
+			continue;
+		if (v != f[i].want)
+			return 0;
+		known++;
+	}
+	return known > 0;
+}
+
 void fnpick_explain(const struct drv *d, CUfunction fn, const struct tr_launch *l, size_t which, size_t ncand,
 		    int matched, struct strbuf *out)
 {
@@ -88,6 +118,11 @@ void fnpick_explain(const struct drv *d, CUfunction fn, const struct tr_launch *
 	if (attr(d, fn, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &max) && max > 0 && threads > (uint64_t)max) {
 		sb_addf(out, "; it runs at most %d threads per block, the launch's block has %llu", max,
 			(unsigned long long)threads);
+		differs = 1;
+	} else if (max > 0 && max < 1024 && threads < (uint64_t)max) {
+		/* Triton's builds say .reqntid: exactly that many threads */
+		sb_addf(out, "; it was built for blocks of %d threads, the launch's block has %llu (a build "
+			"with .reqntid, as Triton makes, runs no other size)", max, (unsigned long long)threads);
 		differs = 1;
 	}
 	if (attr(d, fn, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, &stat) &&

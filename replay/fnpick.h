@@ -17,6 +17,7 @@
 struct drv;
 struct strbuf;
 struct tr_launch;
+struct tr_func_info;
 
 /* 1 when fn's parameters (cuFuncGetParamInfo: count, each offset and
  * size) are the launch's recorded ones, or when that cannot be said (no
@@ -27,6 +28,17 @@ int fnpick_params_match(const struct drv *d, CUfunction fn, const struct tr_laun
 /* 1 when fn can run l's block (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
  * or when the driver cannot say. */
 int fnpick_fits_block(const struct drv *d, CUfunction fn, const struct tr_launch *l);
+
+/* 1 when fn's max threads per block is exactly l's block (a .reqntid
+ * build, as Triton makes, refuses any smaller block with
+ * CUDA_ERROR_INVALID_VALUE); 0 otherwise or when the driver cannot say. */
+int fnpick_block_exact(const struct drv *d, CUfunction fn, const struct tr_launch *l);
+
+/* 1 when fn has the attributes capture recorded for the launch's function
+ * (FUNC_INFO: max threads, registers, static shared, constant and local
+ * bytes; a field the record or the driver leaves unknown is not
+ * compared) and at least one was compared; 0 otherwise. */
+int fnpick_info_match(const struct drv *d, CUfunction fn, const struct tr_func_info *in);
 
 /* Append "; " and what differs between fn and launch l: its parameter
  * count and bytes vs the recorded ones (the first differing parameter),

@@ -31,7 +31,7 @@ struct strbuf;
 
 #define TRACE_MAGIC "GPURDTRC"   /* 8 bytes, no NUL on disk */
 #define TRACE_MAJOR 1
-#define TRACE_MINOR 4
+#define TRACE_MINOR 5
 #define TRACE_HEADER_SIZE 32
 #define TRACE_HEADER_SEED 0x48445243u   /* "CRDH": the header checksum's XXH32 seed (1.4) */
 #define TRACE_RECORD_HEADER_SIZE 16
@@ -217,6 +217,22 @@ struct tr_func_attr {
 	const char *kernel;
 	uint32_t attr;           /* CUfunction_attribute */
 	int32_t value;
+};
+
+/* FUNC_INFO (1.5): what the driver said of a launched function (handle
+ * `func`, the LAUNCH records' `func`) at its first launch; -1 where it
+ * would not say.  A JIT loads one name in several builds (one per
+ * configuration); these tell replay and repro.cu which build it was. */
+struct tr_func_info {
+	uint64_t func;           /* CUfunction/CUkernel handle */
+	const char *name;
+	int32_t max_threads;     /* CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK */
+	int32_t num_regs;        /* ..._NUM_REGS */
+	int32_t shared_bytes;    /* ..._SHARED_SIZE_BYTES (static) */
+	int32_t const_bytes;     /* ..._CONST_SIZE_BYTES */
+	int32_t local_bytes;     /* ..._LOCAL_SIZE_BYTES */
+	int32_t ptx_version;     /* ..._PTX_VERSION */
+	int32_t binary_version;  /* ..._BINARY_VERSION */
 };
 
 struct tr_end {

@@ -42,6 +42,11 @@ has "cuMemsetD32Async during stream capture: async+captured" "^MEMSET dst=0xd000
 has "cuMemsetD2D8" "^MEMSET dst=0xd00000100000 value=0x5a elem=1 width=300 height=10 pitch=512 stream=0x0 flags=0\$"
 has "launch of a CUfunction: name and layout from cuFunc*" "^LAUNCH seq=0 name=_Z4fillPfi api=1 flags=0 grid=4,1,1 block=256,1,1 shmem=0 stream=0x0 params=0:8,8:4 args=0000000000d00000e8030000 attrs= py=0 frames=0 tid=set\$"
 has "launch of a CUkernel (_ptsz): from cuKernel*" "^LAUNCH seq=1 name=_Z5scalePfPKfi api=1 flags=0 grid=8,2,1 block=128,1,1 shmem=64 stream=0x5 params=0:8,8:8,16:4 args=0000000000d000000000100000d00000e8030000 "
+has "FUNC_INFO of a CUfunction: its attributes, from cuFuncGetAttribute" "^FUNC_INFO func=0xf001 name=_Z4fillPfi max_threads=256 regs=24 shared=0 const=0 local=0 ptx=90 binary=90\$"
+has "FUNC_INFO of a CUkernel: from cuKernelGetAttribute on the context's device" "^FUNC_INFO func=0xe001 name=_Z5scalePfPKfi max_threads=1024 regs=40 "
+n=$(grep -c '^FUNC_INFO' $D); [ "$n" = 2 ] && ok "  ...once per handle" || fail "  ...once per handle ($n)"
+n=$(grep -m1 -e '^FUNC_INFO func=0xf001' -e '^LAUNCH seq=0 ' $D | cut -d' ' -f1)
+[ "$n" = FUNC_INFO ] && ok "  ...before the handle's first launch" || fail "  ...before the handle's first launch ($n)"
 has "launch with 'extra': the parameter buffer" "^LAUNCH seq=2 name=_Z4fillPfi .* args=0000000000d000004d00000000000000 "
 has "stream capture begins" "^GRAPH_BEGIN stream=0xca97 graph=0x0 exec=0x0\$"
 has "  ...ends with its graph" "^GRAPH_END stream=0xca97 graph=0x9a9 exec=0x0\$"

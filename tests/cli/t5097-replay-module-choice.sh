@@ -11,6 +11,11 @@
 # count and bytes, the max threads per block against the block, which
 # module of how many.  A build that runs the block but has other
 # parameters is still taken when no build has both (as before).
+# Builds with the launch's parameters that differ otherwise: the one made
+# for exactly the launch's block is taken over a newer one that runs it
+# but refuses it (.reqntid, as Triton builds); and when capture recorded
+# the function's attributes (FUNC_INFO), the build with those attributes,
+# over a newer one with the same parameters and block.
 . tests/cli/test-lib.sh
 on_double nvcc no-sanitizer plain-path
 
@@ -27,7 +32,7 @@ check "mktrace (the launch's build, then a newer one with 2 parameters)" $MKTRAC
 check_exit "replay takes the build with the launch's 4 parameters: it faults" 1 $GPUREDUCE replay two.bin
 check_grep "  ...in pick_kernel" "in pick_kernel: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
 check "shrink" $GPUREDUCE shrink -j 2 --quiet -o r/repro.cu two.bin
-check_grep "repro.cu chooses by parameters too" "takes$" r/repro.cu
+check_grep "repro.cu chooses by parameters too" "and (passes 0-2) takes the launch's 4 parameters" r/repro.cu
 check_grep "  ...the recorded sizes" "static const size_t psz\[\] = { 8, 4, 8, 8, };" r/repro.cu
 check "the repro compiles against the double" cc -x c -w -I${CUDA:-/usr/local/cuda}/include -o r/repro r/repro.cu \
 	-L$DBL -Wl,-rpath,$DBL -lcuda
@@ -54,4 +59,57 @@ check_grep "  ...which module of how many" "candidate [12] of the 2 captured mod
 sed 's/pick_kernel\$v3 other/pick_kernel$v2/' none.txt >fits.txt
 check "mktrace (one build runs the block, with other parameters)" $MKTRACE fits.bin < fits.txt
 check_exit "replay takes it: runs clean" 0 $GPUREDUCE replay fits.bin
+# .reqntid: a newer build for 128-thread blocks refuses the launch's 64;
+# the older build for exactly 64 is the program's (it writes past the buffer)
+cat >req.txt <<'EOT'
+process 100 /tmp ./app
+device "gpureduce CPU double"
+elfmodule 1 pick_kernel pick_kernel$v6
+elfmodule 2 pick_kernel pick_kernel$v5
+alloc 0x7f0000100000 256
+launch pick_kernel 2 64 ptr:0x7f0000100000 i32:128 u64:0 u64:0
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
+EOT
+check "mktrace (a build for 64-thread blocks, then one for 128)" $MKTRACE req.bin < req.txt
+check_exit "replay takes the build for exactly the block: it faults" 1 $GPUREDUCE replay req.bin
+check_grep "  ...in pick_kernel" "in pick_kernel: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
+check "shrink" $GPUREDUCE shrink -j 2 --quiet -o q/repro.cu req.bin
+check "  ...its repro compiles" cc -x c -w -I${CUDA:-/usr/local/cuda}/include -o q/repro q/repro.cu \
+	-L$DBL -Wl,-rpath,$DBL -lcuda
+check_exit "  ...and faults (it took the 64-thread build)" 1 ./q/repro
+# the explanation when only the 128-thread build is there
+sed '/elfmodule 1/d' req.txt >req2.txt
+check "mktrace (only the build for 128)" $MKTRACE req2.bin < req2.txt
+check_fail "replay: the launch is refused" $GPUREDUCE replay req2.bin
+check_grep "  ...it says the build is for 128-thread blocks" \
+	"it was built for blocks of 128 threads, the launch's block has 64 (a build with .reqntid" "$TMP/.out"
+
+# FUNC_INFO: two builds with the launch's parameters and block; the
+# program's has 32 registers (it writes), the newer 40 (it only reads)
+cat >fi.txt <<'EOT'
+process 100 /tmp ./app
+device "gpureduce CPU double"
+elfmodule 1 pick_kernel
+elfmodule 2 pick_kernel pick_kernel$v4
+alloc 0x7f0000100000 256
+rec FUNC_INFO func=0x777 name=pick_kernel max_threads=1024 num_regs=32 shared_bytes=0 const_bytes=0 local_bytes=0 ptx_version=90 binary_version=90
+launch pick_kernel 1 128 ptr:0x7f0000100000 i32:128 u64:0 u64:0 func=0x777
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
+EOT
+check "mktrace (FUNC_INFO of the launch's function; two builds with its parameters)" $MKTRACE fi.bin < fi.txt
+check_exit "replay takes the build with the recorded attributes: it faults" 1 $GPUREDUCE replay fi.bin
+check_grep "  ...in pick_kernel" "in pick_kernel: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
+check "shrink" $GPUREDUCE shrink -j 2 --quiet -o f/repro.cu fi.bin
+check_grep "repro.cu carries the attributes" "static const int want\[\] = { 1024, 32, 0, 0, 0 };" f/repro.cu
+check "  ...it compiles" cc -x c -w -I${CUDA:-/usr/local/cuda}/include -o f/repro f/repro.cu \
+	-L$DBL -Wl,-rpath,$DBL -lcuda
+check_exit "  ...and faults (it took the 32-register build)" 1 ./f/repro
+# without the record the newer build is taken (the test can tell them apart)
+grep -v '^rec FUNC_INFO' fi.txt >nofi.txt
+check "mktrace (the same without FUNC_INFO)" $MKTRACE nofi.bin < nofi.txt
+check_exit "replay takes the newest build with the parameters: runs clean" 0 $GPUREDUCE replay nofi.bin
+# a record for another handle is not this launch's
+sed 's/func=0x777 name/func=0x778 name/' fi.txt >other.txt
+check "mktrace (FUNC_INFO of another handle)" $MKTRACE other.bin < other.txt
+check_exit "replay ignores it: runs clean" 0 $GPUREDUCE replay other.bin
 finish

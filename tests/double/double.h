@@ -44,6 +44,8 @@ struct dbl_kernel {
 	 * (0: 1024) */
 	const char *image_sym;
 	int max_threads;
+	int reqntid;                 /* a .reqntid build: only blocks of max_threads run */
+	int num_regs;                /* CU_FUNC_ATTRIBUTE_NUM_REGS (0: 32) */
 };
 
 extern const struct dbl_kernel dbl_kernels[];

@@ -308,7 +308,9 @@ static void k_tdesc_rows(const struct dbl_launch *L, const void *a)
  * variant with Triton's two scratch pointers writes out[i] = 1 for i < n
  * (n past the buffer faults); the build without them ("pick_kernel$v2"
  * in its image) and the one for 64-thread blocks ("pick_kernel$v3") only
- * read n. */
+ * read n.  Builds with the faulting build's parameters: "$v4" (another
+ * register count, reads only), "$v5" (.reqntid 128: refuses other blocks,
+ * reads only), "$v6" (.reqntid 64, writes as the first does). */
 static void k_pick(const struct dbl_launch *L, const void *a)
 {
 	float *out = ARG(float *, a, 0);
@@ -349,6 +351,12 @@ const struct dbl_kernel dbl_kernels[] = {
 	{ "pick_kernel", "pick_kernel(float*, int) (v2)", 2, { {0, 8}, {8, 4} }, k_pick_other, "pick_kernel$v2", 0 },
 	{ "pick_kernel", "pick_kernel(float*, int) (v3, 64 threads)", 2, { {0, 8}, {8, 4} }, k_pick_other,
 	  "pick_kernel$v3", 64 },
+	{ "pick_kernel", "pick_kernel(float*, int, i8*, i8*) (v4, 40 registers)", 4,
+	  { {0, 8}, {8, 4}, {16, 8}, {24, 8} }, k_pick_other, "pick_kernel$v4", 0, 0, 40 },
+	{ "pick_kernel", "pick_kernel(float*, int, i8*, i8*) (v5, reqntid 128)", 4,
+	  { {0, 8}, {8, 4}, {16, 8}, {24, 8} }, k_pick_other, "pick_kernel$v5", 128, 1 },
+	{ "pick_kernel", "pick_kernel(float*, int, i8*, i8*) (v6, reqntid 64)", 4,
+	  { {0, 8}, {8, 4}, {16, 8}, {24, 8} }, k_pick, "pick_kernel$v6", 64, 1 },
 	{ "tdesc_rows", "tdesc_rows(CUtensorMap, i32, i32, i64, i64, float*, int, i8*, i8*)",
 	  9, { {0, 128}, {128, 4}, {132, 4}, {136, 8}, {144, 8}, {152, 8}, {160, 4}, {168, 8}, {176, 8} },
 	  k_tdesc_rows },

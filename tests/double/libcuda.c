@@ -2127,7 +2127,7 @@ CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfu
 	}
 	switch (attrib) {
 	case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = f->k->max_threads ? f->k->max_threads : 1024; break;
-	case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = 32; break;
+	case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = f->k->num_regs ? f->k->num_regs : 32; break;
 	case CU_FUNC_ATTRIBUTE_PTX_VERSION: *pi = 90; break;
 	case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *pi = 90; break;
 	case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *pi = f->max_dyn_smem; break;
@@ -2136,6 +2136,13 @@ CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfu
 	}
 out:
 	return leave(r);
+}
+
+/* Handles double as CUkernels: the device is not needed to answer. */
+CUresult cuKernelGetAttribute(int *pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev)
+{
+	(void)dev;
+	return cuFuncGetAttribute(pi, attrib, (CUfunction)kernel);
 }
 
 /* ---- launches -------------------------------------------------------------- */
@@ -2259,6 +2266,7 @@ static CUresult launch(CUfunction hf, unsigned gx, unsigned gy, unsigned gz, uns
 	threads = (unsigned long long)bx * by * bz;
 	if (!gx || !gy || !gz || !bx || !by || !bz || threads > 1024 || bx > 1024 || by > 1024 ||
 	    (f->k->max_threads && threads > (unsigned long long)f->k->max_threads) ||
+	    (f->k->reqntid && threads != (unsigned long long)f->k->max_threads) ||
 	    bz > 64 || gx > 2147483647u || gy > 65535 || gz > 65535 ||
 	    smem > (unsigned)(f->max_dyn_smem > MAX_SMEM ? f->max_dyn_smem : MAX_SMEM)) {
 		r = CUDA_ERROR_INVALID_VALUE;

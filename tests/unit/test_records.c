@@ -131,6 +131,11 @@ static int golden(uint32_t type, struct tr_rec *r, struct exp *e)
 		r->u.func_attr = (struct tr_func_attr){ "_Z1kv", 8, -65536 };
 		e_str(e, "_Z1kv"); e_u32(e, 8); e_u32(e, (uint32_t)-65536);
 		return 0;
+	case TR_FUNC_INFO:
+		r->u.func_info = (struct tr_func_info){ 0xf00d, "_Z1kv", 128, 40, 4096, 16, -1, 90, 90 };
+		e_u64(e, 0xf00d); e_str(e, "_Z1kv"); e_u32(e, 128); e_u32(e, 40); e_u32(e, 4096);
+		e_u32(e, 16); e_u32(e, 0xffffffffu); e_u32(e, 90); e_u32(e, 90);
+		return 0;
 	case TR_END:
 		r->u.end = (struct tr_end){ -1, 7, 4, 4612 };
 		e_u32(e, 0xffffffffu); e_u64(e, 7); e_u64(e, 4); e_u64(e, 4612);
@@ -241,7 +246,7 @@ UNIT_TEST(records_every_type_has_golden_bytes)
 	}
 	CHECK(tr_encode(&(struct tr_rec){ .type = 23 }, &sb) < 0);   /* reserved, unknown */
 	CHECK_STR(tr_type_name(23), "UNKNOWN");
-	CHECK_EQ_U(TR_TYPE_MAX_KNOWN, TR_STDERR);
+	CHECK_EQ_U(TR_TYPE_MAX_KNOWN, TR_FUNC_INFO);
 	sb_release(&sb);
 }
 

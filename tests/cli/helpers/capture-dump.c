@@ -121,6 +121,13 @@ int main(int argc, char **argv)
 			printf("FUNC_ATTR kernel=%s attr=%u value=%d\n", r->u.func_attr.kernel,
 			       r->u.func_attr.attr, r->u.func_attr.value);
 			break;
+		case TR_FUNC_INFO:
+			printf("FUNC_INFO func=0x%llx name=%s max_threads=%d regs=%d shared=%d const=%d local=%d "
+			       "ptx=%d binary=%d\n", (unsigned long long)r->u.func_info.func, r->u.func_info.name,
+			       r->u.func_info.max_threads, r->u.func_info.num_regs, r->u.func_info.shared_bytes,
+			       r->u.func_info.const_bytes, r->u.func_info.local_bytes, r->u.func_info.ptx_version,
+			       r->u.func_info.binary_version);
+			break;
 		case TR_END:
 			printf("END exit=%d launches=%llu allocs=%llu h2d=%llu\n", r->u.end.exit_code,
 			       (unsigned long long)r->u.end.launches, (unsigned long long)r->u.end.allocs,

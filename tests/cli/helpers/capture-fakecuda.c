@@ -193,6 +193,35 @@ VIS CUresult cuKernelGetParamInfo(CUkernel k, size_t i, size_t *off, size_t *siz
 	return CUDA_SUCCESS;
 }
 
+/* attributes: fill (a CUfunction) has 256 max threads and 24 registers;
+ * scale (a CUkernel) 1024 and 40; PTX/binary versions 90; the rest 0; the
+ * kernel's answer is for device 0 */
+static int fake_attr(int fill, CUfunction_attribute a)
+{
+	switch (a) {
+	case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: return fill ? 256 : 1024;
+	case CU_FUNC_ATTRIBUTE_NUM_REGS: return fill ? 24 : 40;
+	case CU_FUNC_ATTRIBUTE_PTX_VERSION: case CU_FUNC_ATTRIBUTE_BINARY_VERSION: return 90;
+	default: return 0;
+	}
+}
+
+VIS CUresult cuFuncGetAttribute(int *v, CUfunction_attribute a, CUfunction f)
+{
+	if ((uintptr_t)f != 0xf001)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*v = fake_attr(1, a);
+	return CUDA_SUCCESS;
+}
+
+VIS CUresult cuKernelGetAttribute(int *v, CUfunction_attribute a, CUkernel k, CUdevice d)
+{
+	if ((uintptr_t)k != 0xe001 || d != 0)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*v = fake_attr(0, a);
+	return CUDA_SUCCESS;
+}
+
 VIS CUresult cuMemHostGetDevicePointer(CUdeviceptr *d, void *p, unsigned int flags)
 {
 	*d = (CUdeviceptr)(uintptr_t)p;   /* UVA: the same address */
