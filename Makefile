@@ -45,7 +45,7 @@ LIB_SRC  := $(wildcard common/*.c trace/*.c addr/*.c replay/*.c diagnose/*.c red
 CLI_SRC  := $(wildcard src/*.c src/*/*.c)
 CAP_SRC  := $(wildcard capture/*.c)
 # the texts every repro.cu carries (see below)
-CORE_TEXTS := place_core fill_core pack_core
+CORE_TEXTS := place_core fill_core pack_core fnpick_core
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(CORE_TEXTS:%=$(BUILD)/gen/%_text.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 CAP_OBJ  := $(CAP_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/trace/write.o $(BUILD)/pic/trace/read.o \
@@ -79,10 +79,11 @@ $(BUILD)/pic/%.o: %.c | deps
 # CORE_TEXTS, above, names them).
 # place_core: placement (addr/place_core.inc), after the sticky errors it
 # uses (common/cuerr.h); fill_core: the seeded fill; pack_core: the payload
-# decoder.
+# decoder; fnpick_core: which build of a kernel name a launch ran.
 $(BUILD)/gen/place_core_text.c: common/cuerr.h addr/place_core.inc
 $(BUILD)/gen/fill_core_text.c: common/fill_core.inc
 $(BUILD)/gen/pack_core_text.c: emit/pack_core.inc
+$(BUILD)/gen/fnpick_core_text.c: replay/fnpick_core.inc
 $(BUILD)/gen/%_text.c: Makefile
 	@mkdir -p $(dir $@)
 	{ echo '/* generated from $(filter-out Makefile,$^) by the Makefile: do not edit */'; \

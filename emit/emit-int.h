@@ -50,12 +50,15 @@ size_t emit_stored_ptrs(struct strbuf *o, const struct memmap *mm, int id, uint6
 			const uint8_t *data, size_t len);
 
 /* emit-fnpick.c: the block that picks fn among the modules cand[0..ncand)
- * (newest first) defining launch l's kernel, as replay does, first by the
- * attributes `in` (its FUNC_INFO; NULL: none); it ends with
+ * (newest first) defining launch l's kernel, with replay's passes
+ * (fnpick_core.inc; the attributes `in`: its FUNC_INFO, NULL: none; the
+ * caller pastes the core text once); it ends with
  * "if (i == ncand)" and an indent, for the caller's fallback statement.
  * cname: the kernel's name as a C string literal. */
 void emit_fn_choice(struct strbuf *o, const struct tr_launch *l, const struct tr_func_info *in, const int *cand,
 		    int ncand, const char *cname);
+/* emit-fnpick.c: FNPICK_ATTR/FNPICK_PARAM for a repro, before fnpick_core_text */
+extern const char emit_fnpick_prelude[];
 /* The FUNC_INFO record of the launch at record i (its handle and name,
  * the latest before it), or NULL. */
 const struct tr_func_info *emit_launch_finfo(const struct trace *t, size_t i);

@@ -25,6 +25,7 @@
 #include "../common/util.h"
 #include "../addr/memmap.h"
 #include "../addr/place.h"
+#include "../replay/fnpick.h"
 #include "../replay/launchattr.h"
 #include "../replay/sidechan.h"
 #include "../trace/trace.h"
@@ -265,7 +266,7 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 	struct memmap mm = MEMMAP_INIT;
 	struct strbuf body = STRBUF_INIT, data = STRBUF_INIT, globals = STRBUF_INIT, init = STRBUF_INIT;
 	const struct tr_launch *last = NULL;
-	int nmod = 0, nbuf = 0, nlaunch = 0, ndata = 0;
+	int nmod = 0, nbuf = 0, nlaunch = 0, ndata = 0, need_fnpick = 0;
 	int placement = info->placement >= 0 ? info->placement : info->rep ? info->rep->guard : PL_GUARD_END;
 	uint64_t lo = 0, hi = 0;
 	int ret = -1;
@@ -488,6 +489,7 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 					in = emit_launch_finfo(info->orig, ol_rec);
 				c_string(&cn, l->name);
 				emit_fn_choice(&body, l, in, cand, nc, cn.buf);
+				need_fnpick = 1;
 				sb_release(&cn);
 			} else {
 				sb_adds(&body, "\t");
@@ -585,6 +587,10 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 	sb_adds(out, place_core_text);
 	sb_adds(out, fill_core_text);
 	sb_adds(out, emit_prelude_placement);
+	if (need_fnpick) {
+		sb_adds(out, emit_fnpick_prelude);
+		sb_adds(out, fnpick_core_text);
+	}
 	if (init.len) {
 		sb_adds(out, pack_core_text);
 		sb_adds(out, pack_unpack_source);

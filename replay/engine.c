@@ -493,18 +493,15 @@ static int get_function(struct run *R, const struct tr_launch *l, size_t before,
 	if (n <= 1)
 		return function_in(R, name, s->blob, fn, err);
 	in = launch_finfo(R, l, before);
-	for (int pass = in ? 0 : 1; pass < 4; pass++) {
+	for (int pass = in ? 0 : 1; pass < FNPICK_PASSES; pass++) {
 		for (k = 0; k < n; k++) {
 			struct strbuf e = STRBUF_INIT;
 			int ok = function_in(R, name, cand[k]->blob, fn, &e) == 0 &&
-				 fnpick_fits_block(&R->c->d, *fn, l) &&
-				 (pass == 3 || fnpick_params_match(&R->c->d, *fn, l)) &&
-				 (pass != 0 || fnpick_info_match(&R->c->d, *fn, in)) &&
-				 (pass != 1 || fnpick_block_exact(&R->c->d, *fn, l));
+				 fnpick_pass(&R->c->d, *fn, l, in, pass);
 			sb_release(&e);
 			if (ok) {
 				ch->which = k;
-				ch->matched = pass < 3;
+				ch->matched = pass < FNPICK_PASSES - 1;
 				return 0;
 			}
 		}

@@ -1,18 +1,62 @@
 /*
  * fnpick.c - a launch's function among captured modules that define the
- * same name: parameter layout and block checks, and the explanation of a
- * refused launch (see fnpick.h).  Calls only cuFuncGetParamInfo and
- * cuFuncGetAttribute, through the worker's driver table.
+ * same name: the passes of fnpick_core.inc (which repro.cu carries too),
+ * and the explanation of a refused launch (see fnpick.h).  Calls only
+ * cuFuncGetParamInfo and cuFuncGetAttribute, through the worker's driver
+ * table.
  */
 #include <stdint.h>
 #include <string.h>
 
+#include <stdlib.h>
+
 #include "../common/strbuf.h"
+#include "../common/util.h"
 #include "../trace/trace.h"
 #include "drv.h"
 #include "fnpick.h"
 
 #define MAX_PARAMS 4096   /* cuFuncGetParamInfo is asked no further */
+
+/* the passes, compiled with the driver calls going through the worker's
+ * table (workers are single-threaded: the table is set for each call) */
+static const struct drv *fp_d;
+#define FNPICK_ATTR(v, a, fn) (fp_d->FuncGetAttribute ? fp_d->FuncGetAttribute(v, a, fn) : CUDA_ERROR_NOT_SUPPORTED)
+#define FNPICK_PARAM(fn, i, o, z) (fp_d->FuncGetParamInfo ? fp_d->FuncGetParamInfo(fn, i, o, z) : CUDA_ERROR_NOT_SUPPORTED)
+#include "fnpick_core.inc"
+
+int fnpick_pass(const struct drv *d, CUfunction fn, const struct tr_launch *l, const struct tr_func_info *in,
+		int pass)
+{
+	unsigned small[2 * 64], *layout = small;
+	struct fnpick_want w;
+	int ok;
+
+	if (pass == 0 && !in)
+		return 0;
+	memset(&w, 0, sizeof(w));
+	w.threads = (unsigned long long)l->block.x * l->block.y * l->block.z;
+	w.nparams = l->nparams;
+	w.layout_known = !(l->nparams == 0 && l->argsize);
+	if (l->nparams > 64)
+		layout = xcalloc(2 * (size_t)l->nparams, sizeof(*layout));
+	for (uint32_t p = 0; p < l->nparams; p++) {
+		layout[2 * p] = l->params[p].offset;
+		layout[2 * p + 1] = l->params[p].size;
+	}
+	w.layout = layout;
+	w.attrs[0] = in ? in->max_threads : -1;
+	w.attrs[1] = in ? in->num_regs : -1;
+	w.attrs[2] = in ? in->shared_bytes : -1;
+	w.attrs[3] = in ? in->const_bytes : -1;
+	w.attrs[4] = in ? in->local_bytes : -1;
+	fp_d = d;
+	ok = fnpick_ok(fn, &w, pass);
+	fp_d = NULL;
+	if (layout != small)
+		free(layout);
+	return ok;
+}
 
 /* fn's parameter count (-1: the driver cannot say) and the total bytes
  * (offset + size of the last); the index of the first parameter that
@@ -39,60 +83,10 @@ static long param_layout(const struct drv *d, CUfunction fn, const struct tr_lau
 	return n;
 }
 
-int fnpick_params_match(const struct drv *d, CUfunction fn, const struct tr_launch *l)
-{
-	uint64_t bytes;
-	long diff, n;
-	if (!l->nparams && l->argsize)
-		return 1;   /* capture could not say the launch's parameters */
-	n = param_layout(d, fn, l, &bytes, &diff);
-	return n < 0 || (n == (long)l->nparams && diff < 0);
-}
-
-int fnpick_fits_block(const struct drv *d, CUfunction fn, const struct tr_launch *l)
-{
-	int max = 0;
-	uint64_t threads = (uint64_t)l->block.x * l->block.y * l->block.z;
-	if (!d->FuncGetAttribute ||
-	    d->FuncGetAttribute(&max, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn) != CUDA_SUCCESS || max <= 0)
-		return 1;
-	return threads <= (uint64_t)max;
-}
-
 static int attr(const struct drv *d, CUfunction fn, CUfunction_attribute a, int *v)
 {
 	*v = 0;
 	return d->FuncGetAttribute && d->FuncGetAttribute(v, a, fn) == CUDA_SUCCESS;
-}
-
-int fnpick_block_exact(const struct drv *d, CUfunction fn, const struct tr_launch *l)
-{
-	int max;
-	uint64_t threads = (uint64_t)l->block.x * l->block.y * l->block.z;
-	return attr(d, fn, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &max) && max > 0 && threads == (uint64_t)max;
-}
-
-int fnpick_info_match(const struct drv *d, CUfunction fn, const struct tr_func_info *in)
-{
-	const struct {
-		CUfunction_attribute a;
-		int32_t want;
-	} f[] = {
-		{ CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, in->max_threads },
-		{ CU_FUNC_ATTRIBUTE_NUM_REGS, in->num_regs },
-		{ CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, in->shared_bytes },
-		{ CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES, in->const_bytes },
-		{ CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, in->local_bytes },
-	};
-	int v, known = 0;
-	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
-		if (f[i].want < 0 || !attr(d, fn, f[i].a, &v))
-			continue;
-		if (v != f[i].want)
-			return 0;
-		known++;
-	}
-	return known > 0;
 }
 
 void fnpick_explain(const struct drv *d, CUfunction fn, const struct tr_launch *l, size_t which, size_t ncand,

@@ -3,11 +3,13 @@
  * launch ran, and why a launch's function refuses it (issue 24, item 6).
  * A JIT (Triton's autotuner, Inductor's static launcher) loads one kernel
  * name once per configuration; the variants can differ in the block they
- * run (maxntid) and in their parameters (one build has a scratch pointer
- * another lacks).  The engine's get_function (replay/engine.c) takes the
- * first candidate for which both agree with the recorded launch; when a
- * launch still fails with CUDA_ERROR_INVALID_VALUE, fnpick_explain says
- * what differs, so a GPU run's log names the cause.
+ * run (maxntid), in their parameters (one build has a scratch pointer
+ * another lacks) and in their registers and memory (FUNC_INFO).  The
+ * passes are fnpick_core.inc, which every repro.cu that needs them carries
+ * too; the engine's get_function (replay/engine.c) takes the first
+ * candidate of the first pass any passes.  When a launch still fails with
+ * CUDA_ERROR_INVALID_VALUE, fnpick_explain says what differs, so a GPU
+ * run's log names the cause.
  */
 #ifndef GPUREDUCE_FNPICK_H
 #define GPUREDUCE_FNPICK_H
@@ -19,26 +21,17 @@ struct strbuf;
 struct tr_launch;
 struct tr_func_info;
 
-/* 1 when fn's parameters (cuFuncGetParamInfo: count, each offset and
- * size) are the launch's recorded ones, or when that cannot be said (no
- * cuFuncGetParamInfo, or it fails on parameter 0; a launch recorded with
- * argument bytes but no parameter list); 0 otherwise. */
-int fnpick_params_match(const struct drv *d, CUfunction fn, const struct tr_launch *l);
+/* 1 when fn passes test `pass` (0..3, fnpick_core.inc: 0 the recorded
+ * attributes `in` (NULL: none, and pass 0 fails), 1 built for exactly the
+ * block, 2 runs the block and takes the recorded parameters, 3 runs the
+ * block) for launch l, asking the driver through d. */
+#define FNPICK_PASSES 4   /* as fnpick_core.inc */
 
-/* 1 when fn can run l's block (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
- * or when the driver cannot say. */
-int fnpick_fits_block(const struct drv *d, CUfunction fn, const struct tr_launch *l);
+int fnpick_pass(const struct drv *d, CUfunction fn, const struct tr_launch *l, const struct tr_func_info *in,
+		int pass);
 
-/* 1 when fn's max threads per block is exactly l's block (a .reqntid
- * build, as Triton makes, refuses any smaller block with
- * CUDA_ERROR_INVALID_VALUE); 0 otherwise or when the driver cannot say. */
-int fnpick_block_exact(const struct drv *d, CUfunction fn, const struct tr_launch *l);
-
-/* 1 when fn has the attributes capture recorded for the launch's function
- * (FUNC_INFO: max threads, registers, static shared, constant and local
- * bytes; a field the record or the driver leaves unknown is not
- * compared) and at least one was compared; 0 otherwise. */
-int fnpick_info_match(const struct drv *d, CUfunction fn, const struct tr_func_info *in);
+/* fnpick_core.inc as one C string, for repro.cu (Makefile CORE_TEXTS) */
+extern const char fnpick_core_text[];
 
 /* Append "; " and what differs between fn and launch l: its parameter
  * count and bytes vs the recorded ones (the first differing parameter),

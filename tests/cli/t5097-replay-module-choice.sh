@@ -32,8 +32,8 @@ check "mktrace (the launch's build, then a newer one with 2 parameters)" $MKTRAC
 check_exit "replay takes the build with the launch's 4 parameters: it faults" 1 $GPUREDUCE replay two.bin
 check_grep "  ...in pick_kernel" "in pick_kernel: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
 check "shrink" $GPUREDUCE shrink -j 2 --quiet -o r/repro.cu two.bin
-check_grep "repro.cu chooses by parameters too" "and (passes 0-2) takes the launch's 4 parameters" r/repro.cu
-check_grep "  ...the recorded sizes" "static const size_t psz\[\] = { 8, 4, 8, 8, };" r/repro.cu
+check_grep "repro.cu chooses with replay's passes (fnpick_core.inc)" "^static int fnpick_ok(CUfunction fn, const struct fnpick_want \*w, int pass)" r/repro.cu
+check_grep "  ...by the recorded layout too" "static const unsigned layout\[\] = { 0, 8, 8, 4, 16, 8, 24, 8, };" r/repro.cu
 check "the repro compiles against the double" cc -x c -w -I${CUDA:-/usr/local/cuda}/include -o r/repro r/repro.cu \
 	-L$DBL -Wl,-rpath,$DBL -lcuda
 check_exit "  ...and faults (it took the 4-parameter build)" 1 ./r/repro
@@ -100,7 +100,7 @@ check "mktrace (FUNC_INFO of the launch's function; two builds with its paramete
 check_exit "replay takes the build with the recorded attributes: it faults" 1 $GPUREDUCE replay fi.bin
 check_grep "  ...in pick_kernel" "in pick_kernel: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
 check "shrink" $GPUREDUCE shrink -j 2 --quiet -o f/repro.cu fi.bin
-check_grep "repro.cu carries the attributes" "static const int want\[\] = { 1024, 32, 0, 0, 0 };" f/repro.cu
+check_grep "repro.cu carries the attributes" "{ 1024, 32, 0, 0, 0 } };   /\* -1: not known \*/" f/repro.cu
 check "  ...it compiles" cc -x c -w -I${CUDA:-/usr/local/cuda}/include -o f/repro f/repro.cu \
 	-L$DBL -Wl,-rpath,$DBL -lcuda
 check_exit "  ...and faults (it took the 32-register build)" 1 ./f/repro

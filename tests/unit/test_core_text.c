@@ -2,7 +2,8 @@
  * test_core_text.c - the code every repro.cu carries verbatim and
  * gpureduce compiles (the Makefile's CORE_TEXTS): each text is exactly its
  * files, so a repro places buffers, fills them and unpacks its payloads
- * with the code replay and shrink ran.  Also what the pasted pieces do, on
+ * with the code replay and shrink ran, and picks among a JIT's builds of
+ * one kernel as replay did.  Also what the pasted pieces do, on
  * gpureduce's side: the seeded fill (known values, pieces = whole), the
  * base64 reader (round trip with the writer, cap, junk skipped) and the
  * rule for which buffers layout placement covers and their span.
@@ -15,6 +16,7 @@
 #include "../../common/util.h"
 #include "../../addr/place.h"
 #include "../../emit/pack.h"
+#include "../../replay/fnpick.h"
 #include "../../trace/trace.h"
 #include "unit.h"
 
@@ -28,6 +30,7 @@ static const struct {
 	{ "place_core", place_core_text, { "common/cuerr.h", "addr/place_core.inc", NULL } },
 	{ "fill_core", fill_core_text, { "common/fill_core.inc", NULL } },
 	{ "pack_core", pack_core_text, { "emit/pack_core.inc", NULL } },
+	{ "fnpick_core", fnpick_core_text, { "replay/fnpick_core.inc", NULL } },
 };
 
 UNIT_TEST(core_texts_are_the_compiled_files)
@@ -54,6 +57,7 @@ UNIT_TEST(core_texts_are_the_compiled_files)
 	CHECK(strstr(place_core_text, "static CUresult pl_layout_alloc(") != NULL);
 	CHECK(strstr(fill_core_text, "static void fill_bytes(") != NULL);
 	CHECK(strstr(pack_core_text, "static int pk_decompress(") != NULL);
+	CHECK(strstr(fnpick_core_text, "static int fnpick_ok(") != NULL);
 	CHECK(strstr(pack_unpack_source, "pk_unbase64(") && strstr(pack_unpack_source, "pk_decompress("));
 }
 
