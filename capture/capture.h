@@ -188,9 +188,11 @@ void cap_tm_forget(void);
 /* ---- source.c (bug report facts: ENV, Triton/Inductor SOURCE) ---- */
 
 struct cap_src_reading;
-/* At a launch's entry, outside inject.c's lock (it may take the GIL): the
- * environment the first time, the kernel's Python source the first time
- * this handle launches from a Triton stack; NULL when nothing is new. */
+/* At the first launch of a function handle (inject.c asks once per handle,
+ * again after a module unload, when handles are reused), outside inject.c's
+ * lock (it may take the GIL): the environment the first time, the kernel's
+ * Python source when it launches from a Triton stack; NULL when nothing is
+ * new. */
 struct cap_src_reading *cap_src_read(const void *f, uint32_t py_state, const struct tr_frame *frames,
 				     uint32_t nframes);
 /* Lock held, before the LAUNCH record: ENV / SOURCE records (carried

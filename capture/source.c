@@ -54,7 +54,6 @@ static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;  /* the fields below */
 static PyObject *g_ns;           /* the helper's namespace, once compiled */
 static int g_broken;
 static int g_env_taken;          /* ENV read (or being read) */
-static struct cap_map g_seen = CAP_MAP_INIT;   /* kernel handles already looked at */
 
 /* Returns bytes.  env(): "key: value" lines.  source(): b'' when no Triton
  * frame, else origin, kernel, path, meta, text, ptx joined by NUL. */
@@ -284,9 +283,7 @@ struct cap_src_reading *cap_src_read(const void *f, uint32_t py_state, const str
 	pthread_mutex_lock(&g_mu);
 	want_env = !g_env_taken;
 	g_env_taken = 1;
-	want_new = key && !cap_map_get(&g_seen, key);
-	if (want_new)
-		cap_map_put(&g_seen, key, 1, 0);
+	want_new = key != 0;   /* the caller asks at a handle's first launch only */
 	want_src = want_new && py_state == TR_PY_FRAMES && triton_stack(frames, nframes);
 	pthread_mutex_unlock(&g_mu);
 	if (!want_env && !want_new)

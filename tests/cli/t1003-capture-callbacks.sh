@@ -110,4 +110,11 @@ check_exit "  ...GPUREDUCE_ALLOW_NO_CAPTURE=1: runs on" 3 env CUDA_INJECTION64_P
 check_exit "no GPUREDUCE_TRACE: nothing happens" 3 env -u GPUREDUCE_TRACE CUDA_INJECTION64_PATH="$LIB" ./fakeprog full
 [ -z "$(ls "$TMP" | grep -e '^trace')" ] && ok "  ...no file written" || fail "  ...no file written"
 
+# --- a module unload: the handle's FUNC_INFO is written again --------------------
+check "capture the unload scenario" "$GPUREDUCE" capture -o un.bin -- ./fakeprog unload
+check "dump it" sh -c "./dump un.bin >un.txt"
+n=$(grep -e '^FUNC_INFO' -e '^LAUNCH' un.txt | cut -d' ' -f1 | tr '\n' ' ')
+[ "$n" = "FUNC_INFO LAUNCH LAUNCH FUNC_INFO LAUNCH " ] && ok "  ...once before the first launch, again after the unload" ||
+	fail "  ...once before the first launch, again after the unload ($n)"
+
 finish

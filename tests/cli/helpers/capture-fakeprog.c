@@ -23,6 +23,8 @@
  *                                "driver ID" or "resource ID" line each
  *   capture-fakeprog syncfault   a launch, then a fault that cuCtxGetCurrent
  *                                and then cuStreamSynchronize return; exit 1
+ *   capture-fakeprog unload      two launches of one handle, a module unload,
+ *                                a third launch of that handle (reused); exit 0
  *   capture-fakeprog tests       five launches while PYTEST_CURRENT_TEST
  *                                goes unset, A, A, B, unset (as pytest sets
  *                                it around each test); exit 0
@@ -437,6 +439,15 @@ int main(int argc, char **argv)
 		launch_fill(a, 4, NULL, CUDA_SUCCESS);
 		unsetenv("PYTEST_CURRENT_TEST");
 		launch_fill(a, 5, NULL, CUDA_SUCCESS);
+		return 0;
+	}
+	if (!strcmp(what, "unload")) {
+		/* a JIT drops a module; its function's handle may name another
+		 * build's function afterwards */
+		launch_fill(0xd00000000000ull, 1, NULL, CUDA_SUCCESS);
+		launch_fill(0xd00000000000ull, 2, NULL, CUDA_SUCCESS);
+		resource(CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING, NULL);
+		launch_fill(0xd00000000000ull, 3, NULL, CUDA_SUCCESS);
 		return 0;
 	}
 	if (!strcmp(what, "child")) {
