@@ -19,36 +19,36 @@
 . tests/cli/test-lib.sh
 on_double nvcc no-sanitizer plain-path
 
-cat >two.txt <<'EOT'
-process 100 /tmp ./app
-device "gpureduce CPU double"
-elfmodule 1 pick_kernel
-elfmodule 2 pick_kernel pick_kernel$v2
-alloc 0x7f0000100000 256
-launch pick_kernel 1 128 ptr:0x7f0000100000 i32:128 u64:0 u64:0
-fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
-EOT
-check "mktrace (the launch's build, then a newer one with 2 parameters)" $MKTRACE two.bin < two.txt
+# pick_trace NAME LINE...: NAME.bin from the common start (process, device,
+# a 256-byte buffer), the LINEs (modules, FUNC_INFO, the launch) and the
+# fault at launch 0
+pick_trace() {
+	n=$1
+	shift
+	{ echo "process 100 /tmp ./app"; echo 'device "gpureduce CPU double"'; echo "alloc 0x7f0000100000 256"
+	  for l in "$@"; do echo "$l"; done
+	  echo "fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1"; } >$n.txt
+	check "mktrace $n" $MKTRACE $n.bin <$n.txt
+}
+# shrink_faults DIR TRACE WHY: shrink, build the repro against the double, it faults
+shrink_faults() {
+	check "shrink $2" $GPUREDUCE shrink -j 2 --quiet -o $1/repro.cu $2
+	check "  ...its repro compiles against the double" cc -x c -w -I${CUDA:-/usr/local/cuda}/include \
+		-o $1/repro $1/repro.cu -L$DBL -Wl,-rpath,$DBL -lcuda
+	check_exit "  ...and faults ($3)" 1 ./$1/repro
+}
+L4="launch pick_kernel 1 128 ptr:0x7f0000100000 i32:128 u64:0 u64:0"
+
+# the launch's build, then a newer one with 2 parameters
+pick_trace two "elfmodule 1 pick_kernel" 'elfmodule 2 pick_kernel pick_kernel$v2' "$L4"
 check_exit "replay takes the build with the launch's 4 parameters: it faults" 1 $GPUREDUCE replay two.bin
 check_grep "  ...in pick_kernel" "in pick_kernel: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
-check "shrink" $GPUREDUCE shrink -j 2 --quiet -o r/repro.cu two.bin
+shrink_faults r two.bin "it took the 4-parameter build"
 check_grep "repro.cu chooses with replay's passes (fnpick_core.inc)" "^static int fnpick_ok(CUfunction fn, const struct fnpick_want \*w, int pass)" r/repro.cu
 check_grep "  ...by the recorded layout too" "static const unsigned layout\[\] = { 0, 8, 8, 4, 16, 8, 24, 8, };" r/repro.cu
-check "the repro compiles against the double" cc -x c -w -I${CUDA:-/usr/local/cuda}/include -o r/repro r/repro.cu \
-	-L$DBL -Wl,-rpath,$DBL -lcuda
-check_exit "  ...and faults (it took the 4-parameter build)" 1 ./r/repro
 
 # no candidate has the launch's parameters, none can run its block
-cat >none.txt <<'EOT'
-process 100 /tmp ./app
-device "gpureduce CPU double"
-elfmodule 1 pick_kernel pick_kernel$v3
-elfmodule 2 pick_kernel pick_kernel$v3 other
-alloc 0x7f0000100000 256
-launch pick_kernel 1 128 ptr:0x7f0000100000 i32:128 u64:0 u64:0
-fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
-EOT
-check "mktrace (two builds, neither with the launch's parameters)" $MKTRACE none.bin < none.txt
+pick_trace none 'elfmodule 1 pick_kernel pick_kernel$v3' 'elfmodule 2 pick_kernel pick_kernel$v3 other' "$L4"
 check_fail "replay: the launch is refused" $GPUREDUCE replay none.bin
 check_grep "  ...INVALID_VALUE" "launch failed: CUDA_ERROR_INVALID_VALUE" "$TMP/.out"
 check_grep "  ...the parameters differ" "the function has 2 parameter(s), 12 bytes; the launch recorded 4, 32 bytes" "$TMP/.out"
@@ -56,60 +56,34 @@ check_grep "  ...the block is too big for it" "it runs at most 64 threads per bl
 check_grep "  ...which module of how many" "candidate [12] of the 2 captured modules defining this name (none has" "$TMP/.out"
 
 # the launch's parameters nowhere, one build runs the block: taken (it reads only n)
-sed 's/pick_kernel\$v3 other/pick_kernel$v2/' none.txt >fits.txt
-check "mktrace (one build runs the block, with other parameters)" $MKTRACE fits.bin < fits.txt
+pick_trace fits 'elfmodule 1 pick_kernel pick_kernel$v3' 'elfmodule 2 pick_kernel pick_kernel$v2' "$L4"
 check_exit "replay takes it: runs clean" 0 $GPUREDUCE replay fits.bin
 # .reqntid: a newer build for 128-thread blocks refuses the launch's 64;
 # the older build for exactly 64 is the program's (it writes past the buffer)
-cat >req.txt <<'EOT'
-process 100 /tmp ./app
-device "gpureduce CPU double"
-elfmodule 1 pick_kernel pick_kernel$v6
-elfmodule 2 pick_kernel pick_kernel$v5
-alloc 0x7f0000100000 256
-launch pick_kernel 2 64 ptr:0x7f0000100000 i32:128 u64:0 u64:0
-fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
-EOT
-check "mktrace (a build for 64-thread blocks, then one for 128)" $MKTRACE req.bin < req.txt
+L2="launch pick_kernel 2 64 ptr:0x7f0000100000 i32:128 u64:0 u64:0"
+pick_trace req 'elfmodule 1 pick_kernel pick_kernel$v6' 'elfmodule 2 pick_kernel pick_kernel$v5' "$L2"
 check_exit "replay takes the build for exactly the block: it faults" 1 $GPUREDUCE replay req.bin
 check_grep "  ...in pick_kernel" "in pick_kernel: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
-check "shrink" $GPUREDUCE shrink -j 2 --quiet -o q/repro.cu req.bin
-check "  ...its repro compiles" cc -x c -w -I${CUDA:-/usr/local/cuda}/include -o q/repro q/repro.cu \
-	-L$DBL -Wl,-rpath,$DBL -lcuda
-check_exit "  ...and faults (it took the 64-thread build)" 1 ./q/repro
+shrink_faults q req.bin "it took the 64-thread build"
 # the explanation when only the 128-thread build is there
-sed '/elfmodule 1/d' req.txt >req2.txt
-check "mktrace (only the build for 128)" $MKTRACE req2.bin < req2.txt
+pick_trace req2 'elfmodule 2 pick_kernel pick_kernel$v5' "$L2"
 check_fail "replay: the launch is refused" $GPUREDUCE replay req2.bin
 check_grep "  ...it says the build is for 128-thread blocks" \
 	"it was built for blocks of 128 threads, the launch's block has 64 (a build with .reqntid" "$TMP/.out"
 
 # FUNC_INFO: two builds with the launch's parameters and block; the
 # program's has 32 registers (it writes), the newer 40 (it only reads)
-cat >fi.txt <<'EOT'
-process 100 /tmp ./app
-device "gpureduce CPU double"
-elfmodule 1 pick_kernel
-elfmodule 2 pick_kernel pick_kernel$v4
-alloc 0x7f0000100000 256
-rec FUNC_INFO func=0x777 name=pick_kernel max_threads=1024 num_regs=32 shared_bytes=0 const_bytes=0 local_bytes=0 ptx_version=90 binary_version=90
-launch pick_kernel 1 128 ptr:0x7f0000100000 i32:128 u64:0 u64:0 func=0x777
-fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
-EOT
-check "mktrace (FUNC_INFO of the launch's function; two builds with its parameters)" $MKTRACE fi.bin < fi.txt
+FI="rec FUNC_INFO func=0x777 name=pick_kernel max_threads=1024 num_regs=32 shared_bytes=0 const_bytes=0 local_bytes=0 ptx_version=90 binary_version=90"
+M4='elfmodule 2 pick_kernel pick_kernel$v4'
+pick_trace fi "elfmodule 1 pick_kernel" "$M4" "$FI" "$L4 func=0x777"
 check_exit "replay takes the build with the recorded attributes: it faults" 1 $GPUREDUCE replay fi.bin
 check_grep "  ...in pick_kernel" "in pick_kernel: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
-check "shrink" $GPUREDUCE shrink -j 2 --quiet -o f/repro.cu fi.bin
+shrink_faults f fi.bin "it took the 32-register build"
 check_grep "repro.cu carries the attributes" "{ 1024, 32, 0, 0, 0 } };   /\* -1: not known \*/" f/repro.cu
-check "  ...it compiles" cc -x c -w -I${CUDA:-/usr/local/cuda}/include -o f/repro f/repro.cu \
-	-L$DBL -Wl,-rpath,$DBL -lcuda
-check_exit "  ...and faults (it took the 32-register build)" 1 ./f/repro
 # without the record the newer build is taken (the test can tell them apart)
-grep -v '^rec FUNC_INFO' fi.txt >nofi.txt
-check "mktrace (the same without FUNC_INFO)" $MKTRACE nofi.bin < nofi.txt
+pick_trace nofi "elfmodule 1 pick_kernel" "$M4" "$L4 func=0x777"
 check_exit "replay takes the newest build with the parameters: runs clean" 0 $GPUREDUCE replay nofi.bin
 # a record for another handle is not this launch's
-sed 's/func=0x777 name/func=0x778 name/' fi.txt >other.txt
-check "mktrace (FUNC_INFO of another handle)" $MKTRACE other.bin < other.txt
+pick_trace other "elfmodule 1 pick_kernel" "$M4" "$(echo "$FI" | sed 's/func=0x777/func=0x778/')" "$L4 func=0x777"
 check_exit "replay ignores it: runs clean" 0 $GPUREDUCE replay other.bin
 finish
