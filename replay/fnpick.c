@@ -6,9 +6,8 @@
  * table.
  */
 #include <stdint.h>
-#include <string.h>
-
 #include <stdlib.h>
+#include <string.h>
 
 #include "../common/strbuf.h"
 #include "../common/util.h"

@@ -21,12 +21,12 @@ struct strbuf;
 struct tr_launch;
 struct tr_func_info;
 
+#define FNPICK_PASSES 4   /* as fnpick_core.inc */
+
 /* 1 when fn passes test `pass` (0..3, fnpick_core.inc: 0 the recorded
  * attributes `in` (NULL: none, and pass 0 fails), 1 built for exactly the
  * block, 2 runs the block and takes the recorded parameters, 3 runs the
  * block) for launch l, asking the driver through d. */
-#define FNPICK_PASSES 4   /* as fnpick_core.inc */
-
 int fnpick_pass(const struct drv *d, CUfunction fn, const struct tr_launch *l, const struct tr_func_info *in,
 		int pass);
 
