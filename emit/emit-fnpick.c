@@ -5,8 +5,8 @@
  * pasted once into repro.cu by emit.c when a launch needs it, with
  * emit_fnpick_prelude before it); this file writes, per launch, what the
  * launch says (block, recorded parameter layout, the attributes capture
- * recorded for its function: FUNC_INFO) and the loop over the candidate
- * modules, newest first, in the passes' order.
+ * recorded for its function: FUNC_INFO) and the candidate modules'
+ * functions, newest first, for fnpick_first.
  */
 #include <stdint.h>
 #include <string.h>
@@ -42,7 +42,7 @@ void emit_fn_choice(struct strbuf *o, const struct tr_launch *l, const struct tr
 
 	sb_addf(o, "\t/* %d of the captured modules define this kernel (a JIT compiled it once per\n"
 		"\t * configuration): the first, newest first, of the first pass any passes\n"
-		"\t * (fnpick_ok, above), as replay chose; ", ncand);
+		"\t * (fnpick_first, above), as replay chose; ", ncand);
 	if (in)
 		sb_addf(o, "the program's build had max threads %d,\n"
 			"\t * %d registers, %d bytes static shared, %d constant, %d local */\n",
@@ -61,12 +61,14 @@ void emit_fn_choice(struct strbuf *o, const struct tr_launch *l, const struct tr
 		threads, l->nparams, !(l->nparams == 0 && l->argsize),
 		in ? in->max_threads : -1, in ? in->num_regs : -1, in ? in->shared_bytes : -1,
 		in ? in->const_bytes : -1, in ? in->local_bytes : -1);
-	sb_addf(o, "\t\tint i = %d, pass;\n"
-		"\t\tfor (pass = %d; pass < FNPICK_PASSES && i == %d; pass++)\n"
-		"\t\t\tfor (i = 0; i < %d; i++)\n"
-		"\t\t\t\tif (cuModuleGetFunction(&fn, mod[cand[i]], %s) == CUDA_SUCCESS &&\n"
-		"\t\t\t\t    fnpick_ok(fn, &want, pass))\n"
-		"\t\t\t\t\tbreak;\n"
-		"\t\tif (i == %d)\n\t\t\t",
-		ncand, in ? 0 : 1, ncand, ncand, cname, ncand);
+	sb_addf(o, "\t\tCUfunction fns[%d];\n"
+		"\t\tint i, pass;\n"
+		"\t\tfor (i = 0; i < %d; i++)\n"
+		"\t\t\tif (cuModuleGetFunction(&fns[i], mod[cand[i]], %s) != CUDA_SUCCESS)\n"
+		"\t\t\t\tfns[i] = NULL;\n"
+		"\t\ti = fnpick_first(fns, %d, &want, &pass);\n"
+		"\t\tif (i >= 0)\n"
+		"\t\t\tfn = fns[i];\n"
+		"\t\telse\n\t\t\t",
+		ncand, ncand, cname, ncand);
 }

@@ -52,8 +52,8 @@ size_t emit_stored_ptrs(struct strbuf *o, const struct memmap *mm, int id, uint6
 /* emit-fnpick.c: the block that picks fn among the modules cand[0..ncand)
  * (newest first) defining launch l's kernel, with replay's passes
  * (fnpick_core.inc; the attributes `in`: its FUNC_INFO, NULL: none; the
- * caller pastes the core text once); it ends with
- * "if (i == ncand)" and an indent, for the caller's fallback statement.
+ * caller pastes the core text once); it ends with "else" and an indent,
+ * for the caller's fallback statement when no candidate passes.
  * cname: the kernel's name as a C string literal. */
 void emit_fn_choice(struct strbuf *o, const struct tr_launch *l, const struct tr_func_info *in, const int *cand,
 		    int ncand, const char *cname);

@@ -436,7 +436,7 @@ static int sym_later_pick(const struct sym_entry *a, const struct sym_entry *b, 
  * record of its handle (1.5) says its attributes.  Candidates are taken
  * in the order: loaded before the launch, newest first, then loaded
  * after, oldest first; the first that passes the strictest test wins
- * (fnpick.c):
+ * (fnpick_core.inc, through fnpick.c):
  *   0  its attributes are the FUNC_INFO's, it runs the block, parameters agree
  *   1  its max threads per block is the block's (a .reqntid build refuses
  *      any other block), parameters agree
@@ -457,8 +457,9 @@ static int get_function(struct run *R, const struct tr_launch *l, size_t before,
 {
 	const char *name = l->name;
 	const struct sym_entry *s = find_symbol(R, name, before), *cand[64];
-	const struct tr_func_info *in;
+	CUfunction fns[64];
 	size_t lo = 0, hi = R->nsyms, n = 0, k;
+	int pick, loose;
 
 	memset(ch, 0, sizeof(*ch));
 	if (!s) {
@@ -492,19 +493,18 @@ static int get_function(struct run *R, const struct tr_launch *l, size_t before,
 	ch->matched = 1;
 	if (n <= 1)
 		return function_in(R, name, s->blob, fn, err);
-	in = launch_finfo(R, l, before);
-	for (int pass = in ? 0 : 1; pass < FNPICK_PASSES; pass++) {
-		for (k = 0; k < n; k++) {
-			struct strbuf e = STRBUF_INIT;
-			int ok = function_in(R, name, cand[k]->blob, fn, &e) == 0 &&
-				 fnpick_pass(&R->c->d, *fn, l, in, pass);
-			sb_release(&e);
-			if (ok) {
-				ch->which = k;
-				ch->matched = pass < FNPICK_PASSES - 1;
-				return 0;
-			}
-		}
+	for (k = 0; k < n; k++) {
+		struct strbuf e = STRBUF_INIT;
+		if (function_in(R, name, cand[k]->blob, &fns[k], &e) < 0)
+			fns[k] = NULL;   /* no such function there: not a candidate */
+		sb_release(&e);
+	}
+	pick = fnpick_choose(&R->c->d, l, launch_finfo(R, l, before), fns, (int)n, &loose);
+	if (pick >= 0) {
+		*fn = fns[pick];
+		ch->which = (size_t)pick;
+		ch->matched = !loose;
+		return 0;
 	}
 	ch->matched = 0;
 	for (k = 0; k < n && cand[k] != s; k++)

@@ -24,15 +24,13 @@ static const struct drv *fp_d;
 #define FNPICK_PARAM(fn, i, o, z) (fp_d->FuncGetParamInfo ? fp_d->FuncGetParamInfo(fn, i, o, z) : CUDA_ERROR_NOT_SUPPORTED)
 #include "fnpick_core.inc"
 
-int fnpick_pass(const struct drv *d, CUfunction fn, const struct tr_launch *l, const struct tr_func_info *in,
-		int pass)
+int fnpick_choose(const struct drv *d, const struct tr_launch *l, const struct tr_func_info *in,
+		  const CUfunction *fns, int n, int *loose)
 {
 	unsigned small[2 * 64], *layout = small;
 	struct fnpick_want w;
-	int ok;
+	int pick, pass;
 
-	if (pass == 0 && !in)
-		return 0;
 	memset(&w, 0, sizeof(w));
 	w.threads = (unsigned long long)l->block.x * l->block.y * l->block.z;
 	w.nparams = l->nparams;
@@ -50,11 +48,12 @@ int fnpick_pass(const struct drv *d, CUfunction fn, const struct tr_launch *l, c
 	w.attrs[3] = in ? in->const_bytes : -1;
 	w.attrs[4] = in ? in->local_bytes : -1;
 	fp_d = d;
-	ok = fnpick_ok(fn, &w, pass);
+	pick = fnpick_first(fns, n, &w, &pass);
 	fp_d = NULL;
+	*loose = pass == FNPICK_PASSES - 1;
 	if (layout != small)
 		free(layout);
-	return ok;
+	return pick;
 }
 
 /* fn's parameter count (-1: the driver cannot say) and the total bytes

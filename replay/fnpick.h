@@ -6,8 +6,8 @@
  * run (maxntid), in their parameters (one build has a scratch pointer
  * another lacks) and in their registers and memory (FUNC_INFO).  The
  * passes are fnpick_core.inc, which every repro.cu that needs them carries
- * too; the engine's get_function (replay/engine.c) takes the first
- * candidate of the first pass any passes.  When a launch still fails with
+ * too; the engine's get_function (replay/engine.c) gives it the
+ * candidates' functions.  When a launch still fails with
  * CUDA_ERROR_INVALID_VALUE, fnpick_explain says what differs, so a GPU
  * run's log names the cause.
  */
@@ -21,14 +21,14 @@ struct strbuf;
 struct tr_launch;
 struct tr_func_info;
 
-#define FNPICK_PASSES 4   /* as fnpick_core.inc */
-
-/* 1 when fn passes test `pass` (0..3, fnpick_core.inc: 0 the recorded
- * attributes `in` (NULL: none, and pass 0 fails), 1 built for exactly the
- * block, 2 runs the block and takes the recorded parameters, 3 runs the
- * block) for launch l, asking the driver through d. */
-int fnpick_pass(const struct drv *d, CUfunction fn, const struct tr_launch *l, const struct tr_func_info *in,
-		int pass);
+/* fns[0..n): the candidates' functions for launch l, in the order to try
+ * them (NULL: that module has none); in: the FUNC_INFO of the launch's
+ * function, or NULL.  The index of the one fnpick_core.inc's passes take,
+ * asking the driver through d; -1 when none can run the launch's block.
+ * *loose: 1 when it was taken only for running the block (no candidate
+ * has the launch's parameters as well). */
+int fnpick_choose(const struct drv *d, const struct tr_launch *l, const struct tr_func_info *in,
+		  const CUfunction *fns, int n, int *loose);
 
 /* fnpick_core.inc as one C string, for repro.cu (Makefile CORE_TEXTS) */
 extern const char fnpick_core_text[];
