@@ -8,6 +8,14 @@ CPU (as a loader's augmentation would) and copied in with .cuda(), then
 normalised on the GPU; SGD with momentum; about 200 launches a step.  No
 fault: the bench measures cost, not reduction.
 
+HOSTFED_BUG=1 adds what `make bench`'s hunt part (bench-hunt.sh) looks
+for on a real loop: every step a Triton monitoring kernel sums each row of
+the logits view logits[:, 1:] and masks its loads with the row stride
+instead of the column count, so the last row reads one float past the
+logits tensor, into whatever the caching allocator placed after it.  Never
+a fault natively; only the monitored sums are off.  HOSTFED_BUG=0 (the
+default) launches the same kernel with the right mask.
+
 Prints "hostfed: trained N steps in S s (loss X)" with S the
 training loop's own seconds (start-up, imports and cuDNN's first-use
 autotuning in the warm-up steps, left out).
@@ -17,6 +25,8 @@ Environment:
   HOSTFED_STEPS    train this many steps instead (0: use HOSTFED_SECONDS)
   HOSTFED_WARMUP   untimed steps first (default 5)
   BATCH, IMG       batch size and image side (default 64, 64)
+  HOSTFED_BUG      1: the monitoring kernel reads past the logits (above);
+                   0: the same kernel, fixed; unset: no monitoring kernel
 """
 import os
 import time
@@ -31,6 +41,29 @@ WARMUP = int(os.environ.get("HOSTFED_WARMUP", "5"))
 BATCH = int(os.environ.get("BATCH", "64"))
 IMG = int(os.environ.get("IMG", "64"))
 N_CLASSES = 100
+BUG = os.environ.get("HOSTFED_BUG", "")
+
+
+def monitor_kernel():
+    """The Triton row-sum of HOSTFED_BUG (imported only when asked for)."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def logit_row_sum_kernel(x_ptr, out_ptr, row_stride, mask_cols, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * row_stride + cols, mask=cols < mask_cols, other=0.0)
+        tl.store(out_ptr + row, tl.sum(x, axis=0))
+
+    def monitor(logits):
+        view = logits.detach()[:, 1:]               # BATCH x 99, row stride 100
+        out = torch.empty(view.shape[0], device=logits.device)
+        mask_cols = view.stride(0) if BUG == "1" else view.shape[1]   # the bug: the stride
+        logit_row_sum_kernel[(view.shape[0],)](view, out, view.stride(0), mask_cols, BLOCK=128)
+        return out
+
+    return monitor
 
 
 def small_resnet():
@@ -62,13 +95,17 @@ def main():
     mean = torch.tensor([0.485, 0.456, 0.406], device="cuda").view(1, 3, 1, 1) * 255
     std = torch.tensor([0.229, 0.224, 0.225], device="cuda").view(1, 3, 1, 1) * 255
     gen = torch.Generator().manual_seed(1)
+    monitor = monitor_kernel() if BUG else None
 
     def step():
         images = torch.randint(0, 256, (BATCH, 3, IMG, IMG), dtype=torch.uint8, generator=gen)
         labels = torch.randint(0, N_CLASSES, (BATCH,), generator=gen)
         x = images.cuda().float().sub_(mean).div_(std)
         y = labels.cuda()
-        loss = F.cross_entropy(model(x), y)
+        logits = model(x)
+        if monitor:
+            monitor(logits)
+        loss = F.cross_entropy(logits, y)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
