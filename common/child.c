@@ -183,12 +183,19 @@ int child_wait_timeout(struct child *c, double timeout)
 	return r > 0 ? st : -1;
 }
 
-void child_kill(struct child *c)
+void child_kill_nowait(struct child *c)
 {
 	if (c->pid > 0) {
 		kill(-c->pid, SIGKILL);
 		kill(c->pid, SIGKILL);
 	}
+	if (c->in >= 0) { close(c->in); c->in = -1; }
+	if (c->out >= 0) { close(c->out); c->out = -1; }
+}
+
+void child_kill(struct child *c)
+{
+	child_kill_nowait(c);
 	child_wait(c);
 }
 

@@ -45,6 +45,11 @@ int child_wait_timeout(struct child *c, double timeout);
 
 /* Kill the child's process group (or the child) with SIGKILL and reap it. */
 void child_kill(struct child *c);
+/* The same without the wait: SIGKILL sent, our pipe ends closed, c->pid
+ * kept for child_poll or child_wait to reap later.  A process that held a
+ * CUDA context takes a few hundred milliseconds to die (the driver tears
+ * the context down); a caller with other work reaps it afterwards. */
+void child_kill_nowait(struct child *c);
 
 /*
  * Run to completion, collecting stdout (and stderr when CHILD_MERGE_ERR)

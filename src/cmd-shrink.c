@@ -315,9 +315,10 @@ int cmd_shrink(int argc, char **argv)
 	sb_addf(&s_bin, "%s/repro.bin", workdir);
 	sb_addf(&s_yml, "%s/repro.yaml", workdir);
 	/* the emitted program is what gets checked: built and run (repro-check.c) */
-	/* two at a time, as the pool starts workers: contexts are created one
-	 * after another on a real GPU */
-	struct repro_check rcheck = { &t, &rep, path, workdir, o.jobs < 2 ? o.jobs : 2, o.sig_code_only, 0, NULL };
+	/* as many at a time as there are workers: contexts are created one
+	 * after another on a real GPU, but each run's start-up, module load,
+	 * fault and exit (the driver's teardown, ~0.3 s) overlap the others' */
+	struct repro_check rcheck = { &t, &rep, path, workdir, o.jobs, o.sig_code_only, 0, NULL };
 	o.check_repro = repro_check_trace;
 	o.check_arg = &rcheck;
 	o.prebuild_repro = repro_prebuild;

@@ -21,7 +21,7 @@ int side_repro_run(const struct side_repro *s, struct shrink_opts *o, struct shr
 		   struct strbuf *err)
 {
 	struct strbuf src = STRBUF_INIT, diag = STRBUF_INIT, tmp = STRBUF_INIT;
-	struct repro_check rcheck = { s->bt, rep, s->trace_path, o->workdir, o->jobs < 2 ? o->jobs : 2,
+	struct repro_check rcheck = { s->bt, rep, s->trace_path, o->workdir, o->jobs,
 				      0, 0, NULL };
 	struct emit_info info;
 	struct report_files rf;
