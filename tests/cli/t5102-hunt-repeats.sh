@@ -157,6 +157,24 @@ check_grep "  ...model.py:30 from eval.py" "^finding 3: launch #2 .* at /home/u/
 n=$(replays s.log)
 [ "$n" = 5 ] && ok "  ...in five replays" || fail "  ...$n replays, not 5"
 
+# --tensor-ends: a legal write past a tensor's requested bytes (3600 of a
+# 4096-byte block) every step is one note, its repeats left out the same way
+{ head_ "python3 train.py" | sed "s/^block $W 4096 /block $W 3600 /"
+  for s in 1 2 3 4 5; do
+	echo "launch _Z13scale_nocheckPfPKfi 4 256 ptr:$W ptr:$IN i32:1024 $STEP"
+	echo "launch _Z7add_onePfi 4 256 ptr:$X i32:1024 frame=/home/u/train.py:51:main"
+  done
+  echo "end 0"; } >pad.txt
+check "mktrace: a legal write within its block every step" $MKTRACE pad.bin <pad.txt
+check "hunt --tensor-ends: exit 0 (notes only)" $GPUREDUCE hunt --tensor-ends --no-shrink pad.bin
+cp "$TMP/.out" n.log
+n=$(grep -c "^note: " n.log)
+[ "$n" = 1 ] && ok "  ...one note" || fail "  ...$n notes, not 1"
+check_grep "  ...for the first step, its 4 later launches left out" \
+	"^note: launch #0 scale_nocheck.* stays within its allocator block .*; 4 later launches of it from the same line left out" n.log
+n=$(replays n.log)
+[ "$n" = 4 ] && ok "  ...in four replays (end, start, a note, clean)" || fail "  ...$n replays, not 4"
+
 # a C++ program: no frames, the kernel alone is the call site
 { head_ "./train_cpp"
   loop_ "" "" "" ""
