@@ -63,7 +63,7 @@ static int cmp_u64(const void *a, const void *b)
 static size_t skip_repeats(const struct trace *t, uint64_t seq, long crash_seq, uint64_t **skip, size_t *n,
 			   size_t *cap, int *crash_in)
 {
-	size_t at = 0, n0 = *n, nsorted = *n;
+	size_t at = 0, n0 = *n;
 	const struct tr_launch *f = launch_of(t, seq, &at);
 	uint64_t *sorted;
 	if (!f)
@@ -71,11 +71,11 @@ static size_t skip_repeats(const struct trace *t, uint64_t seq, long crash_seq, 
 	sorted = xmalloc((n0 ? n0 : 1) * sizeof(*sorted));
 	if (n0)
 		memcpy(sorted, *skip, n0 * sizeof(*sorted));
-	qsort(sorted, nsorted, sizeof(*sorted), cmp_u64);
+	qsort(sorted, n0, sizeof(*sorted), cmp_u64);
 	for (size_t i = at + 1; i < t->nrec; i++) {
 		const struct tr_launch *l = &t->rec[i].u.launch;
 		if (t->rec[i].type != TR_LAUNCH || (l->flags & TR_F_CAPTURED) || !same_site(f, l) ||
-		    bsearch(&l->seq, sorted, nsorted, sizeof(*sorted), cmp_u64))
+		    bsearch(&l->seq, sorted, n0, sizeof(*sorted), cmp_u64))
 			continue;
 		ALLOC_GROW(*skip, *n + 1, *cap);
 		(*skip)[(*n)++] = l->seq;
