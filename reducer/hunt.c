@@ -2,8 +2,10 @@
  * hunt.c - the search of `gpureduce hunt` (hunt.h): replay a trace with a
  * guard at the end of every allocator block (rounded size) and of every
  * allocation, then at the start, collecting each launch that faults and
- * leaving it out of the next replay.  Trace-to-trace work (rootcause.c
- * writes the traces) and replays through the worker pool; no CUDA here.
+ * leaving it out of the next replay, with the later launches from its call
+ * site (its repeats: a training loop launches one buggy kernel every step).
+ * Trace-to-trace work (rootcause.c writes the traces) and replays through
+ * the worker pool; no CUDA here.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,25 +21,69 @@
 #include "../addr/params.h"
 #include "../replay/pool.h"
 
-/* The captured seqs of findings [0, n). */
-static uint64_t *skip_list(const struct hunt_result *r, size_t n)
-{
-	uint64_t *s = xmalloc((n ? n : 1) * sizeof(*s));
-	for (size_t i = 0; i < n; i++)
-		s[i] = r->f[i].seq;
-	return s;
-}
-
-/* Blockify t with rounded sizes, findings [0, nskip) left out, cut at `cut`
+/* Blockify t with rounded sizes, r->skip[0, nskip) left out, cut at `cut`
  * (NULL: to the end). */
 static int write_hunt_trace(const struct trace *t, const struct hunt_result *r, size_t nskip,
 			    const struct rc_cut *cut, const char *path, struct rc_stats *st, struct strbuf *err)
 {
-	uint64_t *skip = skip_list(r, nskip);
-	struct rc_opts ro = { 1, 1, skip, nskip };
-	int ret = rc_blockify_opts(t, path, cut, &ro, st, err);
-	free(skip);
-	return ret;
+	struct rc_opts ro = { 1, 1, r->skip, nskip };
+	return rc_blockify_opts(t, path, cut, &ro, st, err);
+}
+
+static const struct tr_launch *launch_of(const struct trace *t, uint64_t seq, size_t *at);
+
+static int str_eq(const char *a, const char *b)
+{
+	return !strcmp(a ? a : "", b ? b : "");
+}
+
+/* 1 when launches a and b come from the same call site: the same kernel and
+ * the same Python stack (file and line of every frame); launches without
+ * frames (a C++ program) match on the kernel alone. */
+static int same_site(const struct tr_launch *a, const struct tr_launch *b)
+{
+	if (!a->name || !b->name || strcmp(a->name, b->name) || a->nframes != b->nframes)
+		return 0;
+	for (uint32_t i = 0; i < a->nframes; i++)
+		if (a->frames[i].line != b->frames[i].line || !str_eq(a->frames[i].file, b->frames[i].file))
+			return 0;
+	return 1;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Append to skip[0, *n) (capacity *cap, grown) every launch after launch
+ * seq that comes from its call site (same_site) and is not in it yet.
+ * *crash_in is set when crash_seq (the trace's own fault, -1: none) is one
+ * of those.  Returns how many were appended. */
+static size_t skip_repeats(const struct trace *t, uint64_t seq, long crash_seq, uint64_t **skip, size_t *n,
+			   size_t *cap, int *crash_in)
+{
+	size_t at = 0, n0 = *n;
+	const struct tr_launch *f = launch_of(t, seq, &at);
+	uint64_t *sorted;
+	if (!f)
+		return 0;
+	sorted = xmalloc((n0 ? n0 : 1) * sizeof(*sorted));
+	if (n0)
+		memcpy(sorted, *skip, n0 * sizeof(*sorted));
+	qsort(sorted, n0, sizeof(*sorted), cmp_u64);
+	for (size_t i = at + 1; i < t->nrec; i++) {
+		const struct tr_launch *l = &t->rec[i].u.launch;
+		if (t->rec[i].type != TR_LAUNCH || (l->flags & TR_F_CAPTURED) || !same_site(f, l) ||
+		    bsearch(&l->seq, sorted, n0, sizeof(*sorted), cmp_u64))
+			continue;
+		ALLOC_GROW(*skip, *n + 1, *cap);
+		(*skip)[(*n)++] = l->seq;
+		if (crash_seq >= 0 && (uint64_t)crash_seq == l->seq)
+			*crash_in = 1;
+	}
+	free(sorted);
+	return *n - n0;
 }
 
 /* Replay path once under `guard`. */
@@ -55,8 +101,12 @@ static int replay_once(struct pool *p, const char *path, int guard, struct repla
 	return 0;
 }
 
-static void add_finding(struct hunt_result *r, const struct replay_result *res, int guard, long crash_seq)
+/* Record the launch res faulted in as a finding and leave it out of the
+ * next replays, with its repeats unless o->every_launch. */
+static void add_finding(const struct trace *t, const struct hunt_opts *o, struct hunt_result *r,
+			const struct replay_result *res, int guard, long crash_seq)
 {
+	const struct tr_launch *l;
 	struct hunt_finding *f;
 	r->f = xrealloc(r->f, (r->n + 1) * sizeof(*r->f));
 	f = &r->f[r->n];
@@ -67,8 +117,14 @@ static void add_finding(struct hunt_result *r, const struct replay_result *res, 
 	snprintf(f->error, sizeof(f->error), "%s", res->error);
 	snprintf(f->kernel, sizeof(f->kernel), "%s", res->kernel);
 	f->is_crash = crash_seq >= 0 && (uint64_t)crash_seq == f->seq;
-	f->nskip = r->n;
+	f->nskip = r->nskip;
+	l = launch_of(t, f->seq, NULL);
+	f->has_frames = l && l->nframes > 0;
 	r->n++;
+	ALLOC_GROW(r->skip, r->nskip + 1, r->askip);
+	r->skip[r->nskip++] = f->seq;
+	if (!o->every_launch)
+		f->repeats = skip_repeats(t, f->seq, crash_seq, &r->skip, &r->nskip, &r->askip, &f->crash_repeat);
 }
 
 /* One placement's pass: replay, and on each fault leave the launch out and
@@ -88,7 +144,7 @@ static int hunt_pass(const struct trace *t, struct pool *p, const struct hunt_op
 		}
 		sb_reset(&path);
 		sb_addf(&path, "%s/hunt-%zu.bin", o->workdir, r->replays);
-		if (write_hunt_trace(t, r, r->n, NULL, path.buf, &st, err) < 0)
+		if (write_hunt_trace(t, r, r->nskip, NULL, path.buf, &st, err) < 0)
 			goto out;
 		if (r->replays == 0)
 			r->st = st;
@@ -107,7 +163,7 @@ static int hunt_pass(const struct trace *t, struct pool *p, const struct hunt_op
 			ret = 0;
 			break;
 		}
-		add_finding(r, &res, guard, crash_seq);
+		add_finding(t, o, r, &res, guard, crash_seq);
 	}
 out:
 	sb_release(&path);
@@ -115,19 +171,23 @@ out:
 }
 
 /* The tensor-ends pass: guards at each block's requested end (as shrink
- * --root-cause places them), every finding left out; each launch that
- * faults is a note, left out of the next replay.  0 or -1. */
+ * --root-cause places them), every finding and its repeats left out; each
+ * launch that faults is a note, left out of the next replay with its
+ * repeats (unless o->every_launch).  0 or -1. */
 static int tensor_end_pass(const struct trace *t, struct pool *p, const struct hunt_opts *o,
 			   struct hunt_result *r, struct strbuf *err)
 {
 	struct strbuf path = STRBUF_INIT;
-	uint64_t *skip = skip_list(r, r->n);
-	size_t nskip = r->n;
+	size_t nskip = r->nskip, askip = r->nskip;
+	uint64_t *skip = xmalloc((askip ? askip : 1) * sizeof(*skip));
 	struct replay_result res;
 	struct rc_stats st;
 	int ret = -1;
+	if (nskip)
+		memcpy(skip, r->skip, nskip * sizeof(*skip));
 	while (r->nnotes < (size_t)o->max_findings) {
 		struct rc_opts ro = { 0, 1, skip, nskip };
+		const struct tr_launch *l;
 		struct hunt_finding *f;
 		sb_reset(&path);
 		sb_addf(&path, "%s/hunt-%zu.bin", o->workdir, r->replays);
@@ -147,8 +207,12 @@ static int tensor_end_pass(const struct trace *t, struct pool *p, const struct h
 		f->code = res.code;
 		snprintf(f->error, sizeof(f->error), "%s", res.error);
 		snprintf(f->kernel, sizeof(f->kernel), "%s", res.kernel);
-		skip = xrealloc(skip, (nskip + 1) * sizeof(*skip));
+		l = launch_of(t, f->seq, NULL);
+		f->has_frames = l && l->nframes > 0;
+		ALLOC_GROW(skip, nskip + 1, askip);
 		skip[nskip++] = f->seq;
+		if (!o->every_launch)
+			f->repeats = skip_repeats(t, f->seq, -1, &skip, &nskip, &askip, &f->crash_repeat);
 	}
 	ret = 0;
 out:
@@ -279,6 +343,23 @@ static void name_target(const struct trace *t, uint64_t seq, uint64_t v, struct 
 	memmap_release(&mm);
 }
 
+/* "; N later launches of it from the same line left out (...)" when f has
+ * repeats (add_finding). */
+static void describe_repeats(const struct hunt_finding *f, struct strbuf *out)
+{
+	const char *s = f->repeats == 1 ? "" : "es";
+	if (!f->repeats)
+		return;
+	if (f->has_frames)
+		sb_addf(out, "; %zu later launch%s of it from the same line left out", f->repeats, s);
+	else
+		sb_addf(out, "; %zu later launch%s of the same kernel left out", f->repeats, s);
+	if (f->crash_repeat)
+		sb_adds(out, ", the trace's own fault among them");
+	sb_addf(out, " (%s--every-launch hunts each)",
+		f->has_frames ? "" : "no Python line recorded to tell them apart; ");
+}
+
 void hunt_describe(const struct trace *t, const struct hunt_finding *f, struct strbuf *out)
 {
 	const struct tr_launch *l = launch_of(t, f->seq, NULL);
@@ -317,6 +398,7 @@ void hunt_describe(const struct trace *t, const struct hunt_finding *f, struct s
 		if (!any)
 			sb_adds(out, "none recorded");
 	}
+	describe_repeats(f, out);
 	sb_release(&py);
 	free(k);
 }
@@ -344,6 +426,7 @@ void hunt_describe_note(const struct trace *t, const struct hunt_finding *f, str
 		sb_addf(out, "%sparam %u = ", any++ ? "; " : ": ", q);
 		name_block(out, &b);
 	}
+	describe_repeats(f, out);
 	sb_release(&py);
 	free(k);
 }
@@ -353,6 +436,7 @@ void hunt_result_release(struct hunt_result *r)
 	if (!r)
 		return;
 	free(r->notes);
+	free(r->skip);
 	for (size_t i = 0; i < r->n; i++)
 		free(r->f[i].diag);
 	free(r->f);

@@ -9,8 +9,11 @@
  * plain allocations keep theirs.  It is replayed with guard placement flush
  * at the end (overruns), then at the start (underruns).  A launch that
  * faults is a finding; the context is dead, so the next replay leaves that
- * launch out (rc_opts.skip) and goes on, up to a bound.  Replays run in a
- * worker pool (replay/pool.h): no CUDA here.
+ * launch out (rc_opts.skip) and goes on, up to a bound.  Every later launch
+ * from the same call site (same kernel, same Python stack; without frames
+ * the same kernel) is left out with it, unless hunt_opts.every_launch: a
+ * training loop's buggy kernel is one finding, not one a step.  Replays run
+ * in a worker pool (replay/pool.h): no CUDA here.
  *
  * Used by src/cmd-hunt.c, which prints the findings, shrinks the first
  * (hunt_cut gives its trace) and runs a captured command's processes.
@@ -33,7 +36,12 @@ struct hunt_finding {
 	char error[64];
 	char kernel[512];
 	int is_crash;            /* it is the trace's own FAULT launch (not silent) */
-	size_t nskip;            /* findings before it left out of the replay that found it */
+	size_t nskip;            /* entries of hunt_result.skip in force in the replay that found
+				    it (the findings before it and their repeats) */
+	size_t repeats;          /* later launches from its call site left out with it */
+	int crash_repeat;        /* the trace's own FAULT launch is one of those repeats */
+	int has_frames;          /* its launch has Python frames (repeats: same stack, else
+				    same kernel only) */
 	char *diag;              /* compute-sanitizer's diagnosis of it (malloc'ed), or NULL */
 };
 
@@ -45,11 +53,17 @@ struct hunt_opts {
 	int keep;                /* keep the replayed traces (workdir/hunt-N.bin) */
 	int tensor_ends;         /* one more pass, guards at each tensor's requested end: what
 				    faults only there stays within its allocator block (notes) */
+	int every_launch;        /* hunt each launch on its own: do not leave a finding's later
+				    launches from the same call site out with it */
 };
 
 struct hunt_result {
 	struct hunt_finding *f;
 	size_t n;
+	uint64_t *skip;          /* captured seqs left out of the replays, in order: each
+				    finding's seq, then its repeats (finding k's replay left
+				    out the first f[k].nskip) */
+	size_t nskip, askip;
 	struct hunt_finding *notes; /* tensor_ends: launches that fault past a tensor's requested
 				    bytes but not past its allocator block (legal there) */
 	size_t nnotes;
@@ -65,8 +79,8 @@ struct hunt_result {
  * err when no replay could run (no GPU, workers not starting, a write). */
 int hunt_run(const struct trace *t, const struct hunt_opts *o, struct hunt_result *r, struct strbuf *err);
 
-/* Write finding k's trace at path: blockified with rounded sizes, the
- * findings before it left out, cut after its launch with a FAULT record
+/* Write finding k's trace at path: blockified with rounded sizes, what its
+ * replay left out (the findings before it and their repeats) left out, cut after its launch with a FAULT record
  * naming it (ready for shrink and diagnose).  0 or -1 with err. */
 int hunt_cut(const struct trace *t, const struct hunt_result *r, size_t k, const char *path,
 	     struct strbuf *err);
@@ -74,7 +88,8 @@ int hunt_cut(const struct trace *t, const struct hunt_result *r, size_t k, const
 /* One line for finding f: launch, kernel, Python line, placement and what
  * it touched: with f->diag, "wrote|read D past the end of param P = tensor
  * T (N B, block R B, allocated at file:line)"; without, the tensors its
- * pointer parameters point into. */
+ * pointer parameters point into; then, when f->repeats, how many later
+ * launches from its line were left out with it. */
 void hunt_describe(const struct trace *t, const struct hunt_finding *f, struct strbuf *out);
 
 /* The innermost Python frame of launch seq outside site-packages (file:line

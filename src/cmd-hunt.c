@@ -38,19 +38,23 @@
 #include "repro/side-repro.h"
 
 static const char usage_str[] =
-	"usage: gpureduce hunt [-o DIR] [--max-findings=N] [--no-start] [--tensor-ends] [--no-shrink] [--no-diagnose]\n"
-	"                      [-j N] [--time-limit=S] [--candidate-timeout=S] [--keep-work] [--quiet]\n"
+	"usage: gpureduce hunt [-o DIR] [--max-findings=N] [--every-launch] [--no-start] [--tensor-ends] [--no-shrink]\n"
+	"                      [--no-diagnose] [-j N] [--time-limit=S] [--candidate-timeout=S] [--keep-work] [--quiet]\n"
 	"                      (TRACE... | -- CMD ARGS...)\n\n"
 	"Replays TRACE (a run that ended clean, or the window before its fault) with every\n"
 	"buffer and every allocator block (capture --tensors) against an unmapped guard: once\n"
 	"flush at the end (the guard where the allocator's rounded block ends, so reads within\n"
 	"a block stay legal), once at the start.  Each launch that faults is a finding; it is\n"
-	"left out of the next replay and the hunt goes on (at most --max-findings, default 8).\n"
+	"left out of the next replay, with every later launch of the same kernel from the same\n"
+	"Python line (the same kernel alone when no Python line was recorded), and the hunt goes\n"
+	"on (at most --max-findings, default 8).\n"
 	"The first finding is reduced like a crash (guard placement only): DIR/repro.cu,\n"
 	"repro.bin and repro.yaml (-o DIR, default hunt-repro).  `-- CMD`: capture CMD with\n"
 	"--tensors into DIR (every CUDA process it starts: one trace each) and hunt them all;\n"
 	"each finding names the test that ran (PYTEST_CURRENT_TEST) when there was one.\n"
 	"  --max-findings=N     stop after N findings (1 to 1000)\n"
+	"  --every-launch       hunt each launch on its own: a finding's later launches from its\n"
+	"                       line are replayed, and each that faults is a finding of its own\n"
 	"  --no-start           guards at the end only (overruns, not underruns)\n"
 	"  --tensor-ends        one more pass with guards at each tensor's requested end: a launch\n"
 	"                       that faults only there stays within its allocator block (legal);\n"
@@ -439,6 +443,8 @@ int cmd_hunt(int argc, char **argv)
 		} else if (opts_double(&op, "--time-limit", &c.so.time_limit, 0, 1e9)) {
 		} else if (opts_double(&op, "--candidate-timeout", &c.so.cand_timeout, 0.01, 1e9)) {
 			c.ho.timeout = c.so.cand_timeout > 60 ? c.so.cand_timeout : 60;
+		} else if (opts_flag(&op, "--every-launch")) {
+			c.ho.every_launch = 1;
 		} else if (opts_flag(&op, "--tensor-ends")) {
 			c.ho.tensor_ends = 1;
 		} else if (opts_flag(&op, "--no-start")) {

@@ -9,7 +9,8 @@
 # but within the allocator's rounded block is legal and must not be
 # reported (the guard sits at the rounded block end).  The clean variant
 # hunts clean.  The first finding becomes repro.cu, which faults (gcc
-# against the double).
+# against the double).  Each launch has a Python line of its own (hunt
+# leaves a finding's later launches from the same line out: t5102).
 . tests/cli/test-lib.sh
 
 on_double nvcc no-sanitizer plain-path
@@ -40,14 +41,14 @@ block $E 4096 $SEG initial at=/home/u/train.py:14:main
 block $F 2048 $SEG initial at=/home/u/train.py:15:main
 h2d $E 4096 $2
 note test: tests/test_model.py::test_pad (call)
-launch _Z13scale_nocheckPfPKfi 4 256 ptr:$A ptr:$IN i32:1024
+launch _Z13scale_nocheckPfPKfi 4 256 ptr:$A ptr:$IN i32:1024 frame=/home/u/train.py:20:main
 note test: tests/test_model.py::test_scale (call)
-launch _Z13scale_nocheckPfPKfi $1 256 ptr:$B ptr:$IN i32:1024
-launch _Z7add_onePfi 4 256 ptr:$C i32:1024
+launch _Z13scale_nocheckPfPKfi $1 256 ptr:$B ptr:$IN i32:1024 frame=/home/u/train.py:21:main
+launch _Z7add_onePfi 4 256 ptr:$C i32:1024 frame=/home/u/train.py:22:main
 note test: tests/test_model.py::test_gather (call)
-launch _Z6gatherPfPKfPKxi 2 256 ptr:$C ptr:$D ptr:$E i32:512
+launch _Z6gatherPfPKfPKxi 2 256 ptr:$C ptr:$D ptr:$E i32:512 frame=/home/u/train.py:23:main
 note test: tests/test_model.py::test_tail (call)
-launch _Z13scale_nocheckPfPKfi $3 256 ptr:$F ptr:$IN i32:512
+launch _Z13scale_nocheckPfPKfi $3 256 ptr:$F ptr:$IN i32:512 frame=/home/u/train.py:24:main
 end 0
 EOT
 }
@@ -91,8 +92,8 @@ n=$(grep -c "^finding" f.txt)
 [ "$n" = 3 ] && ok "three findings" || fail "$n findings, not 3"
 check_grep "finding 1: the overrun of B, under end guards, with its test" \
 	"^finding 1: test tests/test_model.py::test_scale (call): launch #1 " f.txt
-check_grep "  ...launch, kernel, placement" \
-	"launch #1 scale_nocheck(float\*, float const\*, int) faulted under end guards (CUDA_ERROR_ILLEGAL_ADDRESS)" f.txt
+check_grep "  ...launch, kernel, Python line, placement" \
+	"launch #1 scale_nocheck(float\*, float const\*, int) at /home/u/train.py:21 in main faulted under end guards (CUDA_ERROR_ILLEGAL_ADDRESS)" f.txt
 check_grep "  ...its tensors, with allocation sites" \
 	"param 0 = tensor $B (4 KiB\|param 0 = tensor $B (4096 B" f.txt
 check_grep "finding 2: past the first fault, the later overrun (test_tail)" \
