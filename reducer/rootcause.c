@@ -49,6 +49,8 @@ struct rc {
 	struct rc_stats *st;
 	struct strbuf *err;
 	const struct rc_opts *o; /* NULL: requested sizes, no launch skipped */
+	uint64_t *skip;          /* o->skip sorted (hunt's lists grow with every finding's repeats) */
+	size_t nskip;
 };
 
 int rc_has_blocks(const struct trace *t)
@@ -148,13 +150,16 @@ static uint64_t blk_size(const struct rc *R, const struct tr_block *k)
 	return n ? n : 1;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
 /* 1 when launch seq is one rc_opts.skip lists. */
 static int skipped(const struct rc *R, uint64_t seq)
 {
-	for (size_t i = 0; R->o && i < R->o->nskip; i++)
-		if (R->o->skip[i] == seq)
-			return 1;
-	return 0;
+	return R->nskip && bsearch(&seq, R->skip, R->nskip, sizeof(*R->skip), cmp_u64) != NULL;
 }
 
 /* ev: what a tw_* call returned.  0, or -1 with the message in R->err. */
@@ -458,6 +463,12 @@ int rc_blockify_opts(const struct trace *in, const char *out_path, const struct 
 	R.st = st;
 	R.err = err;
 	R.o = o;
+	if (o && o->nskip) {
+		R.skip = xmalloc(o->nskip * sizeof(*R.skip));
+		memcpy(R.skip, o->skip, o->nskip * sizeof(*R.skip));
+		qsort(R.skip, o->nskip, sizeof(*R.skip), cmp_u64);
+		R.nskip = o->nskip;
+	}
 	R.w = (struct trace_writer)TRACE_WRITER_INIT;
 	find_segments(&R);
 	if (!R.nb && !(o && o->allow_none)) {
@@ -493,6 +504,7 @@ out:
 	free(R.b);
 	free(R.order);
 	free(R.split);
+	free(R.skip);
 	return ret;
 }
 
