@@ -52,7 +52,7 @@ clean_env_ok() {
 		ce_var=${ce_w%%=*}
 		case $ce_var in *[!A-Za-z0-9_]*) echo "$1: bad variable name '$ce_var'"; return 1 ;; esac
 		# shellcheck disable=SC2086 # one word a path (no spaces in the samples' names)
-		if ! grep -q -E "(getenv|environ\.get|environ\[)[[:space:]]*\(?[[:space:]]*[\"']$ce_var[\"']" $ce_srcs; then
+		if ! grep -q -E "(getenv|environ\.get|environ\[)[[:space:]]*\(?[[:space:]]*[\"']${ce_var}[\"']" $ce_srcs; then
 			echo "$1: $ce_var (clean_env) is read nowhere in its sources:" $ce_srcs
 			return 1
 		fi
@@ -140,7 +140,7 @@ echo "hunt: 1 process(es), 0 finding(s); the program ran 0.01 s under capture, t
 exit 0
 EOF
 chmod +x "$R/build/gpureduce"
-fake() {   # fake NAME TIMEOUT CLEAN_ENV_LINE RUN
+fake() {   # fake NAME TIMEOUT CLEAN_ENV_LINE RUN [PROCESSES]
 	mkdir -p "$R/samples/$1"
 	{
 		echo "name: $1"
@@ -148,6 +148,7 @@ fake() {   # fake NAME TIMEOUT CLEAN_ENV_LINE RUN
 		echo "build: echo built >built.txt"
 		echo "run: $4"
 		[ -n "$3" ] && echo "$3"
+		[ -n "${5:-}" ] && echo "processes: $5"
 		echo "expect:"
 		echo "  errors: [CUDA_ERROR_ILLEGAL_ADDRESS]"
 		echo "timeout: $2"
@@ -158,23 +159,26 @@ fake finds 10 "clean_env: FINDS_CLEAN=1" 'echo OVERRUN'
 fake crashes 10 "clean_env: CRASHES_CLEAN=1" 'exit 3'
 fake slow 1 "clean_env: SLOW_CLEAN=1" 'sleep 30'
 fake plain 10 "" 'echo OVERRUN'
+fake twoproc 10 "clean_env: TWOPROC_CLEAN=1" 'echo fixed' 2
 export HUNT_CLEAN_JOBS=2 HUNT_CLEAN_DEADLINE=60
 unset HUNT_CLEAN_OUT GPU_TEST_OUT
 check_exit "hunt-clean: failures -> exit 1" 1 env BUILD="$R/build" bash "$R/tests/gpu/hunt-clean.sh"
 cp "$TMP/.out" "$TMP/hc.out"
-check_grep "  ...1 passed, 3 failed (plain has no clean_env: not run)" "^1 passed, 3 failed" "$TMP/hc.out"
+check_grep "  ...1 passed, 4 failed (plain has no clean_env: not run)" "^1 passed, 4 failed" "$TMP/hc.out"
 check_grep "  ...good: exit 0 natively and clean under hunt: PASS" "^good  *| 0  *| 0  *| clean (1 process(es)).*| PASS" "$TMP/hc.out"
 check_grep "  ...finds: hunt exit 1 with its finding: FAIL" "^finds  *| 0  *| 1  *| 1 finding(s): finding 1: launch #3 scale_kernel.*| FAIL" "$TMP/hc.out"
 check_grep "  ...crashes: native exit 3: FAIL" "^crashes  *| 3  *| 0 .*the program exited 3 under capture.*| FAIL" "$TMP/hc.out"
 check_grep "  ...slow: the sample's timeout ends the native run: FAIL" "^slow  *| 124  *| 124 .*| FAIL" "$TMP/hc.out"
+check_grep "  ...twoproc: one process hunted clean of the 2 it starts: FAIL" "^twoproc  *| 0  *| 0  *| clean (1 process(es)) .*| FAIL" "$TMP/hc.out"
 check_grep "  ...the failures' reasons" "finds: FAIL: hunt exited 1 with 1 finding(s)" "$TMP/hc.out"
+check_grep "  ...the processes counted" "twoproc: FAIL: hunt exited 0 with 0 finding(s) and 1 clean process(es) of the 2 the sample starts" "$TMP/hc.out"
 check_grep "  ...and log tails" "| finding 1: launch #3" "$TMP/hc.out"
 if grep -q '^plain ' "$TMP/hc.out"; then fail "  ...plain (no clean_env) is left out"; else ok "  ...plain (no clean_env) is left out"; fi
 check "  ...the build step ran in the sample folder" test -f "$R/samples/good/built.txt"
 check "  ...a log per step under build/hunt-clean/NAME" test -s "$R/build/hunt-clean/good/hunt.log" -a \
 	-s "$R/build/hunt-clean/good/native.log" -a -s "$R/build/hunt-clean/good/build.log"
 check_grep "  ...the clean variant's native run had the clean_env" "^fixed" "$R/build/hunt-clean/good/native.log"
-check_grep "  ...summary.txt ends with the count" "^1 passed, 3 failed" "$R/build/hunt-clean/summary.txt"
+check_grep "  ...summary.txt ends with the count" "^1 passed, 4 failed" "$R/build/hunt-clean/summary.txt"
 check_exit "hunt-clean good: exit 0" 0 env BUILD="$R/build" bash "$R/tests/gpu/hunt-clean.sh" good
 check_grep "  ...1 passed, 0 failed" "^1 passed, 0 failed" "$TMP/.out"
 check_exit "hunt-clean plain (named, no clean_env): exit 1" 1 env BUILD="$R/build" bash "$R/tests/gpu/hunt-clean.sh" plain

@@ -12,9 +12,9 @@
 #                                                         -> native.log
 #   hunt     env CLEAN_ENV gpureduce hunt --no-shrink --no-diagnose -o hunt
 #            -- bash -c "$RUN" must exit 0, print "clean (no launch faulted
-#            ..." (one such line per CUDA process) and no finding; a program
-#            that exits non-zero under capture fails it too (its trace is
-#            only part of the run)                        -> hunt.log
+#            ..." once per CUDA process (at least sample.yaml's processes:)
+#            and no finding; a program that exits non-zero under capture
+#            fails it too (its trace is only part of the run) -> hunt.log
 # The samples run in parallel, HUNT_CLEAN_JOBS (4) at a time, the longest
 # (by sample.yaml timeout) first so the short CUDA C ones fill in at the
 # end.  Every step runs under `timeout`, cut to what is left of a global
@@ -136,9 +136,10 @@ clean_sample() {
 			why="$why; $(grep -a -m1 -o 'the program exited [0-9]* under capture' "$w/hunt.log")"
 			logs="$logs hunt.log"
 		fi
-		if [ "$hrc" -ne 0 ] || [ "$nc" -eq 0 ] || [ "$nf" -gt 0 ]; then
+		if [ "$hrc" -ne 0 ] || [ "$nc" -lt "$PROCESSES" ] || [ "$nc" -eq 0 ] || [ "$nf" -gt 0 ]; then
 			ok=0
-			why="$why; hunt exited $hrc with $nf finding(s)${first:+ (first: $first)} and $nc clean line(s)"
+			why="$why; hunt exited $hrc with $nf finding(s)${first:+ (first: $first)} and $nc clean"
+			why="$why process(es) of the $PROCESSES the sample starts"
 			case " $logs " in *" hunt.log "*) ;; *) logs="$logs hunt.log" ;; esac
 		fi
 	fi
