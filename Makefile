@@ -4,6 +4,7 @@
 #   make test       the CPU suite (what CI runs): unit, CLI and driver-double tests
 #   make demo       on a GPU machine: capture, shrink and run a repro of samples/oob-write
 #   make gpu-test   on a GPU machine: every sample through capture/replay/shrink/repro
+#   make hunt-clean on a GPU machine: every sample's clean variant must hunt clean
 #   make bench      on a GPU machine: capture overhead and shrink speed tables,
 #                   then bench-hostfed (BENCH_SKIP_HOSTFED=1: not) and bench-trace
 #                   (BENCH_SKIP_TRACE=1: not)
@@ -54,7 +55,7 @@ HAVE_CUPTI := $(wildcard $(CUDA)/include/cupti.h)
 CUPTI_DIRS := $(CUDA)/lib64 $(CUDA)/lib $(CUDA)/targets/x86_64-linux/lib $(CUDA)/extras/CUPTI/lib64
 CAPTURE_LIB := $(if $(HAVE_CUPTI),$(BUILD)/libgpureduce-capture.so)
 
-.PHONY: all test unit-test cli-test gpu-test demo bench bench-hostfed bench-gpus bench-trace bench-hunt bench-cpu long-run install uninstall clean fuzz fuzz-run deps deps-fuzz
+.PHONY: all test unit-test cli-test gpu-test hunt-clean demo bench bench-hostfed bench-gpus bench-trace bench-hunt bench-cpu long-run install uninstall clean fuzz fuzz-run deps deps-fuzz
 all: $(BUILD)/gpureduce $(CAPTURE_LIB) $(BUILD)/libgpureduce-nvrtc.so
 
 # Before anything compiles: the headers (xxhash.h, zstd.h, yaml.h) and the

@@ -29,6 +29,10 @@ $(BUILD)/sampleinfo: tests/gpu/sampleinfo.c | deps
 gpu-test: $(GPU_DEPS)
 	@BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/gpu-test.sh
 
+# every sample's clean variant (clean_env:) runs and hunts clean (issue 28)
+hunt-clean: $(GPU_DEPS)
+	@BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/hunt-clean.sh
+
 demo: $(GPU_DEPS)
 	@BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/demo.sh
 

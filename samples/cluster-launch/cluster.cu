@@ -10,9 +10,12 @@
 //
 // Build: nvcc -O2 -arch=sm_90 -o cluster cluster.cu
 // Exit: 0 if every pass ran (it does not), 1 on the first CUDA error.
+// CLUSTER_LAUNCH_CLEAN=1: a row too narrow for the header gets the minimum
+// pitch of 2 floats instead of a wrapped one: exits 0.
 #include <cooperative_groups.h>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <cuda_runtime.h>
 
 namespace cg = cooperative_groups;
@@ -70,6 +73,15 @@ static void launch_pair_sum(const float *in, float *out, int n, unsigned pitch, 
 	CHECK("cudaLaunchKernelEx(pair_sum)", cudaLaunchKernelEx(&cfg, pair_sum, in, out, n, pitch));
 }
 
+// CLUSTER_LAUNCH_CLEAN=1 runs the same program with its bug fixed
+// (the pitch never wraps): the clean variant, which must run
+// and hunt clean (issue 28, tests/gpu/hunt-clean.sh).
+static int clean_variant(void)
+{
+	const char *v = getenv("CLUSTER_LAUNCH_CLEAN");
+	return v && strcmp(v, "1") == 0;
+}
+
 int main()
 {
 	const int n = 4096, blocks = n / 256, clusters = blocks / 2;
@@ -85,6 +97,8 @@ int main()
 		// floats per row after a 2-float header: 2, 2, then 1 - 2, which
 		// wraps to 4294967295 (BUG: the header does not fit a 32-byte row)
 		unsigned pitch = widths[pass] / 32u - 2u;
+		if (clean_variant() && widths[pass] / 32u < 4u)
+			pitch = 2;   // the fix: never below the 2 floats a cluster writes
 		warm<<<blocks, 256>>>(x, n);
 		CHECK("warm", cudaGetLastError());
 		launch_pair_sum(x, out, n, pitch, blocks);

@@ -16,6 +16,10 @@ Backends (DDP_BACKEND=nccl|gloo): nccl when there is a GPU per rank (its
 all-reduce kernels run on the GPU, and gpureduce folds them away), else gloo
 (NCCL refuses two ranks on one GPU), so it also runs on a 1-GPU machine.
 
+DDP_TRAIN_CLEAN=1 runs the same job with the exporter fixed (rank 1's shard
+holds token ids only): the clean variant, which must run and hunt clean
+(issue 28).
+
 Usage: python3 -m torch.distributed.run --standalone --nproc_per_node=2 train.py
 """
 import os
@@ -35,6 +39,7 @@ BATCH = 64
 STEPS = 20
 FAULT_STEP = 12     # rank 1's shard goes bad here
 BAD_TOKEN = (1 << 32) + 7
+CLEAN = os.environ.get("DDP_TRAIN_CLEAN") == "1"
 
 
 @triton.jit
@@ -55,7 +60,7 @@ def gather_rows(table, ids):
 
 def shard_batch(gen, rank, step, dev):
     ids = torch.randint(0, N_ROWS, (BATCH,), generator=gen, dtype=torch.int64)
-    if rank == 1 and step >= FAULT_STEP:
+    if rank == 1 and step >= FAULT_STEP and not CLEAN:   # CLEAN: the fixed exporter
         ids[17] = BAD_TOKEN     # the exporter's bug
     y = ids % N_CLASSES
     return ids.to(dev), y.to(dev)

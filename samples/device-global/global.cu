@@ -11,8 +11,12 @@
 //
 // Build: nvcc -O2 -arch=sm_90 -o global global.cu
 // Exit: 1 on the first CUDA error (expected), 0 if it ran clean.
+// DEVICE_GLOBAL_CLEAN=1: the kernel counts into `hits` itself (an int, no
+// byte offset; the module flag `int_counter`, set once by the host with
+// cudaMemcpyToSymbol like `limit`): exits 0.
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <cuda_runtime.h>
 
 #define CHECK(what, call) do { \
@@ -25,13 +29,27 @@
 
 __device__ int hits;         // records seen, all kinds
 __device__ int limit;        // set by the host with cudaMemcpyToSymbol
+__device__ int int_counter;  // 1 in the clean variant (the fix), else 0
 
 // Count one record of `kind`; BUG: byte offsets into an int counter.
 __global__ void count_kind(const int *records, int n, int kind)
 {
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
-	if (i < n && i < limit && records[i] == kind && i == 0)
-		*(int *)((char *)&hits + kind) += 1;
+	if (i < n && i < limit && records[i] == kind && i == 0) {
+		if (int_counter)     // the fix (clean variant only)
+			hits += 1;
+		else
+			*(int *)((char *)&hits + kind) += 1;
+	}
+}
+
+// DEVICE_GLOBAL_CLEAN=1 runs the same program with its bug fixed
+// (an int counter, no byte offset): the clean variant, which must run
+// and hunt clean (issue 28, tests/gpu/hunt-clean.sh).
+static int clean_variant(void)
+{
+	const char *v = getenv("DEVICE_GLOBAL_CLEAN");
+	return v && strcmp(v, "1") == 0;
 }
 
 int main(void)
@@ -41,6 +59,10 @@ int main(void)
 
 	CHECK("cudaMalloc", cudaMalloc(&records, sizeof(h)));
 	CHECK("set limit", cudaMemcpyToSymbol(limit, &host_limit, sizeof(int)));
+	if (clean_variant()) {
+		int one = 1;
+		CHECK("set int_counter", cudaMemcpyToSymbol(int_counter, &one, sizeof(int)));
+	}
 	for (int step = 0; step < STEPS; step++) {
 		int kind = step < 4 ? 0 : 1;   // the first kind-1 record arrives at step 4
 		for (int i = 0; i < N; i++)

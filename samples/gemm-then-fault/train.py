@@ -8,8 +8,13 @@ step 6 the router's top-1 index is taken from the wrong tensor (a hashed
 token id, 1 << 28, instead of an expert number < 8), and the load, which
 has no mask, reads (1 << 28) * 64 * 2 bytes = 32 GiB past the bias table.
 
+GEMM_THEN_FAULT_CLEAN=1 runs the same steps with the router fixed (the
+argmax stays the index tensor): the clean variant, which must run and hunt
+clean (issue 28).
+
 Usage: python3 train.py   (no build step; Triton compiles on first use)
 """
+import os
 import sys
 
 import torch
@@ -21,6 +26,7 @@ N_EXPERTS = 8
 TOKENS = 256
 STEPS = 10
 BAD_STEP = 6
+CLEAN = os.environ.get("GEMM_THEN_FAULT_CLEAN") == "1"
 
 
 @triton.jit
@@ -45,7 +51,7 @@ def main():
         h = torch.relu(x @ w1) @ w2                   # two cuBLAS bf16 GEMMs
         logits = h @ router
         expert = logits.argmax(dim=1)
-        if step >= BAD_STEP:
+        if step >= BAD_STEP and not CLEAN:            # CLEAN: the fix
             expert = token_hash                       # BUG: the wrong index tensor
         out = torch.empty_like(h)
         expert_gather_kernel[(TOKENS,)](expert, bias, out, D=D)

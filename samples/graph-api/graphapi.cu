@@ -19,8 +19,11 @@
 //
 // Build: nvcc -O2 -arch=sm_90 -o graphapi graphapi.cu
 // Exit: 1 on the first CUDA error (expected), 0 if it ran clean.
+// GRAPH_API_CLEAN=1: the window start is clamped at row 0 while the
+// utterance is shorter than the window (no unsigned wrap): exits 0.
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <cuda_runtime.h>
 
 #define CHECK(what, call) do { \
@@ -59,6 +62,15 @@ __global__ void window_sum(float *sums, const float *rows, unsigned first_row, i
 	sums[d] = s;
 }
 
+// GRAPH_API_CLEAN=1 runs the same program with its bug fixed
+// (the window start clamped at row 0): the clean variant, which must run
+// and hunt clean (issue 28, tests/gpu/hunt-clean.sh).
+static int clean_variant(void)
+{
+	const char *v = getenv("GRAPH_API_CLEAN");
+	return v && strcmp(v, "1") == 0;
+}
+
 int main(void)
 {
 	float *rows, *sums, *staging;
@@ -74,6 +86,7 @@ int main(void)
 	static float h_staging[DIM];
 	cudaMemsetParams ms = {};
 	unsigned pos = HISTORY;   // frames into the utterance
+	const int clean = clean_variant();
 
 	CHECK("cudaMalloc rows", cudaMalloc(&rows, (size_t)RING * DIM * sizeof(float)));
 	CHECK("cudaMalloc sums", cudaMalloc(&sums, DIM * sizeof(float)));
@@ -109,6 +122,8 @@ int main(void)
 		row = pos % RING;
 		t = (float)frame;
 		first_row = pos - HISTORY + 1;   // BUG: wraps when pos < HISTORY - 1
+		if (clean && pos + 1 < HISTORY)
+			first_row = 0;   // the fix: the window starts at the ring's first row
 		kp.func = (void *)append_row;
 		kp.kernelParams = append_args;
 		CHECK("update append_row", cudaGraphExecKernelNodeSetParams(exec, n_append, &kp));

@@ -10,8 +10,13 @@ kernel traps with CUDA_ERROR_ASSERT.  gpureduce records the generated
 module's path and the kernel's source (issue 24): repro.cu names its
 parameters and report.md quotes the assertion.
 
+INDUCTOR_ASSERT_CLEAN=1 runs the same steps with the tokenizer's off-by-one
+fixed (end-of-text is id VOCAB - 1): the clean variant, which must run and
+hunt clean (issue 28).
+
 Usage: python3 train.py
 """
+import os
 import sys
 import time
 
@@ -23,6 +28,7 @@ DIM = 64
 BATCH = 512
 STEPS = 20
 UPGRADE_STEP = 12
+CLEAN = os.environ.get("INDUCTOR_ASSERT_CLEAN") == "1"
 
 inductor_config.assert_indirect_indexing = True   # the default; said here on purpose
 
@@ -42,7 +48,7 @@ def main():
     for step in range(STEPS):
         ids = torch.randint(0, VOCAB, (BATCH,), generator=gen)
         if step >= UPGRADE_STEP:
-            ids[100] = VOCAB              # the new tokenizer's end-of-text id
+            ids[100] = VOCAB - 1 if CLEAN else VOCAB   # the new end-of-text id (CLEAN: the fix)
         out = embed(table, ids.to(dev), scale)
         torch.cuda.synchronize()
         print(f"step {step}: mean {out.mean().item():.4f} ({time.time() - t:.1f} s)", flush=True)

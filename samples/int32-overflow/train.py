@@ -17,8 +17,13 @@ before x) reads inside the output buffer and the store is what faults.
 Only 16 blocks go wild, so compute-sanitizer (shrink's site check) has few
 faulting threads to report.  The script dies with the usual RuntimeError.
 
+INT32_OVERFLOW_CLEAN=1 runs the same steps with the offsets in int64 (the
+fix, through the constexpr INT64: the default build is the same kernel as
+before): the clean variant, which must run and hunt clean (issue 28).
+
 Usage: python3 train.py   (no build step; Triton compiles on first use)
 """
+import os
 import sys
 import time
 
@@ -29,11 +34,14 @@ import triton.language as tl
 BLOCK = 1024
 SMALL_STEPS = 3
 BIG_N = 2**31 + 2**14          # elements: just past what int32 offsets can index
+CLEAN = os.environ.get("INT32_OVERFLOW_CLEAN") == "1"
 
 
 @triton.jit
-def scale_kernel(x_ptr, out_ptr, n, scale, BLOCK: tl.constexpr):
+def scale_kernel(x_ptr, out_ptr, n, scale, BLOCK: tl.constexpr, INT64: tl.constexpr):
     pid = tl.program_id(0)
+    if INT64:   # the fix (clean variant only; a compile-time branch)
+        pid = pid.to(tl.int64)
     # BUG: int32 arithmetic; should be pid.to(tl.int64) * BLOCK
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
@@ -43,7 +51,7 @@ def scale_kernel(x_ptr, out_ptr, n, scale, BLOCK: tl.constexpr):
 
 def scale(x, out, s):
     n = x.numel()
-    scale_kernel[(triton.cdiv(n, BLOCK),)](x, out, n, s, BLOCK=BLOCK)
+    scale_kernel[(triton.cdiv(n, BLOCK),)](x, out, n, s, BLOCK=BLOCK, INT64=CLEAN)
     return out
 
 

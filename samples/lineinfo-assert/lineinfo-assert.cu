@@ -3,9 +3,15 @@
 // which the binning formula maps to bin == bins) trips it.  The assert's
 // own message names this file and line; gpureduce's repro.cu and report
 // show these lines with the faulting one marked (issue 24).
+// LINEINFO_ASSERT_CLEAN=1: the top reading goes into the last bin (the module
+// flag `clamp_top`, set once by the host): the assert holds, exits 0.
 #include <cassert>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <cuda_runtime.h>
+
+__device__ int clamp_top;   // 1 in the clean variant (the fix), else 0
 
 __global__ void histogram(const float *x, unsigned *hist, int n, int bins)
 {
@@ -13,8 +19,19 @@ __global__ void histogram(const float *x, unsigned *hist, int n, int bins)
 	if (i >= n)
 		return;
 	int bin = (int)(x[i] * bins);          // x in [0, 1]: x == 1.0 gives bins
+	if (clamp_top && bin == bins)          // the fix (clean variant only)
+		bin = bins - 1;
 	assert(bin >= 0 && bin < bins);
 	atomicAdd(&hist[bin], 1u);
+}
+
+// LINEINFO_ASSERT_CLEAN=1 runs the same program with its bug fixed
+// (x == 1.0 counted in the last bin): the clean variant, which must run
+// and hunt clean (issue 28, tests/gpu/hunt-clean.sh).
+static int clean_variant(void)
+{
+	const char *v = getenv("LINEINFO_ASSERT_CLEAN");
+	return v && strcmp(v, "1") == 0;
 }
 
 int main()
@@ -24,6 +41,10 @@ int main()
 	unsigned *hist;
 	cudaMalloc(&x, n * sizeof(float));
 	cudaMalloc(&hist, bins * sizeof(unsigned));
+	if (clean_variant()) {
+		int one = 1;
+		cudaMemcpyToSymbol(clamp_top, &one, sizeof(one));
+	}
 	for (int step = 0; step < 8; step++) {
 		for (int i = 0; i < n; i++)
 			hx[i] = (float)((i * 2654435761u + step) % 1000003u) / 1000003.0f;

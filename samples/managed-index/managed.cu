@@ -19,8 +19,11 @@
 //
 // Build: nvcc -O2 -arch=sm_90 -o managed managed.cu
 // Exit: 1 on the first CUDA error (expected), 0 if it ran clean.
+// MANAGED_INDEX_CLEAN=1: the loader pads the ragged batch with row 0, a valid
+// row (the padded rows are gathered and ignored): exits 0.
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <cuda_runtime.h>
 
 #define CHECK(what, call) do { \
@@ -62,6 +65,15 @@ static unsigned sample_row(int s)
 	return (unsigned)(((unsigned long long)s * 2654435761u) % ROWS);
 }
 
+// MANAGED_INDEX_CLEAN=1 runs the same program with its bug fixed
+// (padding with a valid row): the clean variant, which must run
+// and hunt clean (issue 28, tests/gpu/hunt-clean.sh).
+static int clean_variant(void)
+{
+	const char *v = getenv("MANAGED_INDEX_CLEAN");
+	return v && strcmp(v, "1") == 0;
+}
+
 int main(void)
 {
 	float *table, *out, *acc;
@@ -71,6 +83,7 @@ int main(void)
 	float *h_table = (float *)malloc(table_bytes);
 	static float h_acc[BATCH * DIM];
 	double total = 0;
+	const unsigned pad = clean_variant() ? 0u : (unsigned)-1;   // the fix: row 0
 
 	if (!h_table)
 		return 2;
@@ -88,7 +101,7 @@ int main(void)
 		// the CPU refills the managed index table in place
 		for (int i = 0; i < BATCH; i++)
 			idx[i] = first + i < SAMPLES ? sample_row(first + i)
-						     : (unsigned)-1;   // BUG: padding "no row"
+						     : pad;   // BUG: padding "no row" (-1)
 		printf("managed: step %d, %d samples\n", step,
 		       SAMPLES - first < BATCH ? SAMPLES - first : BATCH);
 		gather_rows<<<BATCH, DIM>>>(out, table, idx, BATCH);

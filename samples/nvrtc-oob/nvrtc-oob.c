@@ -5,11 +5,14 @@
  * (computed with a wrapping unsigned subtraction) lands 32 GiB past the
  * grid.  gpureduce capture records the program's source and options
  * (issue 24); its repro.cu shows the kernel's own text.
+ * NVRTC_OOB_CLEAN=1: the host keeps a particle that left the box in the
+ * border cell (cell ids clamped to [0, cells)): exits 0.
  */
 #include <cuda.h>
 #include <nvrtc.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char kernel_src[] =
 	"extern \"C\" __global__ void scatter_mass(float *grid, const unsigned long long *cell,\n"
@@ -25,6 +28,15 @@ static const char kernel_src[] =
 #define NK(x) do { nvrtcResult r_ = (x); if (r_ != NVRTC_SUCCESS) { \
 	fprintf(stderr, "%s failed: %s\n", #x, nvrtcGetErrorString(r_)); exit(2); } } while (0)
 
+/* NVRTC_OOB_CLEAN=1 runs the same program with its bug fixed
+ * (cell ids clamped to the grid): the clean variant, which must run
+ * and hunt clean (issue 28, tests/gpu/hunt-clean.sh). */
+static int clean_variant(void)
+{
+	const char *v = getenv("NVRTC_OOB_CLEAN");
+	return v && strcmp(v, "1") == 0;
+}
+
 int main(void)
 {
 	const int n = 4096, cells = 1 << 16;
@@ -39,6 +51,7 @@ int main(void)
 	CUdeviceptr grid, cell, mass;
 	unsigned long long *hcell = malloc(n * sizeof(*hcell));
 	float *hmass = malloc(n * sizeof(*hmass));
+	const int clean = clean_variant();
 
 	NK(nvrtcCreateProgram(&prog, kernel_src, "scatter_mass.cu", 0, NULL, NULL));
 	NK(nvrtcCompileProgram(prog, 2, opts));
@@ -63,6 +76,10 @@ int main(void)
 		}
 		if (step == 6)   /* the particle that left the box: 2^33 floats, 32 GiB past the grid */
 			hcell[1234] = 1ULL << 33;
+		if (clean)       /* the fix: clamp to the box */
+			for (int i = 0; i < n; i++)
+				if (hcell[i] >= (unsigned long long)cells)
+					hcell[i] = cells - 1;
 		CK(cuMemcpyHtoD(cell, hcell, n * sizeof(*hcell)));
 		CK(cuMemcpyHtoD(mass, hmass, n * sizeof(*hmass)));
 		CK(cuMemsetD32(grid, 0, cells));

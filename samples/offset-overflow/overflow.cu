@@ -15,8 +15,12 @@
 //
 // Build: nvcc -O2 -arch=sm_90 -o overflow overflow.cu
 // Exit: 1 on the first CUDA error (expected), 0 if it ran clean.
+// OFFSET_OVERFLOW_CLEAN=1: gather_rows checks the row against the table (a
+// row past it, from a wrapped offset, gives a zero row) through the module
+// flag `bounds_checked` the host sets once: all steps run, exits 0.
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <cuda_runtime.h>
 
 #define CHECK(what, call) do { \
@@ -28,6 +32,8 @@
 	} } while (0)
 
 enum { BAGS = 1024, ROWS = 65536, DIM = 16, STEPS = 400 };
+
+__device__ int bounds_checked;   // 1 in the clean variant (the fix), else 0
 
 // offsets[i] += lengths[i]: int32 on purpose (the bug: it wraps).
 __global__ void advance_offsets(int *offsets, const int *lengths, int n)
@@ -45,6 +51,10 @@ __global__ void gather_rows(float *out, const float *table, const int *offsets, 
 	if (b >= bags || d >= DIM)
 		return;
 	size_t row = (size_t)offsets[b] / 32768;   // BUG: a wrapped offset sign-extends to ~2^64
+	if (bounds_checked && row >= (size_t)rows) {   // the fix (clean variant only)
+		out[(size_t)b * DIM + d] = 0.0f;
+		return;
+	}
 	out[(size_t)b * DIM + d] = table[row * DIM + d];
 }
 
@@ -61,6 +71,15 @@ __global__ void add_rows(float *acc, const float *x, int n)
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
 	if (i < n)
 		acc[i] += x[i];
+}
+
+// OFFSET_OVERFLOW_CLEAN=1 runs the same program with its bug fixed
+// (rows checked against the table): the clean variant, which must run
+// and hunt clean (issue 28, tests/gpu/hunt-clean.sh).
+static int clean_variant(void)
+{
+	const char *v = getenv("OFFSET_OVERFLOW_CLEAN");
+	return v && strcmp(v, "1") == 0;
 }
 
 int main()
@@ -85,6 +104,10 @@ int main()
 	CHECK("copy", cudaMemcpy(lengths, h_len, sizeof(h_len), cudaMemcpyHostToDevice));
 	CHECK("copy", cudaMemcpy(table, h_table, sizeof(h_table), cudaMemcpyHostToDevice));
 	CHECK("memset", cudaMemset(acc, 0, BAGS * DIM * sizeof(float)));
+	if (clean_variant()) {
+		int one = 1;
+		CHECK("set bounds_checked", cudaMemcpyToSymbol(bounds_checked, &one, sizeof(one)));
+	}
 	printf("overflow: %d bags, a %d-row table (%zu KiB), %d steps\n", BAGS, ROWS,
 	       sizeof(h_table) / 1024, STEPS);
 	for (int step = 0; step < STEPS; step++) {

@@ -12,8 +12,11 @@
 //
 // Build: nvcc -O2 -arch=sm_90 -o oob-write oob-write.cu
 // Exit: 0 if every pass ran (it does not), 1 on the first CUDA error.
+// OOB_WRITE_CLEAN=1: the crop pass falls back to no margin when the preset's
+// margin does not fit the image (signed arithmetic, no wrap): exits 0.
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <cuda_runtime.h>
 
 #define CHECK(what, call) do { \
@@ -49,6 +52,16 @@ __global__ void scale(float *out, const float *in, int width, int height, unsign
 	out[idx] = in[(size_t)y * width + x] * 2.0f;
 }
 
+
+// OOB_WRITE_CLEAN=1 runs the same program with its bug fixed
+// (the crop pitch never wraps): the clean variant, which must run
+// and hunt clean (issue 28, tests/gpu/hunt-clean.sh).
+static int clean_variant(void)
+{
+	const char *v = getenv("OOB_WRITE_CLEAN");
+	return v && strcmp(v, "1") == 0;
+}
+
 int main(void)
 {
 	const int width = 512, height = 256, n = width * height;
@@ -82,6 +95,8 @@ int main(void)
 	// The crop pass: the margin of the "large" preset is meant for 1024-wide
 	// images.  On a 512-wide image this unsigned subtraction wraps around.
 	int margin = 300;
+	if (clean_variant() && 2 * margin >= width)
+		margin = 0;   // the fix: a margin that does not fit is not applied
 	unsigned crop_pitch = width - 2 * margin;
 	printf("oob-write: crop pass, margin %d, pitch %u\n", margin, crop_pitch);
 	scale<<<grid, block>>>(out, in, width, height, crop_pitch);

@@ -12,8 +12,11 @@
 //
 // Build: nvcc -O2 -arch=sm_90 -o chase chase.cu
 // Exit: 0 if every step ran (it does not), 1 on the first CUDA error.
+// POINTER_CHASE_CLEAN=1: segment 7's length is divided by sizeof(float) like
+// the others on step 4 too: exits 0.
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <cuda_runtime.h>
 
 #define CHECK(what, call) do { \
@@ -49,12 +52,22 @@ __global__ void scale(float *x, int n, float f)
 		x[i] *= f;
 }
 
+// POINTER_CHASE_CLEAN=1 runs the same program with its bug fixed
+// (lengths in floats on every step): the clean variant, which must run
+// and hunt clean (issue 28, tests/gpu/hunt-clean.sh).
+static int clean_variant(void)
+{
+	const char *v = getenv("POINTER_CHASE_CLEAN");
+	return v && strcmp(v, "1") == 0;
+}
+
 int main()
 {
 	const int nseg = 16, seg_len = 1024;
 	const size_t seg_bytes = seg_len * sizeof(float);
 	float *data[nseg], *out, *h = (float *)malloc(seg_bytes);
 	Seg host_segs[nseg], *segs;
+	const int clean = clean_variant();
 
 	for (int i = 0; i < seg_len; i++)
 		h[i] = (float)(i % 13);
@@ -69,7 +82,8 @@ int main()
 			size_t bytes = seg_bytes;
 			host_segs[s].data = data[s];
 			// BUG (step 4, segment 7): a shift where a division was meant
-			host_segs[s].len = step == 4 && s == 7 ? (long long)bytes << 16 : (long long)(bytes / sizeof(float));
+			host_segs[s].len = step == 4 && s == 7 && !clean ? (long long)bytes << 16
+									 : (long long)(bytes / sizeof(float));
 		}
 		CHECK("cudaMemcpy(table)", cudaMemcpy(segs, host_segs, sizeof(host_segs), cudaMemcpyHostToDevice));
 		CHECK("cudaMemset", cudaMemset(out, 0, nseg * sizeof(float)));

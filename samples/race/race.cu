@@ -30,8 +30,11 @@
 //
 // Build: nvcc -O2 -arch=sm_90 -o race race.cu
 // Exit: 1 on the first CUDA error, 0 if all three epochs ran clean.
+// RACE_CLEAN=1: block 1 waits for block 0's `ready` flag before it reads the
+// position (the host sets the params' wait_ready field): exits 0.
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <cuda_runtime.h>
 
 #define WIDTH 512
@@ -53,7 +56,7 @@
 struct paste_params {
 	int row, col;       /* where to paste; UNSET until block 0 publishes */
 	int ready;          /* set by block 0 after row/col: nobody waits on it */
-	int pad;
+	int wait_ready;     /* RACE_CLEAN=1 (the fix): block 1 waits for ready */
 };
 
 /* A per-launch pseudo-random number from the SM cycle counter and the global
@@ -124,6 +127,11 @@ __global__ void paste_patch(float *canvas, const float *img, const float *patch,
 		wait = (long long)(jitter_seed() % (unsigned long long)JITTER_CYCLES);
 		spin_until(t0, wait);
 		volatile struct paste_params *vp = p;
+		if (vp->wait_ready) {   /* the fix (clean variant only) */
+			while (!vp->ready)
+				;
+			__threadfence();
+		}
 		pos[0] = vp->row;
 		pos[1] = vp->col;
 	}
@@ -132,6 +140,15 @@ __global__ void paste_patch(float *canvas, const float *img, const float *patch,
 		int r = i / PATCH, c = i % PATCH;
 		canvas[(size_t)(pos[0] + r) * WIDTH + pos[1] + c] = patch[i];
 	}
+}
+
+// RACE_CLEAN=1 runs the same program with its bug fixed
+// (block 1 waits for the position): the clean variant, which must run
+// and hunt clean (issue 28, tests/gpu/hunt-clean.sh).
+static int clean_variant(void)
+{
+	const char *v = getenv("RACE_CLEAN");
+	return v && strcmp(v, "1") == 0;
 }
 
 int main(void)
@@ -143,6 +160,7 @@ int main(void)
 
 	if (!h)
 		return 2;
+	unset.wait_ready = clean_variant();
 	for (int i = 0; i < n; i++)
 		h[i] = (float)((i / WIDTH) % 97) / 97.0f;
 	for (int i = 0; i < PATCH * PATCH; i++)

@@ -15,8 +15,12 @@
 //
 // Build: nvcc -O2 -arch=sm_90 -o shmem shmem.cu
 // Exit: 1 on the first CUDA error (expected), 0 if it ran clean.
+// SHARED_OVERFLOW_CLEAN=1: the shared size is computed for every launch, and
+// the wide pass uses the widest block whose strips fit the default 48 KiB of
+// dynamic shared memory (192 threads): exits 0.
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <cuda_runtime.h>
 
 #define SLOTS 64
@@ -56,11 +60,28 @@ __global__ void square(float *v, int n)
 		v[i] = v[i] * v[i];
 }
 
+
+// SHARED_OVERFLOW_CLEAN=1 runs the same program with its bug fixed
+// (the shared size computed per launch): the clean variant, which must run
+// and hunt clean (issue 28, tests/gpu/hunt-clean.sh).
+static int clean_variant(void)
+{
+	const char *v = getenv("SHARED_OVERFLOW_CLEAN");
+	return v && strcmp(v, "1") == 0;
+}
+
 /* The launch helper caches the shared size of the first call (the bug). */
 static size_t cached_smem;
 
 static void launch_row_stats(float *out, const float *in, int rows, int cols, int threads)
 {
+	if (clean_variant()) {
+		/* the fix: size every launch, at most the default 48 KiB */
+		const size_t max_smem = 48 * 1024;
+		if ((size_t)threads * SLOTS * sizeof(float) > max_smem)
+			threads = (int)(max_smem / (SLOTS * sizeof(float)));
+		cached_smem = (size_t)threads * SLOTS * sizeof(float);
+	}
 	if (!cached_smem)
 		cached_smem = (size_t)threads * SLOTS * sizeof(float);
 	row_stats<<<rows, threads, cached_smem>>>(out, in, cols);

@@ -23,6 +23,11 @@ Usage:
   python3 train.py                run (faults at step 3)
 The extension is built in .ext/ next to this file (name 'gr_overrun');
 the CUDA source includes no ATen headers, to keep the build short.
+
+TENSOR_OVERRUN_CLEAN=1 runs the same steps with the ragged batch padded up
+to the tensor's end only (pad = ROWS - n_valid; the fix at the call, so the
+extension is the one the build step compiled): the clean variant, which
+must run and hunt clean (issue 28).
 """
 import argparse
 import os
@@ -95,6 +100,7 @@ DIM = 64
 ROWS = 1024          # rows per batch: lengths and idx are 4096 bytes each
 PAD = 8              # the pad kernel's overrun, in int32
 SENTINEL = 1 << 30   # "no length": as a row index, 256 GiB past the table
+CLEAN = os.environ.get("TENSOR_OVERRUN_CLEAN") == "1"
 
 
 def build_extension():
@@ -125,7 +131,8 @@ def run(ext):
         n_valid = ROWS if step < 3 else ROWS - 24    # step 3: a ragged batch
         if n_valid < ROWS:
             # BUG (in the extension): pads 24 + PAD entries, 8 past the end of lengths
-            ext.pad_rows(lengths, n_valid, ROWS - n_valid + PAD, SENTINEL, stream)   # OVERRUN
+            pad = ROWS - n_valid if CLEAN else ROWS - n_valid + PAD   # CLEAN: the fix
+            ext.pad_rows(lengths, n_valid, pad, SENTINEL, stream)   # OVERRUN
             tokens = int(lengths[:n_valid].sum().item())                 # healthy launches between
             print(f"[overrun] step {step}: ragged batch, {tokens} tokens", flush=True)
         ext.gather_rows(out, table, idx, stream)                    # CRASH at step 3

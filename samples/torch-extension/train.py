@@ -25,6 +25,11 @@ Usage:
 
 The extension is built in .ext/ next to this file (name 'gr_ext');
 TORCH_CUDA_ARCH_LIST defaults to 9.0 (H100/H200).
+
+TORCH_EXTENSION_CLEAN=1 runs the same training with the collate function
+fixed: padded rows use item 0, a valid row (their label -100 still keeps
+them out of the loss), so the extension built by the build step never sees
+-1: the clean variant, which must run and hunt clean (issue 28).
 """
 import argparse
 import os
@@ -87,7 +92,8 @@ BATCH = 64
 BASE_SAMPLES = 64 * BATCH   # epochs 1-2: 64 full batches
 HARD_SAMPLES = 40           # epoch 3 curriculum: the last batch is ragged
 EPOCHS = 3
-PAD_INDEX = -1              # "no item"
+CLEAN = os.environ.get("TORCH_EXTENSION_CLEAN") == "1"
+PAD_INDEX = 0 if CLEAN else -1   # "no item" (CLEAN: the fix, a valid row)
 PAD_LABEL = -100            # ignored by cross_entropy
 
 

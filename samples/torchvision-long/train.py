@@ -21,6 +21,11 @@ Environment:
   TRAIN_STEPS     train this many steps instead (0: use TRAIN_SECONDS)
   BATCH, IMG      batch size and image side (default 64, 64)
   DATASET_BATCHES distinct batches in the dataset (default 64)
+  TORCHVISION_LONG_CLEAN=1  the kernel fixed: its label store is masked
+                  with 0 <= label < n_classes (the constexpr CHECKED; the
+                  default build is the same kernel as before), so a padded
+                  row keeps the uniform target: the clean variant, which
+                  must run and hunt clean (issue 28)
 
 It prints the model's live device memory (torch.cuda.memory_allocated and
 memory_reserved) just before the bad batch, so the trace size can be put
@@ -47,24 +52,30 @@ DATASET_BATCHES = int(os.environ.get("DATASET_BATCHES", "64"))
 N_CLASSES = 100
 EPS = 0.1
 PAD_LABEL = 1 << 40          # the loader's padding sentinel, meant to be ignored
+CLEAN = os.environ.get("TORCHVISION_LONG_CLEAN") == "1"
 
 
 @triton.jit
-def smooth_targets_kernel(labels_ptr, out_ptr, n_classes, eps, BLOCK: tl.constexpr):
+def smooth_targets_kernel(labels_ptr, out_ptr, n_classes, eps, BLOCK: tl.constexpr,
+                          CHECKED: tl.constexpr):
     row = tl.program_id(0)
     label = tl.load(labels_ptr + row)           # int64
     cols = tl.arange(0, BLOCK)
     base = eps / n_classes
     tl.store(out_ptr + row * n_classes + cols, tl.zeros([BLOCK], tl.float32) + base,
              mask=cols < n_classes)
-    # BUG: no check that 0 <= label < n_classes (the padding sentinel is not)
-    tl.store(out_ptr + row * n_classes + label, 1.0 - eps + base)
+    if CHECKED:   # the fix (clean variant only; a compile-time branch)
+        tl.store(out_ptr + row * n_classes + label, 1.0 - eps + base,
+                 mask=(label >= 0) & (label < n_classes))
+    else:
+        # BUG: no check that 0 <= label < n_classes (the padding sentinel is not)
+        tl.store(out_ptr + row * n_classes + label, 1.0 - eps + base)
 
 
 def smooth_targets(labels):
     out = torch.empty(labels.numel(), N_CLASSES, device=labels.device, dtype=torch.float32)
     smooth_targets_kernel[(labels.numel(),)](labels, out, N_CLASSES, EPS,
-                                             BLOCK=triton.next_power_of_2(N_CLASSES))
+                                             BLOCK=triton.next_power_of_2(N_CLASSES), CHECKED=CLEAN)
     return out
 
 

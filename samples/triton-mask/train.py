@@ -12,8 +12,13 @@ batches come from a new data shard that contains the word "okapi", whose id
 is 1663264414: the load reads 1663264414 * 32 * 4 bytes (~198 GiB) past the
 table and faults on any GPU.  The script dies with the usual RuntimeError.
 
+TRITON_MASK_CLEAN=1 runs the same training with the tokenizer fixed (the
+modulo: out-of-vocabulary words land in the hash buckets): the clean variant,
+which must run and hunt clean (issue 28).
+
 Usage: python3 train.py   (no build step; Triton compiles on first use)
 """
+import os
 import random
 import sys
 import time
@@ -38,11 +43,14 @@ WORDS = ("the a cat dog bird fish runs jumps sleeps eats red green blue big smal
 NEW_WORDS = ["okapi"]  # only in the new shard
 VOCAB = {w: i for i, w in enumerate(WORDS)}
 N_VOCAB = len(VOCAB)
+CLEAN = os.environ.get("TRITON_MASK_CLEAN") == "1"
 
 
 def token_id(word):
     if word in VOCAB:
         return VOCAB[word]
+    if CLEAN:   # the fix
+        return N_VOCAB + zlib.crc32(word.encode()) % N_BUCKETS
     # BUG: should be N_VOCAB + crc32(word) % N_BUCKETS
     return zlib.crc32(word.encode()) & 0x7FFFFFFF
 

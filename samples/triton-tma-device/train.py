@@ -10,8 +10,13 @@ layout (PAGE_PITCH = 1 << 20 elements, 4 MiB) instead of the tensor's row
 length, so row r of the map lies r * 4 MiB past the tensor: the 2048 rows
 reach 8 GiB past a 512 KiB tensor and the TMA unit faults.
 
+TRITON_TMA_DEVICE_CLEAN=1 runs the same steps with the paged path fixed (it
+passes x.stride(0) too): the clean variant, which must run and hunt clean
+(issue 28).
+
 Usage: python3 train.py   (sm_90: TMA; Triton compiles on first use)
 """
+import os
 import sys
 
 import torch
@@ -24,6 +29,7 @@ BLOCK_R = 64
 PAGE_PITCH = 1 << 20
 STEPS = 30
 PAGED_STEP = 20
+CLEAN = os.environ.get("TRITON_TMA_DEVICE_CLEAN") == "1"
 
 
 def alloc_fn(size, alignment, stream):
@@ -44,7 +50,7 @@ def row_sum_kernel(x_ptr, out_ptr, n_rows, row_stride, BLOCK_R: tl.constexpr, D:
 def row_sums(x, paged):
     n = x.shape[0]
     # BUG: the paged path passes the page pitch, not x.stride(0)
-    stride = PAGE_PITCH if paged else x.stride(0)
+    stride = PAGE_PITCH if paged and not CLEAN else x.stride(0)   # CLEAN: the fix
     out = torch.empty(n, device=x.device, dtype=torch.float32)
     row_sum_kernel[(triton.cdiv(n, BLOCK_R),)](x, out, n, stride, BLOCK_R=BLOCK_R, D=D)
     return out

@@ -10,8 +10,13 @@ compact tensor's (HEAD_DIM).  Row r of the map then lies r * 2 MiB past the
 tensor: the 4096 rows reach 8 GiB past a 512 KiB tensor, and the TMA unit
 faults (natively "unspecified launch failure").
 
+TRITON_TMA_CLEAN=1 runs the same steps with the paged path fixed (it passes
+keys.stride(0) too): the clean variant, which must run and hunt clean
+(issue 28).
+
 Usage: python3 train.py   (sm_90: TMA; Triton compiles on first use)
 """
+import os
 import sys
 
 import torch
@@ -25,6 +30,7 @@ BLOCK_T = 64
 N_TOKENS = 4096
 STEPS = 30
 PAGED_STEP = 20
+CLEAN = os.environ.get("TRITON_TMA_CLEAN") == "1"
 
 
 @triton.jit
@@ -40,7 +46,7 @@ def kv_scale_kernel(kv_desc, out_ptr, scale, n_tokens, BLOCK_T: tl.constexpr, D:
 def scale_keys(keys, paged):
     n = keys.shape[0]
     # BUG: the paged path passes the paged cache's row stride, not keys.stride(0)
-    row_stride = MAX_TOKENS * HEAD_DIM if paged else keys.stride(0)
+    row_stride = MAX_TOKENS * HEAD_DIM if paged and not CLEAN else keys.stride(0)   # CLEAN: the fix
     desc = TensorDescriptor(keys, shape=[n, HEAD_DIM], strides=[row_stride, 1],
                             block_shape=[BLOCK_T, HEAD_DIM])
     out = torch.empty_like(keys)

@@ -18,8 +18,11 @@
 //
 // Build: nvcc -O2 -arch=sm_90 -o uaf uaf.cu
 // Exit: 1 on the first CUDA error (expected), 0 if it ran clean.
+// USE_AFTER_FREE_CLEAN=1: the workspace stays alive until the layers are done
+// with it (freed after phase 2): exits 0.
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <cuda_runtime.h>
 
 #define CHECK(what, call) do { \
@@ -69,6 +72,16 @@ static void run_layer(struct layer *l, int nw)
 	accumulate<<<blocks, 256>>>(l->scratch, l->weights, l->n, nw);
 }
 
+
+// USE_AFTER_FREE_CLEAN=1 runs the same program with its bug fixed
+// (the workspace freed after its last use): the clean variant, which must run
+// and hunt clean (issue 28, tests/gpu/hunt-clean.sh).
+static int clean_variant(void)
+{
+	const char *v = getenv("USE_AFTER_FREE_CLEAN");
+	return v && strcmp(v, "1") == 0;
+}
+
 int main(void)
 {
 	const int nw = 4096;
@@ -106,13 +119,21 @@ int main(void)
 
 	/* "free memory between phases": the workspace goes, the layers keep
 	 * their cached scratch pointers (the bug). */
-	CHECK("cudaFree workspace", cudaFree(ws.base));
-	ws.base = NULL;
-	printf("uaf: workspace freed between phases\n");
+	int keep = clean_variant();   /* the fix: free after the last use */
+	if (!keep) {
+		CHECK("cudaFree workspace", cudaFree(ws.base));
+		ws.base = NULL;
+		printf("uaf: workspace freed between phases\n");
+	}
 
 	/* phase 2: layer 1 still writes through its stale pointer */
 	run_layer(&layers[1], nw);
 	CHECK("phase 2", cudaDeviceSynchronize());
 	printf("uaf: phase 2 ok\n");
+	if (keep) {
+		CHECK("cudaFree workspace", cudaFree(ws.base));
+		ws.base = NULL;
+		printf("uaf: workspace freed after phase 2\n");
+	}
 	return 0;
 }

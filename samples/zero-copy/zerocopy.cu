@@ -18,8 +18,11 @@
 //
 // Build: nvcc -O2 -arch=sm_90 -o zerocopy zerocopy.cu
 // Exit: 1 on the first CUDA error (expected), 0 if it ran clean.
+// ZERO_COPY_CLEAN=1: the producer clears an EMPTY slot's count too (count 0),
+// so consume reads nothing for it: exits 0.
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <cuda_runtime.h>
 
 #define CHECK(what, call) do { \
@@ -65,6 +68,15 @@ __global__ void consume(float4 *out, const float4 *pool, const Item *ring)
 	}
 }
 
+// ZERO_COPY_CLEAN=1 runs the same program with its bug fixed
+// (EMPTY slots get count 0): the clean variant, which must run
+// and hunt clean (issue 28, tests/gpu/hunt-clean.sh).
+static int clean_variant(void)
+{
+	const char *v = getenv("ZERO_COPY_CLEAN");
+	return v && strcmp(v, "1") == 0;
+}
+
 int main(void)
 {
 	float4 *pool, *out;
@@ -72,6 +84,7 @@ int main(void)
 	float4 *h_pool = (float4 *)malloc(POOL * sizeof(float4));
 	static float4 h_out[SLOTS];
 	double total = 0;
+	const int clean = clean_variant();
 
 	if (!h_pool)
 		return 2;
@@ -92,6 +105,8 @@ int main(void)
 				ring[s].count = 64 + (s + step) % 64;
 			} else {
 				ring[s].offset = EMPTY;   // count left as it was
+				if (clean)
+					ring[s].count = 0;   // the fix
 			}
 		}
 		printf("zerocopy: step %d, %d items\n", step, items);
