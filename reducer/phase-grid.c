@@ -2,6 +2,16 @@
  * phase-grid.c - the faulting launch's grid (phase.h): each dimension
  * searched down to the smallest size that still faults, a few evenly
  * spaced sizes per batch.
+ *
+ * What a candidate costs on a GPU is mostly whether it faults: a fault
+ * kills its worker's context and a new worker must be started, and
+ * contexts are created one after another (~0.3 s each on the H200); a
+ * clean run keeps its worker.  Many faults need only one block (a bad
+ * pointer or scalar reaches every block), and then the even search faults
+ * at every size it tries: 12-20 faulting candidates, 4-6 s of a 10-15 s
+ * shrink.  So the one-block grid is tried first, alone, and each
+ * dimension's 1 before its search: one faulting candidate when that is
+ * enough, one clean (cheap) run when not.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -14,6 +24,31 @@
 #include "shrink-opts.h"
 
 /* ---- grid ------------------------------------------------------------- */
+
+static uint32_t grid_dim(const struct tr_launch *l, int dim)
+{
+	return dim == 0 ? l->grid.x : dim == 1 ? l->grid.y : l->grid.z;
+}
+
+static void set_grid_dim(struct tr_launch *l, int dim, uint32_t v)
+{
+	if (dim == 0) l->grid.x = v;
+	else if (dim == 1) l->grid.y = v;
+	else l->grid.z = v;
+}
+
+/* Try launch li of best with the one-block grid.  1 when it faulted and
+ * became best, 0 when not, -2 when testing stopped. */
+static int try_one_block(struct oracle *o, struct cand *best, size_t li)
+{
+	struct cand c;
+	int won;
+	cand_copy(&c, best);
+	for (int d = 0; d < 3; d++)
+		set_grid_dim(&c.it[li].rec.u.launch, d, 1);
+	won = oracle_test_pick_first(o, &c, 1, best);
+	return won == -2 ? -2 : won == 0;
+}
 
 void phase_grid(struct oracle *o, const struct shrink_opts *opts, struct cand *best)
 {
@@ -30,10 +65,39 @@ void phase_grid(struct oracle *o, const struct shrink_opts *opts, struct cand *b
 		oracle_phase_end(o, best, "skipped: no launch");
 		return;
 	}
+	{
+		const struct tr_launch *l = &best->it[li].rec.u.launch;
+		if ((uint64_t)l->grid.x * l->grid.y * l->grid.z > 1) {
+			int r = try_one_block(o, best, li);
+			if (r == -2 || r == 1) {
+				oracle_phase_end(o, best, r == 1 ? "grid reduced (one block)" : "grid kept");
+				return;
+			}
+		}
+	}
 	for (int dim = 0; dim < 3 && !oracle_stopped(o); dim++) {
-		uint32_t cur = dim == 0 ? best->it[li].rec.u.launch.grid.x :
-			       dim == 1 ? best->it[li].rec.u.launch.grid.y : best->it[li].rec.u.launch.grid.z;
+		uint32_t cur = grid_dim(&best->it[li].rec.u.launch, dim);
 		uint32_t lo = 0, hi = cur;     /* hi faults; lo unknown/clean */
+		int others = 0;                /* the other dimensions are not all 1 */
+		for (int d = 0; d < 3; d++)
+			others |= d != dim && grid_dim(&best->it[li].rec.u.launch, d) > 1;
+		if (cur > 1 && others) {
+			/* this dimension at 1 (with all at 1 already clean) */
+			struct cand c;
+			int won;
+			cand_copy(&c, best);
+			set_grid_dim(&c.it[li].rec.u.launch, dim, 1);
+			won = oracle_test_pick_first(o, &c, 1, best);
+			if (won == -2)
+				break;
+			if (won == 0) {
+				changed = 1;
+				continue;
+			}
+			lo = 1;
+		} else if (cur > 1) {
+			lo = 1;                /* the one-block grid ran clean */
+		}
 		while (hi > 1 && hi - lo > 1) {
 			/* one batch: a few evenly spaced sizes below hi */
 			uint32_t tries[4];
@@ -51,9 +115,7 @@ void phase_grid(struct oracle *o, const struct shrink_opts *opts, struct cand *b
 				struct tr_launch *l;
 				cand_copy(&cs[t], best);
 				l = &cs[t].it[li].rec.u.launch;
-				if (dim == 0) l->grid.x = tries[t];
-				else if (dim == 1) l->grid.y = tries[t];
-				else l->grid.z = tries[t];
+				set_grid_dim(l, dim, tries[t]);
 			}
 			int won = oracle_test_pick_first(o, cs, nt, best);
 			if (won == -2)

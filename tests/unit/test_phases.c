@@ -142,6 +142,7 @@ struct fake {
 	const struct trace *snap;
 	long batches, tested;
 	int lose;                /* every batch fails, as if the workers were lost */
+	long faults;             /* candidates judged interesting: on a GPU each costs a worker */
 };
 
 static const struct item *last_launch(const struct cand *c)
@@ -204,6 +205,7 @@ static int fake_test(void *arg, struct cand *const *cands, size_t k, int *intere
 		return -1;
 	for (size_t i = 0; i < k; i++) {
 		interesting[i] = judge(f, cands[i]);
+		f->faults += interesting[i];
 		f->tested++;
 	}
 	return 0;
@@ -289,7 +291,7 @@ static void rig_close(struct rig *g)
 UNIT_TEST(phase_slice_one_launch_against_fake)
 {
 	struct rig g;
-	struct fake f = { ANY_LAUNCH, 0, NULL, 0, 0, 0 };
+	struct fake f = { ANY_LAUNCH, 0, NULL, 0, 0, 0, 0 };
 
 	rig_open(&g, f, STRATEGY_FULL);
 	CHECK(phase_slice(g.o, &g.opts, &g.best) == 1);
@@ -318,7 +320,7 @@ UNIT_TEST(phase_slice_one_launch_against_fake)
 static void launches_keep_k(int strategy)
 {
 	struct rig g;
-	struct fake f = { NEEDS_LAUNCH, 2, NULL, 0, 0, 0 };
+	struct fake f = { NEEDS_LAUNCH, 2, NULL, 0, 0, 0, 0 };
 
 	rig_open(&g, f, strategy);
 	phase_launches(g.o, &g.opts, &g.best);
@@ -345,7 +347,7 @@ UNIT_TEST(phase_launches_keeps_the_needed_launch)
 UNIT_TEST(phase_grid_ends_at_the_smallest_faulting_size)
 {
 	struct rig g;
-	struct fake f = { NEEDS_GRID, 37, NULL, 0, 0, 0 };
+	struct fake f = { NEEDS_GRID, 37, NULL, 0, 0, 0, 0 };
 
 	rig_open(&g, f, STRATEGY_FULL);
 	phase_grid(g.o, &g.opts, &g.best);
@@ -355,15 +357,23 @@ UNIT_TEST(phase_grid_ends_at_the_smallest_faulting_size)
 		CHECK_EQ_U(last_launch(&g.best)->rec.u.launch.grid.y, 1);
 	}
 	CHECK_STR(g.rep.phase[0].outcome, "grid reduced");
-	/* batches of up to four sizes: far fewer batches than a linear walk */
-	CHECK(g.f.batches > 0 && g.f.batches < 20);
+	/* batches of up to four sizes: far fewer batches than a linear walk;
+	 * the first batch is the one-block grid alone (clean here) */
+	CHECK(g.f.batches > 1 && g.f.batches < 20);
+	CHECK(g.f.tested > g.f.faults);
 
-	/* a grid of 1 is already the smallest */
+	/* every grid faults (one block is enough): the one-block grid is
+	 * tried first and is the only candidate, one fault in all */
 	g.f.k = 1;
+	g.f.tested = g.f.faults = 0;
+	rig_restart(&g);
 	rig_reopen(&g, STRATEGY_FULL);
 	phase_grid(g.o, &g.opts, &g.best);
 	if (last_launch(&g.best))
 		CHECK_EQ_U(last_launch(&g.best)->rec.u.launch.grid.x, 1);
+	CHECK_EQ_U(g.f.tested, 1);
+	CHECK_EQ_U(g.f.faults, 1);
+	CHECK_STR(g.rep.phase[0].outcome, "grid reduced (one block)");
 	rig_close(&g);
 }
 
@@ -378,7 +388,7 @@ static const struct item *copy_into(const struct cand *c, uint64_t dst)
 UNIT_TEST(phase_data_replaces_what_the_fault_ignores)
 {
 	struct rig g;
-	struct fake f = { NEEDS_BYTE, 40, NULL, 0, 0, 0 };
+	struct fake f = { NEEDS_BYTE, 40, NULL, 0, 0, 0, 0 };
 	const struct item *a, *b;
 	uint64_t kept = 0;
 	int ptr_kept = 0, byte_kept = 0;
@@ -411,7 +421,7 @@ UNIT_TEST(phase_data_replaces_what_the_fault_ignores)
 UNIT_TEST(phase_scalars_zero_or_one_never_pointers)
 {
 	struct rig g;
-	struct fake f = { ANY_LAUNCH, 0, NULL, 0, 0, 0 };
+	struct fake f = { ANY_LAUNCH, 0, NULL, 0, 0, 0, 0 };
 	uint64_t p = 0;
 	uint32_t n = 99;
 
@@ -440,7 +450,7 @@ UNIT_TEST(phase_scalars_zero_or_one_never_pointers)
 UNIT_TEST(phase_grid_stops_when_the_workers_are_lost)
 {
 	struct rig g;
-	struct fake f = { NEEDS_GRID, 37, NULL, 0, 0, 1 };
+	struct fake f = { NEEDS_GRID, 37, NULL, 0, 0, 1, 0 };
 
 	rig_open(&g, f, STRATEGY_FULL);
 	phase_grid(g.o, &g.opts, &g.best);
