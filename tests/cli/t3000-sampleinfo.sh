@@ -10,20 +10,8 @@
 # there is one (so the binary also runs on the GPU machine), else a shared one.
 . tests/cli/test-lib.sh
 
+build_sampleinfo
 SI=$BUILD/sampleinfo
-SRC=tests/gpu/sampleinfo.c
-CC=${CC:-cc}
-if [ ! -x "$SI" ] || [ "$SRC" -nt "$SI" ]; then
-	mkdir -p "$BUILD"
-	if [ -f /usr/lib/x86_64-linux-gnu/libyaml.a ] || [ -f /usr/lib/libyaml.a ]; then
-		check "build sampleinfo (static libyaml)" $CC -std=gnu11 -O2 -Wall -Wextra -Werror \
-			-o "$SI" "$SRC" -Wl,-Bstatic -lyaml -Wl,-Bdynamic
-	else
-		check "build sampleinfo (shared libyaml)" $CC -std=gnu11 -O2 -Wall -Wextra -Werror \
-			-o "$SI" "$SRC" -lyaml
-	fi
-fi
-check "sampleinfo is there" test -x "$SI"
 
 # ---- every bundled sample ---------------------------------------------------
 for want in oob-write use-after-free shared-overflow race torch-extension triton-mask index-assert; do

@@ -16,20 +16,8 @@
 # The samples themselves need a GPU (make hunt-clean).
 . tests/cli/test-lib.sh
 
+build_sampleinfo
 SI=$BUILD/sampleinfo
-SRC=tests/gpu/sampleinfo.c
-CC=${CC:-cc}
-if [ ! -x "$SI" ] || [ "$SRC" -nt "$SI" ]; then
-	mkdir -p "$BUILD"
-	if [ -f /usr/lib/x86_64-linux-gnu/libyaml.a ] || [ -f /usr/lib/libyaml.a ]; then
-		check "build sampleinfo (static libyaml)" $CC -std=gnu11 -O2 -Wall -Wextra -Werror \
-			-o "$SI" "$SRC" -Wl,-Bstatic -lyaml -Wl,-Bdynamic
-	else
-		check "build sampleinfo (shared libyaml)" $CC -std=gnu11 -O2 -Wall -Wextra -Werror \
-			-o "$SI" "$SRC" -lyaml
-	fi
-fi
-check "sampleinfo is there" test -x "$SI"
 
 # clean_env_ok DIR: 0 when DIR/sample.yaml has no expect.errors, or has a
 # clean_env whose every word is VAR=VALUE with VAR read in one of DIR's

@@ -134,3 +134,23 @@ finish() {
 	[ "$test_failed" -eq 0 ]
 	exit $?
 }
+
+# build_sampleinfo: $BUILD/sampleinfo (tests/gpu/sampleinfo.c, the
+# sample.yaml reader the GPU scripts use) built when missing or older than
+# its source, libyaml linked statically where the static library is there;
+# checks that it is there.
+build_sampleinfo() {
+	_si=$BUILD/sampleinfo
+	_src=tests/gpu/sampleinfo.c
+	if [ ! -x "$_si" ] || [ "$_src" -nt "$_si" ]; then
+		mkdir -p "$BUILD"
+		if [ -f /usr/lib/x86_64-linux-gnu/libyaml.a ] || [ -f /usr/lib/libyaml.a ]; then
+			check "build sampleinfo (static libyaml)" ${CC:-cc} -std=gnu11 -O2 -Wall -Wextra -Werror \
+				-o "$_si" "$_src" -Wl,-Bstatic -lyaml -Wl,-Bdynamic
+		else
+			check "build sampleinfo (shared libyaml)" ${CC:-cc} -std=gnu11 -O2 -Wall -Wextra -Werror \
+				-o "$_si" "$_src" -lyaml
+		fi
+	fi
+	check "sampleinfo is there" test -x "$_si"
+}
