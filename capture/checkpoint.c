@@ -197,7 +197,7 @@ void ckpt_vnote(struct trace_writer *w, int carry, const char *fmt, va_list ap)
 {
 	struct strbuf sb = STRBUF_INIT;
 	struct tr_rec r;
-	uint64_t start = w->offset;
+	uint64_t start = carry ? cap_wq_mark(w) : w->offset;
 
 	sb_vaddf(&sb, fmt, ap);
 	memset(&r, 0, sizeof(r));
@@ -974,7 +974,7 @@ static void job_finish(struct trace_writer *w)
 
 	pthread_join(J.th, NULL);
 	J.running = 0;
-	tw_flush(w);   /* the window is copied from the file */
+	cap_wq_sync(w);   /* the window is copied from the file (writer thread's queue too) */
 	t0 = mono_ns();
 	if (J.ret < 0)
 		goto fail;
@@ -1055,7 +1055,7 @@ void ckpt_maybe(struct trace_writer *w, uint64_t seq)
 	}
 	if (!K.on || K.graphs || w->failed || !due(w, seq))
 		return;
-	tw_flush(w);   /* a checkpoint reads the file (its carried records) */
+	cap_wq_sync(w);   /* a checkpoint reads the file (its carried records); offsets exact */
 	K.attempts++;
 	t0 = mono_ns();
 	r = job_start(w, seq, &why);

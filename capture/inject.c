@@ -349,7 +349,7 @@ static void rec_device(CUcontext ctx)
 	r.u.device.toolkit_version = CUDA_VERSION;
 	r.u.device.total_mem = mem;
 	r.u.device.sm_count = (uint32_t)sms;
-	start = S.w.offset;
+	start = cap_wq_mark(&S.w);
 	if (tw_record(&S.w, &r) >= 0)
 		ckpt_carry(&S.w, start, 1, 0, 0);
 	unlock();
@@ -369,7 +369,7 @@ static void rec_module(const CUpti_ModuleResourceData *m)
 		return;
 	}
 	/* The image is only valid during this callback: tw_blob consumes it now. */
-	start = S.w.offset;
+	start = cap_wq_mark(&S.w);
 	nrec = S.w.nrec;
 	if (tw_blob(&S.w, m->pCubin, m->cubinSize, &hash) == 0) {
 		const unsigned char *p = (const unsigned char *)m->pCubin;
@@ -438,10 +438,11 @@ static void fn_attrs(CUfunction f, int is_func, struct tr_func_info *in)
  * first LAUNCH, carried into later checkpoint segments as modules are. */
 static void fn_write_info_locked(struct fn_info *fi)
 {
-	uint64_t start = S.w.offset;
+	uint64_t start;
 	if (fi->info_written || !*fi->name)
 		return;
 	fi->info_written = 1;
+	start = cap_wq_mark(&S.w);
 	fi->info.name = fi->name;
 	if (tw_func_info(&S.w, &fi->info) >= 0)
 		ckpt_carry(&S.w, start, 1, 0, 0);
@@ -677,9 +678,12 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		goto out;
 
 	if (!captured) {
+		cap_wq_poll(&S.w);   /* the bytes the writer thread wrote: in w.offset for due() */
 		ckpt_maybe(&S.w, S.launches);   /* may start a new segment */
-		if (g_wbuf && !S.w.wcap)
+		if (g_wbuf && !S.w.wcap) {
 			tw_set_buffer(&S.w, g_wbuf);   /* a new segment's writer: buffered too */
+			cap_wq_attach(&S.w);   /* ...and through the writer thread */
+		}
 	}
 	CAP_LAP(CP_L_CKPT, t);
 	if (!captured)
@@ -882,14 +886,9 @@ static long emit_copy(uint32_t type, uint64_t dst, uint64_t src, uint64_t size,
 	struct tr_rec r;
 	uint64_t hash = 0;
 
-	if (type == TR_MEMCPY_H2D) {
-		uint64_t t0 = CAP_PROF_T0();
-		hash = tr_hash((const void *)(uintptr_t)src, size);
-		t0 = cap_prof_on ? cap_prof_add(CP_HASH, t0, size) : 0;
-		if (tw_blob_hashed(&S.w, (const void *)(uintptr_t)src, size, hash) < 0)
-			return -1;
-		CAP_PROF(CP_BLOB, t0, size);
-	}
+	/* the bytes: to the writer thread, or hashed and stored here (writeq.c) */
+	if (type == TR_MEMCPY_H2D && cap_wq_blob(&S.w, (const void *)(uintptr_t)src, size, &hash) < 0)
+		return -1;
 	memset(&r, 0, sizeof(r));
 	r.type = type;
 	r.u.copy.dst = dst;
@@ -1673,6 +1672,7 @@ static void rec_func_attr(CUfunction f, CUfunction_attribute attr, int value)
 	struct fn_info *fi = fn_get_locked(f);
 	struct tr_rec r;
 	uint64_t start;
+	int changed;
 
 	if (S.recording) {
 		memset(&r, 0, sizeof(r));
@@ -1680,8 +1680,10 @@ static void rec_func_attr(CUfunction f, CUfunction_attribute attr, int value)
 		r.u.func_attr.kernel = fi->name;
 		r.u.func_attr.attr = (uint32_t)attr;
 		r.u.func_attr.value = value;
-		start = S.w.offset;
-		if (tw_record(&S.w, &r) >= 0 && func_attr_changed(fi, attr, value))
+		/* only a changed value is carried: only then is its offset asked */
+		changed = !S.w.failed && func_attr_changed(fi, attr, value);
+		start = changed ? cap_wq_mark(&S.w) : S.w.offset;
+		if (tw_record(&S.w, &r) >= 0 && changed)
 			ckpt_carry(&S.w, start, 1, 0, 0);
 	}
 	unlock();
@@ -1733,7 +1735,7 @@ static void on_result(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 					   "" : S.last_name.buf;
 		}
 		tw_record(&S.w, &r);
-		tw_flush(&S.w);   /* everything up to the fault is on disk now */
+		cap_wq_sync(&S.w);   /* everything up to the fault is on disk now */
 		/* when, for `capture`'s "which rank faulted first" (cmd-capture.c) */
 		status_line("fault %d %llu", (int)S.pid, (unsigned long long)realtime_ns());
 		/* the context is dead: nothing after this replays */
@@ -1871,7 +1873,7 @@ static void at_exit(int status, void *arg)
 		r.u.end.allocs = S.allocs;
 		r.u.end.bytes_h2d = S.h2d;
 		tw_record(&S.w, &r);
-		tw_flush(&S.w);
+		cap_wq_sync(&S.w);   /* the writer thread's queue too */
 		ckpt_progress(S.launches, 1);
 		S.ended = 1;
 		__atomic_store_n(&S.recording, 0, __ATOMIC_RELAXED);
@@ -1888,19 +1890,24 @@ static void flush_tick(void)
 		return;
 	pthread_mutex_lock(&g_lock);
 	if (S.w.fd >= 0 && S.w.wlen)
-		tw_flush(&S.w);
+		tw_flush(&S.w);   /* into the writer thread's queue, when there is one */
+	cap_wq_poll(&S.w);
 	unlock();
 }
 
 /* GPUREDUCE_FLUSH_MS (100; 0: one write(2) per record, as before 1.4);
  * GPUREDUCE_CAPTURE_LEGACY=1: the writer as it was before issue 26 (one
  * write(2) per record, zstd tried on every blob), for make bench-cpu's
- * side-by-side rows */
+ * side-by-side rows.  With buffering, the writer thread (writeq.c) unless
+ * GPUREDUCE_WRITER_THREAD=0, its ring GPUREDUCE_STAGING_MIB (64) MiB. */
 static void start_buffering(void)
 {
 	const char *s = getenv("GPUREDUCE_FLUSH_MS");
 	const char *legacy = getenv("GPUREDUCE_CAPTURE_LEGACY");
+	const char *wt = getenv("GPUREDUCE_WRITER_THREAD");
+	const char *mib = getenv("GPUREDUCE_STAGING_MIB");
 	long ms = s && *s ? strtol(s, NULL, 10) : 100;
+	long stage = mib && *mib ? strtol(mib, NULL, 10) : 64;
 
 	if (legacy && !strcmp(legacy, "1")) {
 		S.w.zstd_always = 1;
@@ -1910,6 +1917,22 @@ static void start_buffering(void)
 		return;
 	g_wbuf = 256 << 10;
 	tw_set_buffer(&S.w, g_wbuf);
+	if (!(wt && !strcmp(wt, "0")) && stage > 0 &&
+	    cap_wq_start((uint64_t)(stage > 65536 ? 65536 : stage) << 20) == 0)
+		cap_wq_attach(&S.w);
+}
+
+/* Before a fork: what the writer thread holds goes to disk first (the
+ * child never writes; the parent's records before the fork are safe
+ * whatever becomes of it). */
+static void before_fork(void)
+{
+	if (is_off() || getpid() != S.pid)
+		return;
+	pthread_mutex_lock(&g_lock);
+	if (S.w.fd >= 0)
+		cap_wq_sync(&S.w);
+	unlock();
 }
 
 /* A forked child shares our file: it must not write into it (the lock may
@@ -2087,7 +2110,7 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
 	cap_tm_init();
 	rec_process();
 	__atomic_store_n(&S.recording, 1, __ATOMIC_RELAXED);
-	pthread_atfork(NULL, NULL, after_fork_child);
+	pthread_atfork(before_fork, NULL, after_fork_child);
 	on_exit(at_exit, NULL);
 	start_buffering();
 	__atomic_store_n(&g_off, 0, __ATOMIC_RELEASE);

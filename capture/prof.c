@@ -40,6 +40,9 @@ static const char *const slot_name[CP_NSLOTS] = {
 	[CP_COPY] = "h2d copy callback",
 	[CP_HASH] = "  hash",
 	[CP_BLOB] = "  compress+write",
+	[CP_STAGE] = "  hash + copy to the writer thread",
+	[CP_WQ_WAIT] = "waits for the writer thread (ring full, drains)",
+	[CP_WQ_BLOB] = "writer thread: compress+write (not the program's thread)",
 };
 
 void cap_prof_init(void)
