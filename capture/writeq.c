@@ -89,15 +89,17 @@ static int attached(const struct trace_writer *w)
 
 /* ---- the ring (Q.mu held) ------------------------------------------------ */
 
-/* Where n contiguous bytes fit now, or -1. */
+/* Where n contiguous bytes fit now, or -1.  The lowest such offset: a
+ * thread that keeps up then cycles through the ring's first pages only
+ * (a page's first touch is a fault, dear in a VM), not all of it. */
 static int64_t ring_fit(uint64_t n)
 {
 	if (!Q.n)
 		Q.head = Q.tail = 0;
 	if (Q.head >= Q.tail) {
-		if (Q.cap - Q.head >= n)
-			return (int64_t)Q.head;
-		return n < Q.tail ? 0 : -1;   /* wrap; head must stay below tail */
+		if (n < Q.tail)
+			return 0;   /* wrap: head stays below tail */
+		return Q.cap - Q.head >= n ? (int64_t)Q.head : -1;
 	}
 	return Q.tail - Q.head > n ? (int64_t)Q.head : -1;
 }
