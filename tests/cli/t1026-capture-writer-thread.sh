@@ -25,12 +25,18 @@ unset GPUREDUCE_FLUSH_MS GPUREDUCE_CAPTURE_LEGACY GPUREDUCE_WRITER_THREAD GPURED
 cd "$TMP" || exit 1
 CUBIN=$DBL/kernels.cubin
 size() { wc -c <"$1" | tr -d ' '; }
-# "copy SIZE HASH" for each MEMCPY_H2D of the program (not a checkpoint's), in order
+# "copy SIZE HASH" for each MEMCPY_H2D of the program (not a checkpoint's),
+# in order; with "src": "copy SRC SIZE HASH"
 copies() {
-	"$GPUREDUCE" show "$1" | awk '
-		function out() { if (t == "MEMCPY_H2D" && !ck) print "copy", s, b; t = ""; ck = 0 }
+	"$GPUREDUCE" show "$1" | awk -v withsrc="${2:-}" '
+		function out() {
+			if (t == "MEMCPY_H2D" && !ck)
+				print "copy", (withsrc ? src " " : "") s, b
+			t = ""; ck = 0
+		}
 		/^- event:/ { out() }
 		/^  type:/ { t = $2 }
+		/^  src:/ { src = $2 }
 		/^  size:/ { s = $2 }
 		/^  blob:/ { b = $2; gsub(/"/, "", b) }
 		/^  checkpoint: true/ { ck = 1 }
@@ -109,4 +115,19 @@ tail -n "$k" want.txt >want.tail
 [ "$k" -gt 0 ] && cmp -s want.tail c.copies && ok "  ...its window holds the program's last $k copies, in order" ||
 	fail "  ...its window holds the program's last copies, in order ($k)"
 check_exit "  ...and replays to the fault" 1 "$GPUREDUCE" replay c.bin
+
+# --- copies from several threads at once (the whole fake CUPTI+driver) -------------
+mkdir -p "$TMP/ff"
+check "build the fake CUPTI+driver and capture-fakeprog" sh -c "$CC $CF -fPIC -shared -fvisibility=hidden \
+	-o '$TMP/ff/libfakecuda.so' $SRCDIR/$H/capture-fakecuda.c && ln -sf libfakecuda.so '$TMP/ff/libcuda.so.1' &&
+	ln -sf libfakecuda.so '$TMP/ff/libcupti.so.13' && $CC $CF -o '$TMP/ff/fakeprog' $SRCDIR/$H/capture-fakeprog.c -ldl -lpthread"
+check_exit "4 threads copying at once, a 2 MiB ring, the thread slow" 0 sh -c "LD_LIBRARY_PATH='$TMP/ff' \
+	GPUREDUCE_STAGING_MIB=2 GPUREDUCE_WQ_TEST_SLOW_US=1000 '$GPUREDUCE' capture -o t.bin -- '$TMP/ff/fakeprog' copythreads 4 >twant.txt"
+n=$(grep -c '^copy ' twant.txt)
+[ "$n" = 160 ] && ok "  ...160 copies made" || fail "  ...160 copies made ($n)"
+# each thread copies from its own buffer: per source address, the program's order
+copies t.bin src | sort -s -k2,2 >t.copies
+sort -s -k2,2 twant.txt >twant.sorted
+cmp -s twant.sorted t.copies && ok "  ...each thread's copies in the trace, hashes in its order" ||
+	fail "  ...each thread's copies in the trace, hashes in its order"
 finish
