@@ -123,8 +123,8 @@ static struct {                /* all under g_lock */
 	int device_done;
 	uint64_t launches, allocs, h2d;
 	uint64_t last_seq;         /* UINT64_MAX: no launch yet */
-	struct strbuf last_name;
-	const struct fn_info *last_fi;   /* whose name last_name holds (NULL: none) */
+	struct strbuf last_name;   /* the last launch's kernel name once last_fi is gone */
+	const struct fn_info *last_fi;   /* the last launch's kernel (NULL: see last_name) */
 	struct cap_map live;       /* pointer the free call names -> (recorded addr, kind) */
 	struct cap_map globals;    /* module global address -> 1 */
 	struct cap_map fns;        /* handle -> (struct fn_info *) */
@@ -401,11 +401,15 @@ static void fn_free(struct fn_info *fi)
 static void fns_invalidate(void)
 {
 	pthread_mutex_lock(&g_lock);
+	if (S.last_fi) {   /* its name outlives it, for a FAULT record */
+		sb_reset(&S.last_name);
+		sb_adds(&S.last_name, S.last_fi->name);
+		S.last_fi = NULL;
+	}
 	for (size_t i = 0; i < S.fns.cap; i++)
 		if (S.fns.slot[i].key)
 			fn_free((struct fn_info *)(uintptr_t)S.fns.slot[i].v1);
 	cap_map_clear(&S.fns);
-	S.last_fi = NULL;   /* last_name stays; a new fn_info may take that address */
 	unlock();
 }
 
@@ -639,7 +643,7 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	struct launch_in l;
 	struct tr_frame frames[CAP_PY_MAX_FRAMES];
-	struct tr_launch_attr *attrs = NULL;
+	struct tr_launch_attr *attrs = NULL, attrbuf[8];
 	struct strbuf pystore = STRBUF_INIT;
 	struct fn_info *fi;
 	struct cap_tm_reading *tm;
@@ -697,7 +701,8 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	args = build_args(fi, &l, &argsize, argbuf, sizeof(argbuf));
 	if (l.cfg && l.cfg->numAttrs && l.cfg->attrs) {
 		nattrs = l.cfg->numAttrs;
-		attrs = xcalloc(nattrs, sizeof(*attrs));
+		/* a launch's few attributes need no allocation */
+		attrs = nattrs <= ARRAY_SIZE(attrbuf) ? attrbuf : xcalloc(nattrs, sizeof(*attrs));
 		for (uint32_t i = 0; i < nattrs; i++) {
 			size_t len = sizeof(l.cfg->attrs[i].value);
 			if (len > sizeof(attrs[i].value))
@@ -748,11 +753,7 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	CAP_LAP(CP_RECORD, t);
 	S.last_seq = S.launches++;
 	ckpt_progress(S.launches, 0);
-	if (S.last_fi != fi) {
-		sb_reset(&S.last_name);
-		sb_adds(&S.last_name, fi->name);
-		S.last_fi = fi;
-	}
+	S.last_fi = fi;   /* its name is copied only if it is freed (fns_invalidate) */
 	if (ev >= 0 && cb->correlationData)
 		*cb->correlationData = S.last_seq + 1;
 out:
@@ -761,7 +762,8 @@ out:
 	cap_src_free(src);
 	if (args != argbuf)
 		free(args);
-	free(attrs);
+	if (attrs != attrbuf)
+		free(attrs);
 	sb_release(&pystore);
 	if (cap_prof_on) {
 		CAP_LAP(CP_L_TAIL, t);
@@ -813,8 +815,6 @@ long cap_emit_node_launch(void *f, struct tr_dim3 grid, struct tr_dim3 block, ui
 	r.u.launch.py_state = TR_PY_NONE;
 	ev = tw_record(&S.w, &r);
 	S.last_seq = S.launches++;
-	sb_reset(&S.last_name);
-	sb_adds(&S.last_name, fi->name);
 	S.last_fi = fi;
 	unlock();
 	return ev;
@@ -1732,7 +1732,7 @@ static void on_result(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 			 * recorded (a node captured long ago, or unrelated work) is
 			 * not known to be the one that faulted: replay names it */
 			r.u.fault.kernel = cbid == CB(cuGraphLaunch) || cbid == CB(cuGraphLaunch_ptsz) ?
-					   "" : S.last_name.buf;
+					   "" : S.last_fi ? S.last_fi->name : S.last_name.buf;
 		}
 		tw_record(&S.w, &r);
 		cap_wq_sync(&S.w);   /* everything up to the fault is on disk now */
