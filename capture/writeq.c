@@ -36,6 +36,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define XXH_INLINE_ALL
@@ -217,8 +218,16 @@ int cap_wq_start(uint64_t cap)
 
 	if (Q.started || cap < (1 << 20))
 		return -1;
-	if (!(Q.ring = malloc(cap)))
+	/* pages are touched only as the backlog needs them (ring_fit); huge
+	 * ones where the kernel gives them: fewer first-touch faults */
+	Q.ring = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (Q.ring == MAP_FAILED) {
+		Q.ring = NULL;
 		return -1;
+	}
+#ifdef MADV_HUGEPAGE
+	madvise(Q.ring, cap, MADV_HUGEPAGE);   /* advice only */
+#endif
 	Q.cap = cap;
 	Q.test_slow_us = s && *s ? (unsigned)strtoul(s, NULL, 10) : 0;
 	/* the program's signals go to its own threads, never to this one */
@@ -227,7 +236,7 @@ int cap_wq_start(uint64_t cap)
 	r = pthread_create(&th, NULL, wq_main, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r) {
-		free(Q.ring);
+		munmap(Q.ring, cap);
 		Q.ring = NULL;
 		return -1;
 	}
