@@ -149,9 +149,9 @@ int cap_wq_start(uint64_t cap);
 void cap_wq_attach(struct trace_writer *w);
 /* An H2D copy's bytes as a blob, like tw_blob: hashed and copied into the
  * ring here, compressed and written by the thread (inline when w is not
- * attached or they pass the ring).  *hash: their XXH3.  The BLOB's event
- * number is counted at once; its size joins w->offset once written.  0 or
- * -1. */
+ * attached, under 16 KiB, or larger than the ring).  *hash: their XXH3.
+ * The BLOB's event number is counted at once; its size joins w->offset
+ * once written.  0 or -1. */
 int cap_wq_blob(struct trace_writer *w, const void *src, size_t len, uint64_t *hash);
 /* Everything w holds or queued on disk, w->offset exact: at the fault,
  * exit, fork, before a checkpoint reads the file.  0 or -1. */

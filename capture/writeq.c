@@ -5,10 +5,11 @@
  * Without it, every host-to-device copy was hashed, zstd-compressed and
  * written (a BLOB record, then the MEMCPY_H2D) inside the driver callback,
  * on the program's thread: about 1.2 ms per MiB copied in on the H200's
- * host.  Here the callback copies the bytes into a bounded staging ring
- * (GPUREDUCE_STAGING_MIB, default 64), hashing each 64 KiB piece while it
- * is still in the cache, and queues them; this thread compresses and
- * writes them.  Everything else inject.c writes leaves the trace writer
+ * host.  Here the callback copies the bytes (of a copy of 16 KiB or
+ * more; smaller ones are stored inline, through the same queue) into a
+ * bounded staging ring (GPUREDUCE_STAGING_MIB, default 64), hashing each
+ * 64 KiB piece while it is still in the cache, and queues them; this
+ * thread compresses and writes them.  Everything else inject.c writes leaves the trace writer
  * through the same queue (the writer's `out` hook, trace/trace.h), so the
  * file holds the records in the order they were made, byte for byte what
  * the single-threaded writer writes (tw_blob_store is its own code).
@@ -47,7 +48,10 @@
 #include "prof.h"
 
 enum { J_BYTES = 1, J_BLOB, J_SKIP };
-enum { NJOBS = 1024, HASH_PIECE = 64 << 10 };
+/* INLINE_MAX: a copy smaller than this is stored on the program's thread:
+ * handing it over (two jobs, a wake-up) costs more than compressing it
+ * (4 KiB copies: ~2 us more a copy on the build machine) */
+enum { NJOBS = 1024, HASH_PIECE = 64 << 10, INLINE_MAX = 16 << 10 };
 
 struct wq_job {
 	uint64_t off, len;         /* its bytes in the ring */
@@ -313,7 +317,7 @@ int cap_wq_blob(struct trace_writer *w, const void *src, size_t len, uint64_t *h
 	uint64_t t0 = CAP_PROF_T0(), h;
 	int dup;
 
-	if (!attached(w) || !len || len > Q.cap) {
+	if (!attached(w) || len < INLINE_MAX || len > Q.cap) {
 		*hash = tr_hash(src, len);
 		t0 = cap_prof_on ? cap_prof_add(CP_HASH, t0, len) : 0;
 		if (tw_blob_hashed(w, src, len, *hash) < 0)
