@@ -162,6 +162,10 @@ uint64_t cap_wq_mark(struct trace_writer *w);
 /* Count what the thread has written into w->offset (and a failed write
  * into w->failed); cheap when nothing is queued. */
 void cap_wq_poll(struct trace_writer *w);
+/* The file's size once everything queued is written, at most: w->offset
+ * plus the blobs the thread has not written yet, at their raw size (for
+ * checkpoint triggers, which must not wait for the thread to catch up). */
+uint64_t cap_wq_size(const struct trace_writer *w);
 
 /* ---- testname.c (lock held) ---- */
 /* A NOTE "test: NAME" when PYTEST_CURRENT_TEST (or GPUREDUCE_TEST_NAME)

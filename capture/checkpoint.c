@@ -714,12 +714,13 @@ static int held(int count)
 
 static int due(const struct trace_writer *w, uint64_t seq)
 {
-	uint64_t window = w->offset - K.window_start;
+	uint64_t size = cap_wq_size(w);   /* with what the writer thread holds */
+	uint64_t window = size - K.window_start;
 	uint64_t bytes = K.every_bytes;
 
 	if (seq == K.last_launch)
 		return 0;   /* nothing launched since: a checkpoint would change nothing */
-	if (K.max_bytes && w->offset >= K.max_bytes)
+	if (K.max_bytes && size >= K.max_bytes)
 		return 1;   /* a limit: never deferred */
 	if (!bytes) {
 		bytes = K.last_size / 100 * K.percent;
@@ -1049,7 +1050,7 @@ void ckpt_maybe(struct trace_writer *w, uint64_t seq)
 	if (J.running) {
 		/* one at a time; switch to it once it is written, or wait for it
 		 * when the file reaches --max-trace-bytes (a limit) */
-		if (__atomic_load_n(&J.done, __ATOMIC_ACQUIRE) || (K.max_bytes && w->offset >= K.max_bytes))
+		if (__atomic_load_n(&J.done, __ATOMIC_ACQUIRE) || (K.max_bytes && cap_wq_size(w) >= K.max_bytes))
 			job_finish(w);
 		return;
 	}

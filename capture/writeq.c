@@ -72,14 +72,14 @@ static struct {
 	size_t first, n;
 	int failed;                /* a write failed: nothing more is written */
 	/* what the thread wrote of blobs since the last cap_wq_poll */
-	uint64_t done_bytes, done_stored, done_blobs;
+	uint64_t done_bytes, done_stored, done_blobs, done_raw;
 	unsigned test_slow_us;     /* tests: the thread sleeps this long per job */
 } Q = { .mu = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER,
 	.done = PTHREAD_COND_INITIALIZER };
 
 /* Program side (inject.c's lock): blobs queued whose size w->offset does
- * not hold yet. */
-static uint64_t unfolded;
+ * not hold yet, and their bytes (raw, framed: at least what they take). */
+static uint64_t unfolded, unfolded_raw;
 
 /* The thread's own writer: the blobs' encoder (zstd context, buffer) on
  * the producer's fd; never closed (the fd is not its own). */
@@ -207,6 +207,7 @@ static void *wq_main(void *arg)
 		if (j.kind == J_BLOB) {
 			Q.done_bytes += stored;
 			Q.done_blobs++;
+			Q.done_raw += j.len;
 		}
 		pthread_cond_broadcast(&Q.done);
 	}
@@ -291,7 +292,7 @@ static int wq_out(struct trace_writer *w, const struct iovec *iov, int n)
 
 void cap_wq_poll(struct trace_writer *w)
 {
-	uint64_t bytes, stored, blobs;
+	uint64_t bytes, stored, blobs, raw;
 	int failed;
 
 	if (!attached(w) || !unfolded)
@@ -299,13 +300,15 @@ void cap_wq_poll(struct trace_writer *w)
 	pthread_mutex_lock(&Q.mu);
 	bytes = Q.done_bytes;
 	blobs = Q.done_blobs;
+	raw = Q.done_raw;
 	failed = Q.failed;
-	Q.done_bytes = Q.done_blobs = 0;
+	Q.done_bytes = Q.done_blobs = Q.done_raw = 0;
 	pthread_mutex_unlock(&Q.mu);
 	stored = __atomic_exchange_n(&Q.done_stored, 0, __ATOMIC_RELAXED);
 	w->offset += bytes;
 	w->bytes_stored += stored;
 	unfolded -= blobs;
+	unfolded_raw -= raw;
 	if (failed)
 		w->failed = 1;
 }
@@ -352,6 +355,7 @@ int cap_wq_blob(struct trace_writer *w, const void *src, size_t len, uint64_t *h
 		tw_mark_blob(w, h);
 		w->nrec++;
 		unfolded++;
+		unfolded_raw += len;
 	}
 	*hash = h;
 	CAP_PROF(CP_STAGE, t0, len);
@@ -384,4 +388,11 @@ uint64_t cap_wq_mark(struct trace_writer *w)
 		cap_wq_poll(w);
 	}
 	return w->offset;
+}
+
+uint64_t cap_wq_size(const struct trace_writer *w)
+{
+	/* a blob is stored raw when zstd does not shrink it: its raw size
+	 * and a record header and a BLOB's fields bound what it takes */
+	return attached(w) ? w->offset + unfolded_raw + unfolded * 64 : w->offset;
 }
