@@ -13,7 +13,8 @@
 # after its fault, or by its own child right after a fork, still leaves
 # every copy before that on disk (the fault path and fork drain the
 # queue).  Checkpoints taken while blobs wait in the queue keep the window
-# whole.
+# whole, and are due by the bytes the thread has yet to write (a flight
+# recorder's budget holds while it lags).
 . tests/cli/test-lib.sh
 
 . tests/cli/capture-fakes.sh
@@ -115,6 +116,15 @@ tail -n "$k" want.txt >want.tail
 [ "$k" -gt 0 ] && cmp -s want.tail c.copies && ok "  ...its window holds the program's last $k copies, in order" ||
 	fail "  ...its window holds the program's last copies, in order ($k)"
 check_exit "  ...and replays to the fault" 1 "$GPUREDUCE" replay c.bin
+# checkpoint triggers count what the thread has not written yet: a budget
+# is kept while it lags behind (ckpt-prog: 400 x 256 KiB copied in)
+check "build ckpt-prog on the double" $CC $CF -o ckprog $SRCDIR/$H/ckpt-prog.c -L$DBL -Wl,-rpath,$DBL -lcuda -ldl
+check_exit "--flight-recorder=8M over 100 MiB copied in, the thread slow" 3 env CKPT_PROG_BATCH=262144 \
+	GPUREDUCE_WQ_TEST_SLOW_US=3000 "$GPUREDUCE" capture --flight-recorder=8M -o fr.bin -- ./ckprog $CUBIN 400
+n=$(size fr.bin)
+[ "$n" -le 4194304 ] && ok "  ...the trace within half the budget ($n bytes)" ||
+	fail "  ...the trace within half the budget ($n bytes)"
+check_exit "  ...and replays to the fault" 1 "$GPUREDUCE" replay fr.bin
 
 # --- copies from several threads at once (the whole fake CUPTI+driver) -------------
 mkdir -p "$TMP/ff"
