@@ -12,6 +12,8 @@
  *              walked at instantiation and written like stream-captured ones
  *   checkpoint.c  device checkpoints: bounded traces written as segments
  *   fold.c     communication kernels (NCCL) folded into the bytes they wrote
+ *   writeq.c   the writer thread: copied-in bytes compressed and written off
+ *              the program's thread, every record in order
  *
  * The library runs inside the traced program: nothing here may print (except
  * the one refusal when CUPTI is taken), exit, or synchronise the GPU.
@@ -137,6 +139,34 @@ int cap_fold_pending(void);
 /* A NOTE into w; with carry, carried into every later segment (once per
  * distinct text). */
 void ckpt_vnote(struct trace_writer *w, int carry, const char *fmt, va_list ap);
+/* ---- writeq.c: the writer thread (all calls with inject.c's lock held) ---- */
+
+/* Start the thread with a staging ring of cap bytes.  0, or -1 (no
+ * thread: everything stays on the program's thread, as before). */
+int cap_wq_start(uint64_t cap);
+/* Route what leaves w through the thread's queue (no-op without it);
+ * again for each new segment's writer. */
+void cap_wq_attach(struct trace_writer *w);
+/* An H2D copy's bytes as a blob, like tw_blob: hashed and copied into the
+ * ring here, compressed and written by the thread (inline when w is not
+ * attached, under 16 KiB, or larger than the ring).  *hash: their XXH3.
+ * The BLOB's event number is counted at once; its size joins w->offset
+ * once written.  0 or -1. */
+int cap_wq_blob(struct trace_writer *w, const void *src, size_t len, uint64_t *hash);
+/* Everything w holds or queued on disk, w->offset exact: at the fault,
+ * exit, fork, before a checkpoint reads the file.  0 or -1. */
+int cap_wq_sync(struct trace_writer *w);
+/* The exact file offset of w's next record (waits for queued blobs, only
+ * when there are any): where a record to carry starts. */
+uint64_t cap_wq_mark(struct trace_writer *w);
+/* Count what the thread has written into w->offset (and a failed write
+ * into w->failed); cheap when nothing is queued. */
+void cap_wq_poll(struct trace_writer *w);
+/* The file's size once everything queued is written, at most: w->offset
+ * plus the blobs the thread has not written yet, at their raw size (for
+ * checkpoint triggers, which must not wait for the thread to catch up). */
+uint64_t cap_wq_size(const struct trace_writer *w);
+
 /* ---- testname.c (lock held) ---- */
 /* A NOTE "test: NAME" when PYTEST_CURRENT_TEST (or GPUREDUCE_TEST_NAME)
  * changed since the previous call. */

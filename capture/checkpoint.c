@@ -197,7 +197,7 @@ void ckpt_vnote(struct trace_writer *w, int carry, const char *fmt, va_list ap)
 {
 	struct strbuf sb = STRBUF_INIT;
 	struct tr_rec r;
-	uint64_t start = w->offset;
+	uint64_t start = carry ? cap_wq_mark(w) : w->offset;
 
 	sb_vaddf(&sb, fmt, ap);
 	memset(&r, 0, sizeof(r));
@@ -714,12 +714,13 @@ static int held(int count)
 
 static int due(const struct trace_writer *w, uint64_t seq)
 {
-	uint64_t window = w->offset - K.window_start;
+	uint64_t size = cap_wq_size(w);   /* with what the writer thread holds */
+	uint64_t window = size - K.window_start;
 	uint64_t bytes = K.every_bytes;
 
 	if (seq == K.last_launch)
 		return 0;   /* nothing launched since: a checkpoint would change nothing */
-	if (K.max_bytes && w->offset >= K.max_bytes)
+	if (K.max_bytes && size >= K.max_bytes)
 		return 1;   /* a limit: never deferred */
 	if (!bytes) {
 		bytes = K.last_size / 100 * K.percent;
@@ -974,7 +975,7 @@ static void job_finish(struct trace_writer *w)
 
 	pthread_join(J.th, NULL);
 	J.running = 0;
-	tw_flush(w);   /* the window is copied from the file */
+	cap_wq_sync(w);   /* the window is copied from the file (writer thread's queue too) */
 	t0 = mono_ns();
 	if (J.ret < 0)
 		goto fail;
@@ -1049,13 +1050,13 @@ void ckpt_maybe(struct trace_writer *w, uint64_t seq)
 	if (J.running) {
 		/* one at a time; switch to it once it is written, or wait for it
 		 * when the file reaches --max-trace-bytes (a limit) */
-		if (__atomic_load_n(&J.done, __ATOMIC_ACQUIRE) || (K.max_bytes && w->offset >= K.max_bytes))
+		if (__atomic_load_n(&J.done, __ATOMIC_ACQUIRE) || (K.max_bytes && cap_wq_size(w) >= K.max_bytes))
 			job_finish(w);
 		return;
 	}
 	if (!K.on || K.graphs || w->failed || !due(w, seq))
 		return;
-	tw_flush(w);   /* a checkpoint reads the file (its carried records) */
+	cap_wq_sync(w);   /* a checkpoint reads the file (its carried records); offsets exact */
 	K.attempts++;
 	t0 = mono_ns();
 	r = job_start(w, seq, &why);

@@ -123,8 +123,8 @@ static struct {                /* all under g_lock */
 	int device_done;
 	uint64_t launches, allocs, h2d;
 	uint64_t last_seq;         /* UINT64_MAX: no launch yet */
-	struct strbuf last_name;
-	const struct fn_info *last_fi;   /* whose name last_name holds (NULL: none) */
+	struct strbuf last_name;   /* the last launch's kernel name once last_fi is gone */
+	const struct fn_info *last_fi;   /* the last launch's kernel (NULL: see last_name) */
 	struct cap_map live;       /* pointer the free call names -> (recorded addr, kind) */
 	struct cap_map globals;    /* module global address -> 1 */
 	struct cap_map fns;        /* handle -> (struct fn_info *) */
@@ -349,7 +349,7 @@ static void rec_device(CUcontext ctx)
 	r.u.device.toolkit_version = CUDA_VERSION;
 	r.u.device.total_mem = mem;
 	r.u.device.sm_count = (uint32_t)sms;
-	start = S.w.offset;
+	start = cap_wq_mark(&S.w);
 	if (tw_record(&S.w, &r) >= 0)
 		ckpt_carry(&S.w, start, 1, 0, 0);
 	unlock();
@@ -369,7 +369,7 @@ static void rec_module(const CUpti_ModuleResourceData *m)
 		return;
 	}
 	/* The image is only valid during this callback: tw_blob consumes it now. */
-	start = S.w.offset;
+	start = cap_wq_mark(&S.w);
 	nrec = S.w.nrec;
 	if (tw_blob(&S.w, m->pCubin, m->cubinSize, &hash) == 0) {
 		const unsigned char *p = (const unsigned char *)m->pCubin;
@@ -401,11 +401,15 @@ static void fn_free(struct fn_info *fi)
 static void fns_invalidate(void)
 {
 	pthread_mutex_lock(&g_lock);
+	if (S.last_fi) {   /* its name outlives it, for a FAULT record */
+		sb_reset(&S.last_name);
+		sb_adds(&S.last_name, S.last_fi->name);
+		S.last_fi = NULL;
+	}
 	for (size_t i = 0; i < S.fns.cap; i++)
 		if (S.fns.slot[i].key)
 			fn_free((struct fn_info *)(uintptr_t)S.fns.slot[i].v1);
 	cap_map_clear(&S.fns);
-	S.last_fi = NULL;   /* last_name stays; a new fn_info may take that address */
 	unlock();
 }
 
@@ -438,10 +442,11 @@ static void fn_attrs(CUfunction f, int is_func, struct tr_func_info *in)
  * first LAUNCH, carried into later checkpoint segments as modules are. */
 static void fn_write_info_locked(struct fn_info *fi)
 {
-	uint64_t start = S.w.offset;
+	uint64_t start;
 	if (fi->info_written || !*fi->name)
 		return;
 	fi->info_written = 1;
+	start = cap_wq_mark(&S.w);
 	fi->info.name = fi->name;
 	if (tw_func_info(&S.w, &fi->info) >= 0)
 		ckpt_carry(&S.w, start, 1, 0, 0);
@@ -638,7 +643,7 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	struct launch_in l;
 	struct tr_frame frames[CAP_PY_MAX_FRAMES];
-	struct tr_launch_attr *attrs = NULL;
+	struct tr_launch_attr *attrs = NULL, attrbuf[8];
 	struct strbuf pystore = STRBUF_INIT;
 	struct fn_info *fi;
 	struct cap_tm_reading *tm;
@@ -677,9 +682,12 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		goto out;
 
 	if (!captured) {
+		cap_wq_poll(&S.w);   /* the bytes the writer thread wrote: in w.offset for due() */
 		ckpt_maybe(&S.w, S.launches);   /* may start a new segment */
-		if (g_wbuf && !S.w.wcap)
+		if (g_wbuf && !S.w.wcap) {
 			tw_set_buffer(&S.w, g_wbuf);   /* a new segment's writer: buffered too */
+			cap_wq_attach(&S.w);   /* ...and through the writer thread */
+		}
 	}
 	CAP_LAP(CP_L_CKPT, t);
 	if (!captured)
@@ -693,7 +701,8 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	args = build_args(fi, &l, &argsize, argbuf, sizeof(argbuf));
 	if (l.cfg && l.cfg->numAttrs && l.cfg->attrs) {
 		nattrs = l.cfg->numAttrs;
-		attrs = xcalloc(nattrs, sizeof(*attrs));
+		/* a launch's few attributes need no allocation */
+		attrs = nattrs <= ARRAY_SIZE(attrbuf) ? attrbuf : xcalloc(nattrs, sizeof(*attrs));
 		for (uint32_t i = 0; i < nattrs; i++) {
 			size_t len = sizeof(l.cfg->attrs[i].value);
 			if (len > sizeof(attrs[i].value))
@@ -744,11 +753,7 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	CAP_LAP(CP_RECORD, t);
 	S.last_seq = S.launches++;
 	ckpt_progress(S.launches, 0);
-	if (S.last_fi != fi) {
-		sb_reset(&S.last_name);
-		sb_adds(&S.last_name, fi->name);
-		S.last_fi = fi;
-	}
+	S.last_fi = fi;   /* its name is copied only if it is freed (fns_invalidate) */
 	if (ev >= 0 && cb->correlationData)
 		*cb->correlationData = S.last_seq + 1;
 out:
@@ -757,7 +762,8 @@ out:
 	cap_src_free(src);
 	if (args != argbuf)
 		free(args);
-	free(attrs);
+	if (attrs != attrbuf)
+		free(attrs);
 	sb_release(&pystore);
 	if (cap_prof_on) {
 		CAP_LAP(CP_L_TAIL, t);
@@ -809,8 +815,6 @@ long cap_emit_node_launch(void *f, struct tr_dim3 grid, struct tr_dim3 block, ui
 	r.u.launch.py_state = TR_PY_NONE;
 	ev = tw_record(&S.w, &r);
 	S.last_seq = S.launches++;
-	sb_reset(&S.last_name);
-	sb_adds(&S.last_name, fi->name);
 	S.last_fi = fi;
 	unlock();
 	return ev;
@@ -882,14 +886,9 @@ static long emit_copy(uint32_t type, uint64_t dst, uint64_t src, uint64_t size,
 	struct tr_rec r;
 	uint64_t hash = 0;
 
-	if (type == TR_MEMCPY_H2D) {
-		uint64_t t0 = CAP_PROF_T0();
-		hash = tr_hash((const void *)(uintptr_t)src, size);
-		t0 = cap_prof_on ? cap_prof_add(CP_HASH, t0, size) : 0;
-		if (tw_blob_hashed(&S.w, (const void *)(uintptr_t)src, size, hash) < 0)
-			return -1;
-		CAP_PROF(CP_BLOB, t0, size);
-	}
+	/* the bytes: to the writer thread, or hashed and stored here (writeq.c) */
+	if (type == TR_MEMCPY_H2D && cap_wq_blob(&S.w, (const void *)(uintptr_t)src, size, &hash) < 0)
+		return -1;
 	memset(&r, 0, sizeof(r));
 	r.type = type;
 	r.u.copy.dst = dst;
@@ -1673,6 +1672,7 @@ static void rec_func_attr(CUfunction f, CUfunction_attribute attr, int value)
 	struct fn_info *fi = fn_get_locked(f);
 	struct tr_rec r;
 	uint64_t start;
+	int changed;
 
 	if (S.recording) {
 		memset(&r, 0, sizeof(r));
@@ -1680,8 +1680,10 @@ static void rec_func_attr(CUfunction f, CUfunction_attribute attr, int value)
 		r.u.func_attr.kernel = fi->name;
 		r.u.func_attr.attr = (uint32_t)attr;
 		r.u.func_attr.value = value;
-		start = S.w.offset;
-		if (tw_record(&S.w, &r) >= 0 && func_attr_changed(fi, attr, value))
+		/* only a changed value is carried: only then is its offset asked */
+		changed = !S.w.failed && func_attr_changed(fi, attr, value);
+		start = changed ? cap_wq_mark(&S.w) : S.w.offset;
+		if (tw_record(&S.w, &r) >= 0 && changed)
 			ckpt_carry(&S.w, start, 1, 0, 0);
 	}
 	unlock();
@@ -1730,10 +1732,10 @@ static void on_result(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 			 * recorded (a node captured long ago, or unrelated work) is
 			 * not known to be the one that faulted: replay names it */
 			r.u.fault.kernel = cbid == CB(cuGraphLaunch) || cbid == CB(cuGraphLaunch_ptsz) ?
-					   "" : S.last_name.buf;
+					   "" : S.last_fi ? S.last_fi->name : S.last_name.buf;
 		}
 		tw_record(&S.w, &r);
-		tw_flush(&S.w);   /* everything up to the fault is on disk now */
+		cap_wq_sync(&S.w);   /* everything up to the fault is on disk now */
 		/* when, for `capture`'s "which rank faulted first" (cmd-capture.c) */
 		status_line("fault %d %llu", (int)S.pid, (unsigned long long)realtime_ns());
 		/* the context is dead: nothing after this replays */
@@ -1871,7 +1873,7 @@ static void at_exit(int status, void *arg)
 		r.u.end.allocs = S.allocs;
 		r.u.end.bytes_h2d = S.h2d;
 		tw_record(&S.w, &r);
-		tw_flush(&S.w);
+		cap_wq_sync(&S.w);   /* the writer thread's queue too */
 		ckpt_progress(S.launches, 1);
 		S.ended = 1;
 		__atomic_store_n(&S.recording, 0, __ATOMIC_RELAXED);
@@ -1888,19 +1890,24 @@ static void flush_tick(void)
 		return;
 	pthread_mutex_lock(&g_lock);
 	if (S.w.fd >= 0 && S.w.wlen)
-		tw_flush(&S.w);
+		tw_flush(&S.w);   /* into the writer thread's queue, when there is one */
+	cap_wq_poll(&S.w);
 	unlock();
 }
 
 /* GPUREDUCE_FLUSH_MS (100; 0: one write(2) per record, as before 1.4);
  * GPUREDUCE_CAPTURE_LEGACY=1: the writer as it was before issue 26 (one
  * write(2) per record, zstd tried on every blob), for make bench-cpu's
- * side-by-side rows */
+ * side-by-side rows.  With buffering, the writer thread (writeq.c) unless
+ * GPUREDUCE_WRITER_THREAD=0, its ring GPUREDUCE_STAGING_MIB (64) MiB. */
 static void start_buffering(void)
 {
 	const char *s = getenv("GPUREDUCE_FLUSH_MS");
 	const char *legacy = getenv("GPUREDUCE_CAPTURE_LEGACY");
+	const char *wt = getenv("GPUREDUCE_WRITER_THREAD");
+	const char *mib = getenv("GPUREDUCE_STAGING_MIB");
 	long ms = s && *s ? strtol(s, NULL, 10) : 100;
+	long stage = mib && *mib ? strtol(mib, NULL, 10) : 64;
 
 	if (legacy && !strcmp(legacy, "1")) {
 		S.w.zstd_always = 1;
@@ -1910,6 +1917,22 @@ static void start_buffering(void)
 		return;
 	g_wbuf = 256 << 10;
 	tw_set_buffer(&S.w, g_wbuf);
+	if (!(wt && !strcmp(wt, "0")) && stage > 0 &&
+	    cap_wq_start((uint64_t)(stage > 65536 ? 65536 : stage) << 20) == 0)
+		cap_wq_attach(&S.w);
+}
+
+/* Before a fork: what the writer thread holds goes to disk first (the
+ * child never writes; the parent's records before the fork are safe
+ * whatever becomes of it). */
+static void before_fork(void)
+{
+	if (is_off() || getpid() != S.pid)
+		return;
+	pthread_mutex_lock(&g_lock);
+	if (S.w.fd >= 0)
+		cap_wq_sync(&S.w);
+	unlock();
 }
 
 /* A forked child shares our file: it must not write into it (the lock may
@@ -2087,7 +2110,7 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
 	cap_tm_init();
 	rec_process();
 	__atomic_store_n(&S.recording, 1, __ATOMIC_RELAXED);
-	pthread_atfork(NULL, NULL, after_fork_child);
+	pthread_atfork(before_fork, NULL, after_fork_child);
 	on_exit(at_exit, NULL);
 	start_buffering();
 	__atomic_store_n(&g_off, 0, __ATOMIC_RELEASE);

@@ -17,6 +17,7 @@ int cap_prof_on;
 
 static struct {
 	uint64_t ns, n, bytes;
+	uint64_t max;    /* the longest single call: one long wait shows apart from a slow mean */
 } P[CP_NSLOTS];
 
 static const char *const slot_name[CP_NSLOTS] = {
@@ -40,6 +41,9 @@ static const char *const slot_name[CP_NSLOTS] = {
 	[CP_COPY] = "h2d copy callback",
 	[CP_HASH] = "  hash",
 	[CP_BLOB] = "  compress+write",
+	[CP_STAGE] = "  hash + copy to the writer thread",
+	[CP_WQ_WAIT] = "waits for the writer thread (ring full, drains)",
+	[CP_WQ_BLOB] = "writer thread: compress+write (not the program's thread)",
 };
 
 void cap_prof_init(void)
@@ -55,6 +59,14 @@ uint64_t cap_prof_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static void note_max(enum cap_prof_slot slot, uint64_t ns)
+{
+	uint64_t m = __atomic_load_n(&P[slot].max, __ATOMIC_RELAXED);
+	while (ns > m && !__atomic_compare_exchange_n(&P[slot].max, &m, ns, 1, __ATOMIC_RELAXED,
+						      __ATOMIC_RELAXED))
+		;
+}
+
 uint64_t cap_prof_add(enum cap_prof_slot slot, uint64_t t0, uint64_t bytes)
 {
 	uint64_t now = cap_prof_now_ns();
@@ -62,6 +74,7 @@ uint64_t cap_prof_add(enum cap_prof_slot slot, uint64_t t0, uint64_t bytes)
 	__atomic_fetch_add(&P[slot].n, 1, __ATOMIC_RELAXED);
 	if (bytes)
 		__atomic_fetch_add(&P[slot].bytes, bytes, __ATOMIC_RELAXED);
+	note_max(slot, now - t0);
 	return now;
 }
 
@@ -69,9 +82,12 @@ void cap_prof_put(enum cap_prof_slot slot, uint64_t ns)
 {
 	__atomic_fetch_add(&P[slot].ns, ns, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&P[slot].n, 1, __ATOMIC_RELAXED);
+	note_max(slot, ns);
 }
 
-/* "gpureduce: capture profile: SLOT N calls S s: X us each[, Y ms per MiB]",
+/* "gpureduce: capture profile: SLOT N calls S s: X us each[, Y ms per MiB],
+ * max Z us" (max: the longest single call, so that one long wait, such as
+ * a checkpoint another thread waited out, shows apart from the mean),
  * and after the launch's parts, the sum of their seconds beside the whole
  * (clock reads between parts fall in one part or the next, never outside) */
 void cap_prof_report(void)
@@ -97,7 +113,8 @@ void cap_prof_report(void)
 			continue;
 		if (b)
 			snprintf(mib, sizeof(mib), ", %.3f ms per MiB", ns / 1e6 / ((double)b / (1 << 20)));
-		fprintf(stderr, "gpureduce: capture profile: %s: %llu calls, %.3f s: %.3f us each%s\n",
-			slot_name[i], (unsigned long long)n, ns / 1e9, ns / 1e3 / n, mib);
+		fprintf(stderr, "gpureduce: capture profile: %s: %llu calls, %.3f s: %.3f us each%s, max %.1f us\n",
+			slot_name[i], (unsigned long long)n, ns / 1e9, ns / 1e3 / n, mib,
+			__atomic_load_n(&P[i].max, __ATOMIC_RELAXED) / 1e3);
 	}
 }

@@ -4,7 +4,9 @@
  * reported on stderr at exit when GPUREDUCE_CAPTURE_PROFILE=1.  The launch
  * callback is timed as a chain of laps (CAP_LAP), one slot per part, so the
  * parts add up to the whole (the report prints the sum beside the total);
- * copies in are split into hash and compress+write; checkpoints report
+ * copies in are split into hash and compress+write (or, with the writer
+ * thread of writeq.c, hash + copy to it and its own compress+write, with
+ * the program's waits for it); checkpoints report
  * their own cost in a NOTE and their check here.  Off (the default) each
  * hook costs one load and a branch.
  */
@@ -35,6 +37,10 @@ enum cap_prof_slot {
 	CP_COPY,        /* an H2D copy callback, entry to return */
 	CP_HASH,        /* hashing the bytes copied in */
 	CP_BLOB,        /* compressing and writing them */
+	/* the writer thread (writeq.c) */
+	CP_STAGE,       /* hash + copy into its staging ring, on the program's thread */
+	CP_WQ_WAIT,     /* the program's thread waiting for it (ring full, a drain) */
+	CP_WQ_BLOB,     /* compressing and writing on the writer thread */
 	CP_NSLOTS
 };
 #define CP_LAUNCH_FIRST CP_L_DISPATCH

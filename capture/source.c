@@ -313,7 +313,7 @@ struct cap_src_reading *cap_src_read(const void *f, uint32_t py_state, const str
 
 static void put_carried(struct trace_writer *w, const struct tr_rec *r)
 {
-	uint64_t start = w->offset;
+	uint64_t start = cap_wq_mark(w);   /* exact, past blobs the writer thread holds */
 	if (tw_record(w, r) >= 0)
 		ckpt_carry(w, start, 1, 0, 0);
 }

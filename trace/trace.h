@@ -24,6 +24,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "records.def"
 
@@ -494,8 +495,15 @@ struct trace_writer {
 	/* tw_record's encoding buffer, kept between records (zero: none yet) */
 	char *enc;
 	size_t enc_alloc;
+	/* capture only: where bytes that leave the buffer go instead of
+	 * writev(2) on fd (capture/writeq.c: its writer thread's queue, which
+	 * keeps them in order with the blobs it writes); the pieces are one
+	 * record or buffer's worth, at most TW_OUT_MAX_IOV of them.  0 or -1
+	 * (then w->failed is set).  NULL: the file, directly. */
+	int (*out)(struct trace_writer *w, const struct iovec *iov, int n);
 };
-#define TRACE_WRITER_INIT { -1, NULL, 0, 0, 0, 0, 3, NULL, 0, 0, 0, NULL, NULL, 0, NULL, 0, 0, 0, NULL, 0 }
+#define TW_OUT_MAX_IOV 3
+#define TRACE_WRITER_INIT { -1, NULL, 0, 0, 0, 0, 3, NULL, 0, 0, 0, NULL, NULL, 0, NULL, 0, 0, 0, NULL, 0, NULL }
 
 /* Create/truncate path and write the header.  0 or -1 with err. */
 int tw_open(struct trace_writer *w, const char *path, struct strbuf *err);
@@ -530,6 +538,14 @@ int tw_blob(struct trace_writer *w, const void *data, size_t len, uint64_t *hash
 /* Same, for a caller that has hashed the bytes already (hash must be
  * tr_hash(data, len)). */
 int tw_blob_hashed(struct trace_writer *w, const void *data, size_t len, uint64_t hash);
+/* Store them whether or not w wrote that hash before (the caller decided:
+ * capture's writer thread, for blobs the program's thread deduplicated),
+ * and remember the hash; bytes_raw is the caller's.  The same bytes as
+ * tw_blob_hashed's.  0 or -1. */
+int tw_blob_store(struct trace_writer *w, const void *data, size_t len, uint64_t hash);
+/* writev(2) all of iov[0..n) to fd (n <= TW_OUT_MAX_IOV), retrying short
+ * writes.  0 or -1 (errno set). */
+int tw_writev_all(int fd, const struct iovec *iov, int n);
 /* Copy blob `hash` of trace t into w as stored (no recompression), unless
  * already written.  0 or -1 (missing blob or write error). */
 int tw_copy_blob(struct trace_writer *w, const struct trace *t, uint64_t hash);

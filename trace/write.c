@@ -4,10 +4,13 @@
  * Used by the capture library inside the traced process (so it must not
  * print, exit or take locks of its own: the caller serialises calls) and by
  * replay/the reducer when they write snapshots and reduced traces.  Each
- * record goes to disk with one write(2), so the file is complete up to the
- * last whole record whenever the process dies; a writer given a buffer
- * (tw_set_buffer: capture's hot path) gathers records and writes them
- * together, and its owner decides when they must be on disk (tw_flush).
+ * record goes to disk with one write(2) (writev(2): header and payload
+ * where they lie), so the file is complete up to the last whole record
+ * whenever the process dies; a writer given a buffer (tw_set_buffer:
+ * capture's hot path) gathers records and writes them together, and its
+ * owner decides when they must be on disk (tw_flush).  Capture may also
+ * route what leaves the writer through its own queue (w->out, see
+ * capture/writeq.c).
  * The encoder of each record type and the constructors (tw_alloc, tw_h2d,
  * ...) are generated from trace/records.def; the enc_* hooks here write
  * the variable-length parts.
@@ -15,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -146,22 +150,64 @@ int tw_close(struct trace_writer *w)
 	return ret;
 }
 
+/* ---- where the bytes go ---- */
+
+int tw_writev_all(int fd, const struct iovec *iov, int n)
+{
+	struct iovec v[TW_OUT_MAX_IOV];
+	int k = 0;
+
+	if (n < 0 || n > TW_OUT_MAX_IOV)
+		return -1;
+	memcpy(v, iov, (size_t)n * sizeof(*v));
+	while (k < n) {
+		ssize_t got;
+		if (!v[k].iov_len) {
+			k++;
+			continue;
+		}
+		got = writev(fd, v + k, n - k);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return -1;
+		while (got > 0 && k < n) {   /* a short write: skip what went */
+			size_t m = (size_t)got < v[k].iov_len ? (size_t)got : v[k].iov_len;
+			v[k].iov_base = (char *)v[k].iov_base + m;
+			v[k].iov_len -= m;
+			got -= (ssize_t)m;
+			if (!v[k].iov_len)
+				k++;
+		}
+	}
+	return 0;
+}
+
+/* The pieces, in order, to the file: through w->out when the owner set
+ * one (capture's writer thread, capture/writeq.c), else one writev(2). */
+static int write_out(struct trace_writer *w, const struct iovec *iov, int n)
+{
+	int r = w->out ? w->out(w, iov, n) : tw_writev_all(w->fd, iov, n);
+	if (r < 0)
+		w->failed = 1;
+	return r;
+}
+
 /* ---- buffered records ---- */
 
 int tw_flush(struct trace_writer *w)
 {
 	size_t n = w->wlen;
+	struct iovec v;
 
 	if (!n)
 		return 0;
 	w->wlen = 0;
 	if (w->failed || w->fd < 0)
 		return -1;
-	if (write_all(w->fd, w->wbuf, n) < 0) {
-		w->failed = 1;
-		return -1;
-	}
-	return 0;
+	v.iov_base = w->wbuf;
+	v.iov_len = n;
+	return write_out(w, &v, 1);
 }
 
 int tw_set_buffer(struct trace_writer *w, size_t cap)
@@ -239,12 +285,12 @@ int tw_has_blob(const struct trace_writer *w, uint64_t hash)
 
 int tw_append_raw(struct trace_writer *w, const void *data, size_t len, uint64_t nrec)
 {
+	struct iovec v = { (void *)data, len };
+
 	if (tw_flush(w) < 0 || w->failed || w->fd < 0)
 		return -1;
-	if (len && write_all(w->fd, data, len) < 0) {
-		w->failed = 1;
+	if (len && write_out(w, &v, 1) < 0)
 		return -1;
-	}
 	w->offset += len;
 	w->nrec += nrec;
 	return 0;
@@ -252,20 +298,22 @@ int tw_append_raw(struct trace_writer *w, const void *data, size_t len, uint64_t
 
 /* ---- framing ---- */
 
-/* One framed record into w's buffer (which has room); the header's fields
- * are those write_framed puts, little-endian like sb_put_*. */
-static void buffer_framed(struct trace_writer *w, uint32_t type, uint32_t sum, const void *pay1,
-			  size_t n1, const void *pay2, size_t n2)
+/* The 16-byte record header write_framed puts before a payload. */
+static void put_record_header(uint8_t *h, uint32_t type, uint32_t sum, uint64_t len)
 {
-	uint8_t *h = (uint8_t *)w->wbuf + w->wlen;
-	uint64_t len = (uint64_t)(n1 + n2);
-
 	for (int i = 0; i < 4; i++) {
 		h[i] = (uint8_t)(type >> (8 * i));
 		h[4 + i] = (uint8_t)(sum >> (8 * i));
 	}
 	for (int i = 0; i < 8; i++)
 		h[8 + i] = (uint8_t)(len >> (8 * i));
+}
+
+/* One framed record into w's buffer (which has room). */
+static void buffer_framed(struct trace_writer *w, uint32_t type, uint32_t sum, const void *pay1,
+			  size_t n1, const void *pay2, size_t n2)
+{
+	put_record_header((uint8_t *)w->wbuf + w->wlen, type, sum, (uint64_t)(n1 + n2));
 	w->wlen += TRACE_RECORD_HEADER_SIZE;
 	memcpy(w->wbuf + w->wlen, pay1, n1);
 	w->wlen += n1;
@@ -277,10 +325,10 @@ static void buffer_framed(struct trace_writer *w, uint32_t type, uint32_t sum, c
 static long write_framed(struct trace_writer *w, uint32_t type, const void *pay1, size_t n1,
 			 const void *pay2, size_t n2)
 {
-	struct strbuf sb = STRBUF_INIT;
 	XXH32_state_t st;
 	size_t total = TRACE_RECORD_HEADER_SIZE + n1 + n2;
-	long ev;
+	uint8_t hdr[TRACE_RECORD_HEADER_SIZE];
+	struct iovec v[3];
 
 	if (w->failed || w->fd < 0)
 		return -1;
@@ -297,21 +345,19 @@ static long write_framed(struct trace_writer *w, uint32_t type, const void *pay1
 			return (long)w->nrec++;
 		}
 	}
-	sb_grow(&sb, total);
-	sb_put_u32(&sb, type);
-	sb_put_u32(&sb, XXH32_digest(&st));
-	sb_put_u64(&sb, (uint64_t)(n1 + n2));
-	sb_add(&sb, pay1, n1);
-	sb_add(&sb, pay2, n2);
-	if (write_all(w->fd, sb.buf, sb.len) < 0) {
-		w->failed = 1;
-		sb_release(&sb);
+	/* one writev(2): the header and the payload's parts where they are
+	 * (a large blob is not copied into a buffer first) */
+	put_record_header(hdr, type, XXH32_digest(&st), (uint64_t)(n1 + n2));
+	v[0].iov_base = hdr;
+	v[0].iov_len = sizeof(hdr);
+	v[1].iov_base = (void *)pay1;
+	v[1].iov_len = n1;
+	v[2].iov_base = (void *)pay2;
+	v[2].iov_len = n2;
+	if (write_out(w, v, n2 ? 3 : 2) < 0)
 		return -1;
-	}
-	w->offset += sb.len;
-	sb_release(&sb);
-	ev = (long)w->nrec++;
-	return ev;
+	w->offset += total;
+	return (long)w->nrec++;
 }
 
 /* ---- payload encoding: generated from trace/records.def ---- */
@@ -522,6 +568,11 @@ int tw_blob_hashed(struct trace_writer *w, const void *data, size_t len, uint64_
 	w->bytes_raw += len;
 	if (seen_has(w, h))
 		return 0;
+	return tw_blob_store(w, data, len, h);
+}
+
+int tw_blob_store(struct trace_writer *w, const void *data, size_t len, uint64_t h)
+{
 	if (len >= 64) {
 		size_t cap = ZSTD_compressBound(len);
 		void *z = zbuf_get(w, cap);

@@ -62,7 +62,8 @@ awk -v p="${pct:-0}" 'BEGIN { exit !(p >= 99 && p <= 101) }' && ok "  ...the lau
 check_grep "  ...its exit callback" "capture profile: launch callback (exit): 101 calls" "$TMP/.out"
 check_grep "  ...every other callback apart" "capture profile: other callbacks (enter+exit): [0-9]* calls" "$TMP/.out"
 check_grep "  ...copies in, per MiB" "capture profile: h2d copy callback: [0-9]* calls, .* ms per MiB" "$TMP/.out"
-check_grep "  ...their hashing" "capture profile:   hash: " "$TMP/.out"
+check_grep "  ...their hashing, with the copy to the writer thread" "capture profile:   hash + copy to the writer thread: [0-9]* calls, .* ms per MiB" "$TMP/.out"
+check_grep "  ...compressed and written on that thread, per MiB" "capture profile: writer thread: compress+write (not the program's thread): [0-9]* calls, .* ms per MiB" "$TMP/.out"
 check_exit "no profile unless asked" 3 "$GPUREDUCE" capture --no-checkpoint -o prof.bin -- ./prog $CUBIN 50
 grep -q "capture profile" "$TMP/.out" && fail "  ...none printed" || ok "  ...none printed"
 

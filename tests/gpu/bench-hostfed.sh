@@ -12,6 +12,10 @@
 #              callback subscribed, as before capture/cbids.c
 #              (GPUREDUCE_CAPTURE_ALL_CALLBACKS=1): what subscribing only
 #              to the handled APIs saves, side by side
+#   nowq       (BENCH_HOSTFED_NOWQ=1 only) capture with the bytes copied in
+#              hashed, compressed and written on the program's thread
+#              (GPUREDUCE_WRITER_THREAD=0), as before capture/writeq.c's
+#              writer thread: what the thread saves, side by side
 # Round 1's blocking run trains BENCH_HOSTFED_SECONDS (8) and fixes the
 # step count S; every other run trains S steps.  Compared: the training
 # loop's own seconds (hostfed.py prints them; torch's start-up and the
@@ -28,7 +32,8 @@
 # Env: BENCH_HOSTFED_SECONDS (8), BENCH_HOSTFED_ROUNDS (3),
 #      BENCH_HOSTFED_BUDGET (2G), BENCH_OUT ($BUILD/bench),
 #      BENCH_HOSTFED_DEADLINE (300; 400 with BENCH_HOSTFED_ALLCB=1),
-#      BENCH_HOSTFED_ALLCB (0), PYTHON (the interpreter with torch).
+#      BENCH_HOSTFED_ALLCB (0), BENCH_HOSTFED_NOWQ (0), PYTHON (the
+#      interpreter with torch).
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -46,7 +51,8 @@ if [ -z "${PYTHON:-}" ] && ! python3 -c 'import torch' 2>/dev/null && [ -x /opt/
 	PY=/opt/torch/.venv/bin/python3
 fi
 ALLCB=${BENCH_HOSTFED_ALLCB:-0}
-gr_deadline_set "${BENCH_HOSTFED_DEADLINE:-$([ "$ALLCB" = 1 ] && echo 400 || echo 300)}"
+NOWQ=${BENCH_HOSTFED_NOWQ:-0}
+gr_deadline_set "${BENCH_HOSTFED_DEADLINE:-$([ "$ALLCB" = 1 ] || [ "$NOWQ" = 1 ] && echo 400 || echo 300)}"
 T0=$(now)
 if [ ! -x "$GR" ]; then
 	echo "bench-hostfed: $GR is missing: run make first"
@@ -64,7 +70,7 @@ loop_steps() { sed -n 's/^hostfed: trained \([0-9]*\) steps in .*/\1/p' "$1" | t
 med3() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
 	if (!NR) print "n/a"; else if (NR % 2) printf "%.3f\n", v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-declare -a B=() C=() F=() A=()
+declare -a B=() C=() F=() A=() W=()
 S=0
 OK=1
 echo "round|way|steps|loop s|wall s|exit|launches|trace bytes" >"$TAB"
@@ -83,6 +89,9 @@ one() {
 	allcb) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 GPUREDUCE_CAPTURE_PROFILE=1 \
 			GPUREDUCE_CAPTURE_ALL_CALLBACKS=1 $env_steps \
 			"$GR" capture -o "$OUT/allcb-$r.bin" -- "$PY" hostfed.py ;;
+	nowq) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 GPUREDUCE_CAPTURE_PROFILE=1 \
+			GPUREDUCE_WRITER_THREAD=0 $env_steps \
+			"$GR" capture -o "$OUT/nowq-$r.bin" -- "$PY" hostfed.py ;;
 	esac
 	s=$(loop_secs "$logf")
 	steps=$(loop_steps "$logf")
@@ -96,7 +105,7 @@ one() {
 		return 1
 	fi
 	[ "$S" -eq 0 ] && S=$steps
-	case $way in blocking) B+=("$s") ;; capture) C+=("$s") ;; flight) F+=("$s") ;; allcb) A+=("$s") ;; esac
+	case $way in blocking) B+=("$s") ;; capture) C+=("$s") ;; flight) F+=("$s") ;; allcb) A+=("$s") ;; nowq) W+=("$s") ;; esac
 	log "hostfed: round $r $way: $steps steps in $s s (wall $STEP_SECS s)"
 }
 for ((r = 1; r <= ROUNDS; r++)); do
@@ -104,6 +113,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	one capture "$r"
 	one flight "$r"
 	[ "$ALLCB" = 1 ] && one allcb "$r"
+	[ "$NOWQ" = 1 ] && one nowq "$r"
 done
 mb=$(med3 "${B[@]}") mc=$(med3 "${C[@]}") mf=$(med3 "${F[@]}")
 rc=$(ratio "$mc" "$mb") rf=$(ratio "$mf" "$mb")
@@ -118,12 +128,19 @@ if [ "$ALLCB" = 1 ]; then
 	echo "hostfed: capture with every driver callback (GPUREDUCE_CAPTURE_ALL_CALLBACKS=1): $ma s ($(ratio "$ma" "$mb")x), against $mc s subscribing only to the handled APIs" |
 		tee -a "$OUT/summary.txt"
 fi
+if [ "$NOWQ" = 1 ]; then
+	mw=$(med3 "${W[@]}")
+	echo "hostfed: capture without the writer thread (GPUREDUCE_WRITER_THREAD=0): $mw s ($(ratio "$mw" "$mb")x), against $mc s with it" |
+		tee -a "$OUT/summary.txt"
+fi
 last=$OUT/capture-$ROUNDS.log
 if [ -f "$last" ]; then
 	echo "capture's own time, round $ROUNDS (GPUREDUCE_CAPTURE_PROFILE=1):"
 	grep -a '^gpureduce: capture profile: ' "$last" | sed 's/^gpureduce: capture profile: /  /'
 	grep -a '^gpureduce: checkpoints: ' "$last" | sed 's/^/  capture: /'
 	grep -a '^gpureduce: checkpoints: ' "$OUT/flight-$ROUNDS.log" 2>/dev/null | sed 's/^/  flight recorder: /'
+	[ "$NOWQ" = 1 ] && grep -a '^gpureduce: capture profile: \(h2d copy\|  hash\|  compress\)' "$OUT/nowq-$ROUNDS.log" 2>/dev/null |
+		sed 's/^gpureduce: capture profile: /  without the writer thread: /'
 fi
 if [ -s "$NOTES" ]; then
 	echo "Problems:"
@@ -131,5 +148,6 @@ if [ -s "$NOTES" ]; then
 fi
 [ ${#B[@]} -eq "$ROUNDS" ] && [ ${#C[@]} -eq "$ROUNDS" ] && [ ${#F[@]} -eq "$ROUNDS" ] || OK=0
 [ "$ALLCB" != 1 ] || [ ${#A[@]} -eq "$ROUNDS" ] || OK=0
+[ "$NOWQ" != 1 ] || [ ${#W[@]} -eq "$ROUNDS" ] || OK=0
 if [ "$OK" = 1 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi
 [ "$OK" = 1 ]

@@ -10,6 +10,10 @@
  *
  *   capture-fakeprog full        every kind of call, ending in a fault; exit 3
  *   capture-fakeprog threads N   N threads x 500 launches at once; exit 0
+ *   capture-fakeprog copythreads N  N threads x 40 host-to-device copies of
+ *                                their own bytes (1 KiB to 1 MiB) between
+ *                                launches; prints "copy SRC SIZE HASH"
+ *                                (XXH3-64 of the bytes) for each; exit 0
  *   capture-fakeprog forkexec    init, then run `capture-fakeprog child` as a
  *                                subprocess (a second CUDA process), and fork
  *                                a child that makes calls and exits
@@ -41,6 +45,9 @@
 
 #include <cuda.h>
 #include <cupti.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 static int (*fire)(CUpti_CallbackDomain, CUpti_CallbackId, const void *);
 
@@ -361,6 +368,33 @@ static void *thread_main(void *arg)
 	return NULL;
 }
 
+/* copythreads: each thread copies from its own buffer (never freed, so
+ * SRC names the thread) */
+static void *copy_main(void *arg)
+{
+	uintptr_t t = (uintptr_t)arg;
+	size_t cap = 1 << 20;
+	unsigned char *buf = malloc(cap);
+	uint32_t rnd = 77 + (uint32_t)t;
+
+	for (int i = 0; buf && i < 40; i++) {
+		size_t len = 1024 + (size_t)((unsigned)i * 104729u + (unsigned)t * 7919u) % (cap - 1024);
+		CUdeviceptr dst = 0xd00000000000ull + t * (2 << 20);
+		cuMemcpyHtoD_v2_params q = { dst, buf, len };
+		for (size_t k = 0; k < len; k++) {
+			rnd = rnd * 1103515245u + 12345u;
+			buf[k] = (unsigned char)(rnd >> 16);
+		}
+		API(cuMemcpyHtoD_v2, &q, CUDA_SUCCESS);
+		flockfile(stdout);
+		printf("copy 0x%llx %zu %016llx\n", (unsigned long long)(uintptr_t)buf, len,
+		       (unsigned long long)XXH3_64bits(buf, len));
+		funlockfile(stdout);
+		launch_fill(dst, i, (CUstream)(uintptr_t)(0x100 + t), CUDA_SUCCESS);
+	}
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "full";
@@ -375,6 +409,17 @@ int main(int argc, char **argv)
 			n = 4;
 		for (int i = 0; i < n; i++)
 			pthread_create(&t[i], NULL, thread_main, (void *)(uintptr_t)i);
+		for (int i = 0; i < n; i++)
+			pthread_join(t[i], NULL);
+		return 0;
+	}
+	if (!strcmp(what, "copythreads")) {
+		int n = argc > 2 ? atoi(argv[2]) : 4;
+		pthread_t t[16];
+		if (n < 1 || n > 16)
+			n = 4;
+		for (int i = 0; i < n; i++)
+			pthread_create(&t[i], NULL, copy_main, (void *)(uintptr_t)i);
 		for (int i = 0; i < n; i++)
 			pthread_join(t[i], NULL);
 		return 0;
