@@ -445,7 +445,7 @@ static int sym_later_pick(const struct sym_entry *a, const struct sym_entry *b, 
  * A wrong one makes the launch fail with CUDA_ERROR_INVALID_VALUE (or run
  * another build's code).  With one candidate it is taken as it is.
  * ch: which candidate of how many, and at which test (for the error of a
- * refused launch).
+ * refused launch); *used (when not NULL): the module entry taken.
  */
 struct fn_choice {
 	size_t which, ncand;
@@ -453,7 +453,7 @@ struct fn_choice {
 };
 
 static int get_function(struct run *R, const struct tr_launch *l, size_t before, CUfunction *fn,
-			struct fn_choice *ch, struct strbuf *err)
+			struct fn_choice *ch, const struct sym_entry **used, struct strbuf *err)
 {
 	const char *name = l->name;
 	const struct sym_entry *s = find_symbol(R, name, before), *cand[64];
@@ -462,6 +462,8 @@ static int get_function(struct run *R, const struct tr_launch *l, size_t before,
 	int pick, loose;
 
 	memset(ch, 0, sizeof(*ch));
+	if (used)
+		*used = s;
 	if (!s) {
 		size_t nmod = 0;
 		for (size_t i = 0; i < R->t->nrec; i++)
@@ -504,6 +506,8 @@ static int get_function(struct run *R, const struct tr_launch *l, size_t before,
 		*fn = fns[pick];
 		ch->which = (size_t)pick;
 		ch->matched = !loose;
+		if (used)
+			*used = cand[pick];
 		return 0;
 	}
 	ch->matched = 0;
@@ -958,7 +962,7 @@ static int do_launch(struct run *R, size_t ev, const struct tr_launch *l)
 	 * after it carry what it wrote on this rank. */
 	if (l->flags & TR_F_FOLDED)
 		goto out;
-	if (get_function(R, l, ev, &fn, &ch, &err) < 0) {
+	if (get_function(R, l, ev, &fn, &ch, NULL, &err) < 0) {
 		ret = set_error(R, ev, "event %zu (launch #%llu): %s", ev, (unsigned long long)l->seq, err.buf);
 		goto out;
 	}
@@ -1376,6 +1380,23 @@ static int snap_tmaps(struct snap *S, size_t at, const struct tr_launch *l)
 	return 0;
 }
 
+/* The module a reachable snapshot at launch l (record `at`) carries: the
+ * one the launch would take (get_function: of several builds of one name,
+ * the one fnpick chooses), not merely the newest defining the name, which
+ * a one-launch replay would then be left with (a .reqntid build for
+ * another block refuses the launch).  find_symbol's when none resolves. */
+static const struct sym_entry *snap_launch_module(struct run *R, const struct tr_launch *l, size_t at)
+{
+	const struct sym_entry *used = NULL;
+	struct fn_choice ch;
+	struct strbuf e = STRBUF_INIT;
+	CUfunction fn;
+	if (get_function(R, l, at, &fn, &ch, &used, &e) < 0 || !used)
+		used = find_symbol(R, l->name, at);
+	sb_release(&e);
+	return used;
+}
+
 static int write_snapshot(struct run *R, size_t at, struct strbuf *err)
 {
 	struct snap S;
@@ -1400,9 +1421,18 @@ static int write_snapshot(struct run *R, size_t at, struct strbuf *err)
 		l = &R->t->rec[at].u.launch;
 		want_module_globals(&S, l, at);
 		snap_reach(&S, l);
-		const struct sym_entry *s = find_symbol(R, l->name, at);
+		const struct sym_entry *s = snap_launch_module(R, l, at);
+		const struct tr_func_info *fi = launch_finfo(R, l, at);
 		if (s && snap_module(&S, s->rec) < 0)
 			goto werr;
+		if (fi) {
+			struct tr_rec fr;
+			memset(&fr, 0, sizeof(fr));
+			fr.type = TR_FUNC_INFO;
+			fr.u.func_info = *fi;
+			if (tw_record(&S.w, &fr) < 0)
+				goto werr;
+		}
 		/* __device__ variables live in their module: bring it along */
 		for (size_t i = 0; i < R->mm.n; i++) {
 			struct mm_alloc *a = R->mm.all[i];

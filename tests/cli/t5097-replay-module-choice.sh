@@ -30,12 +30,15 @@ pick_trace() {
 	  echo "fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1"; } >$n.txt
 	check "mktrace $n" $MKTRACE $n.bin <$n.txt
 }
-# shrink_faults DIR TRACE WHY: shrink, build the repro against the double, it faults
+# shrink_faults DIR TRACE WHY [ARG...]: shrink (with ARGs), build the repro
+# against the double, it faults
 shrink_faults() {
-	check "shrink $2" $GPUREDUCE shrink -j 2 --quiet -o $1/repro.cu $2
+	_d=$1 _t=$2 _w=$3
+	shift 3
+	check "shrink $_t" $GPUREDUCE shrink -j 2 --quiet "$@" -o $_d/repro.cu $_t
 	check "  ...its repro compiles against the double" cc -x c -w -I${CUDA:-/usr/local/cuda}/include \
-		-o $1/repro $1/repro.cu -L$DBL -Wl,-rpath,$DBL -lcuda
-	check_exit "  ...and faults ($3)" 1 ./$1/repro
+		-o $_d/repro $_d/repro.cu -L$DBL -Wl,-rpath,$DBL -lcuda
+	check_exit "  ...and faults ($_w)" 1 ./$_d/repro
 }
 L4="launch pick_kernel 1 128 ptr:0x7f0000100000 i32:128 u64:0 u64:0"
 
@@ -43,7 +46,9 @@ L4="launch pick_kernel 1 128 ptr:0x7f0000100000 i32:128 u64:0 u64:0"
 pick_trace two "elfmodule 1 pick_kernel" 'elfmodule 2 pick_kernel pick_kernel$v2' "$L4"
 check_exit "replay takes the build with the launch's 4 parameters: it faults" 1 $GPUREDUCE replay two.bin
 check_grep "  ...in pick_kernel" "in pick_kernel: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
-shrink_faults r two.bin "it took the 4-parameter build"
+# without the slice (its snapshot carries only the launch's build) both
+# modules stay, and repro.cu chooses between them as replay does
+shrink_faults r two.bin "it took the 4-parameter build" --skip-phases=slice
 check_grep "repro.cu chooses with replay's passes (fnpick_core.inc)" "^static int fnpick_ok(CUfunction fn, const struct fnpick_want \*w, int pass)" r/repro.cu
 check_grep "  ...by the recorded layout too" "static const unsigned layout\[\] = { 0, 8, 8, 4, 16, 8, 24, 8, };" r/repro.cu
 
@@ -65,6 +70,18 @@ pick_trace req 'elfmodule 1 pick_kernel pick_kernel$v6' 'elfmodule 2 pick_kernel
 check_exit "replay takes the build for exactly the block: it faults" 1 $GPUREDUCE replay req.bin
 check_grep "  ...in pick_kernel" "in pick_kernel: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
 shrink_faults q req.bin "it took the 64-thread build"
+# slice_keeps DIR TRACE: shrink's slice reduces to the launch alone, and
+# the reduced trace carries one module, the launch's build (module 1 in
+# these traces)
+slice_keeps() {
+	check "shrink $2, its phases" $GPUREDUCE shrink -j 2 -o $1/repro.cu $2
+	check_grep "  ...the slice runs the launch alone (the snapshot has its build)" \
+		"phase slice: reduced to one launch" "$TMP/.out"
+	check "  ...show the reduced trace" $GPUREDUCE show $1/repro.bin
+	check_grep "  ...one module in it" "^  modules: 1$" "$TMP/.out"
+	check_grep "  ...the launch's build" "^- id: 1$" "$TMP/.out"
+}
+slice_keeps qs req.bin
 # the explanation when only the 128-thread build is there
 pick_trace req2 'elfmodule 2 pick_kernel pick_kernel$v5' "$L2"
 check_fail "replay: the launch is refused" $GPUREDUCE replay req2.bin
@@ -78,8 +95,9 @@ M4='elfmodule 2 pick_kernel pick_kernel$v4'
 pick_trace fi "elfmodule 1 pick_kernel" "$M4" "$FI" "$L4 func=0x777"
 check_exit "replay takes the build with the recorded attributes: it faults" 1 $GPUREDUCE replay fi.bin
 check_grep "  ...in pick_kernel" "in pick_kernel: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
-shrink_faults f fi.bin "it took the 32-register build"
+shrink_faults f fi.bin "it took the 32-register build" --skip-phases=slice
 check_grep "repro.cu carries the attributes" "{ 1024, 32, 0, 0, 0 } };   /\* -1: not known \*/" f/repro.cu
+slice_keeps fs fi.bin
 # without the record the newer build is taken (the test can tell them apart)
 pick_trace nofi "elfmodule 1 pick_kernel" "$M4" "$L4 func=0x777"
 check_exit "replay takes the newest build with the parameters: runs clean" 0 $GPUREDUCE replay nofi.bin
