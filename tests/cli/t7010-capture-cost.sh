@@ -62,6 +62,11 @@ awk -v p="${pct:-0}" 'BEGIN { exit !(p >= 99 && p <= 101) }' && ok "  ...the lau
 check_grep "  ...its exit callback" "capture profile: launch callback (exit): 101 calls" "$TMP/.out"
 check_grep "  ...every other callback apart" "capture profile: other callbacks (enter+exit): [0-9]* calls" "$TMP/.out"
 check_grep "  ...copies in, per MiB" "capture profile: h2d copy callback: [0-9]* calls, .* ms per MiB" "$TMP/.out"
+check_grep "  ...their hashing" "capture profile:   hash: " "$TMP/.out"
+check_grep "  ...compressed and written on the program's thread (no writer thread by default)" \
+	"capture profile:   compress+write: [0-9]* calls, .* ms per MiB" "$TMP/.out"
+check_exit "GPUREDUCE_CAPTURE_PROFILE=1 GPUREDUCE_WRITER_THREAD=1" 3 env GPUREDUCE_CAPTURE_PROFILE=1 \
+	GPUREDUCE_WRITER_THREAD=1 CKPT_PROG_BATCH=2097152 "$GPUREDUCE" capture --no-checkpoint -o prof.bin -- ./prog $CUBIN 50
 check_grep "  ...their hashing, with the copy to the writer thread" "capture profile:   hash + copy to the writer thread: [0-9]* calls, .* ms per MiB" "$TMP/.out"
 check_grep "  ...compressed and written on that thread, per MiB" "capture profile: writer thread: compress+write (not the program's thread): [0-9]* calls, .* ms per MiB" "$TMP/.out"
 check_exit "no profile unless asked" 3 "$GPUREDUCE" capture --no-checkpoint -o prof.bin -- ./prog $CUBIN 50

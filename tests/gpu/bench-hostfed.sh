@@ -12,10 +12,10 @@
 #              callback subscribed, as before capture/cbids.c
 #              (GPUREDUCE_CAPTURE_ALL_CALLBACKS=1): what subscribing only
 #              to the handled APIs saves, side by side
-#   nowq       (BENCH_HOSTFED_NOWQ=1 only) capture with the bytes copied in
-#              hashed, compressed and written on the program's thread
-#              (GPUREDUCE_WRITER_THREAD=0), as before capture/writeq.c's
-#              writer thread: what the thread saves, side by side
+#   wq         (BENCH_HOSTFED_WQ=1 only) capture with the bytes copied in
+#              compressed and written by a writer thread
+#              (GPUREDUCE_WRITER_THREAD=1, capture/writeq.c; off by
+#              default): what the thread saves or costs, side by side
 # Round 1's blocking run trains BENCH_HOSTFED_SECONDS (8) and fixes the
 # step count S; every other run trains S steps.  Compared: the training
 # loop's own seconds (hostfed.py prints them; torch's start-up and the
@@ -32,7 +32,7 @@
 # Env: BENCH_HOSTFED_SECONDS (8), BENCH_HOSTFED_ROUNDS (3),
 #      BENCH_HOSTFED_BUDGET (2G), BENCH_OUT ($BUILD/bench),
 #      BENCH_HOSTFED_DEADLINE (300; 400 with BENCH_HOSTFED_ALLCB=1),
-#      BENCH_HOSTFED_ALLCB (0), BENCH_HOSTFED_NOWQ (0), PYTHON (the
+#      BENCH_HOSTFED_ALLCB (0), BENCH_HOSTFED_WQ (0), PYTHON (the
 #      interpreter with torch).
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -51,8 +51,8 @@ if [ -z "${PYTHON:-}" ] && ! python3 -c 'import torch' 2>/dev/null && [ -x /opt/
 	PY=/opt/torch/.venv/bin/python3
 fi
 ALLCB=${BENCH_HOSTFED_ALLCB:-0}
-NOWQ=${BENCH_HOSTFED_NOWQ:-0}
-gr_deadline_set "${BENCH_HOSTFED_DEADLINE:-$([ "$ALLCB" = 1 ] || [ "$NOWQ" = 1 ] && echo 400 || echo 300)}"
+WQ=${BENCH_HOSTFED_WQ:-0}
+gr_deadline_set "${BENCH_HOSTFED_DEADLINE:-$([ "$ALLCB" = 1 ] || [ "$WQ" = 1 ] && echo 400 || echo 300)}"
 T0=$(now)
 if [ ! -x "$GR" ]; then
 	echo "bench-hostfed: $GR is missing: run make first"
@@ -89,9 +89,9 @@ one() {
 	allcb) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 GPUREDUCE_CAPTURE_PROFILE=1 \
 			GPUREDUCE_CAPTURE_ALL_CALLBACKS=1 $env_steps \
 			"$GR" capture -o "$OUT/allcb-$r.bin" -- "$PY" hostfed.py ;;
-	nowq) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 GPUREDUCE_CAPTURE_PROFILE=1 \
-			GPUREDUCE_WRITER_THREAD=0 $env_steps \
-			"$GR" capture -o "$OUT/nowq-$r.bin" -- "$PY" hostfed.py ;;
+	wq) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 GPUREDUCE_CAPTURE_PROFILE=1 \
+			GPUREDUCE_WRITER_THREAD=1 $env_steps \
+			"$GR" capture -o "$OUT/wq-$r.bin" -- "$PY" hostfed.py ;;
 	esac
 	s=$(loop_secs "$logf")
 	steps=$(loop_steps "$logf")
@@ -105,7 +105,7 @@ one() {
 		return 1
 	fi
 	[ "$S" -eq 0 ] && S=$steps
-	case $way in blocking) B+=("$s") ;; capture) C+=("$s") ;; flight) F+=("$s") ;; allcb) A+=("$s") ;; nowq) W+=("$s") ;; esac
+	case $way in blocking) B+=("$s") ;; capture) C+=("$s") ;; flight) F+=("$s") ;; allcb) A+=("$s") ;; wq) W+=("$s") ;; esac
 	log "hostfed: round $r $way: $steps steps in $s s (wall $STEP_SECS s)"
 }
 for ((r = 1; r <= ROUNDS; r++)); do
@@ -113,7 +113,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	one capture "$r"
 	one flight "$r"
 	[ "$ALLCB" = 1 ] && one allcb "$r"
-	[ "$NOWQ" = 1 ] && one nowq "$r"
+	[ "$WQ" = 1 ] && one wq "$r"
 done
 mb=$(med3 "${B[@]}") mc=$(med3 "${C[@]}") mf=$(med3 "${F[@]}")
 rc=$(ratio "$mc" "$mb") rf=$(ratio "$mf" "$mb")
@@ -128,9 +128,9 @@ if [ "$ALLCB" = 1 ]; then
 	echo "hostfed: capture with every driver callback (GPUREDUCE_CAPTURE_ALL_CALLBACKS=1): $ma s ($(ratio "$ma" "$mb")x), against $mc s subscribing only to the handled APIs" |
 		tee -a "$OUT/summary.txt"
 fi
-if [ "$NOWQ" = 1 ]; then
+if [ "$WQ" = 1 ]; then
 	mw=$(med3 "${W[@]}")
-	echo "hostfed: capture without the writer thread (GPUREDUCE_WRITER_THREAD=0): $mw s ($(ratio "$mw" "$mb")x), against $mc s with it" |
+	echo "hostfed: capture with the writer thread (GPUREDUCE_WRITER_THREAD=1): $mw s ($(ratio "$mw" "$mb")x), against $mc s without it" |
 		tee -a "$OUT/summary.txt"
 fi
 last=$OUT/capture-$ROUNDS.log
@@ -139,8 +139,8 @@ if [ -f "$last" ]; then
 	grep -a '^gpureduce: capture profile: ' "$last" | sed 's/^gpureduce: capture profile: /  /'
 	grep -a '^gpureduce: checkpoints: ' "$last" | sed 's/^/  capture: /'
 	grep -a '^gpureduce: checkpoints: ' "$OUT/flight-$ROUNDS.log" 2>/dev/null | sed 's/^/  flight recorder: /'
-	[ "$NOWQ" = 1 ] && grep -a '^gpureduce: capture profile: \(h2d copy\|  hash\|  compress\)' "$OUT/nowq-$ROUNDS.log" 2>/dev/null |
-		sed 's/^gpureduce: capture profile: /  without the writer thread: /'
+	[ "$WQ" = 1 ] && grep -a '^gpureduce: capture profile: \(h2d copy\|  hash\|  compress\|  writer\|  waits\)' "$OUT/wq-$ROUNDS.log" 2>/dev/null |
+		sed 's/^gpureduce: capture profile: /  with the writer thread: /'
 fi
 if [ -s "$NOTES" ]; then
 	echo "Problems:"
@@ -148,6 +148,6 @@ if [ -s "$NOTES" ]; then
 fi
 [ ${#B[@]} -eq "$ROUNDS" ] && [ ${#C[@]} -eq "$ROUNDS" ] && [ ${#F[@]} -eq "$ROUNDS" ] || OK=0
 [ "$ALLCB" != 1 ] || [ ${#A[@]} -eq "$ROUNDS" ] || OK=0
-[ "$NOWQ" != 1 ] || [ ${#W[@]} -eq "$ROUNDS" ] || OK=0
+[ "$WQ" != 1 ] || [ ${#W[@]} -eq "$ROUNDS" ] || OK=0
 if [ "$OK" = 1 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi
 [ "$OK" = 1 ]
