@@ -54,9 +54,8 @@ int child_start(struct child *c, char *const argv[], const char *const env_add[]
 		goto fail;
 	if (c->pid == 0) {
 		signal(SIGPIPE, SIG_DFL);
-		/* PR_SET_PDEATHSIG watches the thread that forked: children are
-		 * started from the main thread, or from a thread that waits for
-		 * them before it ends (repro-prebuild.c's build and runs) */
+		/* gpureduce starts children from its one thread, so the "parent
+		 * thread" PR_SET_PDEATHSIG watches is the process itself */
 		if ((flags & CHILD_DIE_WITH_PARENT) &&
 		    (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent))
 			_exit(127);

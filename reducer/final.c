@@ -383,7 +383,7 @@ int final_repro(struct oracle *o, struct shrink_states *ss, struct cand *best, c
 		oracle_phase(o)->candidates += runs;
 		rep->candidates += runs;
 		oracle_log(o, "repro.cu (%s placement, state after %s): %s%d/%d faulted", place_guard_name(guard),
-		     ss->n ? ss->name[st] : "-", why.buf, faults, runs);
+		     ss->n ? ss->name[st] : "-", rc < 0 ? why.buf : "", faults, runs);
 		sb_addf(&tried, "%s%s placement%s%s: %d/%d", tried.len ? "; " : "", place_guard_name(guard),
 			k >= 3 ? ", state after " : "", k >= 3 ? ss->name[st] : "", faults, runs);
 		if (rc < 0) {
@@ -442,16 +442,11 @@ void states_release(struct shrink_states *ss)
 	ss->n = 0;
 }
 
-int final_runs_wanted(struct oracle *o)
-{
-	const struct shrink_opts *opts = oracle_opts(o);
-	return opts->confirm_runs > 0 ? opts->confirm_runs : (oracle_report(o)->flaky ? 10 : 5);
-}
-
 int final_verify(struct oracle *o, struct shrink_states *ss, struct cand *best, const char *out_bin)
 {
+	const struct shrink_opts *opts = oracle_opts(o);
 	struct shrink_report *rep = oracle_report(o);
-	int runs = final_runs_wanted(o);
+	int runs = opts->confirm_runs > 0 ? opts->confirm_runs : (rep->flaky ? 10 : 5);
 	int faults = 0;
 
 	oracle_phase_begin(o, phase_name(PH_VERIFY), best);

@@ -34,9 +34,6 @@ void states_release(struct shrink_states *ss);
  * caller keeps *best: final_keep_interrupted), -1 otherwise (err says why).
  */
 int final_verify(struct oracle *o, struct shrink_states *ss, struct cand *best, const char *out_bin);
-/* How many times final_verify runs the final candidate (--confirm, else
- * 5, or 10 for a flaky fault). */
-int final_runs_wanted(struct oracle *o);
 /*
  * Build and run repro.cu as it will be emitted (opts->check_repro) and
  * make its count the reproduction figure, trying other placements and

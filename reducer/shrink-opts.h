@@ -51,7 +51,7 @@ struct shrink_opts {
 	/* Start building the repro.cu of the trace file `bin` (placement
 	 * `guard`) while the final confirmation runs, for check_repro to use
 	 * if it emits the same program (NULL: not done). */
-	void (*prebuild_repro)(void *arg, const char *bin, int guard, int runs);
+	void (*prebuild_repro)(void *arg, const char *bin, int guard);
 	/* --phases/--skip-phases: PHASE_SEL_* per row of the phase table
 	 * (shrink-phases.h); all PHASE_SEL_DEFAULT (0) unless chosen */
 	unsigned char phase_sel[PH__COUNT];

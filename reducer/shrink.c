@@ -171,7 +171,7 @@ static void run_full(struct oracle *o, const struct shrink_opts *opts, struct sh
 
 /* Hand the state about to be verified to opts->prebuild_repro (written
  * as WORKDIR/prebuild.bin), placed as the repro.cu check's first attempt
- * will place it, with the number of runs that check will want. */
+ * will place it. */
 static void prebuild_repro(struct oracle *o, const struct shrink_opts *opts, const struct cand *best)
 {
 	struct strbuf path = STRBUF_INIT, err = STRBUF_INIT;
@@ -180,7 +180,7 @@ static void prebuild_repro(struct oracle *o, const struct shrink_opts *opts, con
 		return;
 	sb_addf(&path, "%s/prebuild.bin", opts->workdir);
 	if (cand_write(best, path.buf, &err) == 0)
-		opts->prebuild_repro(opts->check_arg, path.buf, oracle_guard(o), final_runs_wanted(o));
+		opts->prebuild_repro(opts->check_arg, path.buf, oracle_guard(o));
 	sb_release(&path);
 	sb_release(&err);
 }

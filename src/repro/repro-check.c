@@ -54,7 +54,7 @@ int repro_check_trace(void *arg, const char *bin, int guard, int runs, int *faul
 	struct repro_run *r = NULL;
 	char *kernel = NULL;
 	const char *built = NULL;
-	int have_t = 0, ret = -1, setup = 0, clean = 0, other = 0, pre;
+	int have_t = 0, ret = -1, setup = 0, clean = 0, other = 0;
 
 	*faults = 0;
 	if (!have_compiler(why))
@@ -78,16 +78,15 @@ int repro_check_trace(void *arg, const char *bin, int guard, int runs, int *faul
 		sb_addf(why, "%s", err.buf);
 		goto out;
 	}
-	r = xcalloc((size_t)runs, sizeof(*r));
-	pre = repro_prebuilt(rc, src.buf, &built, runs, r);
-	if (pre) {
+	if (repro_prebuilt(rc, src.buf, &built)) {
 		sb_reset(&exe);
-		sb_adds(&exe, built);   /* compiled (and run) while verify ran (repro-prebuild.c) */
+		sb_adds(&exe, built);   /* compiled while verify ran (repro-prebuild.c) */
 	} else if (repro_build(cu.buf, exe.buf, &err) < 0) {
 		sb_addf(why, "the emitted repro.cu does not build: %s", err.buf);
 		goto out;
 	}
-	if (pre != 2 && repro_run_many(exe.buf, runs, rc->parallel, 120, r, &err) < 0) {
+	r = xcalloc((size_t)runs, sizeof(*r));
+	if (repro_run_many(exe.buf, runs, rc->parallel, 120, r, &err) < 0) {
 		sb_addf(why, "running the built repro: %s", err.buf);
 		goto out;
 	}
@@ -110,8 +109,6 @@ int repro_check_trace(void *arg, const char *bin, int guard, int runs, int *faul
 		ret = 1;
 		goto out;
 	}
-	if (pre == 2)
-		sb_adds(why, "run while verify ran; ");
 	if (setup || other)
 		sb_addf(why, "%d of %d runs could not set up or crashed; ", setup + other, runs);
 	ret = 0;

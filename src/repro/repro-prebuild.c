@@ -8,14 +8,7 @@
  * source past the header comment is byte for byte equal: the header (the
  * reduction's figures) changes after verify, the code cannot unless verify
  * backed off to another state, and then the prebuilt program is not used.
- *
- * Once built, the thread also runs the program as many times as the check
- * will (`runs`), side by side with verify's replays: on the H200 each run
- * is a process whose CUDA context the fault kills, ~0.3 s that the check
- * otherwise added after verify.  The check takes those runs only for the
- * program it would have run itself (same code) and only once.
- * Results are those of a build made and run at check time; only the wait
- * changes.
+ * Results are those of a build made at check time; only the wait changes.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -33,10 +26,6 @@ struct repro_pre {
 	struct strbuf cu, exe, err;
 	int rc;                      /* repro_build's result */
 	int joined;
-	int parallel;                /* as repro_check.parallel */
-	int runs;                    /* runs wanted; 0: build only */
-	struct repro_run *r;         /* their outcomes, when ran */
-	int ran;                     /* r holds `runs` outcomes, not yet taken */
 };
 
 /* The program past the leading comment (the header), or all of it. */
@@ -52,14 +41,10 @@ static void *build_main(void *arg)
 {
 	struct repro_pre *p = arg;
 	p->rc = repro_build(p->cu.buf, p->exe.buf, &p->err);
-	if (p->rc >= 0 && p->runs > 0) {
-		p->r = xcalloc((size_t)p->runs, sizeof(*p->r));
-		p->ran = repro_run_many(p->exe.buf, p->runs, p->parallel, 120, p->r, &p->err) == 0;
-	}
 	return NULL;
 }
 
-void repro_prebuild(void *arg, const char *bin, int guard, int runs)
+void repro_prebuild(void *arg, const char *bin, int guard)
 {
 	struct repro_check *rc = arg;
 	struct repro_pre *p;
@@ -83,8 +68,6 @@ void repro_prebuild(void *arg, const char *bin, int guard, int runs)
 	sb_addf(&p->cu, "%s/prebuild.cu", rc->workdir);
 	sb_addf(&p->exe, "%s/prebuild", rc->workdir);
 	p->body = xstrdup(code_of(src.buf));
-	p->parallel = rc->parallel;
-	p->runs = runs;
 	if (write_file(p->cu.buf, src.buf, src.len, &err) < 0 ||
 	    pthread_create(&p->th, NULL, build_main, p) != 0) {
 		sb_release(&p->cu);
@@ -100,23 +83,18 @@ out_err:   /* nothing prebuilt: the check builds as before */
 	sb_release(&err);
 }
 
-int repro_prebuilt(struct repro_check *rc, const char *src, const char **exe, int runs, struct repro_run *r)
+int repro_prebuilt(struct repro_check *rc, const char *src, const char **exe)
 {
 	struct repro_pre *p = rc->pre;
 
 	if (!p || strcmp(p->body, code_of(src)) != 0)
 		return 0;
-	if (!p->joined)
-		pthread_join(p->th, NULL);
+	pthread_join(p->th, NULL);
 	p->joined = 1;
 	if (p->rc < 0)
 		return 0;   /* it did not build there: build again, for the message */
 	*exe = p->exe.buf;
-	if (!p->ran || p->runs != runs)
-		return 1;
-	memcpy(r, p->r, (size_t)runs * sizeof(*r));
-	p->ran = 0;     /* a second check of this program runs it again */
-	return 2;
+	return 1;
 }
 
 void repro_prebuild_finish(struct repro_check *rc)
@@ -131,7 +109,6 @@ void repro_prebuild_finish(struct repro_check *rc)
 	sb_release(&p->exe);
 	sb_release(&p->err);
 	free(p->body);
-	free(p->r);
 	free(p);
 	rc->pre = NULL;
 }

@@ -52,15 +52,13 @@ struct repro_check {
 	struct repro_pre *pre;           /* repro-prebuild.c: built during verify */
 };
 int repro_check_trace(void *arg, const char *bin, int guard, int runs, int *faults, struct strbuf *why);
-/* repro-prebuild.c: emit the trace file bin's repro.cu, compile it and run
- * it `runs` times on a thread (shrink_opts.prebuild_repro); repro_prebuilt:
- * 1 with *exe when src is that program (header aside) and it built, after
- * waiting for it; 2 when r[0..runs) also got its runs (the first time
- * only, and only for the same number of runs); 0 when not prebuilt.
+/* repro-prebuild.c: emit the trace file bin's repro.cu and compile it on a
+ * thread (shrink_opts.prebuild_repro); repro_prebuilt: 1 with *exe when src
+ * is that program (header aside) and it built, after waiting for it;
  * repro_prebuild_finish: wait for the thread and free (before the work
  * directory goes). */
-void repro_prebuild(void *arg, const char *bin, int guard, int runs);
-int repro_prebuilt(struct repro_check *rc, const char *src, const char **exe, int runs, struct repro_run *r);
+void repro_prebuild(void *arg, const char *bin, int guard);
+int repro_prebuilt(struct repro_check *rc, const char *src, const char **exe);
 void repro_prebuild_finish(struct repro_check *rc);
 /* The file beside repro.cu: "DIR/repro.cu" + ".bin" -> "DIR/repro.bin"
  * (a name without .cu gets ext appended).  Caller frees. */
