@@ -75,25 +75,6 @@ static CUresult launch(CUfunction f, unsigned grid, void **kp)
 	return launch_block(f, grid, 256, kp);
 }
 
-static void resource(CUpti_CallbackId cbid, CUcontext ctx, void *desc)
-{
-	CUpti_ResourceData r;
-	memset(&r, 0, sizeof(r));
-	r.context = ctx;
-	r.resourceDescriptor = desc;
-	fire(CUPTI_CB_DOMAIN_RESOURCE, cbid, &r);
-}
-
-/* As Triton does before every launch: the same attribute, again and again. */
-static void set_attr(CUfunction f, int value)
-{
-	cuFuncSetAttribute_params q = { f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, value };
-	CUresult r = CALL(cuFuncSetAttribute, cuFuncSetAttribute, &q, f,
-			  CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, value);
-	if (r)
-		die("cuFuncSetAttribute", r);
-}
-
 int main(int argc, char **argv)
 {
 	CUdevice dev;
@@ -133,14 +114,14 @@ int main(int argc, char **argv)
 	if ((r = cuDeviceGet(&dev, 0)) || (r = cuDevicePrimaryCtxRetain(&ctx, dev)) ||
 	    (r = cuCtxSetCurrent(ctx)))
 		die("context", r);
-	resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, ctx, NULL);
+	resource_ctx(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, ctx, NULL);
 	img = read_image(argv[1], &imglen);
 	if ((r = cuModuleLoadData(&mod, img)))
 		die("cuModuleLoadData", r);
 	md.moduleId = 1;
 	md.cubinSize = imglen;
 	md.pCubin = img;
-	resource(CUPTI_CBID_RESOURCE_MODULE_LOADED, ctx, &md);
+	resource_ctx(CUPTI_CBID_RESOURCE_MODULE_LOADED, ctx, &md);
 	if ((r = cuModuleGetFunction(&add_one, mod, "_Z7add_onePfi")) ||
 	    (r = cuModuleGetFunction(&scale, mod, "_Z5scalePfPKfi")) ||
 	    (r = cuModuleGetFunction(&gather, mod, "_Z6gatherPfPKfPKxi")))

@@ -132,6 +132,26 @@ static FP_UNUSED CUresult launch_block(CUfunction f, unsigned grid, unsigned blo
 }
 
 /* The whole file (a kernel image); exits 2 when it cannot be read. */
+/* A resource callback (context created, module loaded) for ctx. */
+static FP_UNUSED void resource_ctx(CUpti_CallbackId cbid, CUcontext ctx, void *desc)
+{
+	CUpti_ResourceData r;
+	memset(&r, 0, sizeof(r));
+	r.context = ctx;
+	r.resourceDescriptor = desc;
+	fire(CUPTI_CB_DOMAIN_RESOURCE, cbid, &r);
+}
+
+/* As Triton does before every launch: the same attribute, again and again. */
+static FP_UNUSED void set_attr(CUfunction f, int value)
+{
+	cuFuncSetAttribute_params q = { f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, value };
+	CUresult r = CALL(cuFuncSetAttribute, cuFuncSetAttribute, &q, f,
+			  CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, value);
+	if (r)
+		die("cuFuncSetAttribute", r);
+}
+
 static FP_UNUSED void *read_image(const char *path, size_t *n)
 {
 	FILE *f = fopen(path, "rb");

@@ -42,24 +42,6 @@ static void copy_in(CUdeviceptr dst, const void *src, size_t n)
 	printf("copy %zu %016llx\n", n, (unsigned long long)XXH3_64bits(src, n));
 }
 
-static void resource(CUpti_CallbackId cbid, CUcontext ctx, void *desc)
-{
-	CUpti_ResourceData r;
-	memset(&r, 0, sizeof(r));
-	r.context = ctx;
-	r.resourceDescriptor = desc;
-	fire(CUPTI_CB_DOMAIN_RESOURCE, cbid, &r);
-}
-
-static void set_attr(CUfunction f, int value)
-{
-	cuFuncSetAttribute_params q = { f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, value };
-	CUresult r = CALL(cuFuncSetAttribute, cuFuncSetAttribute, &q, f,
-			  CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, value);
-	if (r)
-		die("cuFuncSetAttribute", r);
-}
-
 int main(int argc, char **argv)
 {
 	/* sizes cycled through: around 64 (the smallest blob zstd is tried
@@ -93,14 +75,14 @@ int main(int argc, char **argv)
 	if ((r = cuDeviceGet(&dev, 0)) || (r = cuDevicePrimaryCtxRetain(&ctx, dev)) ||
 	    (r = cuCtxSetCurrent(ctx)))
 		die("context", r);
-	resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, ctx, NULL);
+	resource_ctx(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, ctx, NULL);
 	img = read_image(argv[1], &imglen);
 	if ((r = cuModuleLoadData(&mod, img)))
 		die("cuModuleLoadData", r);
 	md.moduleId = 1;
 	md.cubinSize = imglen;
 	md.pCubin = img;
-	resource(CUPTI_CBID_RESOURCE_MODULE_LOADED, ctx, &md);
+	resource_ctx(CUPTI_CBID_RESOURCE_MODULE_LOADED, ctx, &md);
 	if ((r = cuModuleGetFunction(&add_one, mod, "_Z7add_onePfi")) ||
 	    (r = cuModuleGetFunction(&gather, mod, "_Z6gatherPfPKfPKxi")))
 		die("cuModuleGetFunction", r);
