@@ -69,6 +69,12 @@ char *xstrndup(const char *s, size_t n)
 	return p;
 }
 
+int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
 double now_sec(void)
 {
 	struct timespec ts;

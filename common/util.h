@@ -35,6 +35,9 @@ char *xstrndup(const char *s, size_t n);
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/* qsort/bsearch comparison of two uint64_t. */
+int u64_cmp(const void *a, const void *b);
+
 double now_sec(void);               /* monotonic seconds */
 
 /* Read a whole file into sb.  Returns 0, or -1 with a message in err. */

@@ -50,12 +50,6 @@ static int same_site(const struct tr_launch *a, const struct tr_launch *b)
 	return 1;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* Append to skip[0, *n) (capacity *cap, grown) every launch after launch
  * seq that comes from its call site (same_site) and is not in it yet.
  * *crash_in is set when crash_seq (the trace's own fault, -1: none) is one
@@ -71,11 +65,11 @@ static size_t skip_repeats(const struct trace *t, uint64_t seq, long crash_seq, 
 	sorted = xmalloc((n0 ? n0 : 1) * sizeof(*sorted));
 	if (n0)
 		memcpy(sorted, *skip, n0 * sizeof(*sorted));
-	qsort(sorted, n0, sizeof(*sorted), cmp_u64);
+	qsort(sorted, n0, sizeof(*sorted), u64_cmp);
 	for (size_t i = at + 1; i < t->nrec; i++) {
 		const struct tr_launch *l = &t->rec[i].u.launch;
 		if (t->rec[i].type != TR_LAUNCH || (l->flags & TR_F_CAPTURED) || !same_site(f, l) ||
-		    bsearch(&l->seq, sorted, n0, sizeof(*sorted), cmp_u64))
+		    bsearch(&l->seq, sorted, n0, sizeof(*sorted), u64_cmp))
 			continue;
 		ALLOC_GROW(*skip, *n + 1, *cap);
 		(*skip)[(*n)++] = l->seq;
@@ -101,15 +95,14 @@ static int replay_once(struct pool *p, const char *path, int guard, struct repla
 	return 0;
 }
 
-/* Record the launch res faulted in as a finding and leave it out of the
- * next replays, with its repeats unless o->every_launch. */
-static void add_finding(const struct trace *t, const struct hunt_opts *o, struct hunt_result *r,
-			const struct replay_result *res, int guard, long crash_seq)
+/* Fill f (a finding or a note) from the launch res faulted in under
+ * `guard` and leave it out of the next replays, appending to skip[0, *n)
+ * (capacity *cap): its seq, then its repeats unless o->every_launch. */
+static void record_fault(const struct trace *t, const struct hunt_opts *o, struct hunt_finding *f,
+			 const struct replay_result *res, int guard, long crash_seq, uint64_t **skip, size_t *n,
+			 size_t *cap)
 {
 	const struct tr_launch *l;
-	struct hunt_finding *f;
-	r->f = xrealloc(r->f, (r->n + 1) * sizeof(*r->f));
-	f = &r->f[r->n];
 	memset(f, 0, sizeof(*f));
 	f->seq = (uint64_t)res->launch_seq;
 	f->guard = guard;
@@ -117,14 +110,21 @@ static void add_finding(const struct trace *t, const struct hunt_opts *o, struct
 	snprintf(f->error, sizeof(f->error), "%s", res->error);
 	snprintf(f->kernel, sizeof(f->kernel), "%s", res->kernel);
 	f->is_crash = crash_seq >= 0 && (uint64_t)crash_seq == f->seq;
-	f->nskip = r->nskip;
+	f->nskip = *n;
 	l = launch_of(t, f->seq, NULL);
 	f->has_frames = l && l->nframes > 0;
-	r->n++;
-	ALLOC_GROW(r->skip, r->nskip + 1, r->askip);
-	r->skip[r->nskip++] = f->seq;
+	ALLOC_GROW(*skip, *n + 1, *cap);
+	(*skip)[(*n)++] = f->seq;
 	if (!o->every_launch)
-		f->repeats = skip_repeats(t, f->seq, crash_seq, &r->skip, &r->nskip, &r->askip, &f->crash_repeat);
+		f->repeats = skip_repeats(t, f->seq, crash_seq, skip, n, cap, &f->crash_repeat);
+}
+
+/* Record the launch res faulted in as a finding (record_fault). */
+static void add_finding(const struct trace *t, const struct hunt_opts *o, struct hunt_result *r,
+			const struct replay_result *res, int guard, long crash_seq)
+{
+	r->f = xrealloc(r->f, (r->n + 1) * sizeof(*r->f));
+	record_fault(t, o, &r->f[r->n++], res, guard, crash_seq, &r->skip, &r->nskip, &r->askip);
 }
 
 /* One placement's pass: replay, and on each fault leave the launch out and
@@ -187,8 +187,6 @@ static int tensor_end_pass(const struct trace *t, struct pool *p, const struct h
 		memcpy(skip, r->skip, nskip * sizeof(*skip));
 	while (r->nnotes < (size_t)o->max_findings) {
 		struct rc_opts ro = { 0, 1, skip, nskip };
-		const struct tr_launch *l;
-		struct hunt_finding *f;
 		sb_reset(&path);
 		sb_addf(&path, "%s/hunt-%zu.bin", o->workdir, r->replays);
 		if (rc_blockify_opts(t, path.buf, NULL, &ro, &st, err) < 0 ||
@@ -200,19 +198,7 @@ static int tensor_end_pass(const struct trace *t, struct pool *p, const struct h
 		if (res.status != RS_FAULT || res.launch_seq < 0)
 			break;
 		r->notes = xrealloc(r->notes, (r->nnotes + 1) * sizeof(*r->notes));
-		f = &r->notes[r->nnotes++];
-		memset(f, 0, sizeof(*f));
-		f->seq = (uint64_t)res.launch_seq;
-		f->guard = GUARD_END;
-		f->code = res.code;
-		snprintf(f->error, sizeof(f->error), "%s", res.error);
-		snprintf(f->kernel, sizeof(f->kernel), "%s", res.kernel);
-		l = launch_of(t, f->seq, NULL);
-		f->has_frames = l && l->nframes > 0;
-		ALLOC_GROW(skip, nskip + 1, askip);
-		skip[nskip++] = f->seq;
-		if (!o->every_launch)
-			f->repeats = skip_repeats(t, f->seq, -1, &skip, &nskip, &askip, &f->crash_repeat);
+		record_fault(t, o, &r->notes[r->nnotes++], &res, GUARD_END, -1, &skip, &nskip, &askip);
 	}
 	ret = 0;
 out:

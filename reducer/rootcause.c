@@ -150,16 +150,10 @@ static uint64_t blk_size(const struct rc *R, const struct tr_block *k)
 	return n ? n : 1;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* 1 when launch seq is one rc_opts.skip lists. */
 static int skipped(const struct rc *R, uint64_t seq)
 {
-	return R->nskip && bsearch(&seq, R->skip, R->nskip, sizeof(*R->skip), cmp_u64) != NULL;
+	return R->nskip && bsearch(&seq, R->skip, R->nskip, sizeof(*R->skip), u64_cmp) != NULL;
 }
 
 /* ev: what a tw_* call returned.  0, or -1 with the message in R->err. */
@@ -466,7 +460,7 @@ int rc_blockify_opts(const struct trace *in, const char *out_path, const struct 
 	if (o && o->nskip) {
 		R.skip = xmalloc(o->nskip * sizeof(*R.skip));
 		memcpy(R.skip, o->skip, o->nskip * sizeof(*R.skip));
-		qsort(R.skip, o->nskip, sizeof(*R.skip), cmp_u64);
+		qsort(R.skip, o->nskip, sizeof(*R.skip), u64_cmp);
 		R.nskip = o->nskip;
 	}
 	R.w = (struct trace_writer)TRACE_WRITER_INIT;

@@ -475,12 +475,6 @@ struct bufinfo {
 	uint64_t bytes[3];       /* by kind, after the last writer won */
 };
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* Bytes of each kind: the segments between write boundaries, each owned
  * by the last write covering it. */
 static void settle(struct bufinfo *b)
@@ -493,7 +487,7 @@ static void settle(struct bufinfo *b)
 		cut[nc++] = b->w[i].off;
 		cut[nc++] = b->w[i].off + b->w[i].len > b->size ? b->size : b->w[i].off + b->w[i].len;
 	}
-	qsort(cut, nc, sizeof(*cut), cmp_u64);
+	qsort(cut, nc, sizeof(*cut), u64_cmp);
 	for (size_t k = 0; k + 1 < nc; k++) {
 		uint64_t lo = cut[k], hi = cut[k + 1];
 		if (hi <= lo || lo >= b->size)
