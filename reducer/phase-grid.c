@@ -37,15 +37,17 @@ static void set_grid_dim(struct tr_launch *l, int dim, uint32_t v)
 	else l->grid.z = v;
 }
 
-/* Try launch li of best with the one-block grid.  1 when it faulted and
- * became best, 0 when not, -2 when testing stopped. */
-static int try_one_block(struct oracle *o, struct cand *best, size_t li)
+/* Try launch li of best with the dimensions in `dims` (bit d: dimension
+ * d) set to 1.  1 when it faulted and became best, 0 when not, -2 when
+ * testing stopped. */
+static int try_ones(struct oracle *o, struct cand *best, size_t li, unsigned dims)
 {
 	struct cand c;
 	int won;
 	cand_copy(&c, best);
 	for (int d = 0; d < 3; d++)
-		set_grid_dim(&c.it[li].rec.u.launch, d, 1);
+		if (dims & (1u << d))
+			set_grid_dim(&c.it[li].rec.u.launch, d, 1);
 	won = oracle_test_pick_first(o, &c, 1, best);
 	return won == -2 ? -2 : won == 0;
 }
@@ -68,7 +70,7 @@ void phase_grid(struct oracle *o, const struct shrink_opts *opts, struct cand *b
 	{
 		const struct tr_launch *l = &best->it[li].rec.u.launch;
 		if ((uint64_t)l->grid.x * l->grid.y * l->grid.z > 1) {
-			int r = try_one_block(o, best, li);
+			int r = try_ones(o, best, li, 7u);
 			if (r == -2 || r == 1) {
 				oracle_phase_end(o, best, r == 1 ? "grid reduced (one block)" : "grid kept");
 				return;
@@ -83,14 +85,10 @@ void phase_grid(struct oracle *o, const struct shrink_opts *opts, struct cand *b
 			others |= d != dim && grid_dim(&best->it[li].rec.u.launch, d) > 1;
 		if (cur > 1 && others) {
 			/* this dimension at 1 (with all at 1 already clean) */
-			struct cand c;
-			int won;
-			cand_copy(&c, best);
-			set_grid_dim(&c.it[li].rec.u.launch, dim, 1);
-			won = oracle_test_pick_first(o, &c, 1, best);
-			if (won == -2)
+			int r = try_ones(o, best, li, 1u << dim);
+			if (r == -2)
 				break;
-			if (won == 0) {
+			if (r == 1) {
 				changed = 1;
 				continue;
 			}

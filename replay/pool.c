@@ -8,11 +8,12 @@
  * context creation (~0.2 s) overlaps other work.
  *
  * A worker that is stopped (fault, crash, time limit) is killed and left
- * to die on its own: a process with a CUDA context takes ~0.3 s to exit
- * on the H200 (the driver tears the context down), and waiting for each
- * in turn made a batch of four faulting candidates cost ~1.2 s more than
- * its replays.  The dying are reaped as they end (reap_dying) and, at
- * the latest, by pool_release.
+ * to die on its own, so that the pool does not wait on each in turn while
+ * the driver tears its context down.  The dying are reaped as they end
+ * (reap_dying) and, at the latest, by pool_release.  (On the H200 this
+ * changed shrink's seconds by nothing measurable: what a faulting
+ * candidate costs is its replacement's context, created one after
+ * another with the others', ~0.3 s; docs/RESULTS.md, 2026-12-04.)
  *
  * At most START_AT_ONCE workers start at a time.  On the H200, one replay
  * process took 0.42 s and eight started together 2.5 s: context creation
@@ -173,10 +174,7 @@ static void worker_stop(struct pool *p, struct worker *w)
 	if (w->state != W_DOWN) {
 		child_kill_nowait(&w->ch);
 		if (w->ch.pid > 0) {
-			if (p->ndying == p->dying_cap) {
-				p->dying_cap = p->dying_cap ? 2 * p->dying_cap : 16;
-				p->dying = xrealloc(p->dying, p->dying_cap * sizeof(*p->dying));
-			}
+			ALLOC_GROW(p->dying, p->ndying + 1, p->dying_cap);
 			p->dying[p->ndying++] = w->ch;
 		}
 		w->ch = (struct child)CHILD_INIT;
