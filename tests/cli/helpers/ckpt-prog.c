@@ -77,16 +77,11 @@ static CUresult launch(CUfunction f, unsigned grid, void **kp)
 
 int main(int argc, char **argv)
 {
-	CUdevice dev;
-	CUcontext ctx;
 	CUmodule mod;
 	CUfunction add_one, scale, gather;
 	CUdeviceptr W, B, X, I;
 	static float host[N];
 	static long long idx[N];
-	CUpti_ModuleResourceData md;
-	size_t imglen;
-	void *img;
 	long steps, usec = 0;
 	int n = N;
 	uint32_t rnd = 12345;
@@ -108,20 +103,7 @@ int main(int argc, char **argv)
 	steps = atol(argv[2]);
 	if (argc == 4)
 		usec = atol(argv[3]);
-	if ((r = cuInit(0)))
-		die("cuInit", r);
-	load_injection(getenv("CKPT_PROG_PLAIN") != NULL);
-	if ((r = cuDeviceGet(&dev, 0)) || (r = cuDevicePrimaryCtxRetain(&ctx, dev)) ||
-	    (r = cuCtxSetCurrent(ctx)))
-		die("context", r);
-	resource_ctx(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, ctx, NULL);
-	img = read_image(argv[1], &imglen);
-	if ((r = cuModuleLoadData(&mod, img)))
-		die("cuModuleLoadData", r);
-	md.moduleId = 1;
-	md.cubinSize = imglen;
-	md.pCubin = img;
-	resource_ctx(CUPTI_CBID_RESOURCE_MODULE_LOADED, ctx, &md);
+	mod = start_on_cubin(argv[1], getenv("CKPT_PROG_PLAIN") != NULL);
 	if ((r = cuModuleGetFunction(&add_one, mod, "_Z7add_onePfi")) ||
 	    (r = cuModuleGetFunction(&scale, mod, "_Z5scalePfPKfi")) ||
 	    (r = cuModuleGetFunction(&gather, mod, "_Z6gatherPfPKfPKxi")))

@@ -171,4 +171,35 @@ static FP_UNUSED void *read_image(const char *path, size_t *n)
 	return buf;
 }
 
+/* The start the capture tests' programs share: cuInit, the injection
+ * (load_injection(plain)), the primary context current (its callback
+ * fired), the cubin at path loaded as module 1 (its callback fired, the
+ * image kept).  Returns the module; dies on a failure. */
+static FP_UNUSED CUmodule start_on_cubin(const char *path, int plain)
+{
+	CUpti_ModuleResourceData md;
+	CUdevice dev;
+	CUcontext ctx;
+	CUmodule mod;
+	CUresult r;
+	size_t len;
+	void *img;
+
+	if ((r = cuInit(0)))
+		die("cuInit", r);
+	load_injection(plain);
+	if ((r = cuDeviceGet(&dev, 0)) || (r = cuDevicePrimaryCtxRetain(&ctx, dev)) || (r = cuCtxSetCurrent(ctx)))
+		die("context", r);
+	resource_ctx(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, ctx, NULL);
+	img = read_image(path, &len);
+	if ((r = cuModuleLoadData(&mod, img)))
+		die("cuModuleLoadData", r);
+	memset(&md, 0, sizeof(md));
+	md.moduleId = 1;
+	md.cubinSize = len;
+	md.pCubin = img;
+	resource_ctx(CUPTI_CBID_RESOURCE_MODULE_LOADED, ctx, &md);
+	return mod;
+}
+
 #endif

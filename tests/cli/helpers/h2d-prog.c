@@ -51,16 +51,11 @@ int main(int argc, char **argv)
 	enum { NSIZES = sizeof(sizes) / sizeof(sizes[0]), COPIES = 48, BIG = 9 << 20 };
 	static float host[N];
 	static long long idx[N];
-	CUdevice dev;
-	CUcontext ctx;
 	CUmodule mod;
 	CUfunction add_one, gather;
 	CUdeviceptr W, B, I, D;
-	CUpti_ModuleResourceData md;
 	unsigned char *buf;
 	uint32_t rnd = 2026;
-	size_t imglen;
-	void *img;
 	int n = N;
 	CUresult r;
 
@@ -69,20 +64,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);   /* each line out before a kill */
-	if ((r = cuInit(0)))
-		die("cuInit", r);
-	load_injection(0);
-	if ((r = cuDeviceGet(&dev, 0)) || (r = cuDevicePrimaryCtxRetain(&ctx, dev)) ||
-	    (r = cuCtxSetCurrent(ctx)))
-		die("context", r);
-	resource_ctx(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, ctx, NULL);
-	img = read_image(argv[1], &imglen);
-	if ((r = cuModuleLoadData(&mod, img)))
-		die("cuModuleLoadData", r);
-	md.moduleId = 1;
-	md.cubinSize = imglen;
-	md.pCubin = img;
-	resource_ctx(CUPTI_CBID_RESOURCE_MODULE_LOADED, ctx, &md);
+	mod = start_on_cubin(argv[1], 0);
 	if ((r = cuModuleGetFunction(&add_one, mod, "_Z7add_onePfi")) ||
 	    (r = cuModuleGetFunction(&gather, mod, "_Z6gatherPfPKfPKxi")))
 		die("cuModuleGetFunction", r);

@@ -36,20 +36,15 @@ static CUresult launch(CUfunction f, unsigned grid, void **kp)
 
 int main(int argc, char **argv)
 {
-	CUdevice dev;
-	CUcontext ctx;
 	CUmodule mod;
 	CUfunction add_one, tma_rows;
 	CUdeviceptr T, OUT, D;
 	CUtensorMap map;
-	CUpti_ModuleResourceData md;
 	static float host[64 * 256];
 	cuuint64_t dims[2] = { 256, 64 }, strides[1] = { 1024 };
 	cuuint32_t box[2] = { 64, 64 }, es[2] = { 1, 1 };
 	int replace = argc > 3 && !strcmp(argv[3], "replace"), n = 64 * 256, nd = 1024;
 	int unseen = argc > 3 && !strcmp(argv[3], "unseen");
-	size_t imglen;
-	void *img;
 	CUresult r;
 
 	if (argc < 2) {
@@ -58,25 +53,7 @@ int main(int argc, char **argv)
 	}
 	if (argc > 2 && !strcmp(argv[2], "bad"))
 		strides[0] = 8192;
-	if ((r = cuInit(0)))
-		die("cuInit", r);
-	load_injection(0);
-	if ((r = cuDeviceGet(&dev, 0)) || (r = cuDevicePrimaryCtxRetain(&ctx, dev)) || (r = cuCtxSetCurrent(ctx)))
-		die("context", r);
-	{
-		CUpti_ResourceData rd;
-		memset(&rd, 0, sizeof(rd));
-		rd.context = ctx;
-		fire(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED, &rd);
-		img = read_image(argv[1], &imglen);
-		if ((r = cuModuleLoadData(&mod, img)))
-			die("cuModuleLoadData", r);
-		md.moduleId = 1;
-		md.cubinSize = imglen;
-		md.pCubin = img;
-		rd.resourceDescriptor = &md;
-		fire(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED, &rd);
-	}
+	mod = start_on_cubin(argv[1], 0);
 	if ((r = cuModuleGetFunction(&add_one, mod, "_Z7add_onePfi")) ||
 	    (r = cuModuleGetFunction(&tma_rows, mod, "_Z8tma_rows14CUtensorMap_stPfi")))
 		die("cuModuleGetFunction", r);
