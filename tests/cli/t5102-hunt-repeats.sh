@@ -67,13 +67,18 @@ check "the loop replays clean as captured (the overruns stay inside the segment)
 replays() {
 	sed -n 's/^hunt: .* \([0-9][0-9]*\) replay(s), .*/\1/p' "$1"
 }
+# findings NAME N WHAT: the last command's output kept as NAME.log, its
+# finding lines as NAME.txt; there must be N of them (WHAT says so)
+findings() {
+	cp "$TMP/.out" $1.log
+	grep "^finding" $1.log >$1.txt
+	_n=$(grep -c "^finding" $1.txt)
+	[ "$_n" = $2 ] && ok "$3" || fail "$3 ($_n findings, not $2)"
+}
 
 # default: two findings, the repeats left out, the start pass run
 check_exit "hunt of the loop: exit 1 (findings)" 1 $GPUREDUCE hunt --no-shrink loop.bin
-cp "$TMP/.out" d.log
-grep "^finding" d.log >d.txt
-n=$(grep -c "^finding" d.txt)
-[ "$n" = 2 ] && ok "two findings" || fail "$n findings, not 2"
+findings d 2 "two findings"
 check_grep "finding 1: the first step's launch, at its line" \
 	"^finding 1: launch #0 scale_nocheck(float\*, float const\*, int) at /home/u/model.py:30 in forward faulted under end guards" d.txt
 check_grep "  ...its 19 later launches from the same line left out, said so" \
@@ -93,10 +98,7 @@ n=$(replays "$TMP/.out")
 
 # --every-launch: each step's launch is its own finding, bounded at 8
 check_exit "hunt --every-launch: exit 1" 1 $GPUREDUCE hunt --every-launch --no-shrink loop.bin
-cp "$TMP/.out" e.log
-grep "^finding" e.log >e.txt
-n=$(grep -c "^finding" e.txt)
-[ "$n" = 8 ] && ok "  ...eight findings" || fail "  ...$n findings, not 8"
+findings e 8 "  ...eight findings"
 check_grep "  ...the eighth is the eighth step's launch" "^finding 8: launch #14 scale_nocheck" e.txt
 check_grep "  ...stopped at 8" "stopped at 8 finding(s) (--max-findings): there may be more" e.log
 if grep -q "later launch" e.txt; then fail "  ...a finding claims repeats left out"; else ok "  ...no repeats left out"; fi
@@ -147,10 +149,7 @@ check_grep "  ...finding 1 says the crash is among its repeats" \
   echo "end 0"; } >sites.txt
 check "mktrace: one kernel from three call sites" $MKTRACE sites.bin <sites.txt
 check_exit "hunt: exit 1" 1 $GPUREDUCE hunt --no-shrink sites.bin
-cp "$TMP/.out" s.log
-grep "^finding" s.log >s.txt
-n=$(grep -c "^finding" s.txt)
-[ "$n" = 3 ] && ok "  ...three findings" || fail "  ...$n findings, not 3"
+findings s 3 "  ...three findings"
 check_grep "  ...model.py:30 from train.py" "^finding 1: launch #0 .* at /home/u/model.py:30 in forward .*; 2 later launches of it from the same line left out" s.txt
 check_grep "  ...model.py:60" "^finding 2: launch #1 .* at /home/u/model.py:60 in forward .*; 2 later launches of it from the same line left out" s.txt
 check_grep "  ...model.py:30 from eval.py" "^finding 3: launch #2 .* at /home/u/model.py:30 in forward .*; 2 later launches of it from the same line left out" s.txt
@@ -181,10 +180,7 @@ n=$(replays n.log)
   echo "end 0"; } >cpp.txt
 check "mktrace: the loop of a C++ program (no frames)" $MKTRACE cpp.bin <cpp.txt
 check_exit "hunt: exit 1" 1 $GPUREDUCE hunt --no-shrink cpp.bin
-cp "$TMP/.out" c.log
-grep "^finding" c.log >c.txt
-n=$(grep -c "^finding" c.txt)
-[ "$n" = 2 ] && ok "  ...two findings" || fail "  ...$n findings, not 2"
+findings c 2 "  ...two findings"
 check_grep "  ...the later launches of the same kernel left out, said why" \
 	"^finding 1: launch #0 scale_nocheck.*; 19 later launches of the same kernel left out (no Python line recorded to tell them apart; --every-launch hunts each)\$" c.txt
 check_grep "  ...then the gather" "^finding 2: launch #40 gather" c.txt
