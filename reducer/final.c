@@ -442,11 +442,36 @@ void states_release(struct shrink_states *ss)
 	ss->n = 0;
 }
 
+/*
+ * How often the final state is run.  Every run that faults costs a worker
+ * process, and faults are served one after another on a GPU (docs/
+ * RESULTS.md: about 0.3 s each), so a steady fault whose repro.cu will be
+ * built and run `final_runs` times is replayed only VERIFY_QUICK_RUNS
+ * times: repro.cu's runs are the reproduction figure, and replay's make
+ * sure the trace they are built from still faults.  When repro.cu turns
+ * out not to be checked (no compiler), final_settle tops replay's runs up.
+ */
+#define VERIFY_QUICK_RUNS 2
+
+int final_runs(struct oracle *o)
+{
+	const struct shrink_opts *opts = oracle_opts(o);
+	return opts->confirm_runs > 0 ? opts->confirm_runs : (oracle_report(o)->flaky ? 10 : 5);
+}
+
+static int verify_runs(struct oracle *o)
+{
+	const struct shrink_opts *opts = oracle_opts(o);
+	if (opts->confirm_runs > 0 || oracle_report(o)->flaky || !opts->check_repro)
+		return final_runs(o);
+	return VERIFY_QUICK_RUNS;
+}
+
 int final_verify(struct oracle *o, struct shrink_states *ss, struct cand *best, const char *out_bin)
 {
 	const struct shrink_opts *opts = oracle_opts(o);
 	struct shrink_report *rep = oracle_report(o);
-	int runs = opts->confirm_runs > 0 ? opts->confirm_runs : (rep->flaky ? 10 : 5);
+	int runs = verify_runs(o);
 	int faults = 0;
 
 	oracle_phase_begin(o, phase_name(PH_VERIFY), best);
@@ -457,6 +482,14 @@ int final_verify(struct oracle *o, struct shrink_states *ss, struct cand *best, 
 		oracle_prefetch_start(o, best);
 	if (confirm_final(o, ss, best, out_bin, &faults, runs) < 0)
 		return -1;
+	if (faults < runs && runs < final_runs(o) && !interrupt_signal()) {
+		/* a quick check that missed: measure the rate on all the runs */
+		int more = 0, n = final_runs(o) - runs;
+		if (confirm_final(o, ss, best, out_bin, &more, n) < 0)
+			return -1;
+		faults += more;
+		runs += n;
+	}
 	if (interrupt_signal())
 		return 1;
 	if (placement_check(o, ss, best, out_bin, &faults, runs) < 0)
@@ -474,8 +507,12 @@ int final_verify(struct oracle *o, struct shrink_states *ss, struct cand *best, 
 	}
 	/* the cheap signature (error + kernel) cannot tell two bugs in one
 	 * kernel apart: where compute-sanitizer is at hand, the reduced
-	 * trace must fail at the base state's site, or we back off */
-	if (faults && oracle_base_started(o)) {
+	 * trace must fail at the base state's site, or we back off.  When
+	 * repro.cu is checked, the check waits until its runs are done
+	 * (final_settle): the sanitizer's run of the final trace goes on
+	 * beside them instead of holding this phase up. */
+	ss->site_pending = faults && oracle_base_started(o) && opts->check_repro;
+	if (faults && oracle_base_started(o) && !ss->site_pending) {
 		int moved = site_check(o, ss, best, out_bin);
 		if (moved < 0)
 			return -1;
@@ -498,4 +535,49 @@ int final_verify(struct oracle *o, struct shrink_states *ss, struct cand *best, 
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * After repro.cu's check: the site check final_verify left for now, and
+ * replay's runs topped up when repro.cu was not checked after all or did
+ * not fault in every run (replay's figure is then the one that counts).  When
+ * the site moved, *best backs off (as final_verify would have), is
+ * confirmed again, and 1 is returned: the caller checks repro.cu again.
+ * 0 when nothing changed, -1 on an error (err says why; the no-fault case
+ * unlinks out_bin as final_verify does).
+ */
+int final_settle(struct oracle *o, struct shrink_states *ss, struct cand *best, const char *out_bin)
+{
+	struct shrink_report *rep = oracle_report(o);
+	int runs = final_runs(o), faults = rep->final_faults, moved = 0;
+
+	/* replay's own figure stands in the report when repro.cu's does not
+	 * (not built, or it missed) */
+	int topup = rep->final_runs < runs && (!rep->repro_checked || rep->repro_faults < rep->repro_runs);
+
+	if (!ss->site_pending && !topup)
+		return 0;
+	oracle_phase_begin(o, phase_name(PH_SITE), best);
+	if (ss->site_pending) {
+		ss->site_pending = 0;
+		if ((moved = site_check(o, ss, best, out_bin)) < 0)
+			return -1;
+	}
+	if (moved || topup) {
+		if (confirm_final(o, ss, best, out_bin, &faults, runs) < 0)
+			return -1;
+		rep->final_runs = runs;
+		rep->final_faults = faults;
+		if (faults < runs)
+			rep->flaky = 1;
+	}
+	oracle_phase_end(o, best, moved ? "site moved: backed off" : rep->site_confirmed ? "site confirmed" :
+			 "checked");
+	if (!faults) {
+		sb_addf(oracle_err(o), "the reduced trace did not fault in %d confirmation runs; nothing was emitted",
+			runs);
+		unlink(out_bin);
+		return -1;
+	}
+	return moved;
 }

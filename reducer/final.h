@@ -20,6 +20,7 @@ struct shrink_states {
 	int n;
 	int cur;                  /* the state *best is (n - 1 until a back-off) */
 	int verify_recoveries;    /* fresh pools for confirmation runs (--keep-going) */
+	int site_pending;         /* final_verify left the site check to final_settle */
 };
 
 /* Remember c as the state after phase `name` (a copy; name is kept). */
@@ -41,6 +42,19 @@ int final_verify(struct oracle *o, struct shrink_states *ss, struct cand *best, 
  * write error.
  */
 int final_repro(struct oracle *o, struct shrink_states *ss, struct cand *best, const char *out_bin, int runs);
+/*
+ * How often the final state is confirmed (--confirm, else 5, 10 for a
+ * flaky fault): repro.cu's runs.  final_verify replays a steady fault
+ * fewer times when repro.cu will be checked.
+ */
+int final_runs(struct oracle *o);
+/*
+ * After final_repro: the site check final_verify deferred so that the
+ * sanitizer's run overlaps repro.cu's (backing off as final_verify would),
+ * and replay's runs topped up to final_runs when repro.cu was not checked.
+ * 1: *best changed (check repro.cu again), 0: nothing to do, -1: error.
+ */
+int final_settle(struct oracle *o, struct shrink_states *ss, struct cand *best, const char *out_bin);
 /* A signal came: write *best (every state it held faulted) to out_bin as
  * the result, unconfirmed.  0, or -1 on a write error. */
 int final_keep_interrupted(struct oracle *o, struct cand *best, const char *out_bin);

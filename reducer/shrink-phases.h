@@ -48,7 +48,9 @@ struct strbuf;
 	X(VERIFY,   "verify",         NULL,          PHASE_STEP, \
 	  "the final confirmation runs and the sanitizer site check") \
 	X(REPRO,    "repro.cu",       NULL,          PHASE_STEP, \
-	  "repro.cu built and run as often as the reduced trace")
+	  "repro.cu built and run (5 times, 10 for a flaky fault)") \
+	X(SITE,     "site",           NULL,          PHASE_STEP, \
+	  "the sanitizer site check, overlapping repro.cu's runs; a back-off re-checks repro.cu")
 
 enum phase_id {
 #define PHASE_ENUM_(id, name, fn, flags, help) PH_##id,

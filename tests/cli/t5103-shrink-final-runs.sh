@@ -1,0 +1,103 @@
+#!/bin/sh
+# t5103-shrink-final-runs.sh - how often shrink runs the final state (issue
+# 26: every faulting run costs a worker process, one after another on a GPU),
+# on the driver double with repro.cu built against it:
+# - a steady fault whose repro.cu is checked is replayed 2 times, and
+#   repro.cu runs 5 times (the reproduction figure);
+# - when repro.cu is not built (no compiler), replay's runs are topped up to 5;
+# - --confirm N runs both N times;
+# - with compute-sanitizer, the site check waits until repro.cu's runs are
+#   done ("site" after "repro.cu" in the phase table), and when the site
+#   moved, the back-off is confirmed and its repro.cu checked again.
+. tests/cli/test-lib.sh
+
+DBL=$BUILD/double
+export GPUREDUCE_LIBCUDA=$DBL/libcuda.so.1
+unset GPUREDUCE_SANITIZER
+PATH=/usr/bin:/bin; export PATH
+cd "$TMP" || exit 1
+cat >ccw.sh <<EOT
+#!/bin/sh
+exec cc -x c -w -I${CUDA:-/usr/local/cuda}/include -L$DBL -Wl,-rpath,$DBL "\$@"
+EOT
+chmod +x ccw.sh
+export GPUREDUCE_NVCC=$TMP/ccw.sh
+cat >oob.txt <<EOT
+process 100 /work ./app
+device "gpureduce CPU double"
+module $DBL/kernels.cubin 1
+alloc 0x7f0000200000 4000
+alloc 0x7f0000100000 4000
+h2d 0x7f0000100000 4000 seq
+launch _Z13scale_nocheckPfPKfi 8 256 ptr:0x7f0000200000 ptr:0x7f0000100000 i32:1000
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
+EOT
+check "mktrace" $MKTRACE oob.bin <oob.txt
+
+# the phase names of a shrink's table, in order, on one line
+phases() {
+	sed -n '/^phase /,/^(other)/p' "$1" | sed '1d;$d' | awk '{printf "%s%s", (NR > 1 ? " " : ""), $1} END {print ""}'
+}
+
+check "shrink, repro.cu checked" $GPUREDUCE shrink -j 2 --log=a.log -o a/repro.cu oob.bin
+cp "$TMP/.out" a.out
+check_grep "  ...repro.cu faulted 5/5" "repro.cu faulted 5/5" a.out
+check_grep "  ...the reduced trace was replayed twice" "^  reduced: 2/2" a/repro.yaml
+check_grep "  ...in one batch of two runs" "verify *2 runs of" a.log
+p=$(phases a.out)
+[ "$p" = "confirm slice data grid scalars verify repro.cu" ] && ok "  ...no site row without a sanitizer" ||
+	fail "  ...no site row without a sanitizer (phases: $p)"
+
+check "shrink, repro.cu not built" env GPUREDUCE_NO_REPRO_CHECK=1 $GPUREDUCE shrink -j 2 --log=n.log -o n/repro.cu oob.bin
+cp "$TMP/.out" n.out
+check_grep "  ...replay's runs topped up to 5" "^  reduced: 5/5" n/repro.yaml
+check_grep "  ...after the two of verify" "verify *2 runs of" n.log
+check_grep "  ...by three more" "site *3 runs of\|site *5 runs of" n.log
+p=$(phases n.out)
+[ "$p" = "confirm slice data grid scalars verify repro.cu site" ] && ok "  ...in a site row after repro.cu" ||
+	fail "  ...in a site row after repro.cu (phases: $p)"
+
+check "shrink --confirm 3" $GPUREDUCE shrink -j 2 --confirm 3 --log=c.log -o c/repro.cu oob.bin
+check_grep "  ...replay runs it 3 times" "^  reduced: 3/3" c/repro.yaml
+check_grep "  ...and so does repro.cu" "repro.cu faulted 3/3" "$TMP/.out"
+
+# compute-sanitizer's PC depends on the scalar 1000: the scalars phase
+# moves the fault, which only the deferred site check can see
+cat > fake5 <<'EOT'
+#!/bin/sh
+. "$SRCDIR/tests/cli/helpers/fake-sanitizer.sh"
+pc=0x90
+"$GPUREDUCE" show "$trace" 2>/dev/null | grep -q 'value: 1000$' || pc=0x1c0
+"$@" 2>&1
+san_report $pc "Access to 0x10 is out of bounds"
+EOT
+chmod +x fake5
+check "shrink, the scalars phase moves the site" env GPUREDUCE_SANITIZER=$TMP/fake5 \
+	$GPUREDUCE shrink -j 2 --log=m.log -o m/repro.cu oob.bin
+cp "$TMP/.out" m.out
+p=$(phases m.out)
+[ "$p" = "confirm slice data grid scalars verify repro.cu site repro.cu" ] &&
+	ok "  ...site after repro.cu, then repro.cu again" || fail "  ...site after repro.cu, then repro.cu again (phases: $p)"
+check_grep "  ...backed off to the grid state" "^  backed_off_to: grid" m/repro.yaml
+check_grep "  ...confirmed 5 times after the back-off" "^  reduced: 5/5" m/repro.yaml
+check_grep "  ...the final repro.cu keeps the scalar" "1000" m/repro.cu
+check_grep "  ...and faults 5/5" "repro.cu faulted 5/5" m.out
+check_grep "  ...the final trace's sanitizer run overlapped verify's" \
+	"final-site.bin (started with the confirmation runs)" m.log
+
+# the same sanitizer on a trace whose scalars do not move it: one repro.cu
+cat > fake6 <<'EOT'
+#!/bin/sh
+. "$SRCDIR/tests/cli/helpers/fake-sanitizer.sh"
+"$@" 2>&1
+san_report 0x90 "Access to 0x10 is out of bounds"
+EOT
+chmod +x fake6
+check "shrink, the site holds" env GPUREDUCE_SANITIZER=$TMP/fake6 $GPUREDUCE shrink -j 2 -o s/repro.cu oob.bin
+cp "$TMP/.out" s.out
+p=$(phases s.out)
+[ "$p" = "confirm slice data grid scalars verify repro.cu site" ] && ok "  ...one repro.cu, the site row after it" ||
+	fail "  ...one repro.cu, the site row after it (phases: $p)"
+check_grep "  ...site confirmed" "site_confirmed: true" s/repro.yaml
+check_grep "  ...replayed twice" "^  reduced: 2/2" s/repro.yaml
+finish
