@@ -383,7 +383,7 @@ int final_repro(struct oracle *o, struct shrink_states *ss, struct cand *best, c
 		oracle_phase(o)->candidates += runs;
 		rep->candidates += runs;
 		oracle_log(o, "repro.cu (%s placement, state after %s): %s%d/%d faulted", place_guard_name(guard),
-		     ss->n ? ss->name[st] : "-", rc < 0 ? why.buf : "", faults, runs);
+		     ss->n ? ss->name[st] : "-", why.buf, faults, runs);
 		sb_addf(&tried, "%s%s placement%s%s: %d/%d", tried.len ? "; " : "", place_guard_name(guard),
 			k >= 3 ? ", state after " : "", k >= 3 ? ss->name[st] : "", faults, runs);
 		if (rc < 0) {

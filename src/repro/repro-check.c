@@ -54,7 +54,8 @@ int repro_check_trace(void *arg, const char *bin, int guard, int runs, int *faul
 	struct repro_run *r = NULL;
 	char *kernel = NULL;
 	const char *built = NULL;
-	int have_t = 0, ret = -1, setup = 0, clean = 0, other = 0;
+	int have_t = 0, ret = -1, setup = 0, clean = 0, other = 0, pre;
+	double t0, build_s = 0, wait_s, runs_s;
 
 	*faults = 0;
 	if (!have_compiler(why))
@@ -78,18 +79,22 @@ int repro_check_trace(void *arg, const char *bin, int guard, int runs, int *faul
 		sb_addf(why, "%s", err.buf);
 		goto out;
 	}
-	if (repro_prebuilt(rc, src.buf, &built)) {
+	t0 = now_sec();
+	if ((pre = repro_prebuilt(rc, src.buf, &built, &build_s))) {
 		sb_reset(&exe);
 		sb_adds(&exe, built);   /* compiled while verify ran (repro-prebuild.c) */
 	} else if (repro_build(cu.buf, exe.buf, &err) < 0) {
 		sb_addf(why, "the emitted repro.cu does not build: %s", err.buf);
 		goto out;
 	}
+	wait_s = now_sec() - t0;
 	r = xcalloc((size_t)runs, sizeof(*r));
+	t0 = now_sec();
 	if (repro_run_many(exe.buf, runs, rc->parallel, 120, r, &err) < 0) {
 		sb_addf(why, "running the built repro: %s", err.buf);
 		goto out;
 	}
+	runs_s = now_sec() - t0;
 	kernel = params_demangle(rc->rep->kernel);
 	for (int i = 0; i < runs; i++) {
 		if (r[i].exit_code == 1 && r[i].error[0] && sig_same_error_name(rc->rep->error, r[i].error) &&
@@ -111,6 +116,12 @@ int repro_check_trace(void *arg, const char *bin, int guard, int runs, int *faul
 	}
 	if (setup || other)
 		sb_addf(why, "%d of %d runs could not set up or crashed; ", setup + other, runs);
+	/* for the log: where the phase's time went */
+	if (pre)
+		sb_addf(why, "built while verify ran in %.2f s, waited %.2f s for it; ", build_s, wait_s);
+	else
+		sb_addf(why, "built in %.2f s; ", wait_s);
+	sb_addf(why, "%d runs (%d at a time) in %.2f s; ", runs, rc->parallel, runs_s);
 	ret = 0;
 out:
 	if (have_t)

@@ -26,6 +26,7 @@ struct repro_pre {
 	struct strbuf cu, exe, err;
 	int rc;                      /* repro_build's result */
 	int joined;
+	double seconds;              /* the build's own time */
 };
 
 /* The program past the leading comment (the header), or all of it. */
@@ -40,7 +41,9 @@ static const char *code_of(const char *src)
 static void *build_main(void *arg)
 {
 	struct repro_pre *p = arg;
+	double t0 = now_sec();
 	p->rc = repro_build(p->cu.buf, p->exe.buf, &p->err);
+	p->seconds = now_sec() - t0;
 	return NULL;
 }
 
@@ -83,7 +86,7 @@ out_err:   /* nothing prebuilt: the check builds as before */
 	sb_release(&err);
 }
 
-int repro_prebuilt(struct repro_check *rc, const char *src, const char **exe)
+int repro_prebuilt(struct repro_check *rc, const char *src, const char **exe, double *build_s)
 {
 	struct repro_pre *p = rc->pre;
 
@@ -94,6 +97,7 @@ int repro_prebuilt(struct repro_check *rc, const char *src, const char **exe)
 	if (p->rc < 0)
 		return 0;   /* it did not build there: build again, for the message */
 	*exe = p->exe.buf;
+	*build_s = p->seconds;
 	return 1;
 }
 

@@ -58,7 +58,7 @@ int repro_check_trace(void *arg, const char *bin, int guard, int runs, int *faul
  * repro_prebuild_finish: wait for the thread and free (before the work
  * directory goes). */
 void repro_prebuild(void *arg, const char *bin, int guard);
-int repro_prebuilt(struct repro_check *rc, const char *src, const char **exe);
+int repro_prebuilt(struct repro_check *rc, const char *src, const char **exe, double *build_s);
 void repro_prebuild_finish(struct repro_check *rc);
 /* The file beside repro.cu: "DIR/repro.cu" + ".bin" -> "DIR/repro.bin"
  * (a name without .cu gets ext appended).  Caller frees. */
