@@ -1,11 +1,17 @@
 /*
  * repro-check.c - how `gpureduce shrink` checks the program it emits: the
  * reduced trace is emitted as repro.cu exactly as it will be written (the
- * header's diagnosis aside), built with the compiler `verify` uses
- * (repro.h: nvcc, or $GPUREDUCE_NVCC) and run; a run counts when it faults
+ * header's diagnosis aside), built and run; a run counts when it faults
  * with the trace's signature (700/717 alike; the same kernel unless
  * --signature=code).  Plugged into the reducer as shrink_opts.check_repro,
  * so reducer/ never runs compilers itself.
+ *
+ * The build: with nvcc as the compiler, the program that runs is the host
+ * C++ compiler's build of the same file (repro_build_quick: nvcc only hands
+ * a .cu without device code to that compiler, after 1-2 s of its own
+ * steps), and nvcc builds it beside the runs: a repro.cu nvcc refuses
+ * "does not build", as its header tells users to build it with nvcc.
+ * With $GPUREDUCE_NVCC, that command builds it, once.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,8 +60,10 @@ int repro_check_trace(void *arg, const char *bin, int guard, int runs, int *faul
 	struct repro_run *r = NULL;
 	char *kernel = NULL;
 	const char *built = NULL;
-	int have_t = 0, ret = -1, setup = 0, clean = 0, other = 0, pre;
-	double t0, build_s = 0, wait_s, runs_s;
+	int have_t = 0, ret = -1, setup = 0, clean = 0, other = 0, pre, quick = 0;
+	double t0, build_s = 0, wait_s, runs_s, nvcc_s = -1;
+	struct repro_async nv = { 0 };
+	struct strbuf nvexe = STRBUF_INIT;
 
 	*faults = 0;
 	if (!have_compiler(why))
@@ -83,9 +91,13 @@ int repro_check_trace(void *arg, const char *bin, int guard, int runs, int *faul
 	if ((pre = repro_prebuilt(rc, src.buf, &built, &build_s))) {
 		sb_reset(&exe);
 		sb_adds(&exe, built);   /* compiled while verify ran (repro-prebuild.c) */
-	} else if (repro_build(cu.buf, exe.buf, &err) < 0) {
+	} else if (repro_build_quick(cu.buf, exe.buf, &quick, &err) < 0) {
 		sb_addf(why, "the emitted repro.cu does not build: %s", err.buf);
 		goto out;
+	} else if (quick) {
+		/* the build users run (nvcc) goes beside the runs */
+		sb_addf(&nvexe, "%s.nvcc", exe.buf);
+		repro_async_start(&nv, cu.buf, nvexe.buf);
 	}
 	wait_s = now_sec() - t0;
 	r = xcalloc((size_t)runs, sizeof(*r));
@@ -95,6 +107,24 @@ int repro_check_trace(void *arg, const char *bin, int guard, int runs, int *faul
 		goto out;
 	}
 	runs_s = now_sec() - t0;
+	{
+		/* a quick build was the host compiler's: repro.cu must build with
+		 * nvcc too, as its header tells users to build it */
+		int nrc;
+		double w0 = now_sec();
+		sb_reset(&err);
+		if (pre)
+			nrc = repro_prebuilt_nvcc(rc, &nvcc_s, &err);
+		else {
+			nrc = repro_async_join(&nv, &err);
+			nvcc_s = quick ? nv.seconds : -1;
+		}
+		if (nrc < 0) {
+			sb_addf(why, "the emitted repro.cu does not build with nvcc: %s", err.buf);
+			goto out;
+		}
+		wait_s += nvcc_s >= 0 ? now_sec() - w0 : 0;
+	}
 	kernel = params_demangle(rc->rep->kernel);
 	for (int i = 0; i < runs; i++) {
 		if (r[i].exit_code == 1 && r[i].error[0] && sig_same_error_name(rc->rep->error, r[i].error) &&
@@ -122,8 +152,12 @@ int repro_check_trace(void *arg, const char *bin, int guard, int runs, int *faul
 	else
 		sb_addf(why, "built in %.2f s; ", wait_s);
 	sb_addf(why, "%d runs (%d at a time) in %.2f s; ", runs, rc->parallel, runs_s);
+	if (nvcc_s >= 0)
+		sb_addf(why, "run as built by the host compiler; nvcc built it too, in %.2f s beside the runs; ", nvcc_s);
 	ret = 0;
 out:
+	repro_async_join(&nv, NULL);
+	sb_release(&nvexe);
 	if (have_t)
 		trace_release(&t);
 	free(kernel);

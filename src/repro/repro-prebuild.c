@@ -24,9 +24,11 @@ struct repro_pre {
 	pthread_t th;
 	char *body;                  /* the source past its header comment */
 	struct strbuf cu, exe, err;
-	int rc;                      /* repro_build's result */
+	int rc;                      /* repro_build_quick's result */
 	int joined;
 	double seconds;              /* the build's own time */
+	struct repro_async nvcc;     /* after a quick build: nvcc's, beside the runs */
+	struct strbuf nvcc_exe;
 };
 
 /* The program past the leading comment (the header), or all of it. */
@@ -42,8 +44,13 @@ static void *build_main(void *arg)
 {
 	struct repro_pre *p = arg;
 	double t0 = now_sec();
-	p->rc = repro_build(p->cu.buf, p->exe.buf, &p->err);
+	int quick = 0;
+	p->rc = repro_build_quick(p->cu.buf, p->exe.buf, &quick, &p->err);
 	p->seconds = now_sec() - t0;
+	if (p->rc == 0 && quick) {
+		sb_addf(&p->nvcc_exe, "%s.nvcc", p->exe.buf);
+		repro_async_start(&p->nvcc, p->cu.buf, p->nvcc_exe.buf);
+	}
 	return NULL;
 }
 
@@ -68,6 +75,7 @@ void repro_prebuild(void *arg, const char *bin, int guard)
 	p->cu = (struct strbuf)STRBUF_INIT;
 	p->exe = (struct strbuf)STRBUF_INIT;
 	p->err = (struct strbuf)STRBUF_INIT;
+	p->nvcc_exe = (struct strbuf)STRBUF_INIT;
 	sb_addf(&p->cu, "%s/prebuild.cu", rc->workdir);
 	sb_addf(&p->exe, "%s/prebuild", rc->workdir);
 	p->body = xstrdup(code_of(src.buf));
@@ -101,6 +109,21 @@ int repro_prebuilt(struct repro_check *rc, const char *src, const char **exe, do
 	return 1;
 }
 
+int repro_prebuilt_nvcc(struct repro_check *rc, double *seconds, struct strbuf *err)
+{
+	struct repro_pre *p = rc->pre;
+	if (!p || !p->nvcc.started) {
+		*seconds = -1;   /* no quick build: nothing more to wait for */
+		return 0;
+	}
+	*seconds = 0;
+	{
+		int r = repro_async_join(&p->nvcc, err);
+		*seconds = p->nvcc.seconds;
+		return r;
+	}
+}
+
 void repro_prebuild_finish(struct repro_check *rc)
 {
 	struct repro_pre *p = rc->pre;
@@ -109,6 +132,8 @@ void repro_prebuild_finish(struct repro_check *rc)
 		return;
 	if (!p->joined)
 		pthread_join(p->th, NULL);
+	repro_async_join(&p->nvcc, NULL);
+	sb_release(&p->nvcc_exe);
 	sb_release(&p->cu);
 	sb_release(&p->exe);
 	sb_release(&p->err);

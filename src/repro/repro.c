@@ -4,6 +4,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,6 +151,111 @@ out:
 	sb_release(&texe);
 	sb_release(&data);
 	return ret;
+}
+
+/* ---- the check's quick build -------------------------------------------- */
+
+/* The host C++ compiler nvcc hands host code to (NULL: none). */
+static const char *find_host_cxx(void)
+{
+	const char *c = child_find_program("g++", "/usr/bin");
+	return c ? c : child_find_program("c++", "/usr/bin");
+}
+
+/* dir's parent's sub, when it is a directory: "/x/bin" + "include" -> "/x/include" */
+static int cuda_dir(const char *nvcc, const char *sub, struct strbuf *out)
+{
+	struct stat st;
+	const char *e = strrchr(nvcc, '/');
+	sb_reset(out);
+	if (!e)
+		return -1;
+	sb_add(out, nvcc, (size_t)(e - nvcc));
+	sb_adds(out, "/../");
+	sb_adds(out, sub);
+	return stat(out->buf, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
+}
+
+int repro_build_quick(const char *src, const char *out, int *quick, struct strbuf *err)
+{
+	const char *custom = getenv("GPUREDUCE_NVCC"), *found;
+	struct strbuf inc = STRBUF_INIT, stubs = STRBUF_INIT, log = STRBUF_INIT, e2 = STRBUF_INIT;
+	struct strbuf iflag = STRBUF_INIT, lflag = STRBUF_INIT;
+	char *nvcc = NULL, *cxx = NULL;   /* copies: child_find_program's answer is its own buffer */
+	int st = -1;
+
+	*quick = 0;
+	if ((custom && *custom) || !(found = find_nvcc()))
+		goto slow;
+	nvcc = xstrdup(found);
+	if (!(found = find_host_cxx()) || cuda_dir(nvcc, "include", &inc) < 0)
+		goto slow;
+	cxx = xstrdup(found);
+	sb_addf(&iflag, "-I%s", inc.buf);
+	if (cuda_dir(nvcc, "lib64/stubs", &stubs) == 0)
+		sb_addf(&lflag, "-L%s", stubs.buf);
+	else
+		sb_adds(&lflag, "-L/usr/lib/x86_64-linux-gnu");   /* the driver's own libcuda.so */
+	{
+		char *argv[] = { cxx, "-x", "c++", "-O2", iflag.buf, "-o", (char *)out, (char *)src,
+				 "-x", "none", lflag.buf, "-lcuda", NULL };
+		st = child_run(argv, NULL, CHILD_MERGE_ERR | CHILD_NULL_IN, &log, 600, &e2);
+	}
+	if (st == 0)
+		*quick = 1;
+slow:
+	free(nvcc);
+	free(cxx);
+	sb_release(&inc);
+	sb_release(&stubs);
+	sb_release(&log);
+	sb_release(&e2);
+	sb_release(&iflag);
+	sb_release(&lflag);
+	/* nvcc-only source, or no host compiler: the build users run */
+	return *quick ? 0 : repro_build(src, out, err);
+}
+
+static void *async_main(void *arg)
+{
+	struct repro_async *a = arg;
+	double t0 = now_sec();
+	a->rc = repro_build(a->cu.buf, a->exe.buf, &a->err);
+	a->seconds = now_sec() - t0;
+	return NULL;
+}
+
+int repro_async_start(struct repro_async *a, const char *src, const char *out)
+{
+	memset(a, 0, sizeof(*a));
+	a->cu = (struct strbuf)STRBUF_INIT;
+	a->exe = (struct strbuf)STRBUF_INIT;
+	a->err = (struct strbuf)STRBUF_INIT;
+	sb_adds(&a->cu, src);
+	sb_adds(&a->exe, out);
+	if (pthread_create(&a->th, NULL, async_main, a) != 0) {
+		sb_release(&a->cu);
+		sb_release(&a->exe);
+		return -1;
+	}
+	a->started = 1;
+	return 0;
+}
+
+int repro_async_join(struct repro_async *a, struct strbuf *err)
+{
+	int rc;
+	if (!a->started)
+		return 0;
+	pthread_join(a->th, NULL);
+	a->started = 0;
+	rc = a->rc;
+	if (rc < 0 && err)
+		sb_addf(err, "%s", a->err.buf);
+	sb_release(&a->cu);
+	sb_release(&a->exe);
+	sb_release(&a->err);
+	return rc;
 }
 
 /* "repro: KERNEL faulted: CUDA_ERROR_X (700): text" -> r's kernel and error */

@@ -8,7 +8,9 @@
 #ifndef GPUREDUCE_REPRO_H
 #define GPUREDUCE_REPRO_H
 
-struct strbuf;
+#include <pthread.h>
+
+#include "../../common/strbuf.h"
 
 /* 1 when repro_build has a compiler to run: $GPUREDUCE_NVCC, or nvcc on
  * PATH or in /usr/local/cuda/bin. */
@@ -17,6 +19,28 @@ int repro_have_compiler(void);
 /* Compile src into the executable out.  0; -1 with err (src unreadable, or
  * the compiler's output tail); -2 with err when there is no compiler. */
 int repro_build(const char *src, const char *out, struct strbuf *err);
+
+/*
+ * The shrink check's build (repro-check.c): with nvcc as the compiler
+ * (GPUREDUCE_NVCC unset), the host C++ compiler nvcc hands repro.cu to
+ * (repro.cu has no device code) compiles it directly against nvcc's CUDA
+ * headers and driver stub, *quick = 1: about 0.2 s where nvcc takes 1-2 s
+ * of its own steps.  Otherwise, or when that compile fails, repro_build
+ * (*quick = 0).  The nvcc build users run is checked beside the runs
+ * (repro_async_*).
+ */
+int repro_build_quick(const char *src, const char *out, int *quick, struct strbuf *err);
+
+/* repro_build on a thread: start (0, or -1 when no thread), then join:
+ * repro_build's result, its error appended to err. */
+struct repro_async {
+	pthread_t th;
+	struct strbuf cu, exe, err;
+	int rc, started;
+	double seconds;
+};
+int repro_async_start(struct repro_async *a, const char *src, const char *out);
+int repro_async_join(struct repro_async *a, struct strbuf *err);
 
 struct repro_run {
 	int exit_code;           /* 1 fault, 0 clean, 2 setup, 124 timeout */
@@ -60,6 +84,10 @@ int repro_check_trace(void *arg, const char *bin, int guard, int runs, int *faul
 void repro_prebuild(void *arg, const char *bin, int guard);
 int repro_prebuilt(struct repro_check *rc, const char *src, const char **exe, double *build_s);
 void repro_prebuild_finish(struct repro_check *rc);
+/* After a prebuilt program's runs: wait for its nvcc build (started when
+ * the prebuild was a quick one); repro_build's result, *seconds its time
+ * (-1: there was none). */
+int repro_prebuilt_nvcc(struct repro_check *rc, double *seconds, struct strbuf *err);
 /* The file beside repro.cu: "DIR/repro.cu" + ".bin" -> "DIR/repro.bin"
  * (a name without .cu gets ext appended).  Caller frees. */
 char *repro_sibling(const char *cu, const char *ext);
