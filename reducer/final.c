@@ -475,6 +475,7 @@ int final_verify(struct oracle *o, struct shrink_states *ss, struct cand *best, 
 	int faults = 0;
 
 	oracle_phase_begin(o, phase_name(PH_VERIFY), best);
+	oracle_wind_down(o);
 	ss->cur = ss->n - 1;
 	/* the site check's run of the final trace goes side by side with
 	 * its confirmation runs */
@@ -563,9 +564,17 @@ int final_settle(struct oracle *o, struct shrink_states *ss, struct cand *best, 
 		if ((moved = site_check(o, ss, best, out_bin)) < 0)
 			return -1;
 	}
-	if (moved || topup) {
+	if (moved) {
 		if (confirm_final(o, ss, best, out_bin, &faults, runs) < 0)
 			return -1;
+	} else if (topup) {
+		/* the runs verify did not make, on the same trace */
+		int more = 0;
+		if (confirm_final(o, ss, best, out_bin, &more, runs - rep->final_runs) < 0)
+			return -1;
+		faults += more;
+	}
+	if (moved || topup) {
 		rep->final_runs = runs;
 		rep->final_faults = faults;
 		if (faults < runs)

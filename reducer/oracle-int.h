@@ -57,6 +57,7 @@ struct oracle {
 	void **owned;             /* argument buffers made by phases; freed at the end */
 	size_t nowned, aowned;
 	int infra_failed;
+	int winding_down;        /* oracle_wind_down: the pool is lazy */
 	int kernel_from_replay;   /* the capture could not name the faulting kernel (a graph) */
 	FILE *log;                /* --log */
 	int have_san;             /* compute-sanitizer found and the site check wanted */

@@ -480,6 +480,16 @@ static void pool_tally(struct oracle *s)
 		s->rep->devices = st->devices;
 }
 
+void oracle_wind_down(struct oracle *s)
+{
+	const char *e = getenv("GPUREDUCE_POOL_LAZY");   /* 0: off, to measure what it saves */
+	if (e && !strcmp(e, "0"))
+		return;
+	s->winding_down = 1;
+	if (s->pool)
+		pool_set_lazy(s->pool, 1);
+}
+
 /* --keep-going: after a phase lost its workers, start a fresh pool and go
  * on with the best candidate so far.  1 when the next phase can run. */
 int oracle_recover(struct oracle *s)
@@ -496,6 +506,8 @@ int oracle_recover(struct oracle *s)
 	pool_tally(s);
 	pool_release(s->pool);
 	s->pool = new_pool(s, &e);
+	if (s->pool && s->winding_down)
+		pool_set_lazy(s->pool, 1);
 	if (s->pool) {
 		s->infra_failed = 0;
 		sb_reset(s->err);

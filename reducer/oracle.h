@@ -148,6 +148,11 @@ int oracle_run_files(struct oracle *o, char *const *paths, int n, int runs, int 
 
 /* 1 when the time limit passed or a signal came (the report says which). */
 int oracle_over_time(struct oracle *o);
+/* The reduction's last runs (verify on): a worker that stops is replaced
+ * only when a run waits for it, so that the built repro.cu's runs and the
+ * sanitizer do not queue behind replacements' context creation.
+ * GPUREDUCE_POOL_LAZY=0 turns it off (to measure it side by side). */
+void oracle_wind_down(struct oracle *o);
 /* 1 when the workers are lost (until oracle_recover). */
 int oracle_failed(const struct oracle *o);
 /* oracle_over_time || oracle_failed: a phase should stop trying. */

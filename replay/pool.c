@@ -69,6 +69,7 @@ struct pool {
 	double next_try, pause;
 	struct child *dying;     /* killed workers not reaped yet */
 	size_t ndying, dying_cap;
+	int lazy;                /* pool_set_lazy: start workers only for waiting jobs */
 };
 
 static int worker_start(struct pool *p, struct worker *w, struct strbuf *err)
@@ -127,12 +128,18 @@ static int outage_wait(struct pool *p)
 /* Start down workers while fewer than START_AT_ONCE are starting.  -1
  * when one could not be started, or three starts in a row failed and the
  * pool's patience ran out (err says why). */
-static int start_some(struct pool *p, struct strbuf *err)
+/* Start workers, START_AT_ONCE at a time; a lazy pool only as many as
+ * `waiting` jobs lack (ready and starting workers count against them). */
+static int start_some(struct pool *p, size_t waiting, struct strbuf *err)
 {
-	int starting = 0;
-	for (int i = 0; i < p->n; i++)
+	int starting = 0, ready = 0;
+	for (int i = 0; i < p->n; i++) {
 		starting += p->w[i].state == W_STARTING;
+		ready += p->w[i].state == W_READY;
+	}
 	for (int i = 0; i < p->n && starting < START_AT_ONCE; i++) {
+		if (p->lazy && (size_t)(starting + ready) >= waiting)
+			break;
 		if (p->w[i].state != W_DOWN)
 			continue;
 		if (p->consecutive_fatal >= 3) {
@@ -221,7 +228,7 @@ struct pool *pool_create(int n, int fresh, double timeout, struct strbuf *err)
 		p->w[i].job = -1;
 	}
 	/* the rest start as these become ready (pool_run) */
-	if (start_some(p, err) < 0) {
+	if (start_some(p, (size_t)n, err) < 0) {
 		pool_release(p);
 		return NULL;
 	}
@@ -254,6 +261,11 @@ void pool_release(struct pool *p)
 	free(p->dying);
 	free(p->w);
 	free(p);
+}
+
+void pool_set_lazy(struct pool *p, int lazy)
+{
+	p->lazy = lazy;
 }
 
 void pool_set_patience(struct pool *p, double seconds)
@@ -392,7 +404,7 @@ int pool_run(struct pool *p, struct job *jobs, size_t njobs, struct strbuf *err)
 			goto out;
 		}
 		reap_dying(p, 0);
-		if (start_some(p, err) < 0)
+		if (start_some(p, njobs - next, err) < 0)
 			goto out;
 		/* jobs whose stop time passed before they started are not run */
 		while (next < njobs && jobs[next].stop_at > 0 && now >= jobs[next].stop_at)
@@ -472,8 +484,9 @@ int pool_run(struct pool *p, struct job *jobs, size_t njobs, struct strbuf *err)
 	ret = 0;
 out:
 	free(pf);
-	/* warm replacements for workers lost at the end */
-	if (ret == 0 && p->consecutive_fatal < 3 && !interrupt_signal())
-		start_some(p, err);
+	/* warm replacements for workers lost at the end (not for a lazy pool:
+	 * their contexts would be created beside whatever comes next) */
+	if (ret == 0 && p->consecutive_fatal < 3 && !interrupt_signal() && !p->lazy)
+		start_some(p, (size_t)p->n, err);
 	return ret;
 }

@@ -53,6 +53,11 @@ int pool_run(struct pool *p, struct job *jobs, size_t njobs, struct strbuf *err)
  * from 0.5 s to 8 s, for up to `seconds` before pool_run gives up.  0 (the
  * default): give up at once. */
 void pool_set_patience(struct pool *p, double seconds);
+/* Lazy (1): a worker that stops is not replaced until a job waits for it,
+ * and only as many start as jobs wait.  For the end of a reduction, when
+ * few runs remain and other processes (the built repro.cu's runs) need
+ * the GPU's context creation, which is served one after another. */
+void pool_set_lazy(struct pool *p, int lazy);
 const struct pool_stats *pool_stats(const struct pool *p);
 
 #endif
