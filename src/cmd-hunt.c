@@ -36,10 +36,12 @@
 #include "outputs/outpaths.h"
 #include "repro/repro.h"
 #include "repro/side-repro.h"
+#include "testtimes.h"
 
 static const char usage_str[] =
 	"usage: gpureduce hunt [-o DIR] [--max-findings=N] [--every-launch] [--no-start] [--tensor-ends] [--no-shrink]\n"
 	"                      [--no-diagnose] [-j N] [--time-limit=S] [--candidate-timeout=S] [--keep-work] [--quiet]\n"
+	"                      [--time-tests]\n"
 	"                      (TRACE... | -- CMD ARGS...)\n\n"
 	"Replays TRACE (a run that ended clean, or the window before its fault) with every\n"
 	"buffer and every allocator block (capture --tensors) against an unmapped guard: once\n"
@@ -61,6 +63,10 @@ static const char usage_str[] =
 	"                       printed as a note, not a finding\n"
 	"  --no-shrink          report the findings, write no repro\n"
 	"  --no-diagnose        no compute-sanitizer run per finding (distance unknown)\n"
+	"  --time-tests         (-- pytest ...) run the suite plainly first, then under capture, both\n"
+	"                       with pytest's --durations=0, and print each test's seconds side by\n"
+	"                       side (all of them in DIR/test-times.txt; the runs' output in\n"
+	"                       DIR/plain-run.log and DIR/capture-run.log, printed after each run)\n"
 	"Exit: 0 clean (no launch faulted under guards); 1 findings (printed; the repro of the\n"
 	"      first written unless --no-shrink, or the reduction failed: said why); 2 usage;\n"
 	"      3 bad or incomplete trace, an output folder not writable; 4 no GPU/driver,\n"
@@ -70,7 +76,7 @@ struct hunt_cli {
 	struct hunt_opts ho;
 	struct shrink_opts so;
 	const char *out_dir;
-	int no_shrink, no_diag, quiet, keep_work;
+	int no_shrink, no_diag, quiet, keep_work, time_tests;
 	int shrunk;               /* the first finding (of all traces) has been shrunk */
 	size_t findings;
 };
@@ -375,9 +381,12 @@ out:
 	return ret;
 }
 
-/* `-- CMD`: capture it with --tensors into DIR/trace.bin.  The exit code
- * of capture (the program's own, passed on), or -1 when it did not run. */
-static int capture_cmd(const char *dir, char **cmd, int ncmd, char **trace)
+/* `-- CMD`: capture it with --tensors into DIR/trace.bin (env_add: more
+ * for its environment; out: its output, else it passes through).  The
+ * exit code of capture (the program's own, passed on), or -1 when it did
+ * not run. */
+static int capture_cmd(const char *dir, char **cmd, int ncmd, const char *const *env_add, struct strbuf *out,
+		       char **trace)
 {
 	struct strbuf err = STRBUF_INIT;
 	char **argv = xcalloc((size_t)ncmd + 7, sizeof(*argv));
@@ -392,12 +401,64 @@ static int capture_cmd(const char *dir, char **cmd, int ncmd, char **trace)
 	argv[n++] = "--";
 	for (int i = 0; i < ncmd; i++)
 		argv[n++] = cmd[i];
-	rc = child_run(argv, NULL, 0, NULL, 0, &err);
+	rc = child_run(argv, env_add, out ? CHILD_MERGE_ERR : 0, out, 0, &err);
 	if (rc < 0)
 		cmd_error("hunt", "could not run capture: %s", err.buf);
 	free(argv);
 	sb_release(&err);
 	return rc;
+}
+
+/* --time-tests: the output of a run, printed now and kept as DIR/NAME. */
+static void keep_run_output(const char *dir, const char *name, const struct strbuf *out)
+{
+	struct strbuf path = STRBUF_INIT, err = STRBUF_INIT;
+	fwrite(out->buf, 1, out->len, stdout);
+	fflush(stdout);
+	sb_addf(&path, "%s/%s", dir, name);
+	if (write_file(path.buf, out->buf, out->len, &err) < 0)
+		fprintf(stderr, "gpureduce hunt: note: %s\n", err.buf);
+	sb_release(&path);
+	sb_release(&err);
+}
+
+/* --time-tests: the suite run plainly (its output into *out); its seconds. */
+static double plain_run(char **cmd, const char *const *env_add, struct strbuf *out, int *rc)
+{
+	struct strbuf err = STRBUF_INIT;
+	double t0 = now_sec();
+	*rc = child_run(cmd, env_add, CHILD_MERGE_ERR, out, 0, &err);
+	if (*rc < 0)
+		cmd_error("hunt", "could not run the command plainly: %s", err.buf);
+	sb_release(&err);
+	return now_sec() - t0;
+}
+
+/* --time-tests: the table, 20 rows here and all of them in DIR/test-times.txt. */
+static void report_times(const char *dir, const struct strbuf *plain, const struct strbuf *cap, double tplain,
+			 double tcap)
+{
+	struct test_times tt = { 0 };
+	struct strbuf path = STRBUF_INIT;
+	size_t np = tt_parse(&tt, plain->buf, TT_PLAIN), nh = tt_parse(&tt, cap->buf, TT_HUNT);
+	FILE *f;
+
+	printf("hunt: the command ran %.2f s plainly and %.2f s under capture (%.2fx)\n", tplain, tcap,
+	       tplain > 0 ? tcap / tplain : 0.0);
+	if (!np && !nh) {
+		printf("hunt: --time-tests: neither run printed pytest's durations (is the command pytest?)\n");
+		goto out;
+	}
+	tt_print(stdout, &tt, 20);
+	sb_addf(&path, "%s/test-times.txt", dir);
+	if ((f = fopen(path.buf, "w"))) {
+		tt_print(f, &tt, 0);
+		fclose(f);
+		printf("hunt: every test's seconds: %s\n", path.buf);
+	}
+out:
+	tt_release(&tt);
+	sb_release(&path);
 }
 
 /* Combine per-trace exit codes: the worst wins (env/internal over findings). */
@@ -454,6 +515,8 @@ int cmd_hunt(int argc, char **argv)
 		} else if (opts_flag(&op, "--no-diagnose")) {
 			c.no_diag = 1;
 			c.so.no_site_check = 1;
+		} else if (opts_flag(&op, "--time-tests")) {
+			c.time_tests = 1;
 		} else if (opts_flag(&op, "--keep-work")) {
 			c.keep_work = 1;
 			c.ho.keep = 1;
@@ -482,16 +545,42 @@ int cmd_hunt(int argc, char **argv)
 		ret = EXIT_USAGE;
 		goto out;
 	}
+	if (c.time_tests && cmd_at < 0) {
+		cmd_error("hunt", "--time-tests times the command after --: give -- pytest ...");
+		ret = EXIT_USAGE;
+		goto out;
+	}
 	if (cmd_at >= 0) {
-		int rc;
-		time_t since = time(NULL) - 1;
+		int rc, prc = 0;
+		time_t since;
+		struct strbuf addopts = STRBUF_INIT, pout = STRBUF_INIT, cout = STRBUF_INIT;
+		const char *env_add[2] = { NULL, NULL };
+		double tplain = 0;
 		if (mkdir(c.out_dir, 0777) < 0 && errno != EEXIST) {
 			cmd_error("hunt", "%s: cannot create the output folder: %s", c.out_dir, strerror(errno));
 			ret = EXIT_INPUT;
 			goto out;
 		}
-		rc = capture_cmd(c.out_dir, argv + cmd_at, argc - cmd_at, &main_trace);
+		if (c.time_tests) {
+			tt_addopts(&addopts);
+			env_add[0] = addopts.buf;
+			tplain = plain_run(argv + cmd_at, env_add, &pout, &prc);
+			keep_run_output(c.out_dir, "plain-run.log", &pout);
+			printf("hunt: the plain run took %.2f s (exit %d); now under capture\n", tplain, prc);
+			fflush(stdout);
+			t0 = now_sec();
+		}
+		since = time(NULL) - 1;
+		rc = capture_cmd(c.out_dir, argv + cmd_at, argc - cmd_at, env_add, c.time_tests ? &cout : NULL,
+				 &main_trace);
 		tcap = now_sec() - t0;
+		if (c.time_tests) {
+			keep_run_output(c.out_dir, "capture-run.log", &cout);
+			report_times(c.out_dir, &pout, &cout, tplain, tcap);
+		}
+		sb_release(&addopts);
+		sb_release(&pout);
+		sb_release(&cout);
 		capture_traces(main_trace, since, &traces, &ntraces);
 		if (!ntraces) {
 			cmd_error("hunt", "capture wrote no trace (%s; exit %d): did the program use CUDA?", main_trace, rc);
