@@ -58,6 +58,7 @@ struct oracle {
 	size_t nowned, aowned;
 	int infra_failed;
 	int winding_down;        /* oracle_wind_down: the pool is lazy */
+	long spawned_before_end; /* workers the pool had started when verify began (-1: not yet) */
 	int kernel_from_replay;   /* the capture could not name the faulting kernel (a graph) */
 	FILE *log;                /* --log */
 	int have_san;             /* compute-sanitizer found and the site check wanted */

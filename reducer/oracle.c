@@ -483,6 +483,8 @@ static void pool_tally(struct oracle *s)
 void oracle_wind_down(struct oracle *s)
 {
 	const char *e = getenv("GPUREDUCE_POOL_LAZY");   /* 0: off, to measure what it saves */
+	if (s->pool && s->spawned_before_end < 0)
+		s->spawned_before_end = (long)pool_stats(s->pool)->spawned;
 	if (e && !strcmp(e, "0"))
 		return;
 	s->winding_down = 1;
@@ -563,6 +565,7 @@ struct oracle *oracle_new(const struct trace *orig, const struct shrink_opts *op
 	s->reps = 1;
 	s->need = 1;
 	s->fault_event = -1;
+	s->spawned_before_end = -1;
 	return s;
 }
 
@@ -602,6 +605,10 @@ int oracle_start(struct oracle *s)
 void oracle_finish(struct oracle *s)
 {
 	if (s->pool) {
+		if (s->spawned_before_end >= 0)
+			oracle_log(s, "workers started from verify on: %ld (%s)",
+				   (long)pool_stats(s->pool)->spawned - s->spawned_before_end,
+				   s->winding_down ? "lazy: only for runs that waited" : "replaced at once");
 		pool_tally(s);
 		pool_release(s->pool);
 		s->pool = NULL;

@@ -152,15 +152,7 @@ check_grep "and reads all of it" "at scale_nocheck(float \*, const float \*, int
 # The scalars phase moves the fault (this fake's PC depends on the scalar
 # 1000): the back-off reads the states latest first, and once the grid
 # state fails at the slice's site, the data state's run is ended unread.
-cat > fake5 <<'EOT'
-#!/bin/sh
-. "$SRCDIR/tests/cli/helpers/fake-sanitizer.sh"
-pc=0x90
-"$GPUREDUCE" show "$trace" 2>/dev/null | grep -q 'value: 1000$' || pc=0x1c0
-"$@" 2>&1
-san_report $pc "Access to 0x10 is out of bounds"
-EOT
-chmod +x fake5
+fake_sanitizer_scalar_site fake5
 export GPUREDUCE_SANITIZER=$TMP/fake5
 check "shrink when the scalars phase moves the fault" $GPUREDUCE shrink -j 2 --quiet --log=b.log -o b/repro.cu oob.bin
 check_grep "backed off to the grid state" "^  backed_off_to: grid" b/repro.yaml

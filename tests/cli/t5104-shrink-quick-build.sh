@@ -7,11 +7,9 @@
 # include, lib64/stubs/libcuda.so = the double).
 . tests/cli/test-lib.sh
 
-DBL=$BUILD/double
-export GPUREDUCE_LIBCUDA=$DBL/libcuda.so.1
-unset GPUREDUCE_SANITIZER GPUREDUCE_NVCC
+on_double no-sanitizer
+unset GPUREDUCE_NVCC
 command -v g++ >/dev/null 2>&1 || command -v c++ >/dev/null 2>&1 || { ok "no host C++ compiler: nothing to test"; finish; }
-cd "$TMP" || exit 1
 mkdir -p cuda/bin cuda/lib64/stubs
 ln -s "${CUDA:-/usr/local/cuda}/include" cuda/include
 ln -s "$DBL/libcuda.so" cuda/lib64/stubs/libcuda.so
@@ -29,16 +27,7 @@ chmod +x cuda/bin/nvcc
 PATH=$TMP/cuda/bin:/usr/bin:/bin; export PATH
 # the quick build links the stub folder; the double is found at run time here
 LD_LIBRARY_PATH=$DBL${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}; export LD_LIBRARY_PATH
-cat >oob.txt <<EOT
-process 100 /work ./app
-device "gpureduce CPU double"
-module $DBL/kernels.cubin 1
-alloc 0x7f0000200000 4000
-alloc 0x7f0000100000 4000
-h2d 0x7f0000100000 4000 seq
-launch _Z13scale_nocheckPfPKfi 8 256 ptr:0x7f0000200000 ptr:0x7f0000100000 i32:1000
-fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
-EOT
+oob_trace_text >oob.txt
 check "mktrace" $MKTRACE oob.bin <oob.txt
 
 : >nvcc.log
@@ -51,15 +40,7 @@ check_grep "  ...the build of the final program (the prebuild's)" "prebuild.cu" 
 check_grep "  ...repro.yaml: 5/5" "^  repro_cu: 5/5" a/repro.yaml
 
 # a back-off makes the check build again, outside the prebuild: the same way
-cat > fake5 <<'EOT'
-#!/bin/sh
-. "$SRCDIR/tests/cli/helpers/fake-sanitizer.sh"
-pc=0x90
-"$GPUREDUCE" show "$trace" 2>/dev/null | grep -q 'value: 1000$' || pc=0x1c0
-"$@" 2>&1
-san_report $pc "Access to 0x10 is out of bounds"
-EOT
-chmod +x fake5
+fake_sanitizer_scalar_site fake5
 : >nvcc.log
 check "shrink, a site back-off (a second check)" env GPUREDUCE_SANITIZER=$TMP/fake5 \
 	$GPUREDUCE shrink -j 2 --log=b.log -o b/repro.cu oob.bin

@@ -113,6 +113,21 @@ on_double() {
 	cd "$TMP" || exit 1
 }
 
+# A stand-in compute-sanitizer (written to FILE) whose report's PC depends
+# on the scalar 1000 of the launch it runs: the scalars phase "moves" the
+# fault site, and shrink's site check must back off (t5010, t5103, t5104).
+fake_sanitizer_scalar_site() {
+	cat >"$1" <<'EOT'
+#!/bin/sh
+. "$SRCDIR/tests/cli/helpers/fake-sanitizer.sh"
+pc=0x90
+"$GPUREDUCE" show "$trace" 2>/dev/null | grep -q 'value: 1000$' || pc=0x1c0
+"$@" 2>&1
+san_report $pc "Access to 0x10 is out of bounds"
+EOT
+	chmod +x "$1"
+}
+
 # The one-launch trace many tests start from: scale_nocheck(out, in, 1000)
 # over two 4000-byte buffers with a grid of 8 x 256 threads: it reads and
 # writes past both and faults (700).  Feed it to $MKTRACE.
