@@ -155,6 +155,19 @@ check_exit "the default ratio, steps of 20 ms" 3 env -u GPUREDUCE_CKPT_COST_RATI
 	"$GPUREDUCE" capture --checkpoint-every=100 -o slow.bin -- ./prog $CUBIN 100 20000
 check_grep "  ...every due checkpoint taken (50x)" "checkpoints: 2 taken .* (50x a checkpoint's time) held back 0$" "$TMP/.out"
 
+# The first checkpoint is held too, by its cost estimated from the live bytes
+# (GPUREDUCE_CKPT_FIRST_US_PER_MIB): 4 MiB live at 10 s per MiB under the
+# default ratio is none in this run; at 0 us per MiB the triggers fire.
+check_exit "the first checkpoint held by its estimate" 3 env -u GPUREDUCE_CKPT_COST_RATIO \
+	CKPT_PROG_LIVE=4194304 GPUREDUCE_CKPT_FIRST_US_PER_MIB=10000000 \
+	"$GPUREDUCE" capture --checkpoint-every=50 -o first.bin -- ./prog $CUBIN 200
+if grep -q "from checkpoint" "$TMP/.out"; then fail "  ...no checkpoint taken"; else ok "  ...no checkpoint taken"; fi
+check_exit "  ...and replays to the fault" 1 "$GPUREDUCE" replay first.bin
+check_exit "the first checkpoint estimated at 0 us per MiB" 3 env -u GPUREDUCE_CKPT_COST_RATIO \
+	CKPT_PROG_LIVE=4194304 GPUREDUCE_CKPT_FIRST_US_PER_MIB=0 \
+	"$GPUREDUCE" capture --checkpoint-every=50 -o first0.bin -- ./prog $CUBIN 200
+check_grep "  ...checkpoints taken" "from checkpoint [1-9][0-9]* at launch #" "$TMP/.out"
+
 # --- unchanged memory costs only its hash ----------------------------------------
 # 4 MiB of model state, only its first 4 KiB change: later checkpoints store
 # (compress and write anew) almost nothing, and the file stays one checkpoint.
