@@ -21,18 +21,26 @@
  * (compressed) form; there is no device-side hash, so every chunk is read
  * back with cuMemcpyDtoH through one bounded host buffer.
  *
- * The read-back goes through one pinned host buffer (cuMemHostAlloc, kept
- * for the whole run; pageable malloc memory where pinning fails), which
+ * The read-back (synchronous path) goes through one pinned host buffer
+ * (cuMemHostAlloc, kept for the whole run; pageable malloc memory where
+ * pinning fails), which
  * the driver's DMA fills without an extra staging copy.  Chunks the old
  * segment already stored, and the carried records, go across with
  * copy_file_range (no trip through user space).
  *
  * Adaptive interval: a checkpoint stops the program while it is taken, so
  * the next one is not due (by launches, window bytes or seconds) sooner
- * than GPUREDUCE_CKPT_COST_RATIO (20) times the last one's own duration
- * after it ended: checkpoints take at most ~1/21 of the run.  The window
- * then holds at most what the program copies in that time, whatever the
- * run's length, so the trace stays bounded.  --max-trace-bytes is not
+ * than GPUREDUCE_CKPT_COST_RATIO (50) times the last one's own duration
+ * after it ended: checkpoints take at most ~1/51 of the run (~2 %).  The
+ * first one is held the same way from the capture's start, its cost
+ * estimated as GPUREDUCE_CKPT_FIRST_US_PER_MIB (1000) per MiB live (the
+ * first one also pins the snapshot; on the H200's host-fed ResNet-18 loop
+ * it stopped the program 0.543 s, 9 % of a 6 s run, under the old 20x with
+ * no estimate: it came as soon as the window reached 256 MiB).  The trade:
+ * the window holds at most what the program copies in ratio x a
+ * checkpoint's time, whatever the run's length, so the trace stays
+ * bounded, but a larger ratio is a longer window (more disk, a longer
+ * shrink); --max-trace-bytes (and --flight-recorder's BUDGET/2) is not
  * deferred: it is a limit.  A checkpoint written in the background also
  * waits GPUREDUCE_CKPT_BG_RATIO (1) times the thread's own time.
  *
@@ -78,7 +86,9 @@
  *                                two of its writing times; 0: no such wait)
  *   GPUREDUCE_CKPT_COST_RATIO=R  the next checkpoint no sooner than R times
  *                                the last one's duration after it (default
- *                                20; 0: no such wait)
+ *                                50; 0: no such wait)
+ *   GPUREDUCE_CKPT_FIRST_US_PER_MIB=U  the first one's estimated cost per
+ *                                MiB live, for the same wait (default 1000)
  *   GPUREDUCE_PROGRESS=FILE      "launches checkpoints last_launch last_ns"
  *                                rewritten at most once a second
  *   GPUREDUCE_CKPT_TEST_KILL=K   tests only: SIGKILL the process in the
