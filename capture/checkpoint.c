@@ -77,6 +77,10 @@
  *                                background thread (default 8 GiB, at most a
  *                                quarter of the machine's memory; more: the
  *                                program's thread writes it)
+ *   GPUREDUCE_CKPT_SNAPSHOT_PINNED=0  the snapshot in pageable memory
+ *                                (default 1: pinned; the profile's "host
+ *                                memory" and "read-back" lines compare the
+ *                                two: pinning's cost against a staged copy)
  *   GPUREDUCE_CKPT_TEST_SLOW=MS  tests only: the background thread waits
  *                                MS ms before its CHECKPOINT_END
  *   GPUREDUCE_CKPT_BG_RATIO=R    nor sooner than R times the background
@@ -173,6 +177,7 @@ static struct {
 	uint8_t *snap;           /* the snapshot, K.snap_cap bytes */
 	uint64_t snap_cap;
 	int snap_pinned;
+	int snap_pin;            /* 0: the snapshot is pageable memory (GPUREDUCE_CKPT_SNAPSHOT_PINNED=0) */
 } K;
 
 static uint64_t test_slow_ms;   /* tests: the background thread sleeps this long before END */
@@ -253,6 +258,7 @@ void ckpt_init(void)
 	K.first_ns_per_mib = env_u64("GPUREDUCE_CKPT_FIRST_US_PER_MIB", 1000) * 1000;
 	K.bg_ratio = env_u64("GPUREDUCE_CKPT_BG_RATIO", 1);
 	K.async = env_u64("GPUREDUCE_CKPT_ASYNC", 1) != 0;
+	K.snap_pin = env_u64("GPUREDUCE_CKPT_SNAPSHOT_PINNED", 1) != 0;
 	{
 		/* at most a quarter of the machine's memory, pinned */
 		long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
@@ -826,7 +832,7 @@ static int snap_reserve(uint64_t n)
 		K.snap_cap = 0;
 	}
 	n += n / 4;   /* room to grow */
-	if (cuMemHostAlloc(&p, n, 0) == CUDA_SUCCESS && p) {
+	if (K.snap_pin && cuMemHostAlloc(&p, n, 0) == CUDA_SUCCESS && p) {
 		K.snap_pinned = 1;
 	} else {
 		p = malloc(n);

@@ -191,6 +191,11 @@ set -- $n1
 check_grep "  ...the trace starts at a checkpoint" "; from checkpoint [0-9]* at launch #[0-9]* (4 live allocations" "$TMP/.out"
 check_exit "  ...and replays to the same fault" 1 "$GPUREDUCE" replay bg1.bin
 check_grep "  ...same launch and kernel" "(launch #400) in _Z6gatherPfPKfPKxi: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
+check_exit "background checkpoints into a pageable snapshot" 3 env GPUREDUCE_CKPT_SNAPSHOT_PINNED=0 \
+	"$GPUREDUCE" capture --checkpoint-every=50 -o bgpage.bin -- ./prog $CUBIN 200 2000
+check_grep "  ...read back through pageable memory, in the background" \
+	"checkpoints: [1-9][0-9]* taken .* read back through pageable host memory; [1-9][0-9]* written in the background" "$TMP/.out"
+check_exit "  ...and replays to the same fault" 1 "$GPUREDUCE" replay bgpage.bin
 check_exit "background checkpoints, 4x" 3 "$GPUREDUCE" capture --checkpoint-every=50 -o bg4.bin -- ./prog $CUBIN 800 2000
 b1=$(size bg1.bin) b4=$(size bg4.bin)
 [ $((b4 * 10)) -le $((b1 * 12)) ] && ok "  ...the 4x trace within 1.2x of the 1x ($b4 vs $b1 bytes)" ||
