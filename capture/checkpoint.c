@@ -21,18 +21,26 @@
  * (compressed) form; there is no device-side hash, so every chunk is read
  * back with cuMemcpyDtoH through one bounded host buffer.
  *
- * The read-back goes through one pinned host buffer (cuMemHostAlloc, kept
- * for the whole run; pageable malloc memory where pinning fails), which
+ * The read-back (synchronous path) goes through one pinned host buffer
+ * (cuMemHostAlloc, kept for the whole run; pageable malloc memory where
+ * pinning fails), which
  * the driver's DMA fills without an extra staging copy.  Chunks the old
  * segment already stored, and the carried records, go across with
  * copy_file_range (no trip through user space).
  *
  * Adaptive interval: a checkpoint stops the program while it is taken, so
  * the next one is not due (by launches, window bytes or seconds) sooner
- * than GPUREDUCE_CKPT_COST_RATIO (20) times the last one's own duration
- * after it ended: checkpoints take at most ~1/21 of the run.  The window
- * then holds at most what the program copies in that time, whatever the
- * run's length, so the trace stays bounded.  --max-trace-bytes is not
+ * than GPUREDUCE_CKPT_COST_RATIO (50) times the last one's own duration
+ * after it ended: checkpoints take at most ~1/51 of the run (~2 %).  The
+ * first one is held the same way from the capture's start, its cost
+ * estimated as GPUREDUCE_CKPT_FIRST_US_PER_MIB (1000) per MiB live (the
+ * first one also pins the snapshot; on the H200's host-fed ResNet-18 loop
+ * it stopped the program 0.543 s, 9 % of a 6 s run, under the old 20x with
+ * no estimate: it came as soon as the window reached 256 MiB).  The trade:
+ * the window holds at most what the program copies in ratio x a
+ * checkpoint's time, whatever the run's length, so the trace stays
+ * bounded, but a larger ratio is a longer window (more disk, a longer
+ * shrink); --max-trace-bytes (and --flight-recorder's BUDGET/2) is not
  * deferred: it is a limit.  A checkpoint written in the background also
  * waits GPUREDUCE_CKPT_BG_RATIO (1) times the thread's own time.
  *
@@ -69,6 +77,10 @@
  *                                background thread (default 8 GiB, at most a
  *                                quarter of the machine's memory; more: the
  *                                program's thread writes it)
+ *   GPUREDUCE_CKPT_SNAPSHOT_PINNED=0  the snapshot in pageable memory
+ *                                (default 1: pinned; the profile's "host
+ *                                memory" and "read-back" lines compare the
+ *                                two: pinning's cost against a staged copy)
  *   GPUREDUCE_CKPT_TEST_SLOW=MS  tests only: the background thread waits
  *                                MS ms before its CHECKPOINT_END
  *   GPUREDUCE_CKPT_BG_RATIO=R    nor sooner than R times the background
@@ -78,7 +90,9 @@
  *                                two of its writing times; 0: no such wait)
  *   GPUREDUCE_CKPT_COST_RATIO=R  the next checkpoint no sooner than R times
  *                                the last one's duration after it (default
- *                                20; 0: no such wait)
+ *                                50; 0: no such wait)
+ *   GPUREDUCE_CKPT_FIRST_US_PER_MIB=U  the first one's estimated cost per
+ *                                MiB live, for the same wait (default 1000)
  *   GPUREDUCE_PROGRESS=FILE      "launches checkpoints last_launch last_ns"
  *                                rewritten at most once a second
  *   GPUREDUCE_CKPT_TEST_KILL=K   tests only: SIGKILL the process in the
@@ -102,6 +116,7 @@
 #include "../common/util.h"
 #include "../trace/trace.h"
 #include "capture.h"
+#include "prof.h"
 
 #define AUTO_MIN_BYTES (256ull << 20)
 #define MAX_FAILURES 3
@@ -146,6 +161,8 @@ static struct {
 	int limit_noted;
 	/* cost */
 	uint64_t cost_ratio;
+	uint64_t first_ns_per_mib;  /* the first checkpoint's cost, estimated per MiB live */
+	uint64_t live;           /* bytes of the live allocations (sum of a[].size) */
 	uint64_t last_cost_ns;   /* how long the last attempt stopped the program */
 	uint64_t total_cost_ns;
 	uint64_t deferred;       /* intervals in which a trigger fired but was held */
@@ -160,6 +177,7 @@ static struct {
 	uint8_t *snap;           /* the snapshot, K.snap_cap bytes */
 	uint64_t snap_cap;
 	int snap_pinned;
+	int snap_pin;            /* 0: the snapshot is pageable memory (GPUREDUCE_CKPT_SNAPSHOT_PINNED=0) */
 } K;
 
 static uint64_t test_slow_ms;   /* tests: the background thread sleeps this long before END */
@@ -236,9 +254,11 @@ void ckpt_init(void)
 	K.chunk = env_u64("GPUREDUCE_CKPT_CHUNK", 1ull << 20);
 	K.bufsize = env_u64("GPUREDUCE_CKPT_BUFFER", 64ull << 20);
 	K.test_kill = env_u64("GPUREDUCE_CKPT_TEST_KILL", 0);
-	K.cost_ratio = env_u64("GPUREDUCE_CKPT_COST_RATIO", 20);
+	K.cost_ratio = env_u64("GPUREDUCE_CKPT_COST_RATIO", 50);
+	K.first_ns_per_mib = env_u64("GPUREDUCE_CKPT_FIRST_US_PER_MIB", 1000) * 1000;
 	K.bg_ratio = env_u64("GPUREDUCE_CKPT_BG_RATIO", 1);
 	K.async = env_u64("GPUREDUCE_CKPT_ASYNC", 1) != 0;
+	K.snap_pin = env_u64("GPUREDUCE_CKPT_SNAPSHOT_PINNED", 1) != 0;
 	{
 		/* at most a quarter of the machine's memory, pinned */
 		long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
@@ -292,6 +312,7 @@ void ckpt_on_alloc(uint64_t addr, uint64_t size, uint32_t kind, const char *name
 	if (e) {
 		a = &K.a[e->v1 - 1];
 		free(a->name);
+		K.live -= a->size;
 	} else {
 		ALLOC_GROW(K.a, K.na + 1, K.aa);
 		a = &K.a[K.na++];
@@ -302,6 +323,7 @@ void ckpt_on_alloc(uint64_t addr, uint64_t size, uint32_t kind, const char *name
 	a->kind = kind;
 	a->order = K.order++;
 	a->name = name && *name ? xstrdup(name) : NULL;
+	K.live += size;
 }
 
 void ckpt_on_free(uint64_t addr)
@@ -311,6 +333,7 @@ void ckpt_on_free(uint64_t addr)
 		return;
 	i--;
 	free(K.a[i].name);
+	K.live -= K.a[i].size;
 	if (i != K.na - 1) {
 		K.a[i] = K.a[K.na - 1];
 		cap_map_put(&K.idx, K.a[i].addr, i + 1, 0);
@@ -400,6 +423,10 @@ static int is_readable(const struct ck_alloc *a)
  * kernel (copy_file_range) where it can, else through g->buf. */
 static int copy_range(struct seg *g, uint64_t off, uint64_t len, uint64_t nrec)
 {
+	uint8_t *own = NULL, *buf = g->buf;
+	size_t cap = K.bufsize;
+	int ret = -1;
+
 	while (len && !g->nw.failed && g->nw.fd >= 0) {
 		loff_t in = (loff_t)off;
 		ssize_t got = copy_file_range(g->rfd, &in, g->nw.fd, NULL, (size_t)len, 0);
@@ -409,18 +436,26 @@ static int copy_range(struct seg *g, uint64_t off, uint64_t len, uint64_t nrec)
 		off += (uint64_t)got;
 		len -= (uint64_t)got;
 	}
+	if (len && !buf) {
+		/* a background checkpoint has no read-back buffer (its snapshot
+		 * is the read-back): a small one for this fallback only */
+		cap = (size_t)K.chunk;
+		if (!(buf = own = malloc(cap)))
+			goto out;
+	}
 	while (len) {
-		size_t n = len < K.bufsize ? (size_t)len : (size_t)K.bufsize;
-		ssize_t got = pread(g->rfd, g->buf, n, (off_t)off);
-		if (got != (ssize_t)n)
-			return -1;
-		if (tw_append_raw(&g->nw, g->buf, n, 0) < 0)
-			return -1;
+		size_t n = len < cap ? (size_t)len : cap;
+		ssize_t got = pread(g->rfd, buf, n, (off_t)off);
+		if (got != (ssize_t)n || tw_append_raw(&g->nw, buf, n, 0) < 0)
+			goto out;
 		off += n;
 		len -= n;
 	}
 	g->nw.nrec += nrec;
-	return 0;
+	ret = 0;
+out:
+	free(own);
+	return ret;
 }
 
 static int carry_all(struct seg *g, const struct carry *list, size_t n)
@@ -442,10 +477,7 @@ static int carry_all(struct seg *g, const struct carry *list, size_t n)
 
 static uint64_t live_bytes(void)
 {
-	uint64_t bytes = 0;
-	for (size_t i = 0; i < K.na; i++)
-		bytes += K.a[i].size;
-	return bytes;
+	return K.live;
 }
 
 /* CHECKPOINT_BEGIN/END of the live allocations as they are now (the
@@ -515,7 +547,6 @@ static int cmp_order(const void *x, const void *y)
 	return a->order < b->order ? -1 : a->order > b->order;
 }
 
-/* ALLOC records and contents of every live allocation, oldest first. */
 /* The live allocations, oldest first (the caller frees the vector). */
 static struct ck_alloc **sorted_allocs(void)
 {
@@ -526,6 +557,11 @@ static struct ck_alloc **sorted_allocs(void)
 	return v;
 }
 
+/* time in cuMemcpyDtoH during put_allocs (the profile: take's other parts
+ * leave it out) */
+static uint64_t read_ns;
+
+/* ALLOC records and contents of every live allocation, oldest first. */
 static int put_allocs(struct seg *g, uint64_t id, struct strbuf *why)
 {
 	struct ck_alloc **v = sorted_allocs();
@@ -543,7 +579,10 @@ static int put_allocs(struct seg *g, uint64_t id, struct strbuf *why)
 		}
 		for (uint64_t off = 0; off < a->size;) {
 			size_t n = a->size - off < K.bufsize ? (size_t)(a->size - off) : (size_t)K.bufsize;
+			uint64_t tr = CAP_PROF_T0();
 			CUresult cr = cuMemcpyDtoH(g->buf, a->addr + off, n);
+			if (cap_prof_on)
+				read_ns += cap_prof_add(CP_CK_READ, tr, n) - tr;
 			if (cr != CUDA_SUCCESS && !ctx_dead(cr)) {
 				unreadable++;   /* this allocation only: the rest may still be read */
 				break;
@@ -634,20 +673,23 @@ static int take(struct trace_writer *w, uint64_t seq, struct strbuf *why)
 	struct seg g;
 	struct strbuf next = STRBUF_INIT, err = STRBUF_INIT;
 	char *path = xstrdup(w->path);
-	uint64_t id = K.count + 1;
+	uint64_t id = K.count + 1, tp = CAP_PROF_T0();
 	CUresult cr;
 	int ret = -1;
 
 	memset(&g, 0, sizeof(g));
 	g.nw = (struct trace_writer)TRACE_WRITER_INIT;
 	g.rfd = -1;
+	read_ns = 0;
 	if ((cr = cuCtxSynchronize()) != CUDA_SUCCESS) {
 		const char *en = NULL;
 		cuGetErrorName(cr, &en);
 		sb_addf(why, "cuCtxSynchronize returned %s", en ? en : "an error");
 		goto out;
 	}
+	CAP_LAP(CP_CK_SYNC, tp);
 	g.buf = staging_get();
+	CAP_LAP(CP_CK_HOSTMEM, tp);
 	if (!g.buf) {
 		sb_addf(why, "out of host memory for a %llu-byte read-back buffer",
 			(unsigned long long)K.bufsize);
@@ -686,6 +728,8 @@ fail:
 	tw_close(&g.nw);
 	unlink(next.buf);
 out:
+	if (cap_prof_on)
+		cap_prof_put(CP_CK_REST, cap_prof_now_ns() - tp - read_ns);
 	seg_release(&g);
 	free(path);
 	sb_release(&next);
@@ -698,7 +742,10 @@ out:
  * trigger fired (counted in K.deferred, once per hold). */
 static int held(int count)
 {
-	uint64_t wait = K.cost_ratio * K.last_cost_ns, bg = K.bg_ratio * K.last_bg_ns;
+	/* before the first attempt, its cost as estimated from the live bytes,
+	 * counted from the capture's start (K.last_ns is set at ckpt_init) */
+	uint64_t cost = K.attempts ? K.last_cost_ns : (K.live >> 20) * K.first_ns_per_mib;
+	uint64_t wait = K.cost_ratio * cost, bg = K.bg_ratio * K.last_bg_ns;
 	if (!K.cost_ratio)
 		wait = 0;
 	if (bg > wait)
@@ -785,7 +832,7 @@ static int snap_reserve(uint64_t n)
 		K.snap_cap = 0;
 	}
 	n += n / 4;   /* room to grow */
-	if (cuMemHostAlloc(&p, n, 0) == CUDA_SUCCESS && p) {
+	if (K.snap_pin && cuMemHostAlloc(&p, n, 0) == CUDA_SUCCESS && p) {
 		K.snap_pinned = 1;
 	} else {
 		p = malloc(n);
@@ -853,25 +900,28 @@ out:
  */
 static int job_start(struct trace_writer *w, uint64_t seq, struct strbuf *why)
 {
-	uint64_t t0 = mono_ns(), off = 0, live = live_bytes();
+	uint64_t t0 = mono_ns(), off = 0, live = live_bytes(), tp = CAP_PROF_T0();
 	struct ck_alloc **v = NULL;
 	struct strbuf err = STRBUF_INIT;
 	sigset_t all, old;
 	CUresult cr;
 	int ret = 1;
 
-	if (!K.async || live > K.snap_max || !staging_get() || !snap_reserve(live ? live : 1))
+	/* no read-back buffer (K.staging): the snapshot is read into directly */
+	if (!K.async || live > K.snap_max || !snap_reserve(live ? live : 1))
 		return 1;
+	CAP_LAP(CP_CK_HOSTMEM, tp);
 	if ((cr = cuCtxSynchronize()) != CUDA_SUCCESS) {
 		const char *en = NULL;
 		cuGetErrorName(cr, &en);
 		sb_addf(why, "cuCtxSynchronize returned %s", en ? en : "an error");
 		return -1;
 	}
+	CAP_LAP(CP_CK_SYNC, tp);
 	memset(&J, 0, sizeof(J));
 	J.g.nw = (struct trace_writer)TRACE_WRITER_INIT;
 	J.g.rfd = -1;
-	J.g.buf = K.staging;    /* copy_range's fallback only: the sync path is idle meanwhile */
+	J.g.buf = NULL;         /* copy_range's fallback takes a small buffer of its own */
 	J.id = K.count + 1;
 	J.seq = seq;
 	J.bytes = live;
@@ -904,6 +954,8 @@ static int job_start(struct trace_writer *w, uint64_t seq, struct strbuf *why)
 			J.unreadable++;
 		off += a->size;
 	}
+	if (cap_prof_on)
+		tp = cap_prof_add(CP_CK_READ, tp, live);
 	sb_addf(&J.next, "%s.next", w->path);
 	J.g.rfd = open(w->path, O_RDONLY | O_CLOEXEC);
 	if (J.g.rfd < 0 || tw_open(&J.g.nw, J.next.buf, &err) < 0)
@@ -928,6 +980,7 @@ static int job_start(struct trace_writer *w, uint64_t seq, struct strbuf *why)
 	 * at the next launch, so they land in the records the job carries */
 	cap_tm_forget();
 	J.stall_ns = mono_ns() - t0;
+	CAP_PROF(CP_CK_REST, tp, 0);
 	free(v);
 	sb_release(&err);
 	return 0;
@@ -970,7 +1023,7 @@ static void limit_check(struct trace_writer *w)
  * TRACE and switch *w to it (or note why not: TRACE goes on as it was). */
 static void job_finish(struct trace_writer *w)
 {
-	uint64_t t0, start;
+	uint64_t t0, start, seq, tp = CAP_PROF_T0();
 	char *path = NULL;
 
 	pthread_join(J.th, NULL);
@@ -1016,8 +1069,10 @@ fail:
 	note_failed(w, J.id, J.seq, J.why.buf);
 out:
 	free(path);
-	job_release();
-	ckpt_progress(J.seq, 1);
+	seq = J.seq;
+	job_release();   /* clears J */
+	ckpt_progress(seq, 1);
+	CAP_PROF(CP_CK_SWITCH, tp, 0);
 }
 
 void ckpt_finish(struct trace_writer *w)

@@ -111,6 +111,7 @@ static pthread_mutex_t g_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static int g_off = 1;          /* atomic: 1 before init and in forked children */
 static __thread int t_busy;    /* inside our own callback on this thread */
 static __thread uint64_t t_cb_ns;  /* GPUREDUCE_CAPTURE_PROFILE: when this callback began */
+static __thread uint64_t t_fn_ns;  /* profile: fn_compute's time, taken out of the lookup lap */
 static __thread uint32_t t_tid;  /* this thread's id, asked once (a syscall per launch cost ~0.3 us) */
 static size_t g_wbuf;          /* trace writer buffer (0: one write(2) per record); flusher.c */
 
@@ -508,7 +509,12 @@ static struct fn_info *fn_get_locked(CUfunction f)
 	if (e)
 		return (struct fn_info *)(uintptr_t)e->v1;
 	unlock();
-	fi = fn_compute(f);
+	{
+		uint64_t t0 = CAP_PROF_T0();
+		fi = fn_compute(f);
+		if (cap_prof_on)
+			t_fn_ns += cap_prof_now_ns() - t0;
+	}
 	pthread_mutex_lock(&g_lock);
 	e = cap_map_get(&S.fns, (uint64_t)(uintptr_t)f);
 	if (e) {   /* another thread got there first */
@@ -667,7 +673,15 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	CAP_LAP(CP_L_TENSORS, t);
 	captured = capturing(l.stream);
 	CAP_LAP(CP_L_CAPTURING, t);
+	t_fn_ns = 0;
 	fi = fn_get_locked(l.f);   /* lock held from here */
+	if (cap_prof_on && t_fn_ns) {
+		/* a kernel the cache did not hold (first launch, or after a
+		 * module unload emptied the cache): its own line */
+		cap_prof_put(CP_L_FNINFO, t_fn_ns);
+		t += t_fn_ns;
+		t_fn_ns = 0;
+	}
 	CAP_LAP(CP_L_LOOKUP, t);
 	if (!fi->src_asked) {
 		/* a kernel's first launch: ENV, Triton source (source.c, which

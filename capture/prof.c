@@ -28,7 +28,8 @@ static const char *const slot_name[CP_NSLOTS] = {
 	[CP_L_TENSORS] = "  tensor blocks (--tensors)",
 	[CP_L_SOURCE] = "  env/source check",
 	[CP_L_CAPTURING] = "  graph-capture check",
-	[CP_L_LOOKUP] = "  lock + kernel layout",
+	[CP_L_FNINFO] = "  kernel layout from the driver (not cached: first launch, module unload)",
+	[CP_L_LOOKUP] = "  lock + cached kernel layout",
 	[CP_L_CKPT] = "  checkpoint check",
 	[CP_L_PRE] = "  test/tensor/source records",
 	[CP_ARGS] = "  parameter bytes",
@@ -44,6 +45,11 @@ static const char *const slot_name[CP_NSLOTS] = {
 	[CP_STAGE] = "  hash + copy to the writer thread",
 	[CP_WQ_WAIT] = "waits for the writer thread (ring full, drains)",
 	[CP_WQ_BLOB] = "writer thread: compress+write (not the program's thread)",
+	[CP_CK_HOSTMEM] = "checkpoint: host memory to read back into (pinning)",
+	[CP_CK_SYNC] = "checkpoint: cuCtxSynchronize",
+	[CP_CK_READ] = "checkpoint: read-back (cuMemcpyDtoH)",
+	[CP_CK_REST] = "checkpoint: files and thread start (or the synchronous write)",
+	[CP_CK_SWITCH] = "checkpoint: switch to the new segment (window copy, rename)",
 };
 
 void cap_prof_init(void)

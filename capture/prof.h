@@ -24,6 +24,7 @@ enum cap_prof_slot {
 	CP_L_TENSORS,   /* capture --tensors: the allocator's blocks (torchmem.c) */
 	CP_L_SOURCE,    /* ENV / kernel source, first launch of a kernel (source.c) */
 	CP_L_CAPTURING, /* is the stream capturing a graph */
+	CP_L_FNINFO,    /* a kernel's name and layout from the driver (cache miss) */
 	CP_L_LOOKUP,    /* the lock, the kernel's cached name and layout */
 	CP_L_CKPT,      /* is a checkpoint due (and taking it) */
 	CP_L_PRE,       /* test name, tensor and source records */
@@ -41,6 +42,14 @@ enum cap_prof_slot {
 	CP_STAGE,       /* hash + copy into its staging ring, on the program's thread */
 	CP_WQ_WAIT,     /* the program's thread waiting for it (ring full, a drain) */
 	CP_WQ_BLOB,     /* compressing and writing on the writer thread */
+	/* a checkpoint's stop of the program, by part (checkpoint.c; the whole
+	 * is in CP_L_CKPT) */
+	CP_CK_HOSTMEM,  /* the host memory read back into (pinning it) */
+	CP_CK_SYNC,     /* cuCtxSynchronize */
+	CP_CK_READ,     /* reading the live allocations back (cuMemcpyDtoH) */
+	CP_CK_REST,     /* files, the thread's start (background); or the whole
+	                 * segment written on the program's thread (synchronous) */
+	CP_CK_SWITCH,   /* a background checkpoint's switch: the window copied, rename */
 	CP_NSLOTS
 };
 #define CP_LAUNCH_FIRST CP_L_DISPATCH

@@ -74,7 +74,7 @@ void sb_setlen(struct strbuf *sb, size_t len)
 		sb->buf[len] = 0;
 }
 
-void sb_add(struct strbuf *sb, const void *data, size_t len)
+void sb_add_slow(struct strbuf *sb, const void *data, size_t len)
 {
 	if (!len)
 		return;
@@ -139,32 +139,3 @@ void sb_put_u16(struct strbuf *sb, uint16_t v)
 	sb_add(sb, b, 2);
 }
 
-void sb_put_u32(struct strbuf *sb, uint32_t v)
-{
-	uint8_t b[4];
-	for (int i = 0; i < 4; i++)
-		b[i] = (uint8_t)(v >> (8 * i));
-	sb_add(sb, b, 4);
-}
-
-void sb_put_u64(struct strbuf *sb, uint64_t v)
-{
-	uint8_t b[8];
-	for (int i = 0; i < 8; i++)
-		b[i] = (uint8_t)(v >> (8 * i));
-	sb_add(sb, b, 8);
-}
-
-void sb_put_bytes(struct strbuf *sb, const void *p, uint32_t n)
-{
-	sb_put_u32(sb, n);
-	sb_add(sb, p, n);
-}
-
-void sb_put_str(struct strbuf *sb, const char *s)
-{
-	size_t n = s ? strlen(s) : 0;
-	if (n > UINT32_MAX)
-		n = UINT32_MAX;
-	sb_put_bytes(sb, s ? s : "", (uint32_t)n);
-}

@@ -33,7 +33,20 @@ char *sb_detach(struct strbuf *sb, size_t *len);
 void sb_grow(struct strbuf *sb, size_t extra);
 void sb_reset(struct strbuf *sb);
 void sb_setlen(struct strbuf *sb, size_t len);
-void sb_add(struct strbuf *sb, const void *data, size_t len);
+void sb_add_slow(struct strbuf *sb, const void *data, size_t len);
+/* Inline: the trace encoder appends a few bytes per field, ~100 fields a
+ * launch record (issue 26); the call and sb_grow's checks were a fifth of
+ * writing one. */
+static inline void sb_add(struct strbuf *sb, const void *data, size_t len)
+{
+	if (len && sb->alloc - sb->len > len) {   /* room for the bytes and the NUL */
+		__builtin_memcpy(sb->buf + sb->len, data, len);
+		sb->len += len;
+		sb->buf[sb->len] = 0;
+		return;
+	}
+	sb_add_slow(sb, data, len);
+}
 void sb_adds(struct strbuf *sb, const char *s);
 void sb_addch(struct strbuf *sb, int c);
 void sb_addf(struct strbuf *sb, const char *fmt, ...)
@@ -45,10 +58,28 @@ void sb_addfill(struct strbuf *sb, int c, size_t n);
 /* Little-endian fixed-width encoders used by the trace format. */
 void sb_put_u8(struct strbuf *sb, uint8_t v);
 void sb_put_u16(struct strbuf *sb, uint16_t v);
-void sb_put_u32(struct strbuf *sb, uint32_t v);
-void sb_put_u64(struct strbuf *sb, uint64_t v);
+static inline void sb_put_u32(struct strbuf *sb, uint32_t v)
+{
+	uint8_t b[4] = { (uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24) };
+	sb_add(sb, b, 4);
+}
+static inline void sb_put_u64(struct strbuf *sb, uint64_t v)
+{
+	sb_put_u32(sb, (uint32_t)v);
+	sb_put_u32(sb, (uint32_t)(v >> 32));
+}
+static inline void sb_put_bytes(struct strbuf *sb, const void *p, uint32_t n)
+{
+	sb_put_u32(sb, n);
+	sb_add(sb, p, n);
+}
 /* u32 length then bytes (no NUL).  s == NULL encodes as an empty string. */
-void sb_put_str(struct strbuf *sb, const char *s);
-void sb_put_bytes(struct strbuf *sb, const void *p, uint32_t n);
+static inline void sb_put_str(struct strbuf *sb, const char *s)
+{
+	size_t n = s ? __builtin_strlen(s) : 0;
+	if (n > UINT32_MAX)
+		n = UINT32_MAX;
+	sb_put_bytes(sb, s ? s : "", (uint32_t)n);
+}
 
 #endif

@@ -105,3 +105,7 @@ fuzz-run: $(BUILD)/fuzz_trace
 	$(BUILD)/fuzz_trace -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
 	  -max_len=65536 -dict=tests/fuzz/trace.dict -print_final_stats=1 \
 	  -artifact_prefix=$(BUILD)/fuzz-artifacts/ $(BUILD)/fuzz-corpus
+
+# hand-run: the writer's per-MiB cost on loop-shaped copies (issue 26)
+$(BUILD)/blobcost: tests/bench/blobcost.c $(BUILD)/libgpureduce.a
+	$(CC) $(CFLAGS_ALL) $(SANFLAGS) -o $@ $< $(BUILD)/libgpureduce.a $(LIBS)

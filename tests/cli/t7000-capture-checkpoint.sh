@@ -150,10 +150,23 @@ check_exit "a huge ratio with --max-trace-bytes=40K" 3 env GPUREDUCE_CKPT_COST_R
 	"$GPUREDUCE" capture --max-trace-bytes=40K -o heldmax.bin -- ./prog $CUBIN 800
 m=$(size heldmax.bin)
 [ "$m" -le 60000 ] && ok "  ...the limit still holds ($m bytes)" || fail "  ...the limit still holds ($m bytes)"
-# A step that sleeps 20 ms: the default ratio (20x a ~1 ms checkpoint) holds none back.
+# A step that sleeps 20 ms: the default ratio (50x a ~1 ms checkpoint) holds none back.
 check_exit "the default ratio, steps of 20 ms" 3 env -u GPUREDUCE_CKPT_COST_RATIO \
 	"$GPUREDUCE" capture --checkpoint-every=100 -o slow.bin -- ./prog $CUBIN 100 20000
-check_grep "  ...every due checkpoint taken (20x)" "checkpoints: 2 taken .* (20x a checkpoint's time) held back 0$" "$TMP/.out"
+check_grep "  ...every due checkpoint taken (50x)" "checkpoints: 2 taken .* (50x a checkpoint's time) held back 0$" "$TMP/.out"
+
+# The first checkpoint is held too, by its cost estimated from the live bytes
+# (GPUREDUCE_CKPT_FIRST_US_PER_MIB): 4 MiB live at 10 s per MiB under the
+# default ratio is none in this run; at 0 us per MiB the triggers fire.
+check_exit "the first checkpoint held by its estimate" 3 env -u GPUREDUCE_CKPT_COST_RATIO \
+	CKPT_PROG_LIVE=4194304 GPUREDUCE_CKPT_FIRST_US_PER_MIB=10000000 \
+	"$GPUREDUCE" capture --checkpoint-every=50 -o first.bin -- ./prog $CUBIN 200
+if grep -q "from checkpoint" "$TMP/.out"; then fail "  ...no checkpoint taken"; else ok "  ...no checkpoint taken"; fi
+check_exit "  ...and replays to the fault" 1 "$GPUREDUCE" replay first.bin
+check_exit "the first checkpoint estimated at 0 us per MiB" 3 env -u GPUREDUCE_CKPT_COST_RATIO \
+	CKPT_PROG_LIVE=4194304 GPUREDUCE_CKPT_FIRST_US_PER_MIB=0 \
+	"$GPUREDUCE" capture --checkpoint-every=50 -o first0.bin -- ./prog $CUBIN 200
+check_grep "  ...checkpoints taken" "from checkpoint [1-9][0-9]* at launch #" "$TMP/.out"
 
 # --- unchanged memory costs only its hash ----------------------------------------
 # 4 MiB of model state, only its first 4 KiB change: later checkpoints store
@@ -178,6 +191,11 @@ set -- $n1
 check_grep "  ...the trace starts at a checkpoint" "; from checkpoint [0-9]* at launch #[0-9]* (4 live allocations" "$TMP/.out"
 check_exit "  ...and replays to the same fault" 1 "$GPUREDUCE" replay bg1.bin
 check_grep "  ...same launch and kernel" "(launch #400) in _Z6gatherPfPKfPKxi: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
+check_exit "background checkpoints into a pageable snapshot" 3 env GPUREDUCE_CKPT_SNAPSHOT_PINNED=0 \
+	"$GPUREDUCE" capture --checkpoint-every=50 -o bgpage.bin -- ./prog $CUBIN 200 2000
+check_grep "  ...read back through pageable memory, in the background" \
+	"checkpoints: [1-9][0-9]* taken .* read back through pageable host memory; [1-9][0-9]* written in the background" "$TMP/.out"
+check_exit "  ...and replays to the same fault" 1 "$GPUREDUCE" replay bgpage.bin
 check_exit "background checkpoints, 4x" 3 "$GPUREDUCE" capture --checkpoint-every=50 -o bg4.bin -- ./prog $CUBIN 800 2000
 b1=$(size bg1.bin) b4=$(size bg4.bin)
 [ $((b4 * 10)) -le $((b1 * 12)) ] && ok "  ...the 4x trace within 1.2x of the 1x ($b4 vs $b1 bytes)" ||
