@@ -214,6 +214,11 @@ void cap_tm_write(struct trace_writer *w, struct cap_tm_reading *rd);
 void cap_tm_free(struct cap_tm_reading *rd);
 /* A checkpoint started a new segment: write every live block again. */
 void cap_tm_forget(void);
+/* inject.c, for torchmem.c: the seq the next LAUNCH record gets; and
+ * fn(w, that seq, arg) under the lock while recording (else fn(NULL, 0,
+ * arg)), for writes made outside a callback (Python's atexit). */
+uint64_t cap_launch_seq(void);
+void cap_locked_write(void (*fn)(struct trace_writer *w, uint64_t seq, void *arg), void *arg);
 
 /* ---- source.c (bug report facts: ENV, Triton/Inductor SOURCE) ---- */
 

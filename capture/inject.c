@@ -854,6 +854,21 @@ void cap_note(const char *fmt, ...)
 	sb_release(&sb);
 }
 
+uint64_t cap_launch_seq(void)
+{
+	return __atomic_load_n(&S.launches, __ATOMIC_RELAXED);
+}
+
+void cap_locked_write(void (*fn)(struct trace_writer *w, uint64_t seq, void *arg), void *arg)
+{
+	if (is_off() || getpid() != S.pid || !lock_rec()) {
+		fn(NULL, 0, arg);
+		return;
+	}
+	fn(S.w.fd >= 0 && !S.ended ? &S.w : NULL, S.launches, arg);
+	unlock();
+}
+
 long cap_put_record(const struct tr_rec *r)
 {
 	long ev;

@@ -44,6 +44,7 @@ static const char *const slot_name[CP_NSLOTS] = {
 	[CP_STAGE] = "  hash + copy to the writer thread",
 	[CP_WQ_WAIT] = "waits for the writer thread (ring full, drains)",
 	[CP_WQ_BLOB] = "writer thread: compress+write (not the program's thread)",
+	[CP_TM_FETCH] = "tensor history fetches (--tensors events; inside tensor blocks, and at exit)",
 };
 
 void cap_prof_init(void)

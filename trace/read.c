@@ -573,6 +573,8 @@ static int cut_incomplete_checkpoint(struct trace *t, unsigned flags, struct str
 	return 0;
 }
 
+#include "batch.inc"   /* 1.6: trace_place_block_batches() */
+
 static int finish_open(struct trace *t, unsigned flags, struct strbuf *err)
 {
 	struct strbuf e = STRBUF_INIT;

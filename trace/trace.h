@@ -425,7 +425,7 @@ struct trace {
 	char *truncated_msg;     /* what was dropped, for show/replay to say */
 	int cut_in_fault;        /* 1: the dropped partial record is the FAULT:
 				  * the program faulted, the record is incomplete */
-	/* 1.6: BLOCK_BATCH records the decoder placed (batch.c); then
+	/* 1.6: BLOCK_BATCH records the decoder placed (batch.inc); then
 	 * blocks_cut: launches with seq >= blocks_known had no known blocks
 	 * (the capture died before fetching them): BLOCK_FREEs flagged
 	 * TR_BLKFREE_F_UNKNOWN end every block before the first of them */
@@ -472,7 +472,7 @@ int trace_complete(const struct trace *t);
 #define TRACE_INCOMPLETE_MSG "the trace ends before the program did: it may have been killed " \
 	"(no END or FAULT record)"
 
-/* 1.6 (batch.c, called by trace_open): move the BLOCK records behind each
+/* 1.6 (batch.inc in read.c, called by trace_open): move the BLOCK records behind each
  * BLOCK_BATCH to just before the LAUNCH it names (the BLOCK_BATCH stays),
  * and end the blocks before the first launch they do not cover.
  * A trace without BLOCK_BATCH is untouched.  Returns 0. */
