@@ -66,6 +66,7 @@ static int64_t g_carry = -1;     /* the tag of the last event applied */
 static int g_initial_pending;    /* a forget whose INITIAL blocks are not written yet */
 static uint64_t g_initial_at;    /* ...the launch they apply before */
 static unsigned long g_fixed;    /* blocks the reconciliation corrected */
+static int g_exiting;            /* the exit fetch: no launch follows */
 
 /* The helpers.  read() (snapshot mode), begin() and fetch() (events mode)
  * return None (torch not ready), bytes (records) or str (an error).  Per
@@ -712,14 +713,18 @@ static void events_apply(struct trace_writer *w, struct cap_tm_reading *rd, uint
 		cap_map_release(&truth);
 	}
 	if (g_initial_pending) {
-		put_batch(w, g_initial_at, known);
-		write_initial(w);
+		/* (at exit, blocks before no launch are not written) */
+		if (!g_exiting || g_initial_at != seq) {
+			put_batch(w, g_initial_at, known);
+			write_initial(w);
+		}
 		g_initial_pending = 0;
 		if (g_initial_at != seq)
 			put_batch(w, seq, known);
 	} else {
 		put_batch(w, seq, known);
-		write_diff(w, fin, nf, 0);
+		if (!g_exiting)
+			write_diff(w, fin, nf, 0);
 		if (fixed && !g_fixed)
 			cap_note("--tensors: the allocator's history missed %lu block changes that its state "
 				 "showed at launch %llu (allocations by another thread while it was fetched, or "
@@ -750,6 +755,7 @@ static void events_write(struct trace_writer *w, struct cap_tm_reading *rd, uint
 static void exit_write(struct trace_writer *w, uint64_t seq, void *arg)
 {
 	struct cap_tm_reading *rd = arg;
+	g_exiting = 1;
 	if (w && !rd->error[0])
 		events_write(w, rd, seq);
 	cap_tm_free(rd);

@@ -582,7 +582,7 @@ static int finish_open(struct trace *t, unsigned flags, struct strbuf *err)
 	if (ret == 0)
 		ret = cut_incomplete_checkpoint(t, flags, &e);
 	if (ret == 0)
-		ret = trace_place_block_batches(t);   /* 1.6: late allocator blocks (batch.c) */
+		ret = trace_place_block_batches(t);   /* 1.6: late allocator blocks (batch.inc) */
 	if (ret < 0) {
 		sb_add(err, e.buf, e.len);
 		sb_release(&e);
