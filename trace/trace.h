@@ -281,6 +281,8 @@ enum tr_block_source {
 /* TR_BLOCK_* flags (on disk, bit values). */
 #define TR_BLK_F_INITIAL 0x1u /* BLOCK_ALLOC: live when recording began or re-sent after a
 			       * checkpoint; allocated at an unknown earlier point */
+#define TR_BLK_F_UNKNOWN 0x2u /* not on disk: made by the decoder (batch.inc): a whole
+			       * segment, from the first launch whose blocks were never fetched */
 
 /* BLOCK_ALLOC (1.3): a block of a caching allocator (a tensor's storage)
  * became live inside a captured allocation (its segment).  Written before
@@ -428,7 +430,8 @@ struct trace {
 	/* 1.6: BLOCK_BATCH records the decoder placed (batch.inc); then
 	 * blocks_cut: launches with seq >= blocks_known had no known blocks
 	 * (the capture died before fetching them): BLOCK_FREEs flagged
-	 * TR_BLKFREE_F_UNKNOWN end every block before the first of them */
+	 * TR_BLKFREE_F_UNKNOWN end every block before the first of them, and a
+	 * BLOCK_ALLOC flagged TR_BLK_F_UNKNOWN covers each of their segments */
 	size_t block_batches;
 	int blocks_cut;
 	uint64_t blocks_known;
