@@ -5,17 +5,50 @@
  * BLOCK_FREE records (docs/FORMAT.md, 1.3) so that `shrink --root-cause`
  * can put a guard after every tensor.
  *
- * How: at the entry of every launch, on the launching thread and outside
- * inject.c's lock, take the GIL (PyGILState_Ensure) and call a small Python
- * function (compiled once into a private namespace) that asks torch for
- * the allocator's state (torch.cuda.memory._snapshot(): segments and their
- * blocks, with requested sizes) and packs the live blocks into bytes.  The
- * first call turns on torch's allocation history in its cheapest mode
- * (enabled='state': the Python frames of live blocks, no event ring) so
- * later blocks carry the line that allocated them.  Then, under the lock
- * and right before the LAUNCH record, what changed since the previous
- * reading is written.  A block is thus live for exactly the launches
- * between its BLOCK_ALLOC and BLOCK_FREE.
+ * Two modes (GPUREDUCE_TENSORS_MODE=events|snapshot forces one; the
+ * default is events when torch has torch.cuda.memory._set_memory_metadata):
+ *
+ * snapshot (before 1.6, the fallback): at the entry of every launch, on
+ * the launching thread and outside inject.c's lock, take the GIL
+ * (PyGILState_Ensure) and call a small Python function (compiled once into
+ * a private namespace) that asks torch for the allocator's state
+ * (torch.cuda.memory._snapshot(): segments and their blocks, with requested
+ * sizes).  The first call turns on torch's allocation history in its
+ * cheapest mode (enabled='state') so later blocks carry the line that
+ * allocated them.  Then, under the lock and right before the LAUNCH record,
+ * what changed since the previous reading is written.  ~0.7 ms a launch on
+ * the H200 (GPU-FACTS.md).
+ *
+ * events (1.6): the first reading turns the history on with its event ring
+ * (enabled='all', context='alloc', stacks='python') and takes one snapshot:
+ * the live blocks, INITIAL.  At every later launch the only work is
+ * torch's allocator metadata set to the launch's seq (~1 us: GIL, one
+ * call): torch stamps every allocation and free with the metadata set last,
+ * so an event tagged k happened after launch k's entry and applies before
+ * launch k+1.  The metadata is the allocator's, per device and not per
+ * thread (DeviceCachingAllocator::user_metadata, one string): launches of
+ * several threads (autograd's) each set it, and an event takes the seq of
+ * the launch entered last on its device, whichever thread made it.  Every
+ * GPUREDUCE_TENSORS_FETCH launches (1000), at the launch after a checkpoint
+ * and at Python's exit (atexit), the ring is fetched (_snapshot(), the
+ * ring cleared after it) and its events turned into BLOCK records: those
+ * of the launch being entered in place, older ones behind a BLOCK_BATCH
+ * naming their launch (the decoder moves them there, docs/FORMAT.md).
+ * Each fetch also compares the blocks the events leave with the
+ * allocator's state in the same snapshot and corrects the difference
+ * (events that fell between a snapshot and the clearing of the ring, made
+ * by a thread that does not hold the GIL) with a NOTE.  BLOCK_BATCH's
+ * `known` says up to which launch the blocks are complete: a process that
+ * dies before its exit fetch reads with no blocks after its last fetch.
+ *
+ * Both modes write the same records for the same program: per launch, the
+ * BLOCK_FREEs then the BLOCK_ALLOCs that changed since the last one, each
+ * in address order, INITIAL after a checkpoint (tests/cli/t1011).  A block
+ * freed while in use on another stream (record_stream) is freed at its
+ * free_completed in the events mode (its memory is not reused before), at
+ * its free request in the snapshot mode.  An event's block size is the
+ * allocator's rounding of the requested size (512-byte units); a block the
+ * allocator did not split is larger (docs/hunt.md says what that means).
  *
  * Why there: torch releases the GIL around kernel launches (and the
  * pybind11 ops of extensions hold it: PyGILState_Ensure is fine either
@@ -25,8 +58,7 @@
  * read while the interpreter is not initialised or is finalising, nor
  * before torch is imported and its CUDA state initialised.
  *
- * Cost: one GIL round trip and a walk over every block per launch (off by
- * default).  CuPy's memory pool is not read (TR_BLK_CUPY is reserved).
+ * CuPy's memory pool is not read (TR_BLK_CUPY is reserved).
  * The CPython API comes from pyembed.c (resolved with dlsym): the library
  * never links libpython.
  */
@@ -405,8 +437,8 @@ struct cap_tm_reading *cap_tm_read(void)
 		return NULL;
 	if (!cap_py_ready() || !cap_py.AsUTF8)
 		return NULL;
-	seq = cap_launch_seq();   /* the seq this launch gets (one launching thread at a time) */
 	gil = cap_py.Ensure();
+	seq = cap_launch_seq();   /* the seq this launch gets (one launching thread at a time) */
 	t0 = cap_prof_now_ns();
 	ns = helpers();
 	if (!ns)
