@@ -391,6 +391,8 @@ static PyObject *at_exit(PyObject *self, PyObject *unused)
 	uint64_t t0 = cap_prof_now_ns();
 	(void)self;
 	(void)unused;
+	if (!__atomic_load_n(&g_on, __ATOMIC_RELAXED))   /* a failed reading stopped --tensors */
+		goto out;
 	res = g_fetch ? cap_py.CallFunction(g_fetch, "(i)", -1) : NULL;
 	rd = take(res, 0);
 	if (res)
@@ -402,6 +404,7 @@ static PyObject *at_exit(PyObject *self, PyObject *unused)
 			cap_prof_put(CP_TM_FETCH, rd->ns);
 		cap_locked_write(exit_write, rd);   /* frees rd */
 	}
+out:
 	cap_py.IncRef(cap_py.None);
 	return cap_py.None;
 }
@@ -561,7 +564,10 @@ static void model_del(uint64_t addr)
 
 static void model_put(const struct tm_block *b)
 {
-	struct mblk *m = xcalloc(1, sizeof(*m));
+	struct mblk *m;
+	if (!b->addr)
+		return;
+	m = xcalloc(1, sizeof(*m));
 	m->addr = b->addr;
 	m->size = b->size;
 	m->alloc_size = b->alloc_size;
