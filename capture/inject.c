@@ -859,13 +859,20 @@ uint64_t cap_launch_seq(void)
 	return __atomic_load_n(&S.launches, __ATOMIC_RELAXED);
 }
 
-void cap_locked_write(void (*fn)(struct trace_writer *w, uint64_t seq, void *arg), void *arg)
+void cap_locked_write(void (*fn)(struct trace_writer *w, uint64_t seq, void *arg), void *arg, int stopped_too)
 {
-	if (is_off() || getpid() != S.pid || !lock_rec()) {
+	if (is_off() || getpid() != S.pid) {
 		fn(NULL, 0, arg);
 		return;
 	}
-	fn(S.w.fd >= 0 && !S.ended ? &S.w : NULL, S.launches, arg);
+	pthread_mutex_lock(&g_lock);
+	if ((S.recording || stopped_too) && S.w.fd >= 0 && !S.ended) {
+		fn(&S.w, S.launches, arg);
+		if (stopped_too)
+			cap_wq_sync(&S.w);   /* as after the FAULT record */
+	} else {
+		fn(NULL, 0, arg);
+	}
 	unlock();
 }
 
@@ -1756,6 +1763,7 @@ static void on_result(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		/* the context is dead: nothing after this replays */
 		__atomic_store_n(&S.recording, 0, __ATOMIC_RELAXED);
 		unlock();
+		cap_tm_after_fault(cb->functionName);   /* --tensors: the blocks up to the fault (torchmem.c) */
 		return;
 	}
 	/* A recorded operation that failed did not happen: say so. */

@@ -402,7 +402,7 @@ static PyObject *at_exit(PyObject *self, PyObject *unused)
 		rd->ns = cap_prof_now_ns() - t0;
 		if (cap_prof_on)
 			cap_prof_put(CP_TM_FETCH, rd->ns);
-		cap_locked_write(exit_write, rd);   /* frees rd */
+		cap_locked_write(exit_write, rd, 0);   /* frees rd */
 	}
 out:
 	cap_py.IncRef(cap_py.None);
@@ -410,6 +410,41 @@ out:
 }
 
 static struct cap_py_method g_exit_def = { "gpureduce_tensors_exit", at_exit, 0x0004 /* METH_NOARGS */, NULL };
+
+/* 1 for the driver calls torch's allocator makes while it holds its mutex
+ * (which _snapshot() takes: another thread waiting for it with the GIL
+ * would never let go). */
+static int allocator_api(const char *api)
+{
+	static const char *const pre[] = { "cuMemAlloc", "cuMemFree", "cuMemCreate", "cuMemMap", "cuMemUnmap",
+					   "cuMemRelease", "cuMemAddress", "cuMemSetAccess", "cuMemPool",
+					   "cuMemGetInfo", "cuMemHostAlloc", "cuMemHostRegister", NULL };
+	for (int i = 0; api && pre[i]; i++)
+		if (!strncmp(api, pre[i], strlen(pre[i])))
+			return 1;
+	return !api;
+}
+
+void cap_tm_after_fault(const char *api)
+{
+	struct cap_tm_reading *rd;
+	PyObject *res;
+	int gil;
+
+	if (!__atomic_load_n(&g_on, __ATOMIC_RELAXED) || g_mode != TM_EVENTS || !g_fetch ||
+	    allocator_api(api) || !cap_py_ready())
+		return;
+	gil = cap_py.Ensure();
+	res = cap_py.CallFunction(g_fetch, "(i)", -1);
+	rd = take(res, 0);
+	if (res)
+		cap_py.DecRef(res);
+	cap_py.Release(gil);
+	if (!rd)
+		return;
+	rd->fetched = 1;
+	cap_locked_write(exit_write, rd, 1);   /* frees rd */
+}
 
 /* With the GIL, events mode: this launch's seq becomes the allocator's
  * metadata (every allocation and free until the next launch carries it). */

@@ -86,8 +86,8 @@ class _Cuda:
 cuda = _Cuda()
 EOS2
 
-# $3: "kill": SIGKILL after launch 14, no exit fetch; "pending": a free that
-# completes one launch later
+# $3: "kill": SIGKILL after launch 14, no exit fetch; "fault": launch 14
+# faults; "pending": a free that completes later
 cat >app.py <<'EOS2'
 import ctypes, os, signal, sys
 sys.path.insert(0, sys.argv[2])
@@ -120,7 +120,10 @@ for i in range(2, 18):
         m.free(p, pending=True)                  # used on another stream: not reusable yet
     if i == 12 and how == 'pending':
         m.complete(p)
-    launch()                                     # 2..17
+    if i == 14 and how == 'fault':
+        drv.pyframes_fake_launch(700)            # faults: nothing recorded after it
+    else:
+        launch()                                 # 2..17
     if i == 14 and how == 'kill':
         os.kill(os.getpid(), signal.SIGKILL)
 m.free(b)
@@ -209,6 +212,14 @@ awk '/^LAUNCH seq=13/ { exit } /^BLOCK_ALLOC/ { n++ } END { print n + 0 }' kill.
 check "show says so" "$GPUREDUCE" show kill.bin
 check_grep "  ...blocks_known_before" "blocks_known_before: 14" "$TMP/.out"
 check_grep "  ...and why" "blocks_unknown: .the capture never fetched" "$TMP/.out"
+
+# a fault at launch 14: the history is fetched right after the FAULT
+# record, so the faulting launch has its blocks, as in the snapshot mode
+run fsnap snapshot fault
+run fev events fault
+grep -q "^FAULT" fev.txt && ok "the fault is in the trace" || fail "no FAULT record"
+same "  ...and the blocks up to the faulting launch are the same in both modes" fsnap.blk fev.blk
+grep -q "unknown" fev.txt && fail "  ...none unknown" || ok "  ...none unknown"
 
 # a free that completes later: its block stays live until then (allocated
 # before launch 9, freed before 12: printed with the launch before each)
