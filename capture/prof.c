@@ -44,7 +44,8 @@ static const char *const slot_name[CP_NSLOTS] = {
 	[CP_STAGE] = "  hash + copy to the writer thread",
 	[CP_WQ_WAIT] = "waits for the writer thread (ring full, drains)",
 	[CP_WQ_BLOB] = "writer thread: compress+write (not the program's thread)",
-	[CP_TM_FETCH] = "tensor history fetches (--tensors events; inside tensor blocks, and at exit)",
+	[CP_TM_FETCH] = "tensor history fetches at launches (--tensors events; part of tensor blocks)",
+	[CP_TM_FETCH_END] = "tensor history fetches at exit or after a fault",
 };
 
 void cap_prof_init(void)
@@ -117,5 +118,11 @@ void cap_prof_report(void)
 		fprintf(stderr, "gpureduce: capture profile: %s: %llu calls, %.3f s: %.3f us each%s, max %.1f us\n",
 			slot_name[i], (unsigned long long)n, ns / 1e9, ns / 1e3 / n, mib,
 			__atomic_load_n(&P[i].max, __ATOMIC_RELAXED) / 1e3);
+	}
+	if (P[CP_TM_FETCH].n && P[CP_L_TENSORS].n) {   /* the events mode's per-launch cost */
+		uint64_t all = __atomic_load_n(&P[CP_L_TENSORS].ns, __ATOMIC_RELAXED);
+		uint64_t f = __atomic_load_n(&P[CP_TM_FETCH].ns, __ATOMIC_RELAXED);
+		fprintf(stderr, "gpureduce: capture profile: tensor blocks without the fetches: %.3f us per launch\n",
+			(all > f ? all - f : 0) / 1e3 / P[CP_L_TENSORS].n);
 	}
 }

@@ -41,7 +41,8 @@ enum cap_prof_slot {
 	CP_STAGE,       /* hash + copy into its staging ring, on the program's thread */
 	CP_WQ_WAIT,     /* the program's thread waiting for it (ring full, a drain) */
 	CP_WQ_BLOB,     /* compressing and writing on the writer thread */
-	CP_TM_FETCH,    /* --tensors events mode: the history fetches (in CP_L_TENSORS, and at exit) */
+	CP_TM_FETCH,    /* --tensors events mode: history fetches at launches (part of CP_L_TENSORS) */
+	CP_TM_FETCH_END,/* ...at Python's exit and after a fault */
 	CP_NSLOTS
 };
 #define CP_LAUNCH_FIRST CP_L_DISPATCH

@@ -401,7 +401,7 @@ static PyObject *at_exit(PyObject *self, PyObject *unused)
 		rd->fetched = 1;
 		rd->ns = cap_prof_now_ns() - t0;
 		if (cap_prof_on)
-			cap_prof_put(CP_TM_FETCH, rd->ns);
+			cap_prof_put(CP_TM_FETCH_END, rd->ns);
 		cap_locked_write(exit_write, rd, 0);   /* frees rd */
 	}
 out:
@@ -429,6 +429,7 @@ void cap_tm_after_fault(const char *api)
 {
 	struct cap_tm_reading *rd;
 	PyObject *res;
+	uint64_t t0;
 	int gil;
 
 	if (!__atomic_load_n(&g_on, __ATOMIC_RELAXED) || g_mode != TM_EVENTS || !g_fetch ||
@@ -436,12 +437,16 @@ void cap_tm_after_fault(const char *api)
 		return;
 	gil = cap_py.Ensure();
 	res = cap_py.CallFunction(g_fetch, "(i)", -1);
+	t0 = cap_prof_now_ns();
+	res = cap_py.CallFunction(g_fetch, "(i)", -1);
 	rd = take(res, 0);
 	if (res)
 		cap_py.DecRef(res);
 	cap_py.Release(gil);
 	if (!rd)
 		return;
+	if (cap_prof_on)
+		cap_prof_put(CP_TM_FETCH_END, cap_prof_now_ns() - t0);
 	rd->fetched = 1;
 	cap_locked_write(exit_write, rd, 1);   /* frees rd */
 }

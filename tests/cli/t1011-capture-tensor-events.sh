@@ -170,6 +170,14 @@ n=$(grep -c "^history all alloc python True\$" ev.hist)
 check_grep "the snapshot mode as before: history in its cheapest mode" "^history state alloc python False\$" snap.hist
 grep -q "NOTE.*missed" ev.txt && fail "events mode: no event was missed" || ok "events mode: no event was missed"
 
+# GPUREDUCE_CAPTURE_PROFILE=1: the fetches apart from the per-launch cost
+check "capture with the profile" env GPUREDUCE_CAPTURE_PROFILE=1 GPUREDUCE_TENSORS_MODE=events "$GPUREDUCE" \
+	capture --tensors -o prof.bin -- python3 app.py "$TMP/drive.so" "$TMP/faketorch"
+check_grep "  ...tensor blocks per launch" "capture profile:   tensor blocks (--tensors): 1[0-9] calls" "$TMP/.out"
+check_grep "  ...the fetches at launches" "capture profile: tensor history fetches at launches .*: [1-9] calls" "$TMP/.out"
+check_grep "  ...the exit fetch" "capture profile: tensor history fetches at exit or after a fault: 1 calls" "$TMP/.out"
+check_grep "  ...the per-launch cost without them" "tensor blocks without the fetches: [0-9.]* us per launch" "$TMP/.out"
+
 # the default: events when torch has _set_memory_metadata
 run def "" ""
 same "by default (torch has _set_memory_metadata): the events mode" ev.blk def.blk
