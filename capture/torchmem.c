@@ -436,7 +436,6 @@ void cap_tm_after_fault(const char *api)
 	    allocator_api(api) || !cap_py_ready())
 		return;
 	gil = cap_py.Ensure();
-	res = cap_py.CallFunction(g_fetch, "(i)", -1);
 	t0 = cap_prof_now_ns();
 	res = cap_py.CallFunction(g_fetch, "(i)", -1);
 	rd = take(res, 0);
