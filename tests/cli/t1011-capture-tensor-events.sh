@@ -87,9 +87,10 @@ cuda = _Cuda()
 EOS2
 
 # $3: "kill": SIGKILL after launch 14, no exit fetch; "fault": launch 14
-# faults; "pending": a free that completes later
+# faults; "pending": a free that completes later; "thread": every other
+# launch (and an allocation before it) made by a thread of its own
 cat >app.py <<'EOS2'
-import ctypes, os, signal, sys
+import ctypes, os, signal, sys, threading
 sys.path.insert(0, sys.argv[2])
 import torch
 drv = ctypes.CDLL(sys.argv[1])                   # releases the GIL, as torch does
@@ -122,6 +123,10 @@ for i in range(2, 18):
         m.complete(p)
     if i == 14 and how == 'fault':
         drv.pyframes_fake_launch(700)            # faults: nothing recorded after it
+    elif how == 'thread' and i % 2:              # launched by another thread (autograd's)
+        th = threading.Thread(target=lambda: (m.alloc(77 * i, 70 + i), launch()))
+        th.start()
+        th.join()
     else:
         launch()                                 # 2..17
     if i == 14 and how == 'kill':
@@ -220,6 +225,13 @@ awk '/^LAUNCH seq=13/ { exit } /^BLOCK_ALLOC/ { n++ } END { print n + 0 }' kill.
 check "show says so" "$GPUREDUCE" show kill.bin
 check_grep "  ...blocks_known_before" "blocks_known_before: 14" "$TMP/.out"
 check_grep "  ...and why" "blocks_unknown: .the capture never fetched" "$TMP/.out"
+
+# launches from another thread: the metadata is the allocator's, not the
+# thread's: its events land before the right launches all the same
+run tsnap snapshot thread
+run tev events thread
+grep -q "app.py:8[0-9]:" tev.txt && ok "the other thread's allocations are recorded" || fail "no allocation of the other thread"
+same "  ...the same BLOCK records in both modes" tsnap.blk tev.blk
 
 # a fault at launch 14: the history is fetched right after the FAULT
 # record, so the faulting launch has its blocks, as in the snapshot mode
