@@ -37,6 +37,8 @@ static const char *const slot_name[CP_NSLOTS] = {
 	[CP_RECORD] = "  record write",
 	[CP_L_TAIL] = "  progress, unlock, frees",
 	[CP_LAUNCH_EXIT] = "launch callback (exit)",
+	[CP_TM_FETCH] = "tensor history fetches at launches (--tensors events; part of tensor blocks)",
+	[CP_TM_FETCH_END] = "tensor history fetches at exit or after a fault",
 	[CP_OTHER] = "other callbacks (enter+exit)",
 	[CP_COPY] = "h2d copy callback",
 	[CP_HASH] = "  hash",
@@ -44,8 +46,6 @@ static const char *const slot_name[CP_NSLOTS] = {
 	[CP_STAGE] = "  hash + copy to the writer thread",
 	[CP_WQ_WAIT] = "waits for the writer thread (ring full, drains)",
 	[CP_WQ_BLOB] = "writer thread: compress+write (not the program's thread)",
-	[CP_TM_FETCH] = "tensor history fetches at launches (--tensors events; part of tensor blocks)",
-	[CP_TM_FETCH_END] = "tensor history fetches at exit or after a fault",
 };
 
 void cap_prof_init(void)

@@ -33,6 +33,8 @@ enum cap_prof_slot {
 	CP_RECORD,      /* encoding and writing the LAUNCH record */
 	CP_L_TAIL,      /* progress file, bookkeeping, unlock, frees */
 	CP_LAUNCH_EXIT, /* a launch's exit callback (result, fold) */
+	CP_TM_FETCH,    /* --tensors events mode: history fetches at launches (part of CP_L_TENSORS) */
+	CP_TM_FETCH_END,/* ...at Python's exit and after a fault */
 	CP_OTHER,       /* every other callback, enter and exit */
 	CP_COPY,        /* an H2D copy callback, entry to return */
 	CP_HASH,        /* hashing the bytes copied in */
@@ -41,8 +43,6 @@ enum cap_prof_slot {
 	CP_STAGE,       /* hash + copy into its staging ring, on the program's thread */
 	CP_WQ_WAIT,     /* the program's thread waiting for it (ring full, a drain) */
 	CP_WQ_BLOB,     /* compressing and writing on the writer thread */
-	CP_TM_FETCH,    /* --tensors events mode: history fetches at launches (part of CP_L_TENSORS) */
-	CP_TM_FETCH_END,/* ...at Python's exit and after a fault */
 	CP_NSLOTS
 };
 #define CP_LAUNCH_FIRST CP_L_DISPATCH
