@@ -214,6 +214,16 @@ void cap_tm_write(struct trace_writer *w, struct cap_tm_reading *rd);
 void cap_tm_free(struct cap_tm_reading *rd);
 /* A checkpoint started a new segment: write every live block again. */
 void cap_tm_forget(void);
+/* After the FAULT record, outside the lock: in the events mode, the
+ * allocator's history up to the fault, so that the faulting launch has its
+ * blocks (not after a call the allocator makes under its mutex). */
+void cap_tm_after_fault(const char *api);
+/* inject.c, for torchmem.c: the seq the next LAUNCH record gets; and
+ * fn(w, that seq, arg) under the lock while recording, or with
+ * stopped_too after the FAULT record too (else fn(NULL, 0, arg)), for
+ * writes made outside a launch (Python's atexit, after a fault). */
+uint64_t cap_launch_seq(void);
+void cap_locked_write(void (*fn)(struct trace_writer *w, uint64_t seq, void *arg), void *arg, int stopped_too);
 
 /* ---- source.c (bug report facts: ENV, Triton/Inductor SOURCE) ---- */
 

@@ -868,6 +868,28 @@ void cap_note(const char *fmt, ...)
 	sb_release(&sb);
 }
 
+uint64_t cap_launch_seq(void)
+{
+	return __atomic_load_n(&S.launches, __ATOMIC_RELAXED);
+}
+
+void cap_locked_write(void (*fn)(struct trace_writer *w, uint64_t seq, void *arg), void *arg, int stopped_too)
+{
+	if (is_off() || getpid() != S.pid) {
+		fn(NULL, 0, arg);
+		return;
+	}
+	pthread_mutex_lock(&g_lock);
+	if ((S.recording || stopped_too) && S.w.fd >= 0 && !S.ended) {
+		fn(&S.w, S.launches, arg);
+		if (stopped_too)
+			cap_wq_sync(&S.w);   /* as after the FAULT record */
+	} else {
+		fn(NULL, 0, arg);
+	}
+	unlock();
+}
+
 long cap_put_record(const struct tr_rec *r)
 {
 	long ev;
@@ -1755,6 +1777,7 @@ static void on_result(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		/* the context is dead: nothing after this replays */
 		__atomic_store_n(&S.recording, 0, __ATOMIC_RELAXED);
 		unlock();
+		cap_tm_after_fault(cb->functionName);   /* --tensors: the blocks up to the fault (torchmem.c) */
 		return;
 	}
 	/* A recorded operation that failed did not happen: say so. */

@@ -38,6 +38,8 @@ static const char *const slot_name[CP_NSLOTS] = {
 	[CP_RECORD] = "  record write",
 	[CP_L_TAIL] = "  progress, unlock, frees",
 	[CP_LAUNCH_EXIT] = "launch callback (exit)",
+	[CP_TM_FETCH] = "tensor history fetches at launches (--tensors events; part of tensor blocks)",
+	[CP_TM_FETCH_END] = "tensor history fetches at exit or after a fault",
 	[CP_OTHER] = "other callbacks (enter+exit)",
 	[CP_COPY] = "h2d copy callback",
 	[CP_HASH] = "  hash",
@@ -122,5 +124,11 @@ void cap_prof_report(void)
 		fprintf(stderr, "gpureduce: capture profile: %s: %llu calls, %.3f s: %.3f us each%s, max %.1f us\n",
 			slot_name[i], (unsigned long long)n, ns / 1e9, ns / 1e3 / n, mib,
 			__atomic_load_n(&P[i].max, __ATOMIC_RELAXED) / 1e3);
+	}
+	if (P[CP_TM_FETCH].n && P[CP_L_TENSORS].n) {   /* the events mode's per-launch cost */
+		uint64_t all = __atomic_load_n(&P[CP_L_TENSORS].ns, __ATOMIC_RELAXED);
+		uint64_t f = __atomic_load_n(&P[CP_TM_FETCH].ns, __ATOMIC_RELAXED);
+		fprintf(stderr, "gpureduce: capture profile: tensor blocks without the fetches: %.3f us per launch\n",
+			(all > f ? all - f : 0) / 1e3 / P[CP_L_TENSORS].n);
 	}
 }

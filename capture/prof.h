@@ -34,6 +34,8 @@ enum cap_prof_slot {
 	CP_RECORD,      /* encoding and writing the LAUNCH record */
 	CP_L_TAIL,      /* progress file, bookkeeping, unlock, frees */
 	CP_LAUNCH_EXIT, /* a launch's exit callback (result, fold) */
+	CP_TM_FETCH,    /* --tensors events mode: history fetches at launches (part of CP_L_TENSORS) */
+	CP_TM_FETCH_END,/* ...at Python's exit and after a fault */
 	CP_OTHER,       /* every other callback, enter and exit */
 	CP_COPY,        /* an H2D copy callback, entry to return */
 	CP_HASH,        /* hashing the bytes copied in */

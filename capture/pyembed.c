@@ -40,6 +40,10 @@ static void resolve(void)
 	*(void **)&p->AsUTF8 = sym("PyUnicode_AsUTF8");
 	*(void **)&p->DecRef = sym("Py_DecRef");
 	*(void **)&p->ErrClear = sym("PyErr_Clear");
+	*(void **)&p->CallFunction = sym("PyObject_CallFunction");
+	*(void **)&p->IncRef = sym("Py_IncRef");
+	p->None = sym("_Py_NoneStruct");
+	*(void **)&p->CFunctionNewEx = sym("PyCFunction_NewEx");
 	g_resolved = p->IsInitialized && p->Ensure && p->Release && (p->Compile || p->CompileEx) &&
 		     p->EvalCode && p->DictNew && p->DictSetItemString && p->DictGetItemString &&
 		     p->GetBuiltins && p->CallObject && p->BytesAsStringAndSize && p->DecRef && p->ErrClear;

@@ -13,6 +13,15 @@
 
 typedef struct _object PyObject;
 
+/* CPython's PyMethodDef, for a C function Python can call (torchmem.c's
+ * atexit callback). */
+struct cap_py_method {
+	const char *name;
+	PyObject *(*meth)(PyObject *, PyObject *);
+	int flags;
+	const char *doc;
+};
+
 struct cap_py {
 	int (*IsInitialized)(void);
 	int (*IsFinalizing)(void);
@@ -30,6 +39,11 @@ struct cap_py {
 	const char *(*AsUTF8)(PyObject *);   /* may be NULL: check before use */
 	void (*DecRef)(PyObject *);
 	void (*ErrClear)(void);
+	/* may be NULL: check before use */
+	PyObject *(*CallFunction)(PyObject *, const char *, ...);
+	void (*IncRef)(PyObject *);
+	PyObject *None;          /* &_Py_NoneStruct */
+	PyObject *(*CFunctionNewEx)(struct cap_py_method *, PyObject *, PyObject *);
 };
 
 /* The table; valid once cap_py_resolve() returned 1. */

@@ -5,17 +5,50 @@
  * BLOCK_FREE records (docs/FORMAT.md, 1.3) so that `shrink --root-cause`
  * can put a guard after every tensor.
  *
- * How: at the entry of every launch, on the launching thread and outside
- * inject.c's lock, take the GIL (PyGILState_Ensure) and call a small Python
- * function (compiled once into a private namespace) that asks torch for
- * the allocator's state (torch.cuda.memory._snapshot(): segments and their
- * blocks, with requested sizes) and packs the live blocks into bytes.  The
- * first call turns on torch's allocation history in its cheapest mode
- * (enabled='state': the Python frames of live blocks, no event ring) so
- * later blocks carry the line that allocated them.  Then, under the lock
- * and right before the LAUNCH record, what changed since the previous
- * reading is written.  A block is thus live for exactly the launches
- * between its BLOCK_ALLOC and BLOCK_FREE.
+ * Two modes (GPUREDUCE_TENSORS_MODE=events|snapshot forces one; the
+ * default is events when torch has torch.cuda.memory._set_memory_metadata):
+ *
+ * snapshot (before 1.6, the fallback): at the entry of every launch, on
+ * the launching thread and outside inject.c's lock, take the GIL
+ * (PyGILState_Ensure) and call a small Python function (compiled once into
+ * a private namespace) that asks torch for the allocator's state
+ * (torch.cuda.memory._snapshot(): segments and their blocks, with requested
+ * sizes).  The first call turns on torch's allocation history in its
+ * cheapest mode (enabled='state') so later blocks carry the line that
+ * allocated them.  Then, under the lock and right before the LAUNCH record,
+ * what changed since the previous reading is written.  ~0.7 ms a launch on
+ * the H200 (GPU-FACTS.md).
+ *
+ * events (1.6): the first reading turns the history on with its event ring
+ * (enabled='all', context='alloc', stacks='python') and takes one snapshot:
+ * the live blocks, INITIAL.  At every later launch the only work is
+ * torch's allocator metadata set to the launch's seq (~1 us: GIL, one
+ * call): torch stamps every allocation and free with the metadata set last,
+ * so an event tagged k happened after launch k's entry and applies before
+ * launch k+1.  The metadata is the allocator's, per device and not per
+ * thread (DeviceCachingAllocator::user_metadata, one string): launches of
+ * several threads (autograd's) each set it, and an event takes the seq of
+ * the launch entered last on its device, whichever thread made it.  Every
+ * GPUREDUCE_TENSORS_FETCH launches (1000), at the launch after a checkpoint
+ * and at Python's exit (atexit), the ring is fetched (_snapshot(), the
+ * ring cleared after it) and its events turned into BLOCK records: those
+ * of the launch being entered in place, older ones behind a BLOCK_BATCH
+ * naming their launch (the decoder moves them there, docs/FORMAT.md).
+ * Each fetch also compares the blocks the events leave with the
+ * allocator's state in the same snapshot and corrects the difference
+ * (events that fell between a snapshot and the clearing of the ring, made
+ * by a thread that does not hold the GIL) with a NOTE.  BLOCK_BATCH's
+ * `known` says up to which launch the blocks are complete: a process that
+ * dies before its exit fetch reads with no blocks after its last fetch.
+ *
+ * Both modes write the same records for the same program: per launch, the
+ * BLOCK_FREEs then the BLOCK_ALLOCs that changed since the last one, each
+ * in address order, INITIAL after a checkpoint (tests/cli/t1011).  A block
+ * freed while in use on another stream (record_stream) is freed at its
+ * free_completed in the events mode (its memory is not reused before), at
+ * its free request in the snapshot mode.  An event's block size is the
+ * allocator's rounding of the requested size (512-byte units); a block the
+ * allocator did not split is larger (docs/hunt.md says what that means).
  *
  * Why there: torch releases the GIL around kernel launches (and the
  * pybind11 ops of extensions hold it: PyGILState_Ensure is fine either
@@ -25,8 +58,7 @@
  * read while the interpreter is not initialised or is finalising, nor
  * before torch is imported and its CUDA state initialised.
  *
- * Cost: one GIL round trip and a walk over every block per launch (off by
- * default).  CuPy's memory pool is not read (TR_BLK_CUPY is reserved).
+ * CuPy's memory pool is not read (TR_BLK_CUPY is reserved).
  * The CPython API comes from pyembed.c (resolved with dlsym): the library
  * never links libpython.
  */
@@ -38,11 +70,12 @@
 #include "../common/strbuf.h"
 #include "../common/util.h"
 #include "capture.h"
+#include "prof.h"
 #include "pyembed.h"
 
 
 static int g_on;                 /* GPUREDUCE_TENSORS=1 */
-static PyObject *g_fn;           /* the reader (a Python function), once compiled */
+static PyObject *g_ns;           /* the helpers' namespace, once compiled */
 static int g_broken;             /* compiling failed: do not try again */
 static char g_error[300];        /* the reader's last error, for one note */
 static int g_noted;
@@ -50,12 +83,36 @@ static int g_noted;
 static struct cap_map g_live = CAP_MAP_INIT;
 static int g_forget = 1;         /* next write: every block again, INITIAL */
 
-/* The reader.  Returns None (torch not ready), bytes (the live blocks) or
- * str (an error).  Per block: <QQQQII addr requested size segment line
- * len(file)>, file, <I len(func)>, func. */
+/* events mode (with the GIL unless said) */
+enum { TM_UNDECIDED, TM_SNAPSHOT, TM_EVENTS };
+static int g_mode;               /* set once, with the GIL */
+static PyObject *g_setm;         /* torch's metadata setter (borrowed from g_ns) */
+static PyObject *g_fetch;        /* ns["fetch"] */
+static unsigned long g_every = 1000;   /* GPUREDUCE_TENSORS_FETCH: launches between fetches */
+static unsigned long g_since;    /* launches since the last fetch */
+static int64_t g_tag = -1;       /* the seq last set as the allocator's metadata */
+static int g_need_fetch;         /* atomic: a checkpoint wants the model at the next launch */
+/* under inject.c's lock: the allocator's live blocks as the events say */
+static struct cap_map g_model = CAP_MAP_INIT;   /* addr -> struct mblk * */
+static int64_t g_carry = -1;     /* the tag of the last event applied */
+static int g_initial_pending;    /* a forget whose INITIAL blocks are not written yet */
+static uint64_t g_initial_at;    /* ...the launch they apply before */
+static unsigned long g_fixed;    /* blocks the reconciliation corrected */
+static int g_exiting;            /* the exit fetch: no launch follows */
+
+/* The helpers.  read() (snapshot mode), begin() and fetch() (events mode)
+ * return None (torch not ready), bytes (records) or str (an error).  Per
+ * record: <IqQQQQII kind tag addr requested size segment line len(file)>,
+ * file, <I len(func)>, func; kind 1 an allocation (tag: the metadata it
+ * carried, -1 none), 2 a free (free_completed), 3 a live block of the
+ * allocator's state at the reading (its segments). */
 static const char reader_src[] =
-	"import sys, struct\n"
+	"import sys, struct, os, bisect\n"
 	"_st = {'on': False}\n"
+	"_MARK = 'gpureduce:fetch'\n"
+	"MAXE = 4000000\n"
+	"setm = None\n"
+	"_pk = struct.pack\n"
 	"def _frame(frames):\n"
 	"    for f in frames or ():\n"
 	"        fn = f.get('filename') or ''\n"
@@ -65,10 +122,20 @@ static const char reader_src[] =
 	"def _enc(s):\n"
 	"    b = str(s).encode('utf-8', 'replace')[:1000]\n"
 	"    return b\n"
+	"def _rec(kind, tag, addr, size, asz, seg, f):\n"
+	"    fi = _enc(f.get('filename', ''))\n"
+	"    nm = _enc(f.get('name', ''))\n"
+	"    return _pk('<IqQQQQII', kind, tag, addr, size, asz, seg, int(f.get('line', 0) or 0),\n"
+	"               len(fi)) + fi + _pk('<I', len(nm)) + nm\n"
+	"def _torch():\n"
+	"    t = sys.modules.get('torch')\n"
+	"    if t is None or not hasattr(t, 'cuda') or not t.cuda.is_initialized():\n"
+	"        return None\n"
+	"    return t\n"
 	"def read():\n"
 	"    try:\n"
-	"        t = sys.modules.get('torch')\n"
-	"        if t is None or not hasattr(t, 'cuda') or not t.cuda.is_initialized():\n"
+	"        t = _torch()\n"
+	"        if t is None:\n"
 	"            return None\n"
 	"        m = t.cuda.memory\n"
 	"        if not _st['on']:\n"
@@ -78,7 +145,6 @@ static const char reader_src[] =
 	"            except TypeError:\n"
 	"                m._record_memory_history(True)\n"
 	"        out = []\n"
-	"        pk = struct.pack\n"
 	"        old, new = _st.get('cache', {}), {}\n"
 	"        for seg in m._snapshot().get('segments', ()):\n"
 	"            base = seg.get('address', 0)\n"
@@ -89,36 +155,129 @@ static const char reader_src[] =
 	"                    key = (b.get('address', a), b.get('requested_size', sz), sz, base)\n"
 	"                    p = old.get(key)\n"
 	"                    if p is None:\n"
-	"                        f = _frame(b.get('frames'))\n"
-	"                        fi = _enc(f.get('filename', ''))\n"
-	"                        nm = _enc(f.get('name', ''))\n"
-	"                        p = pk('<QQQQII', key[0], min(key[1], sz), sz, base,\n"
-	"                               int(f.get('line', 0) or 0), len(fi)) + fi + pk('<I', len(nm)) + nm\n"
+	"                        p = _rec(3, -1, key[0], min(key[1], sz), sz, base, _frame(b.get('frames')))\n"
 	"                    new[key] = p\n"
 	"                    out.append(p)\n"
 	"                a += sz\n"
 	"        _st['cache'] = new\n"
 	"        return b''.join(out)\n"
 	"    except Exception as e:\n"
-	"        return 'reading the caching allocator failed: %s: %s' % (type(e).__name__, e)\n";
+	"        return 'reading the caching allocator failed: %s: %s' % (type(e).__name__, e)\n"
+	"def _round(n):\n"
+	"    return 512 if n < 512 else (n + 511) // 512 * 512\n"
+	"def _seg(segs, addr):\n"
+	"    i = bisect.bisect_right(segs, (addr, 1 << 64)) - 1\n"
+	"    if i >= 0 and segs[i][0] <= addr < segs[i][0] + segs[i][1]:\n"
+	"        return segs[i][0]\n"
+	"    return 0\n"
+	"def _history(m, clear):\n"
+	"    kw = dict(enabled='all', context='alloc', stacks='python', max_entries=MAXE)\n"
+	"    if clear:\n"
+	"        try:\n"
+	"            return m._record_memory_history(clear_history=True, **kw)\n"
+	"        except TypeError:\n"
+	"            m._record_memory_history(enabled=None)\n"
+	"    m._record_memory_history(**kw)\n"
+	"def begin(seq, cb):\n"
+	"    global setm\n"
+	"    try:\n"
+	"        t = _torch()\n"
+	"        if t is None:\n"
+	"            return None\n"
+	"        m = t.cuda.memory\n"
+	"        mode = os.environ.get('GPUREDUCE_TENSORS_MODE', '')\n"
+	"        sm = getattr(m, '_set_memory_metadata', None)\n"
+	"        if mode == 'snapshot' or (mode != 'events' and sm is None):\n"
+	"            r = read()\n"
+	"            return b'S' + r if isinstance(r, bytes) else r\n"
+	"        if sm is None:\n"
+	"            return 'GPUREDUCE_TENSORS_MODE=events: this torch has no torch.cuda.memory._set_memory_metadata'\n"
+	"        _st['m'] = m\n"
+	"        setm = getattr(getattr(t, '_C', None), '_cuda_setMemoryMetadata', None) or sm\n"
+	"        _history(m, False)\n"
+	"        import atexit\n"
+	"        atexit.register(cb)\n"
+	"        r = fetch(seq, True)\n"
+	"        return b'E' + r if isinstance(r, bytes) else r\n"
+	"    except Exception as e:\n"
+	"        return 'turning on the allocator history failed: %s: %s' % (type(e).__name__, e)\n"
+	"def fetch(seq, first=False):\n"
+	"    try:\n"
+	"        m = _st['m']\n"
+	"        setm(_MARK)\n"
+	"        s = m._snapshot()\n"
+	"        if seq >= 0:\n"
+	"            setm(str(seq))\n"
+	"        _history(m, True)\n"
+	"        out, live, segs = [], [], []\n"
+	"        for seg in s.get('segments', ()):\n"
+	"            base = seg.get('address', 0)\n"
+	"            segs.append((base, seg.get('total_size', 0)))\n"
+	"            a = base\n"
+	"            for b in seg.get('blocks', ()):\n"
+	"                sz = b.get('size', 0)\n"
+	"                if b.get('state') in ('active_allocated', 'active_pending_free'):\n"
+	"                    live.append(_rec(3, -1, b.get('address', a), min(b.get('requested_size', sz), sz),\n"
+	"                                     sz, base, _frame(b.get('frames'))))\n"
+	"                a += sz\n"
+	"        for tr in (() if first else s.get('device_traces', ())):\n"
+	"            end = len(tr)\n"
+	"            for k in range(len(tr) - 1, -1, -1):\n"
+	"                if tr[k].get('action') == 'snapshot' and tr[k].get('user_metadata') == _MARK:\n"
+	"                    end = k\n"
+	"                    break\n"
+	"            for e in tr[:end]:\n"
+	"                if e.get('action') in ('segment_alloc', 'segment_map'):\n"
+	"                    segs.append((e.get('addr', 0), e.get('size', 0)))\n"
+	"            segs.sort()\n"
+	"            for e in tr[:end]:\n"
+	"                a = e.get('action')\n"
+	"                if a != 'alloc' and a != 'free_completed':\n"
+	"                    continue\n"
+	"                md = e.get('user_metadata') or ''\n"
+	"                tag = int(md) if md.isdigit() else -1\n"
+	"                ad = e.get('addr', 0)\n"
+	"                if a == 'alloc':\n"
+	"                    sz = e.get('size', 0)\n"
+	"                    out.append(_rec(1, tag, ad, sz, _round(sz), _seg(segs, ad), _frame(e.get('frames'))))\n"
+	"                else:\n"
+	"                    out.append(_pk('<IqQQQQIII', 2, tag, ad, 0, 0, 0, 0, 0, 0))\n"
+	"        out.extend(live)\n"
+	"        return b''.join(out)\n"
+	"    except Exception as e:\n"
+	"        return 'fetching the allocator history failed: %s: %s' % (type(e).__name__, e)\n";
 
 struct tm_block {
+	uint32_t kind;           /* 1 alloc, 2 free, 3 live at the reading */
+	int64_t tag;             /* kind 1, 2: the launch seq it carried, -1 none */
 	uint64_t addr, size, alloc_size, segment;
 	uint32_t line;
-	char *file, *func;       /* point into the reading's bytes */
+	char *file, *func;       /* file points into the reading's bytes */
 };
 
 struct cap_tm_reading {
 	struct strbuf raw;       /* the packed bytes (strings point into it) */
 	struct tm_block *b;
 	size_t n;
+	int fetched;             /* events mode: the records of a fetch */
+	uint64_t ns;             /* its time (profile) */
 	char error[300];
+};
+
+/* A block of the events model (g_model). */
+struct mblk {
+	uint64_t addr, size, alloc_size, segment;
+	uint32_t line;
+	char *file, *func;
 };
 
 void cap_tm_init(void)
 {
 	const char *s = getenv("GPUREDUCE_TENSORS");
 	g_on = s && !strcmp(s, "1");
+	s = getenv("GPUREDUCE_TENSORS_FETCH");
+	if (s && strtoul(s, NULL, 10) > 0)
+		g_every = strtoul(s, NULL, 10);
 }
 
 int cap_tm_enabled(void)
@@ -126,30 +285,31 @@ int cap_tm_enabled(void)
 	return g_on;
 }
 
-/* With the GIL: compile the reader once. */
-static PyObject *reader(void)
+/* With the GIL: compile the helpers once. */
+static PyObject *helpers(void)
 {
-	PyObject *ns;
-	if (g_fn || g_broken)
-		return g_fn;
-	ns = cap_py_module(reader_src, "<gpureduce --tensors>");   /* kept forever */
-	g_fn = ns ? cap_py.DictGetItemString(ns, "read") : NULL;  /* borrowed from ns */
-	g_broken = !g_fn;
+	if (g_ns || g_broken)
+		return g_ns;
+	g_ns = cap_py_module(reader_src, "<gpureduce --tensors>");   /* kept forever */
+	g_broken = !g_ns;
 	if (g_broken)
 		snprintf(g_error, sizeof(g_error), "the allocator reader did not compile in this Python");
-	return g_fn;
+	return g_ns;
 }
 
-/* Unpack the reader's bytes; 0, or -1 when malformed. */
-static int unpack(struct cap_tm_reading *rd)
+/* Unpack the helpers' bytes; 0, or -1 when malformed. */
+static int unpack(struct cap_tm_reading *rd, size_t pos)
 {
-	size_t pos = 0, len = rd->raw.len;
+	size_t len = rd->raw.len;
 	const char *p = rd->raw.buf;
 	while (pos < len) {
 		struct tm_block b;
 		uint32_t fl, nl;
-		if (len - pos < 40)
+		if (len - pos < 52)
 			return -1;
+		memcpy(&b.kind, p + pos, 4);
+		memcpy(&b.tag, p + pos + 4, 8);
+		pos += 12;
 		memcpy(&b.addr, p + pos, 8);
 		memcpy(&b.size, p + pos + 8, 8);
 		memcpy(&b.alloc_size, p + pos + 16, 8);
@@ -188,46 +348,185 @@ void cap_tm_free(struct cap_tm_reading *rd)
 	free(rd);
 }
 
-struct cap_tm_reading *cap_tm_read(void)
+/* With the GIL: turn a helper's result into a reading (NULL: None, torch
+ * not ready).  skip: leading bytes that are not records. */
+static struct cap_tm_reading *take(PyObject *res, size_t skip)
 {
-	struct cap_tm_reading *rd = NULL;
-	PyObject *fn, *res;
-	int gil;
+	struct cap_tm_reading *rd;
 	char *buf;
 	long n;
+	const char *s;
 
-	if (!g_on)
-		return NULL;
-	if (!cap_py_ready() || !cap_py.AsUTF8)
-		return NULL;
-	gil = cap_py.Ensure();
-	fn = reader();
-	res = fn ? cap_py.CallObject(fn, NULL) : NULL;
 	if (!res) {
 		cap_py.ErrClear();
-		goto out;
+		return NULL;
 	}
 	rd = xcalloc(1, sizeof(*rd));
 	if (cap_py.BytesAsStringAndSize(res, &buf, &n) == 0) {
 		sb_add(&rd->raw, buf, (size_t)n);
 		sb_addch(&rd->raw, 0);   /* room for unpack's last NUL */
 		sb_setlen(&rd->raw, (size_t)n);
-		if (unpack(rd) < 0)
+		if ((size_t)n < skip || unpack(rd, skip) < 0)
 			snprintf(rd->error, sizeof(rd->error), "the allocator reader returned malformed bytes");
-	} else {
-		const char *s;
-		cap_py.ErrClear();
-		s = cap_py.AsUTF8(res);   /* a str: the error; None: torch not ready */
-		if (s)
-			snprintf(rd->error, sizeof(rd->error), "%s", s);
-		else
-			cap_py.ErrClear();
-		if (!s) {
-			cap_tm_free(rd);
-			rd = NULL;
-		}
+		return rd;
 	}
-	cap_py.DecRef(res);
+	cap_py.ErrClear();
+	s = cap_py.AsUTF8 ? cap_py.AsUTF8(res) : NULL;   /* a str: the error; None: not ready */
+	cap_py.ErrClear();
+	if (s) {
+		snprintf(rd->error, sizeof(rd->error), "%s", s);
+		return rd;
+	}
+	cap_tm_free(rd);
+	return NULL;
+}
+
+/* atexit (Python's, registered by begin()): the events since the last
+ * fetch, written under inject.c's lock before the END record. */
+static void exit_write(struct trace_writer *w, uint64_t seq, void *arg);
+static PyObject *at_exit(PyObject *self, PyObject *unused)
+{
+	struct cap_tm_reading *rd = NULL;
+	PyObject *res;
+	uint64_t t0 = cap_prof_now_ns();
+	(void)self;
+	(void)unused;
+	if (!__atomic_load_n(&g_on, __ATOMIC_RELAXED))   /* a failed reading stopped --tensors */
+		goto out;
+	res = g_fetch ? cap_py.CallFunction(g_fetch, "(i)", -1) : NULL;
+	rd = take(res, 0);
+	if (res)
+		cap_py.DecRef(res);
+	if (rd) {
+		rd->fetched = 1;
+		rd->ns = cap_prof_now_ns() - t0;
+		if (cap_prof_on)
+			cap_prof_put(CP_TM_FETCH_END, rd->ns);
+		cap_locked_write(exit_write, rd, 0);   /* frees rd */
+	}
+out:
+	cap_py.IncRef(cap_py.None);
+	return cap_py.None;
+}
+
+static struct cap_py_method g_exit_def = { "gpureduce_tensors_exit", at_exit, 0x0004 /* METH_NOARGS */, NULL };
+
+/* 1 for the driver calls torch's allocator makes while it holds its mutex
+ * (which _snapshot() takes: another thread waiting for it with the GIL
+ * would never let go). */
+static int allocator_api(const char *api)
+{
+	static const char *const pre[] = { "cuMemAlloc", "cuMemFree", "cuMemCreate", "cuMemMap", "cuMemUnmap",
+					   "cuMemRelease", "cuMemAddress", "cuMemSetAccess", "cuMemPool",
+					   "cuMemGetInfo", "cuMemHostAlloc", "cuMemHostRegister", NULL };
+	for (int i = 0; api && pre[i]; i++)
+		if (!strncmp(api, pre[i], strlen(pre[i])))
+			return 1;
+	return !api;
+}
+
+void cap_tm_after_fault(const char *api)
+{
+	struct cap_tm_reading *rd;
+	PyObject *res;
+	uint64_t t0;
+	int gil;
+
+	if (!__atomic_load_n(&g_on, __ATOMIC_RELAXED) || g_mode != TM_EVENTS || !g_fetch ||
+	    allocator_api(api) || !cap_py_ready())
+		return;
+	gil = cap_py.Ensure();
+	t0 = cap_prof_now_ns();
+	res = cap_py.CallFunction(g_fetch, "(i)", -1);
+	rd = take(res, 0);
+	if (res)
+		cap_py.DecRef(res);
+	cap_py.Release(gil);
+	if (!rd)
+		return;
+	if (cap_prof_on)
+		cap_prof_put(CP_TM_FETCH_END, cap_prof_now_ns() - t0);
+	rd->fetched = 1;
+	cap_locked_write(exit_write, rd, 1);   /* frees rd */
+}
+
+/* With the GIL, events mode: this launch's seq becomes the allocator's
+ * metadata (every allocation and free until the next launch carries it). */
+static void set_tag(uint64_t seq)
+{
+	char buf[24];
+	PyObject *res;
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)seq);
+	res = cap_py.CallFunction(g_setm, "(s)", buf);
+	if (res)
+		cap_py.DecRef(res);
+	else
+		cap_py.ErrClear();
+	g_tag = (int64_t)seq;
+}
+
+struct cap_tm_reading *cap_tm_read(void)
+{
+	struct cap_tm_reading *rd = NULL;
+	PyObject *ns, *res = NULL, *cb;
+	uint64_t seq, t0;
+	size_t skip = 0;
+	char *b;
+	long n;
+	int gil;
+
+	if (!g_on)
+		return NULL;
+	if (!cap_py_ready() || !cap_py.AsUTF8)
+		return NULL;
+	gil = cap_py.Ensure();
+	seq = cap_launch_seq();   /* the seq this launch gets (one launching thread at a time) */
+	t0 = cap_prof_now_ns();
+	ns = helpers();
+	if (!ns)
+		goto out;
+	if (g_mode == TM_UNDECIDED) {
+		cb = cap_py.CFunctionNewEx ? cap_py.CFunctionNewEx(&g_exit_def, NULL, NULL) : NULL;
+		if (!cb) {
+			cap_py.ErrClear();
+			snprintf(g_error, sizeof(g_error), "this Python has no PyCFunction_NewEx");
+			g_broken = 1;
+			goto out;
+		}
+		res = cap_py.CallFunction(cap_py.DictGetItemString(ns, "begin"), "(KO)",
+					  (unsigned long long)seq, cb);
+		cap_py.DecRef(cb);
+		if (res && cap_py.BytesAsStringAndSize(res, &b, &n) == 0) {
+			g_mode = n > 0 && b[0] == 'E' ? TM_EVENTS : TM_SNAPSHOT;
+			skip = 1;
+			if (g_mode == TM_EVENTS) {
+				g_setm = cap_py.DictGetItemString(ns, "setm");
+				g_fetch = cap_py.DictGetItemString(ns, "fetch");
+				g_tag = (int64_t)seq;
+				g_since = 0;
+			}
+		}
+		cap_py.ErrClear();
+	} else if (g_mode == TM_SNAPSHOT) {
+		res = cap_py.CallObject(cap_py.DictGetItemString(ns, "read"), NULL);
+	} else if (++g_since >= g_every || __atomic_exchange_n(&g_need_fetch, 0, __ATOMIC_ACQ_REL)) {
+		g_since = 0;
+		res = cap_py.CallFunction(g_fetch, "(K)", (unsigned long long)seq);
+		g_tag = (int64_t)seq;
+		skip = 0;
+	} else {
+		set_tag(seq);   /* the per-launch cost of the events mode */
+		goto out;
+	}
+	rd = take(res, skip);
+	if (rd && g_mode == TM_EVENTS) {
+		rd->fetched = 1;
+		rd->ns = cap_prof_now_ns() - t0;
+		if (cap_prof_on)
+			cap_prof_put(CP_TM_FETCH, rd->ns);
+	}
+	if (res)
+		cap_py.DecRef(res);
 out:
 	cap_py.Release(gil);
 	if (!rd && g_error[0]) {
@@ -243,7 +542,7 @@ void cap_tm_forget(void)
 	g_forget = 1;
 }
 
-static long put_block(struct trace_writer *w, const struct tm_block *b, uint32_t flags)
+static long put_block(struct trace_writer *w, const struct mblk *b, uint32_t flags)
 {
 	struct tr_rec r;
 	memset(&r, 0, sizeof(r));
@@ -270,54 +569,287 @@ static long put_free(struct trace_writer *w, uint64_t addr)
 	return tw_record(w, &r);
 }
 
-void cap_tm_write(struct trace_writer *w, struct cap_tm_reading *rd)
+static long put_batch(struct trace_writer *w, uint64_t seq, uint64_t known)
 {
-	struct cap_map now = CAP_MAP_INIT;
-	uint32_t flags;
+	struct tr_rec r;
+	memset(&r, 0, sizeof(r));
+	r.type = TR_BLOCK_BATCH;
+	r.u.block_batch.seq = seq;
+	r.u.block_batch.known = known;
+	return tw_record(w, &r);
+}
 
-	if (!rd)
+static struct mblk *model_get(uint64_t addr)
+{
+	struct cap_map_ent *e = cap_map_get(&g_model, addr);
+	return e ? (struct mblk *)(uintptr_t)e->v1 : NULL;
+}
+
+static void mblk_free(struct mblk *m)
+{
+	if (!m)
 		return;
-	if (rd->error[0]) {
-		if (!g_noted++)
-			cap_note("--tensors: %s; tensor blocks are not recorded from here on", rd->error);
-		goto out;
+	free(m->file);
+	free(m->func);
+	free(m);
+}
+
+static void model_del(uint64_t addr)
+{
+	uint64_t v1 = 0;
+	if (cap_map_del(&g_model, addr, &v1, NULL))
+		mblk_free((struct mblk *)(uintptr_t)v1);
+}
+
+static void model_put(const struct tm_block *b)
+{
+	struct mblk *m;
+	if (!b->addr)
+		return;
+	m = xcalloc(1, sizeof(*m));
+	m->addr = b->addr;
+	m->size = b->size;
+	m->alloc_size = b->alloc_size;
+	m->segment = b->segment;
+	m->line = b->line;
+	m->file = xstrdup(b->file);
+	m->func = xstrdup(b->func);
+	model_del(b->addr);
+	cap_map_put(&g_model, b->addr, (uint64_t)(uintptr_t)m, 0);
+}
+
+static void model_clear(void)
+{
+	for (size_t s = 0; s < g_model.cap; s++)
+		if (g_model.slot[s].key)
+			mblk_free((struct mblk *)(uintptr_t)g_model.slot[s].v1);
+	cap_map_clear(&g_model);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Write what changed at these addresses between g_live (as written) and
+ * g_model: the BLOCK_FREEs, then the BLOCK_ALLOCs, each in address order
+ * (a block that changed size is both).  Sorts and may reorder a. */
+static void write_diff(struct trace_writer *w, uint64_t *a, size_t n, uint32_t flags)
+{
+	qsort(a, n, sizeof(*a), cmp_u64);
+	for (size_t i = 0; i < n; i++) {
+		struct cap_map_ent *e;
+		struct mblk *m;
+		if (!a[i] || (i && a[i] == a[i - 1]))
+			continue;
+		e = cap_map_get(&g_live, a[i]);
+		m = model_get(a[i]);
+		if (e && (!m || m->size != e->v1 || m->alloc_size != e->v2)) {
+			put_free(w, a[i]);
+			cap_map_del(&g_live, a[i], NULL, NULL);
+		}
 	}
-	flags = g_forget ? TR_BLK_F_INITIAL : 0;
+	for (size_t i = 0; i < n; i++) {
+		struct mblk *m;
+		if (!a[i] || (i && a[i] == a[i - 1]) || cap_map_get(&g_live, a[i]))
+			continue;
+		m = model_get(a[i]);
+		if (m) {
+			put_block(w, m, flags);
+			cap_map_put(&g_live, a[i], m->size, m->alloc_size);
+		}
+	}
+}
+
+/* Every address of a map, appended to *a (n, cap). */
+static void keys_of(const struct cap_map *m, uint64_t **a, size_t *n, size_t *cap)
+{
+	for (size_t s = 0; s < m->cap; s++)
+		if (m->slot[s].key) {
+			ALLOC_GROW(*a, *n + 1, *cap);
+			(*a)[(*n)++] = m->slot[s].key;
+		}
+}
+
+/* Every block of the model, flagged INITIAL (g_live starts again). */
+static void write_initial(struct trace_writer *w)
+{
+	uint64_t *a = NULL;
+	size_t n = 0, cap = 0;
+	cap_map_clear(&g_live);
+	keys_of(&g_model, &a, &n, &cap);
+	write_diff(w, a, n, TR_BLK_F_INITIAL);
+	free(a);
+}
+
+/* Snapshot mode: the reading is the allocator's state at this launch. */
+static void snapshot_write(struct trace_writer *w, struct cap_tm_reading *rd)
+{
+	uint64_t *a = NULL;
+	size_t n = 0, cap = 0;
+	uint32_t flags = g_forget ? TR_BLK_F_INITIAL : 0;
+
 	if (g_forget) {
 		cap_map_clear(&g_live);
 		g_forget = 0;
 	}
+	model_clear();
 	for (size_t i = 0; i < rd->n; i++)
-		if (rd->b[i].addr)
-			cap_map_put(&now, rd->b[i].addr, rd->b[i].size, rd->b[i].alloc_size);
-	/* gone, or changed size: freed */
-	{
-		uint64_t *gone = NULL;
-		size_t ngone = 0;
-		for (size_t s = 0; s < g_live.cap; s++) {
-			struct cap_map_ent *e = &g_live.slot[s], *n;
-			if (!e->key)
-				continue;
-			n = cap_map_get(&now, e->key);
-			if (!n || n->v1 != e->v1 || n->v2 != e->v2) {
-				gone = xrealloc(gone, (ngone + 1) * sizeof(*gone));
-				gone[ngone++] = e->key;
+		if (rd->b[i].addr && rd->b[i].kind == 3)
+			model_put(&rd->b[i]);
+	keys_of(&g_live, &a, &n, &cap);
+	keys_of(&g_model, &a, &n, &cap);
+	write_diff(w, a, n, flags);
+	free(a);
+}
+
+/* The launch an event applies before: the one after the launch whose seq
+ * it carried (no tag: the last event's), never past `seq`, the launch
+ * being entered (a concurrent thread's guess could be). */
+static uint64_t event_target(const struct tm_block *b, uint64_t seq)
+{
+	int64_t tag = b->tag >= 0 ? b->tag : g_carry;
+	if (tag < 0 || (uint64_t)tag + 1 > seq)
+		return seq;
+	return (uint64_t)tag + 1;
+}
+
+/* Events mode, lock held: the records of a fetch made at the entry of
+ * launch `seq` (before its LAUNCH record).  An event tagged k happened
+ * after launch k's entry: it applies before launch k+1, written behind a
+ * BLOCK_BATCH naming k+1 when that launch is already in the file. */
+static void events_apply(struct trace_writer *w, struct cap_tm_reading *rd, uint64_t seq)
+{
+	uint64_t known = seq + 1, *a = NULL, *fin = NULL;
+	size_t i = 0, na = 0, ca = 0, nf = 0, cf = 0;
+	unsigned long fixed = 0;
+
+	while (i < rd->n && rd->b[i].kind != 3) {
+		uint64_t target = event_target(&rd->b[i], seq);
+		size_t j;
+		if (g_initial_pending && target > g_initial_at) {
+			put_batch(w, g_initial_at, known);
+			write_initial(w);
+			g_initial_pending = 0;
+		}
+		na = 0;
+		for (j = i; j < rd->n && rd->b[j].kind != 3 && event_target(&rd->b[j], seq) == target; j++) {
+			const struct tm_block *b = &rd->b[j];
+			if (b->tag >= 0)
+				g_carry = b->tag;
+			if (b->kind == 1)
+				model_put(b);
+			else
+				model_del(b->addr);
+			ALLOC_GROW(a, na + 1, ca);
+			a[na++] = b->addr;
+		}
+		i = j;
+		if (g_initial_pending)
+			continue;   /* before a checkpoint's window: the model only */
+		if (target < seq) {
+			put_batch(w, target, known);
+			write_diff(w, a, na, 0);
+		} else {
+			for (size_t k = 0; k < na; k++) {
+				ALLOC_GROW(fin, nf + 1, cf);
+				fin[nf++] = a[k];
 			}
 		}
-		for (size_t k = 0; k < ngone; k++) {
-			put_free(w, gone[k]);
-			cap_map_del(&g_live, gone[k], NULL, NULL);
+	}
+	/* the allocator's state at this reading: what the events missed */
+	{
+		struct cap_map truth = CAP_MAP_INIT;
+		for (size_t k = i; k < rd->n; k++) {
+			const struct tm_block *b = &rd->b[k];
+			struct mblk *m = model_get(b->addr);
+			if (!b->addr)
+				continue;
+			cap_map_put(&truth, b->addr, 1, 0);
+			if (!m || m->size != b->size) {
+				model_put(b);
+				fixed++;
+				ALLOC_GROW(fin, nf + 1, cf);
+				fin[nf++] = b->addr;
+			}
 		}
-		free(gone);
+		if (i < rd->n || rd->fetched) {
+			uint64_t *gone = NULL;
+			size_t ng = 0, cg = 0;
+			keys_of(&g_model, &gone, &ng, &cg);
+			for (size_t k = 0; k < ng; k++)
+				if (!cap_map_get(&truth, gone[k])) {
+					model_del(gone[k]);
+					fixed++;
+					ALLOC_GROW(fin, nf + 1, cf);
+					fin[nf++] = gone[k];
+				}
+			free(gone);
+		}
+		cap_map_release(&truth);
 	}
-	for (size_t i = 0; i < rd->n; i++) {
-		const struct tm_block *b = &rd->b[i];
-		if (!b->addr || cap_map_get(&g_live, b->addr))
-			continue;
-		put_block(w, b, flags);
-		cap_map_put(&g_live, b->addr, b->size, b->alloc_size);
+	if (g_initial_pending) {
+		/* (at exit, blocks before no launch are not written) */
+		if (!g_exiting || g_initial_at != seq) {
+			put_batch(w, g_initial_at, known);
+			write_initial(w);
+		}
+		g_initial_pending = 0;
+		if (g_initial_at != seq)
+			put_batch(w, seq, known);
+	} else {
+		put_batch(w, seq, known);
+		if (!g_exiting)
+			write_diff(w, fin, nf, 0);
+		if (fixed && !g_fixed)
+			cap_note("--tensors: the allocator's history missed %lu block changes that its state "
+				 "showed at launch %llu (allocations by another thread while it was fetched, or "
+				 "more than its ring holds); they are written there", fixed,
+				 (unsigned long long)seq);
+		g_fixed += fixed;
 	}
+	g_carry = g_tag;
+	free(a);
+	free(fin);
+}
+
+static void events_write(struct trace_writer *w, struct cap_tm_reading *rd, uint64_t seq)
+{
+	if (g_forget) {
+		/* a checkpoint: every live block again, INITIAL, before `seq`;
+		 * the model needs every event up to it: the next fetch */
+		g_forget = 0;
+		g_initial_pending = 1;
+		g_initial_at = seq;
+	}
+	if (rd && rd->fetched)
+		events_apply(w, rd, seq);
+	else if (g_initial_pending)
+		__atomic_store_n(&g_need_fetch, 1, __ATOMIC_RELEASE);
+}
+
+static void exit_write(struct trace_writer *w, uint64_t seq, void *arg)
+{
+	struct cap_tm_reading *rd = arg;
+	g_exiting = 1;
+	if (w && !rd->error[0])
+		events_write(w, rd, seq);
+	cap_tm_free(rd);
+}
+
+void cap_tm_write(struct trace_writer *w, struct cap_tm_reading *rd)
+{
+	if (rd && rd->error[0]) {
+		if (!g_noted++)
+			cap_note("--tensors: %s; tensor blocks are not recorded from here on", rd->error);
+		g_on = 0;
+		goto out;
+	}
+	if (g_mode == TM_EVENTS)
+		events_write(w, rd, cap_launch_seq());
+	else if (rd)
+		snapshot_write(w, rd);
 out:
-	cap_map_release(&now);
 	cap_tm_free(rd);
 }

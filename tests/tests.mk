@@ -94,7 +94,7 @@ fuzz: $(BUILD)/fuzz_trace
 deps-fuzz:
 	@sh tests/deps.sh fuzz
 
-$(BUILD)/fuzz_trace: $(FUZZ_SRC) $(wildcard common/*.h trace/*.h trace/*.def addr/memmap.h addr/tensormap.h src/show/show.h) | deps-fuzz
+$(BUILD)/fuzz_trace: $(FUZZ_SRC) $(wildcard common/*.h trace/*.h trace/*.def trace/*.inc addr/memmap.h addr/tensormap.h src/show/show.h) | deps-fuzz
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_SRC) -lyaml -lzstd -lm -lstdc++
 

@@ -573,12 +573,16 @@ static int cut_incomplete_checkpoint(struct trace *t, unsigned flags, struct str
 	return 0;
 }
 
+#include "batch.inc"   /* 1.6: trace_place_block_batches() */
+
 static int finish_open(struct trace *t, unsigned flags, struct strbuf *err)
 {
 	struct strbuf e = STRBUF_INIT;
 	int ret = parse(t, flags, &e);
 	if (ret == 0)
 		ret = cut_incomplete_checkpoint(t, flags, &e);
+	if (ret == 0)
+		ret = trace_place_block_batches(t);   /* 1.6: late allocator blocks (batch.inc) */
 	if (ret < 0) {
 		sb_add(err, e.buf, e.len);
 		sb_release(&e);

@@ -32,7 +32,7 @@ struct strbuf;
 
 #define TRACE_MAGIC "GPURDTRC"   /* 8 bytes, no NUL on disk */
 #define TRACE_MAJOR 1
-#define TRACE_MINOR 5
+#define TRACE_MINOR 6
 #define TRACE_HEADER_SIZE 32
 #define TRACE_HEADER_SEED 0x48445243u   /* "CRDH": the header checksum's XXH32 seed (1.4) */
 #define TRACE_RECORD_HEADER_SIZE 16
@@ -281,6 +281,8 @@ enum tr_block_source {
 /* TR_BLOCK_* flags (on disk, bit values). */
 #define TR_BLK_F_INITIAL 0x1u /* BLOCK_ALLOC: live when recording began or re-sent after a
 			       * checkpoint; allocated at an unknown earlier point */
+#define TR_BLK_F_UNKNOWN 0x2u /* not on disk: made by the decoder (batch.inc): a whole
+			       * segment, from the first launch whose blocks were never fetched */
 
 /* BLOCK_ALLOC (1.3): a block of a caching allocator (a tensor's storage)
  * became live inside a captured allocation (its segment).  Written before
@@ -301,6 +303,20 @@ struct tr_block {
 struct tr_block_free {
 	uint64_t addr;
 	uint32_t source;
+	uint32_t flags;          /* reserved, 0 */
+};
+
+/* BLOCK_FREE flags (on disk, bit values). */
+#define TR_BLKFREE_F_UNKNOWN 0x1u /* not on disk: made by the decoder (read.c) before the
+				   * first launch whose blocks the capture never fetched */
+
+/* BLOCK_BATCH (1.6, `capture --tensors` events mode): the BLOCK_ALLOC and
+ * BLOCK_FREE records right after it (up to the next BLOCK_BATCH or the
+ * first record of another type) apply before the LAUNCH with this seq;
+ * the decoder moves them there (docs/FORMAT.md). */
+struct tr_block_batch {
+	uint64_t seq;            /* the launch they apply before */
+	uint64_t known;          /* blocks are complete for launches with seq < known (0: not said) */
 	uint32_t flags;          /* reserved, 0 */
 };
 
@@ -411,6 +427,14 @@ struct trace {
 	char *truncated_msg;     /* what was dropped, for show/replay to say */
 	int cut_in_fault;        /* 1: the dropped partial record is the FAULT:
 				  * the program faulted, the record is incomplete */
+	/* 1.6: BLOCK_BATCH records the decoder placed (batch.inc); then
+	 * blocks_cut: launches with seq >= blocks_known had no known blocks
+	 * (the capture died before fetching them): BLOCK_FREEs flagged
+	 * TR_BLKFREE_F_UNKNOWN end every block before the first of them, and a
+	 * BLOCK_ALLOC flagged TR_BLK_F_UNKNOWN covers each of their segments */
+	size_t block_batches;
+	int blocks_cut;
+	uint64_t blocks_known;
 	struct trace_arena *arena;
 	/* blob index: open addressing on hash -> record index */
 	size_t *blob_slots;
@@ -450,6 +474,12 @@ int trace_complete(const struct trace *t);
 	"record that names the fault is incomplete"
 #define TRACE_INCOMPLETE_MSG "the trace ends before the program did: it may have been killed " \
 	"(no END or FAULT record)"
+
+/* 1.6 (batch.inc in read.c, called by trace_open): move the BLOCK records behind each
+ * BLOCK_BATCH to just before the LAUNCH it names (the BLOCK_BATCH stays),
+ * and end the blocks before the first launch they do not cover.
+ * A trace without BLOCK_BATCH is untouched.  Returns 0. */
+int trace_place_block_batches(struct trace *t);
 
 /* Index of the BLOB record with this hash, or -1. */
 long trace_find_blob(const struct trace *t, uint64_t hash);

@@ -347,6 +347,13 @@ static void emit_header(struct yout *y, const struct trace *t)
 	yo_kv_bool(y, "complete", trace_complete(t));
 	if (!trace_complete(t))
 		yo_kv_str(y, "incomplete", TRACE_INCOMPLETE_MSG);
+	if (t->block_batches)   /* 1.6: late allocator blocks, placed by the decoder */
+		yo_kv_u64(y, "block_batches", t->block_batches);
+	if (t->blocks_cut) {
+		yo_kv_u64(y, "blocks_known_before", t->blocks_known);
+		yo_kv_str(y, "blocks_unknown", "the capture never fetched the allocator's blocks of the "
+			  "later launches (the process died first): they read as having none");
+	}
 	yo_map_end(y);
 }
 

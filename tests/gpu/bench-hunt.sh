@@ -26,7 +26,9 @@
 #        tests/gpu/bench-hunt.sh --loop-only
 # Env:   BENCH_OUT ($BUILD/bench), BENCH_HUNT_DEADLINE (560), BENCH_HUNT_TIMEOUT
 #        (240 per run), BENCH_HUNT_LOOP (1), BENCH_HUNT_STEPS (20: the loop's
-#        timed steps)
+#        timed steps); GPUREDUCE_TENSORS_MODE=snapshot|events reaches the
+#        captures (snapshot: --tensors as before format 1.6, a reading of the
+#        allocator at every launch; default events where torch has it)
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 

@@ -172,6 +172,10 @@ static int golden(uint32_t type, struct tr_rec *r, struct exp *e)
 		r->u.block_free = (struct tr_block_free){ 0x7f0000000200ull, TR_BLK_CUPY, 0 };
 		e_u64(e, 0x7f0000000200ull); e_u32(e, TR_BLK_CUPY); e_u32(e, 0);
 		return 0;
+	case TR_BLOCK_BATCH:
+		r->u.block_batch = (struct tr_block_batch){ 1234, 1240, 0 };
+		e_u64(e, 1234); e_u64(e, 1240); e_u32(e, 0);
+		return 0;
 	case TR_TENSORMAP: {
 		struct tr_tensormap *m = &r->u.tmap;
 		m->api = TR_TMAP_TILED; m->geom = 0; m->dtype = 7; m->rank = 3; m->interleave = 0;
@@ -246,7 +250,7 @@ UNIT_TEST(records_every_type_has_golden_bytes)
 	}
 	CHECK(tr_encode(&(struct tr_rec){ .type = 23 }, &sb) < 0);   /* reserved, unknown */
 	CHECK_STR(tr_type_name(23), "UNKNOWN");
-	CHECK_EQ_U(TR_TYPE_MAX_KNOWN, TR_FUNC_INFO);
+	CHECK_EQ_U(TR_TYPE_MAX_KNOWN, TR_BLOCK_BATCH);
 	sb_release(&sb);
 }
 

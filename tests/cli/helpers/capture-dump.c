@@ -152,7 +152,12 @@ int main(int argc, char **argv)
 			       r->u.block.func);
 			break;
 		case TR_BLOCK_FREE:
-			printf("BLOCK_FREE addr=0x%llx\n", (unsigned long long)r->u.block_free.addr);
+			printf("BLOCK_FREE addr=0x%llx%s\n", (unsigned long long)r->u.block_free.addr,
+			       r->u.block_free.flags & TR_BLKFREE_F_UNKNOWN ? " unknown" : "");
+			break;
+		case TR_BLOCK_BATCH:
+			printf("BLOCK_BATCH seq=%llu known=%llu\n", (unsigned long long)r->u.block_batch.seq,
+			       (unsigned long long)r->u.block_batch.known);
 			break;
 		default:
 			printf("%s\n", tr_type_name(r->type));

@@ -689,6 +689,12 @@ static void command(int n, char **wv)
 		r.u.block_free.addr = num(wv[1]);
 		r.u.block_free.source = TR_BLK_TEST;
 		put(&r);
+	} else if (!strcmp(c, "blockbatch")) {   /* 1.6 */
+		need_words(n, 3, "blockbatch SEQ KNOWN");
+		r.type = TR_BLOCK_BATCH;
+		r.u.block_batch.seq = num(wv[1]);
+		r.u.block_batch.known = num(wv[2]);
+		put(&r);
 	} else if (!strcmp(c, "h2d")) {
 		struct tr_copy cp = { 0 };
 		need_words(n, 4, "h2d DST SIZE FILL [SRC] [async]");

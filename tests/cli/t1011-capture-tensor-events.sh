@@ -1,0 +1,252 @@
+#!/bin/sh
+# t1011-capture-tensor-events.sh - `capture --tensors` in its events mode
+# (format 1.6, BLOCK_BATCH): the same Python program (the fake CUPTI and
+# driver of t1003, a fake `torch` whose caching allocator keeps a history
+# tagged with the metadata last set, as torch's does) captured in both
+# modes must decode to the same BLOCK records, in the same places, with
+# the same sizes, frames and INITIAL flags: with fetches every 3 launches
+# (late batches), at exit, and across a checkpoint.  A process killed
+# before its exit fetch reads with no blocks from the first launch it never
+# fetched.  A free torch has not completed (record_stream) keeps its block
+# live until it completes.
+. tests/cli/test-lib.sh
+
+. tests/cli/capture-fakes.sh
+[ -f "$LIB" ] && check "build the Python-side driver" $CC $CF -DPYFRAMES_CUPTI -fPIC -shared -fvisibility=hidden \
+	-o "$TMP/drive.so" $H/capture-pyframes.c -ldl
+capture_fakes -
+
+mkdir -p faketorch/torch
+cat >faketorch/torch/__init__.py <<'EOS2'
+# a stand-in for torch's CUDA caching allocator and its history
+import os
+SEG, SEGSZ = 0x7f0000000000, 2 << 20
+def _round(n):
+    return 512 if n < 512 else (n + 511) // 512 * 512
+class _Memory:
+    def __init__(self):
+        self.live = {}        # addr -> [requested, size, frames, state]
+        self.trace = []
+        self.hist = None
+        self.meta = ''
+        self.log = open(os.environ['HIST_LOG'], 'a')
+    def _rec(self, action, addr, size, frames):
+        if self.hist == 'all':
+            e = {'action': action, 'addr': addr, 'size': size, 'stream': 0, 'time_us': 0,
+                 'compile_context': '', 'user_metadata': self.meta}
+            if frames:
+                e['frames'] = frames
+            self.trace.append(e)
+    def alloc(self, req, line):
+        size, a = _round(req), SEG
+        for b in sorted(self.live):
+            if b - a >= size:
+                break
+            a = b + self.live[b][1]
+        fr = [{'filename': '/site/torch/nn/functional.py', 'line': 99, 'name': 'linear'},
+              {'filename': '/home/u/app.py', 'line': line, 'name': 'main'}] if self.hist else []
+        self.live[a] = [req, size, fr, 'active_allocated']
+        self._rec('alloc', a, req, fr)
+        return a
+    def free(self, a, pending=False):
+        self._rec('free_requested', a, self.live[a][0], None)
+        if pending:
+            self.live[a][3] = 'active_pending_free'
+        else:
+            self.complete(a)
+    def complete(self, a):
+        self._rec('free_completed', a, self.live[a][0], None)
+        del self.live[a]
+    def _record_memory_history(self, enabled=None, context=None, stacks=None, max_entries=0,
+                               clear_history=False):
+        self.log.write('history %s %s %s %s\n' % (enabled, context, stacks, clear_history))
+        self.log.flush()
+        self.hist = enabled
+        if not enabled or clear_history:
+            self.trace = []
+    def _set_memory_metadata(self, s):
+        self.meta = s
+    def _snapshot(self):
+        self._rec('snapshot', 0, 0, None)
+        blocks, a = [], SEG
+        for b in sorted(self.live):
+            if b > a:
+                blocks.append({'address': a, 'size': b - a, 'requested_size': 0, 'state': 'inactive'})
+            r, size, fr, st = self.live[b]
+            blocks.append({'address': b, 'size': size, 'requested_size': r, 'state': st, 'frames': fr})
+            a = b + size
+        blocks.append({'address': a, 'size': SEG + SEGSZ - a, 'requested_size': 0, 'state': 'inactive'})
+        return {'segments': [{'address': SEG, 'total_size': SEGSZ, 'blocks': blocks}],
+                'device_traces': [list(self.trace)]}
+class _Cuda:
+    memory = _Memory()
+    ready = False
+    def is_initialized(self):
+        return self.ready
+cuda = _Cuda()
+EOS2
+
+# $3: "kill": SIGKILL after launch 14, no exit fetch; "fault": launch 14
+# faults; "pending": a free that completes later; "thread": every other
+# launch (and an allocation before it) made by a thread of its own
+cat >app.py <<'EOS2'
+import ctypes, os, signal, sys, threading
+sys.path.insert(0, sys.argv[2])
+import torch
+drv = ctypes.CDLL(sys.argv[1])                   # releases the GIL, as torch does
+assert drv.pyframes_fake_init() == 0
+m = torch.cuda.memory
+how = sys.argv[3] if len(sys.argv) > 3 else ''
+launch = lambda: drv.pyframes_fake_launch(0)
+launch()                                         # 0: torch not initialised: nothing read
+torch.cuda.ready = True
+a = m.alloc(4000, 7)                             # before any history: no frames
+b = m.alloc(700, 8)
+launch()                                         # 1: a, b INITIAL
+live = []
+for i in range(2, 18):
+    x = m.alloc(100 * i + 13, 20 + i)            # a new one at every launch
+    live.append(x)
+    if i % 3 == 0:
+        m.free(live.pop(0))                      # an older one goes
+    if i % 4 == 0:
+        t = m.alloc(999, 50)                     # lives and dies between two launches
+        m.free(t)
+    if i == 5:
+        m.free(a)                                # then its place is taken again
+        live.append(m.alloc(4096, 55))
+    if i == 9 and how == 'pending':
+        p = m.alloc(2048, 60)
+    if i == 10 and how == 'pending':
+        m.free(p, pending=True)                  # used on another stream: not reusable yet
+    if i == 12 and how == 'pending':
+        m.complete(p)
+    if i == 14 and how == 'fault':
+        drv.pyframes_fake_launch(700)            # faults: nothing recorded after it
+    elif how == 'thread' and i % 2:              # launched by another thread (autograd's)
+        th = threading.Thread(target=lambda: (m.alloc(77 * i, 70 + i), launch()))
+        th.start()
+        th.join()
+    else:
+        launch()                                 # 2..17
+    if i == 14 and how == 'kill':
+        os.kill(os.getpid(), signal.SIGKILL)
+m.free(b)
+EOS2
+
+HIST_LOG=$TMP/hist.log; export HIST_LOG
+GPUREDUCE_TENSORS_FETCH=3; export GPUREDUCE_TENSORS_FETCH
+run() {   # NAME MODE APP-ARG [CAPTURE-OPTION...]
+	name=$1 mode=$2 arg=$3
+	shift 3
+	: >"$HIST_LOG"
+	check "capture $name" env GPUREDUCE_TENSORS_MODE=$mode "$GPUREDUCE" capture --tensors "$@" -o "$name.bin" -- \
+		python3 app.py "$TMP/drive.so" "$TMP/faketorch" $arg
+	cp "$HIST_LOG" "$name.hist"
+	check "dump $name" sh -c "./dump $name.bin >$name.txt"
+	awk '/^BLOCK_(ALLOC|FREE)/ || /^LAUNCH/ { print $1, $2, $3, $4, $5, $6, $7, $8 }' "$name.txt" >"$name.blk"
+}
+# the live blocks at each launch, one line each: "seq=N ADDR size=.. alloc=.. at=.."
+livesets() {
+	awk '/^BLOCK_ALLOC/ { live[$2] = $3 " " $4 " " $NF } /^BLOCK_FREE/ { delete live[$2] }
+		/^LAUNCH/ { for (a in live) print $2, a, live[a] }' "$1" | sort
+}
+same() {   # WHAT A B
+	if cmp -s "$2" "$3"; then ok "$1"
+	else fail "$1"; diff "$2" "$3" | head -20 | sed 's/^/    | /'; fi
+}
+
+run snap snapshot ""
+run ev events ""
+n=$(grep -c "^BLOCK_ALLOC" snap.blk)
+[ "$n" -ge 16 ] && ok "the snapshot mode saw the blocks ($n BLOCK_ALLOC)" || fail "the snapshot mode saw $n BLOCK_ALLOC"
+same "events mode: the same BLOCK records as the snapshot mode, in the same places" snap.blk ev.blk
+check_grep "  ...frames from the history (innermost outside torch)" \
+	"^BLOCK_ALLOC .* flags=0x0 at=/home/u/app.py:25:main\$" ev.txt
+check_grep "  ...INITIAL blocks without frames" "^BLOCK_ALLOC addr=0x7f0000000000 size=4000 alloc=4096 .* flags=0x1 at=:0:\$" ev.txt
+n=$(grep -c "^BLOCK_BATCH seq=[0-9]* known=" ev.txt)
+[ "$n" -ge 5 ] && ok "  ...written in batches (fetches every 3 launches: $n)" || fail "  ...$n BLOCK_BATCH records"
+check_grep "  ...late batches (the fetch at launch 16 names 14 and 15), their records moved" \
+	"^BLOCK_BATCH seq=14 known=17\$" ev.txt
+check_grep "  ...the exit fetch covers every launch" "^BLOCK_BATCH seq=18 known=19\$" ev.txt
+check_grep "history: every event, with Python stacks" "^history all alloc python False\$" ev.hist
+n=$(grep -c "^history all alloc python True\$" ev.hist)
+[ "$n" -ge 5 ] && ok "  ...cleared at every fetch ($n)" || fail "  ...cleared $n times"
+check_grep "the snapshot mode as before: history in its cheapest mode" "^history state alloc python False\$" snap.hist
+grep -q "NOTE.*missed" ev.txt && fail "events mode: no event was missed" || ok "events mode: no event was missed"
+
+# GPUREDUCE_CAPTURE_PROFILE=1: the fetches apart from the per-launch cost
+check "capture with the profile" env GPUREDUCE_CAPTURE_PROFILE=1 GPUREDUCE_TENSORS_MODE=events "$GPUREDUCE" \
+	capture --tensors -o prof.bin -- python3 app.py "$TMP/drive.so" "$TMP/faketorch"
+check_grep "  ...tensor blocks per launch" "capture profile:   tensor blocks (--tensors): 1[0-9] calls" "$TMP/.out"
+check_grep "  ...the fetches at launches" "capture profile: tensor history fetches at launches .*: [1-9] calls" "$TMP/.out"
+check_grep "  ...the exit fetch" "capture profile: tensor history fetches at exit or after a fault: 1 calls" "$TMP/.out"
+check_grep "  ...the per-launch cost without them" "tensor blocks without the fetches: [0-9.]* us per launch" "$TMP/.out"
+
+# the default: events when torch has _set_memory_metadata
+run def "" ""
+same "by default (torch has _set_memory_metadata): the events mode" ev.blk def.blk
+grep -q "^BLOCK_BATCH" def.txt && ok "  ...its BLOCK_BATCH records" || fail "  ...no BLOCK_BATCH record"
+
+# a checkpoint every 5 launches: after each, every live block again, INITIAL
+for async in 0 1; do
+	GPUREDUCE_CKPT_ASYNC=$async GPUREDUCE_CKPT_COST_RATIO=0 GPUREDUCE_CKPT_BG_RATIO=0
+	export GPUREDUCE_CKPT_ASYNC GPUREDUCE_CKPT_COST_RATIO GPUREDUCE_CKPT_BG_RATIO
+	run snapc$async snapshot "" --checkpoint-every=5
+	run evc$async events "" --checkpoint-every=5
+	grep -q "^CHECKPOINT_END" evc$async.txt && ok "checkpoints (async=$async) were taken" || fail "no checkpoint (async=$async)"
+	# (the background checkpoint ends when its thread is done: the
+	# windows may start at other launches; compare the launches both hold)
+	livesets snapc$async.txt >sl.txt
+	livesets evc$async.txt >el.txt
+	first=$(awk '{ s = $1; sub("seq=", "", s) } NR == FNR { if (a == "" || s + 0 < a) a = s + 0; next }
+		{ if (b == "" || s + 0 < b) b = s + 0 } END { print (a > b ? a : b) }' sl.txt el.txt)
+	awk -v f="$first" '{ s = $1; sub("seq=", "", s) } s + 0 >= f' sl.txt >sl2.txt
+	awk -v f="$first" '{ s = $1; sub("seq=", "", s) } s + 0 >= f' el.txt >el2.txt
+	[ -s el2.txt ] && ok "  ...blocks in the window" || fail "  ...no block in the window"
+	same "  ...the live blocks at every launch of the window are the same in both modes" sl2.txt el2.txt
+	awk '/^LAUNCH/ { print; exit } /^BLOCK_ALLOC/ { print $1, $NF, $(NF-1) }' evc$async.txt | grep -c "flags=0x1" >n.txt
+	[ "$(cat n.txt)" -ge 3 ] && ok "  ...INITIAL before the window's first launch" || fail "  ...$(cat n.txt) INITIAL blocks before the first launch"
+done
+
+# killed after launch 14: no exit fetch; the last fetch was at launch 13
+# (known 14): launch 14 reads with no blocks (records written
+# one by one: the buffer's last 100 ms would die with the process)
+check_exit "capture of a process killed before its exit fetch" 137 env GPUREDUCE_TENSORS_MODE=events \
+	GPUREDUCE_FLUSH_MS=0 "$GPUREDUCE" capture --tensors -o kill.bin -- \
+	python3 app.py "$TMP/drive.so" "$TMP/faketorch" kill
+check "dump kill" sh -c "./dump kill.bin >kill.txt"
+awk '/^LAUNCH/ { s = $2 } /^BLOCK_FREE .* unknown$/ { u = 1; print s } END { }' kill.txt | head -1 >k.txt
+check_grep "the blocks end, flagged unknown, right before launch 14" "^seq=13\$" k.txt
+awk '/^LAUNCH seq=13/ { on = 1 } on && /^BLOCK_ALLOC/ { print }' kill.txt >after.txt
+[ -s after.txt ] && fail "no block from launch 14 on" || ok "no block from launch 14 on"
+awk '/^LAUNCH seq=13/ { exit } /^BLOCK_ALLOC/ { n++ } END { print n + 0 }' kill.txt >k2.txt
+[ "$(cat k2.txt)" -ge 10 ] && ok "  ...the blocks before are kept ($(cat k2.txt))" || fail "  ...$(cat k2.txt) blocks before launch 13"
+check "show says so" "$GPUREDUCE" show kill.bin
+check_grep "  ...blocks_known_before" "blocks_known_before: 14" "$TMP/.out"
+check_grep "  ...and why" "blocks_unknown: .the capture never fetched" "$TMP/.out"
+
+# launches from another thread: the metadata is the allocator's, not the
+# thread's: its events land before the right launches all the same
+run tsnap snapshot thread
+run tev events thread
+grep -q "app.py:8[0-9]:" tev.txt && ok "the other thread's allocations are recorded" || fail "no allocation of the other thread"
+same "  ...the same BLOCK records in both modes" tsnap.blk tev.blk
+
+# a fault at launch 14: the history is fetched right after the FAULT
+# record, so the faulting launch has its blocks, as in the snapshot mode
+run fsnap snapshot fault
+run fev events fault
+grep -q "^FAULT" fev.txt && ok "the fault is in the trace" || fail "no FAULT record"
+same "  ...and the blocks up to the faulting launch are the same in both modes" fsnap.blk fev.blk
+grep -q "unknown" fev.txt && fail "  ...none unknown" || ok "  ...none unknown"
+
+# a free that completes later: its block stays live until then (allocated
+# before launch 9, freed before 12: printed with the launch before each)
+run pend events pending
+awk '/^LAUNCH/ { s = $2 } /^BLOCK_ALLOC/ && /app.py:60:/ { print "alloc", s, $2 } ' pend.txt >p.txt
+addr=$(awk '{ print $3; exit }' p.txt)
+awk -v a="$addr" '/^LAUNCH/ { s = $2 } $1 == "BLOCK_FREE" && $2 == a { print "free", s }' pend.txt >>p.txt
+printf 'alloc seq=8 %s\nfree seq=11\n' "$addr" >pw.txt   # the launch before
+same "a free not completed (record_stream): the block lives until free_completed" pw.txt p.txt
+finish
