@@ -1,5 +1,5 @@
 #!/bin/sh
-# t5104-hunt-late-blocks.sh - `gpureduce hunt` on a trace whose allocator
+# t5106-hunt-late-blocks.sh - `gpureduce hunt` on a trace whose allocator
 # blocks came late (format 1.6: `capture --tensors` in its events mode
 # writes them behind a BLOCK_BATCH after later launches): the decoder puts
 # them back before their launch, so hunt finds exactly what it finds in the
