@@ -631,18 +631,12 @@ static void model_clear(void)
 	cap_map_clear(&g_model);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* Write what changed at these addresses between g_live (as written) and
  * g_model: the BLOCK_FREEs, then the BLOCK_ALLOCs, each in address order
  * (a block that changed size is both).  Sorts and may reorder a. */
 static void write_diff(struct trace_writer *w, uint64_t *a, size_t n, uint32_t flags)
 {
-	qsort(a, n, sizeof(*a), cmp_u64);
+	qsort(a, n, sizeof(*a), u64_cmp);
 	for (size_t i = 0; i < n; i++) {
 		struct cap_map_ent *e;
 		struct mblk *m;
