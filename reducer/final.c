@@ -467,6 +467,27 @@ static int verify_runs(struct oracle *o)
 	return VERIFY_QUICK_RUNS;
 }
 
+/* Run *best `want - *runs` times more and add them to *faults and *runs.
+ * 0, or -1 (lost workers, a write error). */
+static int confirm_more(struct oracle *o, struct shrink_states *ss, struct cand *best, const char *out_bin,
+			int *faults, int *runs, int want)
+{
+	int more = 0;
+	if (confirm_final(o, ss, best, out_bin, &more, want - *runs) < 0)
+		return -1;
+	*faults += more;
+	*runs = want;
+	return 0;
+}
+
+/* The final state never faulted: nothing is emitted.  -1 (err says so). */
+static int no_fault(struct oracle *o, const char *out_bin, int runs)
+{
+	sb_addf(oracle_err(o), "the reduced trace did not fault in %d confirmation runs; nothing was emitted", runs);
+	unlink(out_bin);
+	return -1;
+}
+
 int final_verify(struct oracle *o, struct shrink_states *ss, struct cand *best, const char *out_bin)
 {
 	const struct shrink_opts *opts = oracle_opts(o);
@@ -483,14 +504,10 @@ int final_verify(struct oracle *o, struct shrink_states *ss, struct cand *best, 
 		oracle_prefetch_start(o, best);
 	if (confirm_final(o, ss, best, out_bin, &faults, runs) < 0)
 		return -1;
-	if (faults < runs && runs < final_runs(o) && !interrupt_signal()) {
-		/* a quick check that missed: measure the rate on all the runs */
-		int more = 0, n = final_runs(o) - runs;
-		if (confirm_final(o, ss, best, out_bin, &more, n) < 0)
-			return -1;
-		faults += more;
-		runs += n;
-	}
+	/* a quick check that missed: measure the rate on all the runs */
+	if (faults < runs && runs < final_runs(o) && !interrupt_signal() &&
+	    confirm_more(o, ss, best, out_bin, &faults, &runs, final_runs(o)) < 0)
+		return -1;
 	if (interrupt_signal())
 		return 1;
 	if (placement_check(o, ss, best, out_bin, &faults, runs) < 0)
@@ -529,13 +546,7 @@ int final_verify(struct oracle *o, struct shrink_states *ss, struct cand *best, 
 	if (faults < runs)
 		rep->flaky = 1;   /* the original looked steady in its first runs; the repro says otherwise */
 	oracle_phase_end(o, best, faults ? "confirmed" : "did not reproduce");
-	if (!faults) {
-		sb_addf(oracle_err(o), "the reduced trace did not fault in %d confirmation runs; nothing was emitted",
-			runs);
-		unlink(out_bin);
-		return -1;
-	}
-	return 0;
+	return faults ? 0 : no_fault(o, out_bin, runs);
 }
 
 /*
@@ -550,7 +561,7 @@ int final_verify(struct oracle *o, struct shrink_states *ss, struct cand *best, 
 int final_settle(struct oracle *o, struct shrink_states *ss, struct cand *best, const char *out_bin)
 {
 	struct shrink_report *rep = oracle_report(o);
-	int runs = final_runs(o), faults = rep->final_faults, moved = 0;
+	int runs = final_runs(o), faults = rep->final_faults, done = rep->final_runs, moved = 0;
 
 	/* replay's own figure stands in the report when repro.cu's does not
 	 * (not built, or it missed) */
@@ -567,12 +578,8 @@ int final_settle(struct oracle *o, struct shrink_states *ss, struct cand *best, 
 	if (moved) {
 		if (confirm_final(o, ss, best, out_bin, &faults, runs) < 0)
 			return -1;
-	} else if (topup) {
-		/* the runs verify did not make, on the same trace */
-		int more = 0;
-		if (confirm_final(o, ss, best, out_bin, &more, runs - rep->final_runs) < 0)
-			return -1;
-		faults += more;
+	} else if (topup && confirm_more(o, ss, best, out_bin, &faults, &done, runs) < 0) {
+		return -1;   /* (the runs verify did not make, on the same trace) */
 	}
 	if (moved || topup) {
 		rep->final_runs = runs;
@@ -582,11 +589,5 @@ int final_settle(struct oracle *o, struct shrink_states *ss, struct cand *best, 
 	}
 	oracle_phase_end(o, best, moved ? "site moved: backed off" : rep->site_confirmed ? "site confirmed" :
 			 "checked");
-	if (!faults) {
-		sb_addf(oracle_err(o), "the reduced trace did not fault in %d confirmation runs; nothing was emitted",
-			runs);
-		unlink(out_bin);
-		return -1;
-	}
-	return moved;
+	return faults ? moved : no_fault(o, out_bin, runs);
 }
