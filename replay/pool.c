@@ -125,11 +125,10 @@ static int outage_wait(struct pool *p)
 	return 0;
 }
 
-/* Start down workers while fewer than START_AT_ONCE are starting.  -1
- * when one could not be started, or three starts in a row failed and the
- * pool's patience ran out (err says why). */
-/* Start workers, START_AT_ONCE at a time; a lazy pool only as many as
- * `waiting` jobs lack (ready and starting workers count against them). */
+/* Start down workers while fewer than START_AT_ONCE are starting; a lazy
+ * pool only as many as `waiting` jobs lack (ready and starting workers
+ * count against them).  -1 when one could not be started, or three starts
+ * in a row failed and the pool's patience ran out (err says why). */
 static int start_some(struct pool *p, size_t waiting, struct strbuf *err)
 {
 	int starting = 0, ready = 0;

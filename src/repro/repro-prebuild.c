@@ -112,16 +112,14 @@ int repro_prebuilt(struct repro_check *rc, const char *src, const char **exe, do
 int repro_prebuilt_nvcc(struct repro_check *rc, double *seconds, struct strbuf *err)
 {
 	struct repro_pre *p = rc->pre;
+	int r;
 	if (!p || !p->nvcc.started) {
 		*seconds = -1;   /* no quick build: nothing more to wait for */
 		return 0;
 	}
-	*seconds = 0;
-	{
-		int r = repro_async_join(&p->nvcc, err);
-		*seconds = p->nvcc.seconds;
-		return r;
-	}
+	r = repro_async_join(&p->nvcc, err);
+	*seconds = p->nvcc.seconds;
+	return r;
 }
 
 void repro_prebuild_finish(struct repro_check *rc)
