@@ -395,6 +395,19 @@ static void *copy_main(void *arg)
 	return NULL;
 }
 
+/* n threads of fn (given their index), joined; n outside 1..max: 4.  0. */
+static int run_threads(void *(*fn)(void *), int n, int max)
+{
+	pthread_t t[64];
+	if (n < 1 || n > max || n > 64)
+		n = 4;
+	for (int i = 0; i < n; i++)
+		pthread_create(&t[i], NULL, fn, (void *)(uintptr_t)i);
+	for (int i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "full";
@@ -402,28 +415,10 @@ int main(int argc, char **argv)
 	init();
 	if (!strcmp(what, "full"))
 		return full();
-	if (!strcmp(what, "threads")) {
-		int n = argc > 2 ? atoi(argv[2]) : 4;
-		pthread_t t[64];
-		if (n < 1 || n > 64)
-			n = 4;
-		for (int i = 0; i < n; i++)
-			pthread_create(&t[i], NULL, thread_main, (void *)(uintptr_t)i);
-		for (int i = 0; i < n; i++)
-			pthread_join(t[i], NULL);
-		return 0;
-	}
-	if (!strcmp(what, "copythreads")) {
-		int n = argc > 2 ? atoi(argv[2]) : 4;
-		pthread_t t[16];
-		if (n < 1 || n > 16)
-			n = 4;
-		for (int i = 0; i < n; i++)
-			pthread_create(&t[i], NULL, copy_main, (void *)(uintptr_t)i);
-		for (int i = 0; i < n; i++)
-			pthread_join(t[i], NULL);
-		return 0;
-	}
+	if (!strcmp(what, "threads"))
+		return run_threads(thread_main, argc > 2 ? atoi(argv[2]) : 4, 64);
+	if (!strcmp(what, "copythreads"))
+		return run_threads(copy_main, argc > 2 ? atoi(argv[2]) : 4, 16);
 	if (!strcmp(what, "graphfault")) {
 		/* a plain launch, then a captured graph whose launch faults:
 		 * capture cannot know which node it was */
