@@ -18,15 +18,39 @@ void tt_addopts(struct strbuf *env)
 		old && *old ? " " : "");
 }
 
-static struct test_time *find_or_add(struct test_times *tt, const char *id, size_t len)
+/* A row per durations line as it is read; merge() sums a test's rows
+ * (a suite of thousands of tests reads tens of thousands of lines: no
+ * search per line). */
+static struct test_time *add_row(struct test_times *tt, const char *id, size_t len)
 {
-	for (size_t i = 0; i < tt->n; i++)
-		if (strlen(tt->t[i].id) == len && !strncmp(tt->t[i].id, id, len))
-			return &tt->t[i];
 	ALLOC_GROW(tt->t, tt->n + 1, tt->alloc);
 	memset(&tt->t[tt->n], 0, sizeof(tt->t[tt->n]));
 	tt->t[tt->n].id = xstrndup(id, len);
 	return &tt->t[tt->n++];
+}
+
+static int by_id(const void *a, const void *b)
+{
+	return strcmp(((const struct test_time *)a)->id, ((const struct test_time *)b)->id);
+}
+
+/* One row per test: the rows sorted by id, a test's rows summed. */
+static void merge(struct test_times *tt)
+{
+	size_t k = 0;
+	qsort(tt->t, tt->n, sizeof(*tt->t), by_id);
+	for (size_t i = 0; i < tt->n; i++) {
+		if (k && !strcmp(tt->t[k - 1].id, tt->t[i].id)) {
+			for (int w = 0; w < 2; w++) {
+				tt->t[k - 1].secs[w] += tt->t[i].secs[w];
+				tt->t[k - 1].have[w] |= tt->t[i].have[w];
+			}
+			free(tt->t[i].id);
+		} else {
+			tt->t[k++] = tt->t[i];
+		}
+	}
+	tt->n = k;
 }
 
 /* One line: 1 when it is a durations line (*secs, id..id+*idlen). */
@@ -71,7 +95,7 @@ size_t tt_parse(struct test_times *tt, const char *output, int which)
 		const char *id;
 		double s;
 		if (parse_line(p, n, &s, &id, &idlen)) {
-			struct test_time *t = find_or_add(tt, id, idlen);
+			struct test_time *t = add_row(tt, id, idlen);
 			t->secs[which] += s;
 			t->have[which] = 1;
 			lines++;
@@ -97,12 +121,14 @@ static void ratio(char *buf, size_t n, const struct test_time *t)
 		snprintf(buf, n, "-");
 }
 
-void tt_print(FILE *f, const struct test_times *tt, size_t top)
+void tt_print(FILE *f, struct test_times *tt, size_t top)
 {
-	struct test_time **o = xcalloc(tt->n + 1, sizeof(*o));
+	struct test_time **o;
 	double sum[2] = { 0, 0 };
 	size_t both = 0;
 
+	merge(tt);   /* a second print finds nothing to merge */
+	o = xcalloc(tt->n + 1, sizeof(*o));
 	for (size_t i = 0; i < tt->n; i++) {
 		o[i] = &tt->t[i];
 		if (tt->t[i].have[TT_PLAIN] && tt->t[i].have[TT_HUNT]) {

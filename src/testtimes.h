@@ -34,8 +34,8 @@ void tt_addopts(struct strbuf *env);
  * returns how many lines were read. */
 size_t tt_parse(struct test_times *tt, const char *output, int which);
 /* The table: the `top` tests slowest under capture (0: all), then totals
- * over the tests both runs timed. */
-void tt_print(FILE *f, const struct test_times *tt, size_t top);
+ * over the tests both runs timed.  Sums each test's rows first. */
+void tt_print(FILE *f, struct test_times *tt, size_t top);
 void tt_release(struct test_times *tt);
 
 #endif
