@@ -274,7 +274,10 @@ const char *child_status_str(int status, char buf[48])
 
 const char *child_find_program(const char *name, const char *fallback_dir)
 {
-	static char path[4096];
+	/* the thread's own: shrink looks for g++ on repro.cu's build thread
+	 * while the main thread looks for compute-sanitizer, and with one
+	 * shared buffer the sanitizer's run started g++ (seen on the H200) */
+	static _Thread_local char path[4096];
 	const char *pv = getenv("PATH");
 	if (pv) {
 		char *copy = xstrdup(pv), *save = NULL;

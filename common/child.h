@@ -60,8 +60,9 @@ void child_kill_nowait(struct child *c);
 int child_run(char *const argv[], const char *const env_add[], unsigned flags,
 	      struct strbuf *out, double timeout, struct strbuf *err);
 
-/* Find an executable: PATH first, then `fallback_dir`.  Returns a static
- * buffer (overwritten by the next call) or NULL. */
+/* Find an executable: PATH first, then `fallback_dir`.  Returns a buffer
+ * of the calling thread's own (overwritten by its next call; copy it to
+ * hand it to another thread) or NULL. */
 const char *child_find_program(const char *name, const char *fallback_dir);
 
 /* Describe a child_wait/child_run status for messages: "exit 1", "SIGSEGV". */
