@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +73,33 @@ struct pool {
 	int lazy;                /* pool_set_lazy: start workers only for waiting jobs */
 };
 
+/* GPUREDUCE_POOL_LOG=FILE: one line per worker start, ready, job sent,
+ * result and stop, with seconds since the first pool of the process (to
+ * see where a round of the reduction waits; docs/SHRINK-PHASES.md). */
+static void plog(const struct pool *p, const struct worker *w, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void plog(const struct pool *p, const struct worker *w, const char *fmt, ...)
+{
+	static FILE *f;
+	static int tried;
+	static double t0;
+	va_list ap;
+	if (!tried) {
+		const char *path = getenv("GPUREDUCE_POOL_LOG");
+		tried = 1;
+		t0 = now_sec();
+		f = path && *path ? fopen(path, "a") : NULL;
+	}
+	if (!f)
+		return;
+	fprintf(f, "%8.3f w%-2d ", now_sec() - t0, w ? (int)(w - p->w) : -1);
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fputc('\n', f);
+	fflush(f);
+}
+
 static int worker_start(struct pool *p, struct worker *w, struct strbuf *err)
 {
 	char *argv[] = { (char *)self_exe(), PROTO_WORKER_CMD, NULL };
@@ -88,6 +116,7 @@ static int worker_start(struct pool *p, struct worker *w, struct strbuf *err)
 		return -1;
 	}
 	w->state = W_STARTING;
+	plog(p, w, "start");
 	w->deadline = now_sec() + 120;   /* creating a context should take well under a second */
 	w->job = -1;
 	sb_reset(&w->line);
@@ -178,6 +207,7 @@ static void reap_dying(struct pool *p, int wait)
 static void worker_stop(struct pool *p, struct worker *w)
 {
 	if (w->state != W_DOWN) {
+		plog(p, w, "stop");
 		child_kill_nowait(&w->ch);
 		if (w->ch.pid > 0) {
 			ALLOC_GROW(p->dying, p->ndying + 1, p->dying_cap);
@@ -322,6 +352,7 @@ static void on_line(struct pool *p, struct worker *w, const char *line, struct j
 		const char *why;
 		if (proto_parse_hello(line, &ndev, &why) == PROTO_READY) {
 			w->state = W_READY;
+			plog(p, w, "ready");
 			p->consecutive_fatal = 0;
 			worker_ready(p, w, ndev);
 		} else {
@@ -338,6 +369,7 @@ static void on_line(struct pool *p, struct worker *w, const char *line, struct j
 			snprintf(r.msg, sizeof(r.msg), "worker sent garbage: %.200s", line);
 		}
 		finish_job(p, &jobs[w->job], &r);
+		plog(p, w, "result job %ld: status %d, %.3f s in the worker", w->job, r.status, r.seconds);
 		w->job = -1;
 		if (r.status == RS_FAULT || r.status == RS_CRASH || p->fresh)
 			worker_stop(p, w);
@@ -386,6 +418,7 @@ int pool_run(struct pool *p, struct job *jobs, size_t njobs, struct strbuf *err)
 
 	for (size_t i = 0; i < njobs; i++)
 		jobs[i].res.status = -1;
+	plog(p, NULL, "run %zu jobs", njobs);
 	while (done < njobs) {
 		int nfd = 0;
 		double now = now_sec();
@@ -417,6 +450,7 @@ int pool_run(struct pool *p, struct job *jobs, size_t njobs, struct strbuf *err)
 				proto_format_run(&req, &j->opts, j->trace);
 				w->job = (long)next++;
 				w->state = W_BUSY;
+				plog(p, w, "job %ld of %zu: %s", w->job, njobs, j->trace);
 				w->deadline = now + (j->timeout > 0 ? j->timeout : p->timeout);
 				if (j->stop_at > 0 && j->stop_at < w->deadline)
 					w->deadline = j->stop_at;
@@ -482,6 +516,7 @@ int pool_run(struct pool *p, struct job *jobs, size_t njobs, struct strbuf *err)
 	}
 	ret = 0;
 out:
+	plog(p, NULL, "run done");
 	free(pf);
 	/* warm replacements for workers lost at the end (not for a lazy pool:
 	 * their contexts would be created beside whatever comes next) */
