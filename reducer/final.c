@@ -444,14 +444,17 @@ void states_release(struct shrink_states *ss)
 
 /*
  * How often the final state is run.  Every run that faults costs a worker
- * process, and faults are served one after another on a GPU (docs/
- * RESULTS.md: about 0.3 s each), so a steady fault whose repro.cu will be
- * built and run `final_runs` times is replayed only VERIFY_QUICK_RUNS
- * times: repro.cu's runs are the reproduction figure, and replay's make
- * sure the trace they are built from still faults.  When repro.cu turns
- * out not to be checked (no compiler), final_settle tops replay's runs up.
+ * process, and a GPU creates contexts one after another (docs/RESULTS.md:
+ * about 0.3 s each; a shrink's seconds are about its faulting runs, the
+ * built repro.cu's and compute-sanitizer's included, times that), so a
+ * steady fault whose repro.cu will be built and run `final_runs` times is
+ * replayed only VERIFY_QUICK_RUNS times: repro.cu's runs are the
+ * reproduction figure, and replay's run makes sure the trace they are
+ * built from still faults (it faulted before, as the candidate its phase
+ * kept).  When repro.cu turns out not to be checked (no compiler), or
+ * misses, final_settle tops replay's runs up to final_runs.
  */
-#define VERIFY_QUICK_RUNS 2
+#define VERIFY_QUICK_RUNS 1
 
 int final_runs(struct oracle *o)
 {
@@ -576,6 +579,9 @@ int final_settle(struct oracle *o, struct shrink_states *ss, struct cand *best, 
 			return -1;
 	}
 	if (moved) {
+		/* repro.cu is checked again (the caller): a quick check here too,
+		 * topped up after it when it is not built or misses */
+		runs = verify_runs(o);
 		if (confirm_final(o, ss, best, out_bin, &faults, runs) < 0)
 			return -1;
 	} else if (topup && confirm_more(o, ss, best, out_bin, &faults, &done, runs) < 0) {

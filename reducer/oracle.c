@@ -370,7 +370,7 @@ int oracle_run_file_beside(struct oracle *s, const char *path, const struct repl
 			   extra->stop_before, jobs[n].res.status == RS_CLEAN ? "clean" : "no snapshot",
 			   jobs[n].res.seconds);
 	}
-	oracle_log(s, "%d runs of %s: %.3f s", nj, path, now_sec() - tb);
+	oracle_log(s, "%d run%s of %s: %.3f s", nj, nj == 1 ? "" : "s", path, now_sec() - tb);
 	*first = jobs[0].res;
 	for (int i = 0; i < n; i++) {
 		if (sig_match(s, &jobs[i].res)) {

@@ -267,7 +267,10 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *opts, const c
 	if (final_repro(o, &ss, &best, out_bin, final_runs(o)) < 0)
 		goto out;
 	if (!interrupt_signal() && (rc = final_settle(o, &ss, &best, out_bin)) != 0) {
-		if (rc < 0 || final_repro(o, &ss, &best, out_bin, final_runs(o)) < 0)
+		/* backed off: repro.cu again, then replay's runs topped up if it
+		 * is not built or misses (final_settle does nothing else now) */
+		if (rc < 0 || final_repro(o, &ss, &best, out_bin, final_runs(o)) < 0 ||
+		    (!interrupt_signal() && final_settle(o, &ss, &best, out_bin) < 0))
 			goto out;
 	}
 	if (interrupt_signal()) {

@@ -45,7 +45,7 @@ cp "$TMP/.out" shrink-oob.log
 check_grep "shrink reached one launch" "4 launches -> 1 launch" shrink-oob.log
 check_grep "shrink kept the signature" "CUDA_ERROR_ILLEGAL_ADDRESS in scale_nocheck(float\*, float const\*, int)" shrink-oob.log
 check_grep "repro.yaml has the signature" "kernel: _Z13scale_nocheckPfPKfi" oob/repro.yaml
-check_grep "repro.yaml has replay's rate (a steady fault: 2 runs, t5103)" "reduced: 2/2" oob/repro.yaml
+check_grep "repro.yaml has replay's rate (a steady fault: 1 run, t5103)" "reduced: 1/1" oob/repro.yaml
 check_grep "  ...and repro.cu's, 5 runs" "repro_cu: 5/5" oob/repro.yaml
 check_grep "repro.yaml says when one launch was reached" "^one_launch_seconds: [0-9]" oob/repro.yaml
 check_exit "repro.bin replays to the fault" 1 $GPUREDUCE replay oob/repro.bin
@@ -344,7 +344,7 @@ check "shrink --time-limit=3 with a candidate that hangs" timeout 50 $GPUREDUCE 
 t1=$(date +%s)
 if [ $((t1 - t0)) -le 15 ]; then ok "  ...ends soon after the limit ($((t1 - t0)) s)"; else fail "  ...took $((t1 - t0)) s"; fi
 check_grep "  ...says the time limit stopped it" "^stopped: .time limit" gated/repro.yaml
-check_grep "  ...and emits a confirmed repro" "^  reduced: 2/2" gated/repro.yaml
+check_grep "  ...and emits a confirmed repro" "^  reduced: 1/1" gated/repro.yaml
 check_grep "  ...whose repro.cu faults 5/5" "^  repro_cu: 5/5" gated/repro.yaml
 # one worker: the hung zero-fill is stopped at the limit, and the seeded
 # fill queued behind it in the same batch is not started
@@ -352,7 +352,7 @@ check "the same with -j 1" timeout 50 $GPUREDUCE shrink -j 1 --quiet --log=gated
 	--time-limit=3 --candidate-timeout=60 -o gated1/repro.cu gated.bin
 check_grep "  ...the hung candidate stopped at the limit" "timeout (time limit exceeded" gated1.log
 check_grep "  ...the one queued behind it not run" "timeout (not run: past its stop time" gated1.log
-check_grep "  ...a confirmed repro all the same" "^  reduced: 2/2" gated1/repro.yaml
+check_grep "  ...a confirmed repro all the same" "^  reduced: 1/1" gated1/repro.yaml
 check_grep "  ...whose repro.cu faults 5/5" "^  repro_cu: 5/5" gated1/repro.yaml
 
 # 8c. no GPU at all: one clear line, exit 4 ----------------------------------

@@ -62,8 +62,8 @@ check_grep "  ...but one launch early: the neighbour is not there" "(launch #0) 
 # 2. shrink: layout first; repro.cu built and run by shrink itself --------
 check "shrink (layout placement first, repro.cu checked)" $GPUREDUCE shrink -j 2 --quiet -o nb/repro.cu nb.bin
 cp .out shrink.out
-check_grep "  ...the figure is repro.cu's own count" "repro.cu faulted 5/5 (layout placement; replay 2/2)" shrink.out
-check_grep "  ...repro.yaml: replay's count (a steady fault whose repro.cu runs: 2, t5103)" "^  reduced: 2/2" nb/repro.yaml
+check_grep "  ...the figure is repro.cu's own count" "repro.cu faulted 5/5 (layout placement; replay 1/1)" shrink.out
+check_grep "  ...repro.yaml: replay's count (a steady fault whose repro.cu runs: 1, t5103)" "^  reduced: 1/1" nb/repro.yaml
 check_grep "  ...repro.yaml: repro.cu's count" "^  repro_cu: 5/5" nb/repro.yaml
 check_grep "  ...repro.yaml: it reproduces" "^  repro_cu_reproduces: true" nb/repro.yaml
 check_grep "  ...repro.yaml: which placement" "^  placement: layout" nb/repro.yaml

@@ -120,8 +120,8 @@ done
 # batch beside it), not two (the snapshot, then the candidate)
 check_grep "oob: the slice took the snapshot written beside confirm" \
 	"slice  *snapshot before event 12: the one taken beside the confirmation runs" oob-b.log
-b=$(awk '$2 == "slice" && / batch of | runs of / { n++ } END { print n + 0 }' oob-b.log)
-s=$(awk '$2 == "slice" && / batch of | runs of / { n++ } END { print n + 0 }' oob-s.log)
+b=$(awk '$2 == "slice" && / batch of | [0-9]+ runs? of / { n++ } END { print n + 0 }' oob-b.log)
+s=$(awk '$2 == "slice" && / batch of | [0-9]+ runs? of / { n++ } END { print n + 0 }' oob-s.log)
 if [ "$b" -eq 1 ] && [ "$s" -eq 2 ]; then ok "  ...one round in the slice (one at a time: $s)"; else fail "  ...slice rounds $b, one at a time $s"; fi
 check_grep "  ...the data phase's first batch went beside it" "slice  *batch of 4 jobs (4 candidates)" oob-b.log
 d=$(awk '$2 == "data" && / s in the worker\)$/ { n++ } END { print n + 0 }' oob-b.log)
