@@ -5,13 +5,13 @@
  * BLOCK_FREE records (docs/FORMAT.md, 1.3) so that `shrink --root-cause`
  * can put a guard after every tensor.
  *
- * Two modes (GPUREDUCE_TENSORS_MODE=events|snapshot; the default is
- * snapshot).  events is opt-in: on the H200 (torch 2.11, docs/RESULTS.md
- * 2026-12-04 13:53 UTC) it cut --tensors from 728 to 12.9 us a launch, but
- * its blocks were wrong in training programs: 5 of the 28 samples' clean
- * variants, and the host-fed loop, hunted with false findings (backward
- * kernels' tensors unknown or ended early), where snapshot mode found
- * nothing or only the real bug.  Not understood yet; see docs/hunt.md.
+ * Two modes (GPUREDUCE_TENSORS_MODE=events|snapshot).  The default is
+ * events where torch has torch.cuda.memory._set_memory_metadata (2.x
+ * releases of 2025 on), snapshot otherwise.  On the H200 (torch 2.11,
+ * docs/RESULTS.md, 2026-12-04) events cut --tensors from 728 to ~13 us a
+ * launch, and since its events are placed by their times as well as their
+ * tags (below) it gives the same blocks as the snapshot mode at every
+ * launch of a host-fed ResNet-18 loop (7665 launches, 20 steps).
  *
  * snapshot (before 1.6, the fallback): at the entry of every launch, on
  * the launching thread and outside inject.c's lock, take the GIL
@@ -28,12 +28,14 @@
  * (enabled='all', context='alloc', stacks='python') and takes one snapshot:
  * the live blocks, INITIAL.  At every later launch the only work is
  * torch's allocator metadata set to the launch's seq (~1 us: GIL, one
- * call): torch stamps every allocation and free with the metadata set last,
- * so an event tagged k happened after launch k's entry and applies before
- * launch k+1.  The metadata is the allocator's, per device and not per
- * thread (DeviceCachingAllocator::user_metadata, one string): launches of
- * several threads (autograd's) each set it, and an event takes the seq of
- * the launch entered last on its device, whichever thread made it.  Every
+ * call), and the launch's entry time kept: torch stamps every allocation
+ * and free with the metadata its thread set last (a thread_local string)
+ * and with its time, so an event tagged k happened after launch k's entry.
+ * It applies before the first launch entered after it (assign_targets: by
+ * its tag, the history's order and its time; a thread that launched
+ * nothing for a while, such as the main thread while autograd's thread ran
+ * backward(), carries an old tag, and placed by it alone its allocations
+ * took the place of tensors the backward launches still used).  Every
  * GPUREDUCE_TENSORS_FETCH launches (1000), at the launch after a checkpoint
  * and at Python's exit (atexit), the ring is fetched (_snapshot(), the
  * ring cleared after it) and its events turned into BLOCK records: those
@@ -71,6 +73,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../common/strbuf.h"
 #include "../common/util.h"
@@ -99,7 +102,6 @@ static int64_t g_tag = -1;       /* the seq last set as the allocator's metadata
 static int g_need_fetch;         /* atomic: a checkpoint wants the model at the next launch */
 /* under inject.c's lock: the allocator's live blocks as the events say */
 static struct cap_map g_model = CAP_MAP_INIT;   /* addr -> struct mblk * */
-static int64_t g_carry = -1;     /* the tag of the last event applied */
 static int g_initial_pending;    /* a forget whose INITIAL blocks are not written yet */
 static uint64_t g_initial_at;    /* ...the launch they apply before */
 static unsigned long g_fixed;    /* blocks the reconciliation corrected */
@@ -107,7 +109,8 @@ static int g_exiting;            /* the exit fetch: no launch follows */
 
 /* The helpers.  read() (snapshot mode), begin() and fetch() (events mode)
  * return None (torch not ready), bytes (records) or str (an error).  Per
- * record: <IqQQQQII kind tag addr requested size segment line len(file)>,
+ * record: <IqqQQQQII kind tag time_us addr requested size segment line
+ * len(file)>,
  * file, <I len(func)>, func; kind 1 an allocation (tag: the metadata it
  * carried, -1 none), 2 a free (free_completed), 3 a live block of the
  * allocator's state at the reading (its segments). */
@@ -127,10 +130,10 @@ static const char reader_src[] =
 	"def _enc(s):\n"
 	"    b = str(s).encode('utf-8', 'replace')[:1000]\n"
 	"    return b\n"
-	"def _rec(kind, tag, addr, size, asz, seg, f):\n"
+	"def _rec(kind, tag, addr, size, asz, seg, f, tm=0):\n"
 	"    fi = _enc(f.get('filename', ''))\n"
 	"    nm = _enc(f.get('name', ''))\n"
-	"    return _pk('<IqQQQQII', kind, tag, addr, size, asz, seg, int(f.get('line', 0) or 0),\n"
+	"    return _pk('<IqqQQQQII', kind, tag, tm, addr, size, asz, seg, int(f.get('line', 0) or 0),\n"
 	"               len(fi)) + fi + _pk('<I', len(nm)) + nm\n"
 	"def _torch():\n"
 	"    t = sys.modules.get('torch')\n"
@@ -192,7 +195,7 @@ static const char reader_src[] =
 	"        m = t.cuda.memory\n"
 	"        mode = os.environ.get('GPUREDUCE_TENSORS_MODE', '')\n"
 	"        sm = getattr(m, '_set_memory_metadata', None)\n"
-	"        if mode != 'events':\n"
+	"        if mode == 'snapshot' or (sm is None and mode != 'events'):\n"
 	"            r = read()\n"
 	"            return b'S' + r if isinstance(r, bytes) else r\n"
 	"        if sm is None:\n"
@@ -225,6 +228,13 @@ static const char reader_src[] =
 	"                    live.append(_rec(3, -1, b.get('address', a), min(b.get('requested_size', sz), sz),\n"
 	"                                     sz, base, _frame(b.get('frames'))))\n"
 	"                a += sz\n"
+	"        dbg = os.environ.get('GPUREDUCE_TENSORS_DEBUG')\n"
+	"        if dbg:\n"
+	"            with open(dbg, 'a') as f:\n"
+	"                f.write('fetch %d first=%d\\n' % (seq, first))\n"
+	"                for tr in s.get('device_traces', ()):\n"
+	"                    for e in tr:\n"
+	"                        f.write('%s %s 0x%x %d %d\\n' % (e.get('action'), e.get('user_metadata'), e.get('addr', 0), e.get('size', 0), e.get('time_us', 0)))\n"
 	"        for tr in (() if first else s.get('device_traces', ())):\n"
 	"            end = len(tr)\n"
 	"            for k in range(len(tr) - 1, -1, -1):\n"
@@ -242,11 +252,12 @@ static const char reader_src[] =
 	"                md = e.get('user_metadata') or ''\n"
 	"                tag = int(md) if md.isdigit() else -1\n"
 	"                ad = e.get('addr', 0)\n"
+	"                tm = int(e.get('time_us', 0) or 0)\n"
 	"                if a == 'alloc':\n"
 	"                    sz = e.get('size', 0)\n"
-	"                    out.append(_rec(1, tag, ad, sz, _round(sz), _seg(segs, ad), _frame(e.get('frames'))))\n"
+	"                    out.append(_rec(1, tag, ad, sz, _round(sz), _seg(segs, ad), _frame(e.get('frames')), tm))\n"
 	"                else:\n"
-	"                    out.append(_pk('<IqQQQQIII', 2, tag, ad, 0, 0, 0, 0, 0, 0))\n"
+	"                    out.append(_pk('<IqqQQQQIII', 2, tag, tm, ad, 0, 0, 0, 0, 0, 0))\n"
 	"        out.extend(live)\n"
 	"        return b''.join(out)\n"
 	"    except Exception as e:\n"
@@ -255,6 +266,8 @@ static const char reader_src[] =
 struct tm_block {
 	uint32_t kind;           /* 1 alloc, 2 free, 3 live at the reading */
 	int64_t tag;             /* kind 1, 2: the launch seq it carried, -1 none */
+	int64_t time_us;         /* kind 1, 2: when (torch's clock, us since the epoch; 0 unknown) */
+	uint64_t target;         /* kind 1, 2: the launch it applies before (assign_targets) */
 	uint64_t addr, size, alloc_size, segment;
 	uint32_t line;
 	char *file, *func;       /* file points into the reading's bytes */
@@ -276,6 +289,118 @@ struct mblk {
 	char *file, *func;
 };
 
+/*
+ * Placing events (with the GIL).  Torch keeps the allocator's metadata per
+ * thread (a thread_local string in DeviceCachingAllocator): an event
+ * carries the seq of the last launch *its own thread* entered.  For the
+ * thread that launches that is exact; a thread that made no launch for a
+ * while carries an old one: the main thread's first allocations after
+ * backward() returns (the optimizer's) carry the seq of its last forward
+ * launch, hundreds of launches before, and placed there they took the
+ * place of tensors the backward launches still used (the false findings of
+ * docs/hunt.md).  So an event applies before the first launch that is
+ *   - after the launch its tag names (it happened after that entry),
+ *   - not before the previous event's (the history is in the order the
+ *     events happened, under the allocator's mutex),
+ *   - after every launch entered before the event's time: each entry's
+ *     time is kept (CLOCK_REALTIME, the clock torch converts its event
+ *     times to; us since the epoch), less a slack of
+ *     GPUREDUCE_TENSORS_SLACK_US (2): an event within the slack after an
+ *     entry goes before that launch, a launch early at most.
+ * If the clocks disagree (an event earlier than the entry of the launch
+ * its tag names, in more than 5% of at least 20 checks), times are not
+ * used from then on, and a NOTE says so.
+ */
+struct lentry {
+	uint64_t seq;
+	int64_t ns;
+};
+static struct lentry *g_lt;      /* entries since the last fetch, in order */
+static size_t g_nlt, g_alt;
+static uint64_t g_run;           /* the last event's target */
+static int64_t g_slack_ns = 2000;
+static int g_clock_bad;          /* 1: times off; 2: and noted */
+static unsigned long g_clock_checks, g_clock_late;
+static FILE *g_dbg;              /* GPUREDUCE_TENSORS_DEBUG: the entries too */
+
+static int64_t realtime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void note_entry(uint64_t seq)
+{
+	ALLOC_GROW(g_lt, g_nlt + 1, g_alt);
+	g_lt[g_nlt].seq = seq;
+	g_lt[g_nlt].ns = realtime_ns();
+	if (g_dbg) {
+		fprintf(g_dbg, "launch %llu %lld\n", (unsigned long long)seq, (long long)g_lt[g_nlt].ns);
+		fflush(g_dbg);
+	}
+	g_nlt++;
+}
+
+/* 1 + the last launch entered at least the slack before t_ns (0: none). */
+static uint64_t time_target(int64_t t_ns)
+{
+	size_t lo = 0, hi = g_nlt;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (g_lt[mid].ns <= t_ns - g_slack_ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? g_lt[lo - 1].seq + 1 : 0;
+}
+
+/* The event tagged `tag` must come after that launch's entry. */
+static void clock_check(int64_t tag, int64_t t_ns)
+{
+	for (size_t k = 0; k < g_nlt; k++)
+		if ((int64_t)g_lt[k].seq == tag) {
+			g_clock_checks++;
+			/* (torch's times are whole microseconds, rounded down) */
+			if (t_ns + 1000 + g_slack_ns < g_lt[k].ns)
+				g_clock_late++;
+			break;
+		}
+	if (!g_clock_bad && g_clock_checks >= 20 && g_clock_late * 20 > g_clock_checks)
+		g_clock_bad = 1;
+}
+
+/* Each event's target (above); seq: the launch being entered, or the next
+ * one when none is (exit, fault).  Then the entries before seq go. */
+static void assign_targets(struct cap_tm_reading *rd, uint64_t seq)
+{
+	for (size_t i = 0; i < rd->n; i++) {
+		struct tm_block *b = &rd->b[i];
+		uint64_t t = g_run;
+		if (b->kind == 3)
+			continue;
+		if (b->tag >= 0 && (uint64_t)b->tag + 1 > t)
+			t = (uint64_t)b->tag + 1;
+		if (b->time_us > 0 && b->tag >= 0)
+			clock_check(b->tag, b->time_us * 1000);
+		if (!g_clock_bad && b->time_us > 0) {
+			uint64_t tt = time_target(b->time_us * 1000);
+			if (tt > t)
+				t = tt;
+		}
+		b->target = t > seq ? seq : t;
+		g_run = b->target;
+	}
+	{
+		size_t k = 0;
+		for (size_t i = 0; i < g_nlt; i++)
+			if (g_lt[i].seq >= seq)
+				g_lt[k++] = g_lt[i];
+		g_nlt = k;
+	}
+}
+
 void cap_tm_init(void)
 {
 	const char *s = getenv("GPUREDUCE_TENSORS");
@@ -283,6 +408,12 @@ void cap_tm_init(void)
 	s = getenv("GPUREDUCE_TENSORS_FETCH");
 	if (s && strtoul(s, NULL, 10) > 0)
 		g_every = strtoul(s, NULL, 10);
+	s = getenv("GPUREDUCE_TENSORS_SLACK_US");
+	if (s && *s)
+		g_slack_ns = (int64_t)strtol(s, NULL, 10) * 1000;
+	s = getenv("GPUREDUCE_TENSORS_DEBUG");
+	if (g_on && s && *s)
+		g_dbg = fopen(s, "a");
 }
 
 int cap_tm_enabled(void)
@@ -310,11 +441,13 @@ static int unpack(struct cap_tm_reading *rd, size_t pos)
 	while (pos < len) {
 		struct tm_block b;
 		uint32_t fl, nl;
-		if (len - pos < 52)
+		if (len - pos < 60)
 			return -1;
 		memcpy(&b.kind, p + pos, 4);
 		memcpy(&b.tag, p + pos + 4, 8);
-		pos += 12;
+		memcpy(&b.time_us, p + pos + 12, 8);
+		b.target = 0;
+		pos += 20;
 		memcpy(&b.addr, p + pos, 8);
 		memcpy(&b.size, p + pos + 8, 8);
 		memcpy(&b.alloc_size, p + pos + 16, 8);
@@ -403,6 +536,7 @@ static PyObject *at_exit(PyObject *self, PyObject *unused)
 	if (res)
 		cap_py.DecRef(res);
 	if (rd) {
+		assign_targets(rd, cap_launch_seq());
 		rd->fetched = 1;
 		rd->ns = cap_prof_now_ns() - t0;
 		if (cap_prof_on)
@@ -446,6 +580,8 @@ void cap_tm_after_fault(const char *api)
 	rd = take(res, 0);
 	if (res)
 		cap_py.DecRef(res);
+	if (rd)
+		assign_targets(rd, cap_launch_seq());
 	cap_py.Release(gil);
 	if (!rd)
 		return;
@@ -509,12 +645,13 @@ struct cap_tm_reading *cap_tm_read(void)
 				g_fetch = cap_py.DictGetItemString(ns, "fetch");
 				g_tag = (int64_t)seq;
 				g_since = 0;
+				note_entry(seq);
 			}
 		}
 		cap_py.ErrClear();
 	} else if (g_mode == TM_SNAPSHOT) {
 		res = cap_py.CallObject(cap_py.DictGetItemString(ns, "read"), NULL);
-	} else if (++g_since >= g_every || __atomic_exchange_n(&g_need_fetch, 0, __ATOMIC_ACQ_REL)) {
+	} else if (note_entry(seq), ++g_since >= g_every || __atomic_exchange_n(&g_need_fetch, 0, __ATOMIC_ACQ_REL)) {
 		g_since = 0;
 		res = cap_py.CallFunction(g_fetch, "(K)", (unsigned long long)seq);
 		g_tag = (int64_t)seq;
@@ -525,6 +662,7 @@ struct cap_tm_reading *cap_tm_read(void)
 	}
 	rd = take(res, skip);
 	if (rd && g_mode == TM_EVENTS) {
+		assign_targets(rd, seq);
 		rd->fetched = 1;
 		rd->ns = cap_prof_now_ns() - t0;
 		if (cap_prof_on)
@@ -703,15 +841,11 @@ static void snapshot_write(struct trace_writer *w, struct cap_tm_reading *rd)
 	free(a);
 }
 
-/* The launch an event applies before: the one after the launch whose seq
- * it carried (no tag: the last event's), never past `seq`, the launch
- * being entered (a concurrent thread's guess could be). */
+/* The launch an event applies before (assign_targets), never past `seq`,
+ * the launch being entered. */
 static uint64_t event_target(const struct tm_block *b, uint64_t seq)
 {
-	int64_t tag = b->tag >= 0 ? b->tag : g_carry;
-	if (tag < 0 || (uint64_t)tag + 1 > seq)
-		return seq;
-	return (uint64_t)tag + 1;
+	return b->target > seq ? seq : b->target;
 }
 
 /* Events mode, lock held: the records of a fetch made at the entry of
@@ -735,8 +869,6 @@ static void events_apply(struct trace_writer *w, struct cap_tm_reading *rd, uint
 		na = 0;
 		for (j = i; j < rd->n && rd->b[j].kind != 3 && event_target(&rd->b[j], seq) == target; j++) {
 			const struct tm_block *b = &rd->b[j];
-			if (b->tag >= 0)
-				g_carry = b->tag;
 			if (b->kind == 1)
 				model_put(b);
 			else
@@ -801,6 +933,14 @@ static void events_apply(struct trace_writer *w, struct cap_tm_reading *rd, uint
 		put_batch(w, seq, known);
 		if (!g_exiting)
 			write_diff(w, fin, nf, 0);
+		if (g_clock_bad == 1) {
+			g_clock_bad = 2;
+			cap_note("--tensors: torch's allocator history gave times that do not agree with the "
+				 "capture's clock (%lu of %lu events before the launch they follow); events are "
+				 "placed by their tags alone from launch %llu on, and an allocation made by a "
+				 "thread that launched nothing for a while may be placed too early",
+				 g_clock_late, g_clock_checks, (unsigned long long)seq);
+		}
 		if (fixed && !g_fixed)
 			cap_note("--tensors: the allocator's history missed %lu block changes that its state "
 				 "showed at launch %llu (allocations by another thread while it was fetched, or "
@@ -808,7 +948,6 @@ static void events_apply(struct trace_writer *w, struct cap_tm_reading *rd, uint
 				 (unsigned long long)seq);
 		g_fixed += fixed;
 	}
-	g_carry = g_tag;
 	free(a);
 	free(fin);
 }

@@ -18,8 +18,10 @@ capture_fakes -
 
 mkdir -p faketorch/torch
 cat >faketorch/torch/__init__.py <<'EOS2'
-# a stand-in for torch's CUDA caching allocator and its history
-import os
+# a stand-in for torch's CUDA caching allocator and its history; as in
+# torch 2.x, the metadata is the setting thread's own (thread_local), and
+# each event carries its time (us since the epoch)
+import os, threading, time
 SEG, SEGSZ = 0x7f0000000000, 2 << 20
 def _round(n):
     return 512 if n < 512 else (n + 511) // 512 * 512
@@ -28,12 +30,13 @@ class _Memory:
         self.live = {}        # addr -> [requested, size, frames, state]
         self.trace = []
         self.hist = None
-        self.meta = ''
+        self.tls = threading.local()
         self.log = open(os.environ['HIST_LOG'], 'a')
     def _rec(self, action, addr, size, frames):
         if self.hist == 'all':
-            e = {'action': action, 'addr': addr, 'size': size, 'stream': 0, 'time_us': 0,
-                 'compile_context': '', 'user_metadata': self.meta}
+            e = {'action': action, 'addr': addr, 'size': size, 'stream': 0,
+                 'time_us': time.time_ns() // 1000 if os.environ.get('FAKE_TIMES', '1') == '1' else 0,
+                 'compile_context': '', 'user_metadata': getattr(self.tls, 'meta', '')}
             if frames:
                 e['frames'] = frames
             self.trace.append(e)
@@ -65,7 +68,7 @@ class _Memory:
         if not enabled or clear_history:
             self.trace = []
     def _set_memory_metadata(self, s):
-        self.meta = s
+        self.tls.meta = s
     def _snapshot(self):
         self._rec('snapshot', 0, 0, None)
         blocks, a = [], SEG
@@ -78,6 +81,8 @@ class _Memory:
         blocks.append({'address': a, 'size': SEG + SEGSZ - a, 'requested_size': 0, 'state': 'inactive'})
         return {'segments': [{'address': SEG, 'total_size': SEGSZ, 'blocks': blocks}],
                 'device_traces': [list(self.trace)]}
+if os.environ.get('FAKE_NO_METADATA') == '1':
+    del _Memory._set_memory_metadata   # a torch from before 2025
 class _Cuda:
     memory = _Memory()
     ready = False
@@ -121,6 +126,23 @@ for i in range(2, 18):
         m.free(p, pending=True)                  # used on another stream: not reusable yet
     if i == 12 and how == 'pending':
         m.complete(p)
+    if i == 10 and how == 'handoff':
+        # backward(): another thread launches four times, allocating
+        # between its launches and freeing at the end, while this one
+        # waits; then this thread allocates (the optimizer) into the freed
+        # space before its own next launch: its metadata is that of its
+        # launch before the other thread's
+        def bw():
+            ys = []
+            for k in range(4):
+                ys.append(m.alloc(64 * (k + 1) + 7, 80 + k))
+                launch()
+            for y in ys:
+                m.free(y)
+        th = threading.Thread(target=bw)
+        th.start()
+        th.join()
+        live.append(m.alloc(300, 90))
     if i == 14 and how == 'fault':
         drv.pyframes_fake_launch(700)            # faults: nothing recorded after it
     elif how == 'thread' and i % 2:              # launched by another thread (autograd's)
@@ -183,11 +205,16 @@ check_grep "  ...the fetches at launches" "capture profile: tensor history fetch
 check_grep "  ...the exit fetch" "capture profile: tensor history fetches at exit or after a fault: 1 calls" "$TMP/.out"
 check_grep "  ...the per-launch cost without them" "tensor blocks without the fetches: [0-9.]* us per launch" "$TMP/.out"
 
-# the default: snapshot, even when torch has _set_memory_metadata (the
-# events mode gave false findings on the H200: capture/torchmem.c)
+# the default: the events mode where torch has _set_memory_metadata, the
+# snapshot mode where it has not (an older torch)
 run def "" ""
-same "by default: the snapshot mode" snap.blk def.blk
-grep -q "^BLOCK_BATCH" def.txt && fail "  ...but it wrote BLOCK_BATCH records" || ok "  ...no BLOCK_BATCH record"
+same "by default: the events mode (the same blocks)" snap.blk def.blk
+grep -q "^BLOCK_BATCH" def.txt && ok "  ...written in batches" || fail "  ...no BLOCK_BATCH record: not the events mode"
+FAKE_NO_METADATA=1; export FAKE_NO_METADATA
+run old "" ""
+unset FAKE_NO_METADATA
+same "a torch without _set_memory_metadata: the same blocks" snap.blk old.blk
+grep -q "^BLOCK_BATCH" old.txt && fail "  ...but in batches" || ok "  ...read at every launch (the snapshot mode)"
 
 # a checkpoint every 5 launches: after each, every live block again, INITIAL
 for async in 0 1; do
@@ -227,12 +254,26 @@ check "show says so" "$GPUREDUCE" show kill.bin
 check_grep "  ...blocks_known_before" "blocks_known_before: 14" "$TMP/.out"
 check_grep "  ...and why" "blocks_unknown: .the capture never fetched" "$TMP/.out"
 
-# launches from another thread: the metadata is the allocator's, not the
-# thread's: its events land before the right launches all the same
+# launches from another thread: the metadata is the thread's own, so its
+# first allocation carries none; its events land before the right launches
+# all the same
 run tsnap snapshot thread
 run tev events thread
 grep -q "app.py:8[0-9]:" tev.txt && ok "the other thread's allocations are recorded" || fail "no allocation of the other thread"
 same "  ...the same BLOCK records in both modes" tsnap.blk tev.blk
+
+# backward() on another thread, then this thread's allocation with a
+# metadata from before it (docs/hunt.md): placed after the other thread's
+# launches, not before them; by the event times, and by the history's
+# order when there are none (FAKE_TIMES=0: the tags and the order alone)
+run hsnap snapshot handoff
+run hev events handoff
+grep -q "app.py:90:" hev.txt && ok "the late allocation is recorded" || fail "no allocation at line 90"
+same "  ...the same BLOCK records in both modes" hsnap.blk hev.blk
+FAKE_TIMES=0; export FAKE_TIMES
+run hev0 events handoff
+unset FAKE_TIMES
+same "  ...without event times too" hsnap.blk hev0.blk
 
 # a fault at launch 14: the history is fetched right after the FAULT
 # record, so the faulting launch has its blocks, as in the snapshot mode
