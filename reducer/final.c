@@ -462,12 +462,16 @@ int final_runs(struct oracle *o)
 	return opts->confirm_runs > 0 ? opts->confirm_runs : (oracle_report(o)->flaky ? 10 : 5);
 }
 
+/* GPUREDUCE_VERIFY_QUICK=N (1 to 5): the quick runs, to measure them
+ * side by side on a GPU; else VERIFY_QUICK_RUNS. */
 static int verify_runs(struct oracle *o)
 {
 	const struct shrink_opts *opts = oracle_opts(o);
+	const char *q = getenv("GPUREDUCE_VERIFY_QUICK");
+	int n = q && *q ? atoi(q) : 0;
 	if (opts->confirm_runs > 0 || oracle_report(o)->flaky || !opts->check_repro)
 		return final_runs(o);
-	return VERIFY_QUICK_RUNS;
+	return n >= 1 && n <= 5 ? n : VERIFY_QUICK_RUNS;
 }
 
 /* Run *best `want - *runs` times more and add them to *faults and *runs.

@@ -44,6 +44,10 @@ p=$(phases n.out)
 [ "$p" = "confirm slice data grid scalars verify repro.cu site" ] && ok "  ...in a site row after repro.cu" ||
 	fail "  ...in a site row after repro.cu (phases: $p)"
 
+check "shrink, GPUREDUCE_VERIFY_QUICK=2" env GPUREDUCE_VERIFY_QUICK=2 $GPUREDUCE shrink -j 2 -o q/repro.cu oob.bin
+check_grep "  ...replayed twice" "^  reduced: 2/2" q/repro.yaml
+check_grep "  ...repro.cu 5 times all the same" "^  repro_cu: 5/5" q/repro.yaml
+
 check "shrink --confirm 3" $GPUREDUCE shrink -j 2 --confirm 3 --log=c.log -o c/repro.cu oob.bin
 check_grep "  ...replay runs it 3 times" "^  reduced: 3/3" c/repro.yaml
 check_grep "  ...and so does repro.cu" "repro.cu faulted 3/3" "$TMP/.out"

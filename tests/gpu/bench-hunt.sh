@@ -26,8 +26,11 @@
 #        tests/gpu/bench-hunt.sh --loop-only
 # Env:   BENCH_OUT ($BUILD/bench), BENCH_HUNT_DEADLINE (560), BENCH_HUNT_TIMEOUT
 #        (240 per run), BENCH_HUNT_LOOP (1), BENCH_HUNT_STEPS (20: the loop's
-#        timed steps); GPUREDUCE_TENSORS_MODE=snapshot|events reaches the
-#        captures (snapshot: --tensors as before format 1.6, a reading of the
+#        timed steps), BENCH_HUNT_IMG and BENCH_HUNT_BATCH (the loop's image
+#        side and batch, hostfed.py's IMG and BATCH: 64 and 64; a bigger
+#        image is more GPU work a step, what memcheck's slow-down grows
+#        with); GPUREDUCE_TENSORS_MODE=snapshot|events reaches the captures
+#        (snapshot: --tensors as before format 1.6, a reading of the
 #        allocator at every launch; default events where torch has it)
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -124,7 +127,7 @@ if [ "$LOOP" != 0 ] && { [ $# -eq 0 ] || [ "$ONLY_LOOP" = 1 ]; }; then
 	rm -rf -- "${OUT:?}/hostfed-bug"
 	mkdir -p "$OUT/hostfed-bug"
 	bench_one hostfed-bug "$GR_ROOT/tests/gpu" "python3 hostfed.py" HOSTFED_BUG=1 "HOSTFED_STEPS=$STEPS" \
-		HOSTFED_WARMUP=2
+		HOSTFED_WARMUP=2 "IMG=${BENCH_HUNT_IMG:-64}" "BATCH=${BENCH_HUNT_BATCH:-64}"
 fi
 
 echo
