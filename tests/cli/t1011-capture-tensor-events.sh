@@ -35,7 +35,8 @@ class _Memory:
     def _rec(self, action, addr, size, frames):
         if self.hist == 'all':
             e = {'action': action, 'addr': addr, 'size': size, 'stream': 0,
-                 'time_us': time.time_ns() // 1000 if os.environ.get('FAKE_TIMES', '1') == '1' else 0,
+                 'time_us': (time.time_ns() // 1000 + int(os.environ.get('FAKE_SKEW_US', '0'))
+                             if os.environ.get('FAKE_TIMES', '1') == '1' else 0),
                  'compile_context': '', 'user_metadata': getattr(self.tls, 'meta', '')}
             if frames:
                 e['frames'] = frames
@@ -274,6 +275,22 @@ FAKE_TIMES=0; export FAKE_TIMES
 run hev0 events handoff
 unset FAKE_TIMES
 same "  ...without event times too" hsnap.blk hev0.blk
+
+# torch's times a second early (another clock): the capture notices that
+# events come before the launches their tags name, says so once, and
+# places them by their tags alone; a second late, that they come after
+# the next launches
+FAKE_SKEW_US=-1000000; export FAKE_SKEW_US
+run skew events ""
+unset FAKE_SKEW_US
+check_grep "  ...a clock that disagrees is noted" "NOTE.*times that do not agree with the capture's clock" skew.txt
+same "  ...and the blocks are placed by their tags" snap.blk skew.blk
+# a second late: events would be placed after launches that used them
+FAKE_SKEW_US=1000000; export FAKE_SKEW_US
+run skew2 events ""
+unset FAKE_SKEW_US
+check_grep "  ...a clock ahead is noted too" "NOTE.*times that do not agree with the capture's clock" skew2.txt
+same "  ...and the blocks are placed by their tags" snap.blk skew2.blk
 
 # a fault at launch 14: the history is fetched right after the FAULT
 # record, so the faulting launch has its blocks, as in the snapshot mode
