@@ -170,6 +170,211 @@ out:
 	return ret;
 }
 
+/*
+ * Both placements side by side (issue 28: a clean hunt's two replays take
+ * the time of one).  The end pass runs as hunt_pass does; the start pass
+ * runs beside it, one replay of each at a time on two workers, leaving out
+ * the end pass's findings known so far and its own.  A start-pass finding
+ * stays pending until the end pass is done: one whose launch the end pass
+ * found too (or left out as a repeat) is dropped, as the start pass run
+ * after the end pass would never have replayed it; the rest follow the end
+ * pass's findings, as they would.  When the end pass stops at the bound or
+ * on a replay that neither ran clean nor faulted, the start pass's
+ * findings are dropped, as it would not have run.  (A later launch that
+ * reads what a finding's launch wrote sees its data here where the start
+ * pass run after the end pass saw it left out.)
+ */
+struct side {
+	struct hunt_finding *f;  /* pending start-pass findings */
+	size_t n;
+	uint64_t *skip;          /* their launches and repeats (f[k].nskip indexes it) */
+	size_t nskip, askip;
+};
+
+static int in_list(const uint64_t *a, size_t n, uint64_t v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i] == v)
+			return 1;
+	return 0;
+}
+
+/* The start pass's replay: the end pass's skips, then its own. */
+static int write_side_trace(const struct trace *t, const struct hunt_result *r, const struct side *sd,
+			    const char *path, struct rc_stats *st, struct strbuf *err)
+{
+	uint64_t *all = xmalloc((r->nskip + sd->nskip + 1) * sizeof(*all));
+	struct rc_opts ro = { 1, 1, all, r->nskip + sd->nskip };
+	int ret;
+	if (r->nskip)
+		memcpy(all, r->skip, r->nskip * sizeof(*all));
+	if (sd->nskip)
+		memcpy(all + r->nskip, sd->skip, sd->nskip * sizeof(*all));
+	ret = rc_blockify_opts(t, path, NULL, &ro, st, err);
+	free(all);
+	return ret;
+}
+
+/* The pending start-pass findings that the end pass did not find, after
+ * its own, with their skips. */
+static void merge_side(const struct hunt_opts *o, struct hunt_result *r, struct side *sd)
+{
+	for (size_t k = 0; k < sd->n && r->n < (size_t)o->max_findings; k++) {
+		struct hunt_finding f = sd->f[k];
+		size_t end = k + 1 < sd->n ? sd->f[k + 1].nskip : sd->nskip;
+		if (in_list(r->skip, r->nskip, f.seq))
+			continue;
+		f.nskip = r->nskip;
+		for (size_t i = sd->f[k].nskip; i < end; i++)
+			if (!in_list(r->skip, r->nskip, sd->skip[i])) {
+				ALLOC_GROW(r->skip, r->nskip + 1, r->askip);
+				r->skip[r->nskip++] = sd->skip[i];
+			}
+		r->f = xrealloc(r->f, (r->n + 1) * sizeof(*r->f));
+		r->f[r->n++] = f;
+	}
+}
+
+/* hunt_pass for both placements side by side (above).  1 when the bound
+ * was reached, 0 otherwise, -1 on an error. */
+static int hunt_both(const struct trace *t, struct pool *p, const struct hunt_opts *o, long crash_seq,
+		     struct hunt_result *r, struct strbuf *err)
+{
+	struct strbuf pe = STRBUF_INIT, ps = STRBUF_INIT;
+	struct side sd = { NULL, 0, NULL, 0, 0 };
+	int end_on = 1, start_on = 1, ret = -1, bounded = 0;
+
+	while (end_on || start_on) {
+		struct job jobs[2];
+		struct rc_stats st;
+		int nj = 0, je = -1, js = -1;
+		if (end_on && r->n >= (size_t)o->max_findings) {
+			end_on = 0;
+			bounded = 1;
+			start_on = 0;
+			break;
+		}
+		if (start_on && r->n + sd.n >= (size_t)o->max_findings)
+			start_on = 0;
+		memset(jobs, 0, sizeof(jobs));
+		if (end_on) {
+			sb_reset(&pe);
+			sb_addf(&pe, "%s/hunt-%zu.bin", o->workdir, r->replays + (size_t)nj);
+			if (write_hunt_trace(t, r, r->nskip, NULL, pe.buf, &st, err) < 0)
+				goto out;
+			if (r->replays == 0)
+				r->st = st;
+			je = nj++;
+			jobs[je].trace = pe.buf;
+			jobs[je].opts = (struct replay_opts)REPLAY_OPTS_INIT;
+			jobs[je].opts.guard = GUARD_END;
+		}
+		if (start_on) {
+			sb_reset(&ps);
+			sb_addf(&ps, "%s/hunt-%zu.bin", o->workdir, r->replays + (size_t)nj);
+			if (write_side_trace(t, r, &sd, ps.buf, &st, err) < 0)
+				goto out;
+			js = nj++;
+			jobs[js].trace = ps.buf;
+			jobs[js].opts = (struct replay_opts)REPLAY_OPTS_INIT;
+			jobs[js].opts.guard = GUARD_START;
+		}
+		if (!nj)
+			break;
+		if (pool_run(p, jobs, (size_t)nj, err) < 0)
+			goto out;
+		r->replays += (size_t)nj;
+		if (!o->keep) {
+			if (je >= 0)
+				remove(pe.buf);
+			if (js >= 0)
+				remove(ps.buf);
+		}
+		if (je >= 0) {
+			const struct replay_result *res = &jobs[je].res;
+			if (res->status == RS_CLEAN) {
+				end_on = 0;
+			} else if (res->status != RS_FAULT || res->launch_seq < 0) {
+				snprintf(r->note, sizeof(r->note), "%s placement: replay %s%s%.1000s",
+					 place_guard_name(GUARD_END), replay_status_name(res->status),
+					 res->msg[0] ? ": " : "", res->msg);
+				end_on = start_on = 0;
+				sd.n = 0;   /* the start pass would not have run */
+			} else {
+				add_finding(t, o, r, res, GUARD_END, crash_seq);
+			}
+		}
+		if (js >= 0 && start_on) {
+			const struct replay_result *res = &jobs[js].res;
+			if (res->status == RS_CLEAN) {
+				start_on = 0;
+			} else if (res->status != RS_FAULT || res->launch_seq < 0) {
+				if (!r->note[0])
+					snprintf(r->note, sizeof(r->note), "%s placement: replay %s%s%.1000s",
+						 place_guard_name(GUARD_START), replay_status_name(res->status),
+						 res->msg[0] ? ": " : "", res->msg);
+				start_on = 0;
+			} else if (in_list(r->skip, r->nskip, (uint64_t)res->launch_seq)) {
+				/* the end pass found it in this round: leave it out, not a finding */
+				ALLOC_GROW(sd.skip, sd.nskip + 1, sd.askip);
+				sd.skip[sd.nskip++] = (uint64_t)res->launch_seq;
+			} else {
+				sd.f = xrealloc(sd.f, (sd.n + 1) * sizeof(*sd.f));
+				record_fault(t, o, &sd.f[sd.n++], res, GUARD_START, crash_seq, &sd.skip, &sd.nskip,
+					     &sd.askip);
+			}
+		}
+	}
+	if (!bounded)
+		merge_side(o, r, &sd);
+	ret = bounded || r->n >= (size_t)o->max_findings;
+out:
+	free(sd.f);
+	free(sd.skip);
+	sb_release(&pe);
+	sb_release(&ps);
+	return ret;
+}
+
+/* Both placements side by side only when two replays fit the GPU the trace
+ * was captured on (each block a 2 MiB granule at least, plus the plain
+ * allocations, at their peak) with room to spare; GPUREDUCE_HUNT_SERIAL=1
+ * runs them one after the other. */
+static int side_by_side(const struct trace *t)
+{
+	const char *e = getenv("GPUREDUCE_HUNT_SERIAL");
+	uint64_t total = 0, live = 0, peak = 0, blocks = 0;
+	struct { uint64_t addr, size; } *al = NULL;
+	size_t nal = 0, aal = 0;
+	if (e && *e && strcmp(e, "0"))
+		return 0;
+	for (size_t i = 0; i < t->nrec; i++) {
+		const struct tr_rec *x = &t->rec[i];
+		if (x->type == TR_DEVICE && x->u.device.total_mem) {
+			total = x->u.device.total_mem;
+		} else if (x->type == TR_ALLOC) {
+			ALLOC_GROW(al, nal + 1, aal);
+			al[nal].addr = x->u.alloc.addr;
+			al[nal++].size = x->u.alloc.size;
+			live += x->u.alloc.size;
+		} else if (x->type == TR_FREE) {
+			for (size_t k = nal; k-- > 0;)   /* (frees are mostly of recent allocations) */
+				if (al[k].addr == x->u.free.addr) {
+					live -= al[k].size;
+					al[k] = al[--nal];
+					break;
+				}
+		} else if (x->type == TR_BLOCK_ALLOC)
+			blocks++;
+		else if (x->type == TR_BLOCK_FREE && blocks)
+			blocks--;
+		if (live + blocks * (2ull << 20) > peak)
+			peak = live + blocks * (2ull << 20);
+	}
+	free(al);
+	return total && peak <= total / 3;
+}
+
 /* The tensor-ends pass: guards at each block's requested end (as shrink
  * --root-cause places them), every finding and its repeats left out; each
  * launch that faults is a note, left out of the next replay with its
@@ -213,16 +418,21 @@ int hunt_run(const struct trace *t, const struct hunt_opts *o, struct hunt_resul
 	long crash = oracle_fault_record(t);
 	long crash_seq = crash >= 0 ? (long)t->rec[crash].u.fault.launch_seq : -1;
 	double t0 = now_sec();
-	int ret = -1, k;
+	int ret = -1, k, both;
 
 	memset(r, 0, sizeof(*r));
 	r->has_blocks = rc_has_blocks(t);
-	p = pool_create(1, 0, o->timeout, err);
+	both = o->start_pass && side_by_side(t);
+	p = pool_create(both ? 2 : 1, 0, o->timeout, err);
 	if (!p)
 		return -1;
-	k = hunt_pass(t, p, o, GUARD_END, crash_seq, r, err);
-	if (k == 0 && o->start_pass && !r->note[0])
-		k = hunt_pass(t, p, o, GUARD_START, crash_seq, r, err);
+	if (both) {
+		k = hunt_both(t, p, o, crash_seq, r, err);
+	} else {
+		k = hunt_pass(t, p, o, GUARD_END, crash_seq, r, err);
+		if (k == 0 && o->start_pass && !r->note[0])
+			k = hunt_pass(t, p, o, GUARD_START, crash_seq, r, err);
+	}
 	if (k < 0)
 		goto out;
 	r->bounded = k == 1;

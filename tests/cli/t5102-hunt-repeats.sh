@@ -104,6 +104,13 @@ check_grep "  ...stopped at 8" "stopped at 8 finding(s) (--max-findings): there 
 if grep -q "later launch" e.txt; then fail "  ...a finding claims repeats left out"; else ok "  ...no repeats left out"; fi
 n=$(replays e.log)
 echo "  (--every-launch: $n replay(s))"
+# the start pass's replay ran beside the end pass's first (two workers):
+# nine in eight rounds; one after the other (GPUREDUCE_HUNT_SERIAL=1) the
+# start pass never runs once the end pass is bounded
+[ "$n" = 9 ] && ok "  ...nine replays: eight under end guards, the start pass's beside the first" ||
+	fail "  ...$n replays, not 9"
+check_exit "  ...one after the other: exit 1" 1 env GPUREDUCE_HUNT_SERIAL=1 $GPUREDUCE hunt --every-launch --no-shrink loop.bin
+n=$(replays "$TMP/.out")
 [ "$n" = 8 ] && ok "  ...eight replays" || fail "  ...$n replays, not 8"
 
 # the trace written for finding 2 (as diagnose gets it, and shrink for a
