@@ -50,7 +50,8 @@ struct hunt_opts {
 	int max_findings;        /* bound on findings (replays: at most this + 2) */
 	double timeout;          /* seconds a replay may take */
 	int start_pass;          /* also replay with guards at the start (default 1) */
-	int keep;                /* keep the replayed traces (workdir/hunt-N.bin) */
+	int keep;                /* keep the replayed trace (workdir/hunt-base.bin, hunt-ends.bin)
+				    and each replay's skip list (hunt-N.skip: replay --skip) */
 	int tensor_ends;         /* one more pass, guards at each tensor's requested end: what
 				    faults only there stays within its allocator block (notes) */
 	int every_launch;        /* hunt each launch on its own: do not leave a finding's later

@@ -13,6 +13,7 @@
  * Everything a run allocates is released at its end unless the context
  * died; modules stay cached in the context for the next run.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,7 +116,52 @@ struct run {
 	uint64_t attr_noted;     /* launch attribute ids already said not replayed */
 	size_t *finfo;           /* FUNC_INFO record indexes, by (handle, record) */
 	size_t nfinfo;
+	uint64_t *skip;          /* replay_opts.skip_path's seqs, sorted */
+	size_t nskip;
 };
+
+/* ---- the skip list (replay_opts.skip_path) ------------------------------------ */
+
+/* Read the decimal seqs of path (one a line) into R->skip, sorted.  0, or
+ * -1 with err. */
+static int load_skips(struct run *R, const char *path, struct strbuf *err)
+{
+	struct strbuf text = STRBUF_INIT;
+	size_t cap = 0;
+	char *p, *end;
+	if (read_file(path, &text, err) < 0) {
+		sb_release(&text);
+		return -1;
+	}
+	for (p = text.buf; *p;) {
+		unsigned long long v;
+		if (*p == '\n') {
+			p++;
+			continue;
+		}
+		errno = 0;
+		v = strtoull(p, &end, 10);
+		if (end == p || errno || (*end && *end != '\n')) {
+			sb_addf(err, "%s: not a list of launch numbers (one a line)", path);
+			sb_release(&text);
+			return -1;
+		}
+		ALLOC_GROW(R->skip, R->nskip + 1, cap);
+		R->skip[R->nskip++] = v;
+		p = end;
+	}
+	qsort(R->skip, R->nskip, sizeof(*R->skip), u64_cmp);
+	sb_release(&text);
+	return 0;
+}
+
+/* 1 when r is a launch the skip list leaves out (stream-captured launches
+ * run with their graph: never). */
+static int skipped_launch(const struct run *R, const struct tr_rec *r)
+{
+	return R->nskip && r->type == TR_LAUNCH && !(r->u.launch.flags & TR_F_CAPTURED) &&
+	       bsearch(&r->u.launch.seq, R->skip, R->nskip, sizeof(*R->skip), u64_cmp);
+}
 
 /* ---- context ---------------------------------------------------------- */
 
@@ -1564,6 +1610,10 @@ int replay_trace(struct replay_ctx *c, const struct trace *t, const struct repla
 	}
 	if (o->stop_before >= 0 && (size_t)o->stop_before < end)
 		end = (size_t)o->stop_before;
+	if (o->skip_path && load_skips(&R, o->skip_path, &err) < 0) {
+		st = set_error(&R, 0, "%s", err.buf);
+		goto out;
+	}
 	attrs_index(&R);
 	if (build_symbols(&R, &err) < 0) {
 		st = set_error(&R, 0, "%s", err.buf);
@@ -1588,7 +1638,7 @@ int replay_trace(struct replay_ctx *c, const struct trace *t, const struct repla
 		const struct tr_rec *r = &t->rec[i];
 		/* a graph node did not run when it was recorded during stream
 		 * capture: it runs when its graph is launched */
-		if (graphs_feed(&G, r, i))
+		if (skipped_launch(&R, r) || graphs_feed(&G, r, i))
 			continue;
 		switch (r->type) {
 		case TR_GRAPH_LAUNCH: {
@@ -1637,6 +1687,7 @@ out:
 	free(R.finfo);
 	free(R.attrs);
 	free(R.agroups);
+	free(R.skip);
 	sb_release(&R.names);
 	sb_release(&err);
 	res->seconds = now_sec() - t0;

@@ -101,14 +101,18 @@ void proto_format_run(struct strbuf *sb, const struct replay_opts *o, const char
 	add_clean(sb, o->snap_path ? o->snap_path : "-");
 	sb_addch(sb, '\t');
 	add_clean(sb, trace);
+	/* the skip list's file (a reader of 6 fields stops before it) */
+	sb_addch(sb, '\t');
+	add_clean(sb, o->skip_path ? o->skip_path : "-");
 	sb_addch(sb, '\n');
 }
 
 int proto_parse_run(char *line, struct replay_opts *o, const char **trace)
 {
-	char *f[6];
+	char *f[7];
 	struct replay_opts d = REPLAY_OPTS_INIT;
-	if (split_tabs(line, f, 6) != 6 || strcmp(f[0], "RUN"))
+	int n = split_tabs(line, f, 7);
+	if ((n != 6 && n != 7) || strcmp(f[0], "RUN"))
 		return -1;
 	*o = d;
 	if (parse_int(f[1], 0, &o->guard) < 0 || parse_long(f[2], -1, &o->stop_before) < 0 ||
@@ -116,6 +120,7 @@ int proto_parse_run(char *line, struct replay_opts *o, const char **trace)
 		return -1;
 	o->snap_path = strcmp(f[4], "-") ? f[4] : NULL;
 	*trace = f[5];
+	o->skip_path = n == 7 && *f[6] && strcmp(f[6], "-") ? f[6] : NULL;
 	return 0;
 }
 

@@ -38,8 +38,11 @@ struct replay_opts {
 	int snap_mode;        /* with stop_before: write the state there ... */
 	const char *snap_path;/* ... to this trace file */
 	uint64_t scan_limit;  /* bytes of buffer contents scanned for pointers (SNAP_REACHABLE) */
+	const char *skip_path;/* a file of captured launch seqs (decimal, one a line): those
+			       * launches (not stream-captured ones) are left out, as
+			       * rc_blockify's skip list leaves them out (hunt) */
 };
-#define REPLAY_OPTS_INIT { 0, -1, SNAP_NONE, NULL, 256ull << 20 }
+#define REPLAY_OPTS_INIT { 0, -1, SNAP_NONE, NULL, 256ull << 20, NULL }
 
 enum replay_status {
 	RS_CLEAN = 0,         /* ran to the end (or to stop_before) without a fault */

@@ -17,7 +17,7 @@
 #include "outputs/safe-out.h"
 
 static const char usage_str[] =
-	"usage: gpureduce replay [--guard=end|start|none|layout] [--timeout=S]\n"
+	"usage: gpureduce replay [--guard=end|start|none|layout] [--timeout=S] [--skip=FILE]\n"
 	"                        [--stop-before=EVENT --snapshot=OUT.bin [--snapshot-all] [--force]] TRACE\n\n"
 	"Replays TRACE on the GPU in a child process.  Buffers are placed against\n"
 	"unmapped guard regions (--guard=end: overruns fault at once; start: underruns;\n"
@@ -30,6 +30,8 @@ static const char usage_str[] =
 	"N needs (the buffers it reaches, or with --snapshot-all every live buffer) as a trace.\n"
 	"The snapshot never replaces TRACE itself, nor a file that is not a trace (--force does).\n"
 	"  --timeout=S     seconds before a hung replay is stopped (default 600)\n"
+	"  --skip=FILE     leave out the launches FILE lists (captured launch numbers, one a\n"
+	"                  line), as hunt's replays do (hunt --keep-work keeps each one's list)\n"
 	"--shift (or GPUREDUCE_SHIFT=1, which shrink's workers follow too): no buffer at its\n"
 	"captured address or offset, so a pointer left unrelocated cannot pass by luck.\n"
 	"Exit: 0 ran clean, 1 faulted, 3 bad or incomplete trace (one that ends without an END or\n"
@@ -67,6 +69,7 @@ int cmd_replay(int argc, char **argv)
 		} else if (opts_flag(&op, "--force")) {
 			force = 1;
 		} else if (opts_double(&op, "--timeout", &timeout, 0.01, 1e9)) {
+		} else if (opts_str(&op, "--skip", &o.skip_path)) {
 		} else if (opts_flag(&op, "--shift")) {
 			setenv("GPUREDUCE_SHIFT", "1", 1);   /* the worker reads it (replay/shift.h) */
 		} else if (opts_unknown(&op)) {

@@ -66,14 +66,18 @@ cp "$TMP/.out" clean.log
 check_grep "  ...says clean" "clean.bin: clean (no launch faulted under end or start guards)" clean.log
 n=$(grep -c "^finding" clean.log)
 [ "$n" = 0 ] && ok "  ...no finding" || fail "  ...$n finding(s) in a clean run"
-$GPUREDUCE show clean.bin.hunt-*/hunt-0.bin | awk '/^- event:/ { t = "" } /^  type:/ { t = $2 }
+$GPUREDUCE show clean.bin.hunt-*/hunt-base.bin | awk '/^- event:/ { t = "" } /^  type:/ { t = $2 }
 	/^  (addr|size):/ && t == "ALLOC" { printf "%s=%s ", $1, $2 } END { print "" }' >sizes.txt
 check_grep "guard at the block end: the 3600-byte tensor is placed as its 4096-byte block" \
 	"addr:=$A size:=4096 " sizes.txt
 check_grep "  ...a 4096-byte tensor as itself" "addr:=$B size:=4096 " sizes.txt
 check_grep "  ...the segment is not one allocation any more" "addr:=$SEG size:=4096 " sizes.txt
-check "  ...that trace replays clean under end guards" $GPUREDUCE replay --guard=end clean.bin.hunt-*/hunt-0.bin
-check "  ...and under start guards" $GPUREDUCE replay --guard=start clean.bin.hunt-*/hunt-1.bin
+check "  ...that trace replays clean under end guards" $GPUREDUCE replay --guard=end \
+	--skip=$(echo clean.bin.hunt-*/hunt-0.skip) clean.bin.hunt-*/hunt-base.bin
+check "  ...and under start guards" $GPUREDUCE replay --guard=start \
+	--skip=$(echo clean.bin.hunt-*/hunt-1.skip) clean.bin.hunt-*/hunt-base.bin
+[ -s "$(echo clean.bin.hunt-*/hunt-1.skip)" ] && fail "  ...a clean hunt's skip lists are empty" ||
+	ok "  ...a clean hunt's skip lists are empty"
 
 # --tensor-ends: guards at each tensor's requested end too; the write past
 # A's 3600 bytes (within its block) is a note, not a finding: still exit 0
@@ -82,6 +86,23 @@ check_grep "  ...a note for the write within the block, naming the tensor" \
 	"^note: test tests/test_model.py::test_pad (call): launch #0 scale_nocheck.* stays within its allocator block .*param 0 = tensor $A (3600 B in a 4096 B block" "$TMP/.out"
 n=$(grep -c "^finding" "$TMP/.out")
 [ "$n" = 0 ] && ok "  ...and no finding" || fail "  ...$n finding(s)"
+
+# replay --skip: the launches a list names are left out, as hunt's
+# replays leave out a finding (the blockified trace hunt kept, B's overrun
+# at #1 left out: the next overrun, F's at #4, faults)
+check_exit "hunt --keep-work of the buggy run" 1 $GPUREDUCE hunt --no-shrink --no-diagnose --keep-work bug.bin
+printf '1\n' >skip1
+check_exit "replay --skip: without launch #1 it faults at F's overrun" 1 $GPUREDUCE replay --guard=end \
+	--skip=skip1 bug.bin.hunt-*/hunt-base.bin
+check_grep "  ...launch #4" "launch #4" "$TMP/.out"
+check_exit "  ...without --skip, at B's (#1)" 1 $GPUREDUCE replay --guard=end bug.bin.hunt-*/hunt-base.bin
+check_grep "  ...launch #1" "launch #1" "$TMP/.out"
+printf '1\nfour\n' >skipbad
+check_exit "replay --skip with a bad list: exit 3" 3 $GPUREDUCE replay --guard=end --skip=skipbad bug.bin
+check_grep "  ...naming the file" "skipbad: not a list of launch numbers" "$TMP/.out"
+check_exit "replay --skip with no such file: exit 3" 3 $GPUREDUCE replay --guard=end --skip=nosuch bug.bin
+check_grep "  ...naming it" "nosuch" "$TMP/.out"
+rm -rf bug.bin.hunt-*
 
 # the buggy run: three findings, in order: end guards twice (hunt goes on
 # past the first fault), then the underrun under start guards

@@ -65,9 +65,11 @@ UNIT_TEST(proto_run_roundtrip_and_malformed)
 	o.stop_before = 1234567;
 	o.snap_mode = SNAP_REACHABLE;
 	o.snap_path = "/tmp/a b/snap.bin";
+	o.skip_path = "/tmp/w/hunt-3.skip";
 	proto_format_run(&sb, &o, "/tmp/t\tx.bin");
 	line = one_line(&sb);
 	CHECK(proto_parse_run(line, &got, &trace) == 0);
+	CHECK_STR(got.skip_path, "/tmp/w/hunt-3.skip");
 	CHECK_EQ_U(got.guard, 3);
 	CHECK_EQ_U(got.stop_before, 1234567);
 	CHECK_EQ_U(got.snap_mode, SNAP_REACHABLE);
@@ -82,12 +84,20 @@ UNIT_TEST(proto_run_roundtrip_and_malformed)
 	line = one_line(&sb);
 	CHECK(proto_parse_run(line, &got, &trace) == 0);
 	CHECK(got.snap_path == NULL);
+	CHECK(got.skip_path == NULL);
 	CHECK_EQ_U(got.stop_before, (unsigned long long)-1);
 	free(line);
+	{
+		/* a line of six fields (before the skip list) is still taken */
+		char six[] = "RUN\t1\t-1\t0\t-\tt.bin";
+		CHECK(proto_parse_run(six, &got, &trace) == 0);
+		CHECK(got.skip_path == NULL);
+		CHECK_STR(trace, "t.bin");
+	}
 
 	{
 		static const char *const bad[] = {
-			"RUN\t0\t-1\t0\t-", "RUN\t0\t-1\t0\t-\tt.bin\textra", "RESULT\t0\t-1\t0\t-\tt.bin",
+			"RUN\t0\t-1\t0\t-", "RUN\t0\t-1\t0\t-\tt.bin\t-\textra", "RESULT\t0\t-1\t0\t-\tt.bin",
 			"RUN\tx\t-1\t0\t-\tt.bin", "RUN\t0\t12z\t0\t-\tt.bin", "RUN\t0\t-1\t\t-\tt.bin",
 			"RUN\t-2\t-1\t0\t-\tt.bin", "RUN\t0\t-1\t0\t-\t", "",
 		};
