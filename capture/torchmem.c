@@ -671,14 +671,16 @@ struct cap_tm_reading *cap_tm_read(void)
 		cap_py.ErrClear();
 	} else if (g_mode == TM_SNAPSHOT) {
 		res = cap_py.CallObject(cap_py.DictGetItemString(ns, "read"), NULL);
-	} else if (note_entry(seq), ++g_since >= g_every || __atomic_exchange_n(&g_need_fetch, 0, __ATOMIC_ACQ_REL)) {
+	} else {
+		note_entry(seq);
+		if (++g_since < g_every && !__atomic_exchange_n(&g_need_fetch, 0, __ATOMIC_ACQ_REL)) {
+			set_tag(seq);   /* the per-launch cost of the events mode */
+			goto out;
+		}
 		g_since = 0;
 		res = cap_py.CallFunction(g_fetch, "(K)", (unsigned long long)seq);
 		g_tag = (int64_t)seq;
 		skip = 0;
-	} else {
-		set_tag(seq);   /* the per-launch cost of the events mode */
-		goto out;
 	}
 	rd = take(res, skip);
 	if (rd && g_mode == TM_EVENTS) {
