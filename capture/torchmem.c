@@ -98,7 +98,6 @@ static PyObject *g_setm;         /* torch's metadata setter (borrowed from g_ns)
 static PyObject *g_fetch;        /* ns["fetch"] */
 static unsigned long g_every = 1000;   /* GPUREDUCE_TENSORS_FETCH: launches between fetches */
 static unsigned long g_since;    /* launches since the last fetch */
-static int64_t g_tag = -1;       /* the seq last set as the allocator's metadata */
 static int g_need_fetch;         /* atomic: a checkpoint wants the model at the next launch */
 /* under inject.c's lock: the allocator's live blocks as the events say */
 static struct cap_map g_model = CAP_MAP_INIT;   /* addr -> struct mblk * */
@@ -623,7 +622,6 @@ static void set_tag(uint64_t seq)
 		cap_py.DecRef(res);
 	else
 		cap_py.ErrClear();
-	g_tag = (int64_t)seq;
 }
 
 struct cap_tm_reading *cap_tm_read(void)
@@ -663,7 +661,6 @@ struct cap_tm_reading *cap_tm_read(void)
 			if (g_mode == TM_EVENTS) {
 				g_setm = cap_py.DictGetItemString(ns, "setm");
 				g_fetch = cap_py.DictGetItemString(ns, "fetch");
-				g_tag = (int64_t)seq;
 				g_since = 0;
 				note_entry(seq);
 			}
@@ -679,7 +676,6 @@ struct cap_tm_reading *cap_tm_read(void)
 		}
 		g_since = 0;
 		res = cap_py.CallFunction(g_fetch, "(K)", (unsigned long long)seq);
-		g_tag = (int64_t)seq;
 		skip = 0;
 	}
 	rd = take(res, skip);
