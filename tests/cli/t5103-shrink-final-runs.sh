@@ -44,6 +44,12 @@ p=$(phases n.out)
 [ "$p" = "confirm slice data grid scalars verify repro.cu site" ] && ok "  ...in a site row after repro.cu" ||
 	fail "  ...in a site row after repro.cu (phases: $p)"
 
+# GPUREDUCE_POOL_LOG: a line per worker start, ready, job, result and stop
+check "shrink with the pool's log" env GPUREDUCE_POOL_LOG=$TMP/pool.log $GPUREDUCE shrink -j 2 -o pl/repro.cu oob.bin
+for w in "w0  start" "w0  ready" "w-1 run [0-9]* jobs" "w[0-9]* *job 0 of [0-9]*: .*\.bin" "w[0-9]* *result job 0: status 1, [0-9.]* s in the worker" "w-1 run done"; do
+	check_grep "  ...'$w'" "^ *[0-9]*\.[0-9]\{3\} $w" pool.log
+done
+
 check "shrink, GPUREDUCE_VERIFY_QUICK=2" env GPUREDUCE_VERIFY_QUICK=2 $GPUREDUCE shrink -j 2 -o q/repro.cu oob.bin
 check_grep "  ...replayed twice" "^  reduced: 2/2" q/repro.yaml
 check_grep "  ...repro.cu 5 times all the same" "^  repro_cu: 5/5" q/repro.yaml
