@@ -150,7 +150,8 @@ static int load_skips(struct run *R, const char *path, struct strbuf *err)
 		R->skip[R->nskip++] = v;
 		p = end;
 	}
-	qsort(R->skip, R->nskip, sizeof(*R->skip), u64_cmp);
+	if (R->nskip)
+		qsort(R->skip, R->nskip, sizeof(*R->skip), u64_cmp);
 	sb_release(&text);
 	return 0;
 }
