@@ -261,6 +261,8 @@ static int hunt_both(const struct trace *t, struct pool *p, const struct hunt_op
 {
 	struct strbuf pe = STRBUF_INIT, ps = STRBUF_INIT;
 	struct side sd = { NULL, 0, NULL, 0, 0 };
+	/* bounded: 1 the end pass reached the bound (the start pass's findings
+	 * go), 2 the start pass stopped at it */
 	int end_on = 1, start_on = 1, ret = -1, bounded = 0;
 
 	while (end_on || start_on) {
@@ -272,8 +274,10 @@ static int hunt_both(const struct trace *t, struct pool *p, const struct hunt_op
 			start_on = 0;
 			break;
 		}
-		if (start_on && r->n + sd.n >= (size_t)o->max_findings)
+		if (start_on && r->n + sd.n >= (size_t)o->max_findings) {
 			start_on = 0;
+			bounded = 2;   /* (some may be dropped yet: then say there may be more) */
+		}
 		memset(jobs, 0, sizeof(jobs));
 		if (end_on) {
 			je = nj++;
@@ -334,7 +338,7 @@ static int hunt_both(const struct trace *t, struct pool *p, const struct hunt_op
 			}
 		}
 	}
-	if (!bounded)
+	if (bounded != 1)
 		merge_side(o, r, &sd);
 	ret = bounded || r->n >= (size_t)o->max_findings;
 out:

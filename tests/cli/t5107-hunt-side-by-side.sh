@@ -71,6 +71,25 @@ check_grep "  ...the underrun last, the start pass's" "^finding 4: launch #2 gat
 grep -q " run 2 jobs" side.pool && ok "side by side: two replays at a time" || fail "side by side: one at a time"
 grep -q " run 2 jobs" serial.pool && fail "one after the other: two at a time" || ok "one after the other: one at a time"
 
+# --max-findings: the same findings and the same "stopped at" either way
+# (at 2 and 3 the end pass reaches the bound and the start pass's findings
+# go; at 4 the start pass stops at it with one pending that is dropped)
+for m in 2 3 4; do
+	check_exit "--max-findings=$m, side by side" 1 $GPUREDUCE hunt --no-shrink --no-diagnose --max-findings=$m bug.bin
+	cp "$TMP/.out" side$m.log
+	check_exit "--max-findings=$m, one after the other" 1 env GPUREDUCE_HUNT_SERIAL=1 $GPUREDUCE hunt --no-shrink \
+		--no-diagnose --max-findings=$m bug.bin
+	cp "$TMP/.out" serial$m.log
+	findings side$m.log >a.f
+	findings serial$m.log >b.f
+	if cmp -s a.f b.f && [ "$(wc -l <a.f)" = $m ]; then ok "  ...$m findings, the same"
+	else fail "  ...other findings"; diff b.f a.f | head -10 | sed 's/^/    | /'; fi
+	grep -c "stopped at $m finding" side$m.log >a.n
+	grep -c "stopped at $m finding" serial$m.log >b.n
+	cmp -s a.n b.n && [ "$(cat a.n)" -ge 1 ] && ok "  ...both say they stopped at $m" ||
+		fail "  ...stopped: side $(cat a.n), one after the other $(cat b.n)"
+done
+
 # a GPU with too little memory for two replays: one after the other
 mk 8388608 >small.txt
 check "mktrace (a small GPU)" $MKTRACE small.bin <small.txt
