@@ -173,6 +173,13 @@ static void add_finding(const struct trace *t, const struct hunt_opts *o, struct
 	record_fault(t, o, &r->f[r->n++], res, guard, crash_seq, &r->skip, &r->nskip, &r->askip);
 }
 
+/* r->note for a replay under `guard` that neither ran clean nor faulted. */
+static void note_replay(struct hunt_result *r, int guard, const struct replay_result *res)
+{
+	snprintf(r->note, sizeof(r->note), "%s placement: replay %s%s%.511s", place_guard_name(guard),
+		 replay_status_name(res->status), res->msg[0] ? ": " : "", res->msg);
+}
+
 /* One placement's pass: replay, and on each fault leave the launch out and
  * replay again.  1 when the bound was reached, 0 when it ran clean (or
  * stopped for a reason put in r->note), -1 on an error. */
@@ -194,8 +201,7 @@ static int hunt_pass(const struct trace *t, struct pool *p, const struct hunt_op
 			break;
 		}
 		if (res.status != RS_FAULT || res.launch_seq < 0) {
-			snprintf(r->note, sizeof(r->note), "%s placement: replay %s%s%s", place_guard_name(guard),
-				 replay_status_name(res.status), res.msg[0] ? ": " : "", res.msg);
+			note_replay(r, guard, &res);
 			ret = 0;
 			break;
 		}
@@ -308,9 +314,7 @@ static int hunt_both(const struct trace *t, struct pool *p, const struct hunt_op
 			if (res->status == RS_CLEAN) {
 				end_on = 0;
 			} else if (res->status != RS_FAULT || res->launch_seq < 0) {
-				snprintf(r->note, sizeof(r->note), "%s placement: replay %s%s%.1000s",
-					 place_guard_name(GUARD_END), replay_status_name(res->status),
-					 res->msg[0] ? ": " : "", res->msg);
+				note_replay(r, GUARD_END, res);
 				end_on = start_on = 0;
 				sd.n = 0;   /* the start pass would not have run */
 			} else {
@@ -323,9 +327,7 @@ static int hunt_both(const struct trace *t, struct pool *p, const struct hunt_op
 				start_on = 0;
 			} else if (res->status != RS_FAULT || res->launch_seq < 0) {
 				if (!r->note[0])
-					snprintf(r->note, sizeof(r->note), "%s placement: replay %s%s%.1000s",
-						 place_guard_name(GUARD_START), replay_status_name(res->status),
-						 res->msg[0] ? ": " : "", res->msg);
+					note_replay(r, GUARD_START, res);
 				start_on = 0;
 			} else if (in_list(r->skip, r->nskip, (uint64_t)res->launch_seq)) {
 				/* the end pass found it in this round: leave it out, not a finding */
