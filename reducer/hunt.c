@@ -359,8 +359,7 @@ static int side_by_side(const struct trace *t)
 {
 	const char *e = getenv("GPUREDUCE_HUNT_SERIAL");
 	uint64_t total = 0, live = 0, peak = 0, blocks = 0;
-	struct { uint64_t addr, size; } *al = NULL;
-	size_t nal = 0, aal = 0;
+	struct memmap mm = MEMMAP_INIT;
 	if (e && *e && strcmp(e, "0"))
 		return 0;
 	for (size_t i = 0; i < t->nrec; i++) {
@@ -368,17 +367,12 @@ static int side_by_side(const struct trace *t)
 		if (x->type == TR_DEVICE && x->u.device.total_mem) {
 			total = x->u.device.total_mem;
 		} else if (x->type == TR_ALLOC) {
-			ALLOC_GROW(al, nal + 1, aal);
-			al[nal].addr = x->u.alloc.addr;
-			al[nal++].size = x->u.alloc.size;
+			memmap_add(&mm, x->u.alloc.addr, x->u.alloc.size, x->u.alloc.kind, (long)i);
 			live += x->u.alloc.size;
 		} else if (x->type == TR_FREE) {
-			for (size_t k = nal; k-- > 0;)   /* (frees are mostly of recent allocations) */
-				if (al[k].addr == x->u.free.addr) {
-					live -= al[k].size;
-					al[k] = al[--nal];
-					break;
-				}
+			const struct mm_alloc *a = memmap_free(&mm, x->u.free.addr, (long)i);
+			if (a)
+				live -= a->size;
 		} else if (x->type == TR_BLOCK_ALLOC)
 			blocks++;
 		else if (x->type == TR_BLOCK_FREE && blocks)
@@ -386,7 +380,7 @@ static int side_by_side(const struct trace *t)
 		if (live + blocks * (2ull << 20) > peak)
 			peak = live + blocks * (2ull << 20);
 	}
-	free(al);
+	memmap_release(&mm);
 	return total && peak <= total / 3;
 }
 
