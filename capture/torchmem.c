@@ -705,39 +705,21 @@ void cap_tm_forget(void)
 
 static long put_block(struct trace_writer *w, const struct mblk *b, uint32_t flags)
 {
-	struct tr_rec r;
-	memset(&r, 0, sizeof(r));
-	r.type = TR_BLOCK_ALLOC;
-	r.u.block.addr = b->addr;
-	r.u.block.size = b->size;
-	r.u.block.alloc_size = b->alloc_size;
-	r.u.block.segment = b->segment;
-	r.u.block.source = TR_BLK_TORCH;
-	r.u.block.flags = flags;
-	r.u.block.file = b->file;
-	r.u.block.func = b->func;
-	r.u.block.line = b->line;
-	return tw_record(w, &r);
+	return tw_record(w, &(struct tr_rec){ .type = TR_BLOCK_ALLOC, .u.block = {
+		.addr = b->addr, .size = b->size, .alloc_size = b->alloc_size, .segment = b->segment,
+		.source = TR_BLK_TORCH, .flags = flags, .file = b->file, .func = b->func, .line = b->line } });
 }
 
 static long put_free(struct trace_writer *w, uint64_t addr)
 {
-	struct tr_rec r;
-	memset(&r, 0, sizeof(r));
-	r.type = TR_BLOCK_FREE;
-	r.u.block_free.addr = addr;
-	r.u.block_free.source = TR_BLK_TORCH;
-	return tw_record(w, &r);
+	return tw_record(w, &(struct tr_rec){ .type = TR_BLOCK_FREE,
+					      .u.block_free = { .addr = addr, .source = TR_BLK_TORCH } });
 }
 
 static long put_batch(struct trace_writer *w, uint64_t seq, uint64_t known)
 {
-	struct tr_rec r;
-	memset(&r, 0, sizeof(r));
-	r.type = TR_BLOCK_BATCH;
-	r.u.block_batch.seq = seq;
-	r.u.block_batch.known = known;
-	return tw_record(w, &r);
+	return tw_record(w, &(struct tr_rec){ .type = TR_BLOCK_BATCH,
+					      .u.block_batch = { .seq = seq, .known = known } });
 }
 
 static struct mblk *model_get(uint64_t addr)
