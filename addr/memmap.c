@@ -172,6 +172,36 @@ size_t memmap_scan_words(const struct memmap *m, const void *bytes, size_t len, 
 	return found;
 }
 
+struct mm_alloc *memmap_arg_word(const struct memmap *m, const struct tr_launch *l, uint32_t off,
+				 uint64_t v, int *dead)
+{
+	if (dead)
+		*dead = 0;
+	if (l->nnonptr && tr_launch_nonptr(l, off))
+		return NULL;
+	return memmap_pointer_word(m, v, dead);
+}
+
+size_t memmap_scan_args(const struct memmap *m, const struct tr_launch *l, const uint8_t *args,
+			memmap_word_fn fn, void *arg)
+{
+	size_t found = 0;
+
+	for (uint32_t off = 0; off + 8 <= l->argsize; off += 8) {
+		uint64_t v;
+		int dead;
+		struct mm_alloc *a;
+		memcpy(&v, args + off, 8);
+		a = memmap_arg_word(m, l, off, v, &dead);
+		if (!a)
+			continue;
+		found++;
+		if (fn && fn(a, off, v, dead, arg))
+			break;
+	}
+	return found;
+}
+
 int memmap_feed(struct memmap *m, const struct tr_rec *r, long event)
 {
 	if (r->type == TR_ALLOC) {

@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct tr_launch;
+
 struct mm_alloc {
 	uint64_t addr, size;
 	uint32_t kind;           /* enum tr_alloc_kind */
@@ -86,6 +88,17 @@ typedef int (*memmap_word_fn)(struct mm_alloc *a, size_t off, uint64_t v, int de
  * how many were found, the one fn stopped at included. */
 size_t memmap_scan_words(const struct memmap *m, const void *bytes, size_t len, size_t first,
 			 memmap_word_fn fn, void *arg);
+
+/* The rule on a launch's argument words: memmap_scan_words over args (l's
+ * own bytes, or a copy of them being relocated) at offsets 0, 8, ...,
+ * leaving out the words the trace knows are integers (tr_launch_nonptr:
+ * format 1.7, a struct's 4-byte field beside 4 bytes never set). */
+size_t memmap_scan_args(const struct memmap *m, const struct tr_launch *l, const uint8_t *args,
+			memmap_word_fn fn, void *arg);
+/* memmap_pointer_word for the word at byte off of l's arguments (value v):
+ * NULL also when the trace knows that word is an integer. */
+struct mm_alloc *memmap_arg_word(const struct memmap *m, const struct tr_launch *l, uint32_t off,
+				 uint64_t v, int *dead);
 
 /* For bytes that land at device address dst: the offset of their first
  * word that is 8-byte aligned in the device address space (copies and

@@ -81,7 +81,7 @@ void params_each_pointer(const struct tr_launch *l, const struct memmap *mm,
 			uint64_t v;
 			int dead = 0;
 			memcpy(&v, l->args + off, 8);
-			struct mm_alloc *a = memmap_pointer_word(mm, v, &dead);
+			struct mm_alloc *a = memmap_arg_word(mm, l, off, v, &dead);
 			if (a)
 				stop = fn(a, p, nt == (int)l->nparams ? types[p] : NULL,
 					  off - l->params[p].offset, dead, arg);

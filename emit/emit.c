@@ -520,7 +520,7 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 					const char *ty = emit_source_ctype(es, p, nt == (int)l->nparams ? types[p] : NULL);
 					uint64_t was = 0;
 					memcpy(&v, l->args + pp->offset, pp->size);
-					if (pp->size != 8 || !memmap_pointer_word(&mm, v, NULL)) {
+					if (pp->size != 8 || !memmap_arg_word(&mm, l, pp->offset, v, NULL)) {
 						sb_adds(&body, " = ");
 						scalar_text(&body, ty, pp->size, v);
 					}
@@ -538,7 +538,7 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 				uint64_t v;
 				int dead = 0;
 				memcpy(&v, l->args + off, 8);
-				struct mm_alloc *a = memmap_pointer_word(&mm, v, &dead);
+				struct mm_alloc *a = memmap_arg_word(&mm, l, off, v, &dead);
 				if (!a)
 					continue;
 				sb_addf(&body, "\t\tput_ptr(args, %u, buf[%d].ptr + %lld);   /* captured 0x%llx%s */\n",

@@ -527,8 +527,10 @@ static void name_block(struct strbuf *o, const struct tr_block *b)
 		sb_addf(o, " in a %s block", fmt_bytes(b->alloc_size, al));
 	if (b->file && *b->file)
 		sb_addf(o, ", allocated at %s:%u in %s)", b->file, b->line, b->func ? b->func : "?");
-	else
+	else if (b->flags & TR_BLK_F_INITIAL)
 		sb_adds(o, ", allocated before recording began)");
+	else
+		sb_adds(o, ", allocated where no Python line was recorded)");
 }
 
 /* What pointer word v of launch seq points into: a block, else an allocation. */

@@ -78,7 +78,7 @@ static unsigned char *relevant_launches(const struct cand *c, const size_t *idx,
 				uint64_t v;
 				int dead;
 				memcpy(&v, l->args + off, 8);
-				struct mm_alloc *a = memmap_pointer_word(&mm, v, &dead);
+				struct mm_alloc *a = memmap_arg_word(&mm, l, off, v, &dead);
 				if (a)
 					bufs[j][nb[j]++] = a->index;
 			}

@@ -39,7 +39,7 @@ static int scalar_to_try(struct oracle *o, struct memmap *mm, const struct cand 
 	if (size != 4 && size != 8)
 		return 0;
 	memcpy(&v, l->args + off, size);
-	if (size == 8 && memmap_pointer_word(mm, v, &dead))
+	if (size == 8 && memmap_arg_word(mm, l, off, v, &dead))
 		return 0;
 	return v != 0;
 }

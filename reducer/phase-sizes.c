@@ -46,6 +46,8 @@ static int size_floor(const struct cand *c, size_t ai, uint64_t *floor)
 			for (uint32_t off = 0; off + 8 <= r->u.launch.argsize; off += 8) {
 				uint64_t v;
 				memcpy(&v, r->u.launch.args + off, 8);
+				if (tr_launch_nonptr(&r->u.launch, off))
+					continue;   /* an integer (format 1.7) */
 				if (IN_BUF(v) && v - A + 1 > lo)
 					lo = v - A + 1;
 			}

@@ -544,8 +544,10 @@ static void name_block(struct strbuf *o, const struct tr_block *b)
 	sb_addf(o, "tensor 0x%llx (%s", (unsigned long long)b->addr, fmt_bytes(b->size, sz));
 	if (*b->file)
 		sb_addf(o, ", allocated at %s:%u in %s)", b->file, b->line, b->func);
-	else
+	else if (b->flags & TR_BLK_F_INITIAL)
 		sb_adds(o, ", allocated before recording began: place unknown)");
+	else
+		sb_adds(o, ", allocated where no Python line was recorded: place unknown)");
 }
 
 /* The launch with this seq, or NULL. */

@@ -684,12 +684,12 @@ static int stray_word(const struct memmap *m, uint64_t v)
 	return !memmap_pointer_word(m, v, NULL);
 }
 
-static void count_stray(struct run *R, const uint8_t *args, uint32_t argsize)
+static void count_stray(struct run *R, const struct tr_launch *l)
 {
-	for (uint32_t off = 0; off + 8 <= argsize; off += 8) {
+	for (uint32_t off = 0; off + 8 <= l->argsize; off += 8) {
 		uint64_t v;
-		memcpy(&v, args + off, 8);
-		if (stray_word(&R->mm, v))
+		memcpy(&v, l->args + off, 8);
+		if (!tr_launch_nonptr(l, off) && stray_word(&R->mm, v))
 			R->rel.stray++;
 	}
 }
@@ -711,12 +711,13 @@ static int relocate_word(struct mm_alloc *a, size_t off, uint64_t v, int dead, v
 	return 0;
 }
 
-/* Relocate every pointer word (memmap_pointer_word) of a parameter
- * buffer in place; returns how many were. */
-static unsigned relocate_args(const struct run *R, uint8_t *args, uint32_t argsize)
+/* Relocate every pointer word (memmap_scan_args: not the words the trace
+ * knows are integers) of l's parameter bytes, copied to args, in place;
+ * returns how many were. */
+static unsigned relocate_args(const struct run *R, const struct tr_launch *l, uint8_t *args)
 {
 	struct reloc rl = { args, 0 };
-	memmap_scan_words(&R->mm, args, argsize, 0, relocate_word, &rl);
+	memmap_scan_args(&R->mm, l, args, relocate_word, &rl);
 	return rl.n;
 }
 
@@ -1016,8 +1017,8 @@ static int do_launch(struct run *R, size_t ev, const struct tr_launch *l)
 	apply_attrs(R, fn, l->name, ev);
 	args = xcalloc(1, l->argsize + 8);
 	memcpy(args, l->args, l->argsize);
-	R->rel.relocated += relocate_args(R, args, l->argsize);
-	count_stray(R, l->args, l->argsize);
+	R->rel.relocated += relocate_args(R, l, args);
+	count_stray(R, l);
 	rtmap_reencode(&c->d, R->t, ev, l, args, &R->tmap);
 	kp = xcalloc(l->nparams + 1, sizeof(void *));
 	for (uint32_t i = 0; i < l->nparams; i++)
@@ -1317,7 +1318,7 @@ static void snap_reach(struct snap *S, const struct tr_launch *l)
 	struct strbuf buf = STRBUF_INIT;
 	char *scanned = xcalloc(R->mm.n + 1, 1);
 
-	memmap_scan_words(&R->mm, l->args, l->argsize, 0, want_word, S);
+	memmap_scan_args(&R->mm, l, l->args, want_word, S);
 	S->changed = 1;
 	while (S->changed) {
 		S->changed = 0;

@@ -574,6 +574,7 @@ static int cut_incomplete_checkpoint(struct trace *t, unsigned flags, struct str
 }
 
 #include "batch.inc"   /* 1.6: trace_place_block_batches() */
+#include "nonptr.inc"  /* 1.7: trace_mark_nonptr() */
 
 static int finish_open(struct trace *t, unsigned flags, struct strbuf *err)
 {
@@ -583,6 +584,8 @@ static int finish_open(struct trace *t, unsigned flags, struct strbuf *err)
 		ret = cut_incomplete_checkpoint(t, flags, &e);
 	if (ret == 0)
 		ret = trace_place_block_batches(t);   /* 1.6: late allocator blocks (batch.inc) */
+	if (ret == 0)
+		trace_mark_nonptr(t);                  /* 1.7: integer words (nonptr.inc) */
 	if (ret < 0) {
 		sb_add(err, e.buf, e.len);
 		sb_release(&e);
@@ -650,6 +653,7 @@ void trace_release(struct trace *t)
 		a = n;
 	}
 	free(t->rec);
+	free(t->nonptr);
 	free(t->blob_slots);
 	free(t->truncated_msg);
 	free(t->path);

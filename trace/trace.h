@@ -32,7 +32,7 @@ struct strbuf;
 
 #define TRACE_MAGIC "GPURDTRC"   /* 8 bytes, no NUL on disk */
 #define TRACE_MAJOR 1
-#define TRACE_MINOR 6
+#define TRACE_MINOR 7
 #define TRACE_HEADER_SIZE 32
 #define TRACE_HEADER_SEED 0x48445243u   /* "CRDH": the header checksum's XXH32 seed (1.4) */
 #define TRACE_RECORD_HEADER_SIZE 16
@@ -203,6 +203,11 @@ struct tr_launch {
 	uint32_t py_state;       /* enum tr_py_state */
 	uint32_t nframes;
 	struct tr_frame *frames; /* innermost first */
+	/* not on disk (1.7, trace_mark_nonptr): the sorted byte offsets of
+	 * the 8-byte argument words that are never pointers in this kernel's
+	 * launches (tr_launch_nonptr); NULL when none */
+	const uint32_t *nonptr;
+	uint32_t nnonptr;
 };
 
 struct tr_fault {
@@ -317,6 +322,18 @@ struct tr_block_free {
 struct tr_block_batch {
 	uint64_t seq;            /* the launch they apply before */
 	uint64_t known;          /* blocks are complete for launches with seq < known (0: not said) */
+	uint32_t flags;          /* reserved, 0 */
+};
+
+/* NONPTR (1.7): in every LAUNCH of `kernel`, the 8-byte argument word at
+ * byte `offset` is an integer, never a pointer: no reader relocates it or
+ * names a buffer by it (docs/FORMAT.md).  tw_record writes a kernel's
+ * records before the first LAUNCH of it that carries a nonptr list (a
+ * trace derived from another keeps what its source showed); the reader
+ * adds what the launches themselves show (trace_mark_nonptr). */
+struct tr_nonptr {
+	const char *kernel;      /* mangled name, as in LAUNCH */
+	uint32_t offset;         /* byte offset in the argument buffer, 8-aligned */
 	uint32_t flags;          /* reserved, 0 */
 };
 
@@ -436,6 +453,11 @@ struct trace {
 	int blocks_cut;
 	uint64_t blocks_known;
 	struct trace_arena *arena;
+	/* 1.7 (trace_mark_nonptr): every (kernel, offset) whose argument word
+	 * is never a pointer, sorted by kernel then offset; launches point
+	 * into it (tr_launch.nonptr) */
+	struct tr_nonptr *nonptr;
+	size_t nnonptr;
 	/* blob index: open addressing on hash -> record index */
 	size_t *blob_slots;
 	size_t blob_nslots;
@@ -480,6 +502,20 @@ int trace_complete(const struct trace *t);
  * and end the blocks before the first launch they do not cover.
  * A trace without BLOCK_BATCH is untouched.  Returns 0. */
 int trace_place_block_batches(struct trace *t);
+
+/*
+ * 1.7 (called by trace_open): the argument words that are never pointers.
+ * A by-value struct may hold a 4-byte integer beside 4 bytes the program
+ * never set (stack garbage, often the high half of a host address): read
+ * as one word, 0x00007fd5_00000040 may fall inside a device allocation and
+ * would be "relocated", changing the integer the kernel reads.  A word is
+ * an integer when a NONPTR record says so, or when some launch of the
+ * same kernel holds a small non-zero value there (1 to 2^32 - 1: never a
+ * device address).  Fills t->nonptr and every launch's nonptr list.
+ */
+void trace_mark_nonptr(struct trace *t);
+/* 1 when the word at byte off of l's arguments is never a pointer. */
+int tr_launch_nonptr(const struct tr_launch *l, uint32_t off);
 
 /* Index of the BLOB record with this hash, or -1. */
 long trace_find_blob(const struct trace *t, uint64_t hash);
@@ -531,9 +567,13 @@ struct trace_writer {
 	 * record or buffer's worth, at most TW_OUT_MAX_IOV of them.  0 or -1
 	 * (then w->failed is set).  NULL: the file, directly. */
 	int (*out)(struct trace_writer *w, const struct iovec *iov, int n);
+	/* 1.7: kernels whose NONPTR records were written (tw_record writes
+	 * them before a LAUNCH whose nonptr list it has not written yet) */
+	const char **np_seen;
+	size_t np_n, np_cap;
 };
 #define TW_OUT_MAX_IOV 3
-#define TRACE_WRITER_INIT { -1, NULL, 0, 0, 0, 0, 3, NULL, 0, 0, 0, NULL, NULL, 0, NULL, 0, 0, 0, NULL, 0, NULL }
+#define TRACE_WRITER_INIT { -1, NULL, 0, 0, 0, 0, 3, NULL, 0, 0, 0, NULL, NULL, 0, NULL, 0, 0, 0, NULL, 0, NULL, NULL, 0, 0 }
 
 /* Create/truncate path and write the header.  0 or -1 with err. */
 int tw_open(struct trace_writer *w, const char *path, struct strbuf *err);

@@ -147,6 +147,11 @@ int tw_close(struct trace_writer *w)
 	free(w->enc);
 	w->enc = NULL;
 	w->enc_alloc = 0;
+	for (size_t i = 0; i < w->np_n; i++)
+		free((void *)w->np_seen[i]);
+	free(w->np_seen);
+	w->np_seen = NULL;
+	w->np_n = w->np_cap = 0;
 	return ret;
 }
 
@@ -457,10 +462,27 @@ int tr_encode(const struct tr_rec *r, struct strbuf *sb)
 /* Records are encoded into w->enc, kept between records (a fresh strbuf
  * grew five times for a launch with its Python frames); one over 64 KiB is
  * not kept. */
+/* 1.7: before the first LAUNCH of a kernel that carries a nonptr list
+ * (it came from a trace that was read), that list as NONPTR records, so a
+ * trace cut from another keeps what the other's launches showed. */
+static void write_nonptr(struct trace_writer *w, const struct tr_launch *l)
+{
+	for (size_t i = 0; i < w->np_n; i++)
+		if (!strcmp(w->np_seen[i], l->name))
+			return;
+	ALLOC_GROW(w->np_seen, w->np_n + 1, w->np_cap);
+	w->np_seen[w->np_n++] = xstrdup(l->name);
+	for (uint32_t k = 0; k < l->nnonptr; k++)
+		tw_nonptr(w, &(struct tr_nonptr){ .kernel = l->name, .offset = l->nonptr[k] });
+}
+
 long tw_record(struct trace_writer *w, const struct tr_rec *r)
 {
 	struct strbuf sb = STRBUF_INIT;
 	long ev = -1;
+
+	if (r->type == TR_LAUNCH && r->u.launch.nnonptr && r->u.launch.name)
+		write_nonptr(w, &r->u.launch);
 
 	if (w->enc_alloc) {
 		sb.buf = w->enc;

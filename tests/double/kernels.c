@@ -160,6 +160,20 @@ static void k_struct_params(const struct dbl_launch *L, const void *args)
 		p.b[i] = p.a[i] + 1.0f;
 }
 
+/* dims_fill(Dims d, float *out), struct Dims { int n; int unused; } passed
+ * by value (8 bytes, the host leaves `unused` as it was: stack garbage,
+ * as cuDNN's nchw2nhwc_params_t does): if (i < d.n) out[i] = 1.  Correct;
+ * it tests that a replay does not take {n, garbage} for a pointer and
+ * "relocate" it, which turns n into an address's low half (format 1.7). */
+static void k_dims_fill(const struct dbl_launch *L, const void *a)
+{
+	int n = ARG(int, a, 0);
+	float *out = ARG(float *, a, 8);
+	long long i = dbl_tid_x(L);
+	if (i < n)
+		out[i] = 1.0f;
+}
+
 /* fill(float *p, float v, int n): if (i < n) p[i] = v.  Correct. */
 static void k_fill(const struct dbl_launch *L, const void *a)
 {
@@ -379,6 +393,8 @@ const struct dbl_kernel dbl_kernels[] = {
 	  2, { {0, 8}, {8, 4} }, k_use_buf },
 	{ "_Z13struct_params4Pair", "struct_params(Pair)",
 	  1, { {0, 24} }, k_struct_params },
+	{ "_Z9dims_fill4DimsPf", "dims_fill(Dims, float*)",
+	  2, { {0, 8}, {8, 8} }, k_dims_fill },
 	{ "_Z4fillPffi", "fill(float*, float, int)",
 	  3, { {0, 8}, {8, 4}, {12, 4} }, k_fill },
 	{ "_Z4spinPVKi", "spin(const volatile int*)",

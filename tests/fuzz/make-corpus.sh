@@ -109,6 +109,15 @@ blockfree 0x7f0000001000
 fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0
 EOF
 
+# format 1.7: an argument word that is an integer, said and shown
+$M "$C/nonptr.bin" <<'EOF'
+alloc 0x7fd4fe000000 0x5000000
+nonptr _Z9dims_fill4DimsPf 0
+launch _Z9dims_fill4DimsPf 1 256 u64:0x00007fd500000040 ptr:0x7fd4fe000000
+launch _Z9dims_fill4DimsPf 1 256 u64:0x40 ptr:0x7fd4fe000000
+end 0
+EOF
+
 # a bare ELF image, for the symbol counter
 $M --elf "$C/cubin.elf" _Z5scalePfPKfii _Z4fillPfi
 ls -l "$C"

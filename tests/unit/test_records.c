@@ -176,6 +176,10 @@ static int golden(uint32_t type, struct tr_rec *r, struct exp *e)
 		r->u.block_batch = (struct tr_block_batch){ 1234, 1240, 0 };
 		e_u64(e, 1234); e_u64(e, 1240); e_u32(e, 0);
 		return 0;
+	case TR_NONPTR:
+		r->u.nonptr = (struct tr_nonptr){ "_ZN5cudnn4kernE", 32, 0 };
+		e_str(e, "_ZN5cudnn4kernE"); e_u32(e, 32); e_u32(e, 0);
+		return 0;
 	case TR_TENSORMAP: {
 		struct tr_tensormap *m = &r->u.tmap;
 		m->api = TR_TMAP_TILED; m->geom = 0; m->dtype = 7; m->rank = 3; m->interleave = 0;
@@ -250,7 +254,7 @@ UNIT_TEST(records_every_type_has_golden_bytes)
 	}
 	CHECK(tr_encode(&(struct tr_rec){ .type = 23 }, &sb) < 0);   /* reserved, unknown */
 	CHECK_STR(tr_type_name(23), "UNKNOWN");
-	CHECK_EQ_U(TR_TYPE_MAX_KNOWN, TR_BLOCK_BATCH);
+	CHECK_EQ_U(TR_TYPE_MAX_KNOWN, TR_NONPTR);
 	sb_release(&sb);
 }
 

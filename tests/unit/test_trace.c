@@ -500,3 +500,82 @@ UNIT_TEST(trace_block_records)
 	sb_release(&err);
 	sb_release(&pay);
 }
+
+/* 1.7: which argument words are integers (trace_mark_nonptr), and the
+ * writer carrying a launch's list into a trace cut from it. */
+static void put_launch(struct trace_writer *w, const char *name, uint64_t seq, const uint64_t *words, uint32_t n,
+		       const uint32_t *nonptr, uint32_t nnonptr)
+{
+	struct tr_rec r;
+	struct tr_param p[4];
+	memset(&r, 0, sizeof(r));
+	r.type = TR_LAUNCH;
+	r.u.launch.seq = seq;
+	r.u.launch.name = name;
+	r.u.launch.nparams = n;
+	for (uint32_t i = 0; i < n; i++)
+		p[i] = (struct tr_param){ 8 * i, 8 };
+	r.u.launch.params = p;
+	r.u.launch.argsize = 8 * n;
+	r.u.launch.args = (uint8_t *)words;
+	r.u.launch.nonptr = nonptr;
+	r.u.launch.nnonptr = nnonptr;
+	CHECK(tw_record(w, &r) >= 0);
+}
+
+UNIT_TEST(trace_nonptr_words)
+{
+	struct trace t, t2;
+	struct trace_writer w = TRACE_WRITER_INIT;
+	struct strbuf err = STRBUF_INIT;
+	char path[] = "/tmp/gpureduce-unit-np-XXXXXX", path2[] = "/tmp/gpureduce-unit-np2-XXXXXX";
+	int fd = mkstemp(path), fd2 = mkstemp(path2);
+	/* k: word 0 is {n, garbage} then {n, 0}; word 8 a pointer, NULL once;
+	 * word 16 is 2^32 (not small: no evidence); j: word 8 small, but only in j */
+	const uint64_t k1[3] = { 0x00007fd500000040ull, 0x7fd600000000ull, 1ull << 32 };
+	const uint64_t k2[3] = { 0x40, 0, 1ull << 32 };
+	const uint64_t j1[2] = { 0x7fd600000000ull, 7 };
+
+	CHECK(fd >= 0 && tw_open_fd(&w, fd, path, &err) == 0);
+	put_launch(&w, "k", 0, k1, 3, NULL, 0);
+	put_launch(&w, "j", 1, j1, 2, NULL, 0);
+	put_launch(&w, "k", 2, k2, 3, NULL, 0);
+	CHECK(tw_nonptr(&w, &(struct tr_nonptr){ .kernel = "j", .offset = 4 }) >= 0);   /* not 8-aligned: ignored */
+	CHECK(tw_nonptr(&w, &(struct tr_nonptr){ .kernel = "k", .offset = 16 }) >= 0);
+	CHECK(tw_close(&w) == 0);
+	CHECK(trace_open(&t, path, TRACE_OPEN_STRICT, &err) == 0);
+	CHECK_EQ_U(t.nrec, 5);
+	if (t.nrec == 5) {
+		const struct tr_launch *a = &t.rec[0].u.launch, *j = &t.rec[1].u.launch;
+		CHECK(tr_launch_nonptr(a, 0));        /* the other launch held 64 there */
+		CHECK(!tr_launch_nonptr(a, 8));       /* NULL is no evidence */
+		CHECK(tr_launch_nonptr(a, 16));       /* the record */
+		CHECK_EQ_U(a->nnonptr, 2);
+		CHECK(tr_launch_nonptr(&t.rec[2].u.launch, 0));
+		CHECK(!tr_launch_nonptr(j, 0));       /* another kernel's evidence is not j's */
+		CHECK(tr_launch_nonptr(j, 8));
+		CHECK(!tr_launch_nonptr(j, 4));
+		CHECK_EQ_U(t.nnonptr, 3);
+		/* a trace cut from it: the writer puts k's records before its launch */
+		struct trace_writer w2 = TRACE_WRITER_INIT;
+		CHECK(fd2 >= 0 && tw_open_fd(&w2, fd2, path2, &err) == 0);
+		long e0 = tw_record(&w2, &t.rec[0]), e1 = tw_record(&w2, &t.rec[2]);
+		CHECK_EQ_U(e0, 2);   /* two NONPTR records first */
+		CHECK_EQ_U(e1, 3);   /* not again for k */
+		CHECK(tw_close(&w2) == 0);
+		CHECK(trace_open(&t2, path2, TRACE_OPEN_STRICT, &err) == 0);
+		CHECK_EQ_U(t2.nrec, 4);
+		if (t2.nrec == 4) {
+			CHECK_EQ_U(t2.rec[0].type, TR_NONPTR);
+			CHECK_STR(t2.rec[0].u.nonptr.kernel, "k");
+			CHECK(tr_launch_nonptr(&t2.rec[2].u.launch, 0));
+			CHECK(tr_launch_nonptr(&t2.rec[2].u.launch, 16));
+			CHECK_STR(tr_type_name(TR_NONPTR), "NONPTR");
+		}
+		trace_release(&t2);
+	}
+	trace_release(&t);
+	unlink(path);
+	unlink(path2);
+	sb_release(&err);
+}

@@ -58,6 +58,8 @@
  *                                         BLOCK_ALLOC (1.3): an allocator block
  *                                         (alloc defaults to SIZE rounded up to 512)
  *   blockfree ADDR                        BLOCK_FREE (1.3)
+ *   nonptr KERNEL OFFSET                  NONPTR (1.7): that argument word of
+ *                                         KERNEL's launches is an integer
  *   ckbegin ID SEQ [ALLOCS BYTES]  |  ckend ID SEQ [ALLOCS BYTES [STORED]]
  *                                         CHECKPOINT_BEGIN / CHECKPOINT_END (1.2)
  *   note TEXT...  |  reduction TEXT...    words joined by one space
@@ -688,6 +690,12 @@ static void command(int n, char **wv)
 		r.type = TR_BLOCK_FREE;
 		r.u.block_free.addr = num(wv[1]);
 		r.u.block_free.source = TR_BLK_TEST;
+		put(&r);
+	} else if (!strcmp(c, "nonptr")) {   /* 1.7 */
+		need_words(n, 3, "nonptr KERNEL OFFSET");
+		r.type = TR_NONPTR;
+		r.u.nonptr.kernel = wv[1];
+		r.u.nonptr.offset = (uint32_t)num(wv[2]);
 		put(&r);
 	} else if (!strcmp(c, "blockbatch")) {   /* 1.6 */
 		need_words(n, 3, "blockbatch SEQ KNOWN");
