@@ -325,14 +325,17 @@ struct tr_block_batch {
 	uint32_t flags;          /* reserved, 0 */
 };
 
-/* NONPTR (1.7): in every LAUNCH of `kernel`, the 8-byte argument word at
- * byte `offset` is an integer, never a pointer: no reader relocates it or
+/* NONPTR (1.7): in every LAUNCH of `kernel` whose parameter layout is
+ * `layout` (tr_launch_layout; 0: any), the 8-byte argument word at byte
+ * `offset` is an integer, never a pointer: no reader relocates it or
  * names a buffer by it (docs/FORMAT.md).  tw_record writes a kernel's
- * records before the first LAUNCH of it that carries a nonptr list (a
- * trace derived from another keeps what its source showed); the reader
- * adds what the launches themselves show (trace_mark_nonptr). */
+ * records before the first LAUNCH of it (name and layout) that carries a
+ * nonptr list (a trace derived from another keeps what its source
+ * showed); the reader adds what the launches themselves show
+ * (trace_mark_nonptr). */
 struct tr_nonptr {
 	const char *kernel;      /* mangled name, as in LAUNCH */
+	uint64_t layout;         /* tr_launch_layout of the launches it is about; 0: any */
 	uint32_t offset;         /* byte offset in the argument buffer, 8-aligned */
 	uint32_t flags;          /* reserved, 0 */
 };
@@ -516,6 +519,11 @@ int trace_place_block_batches(struct trace *t);
 void trace_mark_nonptr(struct trace *t);
 /* 1 when the word at byte off of l's arguments is never a pointer. */
 int tr_launch_nonptr(const struct tr_launch *l, uint32_t off);
+/* A hash of l's parameter layout (argsize, each parameter's offset and
+ * size), never 0: a JIT loads one name in several builds whose layouts may
+ * differ (Triton drops an int that was 1 from the signature), so words
+ * are integers per (name, layout), not per name. */
+uint64_t tr_launch_layout(const struct tr_launch *l);
 
 /* Index of the BLOB record with this hash, or -1. */
 long trace_find_blob(const struct trace *t, uint64_t hash);
@@ -567,13 +575,15 @@ struct trace_writer {
 	 * record or buffer's worth, at most TW_OUT_MAX_IOV of them.  0 or -1
 	 * (then w->failed is set).  NULL: the file, directly. */
 	int (*out)(struct trace_writer *w, const struct iovec *iov, int n);
-	/* 1.7: kernels whose NONPTR records were written (tw_record writes
-	 * them before a LAUNCH whose nonptr list it has not written yet) */
+	/* 1.7: kernels (name, layout) whose NONPTR records were written
+	 * (tw_record writes them before a LAUNCH whose nonptr list it has
+	 * not written yet) */
 	const char **np_seen;
-	size_t np_n, np_cap;
+	uint64_t *np_layout;
+	size_t np_n, np_cap, np_lcap;
 };
 #define TW_OUT_MAX_IOV 3
-#define TRACE_WRITER_INIT { -1, NULL, 0, 0, 0, 0, 3, NULL, 0, 0, 0, NULL, NULL, 0, NULL, 0, 0, 0, NULL, 0, NULL, NULL, 0, 0 }
+#define TRACE_WRITER_INIT { -1, NULL, 0, 0, 0, 0, 3, NULL, 0, 0, 0, NULL, NULL, 0, NULL, 0, 0, 0, NULL, 0, NULL, NULL, NULL, 0, 0, 0 }
 
 /* Create/truncate path and write the header.  0 or -1 with err. */
 int tw_open(struct trace_writer *w, const char *path, struct strbuf *err);

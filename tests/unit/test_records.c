@@ -177,8 +177,8 @@ static int golden(uint32_t type, struct tr_rec *r, struct exp *e)
 		e_u64(e, 1234); e_u64(e, 1240); e_u32(e, 0);
 		return 0;
 	case TR_NONPTR:
-		r->u.nonptr = (struct tr_nonptr){ "_ZN5cudnn4kernE", 32, 0 };
-		e_str(e, "_ZN5cudnn4kernE"); e_u32(e, 32); e_u32(e, 0);
+		r->u.nonptr = (struct tr_nonptr){ "_ZN5cudnn4kernE", 0x1234567890abcdefull, 32, 0 };
+		e_str(e, "_ZN5cudnn4kernE"); e_u64(e, 0x1234567890abcdefull); e_u32(e, 32); e_u32(e, 0);
 		return 0;
 	case TR_TENSORMAP: {
 		struct tr_tensormap *m = &r->u.tmap;

@@ -541,11 +541,21 @@ UNIT_TEST(trace_nonptr_words)
 	put_launch(&w, "j", 1, j1, 2, NULL, 0);
 	put_launch(&w, "k", 2, k2, 3, NULL, 0);
 	CHECK(tw_nonptr(&w, &(struct tr_nonptr){ .kernel = "j", .offset = 4 }) >= 0);   /* not 8-aligned: ignored */
-	CHECK(tw_nonptr(&w, &(struct tr_nonptr){ .kernel = "k", .offset = 16 }) >= 0);
+	CHECK(tw_nonptr(&w, &(struct tr_nonptr){ .kernel = "k", .offset = 16 }) >= 0);  /* any layout */
+	/* another build of k (a JIT's): two parameters, a pointer where the
+	 * first build has the integer word; no evidence crosses builds */
+	put_launch(&w, "k", 3, j1, 2, NULL, 0);
 	CHECK(tw_close(&w) == 0);
 	CHECK(trace_open(&t, path, TRACE_OPEN_STRICT, &err) == 0);
-	CHECK_EQ_U(t.nrec, 5);
-	if (t.nrec == 5) {
+	CHECK_EQ_U(t.nrec, 6);
+	if (t.nrec == 6) {
+		const struct tr_launch *k3 = &t.rec[5].u.launch;
+		CHECK(tr_launch_layout(k3) != tr_launch_layout(&t.rec[0].u.launch));
+		CHECK(tr_launch_layout(&t.rec[2].u.launch) == tr_launch_layout(&t.rec[0].u.launch));
+		CHECK(!tr_launch_nonptr(k3, 0));      /* the first build's integer is this one's pointer */
+		CHECK(tr_launch_nonptr(k3, 8));       /* its own evidence (7) */
+	}
+	if (t.nrec == 6) {
 		const struct tr_launch *a = &t.rec[0].u.launch, *j = &t.rec[1].u.launch;
 		CHECK(tr_launch_nonptr(a, 0));        /* the other launch held 64 there */
 		CHECK(!tr_launch_nonptr(a, 8));       /* NULL is no evidence */
@@ -555,7 +565,7 @@ UNIT_TEST(trace_nonptr_words)
 		CHECK(!tr_launch_nonptr(j, 0));       /* another kernel's evidence is not j's */
 		CHECK(tr_launch_nonptr(j, 8));
 		CHECK(!tr_launch_nonptr(j, 4));
-		CHECK_EQ_U(t.nnonptr, 3);
+		CHECK_EQ_U(t.nnonptr, 5);   /* k: 0, 16; j: 8; the other build of k: 8, and 16 (the any-layout record) */
 		/* a trace cut from it: the writer puts k's records before its launch */
 		struct trace_writer w2 = TRACE_WRITER_INIT;
 		CHECK(fd2 >= 0 && tw_open_fd(&w2, fd2, path2, &err) == 0);

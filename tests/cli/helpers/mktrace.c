@@ -58,8 +58,10 @@
  *                                         BLOCK_ALLOC (1.3): an allocator block
  *                                         (alloc defaults to SIZE rounded up to 512)
  *   blockfree ADDR                        BLOCK_FREE (1.3)
- *   nonptr KERNEL OFFSET                  NONPTR (1.7): that argument word of
+ *   nonptr KERNEL OFFSET [LAYOUT]         NONPTR (1.7): that argument word of
  *                                         KERNEL's launches is an integer
+ *                                         (LAYOUT: tr_launch_layout; 0, the
+ *                                         default: every layout)
  *   ckbegin ID SEQ [ALLOCS BYTES]  |  ckend ID SEQ [ALLOCS BYTES [STORED]]
  *                                         CHECKPOINT_BEGIN / CHECKPOINT_END (1.2)
  *   note TEXT...  |  reduction TEXT...    words joined by one space
@@ -692,10 +694,11 @@ static void command(int n, char **wv)
 		r.u.block_free.source = TR_BLK_TEST;
 		put(&r);
 	} else if (!strcmp(c, "nonptr")) {   /* 1.7 */
-		need_words(n, 3, "nonptr KERNEL OFFSET");
+		need_words(n, 3, "nonptr KERNEL OFFSET [LAYOUT]");
 		r.type = TR_NONPTR;
 		r.u.nonptr.kernel = wv[1];
 		r.u.nonptr.offset = (uint32_t)num(wv[2]);
+		r.u.nonptr.layout = n > 3 ? num(wv[3]) : 0;
 		put(&r);
 	} else if (!strcmp(c, "blockbatch")) {   /* 1.6 */
 		need_words(n, 3, "blockbatch SEQ KNOWN");
