@@ -151,27 +151,6 @@ struct mm_alloc *memmap_pointer_word(const struct memmap *m, uint64_t v, int *de
 	return memmap_lookup(m, v, dead);
 }
 
-size_t memmap_scan_words(const struct memmap *m, const void *bytes, size_t len, size_t first,
-			 memmap_word_fn fn, void *arg)
-{
-	const unsigned char *p = bytes;
-	size_t found = 0;
-
-	for (size_t off = first; off < len && len - off >= 8; off += 8) {
-		uint64_t v;
-		int dead;
-		struct mm_alloc *a;
-		memcpy(&v, p + off, 8);
-		a = memmap_pointer_word(m, v, &dead);
-		if (!a)
-			continue;
-		found++;
-		if (fn && fn(a, off, v, dead, arg))
-			break;
-	}
-	return found;
-}
-
 struct mm_alloc *memmap_arg_word(const struct memmap *m, const struct tr_launch *l, uint32_t off,
 				 uint64_t v, int *dead)
 {
@@ -182,17 +161,20 @@ struct mm_alloc *memmap_arg_word(const struct memmap *m, const struct tr_launch 
 	return memmap_pointer_word(m, v, dead);
 }
 
-size_t memmap_scan_args(const struct memmap *m, const struct tr_launch *l, const uint8_t *args,
-			memmap_word_fn fn, void *arg)
+/* The scan of memmap_scan_words; with l, of l's argument words
+ * (memmap_arg_word: its integer words left out). */
+static size_t scan(const struct memmap *m, const void *bytes, size_t len, size_t first,
+		   const struct tr_launch *l, memmap_word_fn fn, void *arg)
 {
+	const unsigned char *p = bytes;
 	size_t found = 0;
 
-	for (uint32_t off = 0; off + 8 <= l->argsize; off += 8) {
+	for (size_t off = first; off < len && len - off >= 8; off += 8) {
 		uint64_t v;
 		int dead;
 		struct mm_alloc *a;
-		memcpy(&v, args + off, 8);
-		a = memmap_arg_word(m, l, off, v, &dead);
+		memcpy(&v, p + off, 8);
+		a = l ? memmap_arg_word(m, l, (uint32_t)off, v, &dead) : memmap_pointer_word(m, v, &dead);
 		if (!a)
 			continue;
 		found++;
@@ -200,6 +182,18 @@ size_t memmap_scan_args(const struct memmap *m, const struct tr_launch *l, const
 			break;
 	}
 	return found;
+}
+
+size_t memmap_scan_words(const struct memmap *m, const void *bytes, size_t len, size_t first,
+			 memmap_word_fn fn, void *arg)
+{
+	return scan(m, bytes, len, first, NULL, fn, arg);
+}
+
+size_t memmap_scan_args(const struct memmap *m, const struct tr_launch *l, const uint8_t *args,
+			memmap_word_fn fn, void *arg)
+{
+	return scan(m, args, l->argsize, 0, l, fn, arg);
 }
 
 int memmap_feed(struct memmap *m, const struct tr_rec *r, long event)
