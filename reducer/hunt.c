@@ -600,7 +600,12 @@ void hunt_describe(const struct trace *t, const struct hunt_finding *f, struct s
 		name_target(t, f->seq, v, out);
 	} else {
 		int any = 0;
-		sb_adds(out, ": how far past which buffer is unknown without compute-sanitizer; its buffers: ");
+		if (f->diag_err)
+			sb_addf(out, ": how far past which buffer is unknown (%s%s); its buffers: ",
+				strncmp(f->diag_err, "compute-sanitizer", 17) ? "compute-sanitizer: " : "",
+				f->diag_err);
+		else
+			sb_adds(out, ": how far past which buffer is unknown without compute-sanitizer; its buffers: ");
 		for (uint32_t q = 0; l && q < l->nparams; q++) {
 			uint64_t v;
 			if (l->params[q].size != 8)
@@ -653,8 +658,10 @@ void hunt_result_release(struct hunt_result *r)
 		return;
 	free(r->notes);
 	free(r->skip);
-	for (size_t i = 0; i < r->n; i++)
+	for (size_t i = 0; i < r->n; i++) {
 		free(r->f[i].diag);
+		free(r->f[i].diag_err);
+	}
 	free(r->f);
 	memset(r, 0, sizeof(*r));
 }

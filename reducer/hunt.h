@@ -43,6 +43,7 @@ struct hunt_finding {
 	int has_frames;          /* its launch has Python frames (repeats: same stack, else
 				    same kernel only) */
 	char *diag;              /* compute-sanitizer's diagnosis of it (malloc'ed), or NULL */
+	char *diag_err;          /* why compute-sanitizer gave none, when it ran (malloc'ed), or NULL */
 };
 
 struct hunt_opts {

@@ -144,6 +144,8 @@ static void diagnose_finding(const struct trace *t, struct hunt_result *r, size_
 		r->f[k].diag = xstrdup(diag.buf);
 	trace_release(&ct);
 out:
+	if (!r->f[k].diag)
+		r->f[k].diag_err = xstrdup(err.len ? err.buf : "no report");
 	sb_release(&path);
 	sb_release(&diag);
 	sb_release(&err);

@@ -120,6 +120,9 @@ printf '#!/bin/sh\nexit 0\n' >quiet-sanitizer
 chmod +x quiet-sanitizer
 check_exit "hunt with a (silent) compute-sanitizer, keeping its work: exit 1" 1 \
 	env GPUREDUCE_SANITIZER=$TMP/quiet-sanitizer $GPUREDUCE hunt --no-shrink --keep-work loop.bin
+grep "^finding 1:" "$TMP/.out" >quiet.f; [ -n "$T5102_SHOW" ] && cat quiet.f
+check_grep "  ...a finding says why the sanitizer gave no distance, not that there was none" \
+	"how far past which buffer is unknown (compute-sanitizer reported no memory error)" quiet.f
 check "  ...finding 2's trace was written" test -f loop.bin.hunt-*/finding-2.bin
 check_exit "  ...it faults (exit 1)" 1 $GPUREDUCE replay --guard=end loop.bin.hunt-*/finding-2.bin
 check_grep "  ...at launch #40, finding 1's repeats left out" "faulted at event .* (launch #40) in _Z6gather" "$TMP/.out"
