@@ -576,6 +576,42 @@ static void describe_repeats(const struct hunt_finding *f, struct strbuf *out)
 		f->has_frames ? "" : "no Python line recorded to tell them apart; ");
 }
 
+/* The pointer words inside l's by-value struct parameters (PyTorch's
+ * elementwise kernels pass their tensors so), "; param P+0xOFF = tensor
+ * ...", at most STRUCT_TARGETS of them; returns how many were named. */
+#define STRUCT_TARGETS 4
+static int struct_targets(const struct trace *t, const struct tr_launch *l, int any, struct strbuf *out)
+{
+	struct memmap mm = MEMMAP_INIT;
+	int n = 0, more = 0;
+	for (size_t i = 0; i < t->nrec; i++) {
+		if (&t->rec[i].u.launch == l)
+			break;
+		memmap_feed(&mm, &t->rec[i], (long)i);
+	}
+	for (uint32_t q = 0; q < l->nparams; q++) {
+		const struct tr_param *pp = &l->params[q];
+		if (pp->size <= 8)
+			continue;
+		for (uint32_t off = (pp->offset + 7) & ~7u; off + 8 <= pp->offset + pp->size; off += 8) {
+			uint64_t v;
+			memcpy(&v, l->args + off, 8);
+			if (!memmap_arg_word(&mm, l, off, v, NULL))
+				continue;
+			if (n >= STRUCT_TARGETS) {
+				more++;
+				continue;
+			}
+			sb_addf(out, "%sparam %u+0x%x = ", any + n++ ? "; " : "", q, off - pp->offset);
+			name_target(t, l->seq, v, out);
+		}
+	}
+	if (more)
+		sb_addf(out, "; %d more in the struct", more);
+	memmap_release(&mm);
+	return n;
+}
+
 void hunt_describe(const struct trace *t, const struct hunt_finding *f, struct strbuf *out)
 {
 	const struct tr_launch *l = launch_of(t, f->seq, NULL);
@@ -611,11 +647,13 @@ void hunt_describe(const struct trace *t, const struct hunt_finding *f, struct s
 			if (l->params[q].size != 8)
 				continue;
 			memcpy(&v, l->args + l->params[q].offset, 8);
-			if (v < 65536)
+			if (v < 65536 || tr_launch_nonptr(l, l->params[q].offset))
 				continue;
 			sb_addf(out, "%sparam %u = ", any++ ? "; " : "", q);
 			name_target(t, f->seq, v, out);
 		}
+		if (l)
+			any += struct_targets(t, l, any, out);
 		if (!any)
 			sb_adds(out, "none recorded");
 	}

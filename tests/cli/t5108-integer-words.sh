@@ -92,4 +92,34 @@ fi
 check_grep "  ...and passes the struct's bytes as captured" "0x64, 0x00, 0x00, 0x00, 0xd5, 0x7f, 0x00, 0x00" r/repro.cu
 check "  ...repro.cu compiles against the double" $CC -x c -w -I$CUDA/include -o r/repro r/repro.cu -L$DBL -Wl,-rpath,$DBL -lcuda
 check_exit "  ...and faults: n is 100 again" 1 ./r/repro
+
+# hunt names the buffers a struct parameter points to (PyTorch's
+# elementwise kernels pass their tensors so): struct_params(Pair{a, b, n})
+# writes b[i] for i < n; the first launch (n = 16, from a thread whose
+# stack left zeros beside it) is clean, in the second n = 300 runs past
+# b's 256 floats; its integer word (n beside the high half of a stack
+# address) is not named
+{ cat <<EOT
+process 100 /work ./app
+device "gpureduce CPU double"
+module $DBL/kernels.cubin 1
+alloc 0x7fd4fe000000 0x5000000
+alloc 0x7fd600000000 1024
+alloc 0x7fd600100000 1024
+launch _Z13struct_params4Pair 1 512 hex:00000000d67f000000001000d67f00001000000000000000
+launch _Z13struct_params4Pair 1 512 hex:00000000d67f000000001000d67f00002c010000d57f0000
+end 0
+EOT
+} > pair.txt
+check "mktrace pair" sh -c "$MKTRACE pair.bin < pair.txt"
+check_exit "hunt: the overrun through a struct's pointer is a finding" 1 $GPUREDUCE hunt --no-shrink pair.bin
+grep '^finding 1:' "$TMP/.out" > pair.f
+check_grep "  ...at the second launch" "^finding 1: launch #1 struct_params" pair.f
+check_grep "  ...naming the struct's first pointer" "param 0+0x0 = allocation 0x7fd600000000 (1024 B)" pair.f
+check_grep "  ...and its second" "param 0+0x8 = allocation 0x7fd600100000 (1024 B)" pair.f
+if grep -q "param 0+0x10" pair.f; then
+	fail "  ...and names its integer word too"
+else
+	ok "  ...but not its integer word"
+fi
 finish
