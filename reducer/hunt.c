@@ -533,11 +533,22 @@ static void name_block(struct strbuf *o, const struct tr_block *b)
 		sb_adds(o, ", allocated where no Python line was recorded)");
 }
 
-/* What pointer word v of launch seq points into: a block, else an allocation. */
-static void name_target(const struct trace *t, uint64_t seq, uint64_t v, struct strbuf *o)
+/* The allocations as they stand at launch seq (the records before it). */
+static void memmap_before(const struct trace *t, uint64_t seq, struct memmap *mm)
+{
+	for (size_t i = 0; i < t->nrec; i++) {
+		if (t->rec[i].type == TR_LAUNCH && t->rec[i].u.launch.seq == seq)
+			break;
+		memmap_feed(mm, &t->rec[i], (long)i);
+	}
+}
+
+/* What pointer word v of launch seq points into: a block, else an
+ * allocation of mm (memmap_before that launch). */
+static void name_target(const struct trace *t, uint64_t seq, const struct memmap *mm, uint64_t v,
+			struct strbuf *o)
 {
 	struct tr_block b;
-	struct memmap mm = MEMMAP_INIT;
 	struct mm_alloc *a;
 	char sz[32];
 	int dead = 0;
@@ -545,18 +556,12 @@ static void name_target(const struct trace *t, uint64_t seq, uint64_t v, struct 
 		name_block(o, &b);
 		return;
 	}
-	for (size_t i = 0; i < t->nrec; i++) {
-		if (t->rec[i].type == TR_LAUNCH && t->rec[i].u.launch.seq == seq)
-			break;
-		memmap_feed(&mm, &t->rec[i], (long)i);
-	}
-	a = memmap_lookup(&mm, v, &dead);
+	a = memmap_lookup(mm, v, &dead);
 	if (a)
 		sb_addf(o, "allocation 0x%llx (%s%s)", (unsigned long long)a->addr, fmt_bytes(a->size, sz),
 			dead ? ", freed" : "");
 	else
 		sb_adds(o, "no recorded buffer");
-	memmap_release(&mm);
 }
 
 /* "; N later launches of it from the same line left out (...)" when f has
@@ -580,15 +585,10 @@ static void describe_repeats(const struct hunt_finding *f, struct strbuf *out)
  * elementwise kernels pass their tensors so), "; param P+0xOFF = tensor
  * ...", at most STRUCT_TARGETS of them; returns how many were named. */
 #define STRUCT_TARGETS 4
-static int struct_targets(const struct trace *t, const struct tr_launch *l, int any, struct strbuf *out)
+static int struct_targets(const struct trace *t, const struct tr_launch *l, const struct memmap *mm, int any,
+			  struct strbuf *out)
 {
-	struct memmap mm = MEMMAP_INIT;
 	int n = 0, more = 0;
-	for (size_t i = 0; i < t->nrec; i++) {
-		if (&t->rec[i].u.launch == l)
-			break;
-		memmap_feed(&mm, &t->rec[i], (long)i);
-	}
 	for (uint32_t q = 0; q < l->nparams; q++) {
 		const struct tr_param *pp = &l->params[q];
 		if (pp->size <= 8)
@@ -596,19 +596,18 @@ static int struct_targets(const struct trace *t, const struct tr_launch *l, int 
 		for (uint32_t off = (pp->offset + 7) & ~7u; off + 8 <= pp->offset + pp->size; off += 8) {
 			uint64_t v;
 			memcpy(&v, l->args + off, 8);
-			if (!memmap_arg_word(&mm, l, off, v, NULL))
+			if (!memmap_arg_word(mm, l, off, v, NULL))
 				continue;
 			if (n >= STRUCT_TARGETS) {
 				more++;
 				continue;
 			}
 			sb_addf(out, "%sparam %u+0x%x = ", any + n++ ? "; " : "", q, off - pp->offset);
-			name_target(t, l->seq, v, out);
+			name_target(t, l->seq, mm, v, out);
 		}
 	}
 	if (more)
 		sb_addf(out, "; %d more in the struct", more);
-	memmap_release(&mm);
 	return n;
 }
 
@@ -617,10 +616,12 @@ void hunt_describe(const struct trace *t, const struct hunt_finding *f, struct s
 	const struct tr_launch *l = launch_of(t, f->seq, NULL);
 	char *k = params_demangle(f->kernel);
 	struct strbuf py = STRBUF_INIT;
+	struct memmap mm = MEMMAP_INIT;
 	const char *access = "accessed";
 	char dist[80];
 	int p = rc_diag_param(f->diag, dist, sizeof(dist), &access);
 
+	memmap_before(t, f->seq, &mm);   /* once: every buffer named below */
 	hunt_python_line(t, f->seq, &py);
 	sb_addf(out, "launch #%llu %s", (unsigned long long)f->seq, k);
 	if (py.len)
@@ -633,7 +634,7 @@ void hunt_describe(const struct trace *t, const struct hunt_finding *f, struct s
 		memcpy(&v, l->args + l->params[p].offset, 8);
 		sb_addf(out, ": %s %s %s of param %d = ", access, dist,
 			f->guard == GUARD_START ? "before the start" : "past the end", p);
-		name_target(t, f->seq, v, out);
+		name_target(t, f->seq, &mm, v, out);
 	} else {
 		int any = 0;
 		if (f->diag_err)
@@ -650,14 +651,15 @@ void hunt_describe(const struct trace *t, const struct hunt_finding *f, struct s
 			if (v < 65536 || tr_launch_nonptr(l, l->params[q].offset))
 				continue;
 			sb_addf(out, "%sparam %u = ", any++ ? "; " : "", q);
-			name_target(t, f->seq, v, out);
+			name_target(t, f->seq, &mm, v, out);
 		}
 		if (l)
-			any += struct_targets(t, l, any, out);
+			any += struct_targets(t, l, &mm, any, out);
 		if (!any)
 			sb_adds(out, "none recorded");
 	}
 	describe_repeats(f, out);
+	memmap_release(&mm);
 	sb_release(&py);
 	free(k);
 }
