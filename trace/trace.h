@@ -575,15 +575,14 @@ struct trace_writer {
 	 * record or buffer's worth, at most TW_OUT_MAX_IOV of them.  0 or -1
 	 * (then w->failed is set).  NULL: the file, directly. */
 	int (*out)(struct trace_writer *w, const struct iovec *iov, int n);
-	/* 1.7: kernels (name, layout) whose NONPTR records were written
-	 * (tw_record writes them before a LAUNCH whose nonptr list it has
-	 * not written yet) */
-	const char **np_seen;
-	uint64_t *np_layout;
-	size_t np_n, np_cap, np_lcap;
+	/* 1.7: the nonptr lists (one per kernel and layout of a trace read)
+	 * whose NONPTR records were written (tw_record writes them before a
+	 * LAUNCH whose list it has not written yet) */
+	const uint32_t **np_seen;
+	size_t np_n, np_cap;
 };
 #define TW_OUT_MAX_IOV 3
-#define TRACE_WRITER_INIT { -1, NULL, 0, 0, 0, 0, 3, NULL, 0, 0, 0, NULL, NULL, 0, NULL, 0, 0, 0, NULL, 0, NULL, NULL, NULL, 0, 0, 0 }
+#define TRACE_WRITER_INIT { -1, NULL, 0, 0, 0, 0, 3, NULL, 0, 0, 0, NULL, NULL, 0, NULL, 0, 0, 0, NULL, 0, NULL, NULL, 0, 0 }
 
 /* Create/truncate path and write the header.  0 or -1 with err. */
 int tw_open(struct trace_writer *w, const char *path, struct strbuf *err);

@@ -147,13 +147,9 @@ int tw_close(struct trace_writer *w)
 	free(w->enc);
 	w->enc = NULL;
 	w->enc_alloc = 0;
-	for (size_t i = 0; i < w->np_n; i++)
-		free((void *)w->np_seen[i]);
 	free(w->np_seen);
-	free(w->np_layout);
 	w->np_seen = NULL;
-	w->np_layout = NULL;
-	w->np_n = w->np_cap = w->np_lcap = 0;
+	w->np_n = w->np_cap = 0;
 	return ret;
 }
 
@@ -469,14 +465,14 @@ int tr_encode(const struct tr_rec *r, struct strbuf *sb)
  * trace cut from another keeps what the other's launches showed. */
 static void write_nonptr(struct trace_writer *w, const struct tr_launch *l)
 {
-	uint64_t lay = tr_launch_layout(l);
+	uint64_t lay;
+	/* the launches of one (kernel, layout) share their list (nonptr.inc) */
 	for (size_t i = 0; i < w->np_n; i++)
-		if (w->np_layout[i] == lay && !strcmp(w->np_seen[i], l->name))
+		if (w->np_seen[i] == l->nonptr)
 			return;
 	ALLOC_GROW(w->np_seen, w->np_n + 1, w->np_cap);
-	ALLOC_GROW(w->np_layout, w->np_n + 1, w->np_lcap);
-	w->np_layout[w->np_n] = lay;
-	w->np_seen[w->np_n++] = xstrdup(l->name);
+	w->np_seen[w->np_n++] = l->nonptr;
+	lay = tr_launch_layout(l);
 	for (uint32_t k = 0; k < l->nnonptr; k++)
 		tw_nonptr(w, &(struct tr_nonptr){ .kernel = l->name, .layout = lay, .offset = l->nonptr[k] });
 }
