@@ -14,14 +14,10 @@
 # (the writer emits it), and repro.cu passes the integer as it was.
 . tests/cli/test-lib.sh
 
-DBL=$BUILD/double
 CUDA=${CUDA:-/usr/local/cuda}
 CC=${CC:-cc}
-export GPUREDUCE_LIBCUDA=$DBL/libcuda.so.1
-PATH=/usr/bin:/bin     # no compute-sanitizer
-export PATH
-unset GPUREDUCE_SANITIZER GPUREDUCE_SHIFT
-cd "$TMP" || exit 1
+unset GPUREDUCE_SHIFT
+on_double no-sanitizer plain-path   # no compute-sanitizer
 
 K=_Z9dims_fill4DimsPf
 trace_head() {
@@ -61,11 +57,7 @@ check_grep "  ...one pointer relocated: out" "relocation: 1 pointer word(s) relo
 check "show both.bin" sh -c "'$GPUREDUCE' show both.bin > both.yaml"
 check "show alone.bin" sh -c "'$GPUREDUCE' show alone.bin > alone.yaml"
 check_grep "  ...alone: the word is annotated as a pointer into the 80 MiB buffer" "ptr: alloc#0+0x2000040" alone.yaml
-if grep -q "ptr: alloc#0+0x2000040" both.yaml; then
-	fail "  ...both: the integer word is annotated as a pointer"
-else
-	ok "  ...both: the integer word is not annotated"
-fi
+check_exit "  ...both: the integer word is not annotated" 1 grep -q "ptr: alloc#0+0x2000040" both.yaml
 check "show said.bin" sh -c "'$GPUREDUCE' show said.bin > said.yaml"
 check_grep "  ...the record is shown" "type: NONPTR" said.yaml
 check_grep "  ...with its word's offset" "word: 0" said.yaml
@@ -117,9 +109,5 @@ grep '^finding 1:' "$TMP/.out" > pair.f
 check_grep "  ...at the second launch" "^finding 1: launch #1 struct_params" pair.f
 check_grep "  ...naming the struct's first pointer" "param 0+0x0 = allocation 0x7fd600000000 (1024 B)" pair.f
 check_grep "  ...and its second" "param 0+0x8 = allocation 0x7fd600100000 (1024 B)" pair.f
-if grep -q "param 0+0x10" pair.f; then
-	fail "  ...and names its integer word too"
-else
-	ok "  ...but not its integer word"
-fi
+check_exit "  ...but not its integer word" 1 grep -q "param 0+0x10" pair.f
 finish
