@@ -32,6 +32,14 @@ static int write_hunt_trace(const struct trace *t, const struct hunt_result *r, 
 
 static const struct tr_launch *launch_of(const struct trace *t, uint64_t seq, size_t *at);
 
+static int in_list(const uint64_t *a, size_t n, uint64_t v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i] == v)
+			return 1;
+	return 0;
+}
+
 static int str_eq(const char *a, const char *b)
 {
 	return !strcmp(a ? a : "", b ? b : "");
@@ -180,22 +188,213 @@ static void note_replay(struct hunt_result *r, int guard, const struct replay_re
 		 replay_status_name(res->status), res->msg[0] ? ": " : "", res->msg);
 }
 
+/*
+ * The integer check.  A by-value struct (or a parameter's padding) may put
+ * a 4-byte integer beside 4 bytes the host never set; read as one word,
+ * {64, high half of a stack address} = 0x00007fd5_00000040 can fall inside
+ * a device allocation, and replay "relocates" it: the kernel then reads an
+ * address's low half as its integer and runs far out of bounds, a fault
+ * the program never had.  The decoder leaves such a word alone when any
+ * launch of the kernel shows a small value there (trace_mark_nonptr); when
+ * none does (cuDNN's layout kernels in some runs, 2026-12-04), hunt checks
+ * each fault before reporting it: the words of the faulting launch that
+ * replay relocates and whose low half is under 2^24 (an 8-byte struct of
+ * two ints is one parameter, so a whole parameter is no exception; a real
+ * pointer meets this one time in 256) are marked integers (t, every
+ * launch of the kernel and layout), the base trace is written again and
+ * the same replay is run.  When the launch then runs without a fault, it
+ * is not a finding (r->ints says why) and the marks stay; when it faults
+ * again, or an earlier launch or another launch of the same kernel faults
+ * instead (the marks may have unrelocated a real pointer), the marks go
+ * and the fault stands.  A real pointer left as captured points where the
+ * replay mapped nothing, so a true overrun keeps faulting.  One replay and
+ * one trace write per fault with such words; none for the others.
+ */
+enum { INT_LOW_MAX = 1 << 24 };
+
+/* The words of launch l that the check would mark (above), from mm (the
+ * allocations live at l), less those that hold an allocation's or a
+ * block's first byte: their offsets and values, at most HUNT_INT_WORDS.
+ * Returns how many. */
+static int suspect_words(const struct trace *t, const struct tr_launch *l, const struct memmap *mm, uint32_t *off,
+			 uint64_t *val)
+{
+	int n = 0;
+	for (uint32_t o = 0; o + 8 <= l->argsize && n < HUNT_INT_WORDS; o += 8) {
+		const struct mm_alloc *a;
+		struct tr_block b;
+		uint64_t v;
+		memcpy(&v, l->args + o, 8);
+		if ((v & 0xffffffffu) >= INT_LOW_MAX || !(a = memmap_arg_word(mm, l, o, v, NULL)) || a->addr == v ||
+		    (rc_block_at(t, l->seq, v, &b) == 0 && b.addr == v))
+			continue;   /* (a buffer's first byte: a pointer) */
+		off[n] = o;
+		val[n++] = v;
+	}
+	return n;
+}
+
+static void memmap_before(const struct trace *t, uint64_t seq, struct memmap *mm);
+
+/* 1 when launch cl is one of l's kernel and layout and one of the marked
+ * words off[0, n) holds a pointer there (inside an allocation, a low half
+ * of 2^24 or more): its fault may be the marks' doing. */
+static int marks_hurt(const struct trace *t, const struct tr_launch *l, uint64_t lay, const struct tr_launch *cl,
+		      const uint32_t *off, int n)
+{
+	struct memmap mm = MEMMAP_INIT;
+	int hurt = 0;
+	if (!cl->name || strcmp(cl->name, l->name) || tr_launch_layout(cl) != lay)
+		return 0;
+	memmap_before(t, cl->seq, &mm);
+	for (int k = 0; k < n && !hurt; k++) {
+		uint64_t v;
+		if (off[k] + 8 > cl->argsize)
+			continue;
+		memcpy(&v, cl->args + off[k], 8);
+		hurt = (v & 0xffffffffu) >= INT_LOW_MAX && memmap_pointer_word(&mm, v, NULL);
+	}
+	memmap_release(&mm);
+	return hurt;
+}
+
+/* The job of a replay: base under guard, a[0, na) and b[0, nb) left out
+ * (hunt_pass: its skips; hunt_both's start pass: the end pass's, then
+ * its own). */
+struct replay_way {
+	int guard;
+	const uint64_t *a, *b;
+	size_t na, nb;
+};
+
+/* Mark words off[0, n) of l's kernel and layout integers, write the base
+ * trace again (*path) and replay it `way`: 1 when the fault of res went
+ * away (the marks stay; *chk is the replay's result), 0 when it stands
+ * (the marks go, the file too), -1 on an error. */
+static int try_marks(struct trace *t, struct pool *p, const struct hunt_opts *o, const struct replay_way *way,
+		     struct hunt_result *r, const struct tr_launch *l, const uint32_t *off, int n,
+		     const struct replay_result *res, struct replay_result *chk, struct strbuf *path,
+		     struct strbuf *err)
+{
+	struct strbuf sp = STRBUF_INIT;
+	const struct tr_launch *cl;
+	uint64_t lay = tr_launch_layout(l);
+	size_t keep = t->nnonptr_extra;
+	struct rc_stats st;
+	struct job job;
+	int ret = -1;
+
+	for (int k = 0; k < n; k++)
+		trace_add_nonptr(t, l->name, lay, off[k]);
+	sb_reset(path);
+	sb_addf(path, "%s/hunt-base-%zu.bin", o->workdir, r->replays);
+	if (write_hunt_trace(t, r, 0, NULL, path->buf, &st, err) < 0 ||
+	    prepare_job(&job, o, path->buf, way->guard, r->replays, way->a, way->na, way->b, way->nb, &sp, err) < 0 ||
+	    pool_run(p, &job, 1, err) < 0)
+		goto out;
+	r->replays++;
+	*chk = job.res;
+	cl = chk->status == RS_FAULT && chk->launch_seq >= 0 ? launch_of(t, (uint64_t)chk->launch_seq, NULL) : NULL;
+	ret = chk->status == RS_CLEAN ||
+	      (chk->status == RS_FAULT && chk->launch_seq > res->launch_seq && cl && !marks_hurt(t, l, lay, cl, off, n));
+out:
+	if (ret != 1) {
+		trace_drop_nonptr(t, keep);
+		if (!o->keep && path->len)
+			remove(path->buf);
+	}
+	if (!o->keep && sp.len)
+		remove(sp.buf);
+	sb_release(&sp);
+	return ret;
+}
+
+/* Check *res (a fault at some launch) as above: 0 when it stands (or is
+ * not a fault), 1 when the check explained it (r->ints has it, *base is the
+ * new base trace, *res the check replay's result: clean, or a fault at a
+ * later launch that the caller checks again), -1 on an error.  The words
+ * are tried together, then (when that fails and there are several: a real
+ * pointer among them keeps the fault) one at a time. */
+static int integer_check(struct trace *t, struct pool *p, const struct hunt_opts *o, struct strbuf *base,
+			 const struct replay_way *way, struct hunt_result *r, struct replay_result *res,
+			 struct strbuf *err)
+{
+	struct memmap mm = MEMMAP_INIT;
+	struct strbuf path = STRBUF_INIT;
+	struct hunt_intword w;
+	struct replay_result chk;
+	const struct tr_launch *l;
+	int k = 0, n;
+
+	if (res->status != RS_FAULT || res->launch_seq < 0 || in_list(r->checked, r->nchecked, (uint64_t)res->launch_seq))
+		return 0;
+	l = launch_of(t, (uint64_t)res->launch_seq, NULL);
+	if (!l || !l->name)
+		return 0;
+	r->checked = xrealloc(r->checked, (r->nchecked + 1) * sizeof(*r->checked));
+	r->checked[r->nchecked++] = l->seq;
+	memset(&w, 0, sizeof(w));
+	memmap_before(t, l->seq, &mm);
+	n = suspect_words(t, l, &mm, w.off, w.val);
+	memmap_release(&mm);
+	if (n)
+		k = try_marks(t, p, o, way, r, l, w.off, n, res, &chk, &path, err);
+	w.n = n;
+	for (int i = 0; k == 0 && n > 1 && i < n; i++)
+		if ((k = try_marks(t, p, o, way, r, l, &w.off[i], 1, res, &chk, &path, err)) == 1) {
+			w.off[0] = w.off[i];
+			w.val[0] = w.val[i];
+			w.n = 1;
+		}
+	if (k == 1) {
+		w.f.seq = l->seq;
+		w.f.guard = way->guard;
+		w.f.code = res->code;
+		snprintf(w.f.error, sizeof(w.f.error), "%s", res->error);
+		snprintf(w.f.kernel, sizeof(w.f.kernel), "%s", res->kernel);
+		w.f.has_frames = l->nframes > 0;
+		r->ints = xrealloc(r->ints, (r->nints + 1) * sizeof(*r->ints));
+		r->ints[r->nints++] = w;
+		if (!o->keep)
+			remove(base->buf);
+		sb_reset(base);
+		sb_adds(base, path.buf);
+		*res = chk;
+	}
+	sb_release(&path);
+	return k;
+}
+
+/* integer_check until *res is clean or a fault that stands.  0 or -1. */
+static int check_fault(struct trace *t, struct pool *p, const struct hunt_opts *o, struct strbuf *base,
+		       const struct replay_way *way, struct hunt_result *r, struct replay_result *res,
+		       int *changed, struct strbuf *err)
+{
+	int k;
+	while ((k = integer_check(t, p, o, base, way, r, res, err)) == 1)
+		*changed = 1;
+	return k;
+}
+
 /* One placement's pass: replay, and on each fault leave the launch out and
  * replay again.  1 when the bound was reached, 0 when it ran clean (or
  * stopped for a reason put in r->note), -1 on an error. */
-static int hunt_pass(const struct trace *t, struct pool *p, const struct hunt_opts *o, const char *base,
+static int hunt_pass(struct trace *t, struct pool *p, const struct hunt_opts *o, struct strbuf *base,
 		     int guard, long crash_seq, struct hunt_result *r, struct strbuf *err)
 {
 	struct replay_result res;
-	int ret = -1;
+	int ret = -1, changed = 0;
 	for (;;) {
+		struct replay_way way = { guard, r->skip, NULL, r->nskip, 0 };
 		if (r->n >= (size_t)o->max_findings) {
 			ret = 1;
 			break;
 		}
-		if (replay_once(p, o, base, guard, r->replays, r->skip, r->nskip, &res, err) < 0)
+		if (replay_once(p, o, base->buf, guard, r->replays, r->skip, r->nskip, &res, err) < 0)
 			goto out;
 		r->replays++;
+		if (check_fault(t, p, o, base, &way, r, &res, &changed, err) < 0)
+			goto out;
 		if (res.status == RS_CLEAN) {
 			ret = 0;
 			break;
@@ -232,14 +431,6 @@ struct side {
 	size_t nskip, askip;
 };
 
-static int in_list(const uint64_t *a, size_t n, uint64_t v)
-{
-	for (size_t i = 0; i < n; i++)
-		if (a[i] == v)
-			return 1;
-	return 0;
-}
-
 /* The pending start-pass findings that the end pass did not find, after
  * its own, with their skips. */
 static void merge_side(const struct hunt_opts *o, struct hunt_result *r, struct side *sd)
@@ -262,7 +453,7 @@ static void merge_side(const struct hunt_opts *o, struct hunt_result *r, struct 
 
 /* hunt_pass for both placements side by side (above).  1 when the bound
  * was reached, 0 otherwise, -1 on an error. */
-static int hunt_both(const struct trace *t, struct pool *p, const struct hunt_opts *o, const char *base,
+static int hunt_both(struct trace *t, struct pool *p, const struct hunt_opts *o, struct strbuf *base,
 		     long crash_seq, struct hunt_result *r, struct strbuf *err)
 {
 	struct strbuf pe = STRBUF_INIT, ps = STRBUF_INIT;
@@ -273,7 +464,7 @@ static int hunt_both(const struct trace *t, struct pool *p, const struct hunt_op
 
 	while (end_on || start_on) {
 		struct job jobs[2];
-		int nj = 0, je = -1, js = -1;
+		int nj = 0, je = -1, js = -1, changed = 0;
 		if (end_on && r->n >= (size_t)o->max_findings) {
 			end_on = 0;
 			bounded = 1;
@@ -287,14 +478,14 @@ static int hunt_both(const struct trace *t, struct pool *p, const struct hunt_op
 		memset(jobs, 0, sizeof(jobs));
 		if (end_on) {
 			je = nj++;
-			if (prepare_job(&jobs[je], o, base, GUARD_END, r->replays + (size_t)je, r->skip, r->nskip,
+			if (prepare_job(&jobs[je], o, base->buf, GUARD_END, r->replays + (size_t)je, r->skip, r->nskip,
 					NULL, 0, &pe, err) < 0)
 				goto out;
 		}
 		if (start_on) {
 			/* the end pass's skips, then its own */
 			js = nj++;
-			if (prepare_job(&jobs[js], o, base, GUARD_START, r->replays + (size_t)js, r->skip, r->nskip,
+			if (prepare_job(&jobs[js], o, base->buf, GUARD_START, r->replays + (size_t)js, r->skip, r->nskip,
 					sd.skip, sd.nskip, &ps, err) < 0)
 				goto out;
 		}
@@ -310,7 +501,10 @@ static int hunt_both(const struct trace *t, struct pool *p, const struct hunt_op
 				remove(ps.buf);
 		}
 		if (je >= 0) {
-			const struct replay_result *res = &jobs[je].res;
+			struct replay_result *res = &jobs[je].res;
+			struct replay_way way = { GUARD_END, r->skip, NULL, r->nskip, 0 };
+			if (check_fault(t, p, o, base, &way, r, res, &changed, err) < 0)
+				goto out;
 			if (res->status == RS_CLEAN) {
 				end_on = 0;
 			} else if (res->status != RS_FAULT || res->launch_seq < 0) {
@@ -321,8 +515,15 @@ static int hunt_both(const struct trace *t, struct pool *p, const struct hunt_op
 				add_finding(t, o, r, res, GUARD_END, crash_seq);
 			}
 		}
-		if (js >= 0 && start_on) {
-			const struct replay_result *res = &jobs[js].res;
+		if (js >= 0 && start_on && changed && jobs[js].res.status == RS_FAULT) {
+			/* the end pass's check changed the base after this replay
+			 * began: its fault may be the one the check explained, so
+			 * the start pass replays the new base in the next round */
+		} else if (js >= 0 && start_on) {
+			struct replay_result *res = &jobs[js].res;
+			struct replay_way way = { GUARD_START, r->skip, sd.skip, r->nskip, sd.nskip };
+			if (check_fault(t, p, o, base, &way, r, res, &changed, err) < 0)
+				goto out;
 			if (res->status == RS_CLEAN) {
 				start_on = 0;
 			} else if (res->status != RS_FAULT || res->launch_seq < 0) {
@@ -422,7 +623,7 @@ out:
 	return ret;
 }
 
-int hunt_run(const struct trace *t, const struct hunt_opts *o, struct hunt_result *r, struct strbuf *err)
+int hunt_run(struct trace *t, const struct hunt_opts *o, struct hunt_result *r, struct strbuf *err)
 {
 	struct pool *p;
 	long crash = oracle_fault_record(t);
@@ -442,11 +643,11 @@ int hunt_run(const struct trace *t, const struct hunt_opts *o, struct hunt_resul
 	if (write_hunt_trace(t, r, 0, NULL, base.buf, &r->st, err) < 0)
 		goto out;
 	if (both) {
-		k = hunt_both(t, p, o, base.buf, crash_seq, r, err);
+		k = hunt_both(t, p, o, &base, crash_seq, r, err);
 	} else {
-		k = hunt_pass(t, p, o, base.buf, GUARD_END, crash_seq, r, err);
+		k = hunt_pass(t, p, o, &base, GUARD_END, crash_seq, r, err);
 		if (k == 0 && o->start_pass && !r->note[0])
-			k = hunt_pass(t, p, o, base.buf, GUARD_START, crash_seq, r, err);
+			k = hunt_pass(t, p, o, &base, GUARD_START, crash_seq, r, err);
 	}
 	if (k < 0)
 		goto out;
@@ -692,11 +893,60 @@ void hunt_describe_note(const struct trace *t, const struct hunt_finding *f, str
 	free(k);
 }
 
+/* "param P+0xOFF" for the word at byte off of l's arguments, or "bytes
+ * A-B" when no parameter starts in it (padding). */
+static void name_word(const struct tr_launch *l, uint32_t off, struct strbuf *o)
+{
+	for (uint32_t q = 0; q < l->nparams; q++) {
+		uint32_t a = l->params[q].offset, e = a + l->params[q].size;
+		if ((off >= a && off < e) || (a > off && a < off + 8)) {
+			if (off >= a)
+				sb_addf(o, "param %u+0x%x", q, off - a);
+			else
+				sb_addf(o, "the padding before param %u (bytes %u-%u)", q, off, off + 7);
+			return;
+		}
+	}
+	sb_addf(o, "bytes %u-%u", off, off + 7);
+}
+
+void hunt_describe_intword(const struct trace *t, const struct hunt_intword *w, struct strbuf *out)
+{
+	const struct tr_launch *l = launch_of(t, w->f.seq, NULL);
+	char *k = params_demangle(w->f.kernel);
+	struct strbuf py = STRBUF_INIT;
+	struct memmap mm = MEMMAP_INIT;
+
+	hunt_python_line(t, w->f.seq, &py);
+	sb_addf(out, "launch #%llu %s", (unsigned long long)w->f.seq, k);
+	if (py.len)
+		sb_addf(out, " at %s", py.buf);
+	sb_addf(out, " faulted under %s guards (%s) only while replay read ", w->f.guard == GUARD_START ? "start" : "end",
+		w->f.error);
+	if (l)
+		memmap_before(t, w->f.seq, &mm);
+	for (int i = 0; l && i < w->n; i++) {
+		sb_adds(out, i ? (i + 1 < w->n ? ", " : " and ") : "");
+		name_word(l, w->off[i], out);
+		sb_addf(out, " = 0x%016llx as a pointer into ", (unsigned long long)w->val[i]);
+		name_target(t, w->f.seq, &mm, w->val[i], out);
+	}
+	sb_addf(out, "; passed as captured (the integer %llu beside 4 bytes the program never set, 0x%llx)",
+		(unsigned long long)(w->val[0] & 0xffffffffu), (unsigned long long)(w->val[0] >> 32));
+	sb_addf(out, " it ran on: not a finding (%s left as captured in every launch of the kernel from here)",
+		w->n > 1 ? "those words are" : "the word is");
+	memmap_release(&mm);
+	sb_release(&py);
+	free(k);
+}
+
 void hunt_result_release(struct hunt_result *r)
 {
 	if (!r)
 		return;
 	free(r->notes);
+	free(r->ints);
+	free(r->checked);
 	free(r->skip);
 	for (size_t i = 0; i < r->n; i++) {
 		free(r->f[i].diag);

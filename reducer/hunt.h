@@ -12,7 +12,9 @@
  * launch out (rc_opts.skip) and goes on, up to a bound.  Every later launch
  * from the same call site (same kernel, same Python stack; without frames
  * the same kernel) is left out with it, unless hunt_opts.every_launch: a
- * training loop's buggy kernel is one finding, not one a step.  Replays run
+ * training loop's buggy kernel is one finding, not one a step.  A fault in a
+ * launch with a word that may be an integer read as a pointer is checked
+ * first (hunt.c, integer_check: r->ints when it goes away).  Replays run
  * in a worker pool (replay/pool.h): no CUDA here.
  *
  * Used by src/cmd-hunt.c, which prints the findings, shrinks the first
@@ -46,6 +48,18 @@ struct hunt_finding {
 	char *diag_err;          /* why compute-sanitizer gave none, when it ran (malloc'ed), or NULL */
 };
 
+/* A fault hunt did not report (hunt_run's integer check): launch seq
+ * faulted only while replay read words of its arguments as pointers; with
+ * them passed as captured it ran on.  The words stay integers for every
+ * launch of its kernel (trace_add_nonptr). */
+#define HUNT_INT_WORDS 8
+struct hunt_intword {
+	struct hunt_finding f;   /* the launch, its placement and fault (f.diag unused) */
+	int n;                   /* words: byte offsets in its arguments and captured values */
+	uint32_t off[HUNT_INT_WORDS];
+	uint64_t val[HUNT_INT_WORDS];
+};
+
 struct hunt_opts {
 	const char *workdir;     /* where the hunt traces are written */
 	int max_findings;        /* bound on findings (replays: at most this + 2) */
@@ -69,6 +83,10 @@ struct hunt_result {
 	struct hunt_finding *notes; /* tensor_ends: launches that fault past a tensor's requested
 				    bytes but not past its allocator block (legal there) */
 	size_t nnotes;
+	struct hunt_intword *ints; /* faults the integer check explained (not findings) */
+	size_t nints;
+	uint64_t *checked;       /* launches whose fault the check left standing */
+	size_t nchecked;
 	struct rc_stats st;      /* the blockify of the first replay */
 	size_t replays;
 	int bounded;             /* stopped at max_findings: more may be there */
@@ -78,8 +96,10 @@ struct hunt_result {
 };
 
 /* Hunt t (see above).  0 with r filled (r->n may be 0: clean), or -1 with
- * err when no replay could run (no GPU, workers not starting, a write). */
-int hunt_run(const struct trace *t, const struct hunt_opts *o, struct hunt_result *r, struct strbuf *err);
+ * err when no replay could run (no GPU, workers not starting, a write).
+ * The integer check marks the words it explained in t (trace_add_nonptr),
+ * so hunt_cut's traces and the descriptions leave them alone too. */
+int hunt_run(struct trace *t, const struct hunt_opts *o, struct hunt_result *r, struct strbuf *err);
 
 /* Write finding k's trace at path: blockified with rounded sizes, what its
  * replay left out (the findings before it and their repeats) left out, cut after its launch with a FAULT record
@@ -107,6 +127,9 @@ void hunt_test_of(const struct trace *t, uint64_t seq, struct strbuf *out);
  * parameters whose requested bytes are fewer than their block's: "reads or
  * writes within its allocator block past tensor T (N B of R B)". */
 void hunt_describe_note(const struct trace *t, const struct hunt_finding *f, struct strbuf *out);
+
+/* One line for a fault the integer check explained (r->ints). */
+void hunt_describe_intword(const struct trace *t, const struct hunt_intword *w, struct strbuf *out);
 
 void hunt_result_release(struct hunt_result *r);
 

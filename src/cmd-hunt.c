@@ -341,6 +341,14 @@ static int hunt_one(struct hunt_cli *c, const char *path, int multi)
 				sb_addf(&what, " (test %s)", test.buf);
 		}
 	}
+	for (size_t k = 0; k < r.nints; k++) {
+		sb_reset(&line);
+		sb_reset(&test);
+		hunt_describe_intword(&t, &r.ints[k], &line);
+		hunt_test_of(&t, r.ints[k].f.seq, &test);
+		printf("note: %s%s%s%s%s\n", tag, test.len ? "test " : "", test.len ? test.buf : "", test.len ? ": " : "",
+		       line.buf);
+	}
 	for (size_t k = 0; k < r.nnotes; k++) {
 		sb_reset(&line);
 		sb_reset(&test);

@@ -654,6 +654,7 @@ void trace_release(struct trace *t)
 	}
 	free(t->rec);
 	free(t->nonptr);
+	free(t->nonptr_extra);
 	free(t->blob_slots);
 	free(t->truncated_msg);
 	free(t->path);

@@ -461,6 +461,11 @@ struct trace {
 	 * into it (tr_launch.nonptr) */
 	struct tr_nonptr *nonptr;
 	size_t nnonptr;
+	/* integer words a reader learnt after decoding (trace_add_nonptr:
+	 * hunt's check, reducer/hunt.c), counted in trace_mark_nonptr as
+	 * NONPTR records are; the writer emits them with the rest */
+	struct tr_nonptr *nonptr_extra;
+	size_t nnonptr_extra, anonptr_extra;
 	/* blob index: open addressing on hash -> record index */
 	size_t *blob_slots;
 	size_t blob_nslots;
@@ -517,6 +522,12 @@ int trace_place_block_batches(struct trace *t);
  * device address).  Fills t->nonptr and every launch's nonptr list.
  */
 void trace_mark_nonptr(struct trace *t);
+/* Mark the word at byte `offset` of every launch of (kernel, layout) an
+ * integer, as a NONPTR record would (kernel must outlive t: a launch's
+ * name), and remark the launches.  trace_drop_nonptr(t, n) forgets all
+ * but the first n marks added so (0: all) and remarks them. */
+void trace_add_nonptr(struct trace *t, const char *kernel, uint64_t layout, uint32_t offset);
+void trace_drop_nonptr(struct trace *t, size_t keep);
 /* 1 when the word at byte off of l's arguments is never a pointer. */
 int tr_launch_nonptr(const struct tr_launch *l, uint32_t off);
 /* A hash of l's parameter layout (argsize, each parameter's offset and

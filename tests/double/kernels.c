@@ -174,6 +174,19 @@ static void k_dims_fill(const struct dbl_launch *L, const void *a)
 		out[i] = 1.0f;
 }
 
+/* dims_fill_u(DimsU d, float *out), struct DimsU { unsigned n; int
+ * unused; }: dims_fill with an unsigned count, so that a word "relocated"
+ * by mistake always runs past out (an address's low half is a large
+ * count), never below zero: hunt's integer check (t5109). */
+static void k_dims_fill_u(const struct dbl_launch *L, const void *a)
+{
+	unsigned n = ARG(unsigned, a, 0);
+	float *out = ARG(float *, a, 8);
+	long long i = dbl_tid_x(L);
+	if (i < (long long)n)
+		out[i] = 1.0f;
+}
+
 /* fill(float *p, float v, int n): if (i < n) p[i] = v.  Correct. */
 static void k_fill(const struct dbl_launch *L, const void *a)
 {
@@ -395,6 +408,8 @@ const struct dbl_kernel dbl_kernels[] = {
 	  1, { {0, 24} }, k_struct_params },
 	{ "_Z9dims_fill4DimsPf", "dims_fill(Dims, float*)",
 	  2, { {0, 8}, {8, 8} }, k_dims_fill },
+	{ "_Z11dims_fill_u5DimsUPf", "dims_fill_u(DimsU, float*)",
+	  2, { {0, 8}, {8, 8} }, k_dims_fill_u },
 	{ "_Z4fillPffi", "fill(float*, float, int)",
 	  3, { {0, 8}, {8, 4}, {12, 4} }, k_fill },
 	{ "_Z4spinPVKi", "spin(const volatile int*)",

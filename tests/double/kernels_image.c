@@ -16,6 +16,7 @@
 KERNEL(img_scale, "_Z5scalePfPKfi")
 KERNEL(img_scale_nocheck, "_Z13scale_nocheckPfPKfi")
 KERNEL(img_dims_fill, "_Z9dims_fill4DimsPf")
+KERNEL(img_dims_fill_u, "_Z11dims_fill_u5DimsUPf")
 KERNEL(img_gather, "_Z6gatherPfPKfPKxi")
 KERNEL(img_check_index, "_Z11check_indexPKxii")
 KERNEL(img_add_one, "_Z7add_onePfi")

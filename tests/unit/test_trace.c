@@ -584,7 +584,46 @@ UNIT_TEST(trace_nonptr_words)
 		}
 		trace_release(&t2);
 	}
+	if (t.nrec == 6) {
+		/* marks added after decoding (hunt's check) and dropped again */
+		const struct tr_launch *j = &t.rec[1].u.launch, *a = &t.rec[0].u.launch;
+		trace_add_nonptr(&t, j->name, tr_launch_layout(j), 0);
+		CHECK(tr_launch_nonptr(j, 0));
+		CHECK(tr_launch_nonptr(j, 8));        /* the evidence stays */
+		CHECK(tr_launch_nonptr(a, 0));        /* and the other kernel's lists */
+		CHECK_EQ_U(t.nnonptr, 6);
+		trace_add_nonptr(&t, "k", 0, 8);      /* any layout: both builds of k */
+		CHECK(tr_launch_nonptr(a, 8));
+		CHECK(tr_launch_nonptr(&t.rec[5].u.launch, 8));
+		trace_drop_nonptr(&t, 1);
+		CHECK(!tr_launch_nonptr(a, 8));
+		CHECK(tr_launch_nonptr(j, 0));
+		trace_drop_nonptr(&t, 0);
+		CHECK(!tr_launch_nonptr(j, 0));
+		CHECK_EQ_U(t.nnonptr, 5);
+	}
 	trace_release(&t);
+	/* a trace with no integer words at all: a mark, then none again,
+	 * leaves no launch pointing at the freed list */
+	{
+		const uint64_t p1[1] = { 0x7fd600000000ull };
+		struct trace_writer w3 = TRACE_WRITER_INIT;
+		int fd3 = open(path, O_WRONLY | O_TRUNC);
+		CHECK(fd3 >= 0 && tw_open_fd(&w3, fd3, path, &err) == 0);
+		put_launch(&w3, "p", 0, p1, 1, NULL, 0);
+		CHECK(tw_close(&w3) == 0);
+		CHECK(trace_open(&t, path, TRACE_OPEN_STRICT, &err) == 0);
+		CHECK_EQ_U(t.nnonptr, 0);
+		if (t.nrec == 1) {
+			trace_add_nonptr(&t, "p", tr_launch_layout(&t.rec[0].u.launch), 0);
+			CHECK_EQ_U(t.rec[0].u.launch.nnonptr, 1);
+			trace_drop_nonptr(&t, 0);
+			CHECK_EQ_U(t.rec[0].u.launch.nnonptr, 0);
+			CHECK(t.rec[0].u.launch.nonptr == NULL);
+			CHECK(!tr_launch_nonptr(&t.rec[0].u.launch, 0));
+		}
+		trace_release(&t);
+	}
 	unlink(path);
 	unlink(path2);
 	sb_release(&err);
