@@ -675,6 +675,37 @@ static void emit_params(struct yout *y, const struct tr_launch *l, const struct 
 	sb_release(&sb);
 }
 
+/* int_words: the words of l the decoder holds to be integers (NONPTR, or
+ * a launch of its kernel showing a small value there) whose value here
+ * falls inside an allocation: what a reader before 1.7 took for pointers
+ * ("+0x..: 0x... (alloc#N+0x..)"); nothing when there are none. */
+static void emit_int_words(struct yout *y, const struct tr_launch *l, const struct memmap *mm)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int n = 0;
+	for (uint32_t i = 0; i < l->nnonptr; i++) {
+		uint32_t off = l->nonptr[i];
+		const struct mm_alloc *a;
+		uint64_t v;
+		int dead = 0;
+		if (off + 8 > l->argsize)
+			continue;
+		v = le_u64(l->args + off, 8);
+		if (!(a = memmap_pointer_word(mm, v, &dead)))
+			continue;
+		if (!n++) {
+			yo_key(y, "int_words");
+			yo_seq_start(y, 0);
+		}
+		sb_reset(&sb);
+		describe_alloc(&sb, a, v, dead);
+		yo_strf(y, "+0x%x: 0x%016llx (%s)", off, (unsigned long long)v, sb.buf);
+	}
+	if (n)
+		yo_seq_end(y);
+	sb_release(&sb);
+}
+
 static void emit_launch(struct yout *y, const struct tr_launch *l, const struct memmap *mm)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -691,6 +722,7 @@ static void emit_launch(struct yout *y, const struct tr_launch *l, const struct 
 	yo_kv_u64(y, "tid", l->tid);
 	yo_kv_u64(y, "args_size", l->argsize);
 	emit_params(y, l, mm);
+	emit_int_words(y, l, mm);
 	if (l->nattrs) {
 		yo_key(y, "attrs");
 		yo_seq_start(y, 0);

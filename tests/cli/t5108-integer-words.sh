@@ -58,6 +58,21 @@ check "show both.bin" sh -c "'$GPUREDUCE' show both.bin > both.yaml"
 check "show alone.bin" sh -c "'$GPUREDUCE' show alone.bin > alone.yaml"
 check_grep "  ...alone: the word is annotated as a pointer into the 80 MiB buffer" "ptr: alloc#0+0x2000040" alone.yaml
 check_exit "  ...both: the integer word is not annotated" 1 grep -q "ptr: alloc#0+0x2000040" both.yaml
+check_grep "  ...both: it is listed among the integer words, with what it would point into" \
+	"+0x0: 0x00007fd500000040 (alloc#0+0x2000040" both.yaml
+check_exit "  ...alone: no integer words listed" 1 grep -q "int_words" alone.yaml
+check_exit "GPUREDUCE_NONPTR_EVIDENCE=0: the launches' evidence is not taken" 0 \
+	env GPUREDUCE_NONPTR_EVIDENCE=0 $GPUREDUCE replay --guard=end said.bin
+check_grep "  ...but a record still is" "relocation: 1 pointer word(s) relocated" "$TMP/.out"
+# both: the integer is relocated again; n then runs past out (a fault in
+# the first launch) or is below zero (3 words relocated, clean), as the
+# double mapped the buffer (ASLR)
+env GPUREDUCE_NONPTR_EVIDENCE=0 $GPUREDUCE replay --guard=end both.bin > noev.out 2>&1
+if grep -q "relocation: 3 pointer word(s) relocated" noev.out || grep -q "faulted at event .* (launch #0)" noev.out; then
+	ok "  ...both: the integer word is relocated again"
+else
+	fail "  ...both: the integer word is relocated again"; sed 's/^/    | /' noev.out
+fi
 check "show said.bin" sh -c "'$GPUREDUCE' show said.bin > said.yaml"
 check_grep "  ...the record is shown" "type: NONPTR" said.yaml
 check_grep "  ...with its word's offset" "word: 0" said.yaml
