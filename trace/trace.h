@@ -519,7 +519,9 @@ int trace_place_block_batches(struct trace *t);
  * would be "relocated", changing the integer the kernel reads.  A word is
  * an integer when a NONPTR record says so, or when some launch of the
  * same kernel holds a small non-zero value there (1 to 2^32 - 1: never a
- * device address).  Fills t->nonptr and every launch's nonptr list.
+ * device address) and none holds an address there (a pointer slot whose
+ * unused entries hold stack garbage).  Fills t->nonptr and every launch's
+ * nonptr list.
  */
 void trace_mark_nonptr(struct trace *t);
 /* Mark the word at byte `offset` of every launch of (kernel, layout) an

@@ -100,6 +100,28 @@ check_grep "  ...and passes the struct's bytes as captured" "0x64, 0x00, 0x00, 0
 check "  ...repro.cu compiles against the double" $CC -x c -w -I$CUDA/include -o r/repro r/repro.cu -L$DBL -Wl,-rpath,$DBL -lcuda
 check_exit "  ...and faults: n is 100 again" 1 ./r/repro
 
+# The other way round: an array of pointers whose unused entries hold
+# what the stack had (PyTorch's TensorListMetadata), a small integer
+# among them.  struct_params(Pair{a, b, n}) with n = 0 leaves b unused
+# and it holds 0x40; the next launch has a real b (low half 0x12300000).
+# That b is an address, so the word is a pointer slot: it is relocated.
+{ cat <<EOT
+process 100 /work ./app
+device "gpureduce CPU double"
+module $DBL/kernels.cubin 1
+alloc 0x7fd600000000 1024
+alloc 0x7fd612300000 1024
+launch _Z13struct_params4Pair 1 512 hex:00000000d67f0000400000000000000000000000d57f0000
+launch _Z13struct_params4Pair 1 512 hex:00000000d67f000000003012d67f00001000000000000000
+end 0
+EOT
+} > slot.txt
+check "mktrace slot" sh -c "$MKTRACE slot.bin < slot.txt"
+check_exit "an unused pointer slot holding 0x40 does not make the slot an integer" 0 \
+	$GPUREDUCE replay --guard=end slot.bin
+check_grep "  ...b is relocated where it is a pointer (a twice, b once)" \
+	"relocation: 3 pointer word(s) relocated" "$TMP/.out"
+
 # hunt names the buffers a struct parameter points to (PyTorch's
 # elementwise kernels pass their tensors so): struct_params(Pair{a, b, n})
 # writes b[i] for i < n; the first launch (n = 16, from a thread whose

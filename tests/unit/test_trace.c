@@ -523,6 +523,56 @@ static void put_launch(struct trace_writer *w, const char *name, uint64_t seq, c
 	CHECK(tw_record(w, &r) >= 0);
 }
 
+/* The counter-evidence: a word some launch of the kernel holds an address
+ * in is a pointer slot, though another launch held a small integer there
+ * (an unused entry of an array of pointers: PyTorch's TensorListMetadata
+ * leaves them as the stack had them); a record still wins. */
+UNIT_TEST(trace_nonptr_conflict)
+{
+	struct trace t;
+	struct trace_writer w = TRACE_WRITER_INIT;
+	struct strbuf err = STRBUF_INIT;
+	char path[] = "/tmp/gpureduce-unit-npc-XXXXXX";
+	int fd = mkstemp(path);
+	/* m: word 8 unused (garbage 0x40), then a pointer */
+	const uint64_t m1[2] = { 0x7fd612345678ull, 0x40 };
+	const uint64_t m2[2] = { 0x7fd612345678ull, 0x7fd6abcdef00ull };
+	/* c: {64, high half of a stack address}, then {64, 0}: an integer */
+	const uint64_t c1[1] = { 0x00007fd500000040ull };
+	const uint64_t c2[1] = { 0x40 };
+	/* q: as m, with a record saying word 0 is an integer */
+	const uint64_t q1[1] = { 0x40 };
+	const uint64_t q2[1] = { 0x7fd6abcdef00ull };
+
+	CHECK(fd >= 0 && tw_open_fd(&w, fd, path, &err) == 0);
+	put_launch(&w, "m", 0, m1, 2, NULL, 0);
+	put_launch(&w, "m", 1, m2, 2, NULL, 0);
+	put_launch(&w, "c", 2, c1, 1, NULL, 0);
+	put_launch(&w, "c", 3, c2, 1, NULL, 0);
+	CHECK(tw_nonptr(&w, &(struct tr_nonptr){ .kernel = "q", .offset = 0 }) >= 0);
+	put_launch(&w, "q", 4, q1, 1, NULL, 0);
+	put_launch(&w, "q", 5, q2, 1, NULL, 0);
+	CHECK(tw_close(&w) == 0);
+	CHECK(trace_open(&t, path, TRACE_OPEN_STRICT, &err) == 0);
+	CHECK_EQ_U(t.nrec, 7);
+	if (t.nrec == 7) {
+		CHECK(!tr_launch_nonptr(&t.rec[0].u.launch, 8));   /* m: a pointer slot */
+		CHECK(!tr_launch_nonptr(&t.rec[1].u.launch, 8));
+		CHECK(tr_launch_nonptr(&t.rec[2].u.launch, 0));    /* c: an integer */
+		CHECK(tr_launch_nonptr(&t.rec[3].u.launch, 0));
+		CHECK(tr_launch_nonptr(&t.rec[6].u.launch, 0));    /* q: the record */
+		CHECK_EQ_U(t.nnonptr, 2);
+		/* hunt's marks are firm too */
+		trace_add_nonptr(&t, "m", tr_launch_layout(&t.rec[0].u.launch), 8);
+		CHECK(tr_launch_nonptr(&t.rec[1].u.launch, 8));
+		trace_drop_nonptr(&t, 0);
+		CHECK(!tr_launch_nonptr(&t.rec[1].u.launch, 8));
+	}
+	trace_release(&t);
+	unlink(path);
+	sb_release(&err);
+}
+
 UNIT_TEST(trace_nonptr_words)
 {
 	struct trace t, t2;
