@@ -461,6 +461,8 @@ struct trace {
 	 * into it (tr_launch.nonptr) */
 	struct tr_nonptr *nonptr;
 	size_t nnonptr;
+	size_t nnonptr_slots;    /* (kernel, layout, offset)s a launch showed small but another
+				  * held an address in: pointer slots, not integers */
 	/* integer words a reader learnt after decoding (trace_add_nonptr:
 	 * hunt's check, reducer/hunt.c), counted in trace_mark_nonptr as
 	 * NONPTR records are; the writer emits them with the rest */

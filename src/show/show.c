@@ -435,6 +435,10 @@ static void emit_totals(struct yout *y, const struct stats *st, const struct tra
 	} else {
 		yo_plain(y, "null");
 	}
+	/* 1.7: argument words held to be integers, and words some launch
+	 * showed small that another launch held an address in (pointer slots) */
+	yo_kv_u64(y, "integer_words", t->nnonptr);
+	yo_kv_u64(y, "pointer_slots_with_small_values", t->nnonptr_slots);
 	yo_kv_u64(y, "modules", st->modules);
 	yo_kv_u64(y, "module_bytes", st->module_bytes);
 	yo_kv_u64(y, "kernels", st->nkernels);

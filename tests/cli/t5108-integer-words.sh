@@ -121,6 +121,9 @@ check_exit "an unused pointer slot holding 0x40 does not make the slot an intege
 	$GPUREDUCE replay --guard=end slot.bin
 check_grep "  ...b is relocated where it is a pointer (a twice, b once)" \
 	"relocation: 3 pointer word(s) relocated" "$TMP/.out"
+check "show slot.bin" sh -c "'$GPUREDUCE' show --no-events slot.bin > slot.yaml"
+check_grep "  ...counts the pointer slot" "pointer_slots_with_small_values: 1" slot.yaml
+check_grep "  ...and one integer word, n's" "integer_words: 1" slot.yaml
 
 # hunt names the buffers a struct parameter points to (PyTorch's
 # elementwise kernels pass their tensors so): struct_params(Pair{a, b, n})

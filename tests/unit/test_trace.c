@@ -562,6 +562,7 @@ UNIT_TEST(trace_nonptr_conflict)
 		CHECK(tr_launch_nonptr(&t.rec[3].u.launch, 0));
 		CHECK(tr_launch_nonptr(&t.rec[6].u.launch, 0));    /* q: the record */
 		CHECK_EQ_U(t.nnonptr, 2);
+		CHECK_EQ_U(t.nnonptr_slots, 1);   /* m's word 8 (q's record keeps its word an integer) */
 		/* hunt's marks are firm too */
 		trace_add_nonptr(&t, "m", tr_launch_layout(&t.rec[0].u.launch), 8);
 		CHECK(tr_launch_nonptr(&t.rec[1].u.launch, 8));
