@@ -284,8 +284,7 @@ static int try_marks(struct trace *t, struct pool *p, const struct hunt_opts *o,
 	struct job job;
 	int ret = -1;
 
-	for (int k = 0; k < n; k++)
-		trace_add_nonptr(t, l->name, lay, off[k]);
+	trace_add_nonptr(t, l->name, lay, off, (size_t)n);
 	sb_reset(path);
 	sb_addf(path, "%s/hunt-base-%zu.bin", o->workdir, r->replays);
 	if (write_hunt_trace(t, r, 0, NULL, path->buf, &st, err) < 0 ||
@@ -931,9 +930,9 @@ void hunt_describe_intword(const struct trace *t, const struct hunt_intword *w, 
 		sb_addf(out, " = 0x%016llx as a pointer into ", (unsigned long long)w->val[i]);
 		name_target(t, w->f.seq, &mm, w->val[i], out);
 	}
-	sb_addf(out, "; passed as captured (the integer %llu beside 4 bytes the program never set, 0x%llx)",
-		(unsigned long long)(w->val[0] & 0xffffffffu), (unsigned long long)(w->val[0] >> 32));
-	sb_addf(out, " it ran on: not a finding (%s left as captured in every launch of the kernel from here)",
+	sb_addf(out, "; passed as captured (its low half the integer %llu, its high half 0x%llx: bytes the program "
+		"may have left unset) it ran on: not a finding (%s left as captured in every launch of the kernel "
+		"from here)", (unsigned long long)(w->val[0] & 0xffffffffu), (unsigned long long)(w->val[0] >> 32),
 		w->n > 1 ? "those words are" : "the word is");
 	memmap_release(&mm);
 	sb_release(&py);

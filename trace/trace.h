@@ -526,11 +526,11 @@ int trace_place_block_batches(struct trace *t);
  * nonptr list.
  */
 void trace_mark_nonptr(struct trace *t);
-/* Mark the word at byte `offset` of every launch of (kernel, layout) an
- * integer, as a NONPTR record would (kernel must outlive t: a launch's
+/* Mark the words at bytes offs[0, n) of every launch of (kernel, layout)
+ * integers, as NONPTR records would (kernel must outlive t: a launch's
  * name), and remark the launches.  trace_drop_nonptr(t, n) forgets all
  * but the first n marks added so (0: all) and remarks them. */
-void trace_add_nonptr(struct trace *t, const char *kernel, uint64_t layout, uint32_t offset);
+void trace_add_nonptr(struct trace *t, const char *kernel, uint64_t layout, const uint32_t *offs, size_t n);
 void trace_drop_nonptr(struct trace *t, size_t keep);
 /* 1 when the word at byte off of l's arguments is never a pointer. */
 int tr_launch_nonptr(const struct tr_launch *l, uint32_t off);

@@ -53,7 +53,7 @@ check_grep "  ...with a note on the fault it explained" \
 	"^note: launch #0 dims_fill_u(DimsU, float\*) at /home/u/train.py:20 in step faulted under end guards" "$TMP/.out"
 check_grep "  ...naming the word and what replay took it for" \
 	"param 0+0x0 = 0x00007fd500000040 as a pointer into allocation 0x7fd4fe000000 (80.0 MiB)" "$TMP/.out"
-check_grep "  ...and the integer" "the integer 64 beside 4 bytes the program never set, 0x7fd5" "$TMP/.out"
+check_grep "  ...and the integer" "its low half the integer 64, its high half 0x7fd5" "$TMP/.out"
 check_exit "  ...no finding" 1 grep -q "^finding" "$TMP/.out"
 
 check_exit "hunt: the real overrun after it is found" 1 $GPUREDUCE hunt --no-shrink later.bin

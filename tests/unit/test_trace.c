@@ -564,7 +564,7 @@ UNIT_TEST(trace_nonptr_conflict)
 		CHECK_EQ_U(t.nnonptr, 2);
 		CHECK_EQ_U(t.nnonptr_slots, 1);   /* m's word 8 (q's record keeps its word an integer) */
 		/* hunt's marks are firm too */
-		trace_add_nonptr(&t, "m", tr_launch_layout(&t.rec[0].u.launch), 8);
+		trace_add_nonptr(&t, "m", tr_launch_layout(&t.rec[0].u.launch), (const uint32_t[]){ 8 }, 1);
 		CHECK(tr_launch_nonptr(&t.rec[1].u.launch, 8));
 		trace_drop_nonptr(&t, 0);
 		CHECK(!tr_launch_nonptr(&t.rec[1].u.launch, 8));
@@ -638,12 +638,12 @@ UNIT_TEST(trace_nonptr_words)
 	if (t.nrec == 6) {
 		/* marks added after decoding (hunt's check) and dropped again */
 		const struct tr_launch *j = &t.rec[1].u.launch, *a = &t.rec[0].u.launch;
-		trace_add_nonptr(&t, j->name, tr_launch_layout(j), 0);
+		trace_add_nonptr(&t, j->name, tr_launch_layout(j), (const uint32_t[]){ 0 }, 1);
 		CHECK(tr_launch_nonptr(j, 0));
 		CHECK(tr_launch_nonptr(j, 8));        /* the evidence stays */
 		CHECK(tr_launch_nonptr(a, 0));        /* and the other kernel's lists */
 		CHECK_EQ_U(t.nnonptr, 6);
-		trace_add_nonptr(&t, "k", 0, 8);      /* any layout: both builds of k */
+		trace_add_nonptr(&t, "k", 0, (const uint32_t[]){ 8 }, 1);      /* any layout: both builds of k */
 		CHECK(tr_launch_nonptr(a, 8));
 		CHECK(tr_launch_nonptr(&t.rec[5].u.launch, 8));
 		trace_drop_nonptr(&t, 1);
@@ -666,7 +666,7 @@ UNIT_TEST(trace_nonptr_words)
 		CHECK(trace_open(&t, path, TRACE_OPEN_STRICT, &err) == 0);
 		CHECK_EQ_U(t.nnonptr, 0);
 		if (t.nrec == 1) {
-			trace_add_nonptr(&t, "p", tr_launch_layout(&t.rec[0].u.launch), 0);
+			trace_add_nonptr(&t, "p", tr_launch_layout(&t.rec[0].u.launch), (const uint32_t[]){ 0 }, 1);
 			CHECK_EQ_U(t.rec[0].u.launch.nnonptr, 1);
 			trace_drop_nonptr(&t, 0);
 			CHECK_EQ_U(t.rec[0].u.launch.nnonptr, 0);
