@@ -364,6 +364,57 @@ static int integer_check(struct trace *t, struct pool *p, const struct hunt_opts
 	return k;
 }
 
+/*
+ * The layout check.  The program ran the faulting launch without a fault.
+ * Replayed with every buffer where the capture had it relative to the
+ * others (layout placement: an overrun lands where it landed in the
+ * program, in the neighbouring tensor or the allocator's slack), the
+ * launch must run clean too; when it faults there as well, the fault is
+ * replay's own (a word taken for a pointer, or a pointer for an integer,
+ * and the like), not an overrun the guards exposed: a note
+ * (r->artifacts), not a finding.  The replay is of the trace hunt was
+ * given (its blocks stay inside their segments, as in the program), with
+ * the same launches left out, and stops after the launch.  Not run for the
+ * trace's own fault, nor with --no-layout-check; where layout placement
+ * cannot apply, or the replay fails or faults before the launch, the
+ * fault stands.  One replay per fault that would be a finding.
+ */
+static int layout_fault(const struct trace *t, struct pool *p, const struct hunt_opts *o,
+			const struct replay_way *way, struct hunt_result *r, const struct replay_result *res,
+			long crash_seq, struct strbuf *err)
+{
+	struct strbuf sp = STRBUF_INIT;
+	struct job job;
+	size_t at = 0;
+	int ret = -1;
+
+	if (!o->layout_check || res->status != RS_FAULT || res->launch_seq < 0 || !t->path || !*t->path ||
+	    (crash_seq >= 0 && res->launch_seq == crash_seq) || !launch_of(t, (uint64_t)res->launch_seq, &at))
+		return 0;
+	if (prepare_job(&job, o, t->path, GUARD_LAYOUT, r->replays, way->a, way->na, way->b, way->nb, &sp, err) < 0)
+		goto out;
+	job.opts.stop_before = (long)at + 1;
+	if (pool_run(p, &job, 1, err) < 0)
+		goto out;
+	r->replays++;
+	ret = job.res.status == RS_FAULT && job.res.launch_seq == res->launch_seq;
+out:
+	if (!o->keep && sp.len)
+		remove(sp.buf);
+	sb_release(&sp);
+	return ret;
+}
+
+/* Record the fault of res as replay's own (r->artifacts), leaving it
+ * and its repeats out of the next replays through skip[0, *n), as a
+ * finding would be. */
+static void add_artifact(const struct trace *t, const struct hunt_opts *o, struct hunt_result *r,
+			 const struct replay_result *res, int guard, uint64_t **skip, size_t *n, size_t *cap)
+{
+	r->artifacts = xrealloc(r->artifacts, (r->nartifacts + 1) * sizeof(*r->artifacts));
+	record_fault(t, o, &r->artifacts[r->nartifacts++], res, guard, -1, skip, n, cap);
+}
+
 /* integer_check until *res is clean or a fault that stands.  0 or -1. */
 static int check_fault(struct trace *t, struct pool *p, const struct hunt_opts *o, struct strbuf *base,
 		       const struct replay_way *way, struct hunt_result *r, struct replay_result *res,
@@ -382,7 +433,7 @@ static int hunt_pass(struct trace *t, struct pool *p, const struct hunt_opts *o,
 		     int guard, long crash_seq, struct hunt_result *r, struct strbuf *err)
 {
 	struct replay_result res;
-	int ret = -1, changed = 0;
+	int ret = -1, changed = 0, k;
 	for (;;) {
 		struct replay_way way = { guard, r->skip, NULL, r->nskip, 0 };
 		if (r->n >= (size_t)o->max_findings) {
@@ -403,7 +454,12 @@ static int hunt_pass(struct trace *t, struct pool *p, const struct hunt_opts *o,
 			ret = 0;
 			break;
 		}
-		add_finding(t, o, r, &res, guard, crash_seq);
+		if ((k = layout_fault(t, p, o, &way, r, &res, crash_seq, err)) < 0)
+			goto out;
+		if (k)
+			add_artifact(t, o, r, &res, guard, &r->skip, &r->nskip, &r->askip);
+		else
+			add_finding(t, o, r, &res, guard, crash_seq);
 	}
 out:
 	return ret;
@@ -463,7 +519,7 @@ static int hunt_both(struct trace *t, struct pool *p, const struct hunt_opts *o,
 
 	while (end_on || start_on) {
 		struct job jobs[2];
-		int nj = 0, je = -1, js = -1, changed = 0;
+		int nj = 0, je = -1, js = -1, changed = 0, k;
 		if (end_on && r->n >= (size_t)o->max_findings) {
 			end_on = 0;
 			bounded = 1;
@@ -510,6 +566,10 @@ static int hunt_both(struct trace *t, struct pool *p, const struct hunt_opts *o,
 				note_replay(r, GUARD_END, res);
 				end_on = start_on = 0;
 				sd.n = 0;   /* the start pass would not have run */
+			} else if ((k = layout_fault(t, p, o, &way, r, res, crash_seq, err)) < 0) {
+				goto out;
+			} else if (k) {
+				add_artifact(t, o, r, res, GUARD_END, &r->skip, &r->nskip, &r->askip);
 			} else {
 				add_finding(t, o, r, res, GUARD_END, crash_seq);
 			}
@@ -533,6 +593,10 @@ static int hunt_both(struct trace *t, struct pool *p, const struct hunt_opts *o,
 				/* the end pass found it in this round: leave it out, not a finding */
 				ALLOC_GROW(sd.skip, sd.nskip + 1, sd.askip);
 				sd.skip[sd.nskip++] = (uint64_t)res->launch_seq;
+			} else if ((k = layout_fault(t, p, o, &way, r, res, crash_seq, err)) < 0) {
+				goto out;
+			} else if (k) {
+				add_artifact(t, o, r, res, GUARD_START, &sd.skip, &sd.nskip, &sd.askip);
 			} else {
 				sd.f = xrealloc(sd.f, (sd.n + 1) * sizeof(*sd.f));
 				record_fault(t, o, &sd.f[sd.n++], res, GUARD_START, crash_seq, &sd.skip, &sd.nskip,
@@ -892,6 +956,23 @@ void hunt_describe_note(const struct trace *t, const struct hunt_finding *f, str
 	free(k);
 }
 
+void hunt_describe_artifact(const struct trace *t, const struct hunt_finding *f, struct strbuf *out)
+{
+	char *k = params_demangle(f->kernel);
+	struct strbuf py = STRBUF_INIT;
+	hunt_python_line(t, f->seq, &py);
+	sb_addf(out, "launch #%llu %s", (unsigned long long)f->seq, k);
+	if (py.len)
+		sb_addf(out, " at %s", py.buf);
+	sb_addf(out, " faulted under %s guards (%s), and also replayed with every buffer where the program had "
+		"it, where the program ran it clean: a fault of replay's own, not an overrun (not reported as a "
+		"finding; `gpureduce replay --guard=layout` on the trace shows it)", f->guard == GUARD_START ? "start" : "end",
+		f->error);
+	describe_repeats(f, out);
+	sb_release(&py);
+	free(k);
+}
+
 /* "param P+0xOFF" for the word at byte off of l's arguments, or "bytes
  * A-B" when no parameter starts in it (padding). */
 static void name_word(const struct tr_launch *l, uint32_t off, struct strbuf *o)
@@ -945,6 +1026,7 @@ void hunt_result_release(struct hunt_result *r)
 		return;
 	free(r->notes);
 	free(r->ints);
+	free(r->artifacts);
 	free(r->checked);
 	free(r->skip);
 	for (size_t i = 0; i < r->n; i++) {

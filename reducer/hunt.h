@@ -14,7 +14,9 @@
  * the same kernel) is left out with it, unless hunt_opts.every_launch: a
  * training loop's buggy kernel is one finding, not one a step.  A fault in a
  * launch with a word that may be an integer read as a pointer is checked
- * first (hunt.c, integer_check: r->ints when it goes away).  Replays run
+ * first (hunt.c, integer_check: r->ints when it goes away), and one that
+ * stands is replayed in the captured layout, where the program ran it:
+ * a fault there too is replay's own (layout_fault: r->artifacts).  Replays run
  * in a worker pool (replay/pool.h): no CUDA here.
  *
  * Used by src/cmd-hunt.c, which prints the findings, shrinks the first
@@ -71,6 +73,8 @@ struct hunt_opts {
 				    faults only there stays within its allocator block (notes) */
 	int every_launch;        /* hunt each launch on its own: do not leave a finding's later
 				    launches from the same call site out with it */
+	int layout_check;        /* replay each fault's launch in the captured layout too: one
+				    that faults there as well is replay's own (r->artifacts) */
 };
 
 struct hunt_result {
@@ -85,6 +89,9 @@ struct hunt_result {
 	size_t nnotes;
 	struct hunt_intword *ints; /* faults the integer check explained (not findings) */
 	size_t nints;
+	struct hunt_finding *artifacts; /* faults the launch also had in the captured layout,
+				    where the program ran it clean: replay's own (not findings) */
+	size_t nartifacts;
 	uint64_t *checked;       /* launches whose fault the check left standing */
 	size_t nchecked;
 	struct rc_stats st;      /* the blockify of the first replay */
@@ -127,6 +134,9 @@ void hunt_test_of(const struct trace *t, uint64_t seq, struct strbuf *out);
  * parameters whose requested bytes are fewer than their block's: "reads or
  * writes within its allocator block past tensor T (N B of R B)". */
 void hunt_describe_note(const struct trace *t, const struct hunt_finding *f, struct strbuf *out);
+
+/* One line for a fault the layout check put down to replay (r->artifacts). */
+void hunt_describe_artifact(const struct trace *t, const struct hunt_finding *f, struct strbuf *out);
 
 /* One line for a fault the integer check explained (r->ints). */
 void hunt_describe_intword(const struct trace *t, const struct hunt_intword *w, struct strbuf *out);

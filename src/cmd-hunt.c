@@ -41,7 +41,7 @@
 static const char usage_str[] =
 	"usage: gpureduce hunt [-o DIR] [--max-findings=N] [--every-launch] [--no-start] [--tensor-ends] [--no-shrink]\n"
 	"                      [--no-diagnose] [-j N] [--time-limit=S] [--candidate-timeout=S] [--keep-work] [--quiet]\n"
-	"                      [--time-tests]\n"
+	"                      [--time-tests] [--no-layout-check]\n"
 	"                      (TRACE... | -- CMD ARGS...)\n\n"
 	"Replays TRACE (a run that ended clean, or the window before its fault) with every\n"
 	"buffer and every allocator block (capture --tensors) against an unmapped guard: once\n"
@@ -61,6 +61,8 @@ static const char usage_str[] =
 	"  --tensor-ends        one more pass with guards at each tensor's requested end: a launch\n"
 	"                       that faults only there stays within its allocator block (legal);\n"
 	"                       printed as a note, not a finding\n"
+	"  --no-layout-check    report a launch that also faults when replayed with every buffer where\n"
+	"                       the program had it (by default: a note, replay's own fault)\n"
 	"  --no-shrink          report the findings, write no repro\n"
 	"  --no-diagnose        no compute-sanitizer run per finding (distance unknown)\n"
 	"  --time-tests         (-- pytest ...) run the suite plainly first, then under capture, both\n"
@@ -341,6 +343,14 @@ static int hunt_one(struct hunt_cli *c, const char *path, int multi)
 				sb_addf(&what, " (test %s)", test.buf);
 		}
 	}
+	for (size_t k = 0; k < r.nartifacts; k++) {
+		sb_reset(&line);
+		sb_reset(&test);
+		hunt_describe_artifact(&t, &r.artifacts[k], &line);
+		hunt_test_of(&t, r.artifacts[k].seq, &test);
+		printf("note: %s%s%s%s%s\n", tag, test.len ? "test " : "", test.len ? test.buf : "", test.len ? ": " : "",
+		       line.buf);
+	}
 	for (size_t k = 0; k < r.nints; k++) {
 		sb_reset(&line);
 		sb_reset(&test);
@@ -494,6 +504,7 @@ int cmd_hunt(int argc, char **argv)
 	c.ho.max_findings = 8;
 	c.ho.timeout = 120;
 	c.ho.start_pass = 1;
+	c.ho.layout_check = 1;
 	c.so.jobs = 2;
 	c.so.time_limit = 600;
 	c.so.cand_timeout = 30;
@@ -518,6 +529,8 @@ int cmd_hunt(int argc, char **argv)
 			c.ho.every_launch = 1;
 		} else if (opts_flag(&op, "--tensor-ends")) {
 			c.ho.tensor_ends = 1;
+		} else if (opts_flag(&op, "--no-layout-check")) {
+			c.ho.layout_check = 0;
 		} else if (opts_flag(&op, "--no-start")) {
 			c.ho.start_pass = 0;
 		} else if (opts_flag(&op, "--no-shrink")) {

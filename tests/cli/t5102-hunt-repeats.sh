@@ -90,11 +90,18 @@ if grep -q "^finding 2: .*later launch" d.txt; then fail "finding 2 claims repea
 if grep -q "stopped at" d.log; then fail "the hunt says it was bounded"; else ok "not bounded"; fi
 n=$(replays d.log)
 echo "  (default hunt: $n replay(s))"
-# end guards: a fault, a fault, a clean run; start guards: a clean run
-[ "$n" = 4 ] && ok "four replays: two findings, a clean end pass, the start pass" || fail "$n replays, not 4"
+# end guards: a fault, a fault, a clean run; start guards: a clean run;
+# and each finding's launch replayed once in the captured layout (clean
+# there: hunt.c, layout_fault)
+[ "$n" = 6 ] && ok "six replays: two findings, a clean end pass, the start pass, two layout checks" ||
+	fail "$n replays, not 6"
+check_exit "hunt --no-layout-check: exit 1" 1 $GPUREDUCE hunt --no-shrink --no-layout-check loop.bin
+n=$(replays "$TMP/.out")
+[ "$n" = 4 ] && ok "  ...two replays fewer, the same findings" || fail "  ...$n replays, not 4"
+grep "^finding" "$TMP/.out" | cmp -s - d.txt && ok "  ...(the same)" || fail "  ...other findings"
 check_exit "hunt --no-start: exit 1" 1 $GPUREDUCE hunt --no-shrink --no-start loop.bin
 n=$(replays "$TMP/.out")
-[ "$n" = 3 ] && ok "  ...one replay fewer without the start pass (so the default ran it)" || fail "  ...$n replays, not 3"
+[ "$n" = 5 ] && ok "  ...one replay fewer without the start pass (so the default ran it)" || fail "  ...$n replays, not 5"
 
 # --every-launch: each step's launch is its own finding, bounded at 8
 check_exit "hunt --every-launch: exit 1" 1 $GPUREDUCE hunt --every-launch --no-shrink loop.bin
@@ -105,13 +112,14 @@ if grep -q "later launch" e.txt; then fail "  ...a finding claims repeats left o
 n=$(replays e.log)
 echo "  (--every-launch: $n replay(s))"
 # the start pass's replay ran beside the end pass's first (two workers):
-# nine in eight rounds; one after the other (GPUREDUCE_HUNT_SERIAL=1) the
-# start pass never runs once the end pass is bounded
-[ "$n" = 9 ] && ok "  ...nine replays: eight under end guards, the start pass's beside the first" ||
-	fail "  ...$n replays, not 9"
+# nine in eight rounds, and a layout check per finding; one after the
+# other (GPUREDUCE_HUNT_SERIAL=1) the start pass never runs once the end
+# pass is bounded
+[ "$n" = 17 ] && ok "  ...17 replays: eight under end guards, the start pass's beside the first, 8 layout checks" ||
+	fail "  ...$n replays, not 17"
 check_exit "  ...one after the other: exit 1" 1 env GPUREDUCE_HUNT_SERIAL=1 $GPUREDUCE hunt --every-launch --no-shrink loop.bin
 n=$(replays "$TMP/.out")
-[ "$n" = 8 ] && ok "  ...eight replays" || fail "  ...$n replays, not 8"
+[ "$n" = 16 ] && ok "  ...16 replays" || fail "  ...$n replays, not 16"
 
 # the trace written for finding 2 (as diagnose gets it, and shrink for a
 # first finding) leaves out finding 1 and its 19 repeats: it faults at
@@ -164,7 +172,7 @@ check_grep "  ...model.py:30 from train.py" "^finding 1: launch #0 .* at /home/u
 check_grep "  ...model.py:60" "^finding 2: launch #1 .* at /home/u/model.py:60 in forward .*; 2 later launches of it from the same line left out" s.txt
 check_grep "  ...model.py:30 from eval.py" "^finding 3: launch #2 .* at /home/u/model.py:30 in forward .*; 2 later launches of it from the same line left out" s.txt
 n=$(replays s.log)
-[ "$n" = 5 ] && ok "  ...in five replays" || fail "  ...$n replays, not 5"
+[ "$n" = 8 ] && ok "  ...in eight replays (three of them layout checks)" || fail "  ...$n replays, not 8"
 
 # --tensor-ends: a legal write past a tensor's requested bytes (3600 of a
 # 4096-byte block) every step is one note, its repeats left out the same way

@@ -20,6 +20,9 @@ D=0x7f0000003000   # gather's source, 4096
 E=0x7f0000004000   # gather's index (long long), 4096
 F=0x7f0000005000   # a later tensor overrun, 2048
 IN=0x7f0000400000  # a cudaMalloc'ed input of its own, 8 MiB
+NB=0x7f0000200000  # a cudaMalloc'ed buffer after the segment: the wild write
+                   # lands in it, so the program ran on (hunt's layout check
+                   # replays it there: clean, a finding)
 # $1: the device's memory in bytes
 mk() {
 	cat <<EOT
@@ -28,6 +31,7 @@ device "gpureduce CPU double" 9 0 13000 13000 $1
 module $BUILD/double/kernels.cubin 1
 alloc $SEG 2097152
 alloc $IN 8388608
+alloc $NB 2097152
 h2d $IN 8192 0x3f
 block $A 4096 $SEG initial at=/home/u/train.py:10:main
 block $B 4096 $SEG initial at=/home/u/train.py:11:main

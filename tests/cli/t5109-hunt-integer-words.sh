@@ -79,6 +79,33 @@ check_exit "hunt: an overrun in dims_fill_u itself stays a finding" 1 $GPUREDUCE
 check_grep "  ...at its launch" "^finding 1: launch #0 dims_fill_u" "$TMP/.out"
 check_exit "  ...with no note" 1 grep -q "^note:" "$TMP/.out"
 
+# The layout check: a fault replay makes wherever it places the buffers
+# is replay's own, not an overrun.  Here a NONPTR record (as a trace cut by
+# an older build might carry) calls struct_params' pointer b an integer,
+# so replay passes the captured address: it faults under end guards, under
+# start guards and in the captured layout alike, where the program ran.
+{ cat <<EOT
+process 100 /work python3 train.py
+device "gpureduce CPU double"
+module $DBL/kernels.cubin 1
+alloc 0x7fd600000000 1024
+alloc 0x7fd612300000 1024
+nonptr _Z13struct_params4Pair 8
+launch _Z13struct_params4Pair 1 256 hex:00000000d67f000000003012d67f00001000000000000000 frame=/home/u/train.py:50:step
+end 0
+EOT
+} > art.txt
+check "mktrace art" sh -c "$MKTRACE art.bin < art.txt"
+check_exit "the premise: replay in the captured layout faults too" 1 $GPUREDUCE replay --guard=layout art.bin
+check_exit "hunt: clean (the fault is replay's own)" 0 $GPUREDUCE hunt --no-shrink art.bin
+check_grep "  ...a note says so" \
+	"^note: launch #0 struct_params(Pair) at /home/u/train.py:50 in step faulted under end guards (CUDA_ERROR_ILLEGAL_ADDRESS), and also replayed with every buffer where the program had it" "$TMP/.out"
+check_exit "  ...no finding" 1 grep -q "^finding" "$TMP/.out"
+check_exit "hunt --no-layout-check: the fault is a finding" 1 $GPUREDUCE hunt --no-shrink --no-layout-check art.bin
+check_grep "  ...at launch #0" "^finding 1: launch #0 struct_params" "$TMP/.out"
+# a real overrun replays clean in the layout (it lands where it landed in
+# the program) and stays a finding: real.bin above, and t5100-t5107
+
 # the replays after the check read a trace that says the word is an
 # integer (the writer emits the NONPTR record: repro.cu and shrink's
 # traces, written from the same marks, know it too)
