@@ -259,6 +259,16 @@ out:
 	return ret;
 }
 
+/* "note: [pid P] [test T: ]LINE" for a note about launch seq of t. */
+static void print_note(const struct trace *t, uint64_t seq, const char *tag, const struct strbuf *line)
+{
+	struct strbuf test = STRBUF_INIT;
+	hunt_test_of(t, seq, &test);
+	printf("note: %s%s%s%s%s\n", tag, test.len ? "test " : "", test.len ? test.buf : "", test.len ? ": " : "",
+	       line->buf);
+	sb_release(&test);
+}
+
 /* Hunt one trace: print its findings, shrink the first of the run.
  * Returns EXIT_OK (clean), EXIT_FAULT (findings) or another exit code. */
 static int hunt_one(struct hunt_cli *c, const char *path, int multi)
@@ -343,29 +353,22 @@ static int hunt_one(struct hunt_cli *c, const char *path, int multi)
 				sb_addf(&what, " (test %s)", test.buf);
 		}
 	}
+	/* the notes: faults of replay's own, then those the integer check
+	 * explained, then legal reads within a block (--tensor-ends) */
 	for (size_t k = 0; k < r.nartifacts; k++) {
 		sb_reset(&line);
-		sb_reset(&test);
 		hunt_describe_artifact(&t, &r.artifacts[k], &line);
-		hunt_test_of(&t, r.artifacts[k].seq, &test);
-		printf("note: %s%s%s%s%s\n", tag, test.len ? "test " : "", test.len ? test.buf : "", test.len ? ": " : "",
-		       line.buf);
+		print_note(&t, r.artifacts[k].seq, tag, &line);
 	}
 	for (size_t k = 0; k < r.nints; k++) {
 		sb_reset(&line);
-		sb_reset(&test);
 		hunt_describe_intword(&t, &r.ints[k], &line);
-		hunt_test_of(&t, r.ints[k].f.seq, &test);
-		printf("note: %s%s%s%s%s\n", tag, test.len ? "test " : "", test.len ? test.buf : "", test.len ? ": " : "",
-		       line.buf);
+		print_note(&t, r.ints[k].f.seq, tag, &line);
 	}
 	for (size_t k = 0; k < r.nnotes; k++) {
 		sb_reset(&line);
-		sb_reset(&test);
 		hunt_describe_note(&t, &r.notes[k], &line);
-		hunt_test_of(&t, r.notes[k].seq, &test);
-		printf("note: %s%s%s%s%s\n", tag, test.len ? "test " : "", test.len ? test.buf : "", test.len ? ": " : "",
-		       line.buf);
+		print_note(&t, r.notes[k].seq, tag, &line);
 	}
 	if (r.bounded)
 		printf("hunt: %s%s: stopped at %d finding(s) (--max-findings): there may be more\n", tag, path,

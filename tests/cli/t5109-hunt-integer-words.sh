@@ -56,24 +56,24 @@ check_grep "  ...naming the word and what replay took it for" \
 check_grep "  ...and the integer" "its low half the integer 64, its high half 0x7fd5" "$TMP/.out"
 check_exit "  ...no finding" 1 grep -q "^finding" "$TMP/.out"
 
-check_exit "hunt: the real overrun after it is found" 1 $GPUREDUCE hunt --no-shrink later.bin
-grep '^finding' "$TMP/.out" > later.f
-check_grep "  ...in scale_nocheck" "^finding 1: launch #1 scale_nocheck" later.f
-n=$(wc -l < later.f)
-if [ "$n" = 1 ]; then ok "  ...and only it"; else fail "  ...$n findings (want 1)"; cat later.f; fi
-check_grep "  ...the fault in dims_fill_u is a note" "^note: launch #0 dims_fill_u" "$TMP/.out"
+# $1: TRACE.bin: hunt finds scale_nocheck's overrun (launch #1) alone and
+# notes dims_fill_u's fault
+scale_found_alone() {
+	check_exit "hunt $1: the real overrun after it is found" 1 $GPUREDUCE hunt --no-shrink "$1"
+	grep '^finding' "$TMP/.out" > found.f
+	check_grep "  ...in scale_nocheck" "^finding 1: launch #1 scale_nocheck" found.f
+	n=$(wc -l < found.f)
+	if [ "$n" = 1 ]; then ok "  ...and only it"; else fail "  ...$n findings (want 1)"; cat found.f; fi
+	check_grep "  ...the fault in dims_fill_u is a note" "^note: launch #0 dims_fill_u" "$TMP/.out"
+}
+scale_found_alone later.bin
 
 # both placements side by side (the device's memory known: t5107): the
 # start pass's replay of the old trace must not report what the end
 # pass's check explained
 sed 's/^device .*/device "gpureduce CPU double" 9 0 13000 13000 85899345920/' later.txt > side.txt
 check "mktrace side" sh -c "$MKTRACE side.bin < side.txt"
-check_exit "hunt side by side: the real overrun is found" 1 $GPUREDUCE hunt --no-shrink side.bin
-grep '^finding' "$TMP/.out" > side.f
-check_grep "  ...in scale_nocheck" "^finding 1: launch #1 scale_nocheck" side.f
-n=$(wc -l < side.f)
-if [ "$n" = 1 ]; then ok "  ...and only it"; else fail "  ...$n findings (want 1)"; cat side.f; fi
-check_grep "  ...the fault in dims_fill_u is a note" "^note: launch #0 dims_fill_u" "$TMP/.out"
+scale_found_alone side.bin
 
 check_exit "hunt: an overrun in dims_fill_u itself stays a finding" 1 $GPUREDUCE hunt --no-shrink real.bin
 check_grep "  ...at its launch" "^finding 1: launch #0 dims_fill_u" "$TMP/.out"
