@@ -103,6 +103,13 @@ check_grep "  ...a note says so" \
 check_exit "  ...no finding" 1 grep -q "^finding" "$TMP/.out"
 check_exit "hunt --no-layout-check: the fault is a finding" 1 $GPUREDUCE hunt --no-shrink --no-layout-check art.bin
 check_grep "  ...at launch #0" "^finding 1: launch #0 struct_params" "$TMP/.out"
+# where layout placement cannot apply (buffers 2 TiB apart: more than it
+# reserves), the check cannot run and the fault stands
+sed 's/^alloc 0x7fd600000000 1024$/alloc 0x7dd600000000 1024/; s/00000000d67f0000/00000000d67d0000/' art.txt > far.txt
+check "mktrace far" sh -c "$MKTRACE far.bin < far.txt"
+check_exit "  ...layout placement cannot place them" 3 $GPUREDUCE replay --guard=layout far.bin
+check_exit "hunt, no layout to check in: the fault is a finding" 1 $GPUREDUCE hunt --no-shrink far.bin
+check_grep "  ...at launch #0" "^finding 1: launch #0 struct_params" "$TMP/.out"
 # a real overrun replays clean in the layout (it lands where it landed in
 # the program) and stays a finding: real.bin above, and t5100-t5107
 
