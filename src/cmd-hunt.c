@@ -374,8 +374,13 @@ static int hunt_one(struct hunt_cli *c, const char *path, int multi)
 		printf("hunt: %s%s: stopped at %d finding(s) (--max-findings): there may be more\n", tag, path,
 		       ho.max_findings);
 	if (!r.n) {
-		printf("hunt: %s%s: clean (no launch faulted under %s guards)\n", tag, path,
-		       ho.start_pass ? "end or start" : "end");
+		size_t own = r.nartifacts + r.nints;
+		if (own)
+			printf("hunt: %s%s: clean (no launch faulted under %s guards but %zu that the notes put "
+			       "down to replay)\n", tag, path, ho.start_pass ? "end or start" : "end", own);
+		else
+			printf("hunt: %s%s: clean (no launch faulted under %s guards)\n", tag, path,
+			       ho.start_pass ? "end or start" : "end");
 		ret = EXIT_OK;
 		goto out;
 	}

@@ -48,7 +48,8 @@ check_exit "replay under end guards faults in dims_fill_u" 1 $GPUREDUCE replay -
 check_grep "  ...in dims_fill_u" "in $K" "$TMP/.out"
 
 check_exit "hunt: clean" 0 $GPUREDUCE hunt --no-shrink clean.bin
-check_grep "  ...says so" "clean (no launch faulted" "$TMP/.out"
+check_grep "  ...says so, counting the fault it put down to replay" \
+	"clean (no launch faulted under end or start guards but 1 that the notes put down to replay)" "$TMP/.out"
 check_grep "  ...with a note on the fault it explained" \
 	"^note: launch #0 dims_fill_u(DimsU, float\*) at /home/u/train.py:20 in step faulted under end guards" "$TMP/.out"
 check_grep "  ...naming the word and what replay took it for" \
@@ -101,6 +102,10 @@ check_exit "hunt: clean (the fault is replay's own)" 0 $GPUREDUCE hunt --no-shri
 check_grep "  ...a note says so" \
 	"^note: launch #0 struct_params(Pair) at /home/u/train.py:50 in step faulted under end guards (CUDA_ERROR_ILLEGAL_ADDRESS), and also replayed with every buffer where the program had it" "$TMP/.out"
 check_exit "  ...no finding" 1 grep -q "^finding" "$TMP/.out"
+sed 's/^device .*/device "gpureduce CPU double" 9 0 13000 13000 85899345920/' art.txt > artside.txt
+check "mktrace artside" sh -c "$MKTRACE artside.bin < artside.txt"
+check_exit "  ...side by side too: clean" 0 $GPUREDUCE hunt --no-shrink artside.bin
+check_grep "  ...with the note" "^note: launch #0 struct_params(Pair) .* faulted under end guards" "$TMP/.out"
 check_exit "hunt --no-layout-check: the fault is a finding" 1 $GPUREDUCE hunt --no-shrink --no-layout-check art.bin
 check_grep "  ...at launch #0" "^finding 1: launch #0 struct_params" "$TMP/.out"
 # where layout placement cannot apply (buffers 2 TiB apart: more than it
