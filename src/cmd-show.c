@@ -20,7 +20,7 @@
 #include "show/show.h"
 
 static const char usage_text[] =
-	"usage: gpureduce show [--event N | --range A:B] [--fault] [--no-events] TRACE\n"
+	"usage: gpureduce show [--event N | --range A:B | --launch SEQ] [--fault] [--no-events] TRACE\n"
 	"\n"
 	"Print a trace as YAML: header, process, device, totals, kernels (by launch\n"
 	"count), modules, the fault, and every record as an event.  Launch parameters\n"
@@ -30,6 +30,7 @@ static const char usage_text[] =
 	"\n"
 	"  --event N     print only event N (0-based index among all records)\n"
 	"  --range A:B   print events A through B inclusive; A: and :B are open-ended\n"
+	"  --launch SEQ  print only the event of launch #SEQ (as hunt and replay number them)\n"
 	"  --fault       print only the fault and the launch that faulted\n"
 	"  --no-events   leave out the events section\n"
 	"\n"
@@ -87,8 +88,8 @@ int cmd_show(int argc, char **argv)
 	struct trace t = TRACE_INIT;
 	struct strbuf err = STRBUF_INIT;
 	struct opts op;
-	const char *path = NULL, *ev_arg = NULL, *range_arg = NULL;
-	uint64_t ev = 0;
+	const char *path = NULL, *ev_arg = NULL, *range_arg = NULL, *launch_arg = NULL;
+	uint64_t ev = 0, seq = 0;
 	int i, ret, dashdash = 0;
 
 	opts_init(&op, argc, argv, &err);
@@ -104,7 +105,8 @@ int cmd_show(int argc, char **argv)
 			o.fault_only = 1;
 		} else if (opts_flag(&op, "--no-events")) {
 			o.events = 0;
-		} else if (opts_str(&op, "--event", &ev_arg) || opts_str(&op, "--range", &range_arg)) {
+		} else if (opts_str(&op, "--event", &ev_arg) || opts_str(&op, "--range", &range_arg) ||
+			   opts_str(&op, "--launch", &launch_arg)) {
 		} else if (opts_unknown(&op)) {
 		} else if (!path) {
 			path = a;
@@ -124,10 +126,12 @@ int cmd_show(int argc, char **argv)
 	}
 	if (!path)
 		return usage_error("%s", "no TRACE given");
-	if (ev_arg && range_arg)
-		return usage_error("%s", "--event and --range cannot be combined");
-	if (o.fault_only && (ev_arg || range_arg))
-		return usage_error("%s", "--fault already picks the event; drop --event/--range");
+	if (!!ev_arg + !!range_arg + !!launch_arg > 1)
+		return usage_error("%s", "--event, --range and --launch cannot be combined");
+	if (o.fault_only && (ev_arg || range_arg || launch_arg))
+		return usage_error("%s", "--fault already picks the event; drop --event/--range/--launch");
+	if (launch_arg && parse_u64(launch_arg, &seq))
+		return usage_error("--launch '%s': expected a launch number (0, 1, ...)", launch_arg);
 	if (ev_arg && parse_u64(ev_arg, &ev))
 		return usage_error("--event '%s': expected an event number (0, 1, ...)", ev_arg);
 	if (range_arg && parse_range(range_arg, &o.first, &o.last))
@@ -146,6 +150,15 @@ int cmd_show(int argc, char **argv)
 			goto out;
 		}
 		o.first = o.last = ev;
+	} else if (launch_arg) {
+		long at = trace_find_launch(&t, seq);
+		if (at < 0) {
+			cmd_error("show", "--launch %llu: %s has no launch #%llu (show --no-events lists its launches' count)",
+				  (unsigned long long)seq, path, (unsigned long long)seq);
+			ret = EXIT_USAGE;
+			goto out;
+		}
+		o.first = o.last = (uint64_t)at;
 	} else if (range_arg && o.first >= t.nrec) {
 		cmd_error("show", "--range %s: %s has %zu events (0..%zu)",
 			  range_arg, path, t.nrec, t.nrec ? t.nrec - 1 : 0);

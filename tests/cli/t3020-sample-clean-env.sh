@@ -112,7 +112,9 @@ cp tests/gpu/lib.sh tests/gpu/hunt-clean.sh "$R/tests/gpu/"
 cp "$SI" "$R/build/sampleinfo"
 cat >"$R/build/gpureduce" <<'EOF'
 #!/bin/sh
-# stand-in: `gpureduce hunt [OPTS] -- CMD...` runs CMD; OVERRUN in its output is a finding
+# stand-in: `gpureduce hunt [OPTS] -- CMD...` runs CMD; OVERRUN in its output is a finding;
+# `gpureduce show --launch SEQ TRACE` names what it was asked for
+if [ "$1" = show ] && [ "$2" = --launch ]; then echo "seq: $3 of $4"; exit 0; fi
 [ "$1" = hunt ] || exit 2
 while [ $# -gt 0 ] && [ "$1" != -- ]; do shift; done
 shift
@@ -161,6 +163,8 @@ check_grep "  ...twoproc: one process hunted clean of the 2 it starts: FAIL" "^t
 check_grep "  ...the failures' reasons" "finds: FAIL: hunt exited 1 with 1 finding(s)" "$TMP/hc.out"
 check_grep "  ...the processes counted" "twoproc: FAIL: hunt exited 0 with 0 finding(s) and 1 clean process(es) of the 2 the sample starts" "$TMP/hc.out"
 check_grep "  ...and log tails" "| finding 1: launch #3" "$TMP/hc.out"
+check_grep "  ...the finding's launch kept as show --launch prints it" "^seq: 3 of .*/finds/hunt/trace.bin\$" \
+	"$R/build/hunt-clean/finds/finding-3.yaml"
 if grep -q '^plain ' "$TMP/hc.out"; then fail "  ...plain (no clean_env) is left out"; else ok "  ...plain (no clean_env) is left out"; fi
 check "  ...the build step ran in the sample folder" test -f "$R/samples/good/built.txt"
 check "  ...a log per step under build/hunt-clean/NAME" test -s "$R/build/hunt-clean/good/hunt.log" -a \

@@ -1,6 +1,6 @@
 #!/bin/sh
 # t4020-show-fault.sh - show --fault (the fault and its launch only, with the
-# Python frames), --event N, --range A:B and their usage errors.
+# Python frames), --event N, --range A:B, --launch SEQ and their usage errors.
 . tests/cli/test-lib.sh
 
 # events: 0 alloc  1 launch seq0  2 launch seq1 (faults)  3 launch seq2
@@ -50,6 +50,16 @@ check "--range 1:2" sh -c "'$GPUREDUCE' show --range 1:2 '$TMP/t.bin' | '$YAMLFL
 check "--range 1:2 gives events 1 and 2" sh -c "test \"\$(sed -n 's|^events/[0-9]*/event: ||p' '$TMP/r' | tr '\n' ' ')\" = '1 2 '"
 check "--range 4: runs to the end" sh -c "test \"\$('$GPUREDUCE' show --range 4: '$TMP/t.bin' | '$YAMLFLAT' | sed -n 's|^events/[0-9]*/event: ||p' | tr '\n' ' ')\" = '4 5 '"
 check "--range :0" sh -c "test \"\$('$GPUREDUCE' show --range=:0 '$TMP/t.bin' | '$YAMLFLAT' | sed -n 's|^events/[0-9]*/event: ||p' | tr '\n' ' ')\" = '0 '"
+
+check "--launch 2: launch #2's event" sh -c "'$GPUREDUCE' show --launch 2 '$TMP/t.bin' | '$YAMLFLAT' >'$TMP/l2'"
+has "events/0/event: 3" "$TMP/l2"
+has "events/0/seq: 2" "$TMP/l2"
+check "--launch prints one event" sh -c "test \$(grep -c '^events/[0-9]*/event:' '$TMP/l2') -eq 1"
+check_exit "--launch with no such launch: exit 2" 2 "$GPUREDUCE" show --launch 7 "$TMP/t.bin"
+check_grep "  ...naming it" "has no launch #7" "$TMP/.out"
+check_exit "--launch with --event: exit 2" 2 "$GPUREDUCE" show --launch 1 --event 1 "$TMP/t.bin"
+check_exit "--launch with --fault: exit 2" 2 "$GPUREDUCE" show --launch 1 --fault "$TMP/t.bin"
+check_exit "--launch not a number: exit 2" 2 "$GPUREDUCE" show --launch two "$TMP/t.bin"
 
 check_exit "--event past the end: exit 2" 2 "$GPUREDUCE" show --event 6 "$TMP/t.bin"
 cp "$TMP/.out" "$TMP/err"

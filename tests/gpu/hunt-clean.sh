@@ -14,7 +14,8 @@
 #            -- bash -c "$RUN" must exit 0, print "clean (no launch faulted
 #            ..." once per CUDA process (at least sample.yaml's processes:)
 #            and no finding; a program that exits non-zero under capture
-#            fails it too (its trace is only part of the run) -> hunt.log
+#            fails it too (its trace is only part of the run) -> hunt.log;
+#            each finding's launch, `show --launch SEQ` -> finding-SEQ.yaml
 # The samples run in parallel, HUNT_CLEAN_JOBS (4) at a time, the longest
 # (by sample.yaml timeout) first so the short CUDA C ones fill in at the
 # end.  Every step runs under `timeout`, cut to what is left of a global
@@ -135,6 +136,18 @@ clean_sample() {
 			ok=0
 			why="$why; $(grep -a -m1 -o 'the program exited [0-9]* under capture' "$w/hunt.log")"
 			logs="$logs hunt.log"
+		fi
+		if [ "$nf" -gt 0 ]; then
+			# a false alarm may not come back: keep each finding's launch as
+			# `show --launch` prints it (its words, int_words), small enough
+			# to come back from a GPU machine where the trace does not
+			grep -a '^finding [0-9]' "$w/hunt.log" | while read -r line; do
+				seq=$(printf '%s\n' "$line" | sed -n 's/^finding [0-9]*: .*launch #\([0-9]*\) .*/\1/p')
+				pid=$(printf '%s\n' "$line" | sed -n 's/^finding [0-9]*: \[pid \([0-9]*\)\].*/\1/p')
+				tr=$w/hunt/trace.bin
+				[ -n "$pid" ] && [ -f "$tr.$pid" ] && tr=$tr.$pid
+				[ -n "$seq" ] && timeout 120 "$GR" show --launch "$seq" "$tr" >"$w/finding-$seq.yaml" 2>&1
+			done
 		fi
 		if [ "$hrc" -ne 0 ] || [ "$nc" -lt "$PROCESSES" ] || [ "$nc" -eq 0 ] || [ "$nf" -gt 0 ]; then
 			ok=0
