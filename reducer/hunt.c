@@ -130,20 +130,32 @@ static int prepare_job(struct job *j, const struct hunt_opts *o, const char *bas
 	return 0;
 }
 
-/* Replay base once under `guard`, leaving out skip[0, n). */
-static int replay_once(struct pool *p, const struct hunt_opts *o, const char *base, int guard, size_t serial,
-		       const uint64_t *skip, size_t n, struct replay_result *res, struct strbuf *err)
+/* How a replay runs: under guard, a[0, na) and b[0, nb) left out
+ * (hunt_pass: its skips; hunt_both's start pass: the end pass's, then
+ * its own). */
+struct replay_way {
+	int guard;
+	const uint64_t *a, *b;
+	size_t na, nb;
+};
+
+/* Replay trace once `way`, to its end or (stop_before >= 0) to that
+ * record; the skip list's file goes unless o->keep. */
+static int replay_once(struct pool *p, const struct hunt_opts *o, const char *trace, const struct replay_way *way,
+		       long stop_before, size_t serial, struct replay_result *res, struct strbuf *err)
 {
 	struct strbuf sp = STRBUF_INIT;
 	struct job job;
 	int ret = -1;
-	if (prepare_job(&job, o, base, guard, serial, skip, n, NULL, 0, &sp, err) < 0 ||
-	    pool_run(p, &job, 1, err) < 0)
+	if (prepare_job(&job, o, trace, way->guard, serial, way->a, way->na, way->b, way->nb, &sp, err) < 0)
+		goto out;
+	job.opts.stop_before = stop_before;
+	if (pool_run(p, &job, 1, err) < 0)
 		goto out;
 	*res = job.res;
 	ret = 0;
 out:
-	if (!o->keep)
+	if (!o->keep && sp.len)
 		remove(sp.buf);
 	sb_release(&sp);
 	return ret;
@@ -258,15 +270,6 @@ static int marks_hurt(const struct trace *t, const struct tr_launch *l, uint64_t
 	return hurt;
 }
 
-/* The job of a replay: base under guard, a[0, na) and b[0, nb) left out
- * (hunt_pass: its skips; hunt_both's start pass: the end pass's, then
- * its own). */
-struct replay_way {
-	int guard;
-	const uint64_t *a, *b;
-	size_t na, nb;
-};
-
 /* Mark words off[0, n) of l's kernel and layout integers, write the base
  * trace again (*path) and replay it `way`: 1 when the fault of res went
  * away (the marks stay; *chk is the replay's result), 0 when it stands
@@ -276,23 +279,19 @@ static int try_marks(struct trace *t, struct pool *p, const struct hunt_opts *o,
 		     const struct replay_result *res, struct replay_result *chk, struct strbuf *path,
 		     struct strbuf *err)
 {
-	struct strbuf sp = STRBUF_INIT;
 	const struct tr_launch *cl;
 	uint64_t lay = tr_launch_layout(l);
 	size_t keep = t->nnonptr_extra;
 	struct rc_stats st;
-	struct job job;
 	int ret = -1;
 
 	trace_add_nonptr(t, l->name, lay, off, (size_t)n);
 	sb_reset(path);
 	sb_addf(path, "%s/hunt-base-%zu.bin", o->workdir, r->replays);
 	if (write_hunt_trace(t, r, 0, NULL, path->buf, &st, err) < 0 ||
-	    prepare_job(&job, o, path->buf, way->guard, r->replays, way->a, way->na, way->b, way->nb, &sp, err) < 0 ||
-	    pool_run(p, &job, 1, err) < 0)
+	    replay_once(p, o, path->buf, way, -1, r->replays, chk, err) < 0)
 		goto out;
 	r->replays++;
-	*chk = job.res;
 	cl = chk->status == RS_FAULT && chk->launch_seq >= 0 ? launch_of(t, (uint64_t)chk->launch_seq, NULL) : NULL;
 	ret = chk->status == RS_CLEAN ||
 	      (chk->status == RS_FAULT && chk->launch_seq > res->launch_seq && cl && !marks_hurt(t, l, lay, cl, off, n));
@@ -302,9 +301,6 @@ out:
 		if (!o->keep && path->len)
 			remove(path->buf);
 	}
-	if (!o->keep && sp.len)
-		remove(sp.buf);
-	sb_release(&sp);
 	return ret;
 }
 
@@ -383,26 +379,18 @@ static int layout_fault(const struct trace *t, struct pool *p, const struct hunt
 			const struct replay_way *way, struct hunt_result *r, const struct replay_result *res,
 			long crash_seq, struct strbuf *err)
 {
-	struct strbuf sp = STRBUF_INIT;
-	struct job job;
+	struct replay_way lw = *way;
+	struct replay_result lres;
 	size_t at = 0;
-	int ret = -1;
 
 	if (!o->layout_check || res->status != RS_FAULT || res->launch_seq < 0 || !t->path || !*t->path ||
 	    (crash_seq >= 0 && res->launch_seq == crash_seq) || !launch_of(t, (uint64_t)res->launch_seq, &at))
 		return 0;
-	if (prepare_job(&job, o, t->path, GUARD_LAYOUT, r->replays, way->a, way->na, way->b, way->nb, &sp, err) < 0)
-		goto out;
-	job.opts.stop_before = (long)at + 1;
-	if (pool_run(p, &job, 1, err) < 0)
-		goto out;
+	lw.guard = GUARD_LAYOUT;
+	if (replay_once(p, o, t->path, &lw, (long)at + 1, r->replays, &lres, err) < 0)
+		return -1;
 	r->replays++;
-	ret = job.res.status == RS_FAULT && job.res.launch_seq == res->launch_seq;
-out:
-	if (!o->keep && sp.len)
-		remove(sp.buf);
-	sb_release(&sp);
-	return ret;
+	return lres.status == RS_FAULT && lres.launch_seq == res->launch_seq;
 }
 
 /* Record the fault of res as replay's own (r->artifacts), leaving it
@@ -415,14 +403,16 @@ static void add_artifact(const struct trace *t, const struct hunt_opts *o, struc
 	record_fault(t, o, &r->artifacts[r->nartifacts++], res, guard, -1, skip, n, cap);
 }
 
-/* integer_check until *res is clean or a fault that stands.  0 or -1. */
+/* integer_check until *res is clean or a fault that stands; *changed
+ * (when given) set when the base changed.  0 or -1. */
 static int check_fault(struct trace *t, struct pool *p, const struct hunt_opts *o, struct strbuf *base,
 		       const struct replay_way *way, struct hunt_result *r, struct replay_result *res,
 		       int *changed, struct strbuf *err)
 {
 	int k;
 	while ((k = integer_check(t, p, o, base, way, r, res, err)) == 1)
-		*changed = 1;
+		if (changed)
+			*changed = 1;
 	return k;
 }
 
@@ -433,17 +423,17 @@ static int hunt_pass(struct trace *t, struct pool *p, const struct hunt_opts *o,
 		     int guard, long crash_seq, struct hunt_result *r, struct strbuf *err)
 {
 	struct replay_result res;
-	int ret = -1, changed = 0, k;
+	int ret = -1, k;
 	for (;;) {
 		struct replay_way way = { guard, r->skip, NULL, r->nskip, 0 };
 		if (r->n >= (size_t)o->max_findings) {
 			ret = 1;
 			break;
 		}
-		if (replay_once(p, o, base->buf, guard, r->replays, r->skip, r->nskip, &res, err) < 0)
+		if (replay_once(p, o, base->buf, &way, -1, r->replays, &res, err) < 0)
 			goto out;
 		r->replays++;
-		if (check_fault(t, p, o, base, &way, r, &res, &changed, err) < 0)
+		if (check_fault(t, p, o, base, &way, r, &res, NULL, err) < 0)
 			goto out;
 		if (res.status == RS_CLEAN) {
 			ret = 0;
@@ -669,7 +659,8 @@ static int tensor_end_pass(const struct trace *t, struct pool *p, const struct h
 	if (rc_blockify_opts(t, path.buf, NULL, &ro, &st, err) < 0)
 		goto out;
 	while (r->nnotes < (size_t)o->max_findings) {
-		if (replay_once(p, o, path.buf, GUARD_END, r->replays, skip, nskip, &res, err) < 0)
+		struct replay_way way = { GUARD_END, skip, NULL, nskip, 0 };
+		if (replay_once(p, o, path.buf, &way, -1, r->replays, &res, err) < 0)
 			goto out;
 		r->replays++;
 		if (res.status != RS_FAULT || res.launch_seq < 0)
