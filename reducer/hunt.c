@@ -222,8 +222,6 @@ static void note_replay(struct hunt_result *r, int guard, const struct replay_re
  * replay mapped nothing, so a true overrun keeps faulting.  One replay and
  * one trace write per fault with such words; none for the others.
  */
-enum { INT_LOW_MAX = 1 << 24 };
-
 /* The words of launch l that the check would mark (above), from mm (the
  * allocations live at l), less those that hold an allocation's or a
  * block's first byte: their offsets and values, at most HUNT_INT_WORDS.
@@ -237,7 +235,7 @@ static int suspect_words(const struct trace *t, const struct tr_launch *l, const
 		struct tr_block b;
 		uint64_t v;
 		memcpy(&v, l->args + o, 8);
-		if ((v & 0xffffffffu) >= INT_LOW_MAX || !(a = memmap_arg_word(mm, l, o, v, NULL)) || a->addr == v ||
+		if ((v & 0xffffffffu) >= TR_INT_LOW_LIMIT || !(a = memmap_arg_word(mm, l, o, v, NULL)) || a->addr == v ||
 		    (rc_block_at(t, l->seq, v, &b) == 0 && b.addr == v))
 			continue;   /* (a buffer's first byte: a pointer) */
 		off[n] = o;
@@ -264,7 +262,7 @@ static int marks_hurt(const struct trace *t, const struct tr_launch *l, uint64_t
 		if (off[k] + 8 > cl->argsize)
 			continue;
 		memcpy(&v, cl->args + off[k], 8);
-		hurt = (v & 0xffffffffu) >= INT_LOW_MAX && memmap_pointer_word(&mm, v, NULL);
+		hurt = (v & 0xffffffffu) >= TR_INT_LOW_LIMIT && memmap_pointer_word(&mm, v, NULL);
 	}
 	memmap_release(&mm);
 	return hurt;

@@ -532,6 +532,11 @@ void trace_mark_nonptr(struct trace *t);
  * but the first n marks added so (0: all) and remarks them. */
 void trace_add_nonptr(struct trace *t, const char *kernel, uint64_t layout, const uint32_t *offs, size_t n);
 void trace_drop_nonptr(struct trace *t, size_t keep);
+/* The low half below which an argument word inside an allocation reads
+ * as a 4-byte integer beside 4 bytes never set, not as an address: the
+ * decoder's counter-evidence (nonptr.inc) counts only words at or above
+ * it, and hunt's integer check (reducer/hunt.c) tries only words below. */
+#define TR_INT_LOW_LIMIT (1u << 24)
 /* 1 when the word at byte off of l's arguments is never a pointer. */
 int tr_launch_nonptr(const struct tr_launch *l, uint32_t off);
 /* A hash of l's parameter layout (argsize, each parameter's offset and

@@ -457,9 +457,6 @@ int tr_encode(const struct tr_rec *r, struct strbuf *sb)
 	}
 }
 
-/* Records are encoded into w->enc, kept between records (a fresh strbuf
- * grew five times for a launch with its Python frames); one over 64 KiB is
- * not kept. */
 /* 1.7: before the first LAUNCH of a kernel that carries a nonptr list
  * (it came from a trace that was read), that list as NONPTR records, so a
  * trace cut from another keeps what the other's launches showed. */
@@ -477,6 +474,9 @@ static void write_nonptr(struct trace_writer *w, const struct tr_launch *l)
 		tw_nonptr(w, &(struct tr_nonptr){ .kernel = l->name, .layout = lay, .offset = l->nonptr[k] });
 }
 
+/* Records are encoded into w->enc, kept between records (a fresh strbuf
+ * grew five times for a launch with its Python frames); one over 64 KiB is
+ * not kept. */
 long tw_record(struct trace_writer *w, const struct tr_rec *r)
 {
 	struct strbuf sb = STRBUF_INIT;
