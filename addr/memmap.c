@@ -190,10 +190,10 @@ size_t memmap_scan_words(const struct memmap *m, const void *bytes, size_t len, 
 	return scan(m, bytes, len, first, NULL, fn, arg);
 }
 
-size_t memmap_scan_args(const struct memmap *m, const struct tr_launch *l, const uint8_t *args,
-			memmap_word_fn fn, void *arg)
+size_t memmap_scan_args(const struct memmap *m, const struct tr_launch *l, const uint8_t *args, size_t first,
+			size_t end, memmap_word_fn fn, void *arg)
 {
-	return scan(m, args, l->argsize, 0, l, fn, arg);
+	return scan(m, args, end < l->argsize ? end : l->argsize, first, l, fn, arg);
 }
 
 int memmap_feed(struct memmap *m, const struct tr_rec *r, long event)

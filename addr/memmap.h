@@ -90,11 +90,12 @@ size_t memmap_scan_words(const struct memmap *m, const void *bytes, size_t len, 
 			 memmap_word_fn fn, void *arg);
 
 /* The rule on a launch's argument words: memmap_scan_words over args (l's
- * own bytes, or a copy of them being relocated) at offsets 0, 8, ...,
+ * own bytes, or a copy of them being relocated) at offsets first, first +
+ * 8, ... below end (at most l->argsize; 0 and l->argsize: all of them),
  * leaving out the words the trace knows are integers (tr_launch_nonptr:
  * format 1.7, a struct's 4-byte field beside 4 bytes never set). */
-size_t memmap_scan_args(const struct memmap *m, const struct tr_launch *l, const uint8_t *args,
-			memmap_word_fn fn, void *arg);
+size_t memmap_scan_args(const struct memmap *m, const struct tr_launch *l, const uint8_t *args, size_t first,
+			size_t end, memmap_word_fn fn, void *arg);
 /* memmap_pointer_word for the word at byte off of l's arguments (value v):
  * NULL also when the trace knows that word is an integer. */
 struct mm_alloc *memmap_arg_word(const struct memmap *m, const struct tr_launch *l, uint32_t off,

@@ -717,7 +717,7 @@ static int relocate_word(struct mm_alloc *a, size_t off, uint64_t v, int dead, v
 static unsigned relocate_args(const struct run *R, const struct tr_launch *l, uint8_t *args)
 {
 	struct reloc rl = { args, 0 };
-	memmap_scan_args(&R->mm, l, args, relocate_word, &rl);
+	memmap_scan_args(&R->mm, l, args, 0, l->argsize, relocate_word, &rl);
 	return rl.n;
 }
 
@@ -1318,7 +1318,7 @@ static void snap_reach(struct snap *S, const struct tr_launch *l)
 	struct strbuf buf = STRBUF_INIT;
 	char *scanned = xcalloc(R->mm.n + 1, 1);
 
-	memmap_scan_args(&R->mm, l, l->args, want_word, S);
+	memmap_scan_args(&R->mm, l, l->args, 0, l->argsize, want_word, S);
 	S->changed = 1;
 	while (S->changed) {
 		S->changed = 0;

@@ -569,13 +569,14 @@ static void kv_ptr(struct yout *y, const char *k, const struct memmap *mm, uint6
 	sb_release(&sb);
 }
 
-/* k: the allocation that the 8-byte word v points into, if it is a
- * pointer word (memmap_pointer_word). */
-static void kv_word(struct yout *y, const char *k, const struct memmap *mm, uint64_t v)
+/* k: the allocation that l's 8-byte argument word at off (value v) points
+ * into, if it is a pointer word (memmap_arg_word: not an integer one). */
+static void kv_word(struct yout *y, const char *k, const struct memmap *mm, const struct tr_launch *l, uint32_t off,
+		    uint64_t v)
 {
 	struct strbuf sb = STRBUF_INIT;
 	int dead = 0;
-	const struct mm_alloc *a = memmap_pointer_word(mm, v, &dead);
+	const struct mm_alloc *a = memmap_arg_word(mm, l, off, v, &dead);
 	if (a) {
 		describe_alloc(&sb, a, v, dead);
 		yo_key(y, k);
@@ -592,14 +593,11 @@ struct word_list {
 	uint64_t base;           /* "ptrs": the struct's offset in the parameter bytes */
 	uint64_t n, cap;         /* found so far; how many are listed */
 	struct strbuf sb;
-	const struct tr_launch *l;   /* "ptrs": its words known to be integers are left out */
 };
 
 static int list_word(struct mm_alloc *a, size_t off, uint64_t v, int dead, void *arg)
 {
 	struct word_list *w = arg;
-	if (w->l && tr_launch_nonptr(w->l, (uint32_t)off))
-		return 0;
 	if (!w->n++) {
 		yo_key(w->y, w->key);
 		yo_seq_start(w->y, 0);
@@ -657,13 +655,12 @@ static void emit_params(struct yout *y, const struct tr_launch *l, const struct 
 		if (p->size == 1 || p->size == 2 || p->size == 4 || p->size == 8)
 			yo_kv_u64(y, "value", le_u64(b, p->size));
 		if (p->size == 8 && first == p->offset) {
-			if (!tr_launch_nonptr(l, p->offset))
-				kv_word(y, "ptr", mm, le_u64(b, 8));
+			kv_word(y, "ptr", mm, l, p->offset, le_u64(b, 8));
 		} else {
-			/* a by-value struct: its words aligned in the parameter bytes */
-			struct word_list w = { y, "ptrs", p->offset, 0, UINT64_MAX, STRBUF_INIT, l };
-			memmap_scan_words(mm, l->args, end, first, list_word, &w);
-			if (w.n)
+			/* a by-value struct: its words aligned in the parameter bytes,
+			 * the integer ones left out */
+			struct word_list w = { y, "ptrs", p->offset, 0, UINT64_MAX, STRBUF_INIT };
+			if (memmap_scan_args(mm, l, l->args, first, end, list_word, &w))
 				yo_seq_end(y);
 			sb_release(&w.sb);
 		}
@@ -755,7 +752,7 @@ static void emit_stored_pointers(struct yout *y, const struct trace *t, const st
 				 const struct memmap *mm)
 {
 	struct strbuf data = STRBUF_INIT, e = STRBUF_INIT;
-	struct word_list w = { y, "stored_pointers", 0, 0, 8, STRBUF_INIT, NULL };
+	struct word_list w = { y, "stored_pointers", 0, 0, 8, STRBUF_INIT };
 
 	if (c->size > (16u << 20) || trace_blob_read(t, c->blob, &data, 16u << 20, &e) < 0)
 		goto out;
