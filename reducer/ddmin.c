@@ -13,6 +13,14 @@
  * one batch and the complements only when no part alone is interesting.
  * The result is 1-minimal all the same: the loop ends only when g reached
  * |C| and no complement (single removal) was interesting.
+ *
+ * When every part of a round was interesting (any part will do: an index
+ * array whose every element is out of range), the next round's first part
+ * is tested alone before the others.  The outcome is the same (the first
+ * interesting part in order wins either way), but a GPU pays for each
+ * interesting candidate (a fault costs a worker's new context, created
+ * one after another): one instead of `width` per round while the set
+ * stays redundant, and one clean round more when it stops being so.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +41,7 @@ size_t ddmin_run_width(unsigned char *keep, const unsigned char *fixed, size_t n
 	size_t w = width > 2 ? width : 2, g = w, m = 0, kept = 0;
 	unsigned char **masks = NULL;
 	int *res = NULL;
+	int redundant = 0;     /* every part of the last parts batch was interesting */
 	struct ddmin_stats dummy;
 
 	if (!st)
@@ -70,6 +79,22 @@ size_t ddmin_run_width(unsigned char *keep, const unsigned char *fixed, size_t n
 			}
 			if (w == 2 && pass == 0)
 				continue;   /* classic: parts and complements in one batch */
+			if (pass == 0 && redundant && k - untested > 1) {
+				/* the first part alone (see the top) */
+				st->batches++;
+				st->tests++;
+				if (oracle(arg, (const unsigned char *const *)masks + untested, 1, n,
+					   res + untested) < 0) {
+					aborted = 1;
+					break;
+				}
+				untested++;
+				if (res[untested - 1]) {
+					best = untested - 1;
+					best_is_part = 1;
+					break;
+				}
+			}
 			st->batches++;
 			st->tests += (long)(k - untested);
 			if (oracle(arg, (const unsigned char *const *)masks + untested, k - untested, n,
@@ -84,6 +109,11 @@ size_t ddmin_run_width(unsigned char *keep, const unsigned char *fixed, size_t n
 					best_is_part = parts > 2 && i < parts;
 					break;
 				}
+			if (pass == 0) {
+				redundant = 1;
+				for (size_t i = 0; i < k; i++)
+					redundant &= res[i] != 0;
+			}
 		}
 		if (aborted) {
 			st->aborted = 1;

@@ -9,6 +9,7 @@
 #   chase    one launch that reaches 8 buffers through a pointer table,
 #            the last pointer one past its buffer (many buffers to clear)
 #   fill     fill(p, v, n) with n past the buffer: two scalars, one needed
+#   chase24  chase over 24 buffers (several runs of copies to zero)
 #   ptrtab   chase's pointer table inside a 4 KiB copy of other words
 # Each is shrunk with --log; the table prints, per trace, the wall seconds
 # and, per phase, the replays it ran (one line per replay job in the log),
@@ -104,6 +105,19 @@ mk_chase() {
 	echo 'launch _Z5chasePPKfPfi 1 32 ptr:0x5a0000900000 ptr:0x5a0000a00000 i32:8'
 	echo 'fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1'
 }
+mk_chase24() {
+	# chase over 24 buffers: the zeros of several runs of copies
+	head
+	b=10; tab=
+	while [ $b -lt 34 ]; do
+		printf 'alloc 0x5a0000%d0000 4096\nh2d 0x5a0000%d0000 4096 seq\n' $b $b
+		if [ $b -lt 33 ]; then tab="$tab${tab:+,}0x5a0000${b}0000"; else tab="$tab,0x5a0000${b}1000"; fi
+		b=$((b + 1))
+	done
+	printf 'alloc 0x5a0000900000 192\nalloc 0x5a0000a00000 128\nh2d 0x5a0000900000 192 u64:%s\n' "$tab"
+	echo 'launch _Z5chasePPKfPfi 1 32 ptr:0x5a0000900000 ptr:0x5a0000a00000 i32:24'
+	echo 'fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1'
+}
 mk_ptrtab() {
 	# chase's pointer table inside a 4 KiB copy of other words (a struct
 	# array, a TMA workspace): only the pointers matter
@@ -128,7 +142,7 @@ fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
 EOT
 }
 
-[ $# -gt 0 ] || set -- oob gather long chase ptrtab fill
+[ $# -gt 0 ] || set -- oob gather long chase chase24 ptrtab fill
 printf '%-8s %8s %8s %7s %7s  %s\n' trace wall_s replays faulted rounds "per phase: replays/faulted/rounds/seconds"
 for n in "$@"; do
 	"mk_$n" | "$MKTRACE" "$TMP/$n.bin" >/dev/null || { echo "$n: mktrace failed"; exit 2; }

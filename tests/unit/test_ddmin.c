@@ -191,3 +191,61 @@ UNIT_TEST(ddmin_width_abort_keeps_last_good)
 	CHECK(keep[5] == 1);
 	CHECK(interesting(&s, keep));
 }
+
+/* "any element of A will do": every part of a round is interesting while
+ * the set is redundant.  The first part is then tested alone first: the
+ * same result (the first element of A, as first-part-wins gives), with
+ * one interesting test per round instead of one per part (each is a
+ * fault, a worker's new context, on a GPU). */
+struct anyof {
+	const unsigned char *in_a;
+	long interesting, tests, batches;
+};
+
+static int anyof_oracle(void *arg, const unsigned char *const *masks, size_t k, size_t n, int *out)
+{
+	struct anyof *s = arg;
+	s->batches++;
+	for (size_t i = 0; i < k; i++) {
+		out[i] = 0;
+		for (size_t j = 0; j < n && !out[i]; j++)
+			out[i] = masks[i][j] && s->in_a[j];
+		s->interesting += out[i];
+		s->tests++;
+	}
+	return 0;
+}
+
+UNIT_TEST(ddmin_width_redundant_set_first_part_alone)
+{
+	enum { N = 4096, W = 8 };
+	static unsigned char keep[N], in_a[N];
+	unsigned rng = 12345;
+
+	for (int round = 0; round < 6; round++) {
+		struct anyof s = { in_a, 0, 0, 0 };
+		size_t first = (size_t)-1, kept = 0, at = (size_t)-1;
+		/* round 0: every element will do; then random sets, sparse to dense */
+		for (size_t i = 0; i < N; i++) {
+			rng = rng * 1103515245u + 12345u;
+			in_a[i] = round == 0 || (rng >> 16) % 64 < (unsigned)(1 << round) ||
+				  (round == 1 && i == N - 1);
+			if (in_a[i] && first == (size_t)-1)
+				first = i;
+		}
+		memset(keep, 1, N);
+		ddmin_run_width(keep, NULL, N, W, anyof_oracle, &s, NULL);
+		for (size_t i = 0; i < N; i++)
+			if (keep[i]) {
+				kept++;
+				at = i;
+			}
+		CHECK_EQ_U(kept, 1);
+		CHECK_EQ_U(at, first);
+		if (round == 0) {
+			/* 4096 -> 512 -> 64 -> 8 -> 1, then the empty complement:
+			 * 8 interesting in the first round, one in each after it */
+			CHECK(s.interesting <= W + 4);
+		}
+	}
+}
