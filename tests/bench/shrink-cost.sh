@@ -45,6 +45,8 @@ export GPUREDUCE_LIBCUDA GPUREDUCE_NVCC
 unset GPUREDUCE_SANITIZER
 PATH=/usr/bin:/bin; export PATH     # no compute-sanitizer on the CPU
 
+. "$(dirname "$0")/../cli/chase-trace.sh"
+
 head() {
 	printf 'process 100 /work ./app\ndevice "gpureduce CPU double"\nmodule %s/kernels.cubin 1\n' "$DBL"
 }
@@ -93,47 +95,9 @@ mk_long() {
 	echo 'launch _Z13scale_nocheckPfPKfi 8 256 ptr:0x7f0002100000 ptr:0x7f0005100000 i32:1000'
 	echo 'fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 64 at_launch=1'
 }
-mk_chase() {
-	head
-	b=0; tab=
-	while [ $b -lt 8 ]; do
-		printf 'alloc 0x5a00001%d0000 4096\nh2d 0x5a00001%d0000 4096 seq\n' $b $b
-		if [ $b -lt 7 ]; then tab="$tab${tab:+,}0x5a00001${b}0000"; else tab="$tab,0x5a0000171000"; fi
-		b=$((b + 1))
-	done
-	printf 'alloc 0x5a0000900000 64\nalloc 0x5a0000a00000 64\nh2d 0x5a0000900000 64 u64:%s\n' "$tab"
-	echo 'launch _Z5chasePPKfPfi 1 32 ptr:0x5a0000900000 ptr:0x5a0000a00000 i32:8'
-	echo 'fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1'
-}
-mk_chase24() {
-	# chase over 24 buffers: the zeros of several runs of copies
-	head
-	b=10; tab=
-	while [ $b -lt 34 ]; do
-		printf 'alloc 0x5a0000%d0000 4096\nh2d 0x5a0000%d0000 4096 seq\n' $b $b
-		if [ $b -lt 33 ]; then tab="$tab${tab:+,}0x5a0000${b}0000"; else tab="$tab,0x5a0000${b}1000"; fi
-		b=$((b + 1))
-	done
-	printf 'alloc 0x5a0000900000 192\nalloc 0x5a0000a00000 128\nh2d 0x5a0000900000 192 u64:%s\n' "$tab"
-	echo 'launch _Z5chasePPKfPfi 1 32 ptr:0x5a0000900000 ptr:0x5a0000a00000 i32:24'
-	echo 'fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1'
-}
-mk_ptrtab() {
-	# chase's pointer table inside a 4 KiB copy of other words (a struct
-	# array, a TMA workspace): only the pointers matter
-	head
-	b=0; tab=
-	while [ $b -lt 8 ]; do
-		printf 'alloc 0x5a00001%d0000 4096\nh2d 0x5a00001%d0000 4096 seq\n' $b $b
-		if [ $b -lt 7 ]; then tab="$tab${tab:+,}0x5a00001${b}0000"; else tab="$tab,0x5a0000171000"; fi
-		b=$((b + 1))
-	done
-	i=8
-	while [ $i -lt 512 ]; do tab="$tab,$((i * 3 + 1))"; i=$((i + 1)); done
-	printf 'alloc 0x5a0000900000 4096\nalloc 0x5a0000a00000 64\nh2d 0x5a0000900000 4096 u64:%s\n' "$tab"
-	echo 'launch _Z5chasePPKfPfi 1 32 ptr:0x5a0000900000 ptr:0x5a0000a00000 i32:8'
-	echo 'fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1'
-}
+mk_chase() { head; chase_trace 8 8; }
+mk_chase24() { head; chase_trace 24 24; }
+mk_ptrtab() { head; chase_trace 8 512; }
 mk_fill() {
 	head; cat <<'EOT'
 alloc 0x7f0000100000 4000

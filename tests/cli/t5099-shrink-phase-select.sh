@@ -8,6 +8,7 @@
 # runs end exactly where the one-at-a-time order ends
 # (GPUREDUCE_SHRINK_SERIAL=1), in fewer rounds of replays.
 . tests/cli/test-lib.sh
+. tests/cli/chase-trace.sh
 
 DBL=$BUILD/double
 export GPUREDUCE_LIBCUDA=$DBL/libcuda.so.1
@@ -35,17 +36,7 @@ check "mktrace oob" $MKTRACE oob.bin < oob.txt
 
 # chase: one launch reading 8 buffers through a pointer table, the last
 # pointer one past its buffer: 8 copies for the data phase
-{ head
-  b=0; tab=
-  while [ $b -lt 8 ]; do
-	printf 'alloc 0x5a00001%d0000 4096\nh2d 0x5a00001%d0000 4096 seq\n' $b $b
-	if [ $b -lt 7 ]; then tab="$tab${tab:+,}0x5a00001${b}0000"; else tab="$tab,0x5a0000171000"; fi
-	b=$((b + 1))
-  done
-  printf 'alloc 0x5a0000900000 64\nalloc 0x5a0000a00000 64\nh2d 0x5a0000900000 64 u64:%s\n' "$tab"
-  echo 'launch _Z5chasePPKfPfi 1 32 ptr:0x5a0000900000 ptr:0x5a0000a00000 i32:8'
-  echo 'fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1'
-} > chase.txt
+{ head; chase_trace 8 8; } > chase.txt
 check "mktrace chase" $MKTRACE chase.bin < chase.txt
 
 # fill(p, v, n): n runs past the buffer, v does not matter: of the two

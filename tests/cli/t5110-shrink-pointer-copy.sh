@@ -6,8 +6,11 @@
 # only_fixed_faults): the data phase ends with the pointer words and
 # nothing else, after a few faulting candidates, not the rounds of ddmin
 # in which every part faults (each fault costs a worker's context on a
-# GPU).
+# GPU).  And over 24 copies that can all be zeros, once a run of zeros
+# all faulted, the next run's whole chain is tried alone first
+# (phase-data.c, zero_run): a few faulting candidates, not one per copy.
 . tests/cli/test-lib.sh
+. tests/cli/chase-trace.sh
 
 DBL=$BUILD/double
 export GPUREDUCE_LIBCUDA=$DBL/libcuda.so.1
@@ -16,24 +19,10 @@ unset GPUREDUCE_SANITIZER GPUREDUCE_SHRINK_SERIAL
 PATH=/usr/bin:/bin; export PATH     # no compute-sanitizer
 cd "$TMP" || exit 1
 
-# chase(tab, out, n): reads tab[0..n) as pointers; the last one points
-# past its buffer.  The table is one 4 KiB copy: 8 pointers, then 504
-# words of other data
-mk() {
-	printf 'process 100 /work ./app\ndevice "gpureduce CPU double"\nmodule %s/kernels.cubin 1\n' "$DBL"
-	b=0; tab=
-	while [ $b -lt 8 ]; do
-		printf 'alloc 0x5a00001%d0000 4096\nh2d 0x5a00001%d0000 4096 seq\n' $b $b
-		if [ $b -lt 7 ]; then tab="$tab${tab:+,}0x5a00001${b}0000"; else tab="$tab,0x5a0000171000"; fi
-		b=$((b + 1))
-	done
-	i=8
-	while [ $i -lt 512 ]; do tab="$tab,$((i * 3 + 1))"; i=$((i + 1)); done
-	printf 'alloc 0x5a0000900000 4096\nalloc 0x5a0000a00000 64\nh2d 0x5a0000900000 4096 u64:%s\n' "$tab"
-	echo 'launch _Z5chasePPKfPfi 1 32 ptr:0x5a0000900000 ptr:0x5a0000a00000 i32:8'
-	echo 'fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1'
-}
-mk > tab.txt
+# chase(tab, out, n) over 8 buffers (tests/cli/chase-trace.sh), its
+# table one 4 KiB copy: 8 pointers, then 504 words of other data
+{ printf 'process 100 /work ./app\ndevice "gpureduce CPU double"\nmodule %s/kernels.cubin 1\n' "$DBL"
+  chase_trace 8 512; } > tab.txt
 check "mktrace: a pointer table inside a 4 KiB copy" $MKTRACE tab.bin < tab.txt
 
 # data-phase candidates that faulted, from the shrink log
@@ -53,5 +42,19 @@ else
 	fail "  ...data phase faulted $n times (want 1 to 5)"
 fi
 check_grep "  ...and the fault is the one captured" "CUDA_ERROR_ILLEGAL_ADDRESS" tab/repro.yaml
+
+{ printf 'process 100 /work ./app\ndevice "gpureduce CPU double"\nmodule %s/kernels.cubin 1\n' "$DBL"
+  chase_trace 24 24; } > c24.txt
+check "mktrace: chase over 24 buffers" $MKTRACE c24.bin < c24.txt
+check "shrink -j 8" $GPUREDUCE shrink -j 8 --quiet --log=c24.log -o c24/repro.cu c24.bin
+check "  ...its repro.bin reads back" $GPUREDUCE show c24/repro.bin
+cp "$TMP/.out" c24.yaml
+check_grep "  ...the 24 copies became zeros: only the table is copied in" "h2d_copies: 1$" c24.yaml
+n=$(faulted c24.log)
+if [ -n "$n" ] && [ "$n" -ge 1 ] && [ "$n" -le 6 ]; then
+	ok "  ...after $n faulting data candidates (one per copy's zeros took 21)"
+else
+	fail "  ...data phase faulted $n times (want 1 to 6)"
+fi
 
 finish
