@@ -12,12 +12,8 @@
 . tests/cli/test-lib.sh
 . tests/cli/chase-trace.sh
 
-DBL=$BUILD/double
-export GPUREDUCE_LIBCUDA=$DBL/libcuda.so.1
-export GPUREDUCE_NVCC="cc -x c -w -I${CUDA:-/usr/local/cuda}/include -L$DBL -Wl,-rpath,$DBL"
-unset GPUREDUCE_SANITIZER GPUREDUCE_SHRINK_SERIAL
-PATH=/usr/bin:/bin; export PATH     # no compute-sanitizer
-cd "$TMP" || exit 1
+on_double nvcc no-sanitizer plain-path
+unset GPUREDUCE_SHRINK_SERIAL
 
 # chase(tab, out, n) over 8 buffers (tests/cli/chase-trace.sh), its
 # table one 4 KiB copy: 8 pointers, then 504 words of other data
@@ -25,9 +21,15 @@ cd "$TMP" || exit 1
   chase_trace 8 512; } > tab.txt
 check "mktrace: a pointer table inside a 4 KiB copy" $MKTRACE tab.bin < tab.txt
 
-# data-phase candidates that faulted, from the shrink log
-faulted() {
-	grep -E '^ *[0-9.]+ data  ' "$1" | grep -c 'the signature' | tr -d ' '
+# few_faults LOG MAX WHY: the data phase's candidates that faulted (from
+# the shrink log) are at least one and at most MAX
+few_faults() {
+	n=$(grep -E '^ *[0-9.]+ data  ' "$1" | grep -c 'the signature' | tr -d ' ')
+	if [ -n "$n" ] && [ "$n" -ge 1 ] && [ "$n" -le "$2" ]; then
+		ok "  ...after $n faulting data candidates ($3)"
+	else
+		fail "  ...data phase faulted $n times (want 1 to $2)"
+	fi
 }
 
 check "shrink -j 8" $GPUREDUCE shrink -j 8 --quiet --log=tab.log -o tab/repro.cu tab.bin
@@ -35,12 +37,7 @@ check "  ...its repro.bin reads back" $GPUREDUCE show tab/repro.bin
 cp "$TMP/.out" tab.yaml
 check_grep "  ...the table's copy keeps its 8 pointer words (64 bytes) and no more" "h2d_bytes: 64$" tab.yaml
 check_grep "  ...the pointer past its buffer among them" "'+0x38: alloc#7+0x1000" tab.yaml
-n=$(faulted tab.log)
-if [ -n "$n" ] && [ "$n" -ge 1 ] && [ "$n" -le 5 ]; then
-	ok "  ...after $n faulting data candidates (the table: 2; ddmin's all-faulting rounds took 19 in all)"
-else
-	fail "  ...data phase faulted $n times (want 1 to 5)"
-fi
+few_faults tab.log 5 "the table: 2; ddmin's all-faulting rounds took 19 in all"
 check_grep "  ...and the fault is the one captured" "CUDA_ERROR_ILLEGAL_ADDRESS" tab/repro.yaml
 
 { printf 'process 100 /work ./app\ndevice "gpureduce CPU double"\nmodule %s/kernels.cubin 1\n' "$DBL"
@@ -50,11 +47,6 @@ check "shrink -j 8" $GPUREDUCE shrink -j 8 --quiet --log=c24.log -o c24/repro.cu
 check "  ...its repro.bin reads back" $GPUREDUCE show c24/repro.bin
 cp "$TMP/.out" c24.yaml
 check_grep "  ...the 24 copies became zeros: only the table is copied in" "h2d_copies: 1$" c24.yaml
-n=$(faulted c24.log)
-if [ -n "$n" ] && [ "$n" -ge 1 ] && [ "$n" -le 6 ]; then
-	ok "  ...after $n faulting data candidates (one per copy's zeros took 21)"
-else
-	fail "  ...data phase faulted $n times (want 1 to 6)"
-fi
+few_faults c24.log 6 "one per copy's zeros took 21"
 
 finish
