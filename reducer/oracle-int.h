@@ -59,6 +59,8 @@ struct oracle {
 	int infra_failed;
 	int winding_down;        /* oracle_wind_down: the pool is lazy */
 	long spawned_before_end; /* workers the pool had started when verify began (-1: not yet) */
+	long stopped_released;   /* runs that ended a worker, in pools released before this one */
+	long stopped_at_phase;   /* runs_stopped() when the current phase began */
 	int kernel_from_replay;   /* the capture could not name the faulting kernel (a graph) */
 	FILE *log;                /* --log */
 	int have_san;             /* compute-sanitizer found and the site check wanted */

@@ -106,6 +106,25 @@ void oracle_measure(const struct cand *c, size_t *launches, size_t *buffers, uin
 	}
 }
 
+/* Replay runs so far that ended their worker (a fault, a crash, a time
+ * limit): what a phase costs on a GPU is mostly these (pool.c). */
+static long runs_stopped(const struct oracle *s)
+{
+	long n = s->stopped_released;
+	if (s->pool) {
+		const struct pool_stats *st = pool_stats(s->pool);
+		n += st->faults + st->crashes + st->timeouts;
+	}
+	return n;
+}
+
+/* The current phase's faulted_replays, counted up to now. */
+static void phase_count_stops(struct oracle *s, struct shrink_phase *p)
+{
+	long n = runs_stopped(s) - s->stopped_at_phase;
+	p->faulted_replays = n > 0 ? n : 0;
+}
+
 struct shrink_phase *oracle_phase_begin(struct oracle *s, const char *name, const struct cand *c)
 {
 	struct shrink_phase *p;
@@ -118,6 +137,7 @@ struct shrink_phase *oracle_phase_begin(struct oracle *s, const char *name, cons
 		oracle_measure(c, &p->launches_before, &p->buffers_before, &p->bytes_before);
 	p->seconds = now_sec();
 	s->ph = p;
+	s->stopped_at_phase = runs_stopped(s);
 	oracle_progress(s, "phase %s ...", name);
 	return p;
 }
@@ -129,6 +149,7 @@ void oracle_phase_end(struct oracle *s, const struct cand *c, const char *outcom
 		oracle_measure(c, &p->launches_after, &p->buffers_after, &p->bytes_after);
 	p->seconds = now_sec() - p->seconds;
 	p->outcome = outcome;
+	phase_count_stops(s, p);
 	oracle_progress(s, "phase %s: %s (%ld candidates, %.1f s)", p->name, outcome, p->candidates, p->seconds);
 	if (s->o->progress_tty && !s->o->quiet)
 		fputc('\n', stderr);
@@ -146,6 +167,7 @@ void oracle_phase_abandon(struct oracle *s, const char *outcome)
 	p->bytes_after = p->bytes_before;
 	p->seconds = now_sec() - p->seconds;
 	p->outcome = outcome;
+	phase_count_stops(s, p);
 }
 
 static int sig_match(const struct oracle *s, const struct replay_result *r)
@@ -474,6 +496,7 @@ static void pool_tally(struct oracle *s)
 {
 	const struct pool_stats *st = pool_stats(s->pool);
 	s->rep->workers_spawned += st->spawned;
+	s->stopped_released += st->faults + st->crashes + st->timeouts;
 	s->rep->start_failures += st->start_failures;
 	s->rep->outage_seconds += st->outage_seconds;
 	if (st->devices > s->rep->devices)

@@ -18,6 +18,8 @@ struct shrink_phase {
 	size_t buffers_before, buffers_after;
 	uint64_t bytes_before, bytes_after;
 	long candidates;
+	long faulted_replays;   /* replay runs that faulted, crashed or timed out: each
+				 * ends its worker, and a new one costs a CUDA context */
 	double seconds;
 	const char *outcome;    /* "kept", "reduced", "skipped: ..." */
 };

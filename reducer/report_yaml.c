@@ -107,6 +107,12 @@ int report_yaml_write(const char *path, const struct shrink_report *rep, const s
 	yo_kv_i64(&y, "candidates", rep->candidates);
 	yo_kv_i64(&y, "cache_hits", rep->cache_hits);
 	yo_kv_i64(&y, "slipped", rep->slipped);
+	{
+		long faulted = 0;
+		for (int i = 0; i < rep->nphases; i++)
+			faulted += rep->phase[i].faulted_replays;
+		yo_kv_i64(&y, "faulted_replays", faulted);
+	}
 	yo_kv_i64(&y, "workers_spawned", rep->workers_spawned);
 	yo_kv_i64(&y, "gpus", rep->devices);
 	yo_kv_i64(&y, "sanitizer_runs", rep->site_runs);
@@ -141,6 +147,7 @@ int report_yaml_write(const char *path, const struct shrink_report *rep, const s
 		yo_strf(&y, "%llu -> %llu", (unsigned long long)p->bytes_before,
 			(unsigned long long)p->bytes_after);
 		yo_kv_i64(&y, "candidates", p->candidates);
+		yo_kv_i64(&y, "faulted_replays", p->faulted_replays);
 		yo_key(&y, "seconds");
 		yo_plainf(&y, "%.2f", p->seconds);
 		yo_key(&y, "share");

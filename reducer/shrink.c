@@ -305,8 +305,8 @@ double shrink_other_seconds(const struct shrink_report *rep)
 
 void shrink_print_report(FILE *f, const struct shrink_report *rep)
 {
-	fprintf(f, "%-15s %-22s %-22s %10s %8s %6s  %s\n", "phase", "launches/buffers before",
-		"after", "candidates", "seconds", "share", "outcome");
+	fprintf(f, "%-15s %-22s %-22s %10s %7s %8s %6s  %s\n", "phase", "launches/buffers before",
+		"after", "candidates", "faulted", "seconds", "share", "outcome");
 	for (int i = 0; i < rep->nphases; i++) {
 		const struct shrink_phase *p = &rep->phase[i];
 		char b1[40], b2[40];
@@ -314,12 +314,12 @@ void shrink_print_report(FILE *f, const struct shrink_report *rep)
 		snprintf(b2, sizeof(b2), "%zu / %zu", p->launches_after, p->buffers_after);
 		if (!p->launches_before && !p->buffers_before && !p->launches_after && !p->buffers_after)
 			strcpy(b1, "-"), strcpy(b2, "-");   /* a phase that measures, not cuts (confirm) */
-		fprintf(f, "%-15s %-22s %-22s %10ld %8.2f %5.0f%%  %s\n", p->name, b1, b2, p->candidates,
-			p->seconds, 100 * shrink_phase_share(rep, i), p->outcome ? p->outcome : "");
+		fprintf(f, "%-15s %-22s %-22s %10ld %7ld %8.2f %5.0f%%  %s\n", p->name, b1, b2, p->candidates,
+			p->faulted_replays, p->seconds, 100 * shrink_phase_share(rep, i), p->outcome ? p->outcome : "");
 	}
 	/* what no phase accounts for: the workers' start-up, graph expansion,
 	 * states and snapshots written between phases */
-	fprintf(f, "%-15s %-22s %-22s %10s %8.2f %5.0f%%  of %.2f s in all\n", "(other)", "", "", "",
+	fprintf(f, "%-15s %-22s %-22s %10s %7s %8.2f %5.0f%%  of %.2f s in all\n", "(other)", "", "", "", "",
 		shrink_other_seconds(rep), rep->seconds > 0 ? 100 * shrink_other_seconds(rep) / rep->seconds : 0,
 		rep->seconds);
 	if (rep->note[0])

@@ -6,7 +6,8 @@
 # only_fixed_faults): the data phase ends with the pointer words and
 # nothing else, after a few faulting candidates, not the rounds of ddmin
 # in which every part faults (each fault costs a worker's context on a
-# GPU).  And over 24 copies that can all be zeros, once a run of zeros
+# GPU; repro.yaml and the phase table count them per phase,
+# faulted_replays).  And over 24 copies that can all be zeros, once a run of zeros
 # all faulted, the next run's whole chain is tried alone first
 # (phase-data.c, zero_run): a few faulting candidates, not one per copy.
 . tests/cli/test-lib.sh
@@ -22,13 +23,21 @@ unset GPUREDUCE_SHRINK_SERIAL
 check "mktrace: a pointer table inside a 4 KiB copy" $MKTRACE tab.bin < tab.txt
 
 # few_faults LOG MAX WHY: the data phase's candidates that faulted (from
-# the shrink log) are at least one and at most MAX
+# the shrink log) are at least one and at most MAX, and repro.yaml (beside
+# LOG's stem, in the folder of that name) counts as many for the phase
 few_faults() {
 	n=$(grep -E '^ *[0-9.]+ data  ' "$1" | grep -c 'the signature' | tr -d ' ')
 	if [ -n "$n" ] && [ "$n" -ge 1 ] && [ "$n" -le "$2" ]; then
 		ok "  ...after $n faulting data candidates ($3)"
 	else
 		fail "  ...data phase faulted $n times (want 1 to $2)"
+	fi
+	y=$(awk '/^- name: data$/ { d = 1; next } /^- name:/ { d = 0 } d && /^  faulted_replays:/ { print $2 }' \
+		"${1%.log}/repro.yaml")
+	if [ "$y" = "$n" ]; then
+		ok "  ...as repro.yaml's data phase says (faulted_replays: $y)"
+	else
+		fail "  ...repro.yaml's data phase says faulted_replays: '$y', the log $n"
 	fi
 }
 

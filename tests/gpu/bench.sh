@@ -90,17 +90,21 @@ gpu_bytes() {
 # phase_shares NAME REPRO.YAML: one line, each phase's seconds and share of
 # the shrink's total (repro.yaml's phases:, seconds:), what no phase
 # accounts for (start-up, writing, the diagnosis) as "other", and the
-# compute-sanitizer seconds (issue 26: where a one-launch shrink's time goes)
+# compute-sanitizer seconds (issue 26: where a one-launch shrink's time goes),
+# with each phase's replays that faulted (each costs a worker's new context)
 phase_shares() {
 	awk -v n="$1" '
 		/^seconds:/ { total = $2 }
 		/^sanitizer_seconds:/ { san = $2 }
-		/^- name:/ { name = $3; next }
-		/^  seconds:/ && name != "" { ph[++k] = name; sec[k] = $2; sum += $2; name = "" }
+		/^- name:/ { name = $3; fr = ""; next }
+		/^  faulted_replays:/ && name != "" { fr = $2 }
+		/^  seconds:/ && name != "" { ph[++k] = name; sec[k] = $2; flt[k] = fr; sum += $2; name = "" }
 		END {
 			if (!total) exit
 			line = n ": " total " s:"
-			for (i = 1; i <= k; i++) line = line sprintf(" %s %.2f (%.0f%%)", ph[i], sec[i], 100 * sec[i] / total)
+			for (i = 1; i <= k; i++)
+				line = line sprintf(" %s %.2f (%.0f%%%s)", ph[i], sec[i], 100 * sec[i] / total,
+						    flt[i] != "" ? ", " flt[i] " faulted" : "")
 			line = line sprintf(" other %.2f (%.0f%%); sanitizer %.2f s", total - sum, 100 * (total - sum) / total, san)
 			print line
 		}' "$2"
