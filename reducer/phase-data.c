@@ -152,8 +152,8 @@ static int only_fixed_faults(struct data_dd *d, unsigned char *keep, const unsig
 }
 
 /* Keep only the chunks of one buffer that matter: ddmin over coarse chunks,
- * then over 8-byte words inside the kept ones.  Pointer words stay; with
- * pointer words, only them is tried first (only_fixed_faults). */
+ * then over 8-byte words inside the kept ones.  Pointer words stay, and a
+ * copy that has them first tries keeping only those (only_fixed_faults). */
 static void minimize_chunks(struct oracle *o, struct cand *best, size_t item, const unsigned char *pw)
 {
 	uint64_t size = best->it[item].rec.u.copy.size;
