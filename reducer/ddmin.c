@@ -79,37 +79,25 @@ size_t ddmin_run_width(unsigned char *keep, const unsigned char *fixed, size_t n
 			}
 			if (w == 2 && pass == 0)
 				continue;   /* classic: parts and complements in one batch */
-			if (pass == 0 && redundant && k - untested > 1) {
-				/* the first part alone (see the top) */
+			/* one batch; while the set is redundant, the first part alone
+			 * before the others (see the top) */
+			for (size_t upto = pass == 0 && redundant && k - untested > 1 ? untested + 1 : k;
+			     untested < k && best == (size_t)-1; upto = k) {
 				st->batches++;
-				st->tests++;
-				if (oracle(arg, (const unsigned char *const *)masks + untested, 1, n,
+				st->tests += (long)(upto - untested);
+				if (oracle(arg, (const unsigned char *const *)masks + untested, upto - untested, n,
 					   res + untested) < 0) {
 					aborted = 1;
 					break;
 				}
-				untested++;
-				if (res[untested - 1]) {
-					best = untested - 1;
-					best_is_part = 1;
-					break;
-				}
+				for (size_t i = untested; i < upto && best == (size_t)-1; i++)
+					if (res[i]) {
+						best = i;
+						best_is_part = parts > 2 && i < parts;
+					}
+				untested = upto;
 			}
-			st->batches++;
-			st->tests += (long)(k - untested);
-			if (oracle(arg, (const unsigned char *const *)masks + untested, k - untested, n,
-				   res + untested) < 0) {
-				aborted = 1;
-				break;
-			}
-			untested = k;
-			for (size_t i = 0; i < k; i++)
-				if (res[i]) {
-					best = i;
-					best_is_part = parts > 2 && i < parts;
-					break;
-				}
-			if (pass == 0) {
+			if (pass == 0 && untested == k) {
 				redundant = 1;
 				for (size_t i = 0; i < k; i++)
 					redundant &= res[i] != 0;

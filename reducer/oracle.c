@@ -496,7 +496,7 @@ static void pool_tally(struct oracle *s)
 {
 	const struct pool_stats *st = pool_stats(s->pool);
 	s->rep->workers_spawned += st->spawned;
-	s->stopped_released += st->faults + st->crashes + st->timeouts;
+	s->stopped_released = runs_stopped(s);   /* the pool is released next */
 	s->rep->start_failures += st->start_failures;
 	s->rep->outage_seconds += st->outage_seconds;
 	if (st->devices > s->rep->devices)
