@@ -101,10 +101,12 @@ static int placement_check(struct oracle *o, struct shrink_states *ss, struct ca
  * Write states from..to (latest first; from >= to) as
  * WORKDIR/PREFIX-K-NAME.bin for the back-offs, leaving out those whose
  * content hashes to skip1 or skip2.  paths[] (malloc'd) and idx[] get the
- * rest; returns how many, or -1 on a write error (oracle_err(o) says why).
+ * rest; hashes[k] (when not NULL) each written state's content hash, left
+ * out or not.  Returns how many, or -1 on a write error (oracle_err(o)
+ * says why).
  */
 static int write_states(struct oracle *o, const struct shrink_states *ss, int from, int to, const char *prefix, uint64_t skip1, uint64_t skip2,
-			char **paths, int *idx)
+			char **paths, int *idx, uint64_t *hashes)
 {
 	const struct shrink_opts *opts = oracle_opts(o);
 	int n = 0;
@@ -119,6 +121,8 @@ static int write_states(struct oracle *o, const struct shrink_states *ss, int fr
 			return -1;
 		}
 		h = oracle_file_hash(p.buf);
+		if (hashes)
+			hashes[k] = h;
 		if (h == skip1 || h == skip2) {
 			unlink(p.buf);
 			sb_release(&p);
@@ -150,7 +154,7 @@ static int rate_check(struct oracle *o, struct shrink_states *ss, struct cand *b
 
 	if (*faults >= need || ss->cur <= 0)
 		return 0;
-	if ((n = write_states(o, ss, ss->cur - 1, 0, "rate", hf, hf, paths, idx)) <= 0) {
+	if ((n = write_states(o, ss, ss->cur - 1, 0, "rate", hf, hf, paths, idx, NULL)) <= 0) {
 		ret = n;
 		n = 0;
 		goto out;
@@ -249,9 +253,11 @@ static int site_check(struct oracle *o, struct shrink_states *ss, struct cand *b
 		char **paths = xcalloc((size_t)ss->n + 1, sizeof(char *));
 		char (*sites)[700] = xcalloc((size_t)ss->n + 1, sizeof(*sites));
 		char **outs = xcalloc((size_t)ss->n + 1, sizeof(char *));
-		int *idx = xcalloc((size_t)ss->n + 1, sizeof(int)), n, pick = 0;
+		int *idx = xcalloc((size_t)ss->n + 1, sizeof(int)), n, pick = 0, last;
+		uint64_t *hs = xcalloc((size_t)ss->n + 1, sizeof(uint64_t));
 		/* leave out states that are the final one (moved) or the base (fine) */
-		if ((n = write_states(o, ss, ss->n - 2, 1, "state", hf, hb, paths, idx)) < 0) {
+		hs[0] = hb;
+		if ((n = write_states(o, ss, ss->n - 2, 1, "state", hf, hb, paths, idx, hs)) < 0) {
 			ret = -1;
 			n = 0;
 		}
@@ -261,11 +267,15 @@ static int site_check(struct oracle *o, struct shrink_states *ss, struct cand *b
 		for (int q = 0; q < n && !pick && ret == 0; q++)
 			if (!strcmp(sites[q], s0))
 				pick = idx[q];
+		/* the phases after `pick` that left its state as it was did not
+		 * move the fault: the first one that changed it did */
+		for (last = pick; last + 1 <= ss->n - 2 && hs[last + 1] == hs[pick];)
+			last++;
 		if (ret == 0) {
 			snprintf(rep->note, sizeof(rep->note),
 				 "the %s phase moved the fault (sanitizer: '%.180s' vs '%.180s'); backed off to the state after %s",
-				 ss->name[pick + 1], s0, sf[0], ss->name[pick]);
-			snprintf(rep->backed_off_to, sizeof(rep->backed_off_to), "%s", ss->name[pick]);
+				 ss->name[last + 1], s0, sf[0], ss->name[last]);
+			snprintf(rep->backed_off_to, sizeof(rep->backed_off_to), "%s", ss->name[last]);
 			cand_release(best);
 			cand_copy(best, &ss->state[pick]);
 			ss->cur = pick;
@@ -287,6 +297,7 @@ static int site_check(struct oracle *o, struct shrink_states *ss, struct cand *b
 		free(sites);
 		free(outs);
 		free(idx);
+		free(hs);
 	}
 out:
 	free(fo[0]);

@@ -427,31 +427,45 @@ int oracle_test_masks(struct oracle *s, const void *d, oracle_apply_fn apply,
 	return ret;
 }
 
-int oracle_test_chain(struct oracle *s, struct cand *cs, size_t chain, size_t extra, struct cand *best,
+int oracle_test_chain(struct oracle *s, struct cand *cs, size_t chain, int *top_first, struct cand *best,
 		      size_t *kept)
 {
-	struct cand **ps = xcalloc(chain + extra + 1, sizeof(*ps));
-	int *r = xcalloc(chain + extra + 1, sizeof(*r));
-	size_t q = 0;
-	int ret;
+	struct cand **ps = xcalloc(chain + 1, sizeof(*ps));
+	int *r = xcalloc(chain + 1, sizeof(*r));
+	size_t q = 0, nb = chain;
+	int ret = -1, top = 0;
 
-	for (size_t j = 0; j < chain + extra; j++)
-		ps[j] = &cs[j];
-	ret = oracle_test(s, ps, chain + extra, r);
-	if (ret == 0) {
-		while (q < chain && r[q])
-			q++;
-		if (q) {
-			cand_release(best);
-			cand_copy(best, &cs[q - 1]);
-		}
+	if (*top_first) {
+		/* the whole chain alone first: one fault when every step faults */
+		ps[0] = &cs[chain - 1];
+		if (oracle_test(s, ps, 1, &top) < 0)
+			goto out;
+		nb = top ? 0 : chain - 1;   /* else the steps below it */
 	}
-	for (size_t j = 0; j < chain + extra; j++)
+	if (nb) {
+		/* one batch: q is the longest prefix that faulted */
+		for (size_t j = 0; j < nb; j++)
+			ps[j] = &cs[j];
+		if (oracle_test(s, ps, nb, r) < 0)
+			goto out;
+		while (q < nb && r[q])
+			q++;
+	} else if (top) {
+		q = chain;
+	}
+	if (q) {
+		cand_release(best);
+		cand_copy(best, &cs[q - 1]);
+	}
+	*top_first = q == chain;
+	ret = 0;
+out:
+	for (size_t j = 0; j < chain; j++)
 		cand_release(&cs[j]);
 	free(ps);
 	free(r);
 	*kept = q;
-	return ret < 0 ? -1 : 0;
+	return ret;
 }
 
 int oracle_test_pick_first(struct oracle *s, struct cand *cs, int nt, struct cand *best)

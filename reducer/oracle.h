@@ -117,14 +117,19 @@ int oracle_test_one(struct oracle *o, struct cand *c);
  */
 int oracle_test_pick_first(struct oracle *o, struct cand *cs, int nt, struct cand *best);
 /*
- * Test, as one batch, a chain cs[0..chain) in which each candidate adds one
- * change to the one before, and `extra` further candidates cs[chain..]
- * (tested for the oracle's cache; their results are not read).  *best
- * becomes the last candidate of the longest prefix of the chain that is
- * interesting; *kept is that prefix's length.  Returns 0, or -1 when
- * testing stopped (as oracle_test; *kept is 0).  cs is released either way.
+ * Test a chain cs[0..chain) in which each candidate adds one change to the
+ * one before.  Each fault costs a worker's new context on a GPU, and a
+ * chain whose last step (every change) faults needs no other, so with
+ * *top_first that step goes alone first, then, when it does not fault,
+ * the steps below it as one batch; without, the whole chain as one batch.
+ * *top_first is then set for the caller's next chain: 1 when this one
+ * faulted whole (the changes so far do not matter), 0 when it broke (one
+ * batch, not a clean round more).  *best becomes the last candidate of the
+ * longest prefix that is interesting; *kept is its length (0: none).
+ * Returns 0, or -1 when testing stopped (as oracle_test; *kept is 0).  cs
+ * is released either way.
  */
-int oracle_test_chain(struct oracle *o, struct cand *cs, size_t chain, size_t extra, struct cand *best,
+int oracle_test_chain(struct oracle *o, struct cand *cs, size_t chain, int *top_first, struct cand *best,
 		      size_t *kept);
 /* Build one candidate per ddmin mask with apply(d, mask, n, out), test
  * them as one batch (oracle_test), release them. */

@@ -21,13 +21,15 @@
 
 /* ---- buffer contents ------------------------------------------------------ */
 
-/* A buffer of at least this many bytes has its zeros candidate tested
- * before its seeded fill, not beside it (phase_data). */
+/* A buffer of at least this many bytes ends a run of zeros (zero_run) and
+ * has nothing planned beside the slice (phase_data_plan): its own zeros
+ * and fill are tested one after the other, the fill costing the worker
+ * seconds (the generator runs on the host). */
 #define DATA_BIG_BYTES (64ull << 20)
 
-/* The most copies one batched run of zeros covers (zero_run); with the
- * fill beside them, PHASE_DATA_PLAN_MAX candidates (phase.h). */
-#define ZERO_RUN_MAX (PHASE_DATA_PLAN_MAX - 1)
+/* The most copies one run of zeros covers (zero_run): PHASE_DATA_PLAN_MAX
+ * (phase.h), the slice's plan being such a run. */
+#define ZERO_RUN_MAX PHASE_DATA_PLAN_MAX
 
 struct data_dd {
 	struct oracle *o;
@@ -225,39 +227,33 @@ static int data_item(const struct cand *c, size_t i)
 
 /*
  * The likely outcome first (issue 26): most copies a faulting launch
- * reads can be zeros, so the zeros candidates of the next run of plain
- * copies (no pointer words, not big) from item `from` on are tested in
- * one batch, cumulatively: Z1 zeroes the first copy, Z2 the first two,
- * ...; beside them the first copy's seeded fill, which the loop below
- * needs if Z1 does not fault.  The longest run of Z1..Zq that all fault
- * is exactly where the loop, testing one copy after the other on the
- * state the previous one left, would have arrived: *best becomes Zq and
- * the index of the first copy not decided is returned (the loop goes on
- * there; its candidates already tested come from the oracle's cache).
+ * reads can be zeros, so the next run of plain copies (no pointer words,
+ * not big) from item `from` on is decided as one chain, cumulatively: Z1
+ * zeroes the first copy, Z2 the first two, ...  oracle_test_chain tests
+ * Zm alone first (each fault costs a worker's new context on a GPU, one
+ * after another, ~0.3 s on the H200: a chain in which all fault would
+ * cost m where Zm alone tells the same), then, when Zm does not fault,
+ * Z1..Zm-1 as one batch; after a run that broke, the next one goes out
+ * as one batch (*top_first).  The longest run Z1..Zq that all fault is where
+ * the loop below, testing one copy after the other on the state the
+ * previous one left, would have arrived: *best becomes Zq and the index
+ * of the first copy not decided is returned (the loop goes on there).
+ * (When Zm faults but some Zi would not, Zm is kept: still the fault,
+ * with more zeros than the one-at-a-time order would have left.)
  * Returns `from` when nothing was decided, or on a lost batch (the loop's
  * own test then says so).  *broke_at gets the copy whose zeros ended the
  * run (a run starting there would be wasted: its Z1 does not fault).
- *
- * Each of Z1..Zm that faults costs a worker's new context on a GPU, one
- * after another (~0.3 s on the H200), so a run in which all fault costs
- * m of them where Zm alone would have told the same.  When the previous
- * run all faulted (*all_hit: the copies read so far do not matter),
- * Zm is tested alone first and, if it faults, becomes *best at once: one
- * fault for the run; if not, one clean run more and the chain as above.
- * (When Zm faults but some Zi would not, Zm is kept: still the fault,
- * with more zeros than the one-at-a-time order would have left.)
  */
-/* The candidates of zero_run from item `from` of *best into cs[0..m]
- * (Z1..Zm, then the first copy's fill), at most `maxc` in all, their
- * items into idx[]; m, or 0 when fewer than two plain copies follow (no
- * run). */
+/* The chain of zero_run from item `from` of *best into cs[0..m) (Z1..Zm),
+ * at most `maxc` in all, their items into idx[]; m, or 0 when fewer than
+ * two plain copies follow (no run). */
 static size_t zero_run_build(const struct cand *best, size_t from, size_t maxc, size_t *idx, struct cand *cs)
 {
 	size_t m = 0;
 
-	if (maxc > ZERO_RUN_MAX + 1)
-		maxc = ZERO_RUN_MAX + 1;
-	for (size_t i = from; i < best->n && m + 1 < maxc; i++) {
+	if (maxc > ZERO_RUN_MAX)
+		maxc = ZERO_RUN_MAX;
+	for (size_t i = from; i < best->n && m < maxc; i++) {
 		unsigned char *pw;
 		if (!data_item(best, i))
 			continue;
@@ -275,43 +271,20 @@ static size_t zero_run_build(const struct cand *best, size_t from, size_t maxc, 
 		cand_copy(&cs[j], j ? &cs[j - 1] : best);
 		cs[j].it[idx[j]].data_mode = DATA_ZERO;
 	}
-	cand_copy(&cs[m], best);
-	cs[m].it[idx[0]].data_mode = DATA_FILL;
-	cs[m].it[idx[0]].seed = 0x1234u + (uint32_t)idx[0];
 	return m;
 }
 
 static size_t zero_run(struct oracle *o, struct cand *best, size_t from, int *changed, size_t *broke_at,
-		       int *all_hit)
+		       int *top_first)
 {
 	size_t idx[ZERO_RUN_MAX], m, q, next = from;
-	struct cand cs[ZERO_RUN_MAX + 1];
+	struct cand cs[ZERO_RUN_MAX];
 
 	/* no wider than the pool: a batch of more jobs than workers takes two
 	 * rounds (and leaves untested candidate files waiting) */
 	if (!(m = zero_run_build(best, from, oracle_dd_width(o), idx, cs)))
 		return from;
-	if (*all_hit) {
-		/* the last run's zeros all faulted: this run's whole chain
-		 * alone first (see above) */
-		struct cand *last = &cs[m - 1];
-		int r = 0;
-		if (oracle_test(o, &last, 1, &r) < 0) {
-			for (size_t j = 0; j <= m; j++)
-				cand_release(&cs[j]);
-			return from;
-		}
-		if (r) {
-			cand_release(best);
-			cand_copy(best, &cs[m - 1]);
-			for (size_t j = 0; j <= m; j++)
-				cand_release(&cs[j]);
-			*changed = 1;
-			return idx[m - 1] + 1;
-		}
-	}
-	/* the chain of zeroed copies, then the first one's fill (for the cache) */
-	if (oracle_test_chain(o, cs, m, 1, best, &q) < 0)
+	if (oracle_test_chain(o, cs, m, top_first, best, &q) < 0)
 		return from;
 	if (q) {
 		*changed = 1;
@@ -319,31 +292,27 @@ static size_t zero_run(struct oracle *o, struct cand *best, size_t from, int *ch
 	}
 	if (q < m)
 		*broke_at = idx[q];   /* its zeros are known not to fault */
-	*all_hit = q == m;
 	return next;
 }
 
-size_t phase_data_plan(const struct cand *state, struct cand *out, size_t max)
+size_t phase_data_plan(const struct cand *state, struct cand *out, size_t max, size_t *chain)
 {
 	size_t idx[ZERO_RUN_MAX], i = 0, m;
 	unsigned char *pw;
 
+	*chain = 0;
 	if (phase_serial())
 		return 0;
 	while (i < state->n && !data_item(state, i))
 		i++;
 	if (i == state->n)
 		return 0;
-	{
-		struct cand cs[ZERO_RUN_MAX + 1];
-		if ((m = zero_run_build(state, i, max, idx, cs))) {
-			for (size_t j = 0; j <= m; j++)
-				out[j] = cs[j];
-			return m + 1;
-		}
+	if ((m = zero_run_build(state, i, max, idx, out))) {
+		*chain = m;
+		return m;
 	}
-	/* one copy: the loop's own first batch, zeros beside the fill
-	 * (not a big buffer's fill, nor the chunk search of pointer words) */
+	/* one copy: the loop's own zeros, then its fill (not a big buffer's
+	 * fill, nor the chunk search of pointer words) */
 	if (max < 2 || state->it[i].rec.u.copy.size >= DATA_BIG_BYTES)
 		return 0;
 	if ((pw = pointer_words(state, i))) {
@@ -355,25 +324,24 @@ size_t phase_data_plan(const struct cand *state, struct cand *out, size_t max)
 	cand_copy(&out[1], state);
 	out[1].it[i].data_mode = DATA_FILL;
 	out[1].it[i].seed = 0x1234u + (uint32_t)i;
+	*chain = 1;
 	return 2;
 }
 
 void phase_data(struct oracle *o, const struct shrink_opts *opts, struct cand *best)
 {
-	int changed = 0, all_hit = 0;
+	int changed = 0, top_first = 1;
 	size_t broke_at = (size_t)-1;
 	oracle_phase_begin(o, phase_name(PH_DATA), best);
 	for (size_t i = 0; i < best->n && !oracle_stopped(o); i++) {
-		struct item *it = &best->it[i];
 		if (!data_item(best, i))
 			continue;
 		if (!phase_serial() && i != broke_at) {
-			size_t next = zero_run(o, best, i, &changed, &broke_at, &all_hit);
+			size_t next = zero_run(o, best, i, &changed, &broke_at, &top_first);
 			if (next != i) {
 				i = next - 1;
 				continue;
 			}
-			it = &best->it[i];
 		}
 		struct cand z = CAND_INIT, f = CAND_INIT;
 		struct cand *two[2] = { &z, &f };
@@ -391,12 +359,11 @@ void phase_data(struct oracle *o, const struct shrink_opts *opts, struct cand *b
 		cand_copy(&f, best);
 		f.it[i].data_mode = DATA_FILL;
 		f.it[i].seed = 0x1234u + (uint32_t)i;
-		/* zeros and the fill are tested side by side, except for a big
-		 * buffer: its fill costs the worker seconds (the generator runs
-		 * on the host), and is not needed when zeros already fault */
-		if (it->rec.u.copy.size >= DATA_BIG_BYTES ?
-		    oracle_test(o, two, 1, r) < 0 || (!r[0] && oracle_test(o, two + 1, 1, r + 1) < 0) :
-		    oracle_test(o, two, 2, r) < 0) {
+		/* zeros alone first: most often they fault, and then the fill
+		 * (which would most likely fault too: one more worker's new
+		 * context on a GPU) is not needed; a big buffer's fill also costs
+		 * the worker seconds (the generator runs on the host) */
+		if (oracle_test(o, two, 1, r) < 0 || (!r[0] && oracle_test(o, two + 1, 1, r + 1) < 0)) {
 			cand_release(&z);
 			cand_release(&f);
 			break;

@@ -62,36 +62,34 @@ static void set_param(struct oracle *o, struct cand *out, const struct cand *c, 
 /*
  * The likely outcome first (issue 26), as phase-data.c's zero_run: the
  * zero candidates of the scalar parameters from `from` on, cumulatively
- * (P1 zeroes the first, P2 the first two, ...), in one batch beside the
- * first one's try of 1.  The longest run P1..Pq that all fault is where
- * the loop below, one parameter after the other, would have arrived:
- * *best becomes Pq and the next parameter to decide is returned; `from`
- * when nothing was decided.  *broke_at gets the parameter whose 0 ended
- * the run (no run starts there again).
+ * (P1 zeroes the first, P2 the first two, ...), as one chain
+ * (oracle_test_chain: Pm alone first, then P1..Pm-1 as one batch; after a
+ * run that broke, the next as one batch: *top_first).  The
+ * longest run P1..Pq that all fault is where the loop below, one
+ * parameter after the other, would have arrived: *best becomes Pq and the
+ * next parameter to decide is returned; `from` when nothing was decided.
+ * *broke_at gets the parameter whose 0 ended the run (no run starts there
+ * again; the loop asks for its 1 then).
  */
 static uint32_t zero_run(struct oracle *o, struct memmap *mm, struct cand *best, size_t li, uint32_t from,
-			 int *changed, uint32_t *broke_at)
+			 int *changed, uint32_t *broke_at, int *top_first)
 {
 	uint32_t idx[16], next = from;
 	size_t m = 0, q, width = oracle_dd_width(o);
-	uint64_t v = 0;
-	struct cand cs[17];
+	struct cand cs[16];
 	const struct tr_launch *l = &best->it[li].rec.u.launch;
 
 	if (width > 16)
 		width = 16;
-	/* no wider than the pool, the first parameter's try of 1 included */
-	for (uint32_t p = from; p < l->nparams && m + 1 < width; p++)
+	/* no wider than the pool */
+	for (uint32_t p = from; p < l->nparams && m < width; p++)
 		if (scalar_to_try(o, mm, best, li, p))
 			idx[m++] = p;
 	if (m < 2)
 		return from;
 	for (size_t j = 0; j < m; j++)
 		set_param(o, &cs[j], j ? &cs[j - 1] : best, li, idx[j], 0);
-	memcpy(&v, l->args + l->params[idx[0]].offset, l->params[idx[0]].size);
-	if (v != 1)
-		set_param(o, &cs[m], best, li, idx[0], 1);   /* the first one's try of 1, for the cache */
-	if (oracle_test_chain(o, cs, m, v != 1, best, &q) < 0)
+	if (oracle_test_chain(o, cs, m, top_first, best, &q) < 0)
 		return from;
 	if (q) {
 		*changed = 1;
@@ -105,7 +103,7 @@ static uint32_t zero_run(struct oracle *o, struct memmap *mm, struct cand *best,
 void phase_scalars(struct oracle *o, const struct shrink_opts *opts, struct cand *best)
 {
 	size_t li = (size_t)-1;
-	int changed = 0;
+	int changed = 0, top_first = 1;
 	uint32_t broke_at = UINT32_MAX;
 	struct memmap mm = MEMMAP_INIT;
 
@@ -131,7 +129,7 @@ void phase_scalars(struct oracle *o, const struct shrink_opts *opts, struct cand
 		if (!scalar_to_try(o, &mm, best, li, p))
 			continue;
 		if (!phase_serial() && p != broke_at) {
-			uint32_t next = zero_run(o, &mm, best, li, p, &changed, &broke_at);
+			uint32_t next = zero_run(o, &mm, best, li, p, &changed, &broke_at, &top_first);
 			if (next != p) {
 				p = next - 1;
 				continue;
@@ -142,9 +140,16 @@ void phase_scalars(struct oracle *o, const struct shrink_opts *opts, struct cand
 		tries[nt++] = 0;
 		if (v != 1)
 			tries[nt++] = 1;
-		for (int t = 0; t < nt; t++)
+		/* one after the other: 0 most often faults if anything does, and
+		 * then 1 (which would most likely fault too: one more worker's
+		 * new context on a GPU) is not needed */
+		int won = -1;
+		for (int t = 0; t < nt && won == -1; t++) {
 			set_param(o, &cs[t], best, li, p, tries[t]);
-		int won = oracle_test_pick_first(o, cs, nt, best);
+			won = oracle_test_pick_first(o, &cs[t], 1, best);
+			if (won == 0)
+				won = t;
+		}
 		if (won == -2)
 			break;
 		if (won >= 0)

@@ -24,7 +24,7 @@ int phase_slice(struct oracle *o, const struct shrink_opts *opts, struct cand *b
 	const struct trace *snap;
 	struct cand c = CAND_INIT;
 	long frec = oracle_fault_record(oracle_orig(o));
-	int r = 0;
+	int r = 0, zeroed = 0;
 
 	oracle_phase_begin(o, phase_name(PH_SLICE), best);
 	oracle_phase(o)->launches_before = oracle_report(o)->orig_launches;
@@ -44,20 +44,33 @@ int phase_slice(struct oracle *o, const struct shrink_opts *opts, struct cand *b
 	if (frec >= 0)
 		cand_add(&c, oracle_orig(o), (size_t)frec);
 	{
-		/* the data phase's first batch on c goes beside it (phase.h) */
+		/* the data phase's first questions on c (phase.h): the last step
+		 * of its chain alone first, kept when it faults; else c with the
+		 * rest beside it */
 		struct cand plan[PHASE_DATA_PLAN_MAX];
 		struct cand *ps[PHASE_DATA_PLAN_MAX + 1];
 		int res[PHASE_DATA_PLAN_MAX + 1];
-		size_t np = 0;
-		size_t room = oracle_dd_width(o) - 1;   /* the batch no wider than the pool */
-		if (room > PHASE_DATA_PLAN_MAX)
-			room = PHASE_DATA_PLAN_MAX;
+		size_t np = 0, nchain = 0, nb = 0;
 		if (phase_wanted(opts->phase_sel, PH_DATA, opts->cut_buffers))
-			np = phase_data_plan(&c, plan, room);
-		ps[0] = &c;
-		for (size_t k = 0; k < np; k++)
-			ps[k + 1] = &plan[k];
-		r = oracle_test(o, ps, np + 1, res) < 0 ? -1 : res[0];
+			np = phase_data_plan(&c, plan, oracle_dd_width(o), &nchain);
+		if (nchain) {
+			ps[0] = &plan[nchain - 1];
+			r = oracle_test(o, ps, 1, res) < 0 ? -1 : res[0];
+			if (r == 1) {
+				/* a reduction of c that faults: c's own test is not needed */
+				cand_release(&c);
+				c = plan[nchain - 1];
+				plan[nchain - 1] = (struct cand)CAND_INIT;
+				zeroed = 1;
+			}
+		}
+		if (r == 0) {
+			ps[nb++] = &c;
+			for (size_t k = 0; k < np; k++)
+				if (k + 1 != nchain)
+					ps[nb++] = &plan[k];
+			r = oracle_test(o, ps, nb, res) < 0 ? -1 : res[0];
+		}
 		for (size_t k = 0; k < np; k++)
 			cand_release(&plan[k]);
 	}
@@ -65,7 +78,7 @@ int phase_slice(struct oracle *o, const struct shrink_opts *opts, struct cand *b
 		cand_release(best);
 		*best = c;
 		oracle_report(o)->one_launch_seconds = oracle_elapsed(o);
-		oracle_phase_end(o, best, "reduced to one launch");
+		oracle_phase_end(o, best, zeroed ? "reduced to one launch, copies in as zeros" : "reduced to one launch");
 		return 1;
 	}
 	cand_release(&c);

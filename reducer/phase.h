@@ -33,15 +33,20 @@ void phase_launches(struct oracle *o, const struct shrink_opts *opts, struct can
 /* Buffer contents: zeros, a seeded fill, or ddmin over the chunks that
  * matter; 8-byte words that point into a buffer stay. */
 void phase_data(struct oracle *o, const struct shrink_opts *opts, struct cand *best);
-/* The candidates phase_data would test in its first batch if *state were
- * its input, into out[0..max) (each to cand_release; max at most
+/* The candidates phase_data would test first if *state were its input,
+ * into out[0..max) (each to cand_release; max at most
  * PHASE_DATA_PLAN_MAX): how many, 0 when none can be planned (no copy, a
- * copy that holds pointers or is big, a first batch larger than max).
- * The slice tests them beside its own candidate (issue 26): when that
- * candidate is kept, the data phase starts with their outcomes in the
- * oracle's cache, a round of replays fewer.  GPUREDUCE_SHRINK_SERIAL=1: 0. */
-#define PHASE_DATA_PLAN_MAX 17
-size_t phase_data_plan(const struct cand *state, struct cand *out, size_t max);
+ * copy that holds pointers or is big).  out[0..*chain) is a chain (each
+ * adds one change to the one before: the run of zeros, or one copy's
+ * zeros), tested last step first; the rest (one copy's fill) is asked
+ * only when that step does not fault.  The slice tests the chain's last
+ * step alone first and keeps it when it faults (one fault where the slice
+ * and the data phase's first batch would have cost one each); when not,
+ * the slice's own candidate goes out with the rest beside it, and the
+ * data phase starts with their outcomes in the oracle's cache (issue
+ * 26).  GPUREDUCE_SHRINK_SERIAL=1: 0. */
+#define PHASE_DATA_PLAN_MAX 16
+size_t phase_data_plan(const struct cand *state, struct cand *out, size_t max, size_t *chain);
 /* The faulting launch's grid, one dimension at a time, down to the
  * smallest size that still faults (a few sizes per batch). */
 void phase_grid(struct oracle *o, const struct shrink_opts *opts, struct cand *best);

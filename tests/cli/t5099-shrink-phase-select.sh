@@ -86,17 +86,19 @@ check_grep "  ...nor the slice: all 4 launches kept" "4 launches -> 4 launches" 
 check_grep "  ...confirm, verify and repro.cu always run" "^repro.cu .*reproduces" ph.out
 
 # ---- the batched order ends where the serial one does -------------------
-# the emitted program is the same but for its date and the count of
-# candidates tested ("Reduced to:"); the data and scalars phases take
-# fewer rounds (batches of replays, one after the other)
+# the emitted program is the same but for its date, the count of
+# candidates tested ("Reduced to:") and the phases' outcomes ("Phases:":
+# batched, the slice may already zero the copies the data phase would);
+# the data and scalars phases take fewer rounds (batches of replays, one
+# after the other)
 rounds() {   # LOG PHASE: batches the phase handed to the workers
 	awk -v p="$2" '$2 == p && / batch of / { n++ } END { print n + 0 }' "$1"
 }
 for t in oob chase fill; do
 	check "$t: shrink, batched" $GPUREDUCE shrink -j 4 --quiet --log=$t-b.log -o $t-b/repro.cu $t.bin
 	check "$t: shrink, one at a time" env GPUREDUCE_SHRINK_SERIAL=1 $GPUREDUCE shrink -j 4 --quiet --log=$t-s.log -o $t-s/repro.cu $t.bin
-	sed -e '/^ \* on [0-9-]* [0-9:]* UTC/d' -e '/Reduced to:/d' $t-b/repro.cu > $t-b.cu
-	sed -e '/^ \* on [0-9-]* [0-9:]* UTC/d' -e '/Reduced to:/d' $t-s/repro.cu > $t-s.cu
+	sed -e '/^ \* on [0-9-]* [0-9:]* UTC/d' -e '/Reduced to:/d' -e '/^ \* Phases:/d' $t-b/repro.cu > $t-b.cu
+	sed -e '/^ \* on [0-9-]* [0-9:]* UTC/d' -e '/Reduced to:/d' -e '/^ \* Phases:/d' $t-s/repro.cu > $t-s.cu
 	check "  ...the same repro.cu" cmp $t-b.cu $t-s.cu
 	$GPUREDUCE show $t-b/repro.bin | grep -v -e '^  path:' -e '^  created' > $t-b.show
 	$GPUREDUCE show $t-s/repro.bin | grep -v -e '^  path:' -e '^  created' > $t-s.show
@@ -107,16 +109,21 @@ for t in oob chase; do
 	if [ "$b" -lt "$s" ]; then ok "$t: data in fewer rounds ($b, one at a time $s)"; else fail "$t: data rounds $b, one at a time $s"; fi
 done
 # the slice's snapshot was written beside the confirmation runs: the
-# slice phase ran one round (its candidate, with the data phase's first
-# batch beside it), not two (the snapshot, then the candidate)
+# slice phase ran one round, not two (the snapshot, then the candidate);
+# that round was the slice with its copies as zeros, alone (the last step
+# of the data phase's chain of zeros: one fault where the slice, its run of
+# zeros and the data phase would have cost four), and it faulted
 check_grep "oob: the slice took the snapshot written beside confirm" \
 	"slice  *snapshot before event 12: the one taken beside the confirmation runs" oob-b.log
 b=$(awk '$2 == "slice" && / batch of | [0-9]+ runs? of / { n++ } END { print n + 0 }' oob-b.log)
 s=$(awk '$2 == "slice" && / batch of | [0-9]+ runs? of / { n++ } END { print n + 0 }' oob-s.log)
 if [ "$b" -eq 1 ] && [ "$s" -eq 2 ]; then ok "  ...one round in the slice (one at a time: $s)"; else fail "  ...slice rounds $b, one at a time $s"; fi
-check_grep "  ...the data phase's first batch went beside it" "slice  *batch of 4 jobs (4 candidates)" oob-b.log
+check_grep "  ...a batch of one job" "slice  *batch of 1 jobs (1 candidates)" oob-b.log
+f=$(awk '$2 == "slice" && / s in the worker\)$/ && /: CUDA_ERROR_/ { n++ } END { print n + 0 }' oob-b.log)
+if [ "$f" -eq 1 ]; then ok "  ...one faulting replay in the slice"; else fail "  ...$f faulting replays in the slice"; fi
+check_grep "  ...the slice says its copies are zeros" "slice (reduced to one launch, copies in as zeros)" oob-b/repro.cu
 d=$(awk '$2 == "data" && / s in the worker\)$/ { n++ } END { print n + 0 }' oob-b.log)
-if [ "$d" -eq 0 ]; then ok "  ...so the data phase replayed nothing (its outcomes were cached)"; else fail "  ...the data phase replayed $d"; fi
+if [ "$d" -eq 0 ]; then ok "  ...so the data phase replayed nothing"; else fail "  ...the data phase replayed $d"; fi
 check_grep "chase: seven sources zeroed, the table kept" "buffer 7: 4096 B" chase-b/repro.cu
 b=$(rounds fill-b.log scalars); s=$(rounds fill-s.log scalars)
 if [ "$b" -le "$s" ]; then ok "fill: scalars in no more rounds ($b, one at a time $s)"; else fail "fill: scalars rounds $b, one at a time $s"; fi
