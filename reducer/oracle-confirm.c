@@ -44,8 +44,8 @@ static const char *describe(const struct replay_result *r, char *buf, size_t n)
 	return buf;
 }
 
-/* Live bytes above which the slice's snapshot is not taken beside the
- * confirmation runs: one more replay of the whole trace at once. */
+/* Live bytes above which the slice's snapshot is not written by a
+ * confirmation run (reading back that much would hold the run up). */
 #define PRESNAP_MAX_BYTES (16ull << 30)
 
 /*
@@ -73,11 +73,13 @@ static long presnap_event(const struct oracle *s)
 }
 
 /* Confirm the fault in replay (see oracle.h): sets the guard, the rates,
- * the fault's event and the repeats per candidate.  Beside each
- * placement's first runs goes one run to the launch the trace says
- * faulted, writing the slice's snapshot there (issue 26: the slice then
- * starts without a replay of its own); it is kept only when replay
- * confirms that launch as the fault's event. */
+ * the fault's event and the repeats per candidate.  The first of each
+ * placement's runs writes the slice's snapshot on its way, before the
+ * launch the trace says faulted, and goes on through it (issue 26: the
+ * slice then starts without a replay of its own, and no process is spent
+ * on the snapshot alone: each costs a CUDA context, and whole replays side
+ * by side share the GPU); it is kept only when replay confirms that launch
+ * as the fault's event. */
 int oracle_confirm(struct oracle *s)
 {
 	/* layout-faithful first: where it applies, a wild access lands where
@@ -112,9 +114,10 @@ int oracle_confirm(struct oracle *s)
 			so.stop_before = pre_at;
 			so.snap_mode = SNAP_REACHABLE;
 			so.snap_path = pre.buf;
+			so.snap_go_on = 1;   /* the first run writes it on its way to the fault */
 			if (oracle_run_file_beside(s, s->orig->path, &ro, runs, &so, &sr, &first, &matches) < 0)
 				goto out;
-			pre_ok = sr.status == RS_CLEAN;
+			pre_ok = sr.snapped;
 			if (!matches || !pre_ok)
 				unlink(pre.buf);
 		} else if (oracle_run_file(s, s->orig->path, &ro, runs, &first, &matches) < 0)
@@ -196,7 +199,7 @@ const struct trace *oracle_snapshot(struct oracle *s, long at, int mode)
 	if (s->presnap.ok && !s->presnap.used && s->presnap.at == at && s->presnap.mode == mode &&
 	    s->presnap.guard == s->guard) {
 		s->presnap.used = 1;
-		oracle_log(s, "snapshot before event %ld: the one taken beside the confirmation runs", at);
+		oracle_log(s, "snapshot before event %ld: the one a confirmation run wrote on its way", at);
 		return oracle_add_source(s, s->presnap.path);
 	}
 	sb_addf(&path, "%s/snap%05ld.bin", s->o->workdir, ++s->serial);

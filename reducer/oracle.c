@@ -369,11 +369,12 @@ int oracle_run_file_beside(struct oracle *s, const char *path, const struct repl
 			   struct replay_result *first, int *matches)
 {
 	struct job *jobs = xcalloc((size_t)n + 1, sizeof(*jobs));
-	int ret = -1, nj = n + (extra != NULL);
+	int on = extra && extra->snap_go_on && n > 0;   /* the extra is run 1 */
+	int ret = -1, nj = n + (extra && !on), xi = on ? 0 : n;
 	*matches = 0;
 	for (int i = 0; i < nj; i++) {
 		jobs[i].trace = path;
-		jobs[i].opts = i < n ? *opts : *extra;
+		jobs[i].opts = extra && i == xi ? *extra : *opts;
 		jobs[i].timeout = s->o->cand_timeout > 0 ? s->o->cand_timeout * 10 : 0;
 	}
 	double tb = now_sec();
@@ -383,14 +384,17 @@ int oracle_run_file_beside(struct oracle *s, const char *path, const struct repl
 		goto out;
 	}
 	for (int i = 0; i < n; i++)
-		oracle_log(s, "run of %s: %s (%.3f s in the worker)", path,
+		oracle_log(s, "run of %s: %s%s (%.3f s in the worker)", path,
 		     jobs[i].res.status == RS_FAULT ? jobs[i].res.error :
-		     jobs[i].res.status == RS_CLEAN ? "clean" : "error/timeout", jobs[i].res.seconds);
+		     jobs[i].res.status == RS_CLEAN ? "clean" : "error/timeout",
+		     !on || i != xi ? "" : jobs[i].res.snapped ? ", its snapshot written on the way" : ", no snapshot",
+		     jobs[i].res.seconds);
 	if (extra) {
-		*extra_res = jobs[n].res;
-		oracle_log(s, "run of %s to event %ld beside them: %s (%.3f s in the worker)", path,
-			   extra->stop_before, jobs[n].res.status == RS_CLEAN ? "clean" : "no snapshot",
-			   jobs[n].res.seconds);
+		*extra_res = jobs[xi].res;
+		if (!on)
+			oracle_log(s, "run of %s to event %ld beside them: %s (%.3f s in the worker)", path,
+				   extra->stop_before, jobs[n].res.status == RS_CLEAN ? "clean" : "no snapshot",
+				   jobs[n].res.seconds);
 	}
 	oracle_log(s, "%d run%s of %s: %.3f s", nj, nj == 1 ? "" : "s", path, now_sec() - tb);
 	*first = jobs[0].res;

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../common/elf.h"
 #include "../common/strbuf.h"
@@ -1566,6 +1567,24 @@ static int do_record(struct run *R, size_t ev, const struct tr_rec *r)
 
 /* ---- main loop ----------------------------------------------------------- */
 
+/* snap_go_on: the snapshot before record `at`, then the run goes on (to
+ * the fault the caller expects there).  A snapshot that cannot be written
+ * is said in res->msg and removed; the run goes on all the same, and
+ * res->snapped stays 0. */
+static void snap_on_the_way(struct run *R, size_t at)
+{
+	struct strbuf err = STRBUF_INIT;
+	if (write_snapshot(R, at, &err) == 0) {
+		R->res->snapped = 1;
+	} else {
+		size_t n = strlen(R->res->msg);
+		snprintf(R->res->msg + n, sizeof(R->res->msg) - n, "%ssnapshot before event %zu not written: %s",
+			 n ? "; " : "", at, err.buf);
+		unlink(R->o->snap_path);
+	}
+	sb_release(&err);
+}
+
 /* Relocation coverage and tensor maps, into res (counts) and res->msg. */
 static void replay_note_coverage(struct run *R, struct replay_result *res)
 {
@@ -1594,7 +1613,7 @@ int replay_trace(struct replay_ctx *c, const struct trace *t, const struct repla
 	struct strbuf err = STRBUF_INIT;
 	double t0 = now_sec();
 	int st = RS_CLEAN;
-	size_t end = t->nrec;
+	size_t end = t->nrec, snap_at = (size_t)-1;
 
 	memset(res, 0, sizeof(*res));
 	res->event = -1;
@@ -1610,8 +1629,12 @@ int replay_trace(struct replay_ctx *c, const struct trace *t, const struct repla
 		st = set_error(&R, 0, "the context is dead after an earlier fault");
 		goto out;
 	}
-	if (o->stop_before >= 0 && (size_t)o->stop_before < end)
-		end = (size_t)o->stop_before;
+	if (o->stop_before >= 0 && (size_t)o->stop_before < end) {
+		if (o->snap_go_on && o->snap_mode != SNAP_NONE && o->snap_path)
+			snap_at = (size_t)o->stop_before;   /* written on the way */
+		else
+			end = (size_t)o->stop_before;
+	}
 	if (o->skip_path && load_skips(&R, o->skip_path, &err) < 0) {
 		st = set_error(&R, 0, "%s", err.buf);
 		goto out;
@@ -1638,6 +1661,8 @@ int replay_trace(struct replay_ctx *c, const struct trace *t, const struct repla
 	}
 	for (size_t i = 0; i < end && st == RS_CLEAN; i++) {
 		const struct tr_rec *r = &t->rec[i];
+		if (i == snap_at)
+			snap_on_the_way(&R, i);
 		/* a graph node did not run when it was recorded during stream
 		 * capture: it runs when its graph is launched */
 		if (skipped_launch(&R, r) || graphs_feed(&G, r, i))
@@ -1654,9 +1679,11 @@ int replay_trace(struct replay_ctx *c, const struct trace *t, const struct repla
 			break;
 		}
 	}
-	if (st == RS_CLEAN && o->snap_mode != SNAP_NONE && o->snap_path) {
+	if (st == RS_CLEAN && o->snap_mode != SNAP_NONE && o->snap_path && snap_at == (size_t)-1) {
 		if (write_snapshot(&R, end, &err) < 0)
 			st = set_error(&R, end, "snapshot: %s", err.buf);
+		else
+			res->snapped = 1;
 	}
 	if (st == RS_CLEAN && R.unresolved) {
 		size_t n = strlen(res->msg);

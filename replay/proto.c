@@ -104,15 +104,16 @@ void proto_format_run(struct strbuf *sb, const struct replay_opts *o, const char
 	/* the skip list's file (a reader of 6 fields stops before it) */
 	sb_addch(sb, '\t');
 	add_clean(sb, o->skip_path ? o->skip_path : "-");
-	sb_addch(sb, '\n');
+	/* snapshot and go on (a reader of 7 fields stops before it) */
+	sb_addf(sb, "\t%d\n", o->snap_go_on ? 1 : 0);
 }
 
 int proto_parse_run(char *line, struct replay_opts *o, const char **trace)
 {
-	char *f[7];
+	char *f[8];
 	struct replay_opts d = REPLAY_OPTS_INIT;
-	int n = split_tabs(line, f, 7);
-	if ((n != 6 && n != 7) || strcmp(f[0], "RUN"))
+	int n = split_tabs(line, f, 8);
+	if ((n < 6 || n > 8) || strcmp(f[0], "RUN"))
 		return -1;
 	*o = d;
 	if (parse_int(f[1], 0, &o->guard) < 0 || parse_long(f[2], -1, &o->stop_before) < 0 ||
@@ -120,7 +121,9 @@ int proto_parse_run(char *line, struct replay_opts *o, const char **trace)
 		return -1;
 	o->snap_path = strcmp(f[4], "-") ? f[4] : NULL;
 	*trace = f[5];
-	o->skip_path = n == 7 && *f[6] && strcmp(f[6], "-") ? f[6] : NULL;
+	o->skip_path = n >= 7 && *f[6] && strcmp(f[6], "-") ? f[6] : NULL;
+	if (n == 8 && parse_int(f[7], 0, &o->snap_go_on) < 0)
+		return -1;
 	return 0;
 }
 
@@ -136,18 +139,18 @@ void proto_format_result(struct strbuf *sb, const struct replay_result *r)
 	/* 1.4: relocation coverage (a reader of 10 fields stops before it) */
 	sb_addf(sb, "\t%ld\t%ld\t%ld\t%ld\t%ld", r->ptr_words, r->stray_words, r->tmaps_encoded,
 		r->tmaps_word0, r->shifted);
-	/* why an error, as a code (enum replay_error_kind) */
-	sb_addf(sb, "\t%d\n", r->error_kind);
+	/* why an error, as a code (enum replay_error_kind); the snapshot written */
+	sb_addf(sb, "\t%d\t%d\n", r->error_kind, r->snapped);
 }
 
 int proto_parse_result(const char *line, struct replay_result *r)
 {
-	char *copy = xstrdup(line), *f[16], *end;
+	char *copy = xstrdup(line), *f[17], *end;
 	long long seq;
 	int ret = -1, nf;
 	memset(r, 0, sizeof(*r));
-	nf = split_tabs(copy, f, 16);
-	if ((nf != 10 && nf != 15 && nf != 16) || strcmp(f[0], "RESULT"))
+	nf = split_tabs(copy, f, 17);
+	if ((nf != 10 && nf != 15 && nf != 16 && nf != 17) || strcmp(f[0], "RESULT"))
 		goto out;
 	r->shifted = -1;
 	if (nf >= 15 && (parse_long(f[10], 0, &r->ptr_words) < 0 ||
@@ -156,7 +159,9 @@ int proto_parse_result(const char *line, struct replay_result *r)
 			 parse_long(f[13], 0, &r->tmaps_word0) < 0 ||
 			 parse_long(f[14], -1, &r->shifted) < 0))
 		goto out;
-	if (nf == 16 && parse_int(f[15], 0, &r->error_kind) < 0)
+	if (nf >= 16 && parse_int(f[15], 0, &r->error_kind) < 0)
+		goto out;
+	if (nf == 17 && parse_int(f[16], 0, &r->snapped) < 0)
 		goto out;
 	if (parse_int(f[1], 0, &r->status) < 0 || parse_long(f[2], LONG_MIN, &r->event) < 0 ||
 	    parse_ll(f[3], LLONG_MIN, LLONG_MAX, &seq) < 0 || parse_int(f[4], 0, &r->code) < 0 ||

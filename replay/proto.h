@@ -8,10 +8,12 @@
  *                    (devices: how many the driver reports; a parent that
  *                    reads a bare READY takes it as one)
  * parent -> worker:  RUN<TAB>guard<TAB>stop_before<TAB>snap_mode<TAB>snap_path|-<TAB>trace_path
+ *                    <TAB>skip_path|-<TAB>snap_go_on
+ *                    (a worker also reads the first 6 or 7 fields alone)
  * worker -> parent:  RESULT<TAB>status<TAB>event<TAB>seq<TAB>code<TAB>launches<TAB>seconds
  *                    <TAB>error<TAB>kernel<TAB>msg<TAB>ptr_words<TAB>stray_words
- *                    <TAB>tmaps_encoded<TAB>tmaps_word0<TAB>shifted<TAB>error_kind
- *                    (a parent also reads the first 10 or 15 fields alone)
+ *                    <TAB>tmaps_encoded<TAB>tmaps_word0<TAB>shifted<TAB>error_kind<TAB>snapped
+ *                    (a parent also reads the first 10, 15 or 16 fields alone)
  * Every message is one line ending in '\n'.  A worker whose context died
  * (status fault) exits after its RESULT line.  Text fields never contain
  * tabs or newlines (the formatters turn them into spaces); numbers are

@@ -37,12 +37,14 @@ struct replay_opts {
 	long stop_before;     /* record index to stop before; -1: run to the end */
 	int snap_mode;        /* with stop_before: write the state there ... */
 	const char *snap_path;/* ... to this trace file */
+	int snap_go_on;       /* 1: after writing it, run on to the end (one process
+			       * gives the snapshot and a run through the fault) */
 	uint64_t scan_limit;  /* bytes of buffer contents scanned for pointers (SNAP_REACHABLE) */
 	const char *skip_path;/* a file of captured launch seqs (decimal, one a line): those
 			       * launches (not stream-captured ones) are left out, as
 			       * rc_blockify's skip list leaves them out (hunt) */
 };
-#define REPLAY_OPTS_INIT { 0, -1, SNAP_NONE, NULL, 256ull << 20, NULL }
+#define REPLAY_OPTS_INIT { 0, -1, SNAP_NONE, NULL, 0, 256ull << 20, NULL }
 
 enum replay_status {
 	RS_CLEAN = 0,         /* ran to the end (or to stop_before) without a fault */
@@ -77,6 +79,7 @@ struct replay_result {
 	long tmaps_encoded;   /* TMA tensor maps re-encoded for their relocated address */
 	long tmaps_word0;     /* tensor maps whose address word alone was relocated */
 	long shifted;         /* GPUREDUCE_SHIFT=1: buffers placed shifted; -1 when off */
+	int snapped;          /* 1 when the snapshot asked for was written */
 };
 
 struct replay_ctx;

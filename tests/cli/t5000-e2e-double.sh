@@ -213,10 +213,12 @@ check_grep "  ...with the original grid" "launch_and_check(fn, \"racy_grid(float
 # here and logs when each process waits in it.
 check "shrink with slow worker start-up, -j 8" env DOUBLE_INIT_DELAY_MS=100 DOUBLE_INIT_LOG=$TMP/init.log \
 	$GPUREDUCE shrink -j 8 --quiet -o slowinit/repro.cu rgrid.bin
-# the pool's workers only (the built repro.cu's own runs overlap them)
+# the pool's workers only (the built repro.cu's own runs overlap them);
+# how many start depends on the race (each faulting run ends its worker):
+# 7 to 21 here, and any 4 show whether more than two overlapped
 most=$(sort -k2n init.log | awk '$3 == "gpureduce" { c += ($1 == "b") ? 1 : -1; if (c > m) m = c } END { print m + 0 }')
 starts=$(grep -c '^b .* gpureduce$' init.log)
-if [ "$starts" -ge 8 ] && [ "$most" -le 2 ]; then
+if [ "$starts" -ge 4 ] && [ "$most" -le 2 ]; then
 	ok "  ...at most two workers started at once ($starts starts, $most at most)"
 else
 	fail "  ...at most two workers started at once ($starts starts, $most at most)"

@@ -4,8 +4,8 @@
 # with the valid ones, exit 2; --help names them all), skipped phases
 # reported as such, the table's names in the log and repro.yaml; and the
 # batched order of the data and scalars phases (issue 26: the likely
-# outcome first) and the slice's snapshot written beside the confirmation
-# runs end exactly where the one-at-a-time order ends
+# outcome first) and the slice's snapshot written by a confirmation run
+# end exactly where the one-at-a-time order ends
 # (GPUREDUCE_SHRINK_SERIAL=1), in fewer rounds of replays.
 . tests/cli/test-lib.sh
 . tests/cli/chase-trace.sh
@@ -108,13 +108,18 @@ for t in oob chase; do
 	b=$(rounds $t-b.log data); s=$(rounds $t-s.log data)
 	if [ "$b" -lt "$s" ]; then ok "$t: data in fewer rounds ($b, one at a time $s)"; else fail "$t: data rounds $b, one at a time $s"; fi
 done
-# the slice's snapshot was written beside the confirmation runs: the
-# slice phase ran one round, not two (the snapshot, then the candidate);
+# the slice's snapshot was written by the first confirmation run on its
+# way to the fault (no process of its own: confirm ran 2 replays a
+# placement, not 3); the slice phase ran one round, not two (the
+# snapshot, then the candidate);
 # that round was the slice with its copies as zeros, alone (the last step
 # of the data phase's chain of zeros: one fault where the slice, its run of
 # zeros and the data phase would have cost four), and it faulted
-check_grep "oob: the slice took the snapshot written beside confirm" \
-	"slice  *snapshot before event 12: the one taken beside the confirmation runs" oob-b.log
+check_grep "oob: the slice took the snapshot a confirmation run wrote" \
+	"slice  *snapshot before event 12: the one a confirmation run wrote on its way" oob-b.log
+check_grep "  ...which faulted after writing it" "confirm  *run of oob.bin: CUDA_ERROR_ILLEGAL_ADDRESS, its snapshot written on the way" oob-b.log
+c=$(grep -c "confirm  *run of oob.bin" oob-b.log)
+if [ "$c" -eq 4 ]; then ok "  ...2 replays for each of the two placements tried"; else fail "  ...$c confirmation replays (2 placements x 2 expected)"; fi
 b=$(awk '$2 == "slice" && / batch of | [0-9]+ runs? of / { n++ } END { print n + 0 }' oob-b.log)
 s=$(awk '$2 == "slice" && / batch of | [0-9]+ runs? of / { n++ } END { print n + 0 }' oob-s.log)
 if [ "$b" -eq 1 ] && [ "$s" -eq 2 ]; then ok "  ...one round in the slice (one at a time: $s)"; else fail "  ...slice rounds $b, one at a time $s"; fi

@@ -66,10 +66,12 @@ UNIT_TEST(proto_run_roundtrip_and_malformed)
 	o.snap_mode = SNAP_REACHABLE;
 	o.snap_path = "/tmp/a b/snap.bin";
 	o.skip_path = "/tmp/w/hunt-3.skip";
+	o.snap_go_on = 1;
 	proto_format_run(&sb, &o, "/tmp/t\tx.bin");
 	line = one_line(&sb);
 	CHECK(proto_parse_run(line, &got, &trace) == 0);
 	CHECK_STR(got.skip_path, "/tmp/w/hunt-3.skip");
+	CHECK_EQ_U(got.snap_go_on, 1);
 	CHECK_EQ_U(got.guard, 3);
 	CHECK_EQ_U(got.stop_before, 1234567);
 	CHECK_EQ_U(got.snap_mode, SNAP_REACHABLE);
@@ -93,6 +95,11 @@ UNIT_TEST(proto_run_roundtrip_and_malformed)
 		CHECK(proto_parse_run(six, &got, &trace) == 0);
 		CHECK(got.skip_path == NULL);
 		CHECK_STR(trace, "t.bin");
+		/* and one of seven (before snap_go_on): it stops at the snapshot */
+		char seven[] = "RUN\t1\t12\t1\ts.bin\tt.bin\t-";
+		CHECK(proto_parse_run(seven, &got, &trace) == 0);
+		CHECK_EQ_U(got.snap_go_on, 0);
+		CHECK_EQ_U(got.stop_before, 12);
 	}
 
 	{
@@ -100,6 +107,7 @@ UNIT_TEST(proto_run_roundtrip_and_malformed)
 			"RUN\t0\t-1\t0\t-", "RUN\t0\t-1\t0\t-\tt.bin\t-\textra", "RESULT\t0\t-1\t0\t-\tt.bin",
 			"RUN\tx\t-1\t0\t-\tt.bin", "RUN\t0\t12z\t0\t-\tt.bin", "RUN\t0\t-1\t\t-\tt.bin",
 			"RUN\t-2\t-1\t0\t-\tt.bin", "RUN\t0\t-1\t0\t-\t", "",
+			"RUN\t0\t-1\t0\t-\tt.bin\t-\t1\t1",
 		};
 		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 			char *copy = strdup(bad[i]);
@@ -130,11 +138,13 @@ UNIT_TEST(proto_result_roundtrip_and_malformed)
 	snprintf(r.kernel, sizeof(r.kernel), "_Z5scalePfPKfiij");
 	snprintf(r.msg, sizeof(r.msg), "two\nlines\tand a tab");
 	r.error_kind = RE_NO_LAYOUT;
+	r.snapped = 1;
 	proto_format_result(&sb, &r);
 	line = one_line(&sb);
 	CHECK(proto_parse_result(line, &got) == 0);
 	CHECK_EQ_U(got.status, RS_FAULT);
 	CHECK_EQ_U(got.error_kind, RE_NO_LAYOUT);
+	CHECK_EQ_U(got.snapped, 1);
 	CHECK_EQ_U(got.event, 41);
 	CHECK_EQ_U(got.launch_seq, 9000000000ull);
 	CHECK_EQ_U(got.code, 700);
@@ -161,6 +171,9 @@ UNIT_TEST(proto_result_roundtrip_and_malformed)
 	/* an older worker's 15 fields: no error kind (RE_OTHER) */
 	CHECK(proto_parse_result("RESULT\t2\t0\t-1\t0\t0\t0.1\t\t\tspan\t1\t2\t0\t0\t-1", &got) == 0);
 	CHECK(got.status == RS_ERROR && got.error_kind == RE_OTHER && got.stray_words == 2);
+	/* and 16: no snapshot written */
+	CHECK(proto_parse_result("RESULT\t1\t3\t-1\t700\t4\t0.1\t\t\t\t1\t0\t0\t0\t-1\t0", &got) == 0);
+	CHECK(got.status == RS_FAULT && got.snapped == 0 && got.code == 700);
 
 	{
 		static const char *const bad[] = {
@@ -170,7 +183,8 @@ UNIT_TEST(proto_result_roundtrip_and_malformed)
 			"RESULT\t0\t-1\t-1\t0\t0\t0.1s\t\t\t", "RESULT\t0\t\t-1\t0\t0\t0.1\t\t\t",
 			"garbage from a kernel printf",
 			"RESULT\t2\t0\t-1\t0\t0\t0.1\t\t\tspan\t1\t2\t0\t0\t-1\tlayout",
-			"RESULT\t2\t0\t-1\t0\t0\t0.1\t\t\tspan\t1\t2\t0\t0\t-1\t1\t0",
+			"RESULT\t2\t0\t-1\t0\t0\t0.1\t\t\tspan\t1\t2\t0\t0\t-1\t1\tyes",
+			"RESULT\t2\t0\t-1\t0\t0\t0.1\t\t\tspan\t1\t2\t0\t0\t-1\t1\t0\t0",
 		};
 		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 			memset(&got, 0x55, sizeof(got));
