@@ -29,9 +29,12 @@
  *                                and then cuStreamSynchronize return; exit 1
  *   capture-fakeprog unload      two launches of one handle, a module unload,
  *                                a third launch of that handle (reused); exit 0
- *   capture-fakeprog tests       five launches while PYTEST_CURRENT_TEST
+ *   capture-fakeprog tests       twelve launches while PYTEST_CURRENT_TEST
  *                                goes unset, A, A, B, unset (as pytest sets
- *                                it around each test); exit 0
+ *                                it around each test), C (then other
+ *                                variables added and removed), D through
+ *                                putenv, E by an edit of D's string in
+ *                                place, GPUREDUCE_TEST_NAME, unset; exit 0
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -470,7 +473,10 @@ int main(int argc, char **argv)
 		return hostmem();
 	if (!strcmp(what, "tests")) {
 		CUdeviceptr a = 0xd00000000000ull;
+		static char pbuf[] = "PYTEST_CURRENT_TEST=tests/test_b.py::test_four (call)";
 		unsetenv("PYTEST_CURRENT_TEST");
+		unsetenv("GPUREDUCE_TEST_NAME");
+		setenv("AA_EARLY", "1", 1);
 		launch_fill(a, 1, NULL, CUDA_SUCCESS);
 		setenv("PYTEST_CURRENT_TEST", "tests/test_a.py::test_one (call)", 1);
 		launch_fill(a, 2, NULL, CUDA_SUCCESS);
@@ -479,6 +485,26 @@ int main(int argc, char **argv)
 		launch_fill(a, 4, NULL, CUDA_SUCCESS);
 		unsetenv("PYTEST_CURRENT_TEST");
 		launch_fill(a, 5, NULL, CUDA_SUCCESS);
+		/* the capture library remembers where the variables were between
+		 * launches (testname.c): other variables added and an earlier one
+		 * removed (slots move) must change nothing, a string edited in
+		 * place and GPUREDUCE_TEST_NAME (first) must be seen */
+		setenv("PYTEST_CURRENT_TEST", "tests/test_a.py::test_three (call)", 1);
+		launch_fill(a, 6, NULL, CUDA_SUCCESS);
+		setenv("ZZ_LATER_1", "x", 1);
+		setenv("ZZ_LATER_2", "y", 1);
+		launch_fill(a, 7, NULL, CUDA_SUCCESS);
+		unsetenv("AA_EARLY");
+		launch_fill(a, 8, NULL, CUDA_SUCCESS);
+		putenv(pbuf);
+		launch_fill(a, 9, NULL, CUDA_SUCCESS);
+		memcpy(strstr(pbuf, "four"), "five", 4);
+		launch_fill(a, 10, NULL, CUDA_SUCCESS);
+		setenv("GPUREDUCE_TEST_NAME", "named", 1);
+		launch_fill(a, 11, NULL, CUDA_SUCCESS);
+		unsetenv("GPUREDUCE_TEST_NAME");
+		unsetenv("PYTEST_CURRENT_TEST");
+		launch_fill(a, 12, NULL, CUDA_SUCCESS);
 		return 0;
 	}
 	if (!strcmp(what, "unload")) {
