@@ -53,6 +53,16 @@ int cap_map_del(struct cap_map *m, uint64_t key, uint64_t *v1, uint64_t *v2);
 void cap_map_clear(struct cap_map *m);
 void cap_map_release(struct cap_map *m);
 
+/* ---- pystack.c ---- */
+
+/* The PYSTACK id (1.8) of these n frames, the record written (and carried
+ * into later segments) the first time they are seen; 0 when they are to
+ * be written inline (none, a writer that failed, a hash shared with other
+ * frames, too many distinct stacks).  toks: cap_py_frames' tokens (all
+ * non-zero: the stack is known by them and the lines, without reading its
+ * strings), or NULL.  Lock held. */
+uint32_t cap_pystack_id(struct trace_writer *w, const struct tr_frame *frames, const uint64_t *toks, uint32_t n);
+
 /* ---- hostmem.c ---- */
 
 /* 1 if all n bytes at p can be read without faulting, 0 if not, -1 if the
@@ -274,13 +284,17 @@ void cap_ext_release(struct cap_ext_files *ef);
  * interpreter whose layout is not known and no GIL to ask it), or
  * TR_PY_FRAMES with *n frames filled in (0 for a Python thread running no
  * Python code).  The frames' strings live in `store` (appended; valid until
- * store changes).  Never raises a Python exception, never takes the GIL,
- * never allocates Python objects without it.  Thread-safe; any failure
- * yields fewer frames or none, never a crash.  A few microseconds.
- * GPUREDUCE_PY_WALK=auto|table|search|api selects the method (python.c).
+ * store changes).  toks (NULL: not wanted; else max entries) gets a token
+ * per frame: the same token, the same (file, function) strings, for the
+ * life of the process (0: none, the API walk's frames); pystack.c keys
+ * stacks on them with the lines.  Never raises a Python exception, never
+ * takes the GIL, never allocates Python objects without it.  Thread-safe;
+ * any failure yields fewer frames or none, never a crash.  A few
+ * microseconds.  GPUREDUCE_PY_WALK=auto|table|search|api selects the
+ * method (python.c).
  */
 uint32_t cap_py_frames(struct tr_frame *frames, uint32_t max, uint32_t *n,
-		       struct strbuf *store);
+		       struct strbuf *store, uint64_t *toks);
 
 /*
  * If this thread holds the GIL and the frame layout has not been learnt

@@ -649,6 +649,7 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	struct launch_in l;
 	struct tr_frame frames[CAP_PY_MAX_FRAMES];
+	uint64_t ftoks[CAP_PY_MAX_FRAMES];
 	struct tr_launch_attr *attrs = NULL, attrbuf[8];
 	struct strbuf pystore = STRBUF_INIT;
 	struct fn_info *fi;
@@ -667,7 +668,7 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		return;
 	/* Everything that may call into Python or the driver happens first,
 	 * outside the lock. */
-	py_state = cap_py_frames(frames, S.py_frames, &nframes, &pystore);
+	py_state = cap_py_frames(frames, S.py_frames, &nframes, &pystore, ftoks);
 	CAP_LAP(CP_PYFRAMES, t);
 	tm = cap_tm_read();   /* capture --tensors: the allocator's blocks (torchmem.c) */
 	CAP_LAP(CP_L_TENSORS, t);
@@ -759,6 +760,9 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	r.u.launch.py_state = py_state;
 	r.u.launch.nframes = nframes;
 	r.u.launch.frames = frames;
+	/* the frames once, as a PYSTACK, and by id here (pystack.c) */
+	if (nframes && (r.u.launch.stack = cap_pystack_id(&S.w, frames, ftoks, nframes)))
+		r.u.launch.nframes = 0;
 	CAP_LAP(CP_L_FILL, t);
 	if (!captured)
 		cap_mm_sync(&S.w, &S.h2d);   /* what the CPU wrote into managed/mapped memory */

@@ -177,11 +177,13 @@ struct code_ent {
 	uintptr_t code, file_obj, name_obj;
 	int firstline;
 	char *file, *name;        /* NULL: not decodable, written "?" */
+	uint64_t serial;          /* this entry's (file, name): never reused (cap_py_frames' tokens) */
 	int lasti[LINE_SLOTS], line[LINE_SLOTS];
 	unsigned next;
 };
 static struct code_ent g_codes[CODE_SETS][WAYS];
 static unsigned g_codes_next[CODE_SETS];
+static uint64_t g_code_serial;   /* the last entry's serial (under g_lock) */
 static uintptr_t g_page[PAGE_SETS][WAYS];   /* page number + 1; 0 empty */
 static unsigned g_page_next[PAGE_SETS];
 
@@ -534,6 +536,7 @@ static struct code_ent *code_get(const struct layout *L, uintptr_t code)
 	e->firstline = first;
 	e->file = str_dup(L, file);
 	e->name = str_dup(L, name);
+	e->serial = ++g_code_serial;
 	for (int i = 0; i < LINE_SLOTS; i++)
 		e->lasti[i] = -1;
 	return e;
@@ -564,9 +567,10 @@ static void drop_caches(void)
 	memset(g_codes, 0, sizeof(g_codes));
 }
 
-/* The reader: frames of ts into frames/store.  Returns the count or -1. */
+/* The reader: frames of ts into frames/store, each one's code entry serial
+ * into toks.  Returns the count or -1. */
 static int read_frames(const struct layout *L, uintptr_t ts, struct tr_frame *frames,
-		       uint32_t max, struct strbuf *store)
+		       uint32_t max, struct strbuf *store, uint64_t *toks)
 {
 	struct raw raw[CAP_PY_MAX_FRAMES];
 	long off[CAP_PY_MAX_FRAMES][2];
@@ -586,6 +590,7 @@ static int read_frames(const struct layout *L, uintptr_t ts, struct tr_frame *fr
 		off[i][1] = (long)store->len;
 		sb_add(store, e->name ? e->name : "?", strlen(e->name ? e->name : "?") + 1);
 		frames[i].line = line > 0 ? (uint32_t)line : 0;
+		toks[i] = e->serial;
 	}
 out:
 	pthread_mutex_unlock(&g_lock);
@@ -1054,13 +1059,16 @@ const char *cap_py_layout(void)
 }
 
 uint32_t cap_py_frames(struct tr_frame *frames, uint32_t max, uint32_t *n,
-		       struct strbuf *store)
+		       struct strbuf *store, uint64_t *toks)
 {
 	const struct layout *L;
 	void *ts;
 	int gil, k;
+	uint64_t own[CAP_PY_MAX_FRAMES];
 
 	*n = 0;
+	if (!toks)
+		toks = own;
 	pthread_once(&py_once, resolve);
 	if (!py.IsInitialized || !py.IsInitialized() || (!py.api_walkable && !py.can_read))
 		return TR_PY_NONE;
@@ -1078,7 +1086,7 @@ uint32_t cap_py_frames(struct tr_frame *frames, uint32_t max, uint32_t *n,
 		ts = gil ? py.CurrentThreadState() : py.ThisThreadState();
 		if (!ts)
 			return TR_PY_NO_GIL;   /* a thread that never ran Python */
-		k = read_frames(L, (uintptr_t)ts, frames, max, store);
+		k = read_frames(L, (uintptr_t)ts, frames, max, store, toks);
 		if (k >= 0) {
 			*n = (uint32_t)k;
 			return TR_PY_FRAMES;
@@ -1086,8 +1094,10 @@ uint32_t cap_py_frames(struct tr_frame *frames, uint32_t max, uint32_t *n,
 	}
 	if (gil && py.api_walkable) {
 		ts = py.CurrentThreadState();
-		if (ts)
+		if (ts) {
+			memset(toks, 0, sizeof(*toks) * max);   /* no entries: no tokens */
 			return api_walk(ts, frames, max, n, store);
+		}
 	}
 	return TR_PY_NO_GIL;
 }

@@ -67,6 +67,7 @@ long-run: $(GPU_DEPS)
 # shrink's replays, rounds and seconds per phase (issue 26)
 bench-cpu: all $(DOUBLE_TARGETS) $(BUILD)/mktrace
 	@BUILD=$(BUILD) CUDA=$(CUDA) sh tests/bench/capture-cost.sh
+	@BUILD=$(BUILD) CUDA=$(CUDA) sh tests/bench/pystack-cost.sh
 	@BUILD=$(BUILD) CUDA=$(CUDA) sh tests/bench/shrink-cost.sh
 
 # ---- test helpers (tests/cli/helpers: see the comment atop each) -----------

@@ -236,15 +236,83 @@ static void dec_launch_attrs(struct trace *t, struct cur *c, struct tr_launch *l
 	}
 }
 
+static void dec_frames(struct trace *t, struct cur *c, uint32_t *n, struct tr_frame **frames, const char *what);
+
 static void dec_launch_frames(struct trace *t, struct cur *c, struct tr_launch *l)
 {
-	l->nframes = get_count(c, 12, "launch.nframes");
-	l->frames = arena_alloc(t, sizeof(*l->frames) * ((size_t)l->nframes + 1));
-	for (uint32_t i = 0; i < l->nframes; i++) {
-		l->frames[i].file = get_str(t, c, "launch.frame.file");
-		l->frames[i].func = get_str(t, c, "launch.frame.func");
-		l->frames[i].line = get_u32(c, "launch.frame.line");
+	dec_frames(t, c, &l->nframes, &l->frames, "launch.nframes");
+}
+
+/* ---- 1.8: Python stacks by id (PYSTACK) ---- */
+
+/* The slot of id in the open-addressed table (its own, or the empty one
+ * where it would go); the table is never full (stacks_put grows it). */
+static struct tr_pystack *stack_slot(const struct trace *t, uint32_t id)
+{
+	size_t m = t->stacks_cap - 1, i = (size_t)(id * 2654435761u) & m;
+	while (t->stacks[i].id && t->stacks[i].id != id)
+		i = (i + 1) & m;
+	return &t->stacks[i];
+}
+
+static void stacks_put(struct trace *t, const struct tr_pystack *p)
+{
+	struct tr_pystack *s;
+	if ((t->stacks_n + 1) * 2 > t->stacks_cap) {
+		struct tr_pystack *old = t->stacks;
+		size_t oc = t->stacks_cap;
+		t->stacks_cap = oc ? oc * 2 : 64;
+		t->stacks = xcalloc(t->stacks_cap, sizeof(*t->stacks));
+		for (size_t i = 0; i < oc; i++)
+			if (old[i].id)
+				*stack_slot(t, old[i].id) = old[i];
+		free(old);
 	}
+	s = stack_slot(t, p->id);
+	if (!s->id)
+		t->stacks_n++;
+	*s = *p;   /* defined again (a segment's carried copy): the later one */
+}
+
+static void dec_frames(struct trace *t, struct cur *c, uint32_t *n, struct tr_frame **frames, const char *what)
+{
+	*n = get_count(c, 12, what);
+	*frames = arena_alloc(t, sizeof(**frames) * ((size_t)*n + 1));
+	for (uint32_t i = 0; i < *n; i++) {
+		(*frames)[i].file = get_str(t, c, "frame.file");
+		(*frames)[i].func = get_str(t, c, "frame.func");
+		(*frames)[i].line = get_u32(c, "frame.line");
+	}
+}
+
+static void dec_pystack_frames(struct trace *t, struct cur *c, struct tr_pystack *p)
+{
+	dec_frames(t, c, &p->nframes, &p->frames, "pystack.nframes");
+	if (!c->bad && p->id)
+		stacks_put(t, p);
+}
+
+/* 1.8: a launch that names a PYSTACK gets its frames (and stack 0: read
+ * and written again, it carries them itself); before 1.8 the field is
+ * absent (the payload ends), which is stack 0.  The frames only say where
+ * the launch came from, so an id the file does not define (a segment that
+ * lost a definition) costs that launch its frames, counted in
+ * t->stacks_missing for `show` to say, not the trace; an id beside frames
+ * of the launch's own is ignored (a writer gives one or the other). */
+static void dec_launch_stack(struct trace *t, struct cur *c, struct tr_launch *l)
+{
+	const struct tr_pystack *s;
+	uint32_t id = c->pos < c->len ? get_u32(c, "launch.stack") : 0;
+	l->stack = 0;
+	if (c->bad || !id || l->nframes)
+		return;
+	s = t->stacks_cap ? stack_slot(t, id) : NULL;
+	if (!s || !s->id) {
+		t->stacks_missing++;
+		return;
+	}
+	l->nframes = s->nframes;
+	l->frames = s->frames;
 }
 
 static void chk_block_size(struct cur *c, const struct tr_block *b)
@@ -656,6 +724,7 @@ void trace_release(struct trace *t)
 	free(t->nonptr);
 	free(t->nonptr_extra);
 	free(t->blob_slots);
+	free(t->stacks);
 	free(t->truncated_msg);
 	free(t->path);
 	if (t->mapped && t->map)

@@ -32,7 +32,7 @@ struct strbuf;
 
 #define TRACE_MAGIC "GPURDTRC"   /* 8 bytes, no NUL on disk */
 #define TRACE_MAJOR 1
-#define TRACE_MINOR 7
+#define TRACE_MINOR 8
 #define TRACE_HEADER_SIZE 32
 #define TRACE_HEADER_SEED 0x48445243u   /* "CRDH": the header checksum's XXH32 seed (1.4) */
 #define TRACE_RECORD_HEADER_SIZE 16
@@ -203,6 +203,11 @@ struct tr_launch {
 	uint32_t py_state;       /* enum tr_py_state */
 	uint32_t nframes;
 	struct tr_frame *frames; /* innermost first */
+	/* 1.8: the PYSTACK whose frames these are.  A writer gives it (and no
+	 * frames of the launch's own) only when nframes is 0; a reader sets
+	 * nframes and frames from that PYSTACK and stack back to 0, so a
+	 * launch read and written again carries its frames itself */
+	uint32_t stack;
 	/* not on disk (1.7, trace_mark_nonptr): the sorted byte offsets of
 	 * the 8-byte argument words that are never pointers in this kernel's
 	 * launches (tr_launch_nonptr); NULL when none */
@@ -323,6 +328,16 @@ struct tr_block_batch {
 	uint64_t seq;            /* the launch they apply before */
 	uint64_t known;          /* blocks are complete for launches with seq < known (0: not said) */
 	uint32_t flags;          /* reserved, 0 */
+};
+
+/* PYSTACK (1.8): Python frames written once and named by id (not 0) in
+ * every LAUNCH that has them (tr_launch.stack), defined before the first
+ * such launch; the same id defined again later (a checkpoint segment
+ * carries the definitions before it) means the same frames. */
+struct tr_pystack {
+	uint32_t id;
+	uint32_t nframes;
+	struct tr_frame *frames; /* innermost first */
 };
 
 /* NONPTR (1.7): in every LAUNCH of `kernel` whose parameter layout is
@@ -471,6 +486,10 @@ struct trace {
 	/* blob index: open addressing on hash -> record index */
 	size_t *blob_slots;
 	size_t blob_nslots;
+	/* 1.8, while decoding: PYSTACK id -> its frames (open addressing) */
+	struct tr_pystack *stacks;
+	size_t stacks_n, stacks_cap;
+	size_t stacks_missing;   /* launches that named an id no PYSTACK before them defined */
 };
 #define TRACE_INIT { 0 }
 

@@ -417,14 +417,33 @@ static int enc_launch_attrs(struct strbuf *sb, const struct tr_launch *l)
 	return 0;
 }
 
+static void enc_frames(struct strbuf *sb, uint32_t n, const struct tr_frame *frames)
+{
+	sb_put_u32(sb, n);
+	for (uint32_t i = 0; i < n; i++) {
+		sb_put_str(sb, frames[i].file);
+		sb_put_str(sb, frames[i].func);
+		sb_put_u32(sb, frames[i].line);
+	}
+}
+
 static int enc_launch_frames(struct strbuf *sb, const struct tr_launch *l)
 {
-	sb_put_u32(sb, l->nframes);
-	for (uint32_t i = 0; i < l->nframes; i++) {
-		sb_put_str(sb, l->frames[i].file);
-		sb_put_str(sb, l->frames[i].func);
-		sb_put_u32(sb, l->frames[i].line);
-	}
+	enc_frames(sb, l->nframes, l->frames);
+	return 0;
+}
+
+/* 1.8: the PYSTACK id only for a launch without frames of its own (a
+ * launch read from a trace has its frames, and stack 0) */
+static int enc_launch_stack(struct strbuf *sb, const struct tr_launch *l)
+{
+	sb_put_u32(sb, l->nframes ? 0 : l->stack);
+	return 0;
+}
+
+static int enc_pystack_frames(struct strbuf *sb, const struct tr_pystack *p)
+{
+	enc_frames(sb, p->nframes, p->frames);
 	return 0;
 }
 

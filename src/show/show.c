@@ -444,6 +444,10 @@ static void emit_totals(struct yout *y, const struct stats *st, const struct tra
 	yo_kv_u64(y, "kernels", st->nkernels);
 	yo_kv_u64(y, "notes", st->notes);
 	yo_kv_u64(y, "unknown_records", st->unknown);
+	/* 1.8: launches whose Python stack the file does not define (shown
+	 * without frames) */
+	if (t->stacks_missing)
+		yo_kv_u64(y, "launches_missing_python_stack", t->stacks_missing);
 	yo_map_end(y);
 }
 
@@ -944,6 +948,17 @@ static void emit_record(struct yout *y, const struct trace *t, size_t i, const s
 			yo_key(y, "at");
 			yo_strf(y, "%s:%u (%s)", b->file, b->line, b->func);
 		}
+		break;
+	}
+	case TR_PYSTACK: {
+		/* the frames the launches that name this id carry (1.8) */
+		struct tr_launch l;
+		memset(&l, 0, sizeof(l));
+		l.py_state = TR_PY_FRAMES;
+		l.nframes = r->u.pystack.nframes;
+		l.frames = r->u.pystack.frames;
+		emit_fields(y, r);
+		emit_frames(y, "python", &l);
 		break;
 	}
 	default:   /* FUNC_ATTR, END, NOTE, ..., and types added since */

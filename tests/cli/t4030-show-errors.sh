@@ -73,9 +73,9 @@ check_exit "newer major: exit 3" 3 "$GPUREDUCE" show "$TMP/v2.bin"
 one_line "  ... says upgrade" "trace format 2.0 is newer than this gpureduce reads"
 
 # --- newer minor: unknown record types are skipped and shown as UNKNOWN(n) ---
-printf 'note before\nraw 42 0102030405\nnote after\nversion 1 7\n' | "$MKTRACE" "$TMP/v17.bin"
+printf 'note before\nraw 42 0102030405\nnote after\nversion 1 9\n' | "$MKTRACE" "$TMP/v17.bin"
 check_exit "newer minor: exit 0" 0 sh -c "'$GPUREDUCE' show '$TMP/v17.bin' | '$YAMLFLAT' >'$TMP/v17'"
-has "header/format: 1.7" "$TMP/v17"
+has "header/format: 1.9" "$TMP/v17"
 has "events/1/type: UNKNOWN(42)" "$TMP/v17"
 has "events/2/text: after" "$TMP/v17"
 has "totals/unknown_records: 1" "$TMP/v17"

@@ -46,7 +46,7 @@ echo "info: trace bytes 1x/4x: no checkpoint $f1/$f4, checkpoint every 50 launch
 	fail "with checkpoints the 4x trace is within 1.2x of the 1x ($c4 vs $c1 bytes)"
 [ $((c1 * 10)) -lt "$f1" ] && ok "  ...and a tenth of the unbounded one" || fail "  ...and a tenth of the unbounded one ($c1 vs $f1)"
 check "show the bounded trace" sh -c "'$GPUREDUCE' show ck4.bin >ck4.yaml"
-check_grep "format 1.7" 'format: "1.7"' ck4.yaml
+check_grep "format 1.8" 'format: "1.8"' ck4.yaml
 n=$(count "type: CHECKPOINT_BEGIN" ck4.yaml); [ "$n" = 1 ] && ok "one checkpoint in the file" || fail "one checkpoint in the file ($n)"
 check_grep "  ...complete" "type: CHECKPOINT_END" ck4.yaml
 n=$(count "checkpoint: true" ck4.yaml); [ "$n" = 4 ] && ok "its content: one H2D per live buffer (one chunk each)" || fail "its content ($n H2D flagged checkpoint)"
@@ -251,4 +251,42 @@ check_exit "--max-trace-bytes=40K, background checkpoints written slowly" 3 env 
 	"$GPUREDUCE" capture --max-trace-bytes=40K -o bgmax.bin -- ./prog $CUBIN 800
 m=$(size bgmax.bin)
 [ "$m" -le 60000 ] && ok "  ...the limit holds ($m bytes)" || fail "  ...the limit holds ($m bytes)"
+
+# --- Python frames across checkpoints (format 1.8) ------------------------------
+# the same loop called from Python through ctypes (which releases the GIL,
+# as PyTorch does): every launch has the Python stack, written once as a
+# PYSTACK and named by id; a segment after a checkpoint must carry the
+# definition, or its launches name an id the file does not have
+if command -v python3 >/dev/null 2>&1; then
+	check "build the loop as a shared object" $CC $CF -fPIC -shared -Dmain=ckpt_main -o prog.so \
+		$SRCDIR/$H/ckpt-prog.c -L$DBL -Wl,-rpath,$DBL -lcuda -ldl
+	cat >run.py <<'EOS'
+import ctypes, sys
+def step_loop(lib, args):
+    argv = (ctypes.c_char_p * (len(args) + 1))(*[a.encode() for a in args], None)
+    return lib.ckpt_main(len(args), argv)                                # LAUNCHES
+def main():
+    return step_loop(ctypes.CDLL(sys.argv[1]), ["ckpt-prog"] + sys.argv[2:])
+sys.exit(main())
+EOS
+	check_exit "the loop from Python, --no-checkpoint" 3 "$GPUREDUCE" capture --no-checkpoint -o pyfull.bin -- \
+		python3 run.py ./prog.so $CUBIN 200
+	"$GPUREDUCE" show pyfull.bin >pyfull.yaml
+	n=$(count "type: PYSTACK" pyfull.yaml); l=$(count "type: LAUNCH" pyfull.yaml)
+	[ "$n" = 1 ] && [ "$l" = 401 ] && ok "  ...401 launches, their stack written once" || fail "  ...$l launches, $n PYSTACK records (401, 1)"
+	n=$(grep -c "^  - .*/run.py:4 step_loop$" pyfull.yaml)
+	[ "$n" = 403 ] && ok "  ...every launch shows its Python line (so do the PYSTACK and the fault)" ||
+		fail "  ...run.py:4 shown $n times (403: 401 launches, the PYSTACK, the fault)"
+	check_exit "the loop from Python, --checkpoint-every=50" 3 "$GPUREDUCE" capture --checkpoint-every=50 -o pyck.bin -- \
+		python3 run.py ./prog.so $CUBIN 200
+	check_grep "  ...the fault names the Python line" "at launch #400 from .*run.py:4 (step_loop)" "$TMP/.out"
+	check_grep "  ...the trace starts at checkpoint 8" "from checkpoint 8 at launch #400" "$TMP/.out"
+	check "  ...the segment reads" sh -c "'$GPUREDUCE' show pyck.bin >pyck.yaml"
+	n=$(count "type: PYSTACK" pyck.yaml)
+	[ "$n" = 1 ] && ok "  ...the stack carried into it" || fail "  ...$n PYSTACK records in the segment (1)"
+	check_grep "  ...the faulting launch shows it" "^  - .*/run.py:4 step_loop$" pyck.yaml
+	check_exit "  ...and it replays to the fault" 1 "$GPUREDUCE" replay pyck.bin
+else
+	echo "info: no python3 here: Python frames across checkpoints not tested"
+fi
 finish

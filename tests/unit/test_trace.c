@@ -679,3 +679,174 @@ UNIT_TEST(trace_nonptr_words)
 	unlink(path2);
 	sb_release(&err);
 }
+
+/* The launch record at `off` of the file image sb: its last 4 payload
+ * bytes (1.8's stack field) set to `stack`, or dropped (stack < 0: as a
+ * 1.7 writer wrote it), and resealed. */
+static void patch_launch_stack(struct strbuf *sb, size_t off, long stack)
+{
+	uint64_t len;
+	uint32_t sum, v = (uint32_t)stack;
+	memcpy(&len, sb->buf + off + 8, 8);
+	if (stack < 0) {
+		memmove(sb->buf + off + 16 + len - 4, sb->buf + off + 16 + len, sb->len - (off + 16 + len));
+		sb_setlen(sb, sb->len - 4);
+		len -= 4;
+		memcpy(sb->buf + off + 8, &len, 8);
+	} else {
+		memcpy(sb->buf + off + 16 + len - 4, &v, 4);
+	}
+	sum = XXH32(sb->buf + off + 16, (size_t)len, TR_LAUNCH);
+	memcpy(sb->buf + off + 4, &sum, 4);
+}
+
+/* Format 1.8: a launch names its Python frames by a PYSTACK id; read, it
+ * carries them itself (stack 0), so written again it needs no PYSTACK; a
+ * stack defined again is the later one; a launch naming an undefined id
+ * loses its frames (counted), not the trace; an id beside frames of its
+ * own is ignored; a 1.7 launch (no stack field) reads as before. */
+UNIT_TEST(trace_pystack)
+{
+	char path[] = "/tmp/gpureduce-unit-XXXXXX", path2[] = "/tmp/gpureduce-unit-XXXXXX";
+	struct trace_writer w = TRACE_WRITER_INIT;
+	struct strbuf err = STRBUF_INIT, sb = STRBUF_INIT;
+	struct tr_frame two[2] = { { "/a/train.py", "Model.forward", 40 }, { "/a/train.py", "<module>", 90 } };
+	struct tr_frame one[1] = { { "/b/x.py", "f", 3 } };
+	struct tr_rec r;
+	struct trace t;
+	int fd = mkstemp(path), fd2 = mkstemp(path2);
+	size_t launch_off[3] = { 0, 0, 0 };
+
+	CHECK(fd >= 0 && fd2 >= 0);
+	close(fd);
+	close(fd2);
+	CHECK(tw_open(&w, path, &err) == 0);
+	memset(&r, 0, sizeof(r));
+	r.type = TR_PYSTACK;
+	r.u.pystack.id = 7;
+	r.u.pystack.nframes = 2;
+	r.u.pystack.frames = two;
+	CHECK(tw_record(&w, &r) == 0);
+	for (int k = 0; k < 3; k++) {
+		if (k == 2) {
+			/* defined again (a segment's carried copy): the later one */
+			memset(&r, 0, sizeof(r));
+			r.type = TR_PYSTACK;
+			r.u.pystack.id = 7;
+			r.u.pystack.nframes = 1;
+			r.u.pystack.frames = one;
+			CHECK(tw_record(&w, &r) >= 0);
+		}
+		memset(&r, 0, sizeof(r));
+		r.type = TR_LAUNCH;
+		r.u.launch.seq = (uint64_t)k;
+		r.u.launch.name = "_Z1kv";
+		r.u.launch.grid = r.u.launch.block = (struct tr_dim3){ 1, 1, 1 };
+		r.u.launch.py_state = TR_PY_FRAMES;
+		if (k == 1) {
+			r.u.launch.nframes = 1;   /* its own: the id is not written */
+			r.u.launch.frames = one;
+			r.u.launch.stack = 7;
+		} else {
+			r.u.launch.stack = 7;
+		}
+		launch_off[k] = w.offset;
+		CHECK(tw_record(&w, &r) >= 0);
+	}
+	CHECK(tw_close(&w) == 0);
+	CHECK(trace_open(&t, path, TRACE_OPEN_STRICT, &err) == 0);
+	if (err.len)
+		fprintf(stderr, "    %s\n", err.buf);
+	CHECK_EQ_U(t.nrec, 5);
+	if (t.nrec == 5) {
+		const struct tr_launch *a = &t.rec[1].u.launch, *b = &t.rec[2].u.launch, *c = &t.rec[4].u.launch;
+		CHECK_EQ_U(t.rec[0].type, TR_PYSTACK);
+		CHECK_EQ_U(t.rec[0].u.pystack.nframes, 2);
+		CHECK_EQ_U(a->nframes, 2);
+		CHECK_EQ_U(a->stack, 0);
+		if (a->nframes == 2) {
+			CHECK_STR(a->frames[0].func, "Model.forward");
+			CHECK_EQ_U(a->frames[1].line, 90);
+		}
+		CHECK_EQ_U(b->nframes, 1);
+		CHECK_EQ_U(c->nframes, 1);
+		if (c->nframes == 1)
+			CHECK_STR(c->frames[0].file, "/b/x.py");
+		/* written again without its PYSTACK records: frames inline */
+		struct trace_writer w2 = TRACE_WRITER_INIT;
+		struct trace t2;
+		CHECK(tw_open(&w2, path2, &err) == 0);
+		for (size_t i = 0; i < t.nrec; i++)
+			if (t.rec[i].type == TR_LAUNCH)
+				CHECK(tw_record(&w2, &t.rec[i]) >= 0);
+		CHECK(tw_close(&w2) == 0);
+		CHECK(trace_open(&t2, path2, TRACE_OPEN_STRICT, &err) == 0);
+		CHECK_EQ_U(t2.nrec, 3);
+		if (t2.nrec == 3) {
+			CHECK_EQ_U(t2.rec[0].u.launch.nframes, 2);
+			CHECK_STR(t2.rec[0].u.launch.frames[1].func, "<module>");
+			CHECK_EQ_U(t2.rec[2].u.launch.nframes, 1);
+		}
+		trace_release(&t2);
+	}
+	trace_release(&t);
+
+	{
+		/* the file's own bytes, patched: the first launch names id 9,
+		 * never defined; then id 7 beside the second's own frame; then the second
+		 * launch without the field at all (as 1.7 wrote it): it reads,
+		 * with its own frame */
+		struct strbuf e2 = STRBUF_INIT, img = STRBUF_INIT;
+		int fdr = open(path, O_RDONLY);
+		char buf[4096];
+		ssize_t got;
+		CHECK(fdr >= 0);
+		while (fdr >= 0 && (got = read(fdr, buf, sizeof(buf))) > 0)
+			sb_add(&img, buf, (size_t)got);
+		if (fdr >= 0)
+			close(fdr);
+		sb_reset(&sb);
+		sb_add(&sb, img.buf, img.len);
+		patch_launch_stack(&sb, launch_off[0], 9);
+		CHECK(trace_open_mem(&t, "p.bin", sb.buf, sb.len, TRACE_OPEN_STRICT, &e2) == 0);
+		if (!e2.len && t.nrec == 5) {
+			/* the frames only say where it came from: that launch loses
+			 * them, counted; the trace stays */
+			CHECK_EQ_U(t.rec[1].u.launch.nframes, 0);
+			CHECK_EQ_U(t.rec[1].u.launch.stack, 0);
+			CHECK_EQ_U(t.stacks_missing, 1);
+			CHECK_EQ_U(t.rec[4].u.launch.nframes, 1);
+			trace_release(&t);
+		}
+		sb_reset(&e2);
+		sb_reset(&sb);
+		sb_add(&sb, img.buf, img.len);
+		patch_launch_stack(&sb, launch_off[1], 7);
+		CHECK(trace_open_mem(&t, "p.bin", sb.buf, sb.len, TRACE_OPEN_STRICT, &e2) == 0);
+		if (!e2.len && t.nrec == 5) {
+			/* an id beside its own frames: its own, the id ignored */
+			CHECK_EQ_U(t.rec[2].u.launch.nframes, 1);
+			CHECK_STR(t.rec[2].u.launch.frames[0].func, "f");
+			CHECK_EQ_U(t.stacks_missing, 0);
+			trace_release(&t);
+		}
+		sb_reset(&e2);
+		sb_reset(&sb);
+		sb_add(&sb, img.buf, img.len);
+		patch_launch_stack(&sb, launch_off[1], -1);
+		CHECK(trace_open_mem(&t, "p.bin", sb.buf, sb.len, TRACE_OPEN_STRICT, &e2) == 0);
+		if (!e2.len && t.nrec == 5) {
+			CHECK_EQ_U(t.rec[2].u.launch.nframes, 1);
+			CHECK_STR(t.rec[2].u.launch.frames[0].func, "f");
+			CHECK_EQ_U(t.rec[4].u.launch.nframes, 1);
+		}
+		if (!e2.len)
+			trace_release(&t);
+		sb_release(&e2);
+		sb_release(&img);
+	}
+	unlink(path);
+	unlink(path2);
+	sb_release(&err);
+	sb_release(&sb);
+}

@@ -91,7 +91,7 @@ API int pyframes_dump(char *buf, int len, int max)
 {
 	struct tr_frame frames[CAP_PY_MAX_FRAMES];
 	struct strbuf store = STRBUF_INIT, out = STRBUF_INIT;
-	uint32_t n = 0, st = cap_py_frames(frames, (uint32_t)max, &n, &store);
+	uint32_t n = 0, st = cap_py_frames(frames, (uint32_t)max, &n, &store, NULL);
 
 	sb_addf(&out, "%s %u\n", st == TR_PY_FRAMES ? "frames" : st == TR_PY_NO_GIL ? "no-gil" :
 		st == TR_PY_NONE ? "none" : "?", n);
@@ -147,7 +147,7 @@ API double pyframes_bench(int n, int max)
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	for (int i = 0; i < n; i++) {
 		sb_reset(&store);
-		cap_py_frames(frames, (uint32_t)max, &got, &store);
+		cap_py_frames(frames, (uint32_t)max, &got, &store, NULL);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	sb_release(&store);

@@ -1,0 +1,98 @@
+#!/bin/sh
+# pystack-cost.sh - what a launch's Python frames cost capture, on the CPU
+# (issue 26): a Python program shaped like a training step (nn.Module-like
+# calls through files under site-packages/torch/, eight frames deep at each
+# launch) launches through ctypes (the GIL released, as PyTorch does) into
+# the fake CUPTI/driver of tests/cli/helpers/capture-fakecuda.c, under the
+# real libgpureduce-capture.so.  Printed per run: the launch callback's
+# microseconds and its parts that the frames touch (GPUREDUCE_CAPTURE_PROFILE:
+# reading them, the record's fields with the stack lookup, the record
+# write), the trace's bytes per launch, and the loop's seconds.  With
+# COST_BASE_LIB=PATH (another build of the library: the tree before a
+# change) each round runs both, side by side.
+# Usage (after make): sh tests/bench/pystack-cost.sh   [BUILD=build]
+# Env: COST_LAUNCHES (80000), COST_REPS (3), COST_BASE_LIB.
+set -u
+BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$(pwd)/$BUILD ;; esac
+CUDA=${CUDA:-/usr/local/cuda}
+N=${COST_LAUNCHES:-80000}
+REPS=${COST_REPS:-3}
+command -v python3 >/dev/null 2>&1 || { echo "pystack-cost: no python3 here"; exit 2; }
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/pystack.XXXXXX") || exit 2
+trap 'rm -rf "$TMP"' EXIT
+H=$(pwd)/tests/cli/helpers
+CF="-std=gnu11 -D_GNU_SOURCE -O2 -I$CUDA/include"
+mkdir -p "$TMP/fake" "$TMP/site-packages/torch/nn/modules" "$TMP/site-packages/torch/autograd"
+cc $CF -fPIC -shared -fvisibility=hidden -o "$TMP/fake/libfakecuda.so" $H/capture-fakecuda.c &&
+	cc $CF -DPYFRAMES_CUPTI -fPIC -shared -fvisibility=hidden -o "$TMP/drive.so" $H/capture-pyframes.c -ldl || exit 2
+ln -s libfakecuda.so "$TMP/fake/libcuda.so.1"
+ln -s libfakecuda.so "$TMP/fake/libcupti.so.13"
+cat >"$TMP/site-packages/torch/nn/modules/module.py" <<'EOS'
+class Module:
+    def _wrapped_call_impl(self, *a):
+        return self._call_impl(*a)
+    def _call_impl(self, *a):
+        return self.forward(*a)
+EOS
+cat >"$TMP/site-packages/torch/autograd/function.py" <<'EOS'
+def apply(fn, *a):
+    return fn(*a)
+EOS
+cat >"$TMP/train.py" <<'EOS'
+import ctypes, os, sys, time
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "site-packages"))
+from torch.nn.modules.module import Module
+from torch.autograd.function import apply
+drv = ctypes.CDLL(sys.argv[1])
+assert drv.pyframes_fake_init() == 0
+class Conv(Module):
+    def forward(self, x):
+        return apply(self.kernel, x)
+    def kernel(self, x):
+        drv.pyframes_fake_launch(0)
+class Block(Module):
+    def __init__(self):
+        self.a, self.b = Conv(), Conv()
+    def forward(self, x):
+        self.a._wrapped_call_impl(x)
+        self.b._wrapped_call_impl(x)
+class Net(Module):
+    def __init__(self):
+        self.blocks = [Block() for _ in range(4)]
+    def forward(self, x):
+        for b in self.blocks:
+            b._wrapped_call_impl(x)
+net = Net()
+t0 = time.perf_counter()
+for step in range(int(sys.argv[2]) // 8):
+    net._wrapped_call_impl(step)
+print("loop %.3f s" % (time.perf_counter() - t0))
+EOS
+LD_LIBRARY_PATH="$TMP/fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+GPUREDUCE_NO_PROGRESS=1
+GPUREDUCE_CAPTURE_PROFILE=1
+export LD_LIBRARY_PATH GPUREDUCE_NO_PROGRESS GPUREDUCE_CAPTURE_PROFILE
+unset CUDA_INJECTION64_PATH
+cd "$TMP" || exit 2
+
+# run LIB: one capture; one line of figures
+run() {
+	GPUREDUCE_CAPTURE_LIB=$1 "$BUILD/gpureduce" capture --no-checkpoint --force -o t.bin -- \
+		python3 train.py "$TMP/drive.so" "$N" >out.txt 2>&1 || { tail -3 out.txt; return 1; }
+	awk -v bytes="$(wc -c <t.bin)" -v n="$N" '
+		/^loop / { loop = $2 }
+		/capture profile: launch callback \(enter\):/ { cb = $(NF - 5) }
+		/capture profile:   python frames:/ { py = $(NF - 5) }
+		/capture profile:   record fields/ { fields = $(NF - 5) }
+		/capture profile:   record write:/ { wr = $(NF - 5) }
+		END { printf "%8.3f %8.3f %8.3f %8.3f %9.1f %8s\n", cb, py, fields, wr, bytes / n, loop }' out.txt
+}
+echo "$N launches, 8 Python frames each; us per launch inside the library, trace bytes per launch"
+printf '%-6s %8s %8s %8s %8s %9s %8s\n' way callback pyframes fields write bytes loop_s
+for i in $(seq "$REPS"); do
+	printf '%-6s ' built; run "$BUILD/libgpureduce-capture.so"
+	if [ -n "${COST_BASE_LIB:-}" ]; then
+		printf '%-6s ' base; run "$COST_BASE_LIB"
+	fi
+done
