@@ -12,6 +12,9 @@
 #              callback subscribed, as before capture/cbids.c
 #              (GPUREDUCE_CAPTURE_ALL_CALLBACKS=1): what subscribing only
 #              to the handled APIs saves, side by side
+#   base       (BENCH_HOSTFED_BASE_LIB=PATH only) capture injecting another
+#              build of libgpureduce-capture.so (the tree before a change):
+#              what the change saves, side by side
 #   wq         (BENCH_HOSTFED_WQ=1 only) capture with the bytes copied in
 #              compressed and written by a writer thread
 #              (GPUREDUCE_WRITER_THREAD=1, capture/writeq.c; off by
@@ -32,8 +35,8 @@
 # Env: BENCH_HOSTFED_SECONDS (8), BENCH_HOSTFED_ROUNDS (3),
 #      BENCH_HOSTFED_BUDGET (2G), BENCH_OUT ($BUILD/bench),
 #      BENCH_HOSTFED_DEADLINE (300; 400 with BENCH_HOSTFED_ALLCB=1),
-#      BENCH_HOSTFED_ALLCB (0), BENCH_HOSTFED_WQ (0), PYTHON (the
-#      interpreter with torch).
+#      BENCH_HOSTFED_ALLCB (0), BENCH_HOSTFED_WQ (0), BENCH_HOSTFED_BASE_LIB,
+#      PYTHON (the interpreter with torch).
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -52,7 +55,8 @@ if [ -z "${PYTHON:-}" ] && ! python3 -c 'import torch' 2>/dev/null && [ -x /opt/
 fi
 ALLCB=${BENCH_HOSTFED_ALLCB:-0}
 WQ=${BENCH_HOSTFED_WQ:-0}
-gr_deadline_set "${BENCH_HOSTFED_DEADLINE:-$([ "$ALLCB" = 1 ] || [ "$WQ" = 1 ] && echo 400 || echo 300)}"
+BASE=${BENCH_HOSTFED_BASE_LIB:-}
+gr_deadline_set "${BENCH_HOSTFED_DEADLINE:-$([ "$ALLCB" = 1 ] || [ "$WQ" = 1 ] || [ -n "$BASE" ] && echo 400 || echo 300)}"
 T0=$(now)
 if [ ! -x "$GR" ]; then
 	echo "bench-hostfed: $GR is missing: run make first"
@@ -70,7 +74,7 @@ loop_steps() { sed -n 's/^hostfed: trained \([0-9]*\) steps in .*/\1/p' "$1" | t
 med3() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
 	if (!NR) print "n/a"; else if (NR % 2) printf "%.3f\n", v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-declare -a B=() C=() F=() A=() W=()
+declare -a B=() C=() F=() A=() W=() X=()
 S=0
 OK=1
 echo "round|way|steps|loop s|wall s|exit|launches|trace bytes" >"$TAB"
@@ -92,6 +96,9 @@ one() {
 	wq) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 GPUREDUCE_CAPTURE_PROFILE=1 \
 			GPUREDUCE_WRITER_THREAD=1 $env_steps \
 			"$GR" capture -o "$OUT/wq-$r.bin" -- "$PY" hostfed.py ;;
+	base) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 GPUREDUCE_CAPTURE_PROFILE=1 \
+			GPUREDUCE_CAPTURE_LIB="$BASE" $env_steps \
+			"$GR" capture -o "$OUT/base-$r.bin" -- "$PY" hostfed.py ;;
 	esac
 	s=$(loop_secs "$logf")
 	steps=$(loop_steps "$logf")
@@ -105,7 +112,8 @@ one() {
 		return 1
 	fi
 	[ "$S" -eq 0 ] && S=$steps
-	case $way in blocking) B+=("$s") ;; capture) C+=("$s") ;; flight) F+=("$s") ;; allcb) A+=("$s") ;; wq) W+=("$s") ;; esac
+	case $way in blocking) B+=("$s") ;; capture) C+=("$s") ;; flight) F+=("$s") ;; allcb) A+=("$s") ;; wq) W+=("$s") ;;
+	base) X+=("$s") ;; esac
 	log "hostfed: round $r $way: $steps steps in $s s (wall $STEP_SECS s)"
 }
 for ((r = 1; r <= ROUNDS; r++)); do
@@ -114,6 +122,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	one flight "$r"
 	[ "$ALLCB" = 1 ] && one allcb "$r"
 	[ "$WQ" = 1 ] && one wq "$r"
+	[ -n "$BASE" ] && one base "$r"
 done
 mb=$(med3 "${B[@]}") mc=$(med3 "${C[@]}") mf=$(med3 "${F[@]}")
 rc=$(ratio "$mc" "$mb") rf=$(ratio "$mf" "$mb")
@@ -133,6 +142,13 @@ if [ "$WQ" = 1 ]; then
 	echo "hostfed: capture with the writer thread (GPUREDUCE_WRITER_THREAD=1): $mw s ($(ratio "$mw" "$mb")x), against $mc s without it" |
 		tee -a "$OUT/summary.txt"
 fi
+if [ -n "$BASE" ]; then
+	mx=$(med3 "${X[@]}")
+	echo "hostfed: capture with $BASE: $mx s ($(ratio "$mx" "$mb")x), against $mc s with this build's library" |
+		tee -a "$OUT/summary.txt"
+	[ -f "$OUT/base-$ROUNDS.log" ] && grep -a '^gpureduce: capture profile: \(launch callback\|  python\|  record\)' "$OUT/base-$ROUNDS.log" |
+		sed 's/^gpureduce: capture profile: /  with the base library: /'
+fi
 last=$OUT/capture-$ROUNDS.log
 if [ -f "$last" ]; then
 	echo "capture's own time, round $ROUNDS (GPUREDUCE_CAPTURE_PROFILE=1):"
@@ -149,5 +165,6 @@ fi
 [ ${#B[@]} -eq "$ROUNDS" ] && [ ${#C[@]} -eq "$ROUNDS" ] && [ ${#F[@]} -eq "$ROUNDS" ] || OK=0
 [ "$ALLCB" != 1 ] || [ ${#A[@]} -eq "$ROUNDS" ] || OK=0
 [ "$WQ" != 1 ] || [ ${#W[@]} -eq "$ROUNDS" ] || OK=0
+[ -z "$BASE" ] || [ ${#X[@]} -eq "$ROUNDS" ] || OK=0
 if [ "$OK" = 1 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi
 [ "$OK" = 1 ]
