@@ -62,6 +62,9 @@ void cap_map_release(struct cap_map *m);
  * non-zero: the stack is known by them and the lines, without reading its
  * strings), or NULL.  Lock held. */
 uint32_t cap_pystack_id(struct trace_writer *w, const struct tr_frame *frames, const uint64_t *toks, uint32_t n);
+/* The id of the stack with these tokens (all non-zero) and lines, when it
+ * was written already; else 0.  No record written.  Lock held. */
+uint32_t cap_pystack_find(const uint64_t *toks, const uint32_t *lines, uint32_t n);
 
 /* ---- hostmem.c ---- */
 
@@ -295,6 +298,25 @@ void cap_ext_release(struct cap_ext_files *ef);
  */
 uint32_t cap_py_frames(struct tr_frame *frames, uint32_t max, uint32_t *n,
 		       struct strbuf *store, uint64_t *toks);
+/*
+ * The cheap half of cap_py_frames, for a launch whose stack is likely
+ * written already (pystack.c): the same walk, giving each frame's token
+ * and line but no strings.  Returns as cap_py_frames, with *ts the thread
+ * state walked (for cap_py_frames_at); or CAP_PY_NEED_FRAMES where only
+ * the API walk (GIL held, no layout) can read this stack: the caller then
+ * calls cap_py_frames.
+ */
+#define CAP_PY_NEED_FRAMES 0xffffu
+uint32_t cap_py_keys(uint64_t *toks, uint32_t *lines, uint32_t max, uint32_t *n, uintptr_t *ts);
+/*
+ * The strings of the stack cap_py_keys walked (ts from it), read again by
+ * the layout alone: no Python call, no calibration, so it may run under
+ * inject.c's lock (the launching thread is inside the callback: its frames
+ * have not moved).  TR_PY_FRAMES with *n frames, or TR_PY_NO_GIL and none
+ * when the layout went meanwhile.
+ */
+uint32_t cap_py_frames_at(uintptr_t ts, struct tr_frame *frames, uint32_t max, uint32_t *n,
+			  struct strbuf *store, uint64_t *toks);
 
 /*
  * If this thread holds the GIL and the frame layout has not been learnt

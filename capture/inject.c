@@ -650,6 +650,9 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	struct launch_in l;
 	struct tr_frame frames[CAP_PY_MAX_FRAMES];
 	uint64_t ftoks[CAP_PY_MAX_FRAMES];
+	uint32_t flines[CAP_PY_MAX_FRAMES];
+	uintptr_t py_ts = 0;
+	int have_strings = 0;   /* frames[] filled, not only ftoks/flines */
 	struct tr_launch_attr *attrs = NULL, attrbuf[8];
 	struct strbuf pystore = STRBUF_INIT;
 	struct fn_info *fi;
@@ -668,7 +671,13 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		return;
 	/* Everything that may call into Python or the driver happens first,
 	 * outside the lock. */
-	py_state = cap_py_frames(frames, S.py_frames, &nframes, &pystore, ftoks);
+	/* the stack's tokens and lines: its strings only when it is new
+	 * (pystack.c), or when only the API walk can read it */
+	py_state = cap_py_keys(ftoks, flines, S.py_frames, &nframes, &py_ts);
+	if (py_state == CAP_PY_NEED_FRAMES) {
+		py_state = cap_py_frames(frames, S.py_frames, &nframes, &pystore, ftoks);
+		have_strings = 1;
+	}
 	CAP_LAP(CP_PYFRAMES, t);
 	tm = cap_tm_read();   /* capture --tensors: the allocator's blocks (torchmem.c) */
 	CAP_LAP(CP_L_TENSORS, t);
@@ -689,6 +698,10 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		 * takes the GIL: not under the lock) */
 		fi->src_asked = 1;
 		unlock();
+		if (!have_strings && nframes) {
+			py_state = cap_py_frames_at(py_ts, frames, S.py_frames, &nframes, &pystore, ftoks);
+			have_strings = 1;
+		}
 		src = cap_src_read(l.f, py_state, frames, nframes);
 		fi = fn_get_locked(l.f);
 		CAP_LAP(CP_L_SOURCE, t);
@@ -757,12 +770,17 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	r.u.launch.nattrs = nattrs;
 	r.u.launch.attrs = attrs;
 	r.u.launch.tid = my_tid();
+	/* the frames once, as a PYSTACK, and by id here (pystack.c); read
+	 * as strings only for a stack not written yet */
+	if (nframes && !have_strings && !(r.u.launch.stack = cap_pystack_find(ftoks, flines, nframes))) {
+		py_state = cap_py_frames_at(py_ts, frames, S.py_frames, &nframes, &pystore, ftoks);
+		have_strings = 1;
+	}
+	if (nframes && have_strings)
+		r.u.launch.stack = cap_pystack_id(&S.w, frames, ftoks, nframes);
 	r.u.launch.py_state = py_state;
-	r.u.launch.nframes = nframes;
+	r.u.launch.nframes = r.u.launch.stack ? 0 : nframes;
 	r.u.launch.frames = frames;
-	/* the frames once, as a PYSTACK, and by id here (pystack.c) */
-	if (nframes && (r.u.launch.stack = cap_pystack_id(&S.w, frames, ftoks, nframes)))
-		r.u.launch.nframes = 0;
 	CAP_LAP(CP_L_FILL, t);
 	if (!captured)
 		cap_mm_sync(&S.w, &S.h2d);   /* what the CPU wrote into managed/mapped memory */

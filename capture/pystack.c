@@ -4,7 +4,7 @@
  *
  * A training loop launches from a few hundred call paths, over and over:
  * eight frames of (file, function, line) written out in full at every
- * launch were most of a launch record's bytes (659 of them on the CPU
+ * launch were most of a launch record's bytes (747 -> 146 on the CPU
  * bench, tests/bench/pystack-cost.sh), and the record write's time went
  * with them.  So a launch's stack is looked up, and one not seen before is
  * written as a PYSTACK record with the next id, marked to be carried into
@@ -14,7 +14,10 @@
  * The key: where the frame reader gave a token for every frame (its code
  * cache entry's serial, python.c: one token, one (file, function) for the
  * life of the process), the tokens and the lines, 12 bytes a frame, with
- * no string read; else (the API walk) the frames' bytes.  Either is hashed
+ * no string read; else (the API walk) the frames' bytes.  inject.c first
+ * walks the stack for its tokens alone (cap_py_keys) and asks
+ * cap_pystack_find; only a stack not written yet has its strings read
+ * (cap_py_frames_at) and goes to cap_pystack_id.  Either is hashed
  * (XXH3) and a hit is checked against the stored key byte for byte, so a
  * hash two stacks share costs the second its own inline frames, never the
  * wrong ones.  The same frames met under other tokens (an entry evicted
@@ -46,23 +49,31 @@ static struct {
 	struct strbuf key;
 } P = { CAP_MAP_INIT, NULL, 0, 0, STRBUF_INIT };
 
-/* 'T' then (token, line) each, when every frame has a token; else 'S'
- * then (file NUL func NUL line) each: equal keys, equal frames */
+/* 'T' then (token, line) each: equal keys, equal frames */
+static void token_key(struct strbuf *sb, const uint64_t *toks, const uint32_t *lines, const struct tr_frame *f,
+		      uint32_t n)
+{
+	sb_reset(sb);
+	sb_grow(sb, 1 + (size_t)n * 12);
+	sb_add(sb, "T", 1);
+	for (uint32_t i = 0; i < n; i++) {
+		sb_add(sb, &toks[i], sizeof(toks[i]));
+		sb_add(sb, lines ? &lines[i] : &f[i].line, sizeof(uint32_t));
+	}
+}
+
+/* the token key where every frame has a token; else 'S' then (file NUL
+ * func NUL line) each */
 static void make_key(struct strbuf *sb, const struct tr_frame *f, const uint64_t *toks, uint32_t n)
 {
 	int all = toks != NULL;
 	for (uint32_t i = 0; all && i < n; i++)
 		all = toks[i] != 0;
-	sb_reset(sb);
 	if (all) {
-		sb_grow(sb, 1 + (size_t)n * 12);
-		sb_add(sb, "T", 1);
-		for (uint32_t i = 0; i < n; i++) {
-			sb_add(sb, &toks[i], sizeof(toks[i]));
-			sb_add(sb, &f[i].line, sizeof(f[i].line));
-		}
+		token_key(sb, toks, NULL, f, n);
 		return;
 	}
+	sb_reset(sb);
 	sb_add(sb, "S", 1);
 	for (uint32_t i = 0; i < n; i++) {
 		const char *file = f[i].file ? f[i].file : "", *func = f[i].func ? f[i].func : "";
@@ -72,23 +83,46 @@ static void make_key(struct strbuf *sb, const struct tr_frame *f, const uint64_t
 	}
 }
 
-uint32_t cap_pystack_id(struct trace_writer *w, const struct tr_frame *frames, const uint64_t *toks, uint32_t n)
+/* the id of the key in P.key, or 0 (*known: the hash names another key) */
+static uint32_t lookup(uint64_t *hash, int *known)
 {
 	struct cap_map_ent *e;
+	const struct stack_ent *s;
+	*hash = tr_hash(P.key.buf, P.key.len) | 1;
+	*known = 0;
+	if (!(e = cap_map_get(&P.ids, *hash)))
+		return 0;
+	*known = 1;
+	s = &P.ent[e->v1];
+	return s->len == P.key.len && !memcmp(s->key, P.key.buf, s->len) ? s->id : 0;
+}
+
+uint32_t cap_pystack_find(const uint64_t *toks, const uint32_t *lines, uint32_t n)
+{
+	uint64_t hash;
+	int known;
+	for (uint32_t i = 0; i < n; i++)
+		if (!toks[i])
+			return 0;
+	if (!n)
+		return 0;
+	token_key(&P.key, toks, lines, NULL, n);
+	return lookup(&hash, &known);
+}
+
+uint32_t cap_pystack_id(struct trace_writer *w, const struct tr_frame *frames, const uint64_t *toks, uint32_t n)
+{
 	struct stack_ent *s;
 	struct tr_rec r;
-	uint64_t key, start;
+	uint64_t hash, start;
+	uint32_t id;
+	int known;
 
 	if (!n || w->failed)
 		return 0;
 	make_key(&P.key, frames, toks, n);
-	key = tr_hash(P.key.buf, P.key.len) | 1;
-	if ((e = cap_map_get(&P.ids, key))) {
-		s = &P.ent[e->v1];
-		return s->len == P.key.len && !memcmp(s->key, P.key.buf, s->len) ? s->id : 0;
-	}
-	if (P.n >= CAP_PYSTACK_MAX)
-		return 0;
+	if ((id = lookup(&hash, &known)) || known || P.n >= CAP_PYSTACK_MAX)
+		return id;   /* known, or its hash taken by another key: inline */
 	memset(&r, 0, sizeof(r));
 	r.type = TR_PYSTACK;
 	r.u.pystack.id = (uint32_t)P.n + 1;
@@ -104,7 +138,7 @@ uint32_t cap_pystack_id(struct trace_writer *w, const struct tr_frame *frames, c
 	memcpy(s->key, P.key.buf, P.key.len);
 	s->len = P.key.len;
 	s->id = r.u.pystack.id;
-	cap_map_put(&P.ids, key, P.n, 0);
+	cap_map_put(&P.ids, hash, P.n, 0);
 	P.n++;
 	return s->id;
 }

@@ -602,6 +602,30 @@ out:
 	return k;
 }
 
+/* The reader without the strings: each frame's code entry serial (its
+ * token) and line.  Returns the count or -1. */
+static int read_keys(const struct layout *L, uintptr_t ts, uint64_t *toks, uint32_t *lines, uint32_t max)
+{
+	struct raw raw[CAP_PY_MAX_FRAMES];
+	int k;
+
+	pthread_mutex_lock(&g_lock);
+	if (L != __atomic_load_n(&g_layout, __ATOMIC_ACQUIRE)) {
+		k = -1;   /* replaced meanwhile */
+		goto out;
+	}
+	k = raw_walk(L, ts, raw, (int)max);
+	for (int i = 0; i < k; i++) {
+		struct code_ent *e = code_get(L, raw[i].code);
+		int line = raw[i].line >= 0 ? raw[i].line : code_line(e, raw[i].lasti);
+		lines[i] = line > 0 ? (uint32_t)line : 0;
+		toks[i] = e->serial;
+	}
+out:
+	pthread_mutex_unlock(&g_lock);
+	return k;
+}
+
 /* ---- the API walk (GIL held, no layout) ------------------------------------- */
 
 static void decref(PyObject *o)
@@ -1056,6 +1080,53 @@ const char *cap_py_layout(void)
 		 L->fr_code, L->fr_prev, L->fr_instr, L->fr_owner, L->shims, L->code_units,
 		 L->co_file, L->co_name, L->co_firstline, L->co_firsttrace, L->uni_ascii, L->uni_compact);
 	return buf;
+}
+
+uint32_t cap_py_keys(uint64_t *toks, uint32_t *lines, uint32_t max, uint32_t *n, uintptr_t *tsp)
+{
+	const struct layout *L;
+	void *ts;
+	int gil, k;
+
+	*n = 0;
+	*tsp = 0;
+	pthread_once(&py_once, resolve);
+	if (!py.IsInitialized || !py.IsInitialized() || (!py.api_walkable && !py.can_read))
+		return TR_PY_NONE;
+	if (max > CAP_PY_MAX_FRAMES)
+		max = CAP_PY_MAX_FRAMES;
+	gil = py.GILState_Check && py.GILState_Check() == 1;
+	if (!gil && py.IsFinalizing && py.IsFinalizing())
+		return TR_PY_NO_GIL;
+	if (gil)
+		calibrate();
+	L = py.mode == MODE_API ? NULL : __atomic_load_n(&g_layout, __ATOMIC_ACQUIRE);
+	if (!L)
+		return CAP_PY_NEED_FRAMES;   /* only the API walk: cap_py_frames */
+	ts = gil ? py.CurrentThreadState() : py.ThisThreadState();
+	if (!ts)
+		return gil ? CAP_PY_NEED_FRAMES : TR_PY_NO_GIL;
+	k = read_keys(L, (uintptr_t)ts, toks, lines, max);
+	if (k < 0)
+		return CAP_PY_NEED_FRAMES;
+	*n = (uint32_t)k;
+	*tsp = (uintptr_t)ts;
+	return TR_PY_FRAMES;
+}
+
+uint32_t cap_py_frames_at(uintptr_t ts, struct tr_frame *frames, uint32_t max, uint32_t *n,
+			  struct strbuf *store, uint64_t *toks)
+{
+	const struct layout *L = __atomic_load_n(&g_layout, __ATOMIC_ACQUIRE);
+	int k;
+
+	*n = 0;
+	if (max > CAP_PY_MAX_FRAMES)
+		max = CAP_PY_MAX_FRAMES;
+	if (!ts || !L || py.mode == MODE_API || (k = read_frames(L, ts, frames, max, store, toks)) < 0)
+		return TR_PY_NO_GIL;
+	*n = (uint32_t)k;
+	return TR_PY_FRAMES;
 }
 
 uint32_t cap_py_frames(struct tr_frame *frames, uint32_t max, uint32_t *n,

@@ -277,8 +277,8 @@ EOS
 	n=$(grep -c "^  - .*/run.py:4 step_loop$" pyfull.yaml)
 	[ "$n" = 403 ] && ok "  ...every launch shows its Python line (so do the PYSTACK and the fault)" ||
 		fail "  ...run.py:4 shown $n times (403: 401 launches, the PYSTACK, the fault)"
-	check_exit "the loop from Python, --checkpoint-every=50" 3 "$GPUREDUCE" capture --checkpoint-every=50 -o pyck.bin -- \
-		python3 run.py ./prog.so $CUBIN 200
+	check_exit "the loop from Python, --checkpoint-every=50" 3 env GPUREDUCE_CKPT_ASYNC=0 \
+		"$GPUREDUCE" capture --checkpoint-every=50 -o pyck.bin -- python3 run.py ./prog.so $CUBIN 200
 	check_grep "  ...the fault names the Python line" "at launch #400 from .*run.py:4 (step_loop)" "$TMP/.out"
 	check_grep "  ...the trace starts at checkpoint 8" "from checkpoint 8 at launch #400" "$TMP/.out"
 	check "  ...the segment reads" sh -c "'$GPUREDUCE' show pyck.bin >pyck.yaml"
