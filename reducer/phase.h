@@ -48,7 +48,7 @@ void phase_data(struct oracle *o, const struct shrink_opts *opts, struct cand *b
 #define PHASE_DATA_PLAN_MAX 16
 size_t phase_data_plan(const struct cand *state, struct cand *out, size_t max, size_t *chain);
 /* The faulting launch's grid, one dimension at a time, down to the
- * smallest size that still faults (a few sizes per batch). */
+ * smallest size that still faults (one size a round, 3/10 up the range). */
 void phase_grid(struct oracle *o, const struct shrink_opts *opts, struct cand *best);
 /* The faulting launch's scalar parameters: 0, then 1. */
 void phase_scalars(struct oracle *o, const struct shrink_opts *opts, struct cand *best);

@@ -349,18 +349,25 @@ check_grep "  ...says the time limit stopped it" "^stopped: .time limit" gated/r
 check_grep "  ...and emits a confirmed repro" "^  reduced: 1/1" gated/repro.yaml
 check_grep "  ...whose repro.cu faults 5/5" "^  repro_cu: 5/5" gated/repro.yaml
 # one worker: a hung candidate is stopped at the limit, and the ones queued
-# behind it in the same batch are not started (barrier_write hangs on a
-# grid of 2 or 3 blocks: the grid phase's first batch of sizes after its
-# clean one-block try)
+# behind it in the same batch are not started.  ddmin over the launches
+# (the slice left out) first tries the trace without its first half, which
+# drops the launch that opens gated_write's gate (add_one turns its zero
+# into 1.0f's bits): it hangs, the other half waits behind it
 { head; cat <<'EOT'
 alloc 0x7f0000100000 4096
-launch _Z13barrier_writePfi 8 32 ptr:0x7f0000100000 i32:1024
-fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
+alloc 0x7f0000200000 64
+memset 0x7f0000200000 0 64
+launch _Z7add_onePfi 1 32 ptr:0x7f0000200000 i32:1
+launch _Z7add_onePfi 4 256 ptr:0x7f0000100000 i32:1000
+launch _Z7add_onePfi 4 256 ptr:0x7f0000100000 i32:1000
+launch _Z7add_onePfi 4 256 ptr:0x7f0000100000 i32:1000
+launch _Z11gated_writePVKiPfi 1 32 ptr:0x7f0000200000 ptr:0x7f0000100000 i32:1024
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 4 at_launch=1
 EOT
-} > barrier.txt
-check "mktrace barrier" $MKTRACE barrier.bin < barrier.txt
-check "the same with -j 1" timeout 50 $GPUREDUCE shrink -j 1 --quiet --log=gated1.log \
-	--time-limit=3 --candidate-timeout=60 -o gated1/repro.cu barrier.bin
+} > gate4.txt
+check "mktrace: the gate opened by a launch" $MKTRACE gate4.bin < gate4.txt
+check "the same with -j 1, ddmin over the launches" timeout 50 $GPUREDUCE shrink -j 1 --quiet --log=gated1.log \
+	--phases=ddmin-launches --time-limit=3 --candidate-timeout=60 -o gated1/repro.cu gate4.bin
 check_grep "  ...the hung candidate stopped at the limit" "timeout (time limit exceeded" gated1.log
 check_grep "  ...the one queued behind it not run" "timeout (not run: past its stop time" gated1.log
 check_grep "  ...a confirmed repro all the same" "^  reduced: 1/1" gated1/repro.yaml

@@ -225,25 +225,6 @@ static void k_gated_write(const struct dbl_launch *L, const void *a)
 	out[n] = 1.0f;
 }
 
-/* barrier_write(float *out, int n): a grid-wide barrier that waits for 4
- * blocks, as a cooperative kernel's software barrier does: with 2 or 3
- * blocks it never completes (the worker hangs), with 4 or more thread 0
- * then writes out[n] (past the end when n is out's length), and a grid of
- * one block skips it and runs clean.  So the grid phase's one-block try is
- * clean and the sizes it tries next in one batch begin with hangs (t5000:
- * jobs queued behind a hung one are not started past the time limit). */
-static void k_barrier_write(const struct dbl_launch *L, const void *a)
-{
-	float *out = ARG(float *, a, 0);
-	int n = ARG(int, a, 8);
-	volatile int never = 0;
-	if (dbl_tid_x(L) != 0 || L->gridDim.x == 1)
-		return;
-	while (L->gridDim.x < 4 && !never)
-		;
-	out[n] = 1.0f;
-}
-
 /*
  * A stand-in NCCL all-reduce (issue 25), named like NCCL 2.19+'s device
  * kernels, taking one work struct by value as they do:
@@ -435,8 +416,6 @@ const struct dbl_kernel dbl_kernels[] = {
 	  1, { {0, 8} }, k_spin },
 	{ "_Z11gated_writePVKiPfi", "gated_write(const volatile int*, float*, int)",
 	  3, { {0, 8}, {8, 8}, {16, 4} }, k_gated_write },
-	{ "_Z13barrier_writePfi", "barrier_write(float*, int)",
-	  2, { {0, 8}, {8, 4} }, k_barrier_write },
 	{ "_Z39ncclDevKernel_AllReduce_Sum_i64_RING_LL17ncclDevKernelArgs",
 	  "ncclDevKernel_AllReduce_Sum_i64_RING_LL(ncclDevKernelArgs)",
 	  1, { {0, 32} }, k_nccl_allreduce },

@@ -357,10 +357,30 @@ UNIT_TEST(phase_grid_ends_at_the_smallest_faulting_size)
 		CHECK_EQ_U(last_launch(&g.best)->rec.u.launch.grid.y, 1);
 	}
 	CHECK_STR(g.rep.phase[0].outcome, "grid reduced");
-	/* batches of up to four sizes: far fewer batches than a linear walk;
-	 * the first batch is the one-block grid alone (clean here) */
-	CHECK(g.f.batches > 1 && g.f.batches < 20);
+	/* one size a round, 3/10 up the range: far fewer rounds than a linear
+	 * walk; the first is the one-block grid alone (clean here) */
+	CHECK(g.f.batches > 1 && g.f.batches < 30);
 	CHECK(g.f.tested > g.f.faults);
+
+	/* whatever the threshold, it ends there, and a fault narrows the range
+	 * to 3/10 of it: at most 7 faulting sizes in 1000 (four evenly spaced
+	 * sizes a round took 10 for 37: 200-800, 40-160, 38, 37) */
+	{
+		unsigned worst = 0, off = 0;
+		for (uint64_t k = 2; k <= GRID_X; k += 37) {
+			g.f.k = k;
+			g.f.tested = g.f.faults = 0;
+			rig_restart(&g);
+			rig_reopen(&g, STRATEGY_FULL);
+			phase_grid(g.o, &g.opts, &g.best);
+			off += !last_launch(&g.best) || last_launch(&g.best)->rec.u.launch.grid.x != k;
+			if (g.f.faults > worst)
+				worst = (unsigned)g.f.faults;
+		}
+		CHECK_EQ_U(off, 0);
+		CHECK(worst <= 7);
+		fprintf(stderr, "    thresholds 2..1000 (every 37th): at most %u faulting sizes\n", worst);
+	}
 
 	/* every grid faults (one block is enough): the one-block grid is
 	 * tried first and is the only candidate, one fault in all */
