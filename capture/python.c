@@ -567,44 +567,11 @@ static void drop_caches(void)
 	memset(g_codes, 0, sizeof(g_codes));
 }
 
-/* The reader: frames of ts into frames/store, each one's code entry serial
- * into toks.  Returns the count or -1. */
-static int read_frames(const struct layout *L, uintptr_t ts, struct tr_frame *frames,
-		       uint32_t max, struct strbuf *store, uint64_t *toks)
-{
-	struct raw raw[CAP_PY_MAX_FRAMES];
-	long off[CAP_PY_MAX_FRAMES][2];
-	int k;
-
-	pthread_mutex_lock(&g_lock);
-	if (L != __atomic_load_n(&g_layout, __ATOMIC_ACQUIRE)) {
-		k = -1;   /* replaced meanwhile */
-		goto out;
-	}
-	k = raw_walk(L, ts, raw, (int)max);
-	for (int i = 0; i < k; i++) {
-		struct code_ent *e = code_get(L, raw[i].code);
-		int line = raw[i].line >= 0 ? raw[i].line : code_line(e, raw[i].lasti);
-		off[i][0] = (long)store->len;
-		sb_add(store, e->file ? e->file : "?", strlen(e->file ? e->file : "?") + 1);
-		off[i][1] = (long)store->len;
-		sb_add(store, e->name ? e->name : "?", strlen(e->name ? e->name : "?") + 1);
-		frames[i].line = line > 0 ? (uint32_t)line : 0;
-		toks[i] = e->serial;
-	}
-out:
-	pthread_mutex_unlock(&g_lock);
-	/* store may have moved while growing: point into it only now. */
-	for (int i = 0; i < k; i++) {
-		frames[i].file = store->buf + off[i][0];
-		frames[i].func = store->buf + off[i][1];
-	}
-	return k;
-}
-
-/* The reader without the strings: each frame's code entry serial (its
- * token) and line.  Returns the count or -1. */
-static int read_keys(const struct layout *L, uintptr_t ts, uint64_t *toks, uint32_t *lines, uint32_t max)
+/* The reader: the frames of ts, each one's code entry serial (its token)
+ * and line into toks/lines and, with store, its (file, function) strings
+ * appended there at off[i].  Returns the count or -1. */
+static int read_walk(const struct layout *L, uintptr_t ts, uint32_t max, uint64_t *toks, uint32_t *lines,
+		     struct strbuf *store, long (*off)[2])
 {
 	struct raw raw[CAP_PY_MAX_FRAMES];
 	int k;
@@ -620,9 +587,32 @@ static int read_keys(const struct layout *L, uintptr_t ts, uint64_t *toks, uint3
 		int line = raw[i].line >= 0 ? raw[i].line : code_line(e, raw[i].lasti);
 		lines[i] = line > 0 ? (uint32_t)line : 0;
 		toks[i] = e->serial;
+		if (!store)
+			continue;
+		off[i][0] = (long)store->len;
+		sb_add(store, e->file ? e->file : "?", strlen(e->file ? e->file : "?") + 1);
+		off[i][1] = (long)store->len;
+		sb_add(store, e->name ? e->name : "?", strlen(e->name ? e->name : "?") + 1);
 	}
 out:
 	pthread_mutex_unlock(&g_lock);
+	return k;
+}
+
+/* The frames of ts into frames/store (read_walk).  The count or -1. */
+static int read_frames(const struct layout *L, uintptr_t ts, struct tr_frame *frames,
+		       uint32_t max, struct strbuf *store, uint64_t *toks)
+{
+	long off[CAP_PY_MAX_FRAMES][2];
+	uint32_t lines[CAP_PY_MAX_FRAMES];
+	int k = read_walk(L, ts, max, toks, lines, store, off);
+
+	/* store may have moved while growing: point into it only now. */
+	for (int i = 0; i < k; i++) {
+		frames[i].file = store->buf + off[i][0];
+		frames[i].func = store->buf + off[i][1];
+		frames[i].line = lines[i];
+	}
 	return k;
 }
 
@@ -1082,31 +1072,42 @@ const char *cap_py_layout(void)
 	return buf;
 }
 
+/* The start both walks share: WALK_ON with *L (NULL: only the API walk
+ * can read the stack) and *gil, else the state to return. */
+#define WALK_ON 0xfffeu
+static uint32_t walk_begin(uint32_t *max, int *gil, const struct layout **L)
+{
+	pthread_once(&py_once, resolve);
+	if (!py.IsInitialized || !py.IsInitialized() || (!py.api_walkable && !py.can_read))
+		return TR_PY_NONE;
+	if (*max > CAP_PY_MAX_FRAMES)
+		*max = CAP_PY_MAX_FRAMES;
+	*gil = py.GILState_Check && py.GILState_Check() == 1;
+	if (!*gil && py.IsFinalizing && py.IsFinalizing())
+		return TR_PY_NO_GIL;   /* other threads' states are being freed */
+	if (*gil)
+		calibrate();
+	*L = py.mode == MODE_API ? NULL : __atomic_load_n(&g_layout, __ATOMIC_ACQUIRE);
+	return WALK_ON;
+}
+
 uint32_t cap_py_keys(uint64_t *toks, uint32_t *lines, uint32_t max, uint32_t *n, uintptr_t *tsp)
 {
 	const struct layout *L;
 	void *ts;
 	int gil, k;
+	uint32_t st;
 
 	*n = 0;
 	*tsp = 0;
-	pthread_once(&py_once, resolve);
-	if (!py.IsInitialized || !py.IsInitialized() || (!py.api_walkable && !py.can_read))
-		return TR_PY_NONE;
-	if (max > CAP_PY_MAX_FRAMES)
-		max = CAP_PY_MAX_FRAMES;
-	gil = py.GILState_Check && py.GILState_Check() == 1;
-	if (!gil && py.IsFinalizing && py.IsFinalizing())
-		return TR_PY_NO_GIL;
-	if (gil)
-		calibrate();
-	L = py.mode == MODE_API ? NULL : __atomic_load_n(&g_layout, __ATOMIC_ACQUIRE);
+	if ((st = walk_begin(&max, &gil, &L)) != WALK_ON)
+		return st;
 	if (!L)
 		return CAP_PY_NEED_FRAMES;   /* only the API walk: cap_py_frames */
 	ts = gil ? py.CurrentThreadState() : py.ThisThreadState();
 	if (!ts)
 		return gil ? CAP_PY_NEED_FRAMES : TR_PY_NO_GIL;
-	k = read_keys(L, (uintptr_t)ts, toks, lines, max);
+	k = read_walk(L, (uintptr_t)ts, max, toks, lines, NULL, NULL);
 	if (k < 0)
 		return CAP_PY_NEED_FRAMES;
 	*n = (uint32_t)k;
@@ -1135,22 +1136,14 @@ uint32_t cap_py_frames(struct tr_frame *frames, uint32_t max, uint32_t *n,
 	const struct layout *L;
 	void *ts;
 	int gil, k;
+	uint32_t st;
 	uint64_t own[CAP_PY_MAX_FRAMES];
 
 	*n = 0;
 	if (!toks)
 		toks = own;
-	pthread_once(&py_once, resolve);
-	if (!py.IsInitialized || !py.IsInitialized() || (!py.api_walkable && !py.can_read))
-		return TR_PY_NONE;
-	if (max > CAP_PY_MAX_FRAMES)
-		max = CAP_PY_MAX_FRAMES;
-	gil = py.GILState_Check && py.GILState_Check() == 1;
-	if (!gil && py.IsFinalizing && py.IsFinalizing())
-		return TR_PY_NO_GIL;   /* other threads' states are being freed */
-	if (gil)
-		calibrate();
-	L = py.mode == MODE_API ? NULL : __atomic_load_n(&g_layout, __ATOMIC_ACQUIRE);
+	if ((st = walk_begin(&max, &gil, &L)) != WALK_ON)
+		return st;
 	if (L) {
 		/* With the GIL, the current thread state (it may be one the
 		 * thread switched to); without, the thread's own. */

@@ -353,17 +353,12 @@ check_grep "  ...whose repro.cu faults 5/5" "^  repro_cu: 5/5" gated/repro.yaml
 # (the slice left out) first tries the trace without its first half, which
 # drops the launch that opens gated_write's gate (add_one turns its zero
 # into 1.0f's bits): it hangs, the other half waits behind it
-{ head; cat <<'EOT'
-alloc 0x7f0000100000 4096
-alloc 0x7f0000200000 64
-memset 0x7f0000200000 0 64
-launch _Z7add_onePfi 1 32 ptr:0x7f0000200000 i32:1
-launch _Z7add_onePfi 4 256 ptr:0x7f0000100000 i32:1000
-launch _Z7add_onePfi 4 256 ptr:0x7f0000100000 i32:1000
-launch _Z7add_onePfi 4 256 ptr:0x7f0000100000 i32:1000
-launch _Z11gated_writePVKiPfi 1 32 ptr:0x7f0000200000 ptr:0x7f0000100000 i32:1024
-fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 4 at_launch=1
-EOT
+{ head
+	printf 'alloc 0x7f0000100000 4096\nalloc 0x7f0000200000 64\nmemset 0x7f0000200000 0 64\n'
+	echo 'launch _Z7add_onePfi 1 32 ptr:0x7f0000200000 i32:1'          # opens the gate
+	for i in 1 2 3; do echo 'launch _Z7add_onePfi 4 256 ptr:0x7f0000100000 i32:1000'; done
+	echo 'launch _Z11gated_writePVKiPfi 1 32 ptr:0x7f0000200000 ptr:0x7f0000100000 i32:1024'
+	echo 'fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 4 at_launch=1'
 } > gate4.txt
 check "mktrace: the gate opened by a launch" $MKTRACE gate4.bin < gate4.txt
 check "the same with -j 1, ddmin over the launches" timeout 50 $GPUREDUCE shrink -j 1 --quiet --log=gated1.log \
