@@ -100,7 +100,8 @@ static int placement_check(struct oracle *o, struct shrink_states *ss, struct ca
 /*
  * Write states from..to (latest first; from >= to) as
  * WORKDIR/PREFIX-K-NAME.bin for the back-offs, leaving out those whose
- * content hashes to skip1 or skip2.  paths[] (malloc'd) and idx[] get the
+ * content hashes to skip1 or skip2 or is a later state's (a phase that
+ * changed nothing).  paths[] (malloc'd) and idx[] get the
  * rest; hashes[k] (when not NULL) each written state's content hash, left
  * out or not.  Returns how many, or -1 on a write error (oracle_err(o)
  * says why).
@@ -109,6 +110,7 @@ static int write_states(struct oracle *o, const struct shrink_states *ss, int fr
 			char **paths, int *idx, uint64_t *hashes)
 {
 	const struct shrink_opts *opts = oracle_opts(o);
+	uint64_t written[PH__COUNT];
 	int n = 0;
 	for (int k = from; k >= to; k--) {
 		struct strbuf p = STRBUF_INIT;
@@ -123,12 +125,16 @@ static int write_states(struct oracle *o, const struct shrink_states *ss, int fr
 		h = oracle_file_hash(p.buf);
 		if (hashes)
 			hashes[k] = h;
-		if (h == skip1 || h == skip2) {
+		int again = 0;   /* a later state already written is the same */
+		for (int q = 0; q < n && !again; q++)
+			again = written[q] == h;
+		if (h == skip1 || h == skip2 || again) {
 			unlink(p.buf);
 			sb_release(&p);
 			continue;
 		}
 		idx[n] = k;
+		written[n] = h;
 		paths[n++] = sb_detach(&p, NULL);
 	}
 	return n;

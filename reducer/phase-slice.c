@@ -18,7 +18,7 @@
 #include "report.h"
 #include "shrink-opts.h"
 
-int phase_slice(struct oracle *o, const struct shrink_opts *opts, struct cand *best)
+int phase_slice(struct oracle *o, const struct shrink_opts *opts, struct cand *best, struct cand *plain)
 {
 	long fault_ev = oracle_fault_event(o);
 	const struct trace *snap;
@@ -57,8 +57,10 @@ int phase_slice(struct oracle *o, const struct shrink_opts *opts, struct cand *b
 			ps[0] = &plan[nchain - 1];
 			r = oracle_test(o, ps, 1, res) < 0 ? -1 : res[0];
 			if (r == 1) {
-				/* a reduction of c that faults: c's own test is not needed */
-				cand_release(&c);
+				/* a reduction of c that faults: c's own test is not
+				 * needed; c is the site check's base (phase.h) */
+				cand_release(plain);
+				*plain = c;
 				c = plan[nchain - 1];
 				plan[nchain - 1] = (struct cand)CAND_INIT;
 				zeroed = 1;

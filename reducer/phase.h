@@ -21,8 +21,12 @@ struct shrink_opts;
 
 /* Slice at the fault: a snapshot of the buffers the faulting launch
  * reaches, the launch, the fault record.  1 when that one-launch
- * candidate faults (it is then *best), 0 when not (*best unchanged). */
-int phase_slice(struct oracle *o, const struct shrink_opts *opts, struct cand *best);
+ * candidate faults (it is then *best), 0 when not (*best unchanged).
+ * When the data phase's chain of zeros on it faulted first and was kept
+ * (phase_data_plan), *plain (CAND_INIT on entry; the caller releases it)
+ * gets the slice as captured, not replayed: compute-sanitizer's base
+ * state, so that a fault the zeros moved is still seen as moved. */
+int phase_slice(struct oracle *o, const struct shrink_opts *opts, struct cand *best, struct cand *plain);
 /* The shortest run of launches ending at the fault that faults from a
  * snapshot of everything live before it.  1 when found (*best), else 0. */
 int phase_suffix(struct oracle *o, const struct shrink_opts *opts, struct cand *best);

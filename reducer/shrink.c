@@ -138,7 +138,8 @@ static void run_baseline(struct oracle *o, const struct shrink_opts *opts, struc
 static void run_full(struct oracle *o, const struct shrink_opts *opts, struct shrink_states *ss,
 		     struct cand *best)
 {
-	int sliced = selected(o, opts, PH_SLICE, best) && phase_slice(o, opts, best);
+	struct cand plain = CAND_INIT;
+	int sliced = selected(o, opts, PH_SLICE, best) && phase_slice(o, opts, best, &plain);
 	if (!sliced && !oracle_failed(o)) {
 		if (!selected(o, opts, PH_SUFFIX, best) || !phase_suffix(o, opts, best)) {
 			cand_release(best);
@@ -149,9 +150,17 @@ static void run_full(struct oracle *o, const struct shrink_opts *opts, struct sh
 	}
 	if (!best->n)
 		cand_add_all(best, oracle_orig(o));
-	states_save(ss, phase_name(sliced ? PH_SLICE : PH_LAUNCHES), best);
+	if (plain.n) {
+		/* the slice kept the data phase's zeros (phase_slice): the
+		 * slice as captured is the base, the zeros the data phase's */
+		states_save(ss, phase_name(PH_SLICE), &plain);
+		states_save(ss, phase_name(PH_DATA), best);
+	} else {
+		states_save(ss, phase_name(sliced ? PH_SLICE : PH_LAUNCHES), best);
+	}
 	if (oracle_have_san(o))
-		oracle_base_start(o, best, ss->name[0]);
+		oracle_base_start(o, &ss->state[0], ss->name[0]);
+	cand_release(&plain);
 	for (int k = 0; k < PH__COUNT; k++) {
 		if (!phase_defs[k].fn || (phase_defs[k].flags & PHASE_CUT_BUFFERS &&
 					  !phase_wanted(opts->phase_sel, (enum phase_id)k, opts->cut_buffers)))

@@ -292,9 +292,11 @@ UNIT_TEST(phase_slice_one_launch_against_fake)
 {
 	struct rig g;
 	struct fake f = { ANY_LAUNCH, 0, NULL, 0, 0, 0, 0 };
+	struct cand plain = CAND_INIT;
 
 	rig_open(&g, f, STRATEGY_FULL);
-	CHECK(phase_slice(g.o, &g.opts, &g.best) == 1);
+	CHECK(phase_slice(g.o, &g.opts, &g.best, &plain) == 1);
+	CHECK_EQ_U(plain.n, 0);   /* no copies: no zeros planned, none kept */
 	CHECK_EQ_U(count_launches(&g.best), 1);
 	CHECK(last_launch(&g.best) && last_launch(&g.best)->rec.u.launch.seq == NLAUNCH - 1);
 	CHECK_EQ_U(cand_count(&g.best, TR_FAULT), 1);
@@ -308,12 +310,13 @@ UNIT_TEST(phase_slice_one_launch_against_fake)
 	g.f.rule = NEEDS_LAUNCH;
 	g.f.k = 2;
 	rig_reopen(&g, STRATEGY_FULL);
-	CHECK(phase_slice(g.o, &g.opts, &g.best) == 0);
+	CHECK(phase_slice(g.o, &g.opts, &g.best, &plain) == 0);
 	CHECK_EQ_U(count_launches(&g.best), 1);
 	rig_restart(&g);
 	rig_reopen(&g, STRATEGY_FULL);
-	CHECK(phase_slice(g.o, &g.opts, &g.best) == 0);
+	CHECK(phase_slice(g.o, &g.opts, &g.best, &plain) == 0);
 	CHECK_EQ_U(count_launches(&g.best), NLAUNCH);
+	cand_release(&plain);
 	rig_close(&g);
 }
 
