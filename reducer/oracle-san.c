@@ -323,6 +323,13 @@ const char *oracle_base_site(struct oracle *s)
 
 void oracle_base_start(struct oracle *s, const struct cand *c, const char *name)
 {
+	if (s->base.started && !s->base.collected) {
+		/* started early on a state that did not become the base */
+		child_kill(&s->base.ch);
+		s->base.ch = (struct child)CHILD_INIT;
+		s->base.started = 0;
+		s->base.why[0] = 0;
+	}
 	s->base_name = name;
 	bg_start(s, &s->base, c, "slice-site");
 }

@@ -201,7 +201,9 @@ uint64_t oracle_file_hash(const char *path);
 int oracle_sanitize(struct oracle *o, char *const *paths, size_t n, char (*sites)[700], char **outputs,
 		    const char *stop_site);
 /* Start the base state's run in the background (c, the state called
- * `name`); oracle_base_site collects it. */
+ * `name`); oracle_base_site collects it.  A run started before and not
+ * collected (the slice starts one on its candidate before knowing whether
+ * it faults) is stopped first. */
 void oracle_base_start(struct oracle *o, const struct cand *c, const char *name);
 int oracle_base_started(const struct oracle *o);
 /* The base state's site (waiting for its run); NULL when it was not run

@@ -43,6 +43,12 @@ int phase_slice(struct oracle *o, const struct shrink_opts *opts, struct cand *b
 	cand_add(&c, oracle_orig(o), (size_t)fault_ev);
 	if (frec >= 0)
 		cand_add(&c, oracle_orig(o), (size_t)frec);
+	/* compute-sanitizer's base run (2-4 s on the H200, and at the end of
+	 * a short shrink what it waits for) starts now, on the slice as
+	 * captured: the base when the slice is kept, zeros or not; shrink.c
+	 * starts it again on another base when not */
+	if (oracle_have_san(o))
+		oracle_base_start(o, &c, phase_name(PH_SLICE));
 	{
 		/* the data phase's first questions on c (phase.h): the last step
 		 * of its chain alone first, kept when it faults; else c with the

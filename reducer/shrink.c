@@ -158,7 +158,9 @@ static void run_full(struct oracle *o, const struct shrink_opts *opts, struct sh
 	} else {
 		states_save(ss, phase_name(sliced ? PH_SLICE : PH_LAUNCHES), best);
 	}
-	if (oracle_have_san(o))
+	/* the slice started it on its own candidate, which is state 0 when
+	 * the slice was kept (phase_slice) */
+	if (oracle_have_san(o) && !(sliced && oracle_base_started(o)))
 		oracle_base_start(o, &ss->state[0], ss->name[0]);
 	cand_release(&plain);
 	for (int k = 0; k < PH__COUNT; k++) {

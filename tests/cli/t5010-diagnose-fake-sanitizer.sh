@@ -186,6 +186,32 @@ check_grep "  ...so the data phase is named as moving it" "^note: .the data phas
 n=$("$GPUREDUCE" show z/repro.bin | grep -c 'type: MEMSET')
 [ "$n" = 1 ] && ok "  ...and repro.bin keeps the source's bytes (one MEMSET)" || fail "  ...repro.bin has $n MEMSETs (1)"
 
+# The slice starts compute-sanitizer's base run on its own candidate before
+# it knows whether that faults.  Here it does not: racy_augment's extra
+# write comes on the launches DOUBLE_SEED=2 picks (the third in a process,
+# not the first), so the slice loses the fault and the base becomes the
+# launches' state; the early run must be replaced.  This fake's PC says
+# how many launches the trace it was given has (one: 0x1c0).
+{ printf 'process 100 /work ./app\ndevice "gpureduce CPU double"\nmodule %s/kernels.cubin 1\nalloc 0x7f0000100000 4096\n' "$DBL"
+	for i in 1 2 3; do echo 'launch _Z12racy_augmentPfii 4 256 ptr:0x7f0000100000 i32:1024 i32:1'; done
+	echo 'fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 2 at_launch=1'
+} > third.txt
+check "mktrace: the third launch faults" $MKTRACE third.bin < third.txt
+cat > fake7 <<'EOT'
+#!/bin/sh
+. "$SRCDIR/tests/cli/helpers/fake-sanitizer.sh"
+pc=0x90
+[ "$("$GPUREDUCE" show "$trace" 2>/dev/null | grep -c 'type: LAUNCH')" -eq 1 ] && pc=0x1c0
+"$@" 2>&1
+san_report $pc "by thread (0,0,0) in block (0,0,0)" "Access to 0x10 is out of bounds"
+EOT
+chmod +x fake7
+export GPUREDUCE_SANITIZER=$TMP/fake7
+check "shrink when the slice loses the fault" env DOUBLE_SEED=2 $GPUREDUCE shrink -j 2 --quiet --log=s3.log -o s3/repro.cu third.bin
+check_grep "  ...the slice lost it" "outcome: .lost the fault" s3/repro.yaml
+check_grep "  ...the base run is the launches' state's" "sanitizer on the ddmin-launches state: .*+0x90" s3.log
+check_grep "  ...and the site is confirmed" "^  site_confirmed: true" s3/repro.yaml
+
 # No sanitizer at all: diagnose says so, shrink still works.
 export GPUREDUCE_SANITIZER=$TMP/none
 check_exit "diagnose without a sanitizer: exit 4" 4 $GPUREDUCE diagnose oob.bin
