@@ -169,15 +169,20 @@ fi
 # they fault (its first test), so compute-sanitizer's base is the slice as
 # captured, not the zeroed one: the move is still seen.  This fake's PC
 # depends on the source buffer's copy having become zeros (a second MEMSET).
-cat > fake6 <<'EOT'
+# fake_by_count NAME TYPE TEST: a fake whose PC is 0x1c0 when the trace it
+# runs has TEST (a test(1) comparison, "-ge 2") records of TYPE, else 0x90
+fake_by_count() {
+	cat > "$1" <<EOT
 #!/bin/sh
-. "$SRCDIR/tests/cli/helpers/fake-sanitizer.sh"
+. "\$SRCDIR/tests/cli/helpers/fake-sanitizer.sh"
 pc=0x90
-[ "$("$GPUREDUCE" show "$trace" 2>/dev/null | grep -c 'type: MEMSET')" -ge 2 ] && pc=0x1c0
-"$@" 2>&1
-san_report $pc "by thread (0,0,0) in block (4,0,0)" "Access to 0x10 is out of bounds"
+[ "\$("\$GPUREDUCE" show "\$trace" 2>/dev/null | grep -c 'type: $2')" $3 ] && pc=0x1c0
+"\$@" 2>&1
+san_report \$pc "by thread (0,0,0) in block (4,0,0)" "Access to 0x10 is out of bounds"
 EOT
-chmod +x fake6
+	chmod +x "$1"
+}
+fake_by_count fake6 MEMSET "-ge 2"
 export GPUREDUCE_SANITIZER=$TMP/fake6
 check "shrink when the zeros move the fault" $GPUREDUCE shrink -j 2 --quiet --log=z.log -o z/repro.cu oob.bin
 check_grep "  ...the slice kept the zeros first" "slice (reduced to one launch, copies in as zeros)" z/repro.cu
@@ -197,15 +202,7 @@ n=$("$GPUREDUCE" show z/repro.bin | grep -c 'type: MEMSET')
 	echo 'fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 2 at_launch=1'
 } > third.txt
 check "mktrace: the third launch faults" $MKTRACE third.bin < third.txt
-cat > fake7 <<'EOT'
-#!/bin/sh
-. "$SRCDIR/tests/cli/helpers/fake-sanitizer.sh"
-pc=0x90
-[ "$("$GPUREDUCE" show "$trace" 2>/dev/null | grep -c 'type: LAUNCH')" -eq 1 ] && pc=0x1c0
-"$@" 2>&1
-san_report $pc "by thread (0,0,0) in block (0,0,0)" "Access to 0x10 is out of bounds"
-EOT
-chmod +x fake7
+fake_by_count fake7 LAUNCH "-eq 1"
 export GPUREDUCE_SANITIZER=$TMP/fake7
 check "shrink when the slice loses the fault" env DOUBLE_SEED=2 $GPUREDUCE shrink -j 2 --quiet --log=s3.log -o s3/repro.cu third.bin
 check_grep "  ...the slice lost it" "outcome: .lost the fault" s3/repro.yaml
