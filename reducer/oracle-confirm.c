@@ -107,7 +107,6 @@ int oracle_confirm(struct oracle *s)
 		ro.guard = modes[m];
 		if (pre_at >= 0) {
 			struct replay_opts so = REPLAY_OPTS_INIT;
-			struct replay_result sr;
 			sb_reset(&pre);
 			sb_addf(&pre, "%s/presnap-%s.bin", s->o->workdir, place_guard_name(modes[m]));
 			so.guard = modes[m];
@@ -115,9 +114,8 @@ int oracle_confirm(struct oracle *s)
 			so.snap_mode = SNAP_REACHABLE;
 			so.snap_path = pre.buf;
 			so.snap_go_on = 1;   /* the first run writes it on its way to the fault */
-			if (oracle_run_file_beside(s, s->orig->path, &ro, runs, &so, &sr, &first, &matches) < 0)
+			if (oracle_run_file_snap(s, s->orig->path, &ro, runs, &so, &pre_ok, &first, &matches) < 0)
 				goto out;
-			pre_ok = sr.snapped;
 			if (!matches || !pre_ok)
 				unlink(pre.buf);
 		} else if (oracle_run_file(s, s->orig->path, &ro, runs, &first, &matches) < 0)

@@ -87,13 +87,11 @@ struct oracle {
 	} presnap;
 };
 
-/* oracle_run_file with one more job, `extra` (a snapshot run, say), in
- * the same batch: its result goes to *extra_res, not into the count.  An
- * extra with snap_go_on runs through to the end: it takes the place of
- * the first of the n runs (counted), and *extra_res is that run's. */
-int oracle_run_file_beside(struct oracle *s, const char *path, const struct replay_opts *opts, int n,
-			   const struct replay_opts *extra, struct replay_result *extra_res,
-			   struct replay_result *first, int *matches);
+/* oracle_run_file whose first run has the options `snap` instead (a
+ * snapshot written on its way to the fault: snap_go_on, replay.h);
+ * *snapped says whether it was written.  snap NULL: oracle_run_file. */
+int oracle_run_file_snap(struct oracle *s, const char *path, const struct replay_opts *opts, int n,
+			 const struct replay_opts *snap, int *snapped, struct replay_result *first, int *matches);
 
 /* oracle-san.c */
 void oracle_san_init(struct oracle *s);

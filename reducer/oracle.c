@@ -361,24 +361,22 @@ int oracle_test_one(struct oracle *s, struct cand *c)
 int oracle_run_file(struct oracle *s, const char *path, const struct replay_opts *opts, int n,
 		    struct replay_result *first, int *matches)
 {
-	return oracle_run_file_beside(s, path, opts, n, NULL, NULL, first, matches);
+	return oracle_run_file_snap(s, path, opts, n, NULL, NULL, first, matches);
 }
 
-int oracle_run_file_beside(struct oracle *s, const char *path, const struct replay_opts *opts, int n,
-			   const struct replay_opts *extra, struct replay_result *extra_res,
-			   struct replay_result *first, int *matches)
+int oracle_run_file_snap(struct oracle *s, const char *path, const struct replay_opts *opts, int n,
+			 const struct replay_opts *snap, int *snapped, struct replay_result *first, int *matches)
 {
 	struct job *jobs = xcalloc((size_t)n + 1, sizeof(*jobs));
-	int on = extra && extra->snap_go_on && n > 0;   /* the extra is run 1 */
-	int ret = -1, nj = n + (extra && !on), xi = on ? 0 : n;
+	int ret = -1;
 	*matches = 0;
-	for (int i = 0; i < nj; i++) {
+	for (int i = 0; i < n; i++) {
 		jobs[i].trace = path;
-		jobs[i].opts = extra && i == xi ? *extra : *opts;
+		jobs[i].opts = snap && i == 0 ? *snap : *opts;
 		jobs[i].timeout = s->o->cand_timeout > 0 ? s->o->cand_timeout * 10 : 0;
 	}
 	double tb = now_sec();
-	if (pool_run(s->pool, jobs, (size_t)nj, s->err) < 0) {
+	if (pool_run(s->pool, jobs, (size_t)n, s->err) < 0) {
 		s->infra_failed = 1;
 		oracle_log(s, "%d runs of %s: workers lost: %s", n, path, s->err->buf);
 		goto out;
@@ -387,16 +385,11 @@ int oracle_run_file_beside(struct oracle *s, const char *path, const struct repl
 		oracle_log(s, "run of %s: %s%s (%.3f s in the worker)", path,
 		     jobs[i].res.status == RS_FAULT ? jobs[i].res.error :
 		     jobs[i].res.status == RS_CLEAN ? "clean" : "error/timeout",
-		     !on || i != xi ? "" : jobs[i].res.snapped ? ", its snapshot written on the way" : ", no snapshot",
+		     !snap || i ? "" : jobs[i].res.snapped ? ", its snapshot written on the way" : ", no snapshot",
 		     jobs[i].res.seconds);
-	if (extra) {
-		*extra_res = jobs[xi].res;
-		if (!on)
-			oracle_log(s, "run of %s to event %ld beside them: %s (%.3f s in the worker)", path,
-				   extra->stop_before, jobs[n].res.status == RS_CLEAN ? "clean" : "no snapshot",
-				   jobs[n].res.seconds);
-	}
-	oracle_log(s, "%d run%s of %s: %.3f s", nj, nj == 1 ? "" : "s", path, now_sec() - tb);
+	if (snap)
+		*snapped = n > 0 && jobs[0].res.snapped;
+	oracle_log(s, "%d run%s of %s: %.3f s", n, n == 1 ? "" : "s", path, now_sec() - tb);
 	*first = jobs[0].res;
 	for (int i = 0; i < n; i++) {
 		if (sig_match(s, &jobs[i].res)) {
@@ -474,20 +467,15 @@ out:
 
 int oracle_test_pick_first(struct oracle *s, struct cand *cs, int nt, struct cand *best)
 {
-	struct cand *ps[8] = { NULL };
-	int r[8] = { 0 }, won = -1;
-	if (nt > 8)
-		BUG("test_pick_first: %d candidates", nt);
-	for (int t = 0; t < nt; t++)
-		ps[t] = &cs[t];
-	if (oracle_test(s, ps, (size_t)nt, r) < 0) {
-		for (int t = 0; t < nt; t++)
-			cand_release(&cs[t]);
-		return -2;
-	}
-	for (int t = 0; t < nt && won < 0; t++)
-		if (r[t])
+	int won = -1, stopped = 0;
+	for (int t = 0; t < nt && won < 0 && !stopped; t++) {
+		struct cand *c = &cs[t];
+		int r = 0;
+		if (oracle_test(s, &c, 1, &r) < 0)
+			stopped = 1;
+		else if (r)
 			won = t;
+	}
 	for (int t = 0; t < nt; t++)
 		if (t != won)
 			cand_release(&cs[t]);
@@ -495,7 +483,7 @@ int oracle_test_pick_first(struct oracle *s, struct cand *cs, int nt, struct can
 		cand_release(best);
 		*best = cs[won];
 	}
-	return won;
+	return stopped ? -2 : won;
 }
 
 /* ---- workers -------------------------------------------------------------- */

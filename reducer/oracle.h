@@ -111,9 +111,11 @@ int oracle_test(struct oracle *o, struct cand *const *cands, size_t k, int *inte
 /* One candidate: 1 interesting, 0 not, -1 as oracle_test. */
 int oracle_test_one(struct oracle *o, struct cand *c);
 /*
- * Test the nt (<= 8) candidates as one batch; the first interesting one
- * (in order) replaces *best.  The others are released.  Returns the
- * winner's index, -1 when none was interesting, -2 when testing stopped.
+ * Test the nt candidates one after the other, the likeliest first, until
+ * one is interesting: it replaces *best.  (Side by side, every candidate
+ * after the winner that faulted too would cost a worker's new context on
+ * a GPU for nothing.)  The others are released.  Returns the winner's
+ * index, -1 when none was interesting, -2 when testing stopped.
  */
 int oracle_test_pick_first(struct oracle *o, struct cand *cs, int nt, struct cand *best);
 /*

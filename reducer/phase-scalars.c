@@ -140,16 +140,10 @@ void phase_scalars(struct oracle *o, const struct shrink_opts *opts, struct cand
 		tries[nt++] = 0;
 		if (v != 1)
 			tries[nt++] = 1;
-		/* one after the other: 0 most often faults if anything does, and
-		 * then 1 (which would most likely fault too: one more worker's
-		 * new context on a GPU) is not needed */
-		int won = -1;
-		for (int t = 0; t < nt && won == -1; t++) {
+		for (int t = 0; t < nt; t++)
 			set_param(o, &cs[t], best, li, p, tries[t]);
-			won = oracle_test_pick_first(o, &cs[t], 1, best);
-			if (won == 0)
-				won = t;
-		}
+		/* one after the other: 0 most often faults if anything does */
+		int won = oracle_test_pick_first(o, cs, nt, best);
 		if (won == -2)
 			break;
 		if (won >= 0)

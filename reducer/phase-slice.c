@@ -24,7 +24,7 @@ int phase_slice(struct oracle *o, const struct shrink_opts *opts, struct cand *b
 	const struct trace *snap;
 	struct cand c = CAND_INIT;
 	long frec = oracle_fault_record(oracle_orig(o));
-	int r = 0, zeroed = 0;
+	int r = 0;
 
 	oracle_phase_begin(o, phase_name(PH_SLICE), best);
 	oracle_phase(o)->launches_before = oracle_report(o)->orig_launches;
@@ -69,7 +69,6 @@ int phase_slice(struct oracle *o, const struct shrink_opts *opts, struct cand *b
 				*plain = c;
 				c = plan[nchain - 1];
 				plan[nchain - 1] = (struct cand)CAND_INIT;
-				zeroed = 1;
 			}
 		}
 		if (r == 0) {
@@ -86,7 +85,7 @@ int phase_slice(struct oracle *o, const struct shrink_opts *opts, struct cand *b
 		cand_release(best);
 		*best = c;
 		oracle_report(o)->one_launch_seconds = oracle_elapsed(o);
-		oracle_phase_end(o, best, zeroed ? "reduced to one launch, copies in as zeros" : "reduced to one launch");
+		oracle_phase_end(o, best, plain->n ? "reduced to one launch, copies in as zeros" : "reduced to one launch");
 		return 1;
 	}
 	cand_release(&c);

@@ -236,7 +236,17 @@ static void dec_launch_attrs(struct trace *t, struct cur *c, struct tr_launch *l
 	}
 }
 
-static void dec_frames(struct trace *t, struct cur *c, uint32_t *n, struct tr_frame **frames, const char *what);
+/* Python frames: nframes, then (file, func, line) each */
+static void dec_frames(struct trace *t, struct cur *c, uint32_t *n, struct tr_frame **frames, const char *what)
+{
+	*n = get_count(c, 12, what);
+	*frames = arena_alloc(t, sizeof(**frames) * ((size_t)*n + 1));
+	for (uint32_t i = 0; i < *n; i++) {
+		(*frames)[i].file = get_str(t, c, "frame.file");
+		(*frames)[i].func = get_str(t, c, "frame.func");
+		(*frames)[i].line = get_u32(c, "frame.line");
+	}
+}
 
 static void dec_launch_frames(struct trace *t, struct cur *c, struct tr_launch *l)
 {
@@ -272,17 +282,6 @@ static void stacks_put(struct trace *t, const struct tr_pystack *p)
 	if (!s->id)
 		t->stacks_n++;
 	*s = *p;   /* defined again (a segment's carried copy): the later one */
-}
-
-static void dec_frames(struct trace *t, struct cur *c, uint32_t *n, struct tr_frame **frames, const char *what)
-{
-	*n = get_count(c, 12, what);
-	*frames = arena_alloc(t, sizeof(**frames) * ((size_t)*n + 1));
-	for (uint32_t i = 0; i < *n; i++) {
-		(*frames)[i].file = get_str(t, c, "frame.file");
-		(*frames)[i].func = get_str(t, c, "frame.func");
-		(*frames)[i].line = get_u32(c, "frame.line");
-	}
 }
 
 static void dec_pystack_frames(struct trace *t, struct cur *c, struct tr_pystack *p)

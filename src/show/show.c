@@ -497,21 +497,23 @@ static void emit_modules(struct yout *y, const struct trace *t, const struct sho
 	sb_release(&e);
 }
 
-static void emit_frames(struct yout *y, const char *k, const struct tr_launch *l)
+/* k: Python frames (innermost first), or why there are none */
+static void emit_frames(struct yout *y, const char *k, uint32_t py_state, uint32_t nframes,
+			const struct tr_frame *frames)
 {
 	yo_key(y, k);
-	if (!l->nframes) {
-		switch (l->py_state) {
+	if (!nframes) {
+		switch (py_state) {
 		case TR_PY_NONE: yo_str(y, "none"); break;
 		case TR_PY_FRAMES: yo_str(y, "no frames recorded"); break;
 		case TR_PY_NO_GIL: yo_str(y, "no GIL (the launching thread did not hold it)"); break;
-		default: yo_strf(y, "unknown(%u)", l->py_state); break;
+		default: yo_strf(y, "unknown(%u)", py_state); break;
 		}
 		return;
 	}
 	yo_seq_start(y, 0);
-	for (uint32_t i = 0; i < l->nframes; i++)
-		yo_strf(y, "%s:%u %s", l->frames[i].file, l->frames[i].line, l->frames[i].func);
+	for (uint32_t i = 0; i < nframes; i++)
+		yo_strf(y, "%s:%u %s", frames[i].file, frames[i].line, frames[i].func);
 	yo_seq_end(y);
 }
 
@@ -537,8 +539,10 @@ static void emit_fault(struct yout *y, const struct trace *t, const struct stats
 		yo_u64(y, (uint64_t)st->fault_launch);
 	else
 		yo_plain(y, "null");
-	if (st->fault_launch >= 0)
-		emit_frames(y, "python", &t->rec[st->fault_launch].u.launch);
+	if (st->fault_launch >= 0) {
+		const struct tr_launch *fl = &t->rec[st->fault_launch].u.launch;
+		emit_frames(y, "python", fl->py_state, fl->nframes, fl->frames);
+	}
 	yo_map_end(y);
 }
 
@@ -742,7 +746,7 @@ static void emit_launch(struct yout *y, const struct tr_launch *l, const struct 
 		}
 		yo_seq_end(y);
 	}
-	emit_frames(y, "python", l);
+	emit_frames(y, "python", l->py_state, l->nframes, l->frames);
 	sb_release(&sb);
 }
 
@@ -950,17 +954,10 @@ static void emit_record(struct yout *y, const struct trace *t, size_t i, const s
 		}
 		break;
 	}
-	case TR_PYSTACK: {
-		/* the frames the launches that name this id carry (1.8) */
-		struct tr_launch l;
-		memset(&l, 0, sizeof(l));
-		l.py_state = TR_PY_FRAMES;
-		l.nframes = r->u.pystack.nframes;
-		l.frames = r->u.pystack.frames;
+	case TR_PYSTACK:   /* the frames the launches that name this id carry (1.8) */
 		emit_fields(y, r);
-		emit_frames(y, "python", &l);
+		emit_frames(y, "python", TR_PY_FRAMES, r->u.pystack.nframes, r->u.pystack.frames);
 		break;
-	}
 	default:   /* FUNC_ATTR, END, NOTE, ..., and types added since */
 		emit_fields(y, r);
 		break;
