@@ -155,16 +155,22 @@ static int only_fixed_faults(struct data_dd *d, unsigned char *keep, const unsig
 
 /* Keep only the chunks of one buffer that matter: ddmin over coarse chunks,
  * then over 8-byte words inside the kept ones.  Pointer words stay, and a
- * copy that has them first tries keeping only those (only_fixed_faults). */
-static void minimize_chunks(struct oracle *o, struct cand *best, size_t item, const unsigned char *pw)
+ * copy that has them first tries keeping only those (only_fixed_faults).
+ * Returns 1 when *best changed; 0 when every word is needed (the copy
+ * stays as captured, not rewritten as zeros and the same bytes: the final
+ * trace is then, byte for byte, the candidate that faulted last, which
+ * verify does not run again). */
+static int minimize_chunks(struct oracle *o, struct cand *best, size_t item, const unsigned char *pw)
 {
 	uint64_t size = best->it[item].rec.u.copy.size;
 	struct data_dd d = { o, best, item, NULL };
 	size_t n = size / 8 < 64 ? (size_t)((size + 7) / 8) : 64;
 	unsigned char *keep, *fixed;
 
+	int all = 1;
+
 	if (!n)
-		return;
+		return 0;
 	d.chunks = xcalloc(n, sizeof(struct range));
 	/* chunk edges on 8-byte boundaries, so words below are whole elements */
 	for (size_t i = 0; i < n; i++) {
@@ -209,6 +215,13 @@ static void minimize_chunks(struct oracle *o, struct cand *best, size_t item, co
 		free(fixed);
 	}
 	{
+		/* (the words left cover only the chunks the first search kept) */
+		uint64_t kept = 0;
+		for (size_t i = 0; i < n; i++)
+			kept += keep[i] ? d.chunks[i].len : 0;
+		all = kept == size;
+	}
+	if (!all) {
 		struct cand out;
 		apply_data_mask(&d, keep, n, &out);
 		cand_release(best);
@@ -216,6 +229,7 @@ static void minimize_chunks(struct oracle *o, struct cand *best, size_t item, co
 	}
 	free(keep);
 	free(d.chunks);
+	return !all;
 }
 
 /* 1 when item i is a copy the loop in phase_data looks at */
@@ -349,9 +363,8 @@ void phase_data(struct oracle *o, const struct shrink_opts *opts, struct cand *b
 		unsigned char *pw = pointer_words(best, i);
 		if (pw) {
 			/* holds pointers: only the chunk search, pointer words fixed */
-			minimize_chunks(o, best, i, pw);
+			changed |= minimize_chunks(o, best, i, pw);
 			free(pw);
-			changed = 1;
 			continue;
 		}
 		cand_copy(&z, best);
@@ -376,22 +389,24 @@ void phase_data(struct oracle *o, const struct shrink_opts *opts, struct cand *b
 			continue;
 		}
 		cand_release(&z);
-		minimize_chunks(o, best, i, NULL);
-		changed = 1;
+		changed |= minimize_chunks(o, best, i, NULL);
 		/* a seeded fill reads better than most of a buffer's bytes
 		 * (GPUREDUCE_PREFER_FILL=1: whenever it faults; a test hook) */
 		if (r[1] && getenv("GPUREDUCE_PREFER_FILL")) {
 			cand_release(best);
 			*best = f;
+			changed = 1;
 			continue;
 		}
 		if (r[1]) {
-			uint64_t kept = 0;
+			/* (a copy left as captured keeps all of it) */
+			uint64_t kept = best->it[i].data_mode == DATA_ORIG ? best->it[i].rec.u.copy.size : 0;
 			for (size_t k = 0; k < best->it[i].nkeep; k++)
 				kept += best->it[i].keep[k].len;
 			if (kept * 4 > best->it[i].rec.u.copy.size) {
 				cand_release(best);
 				*best = f;
+				changed = 1;
 				continue;
 			}
 		}

@@ -134,7 +134,7 @@ static void fixture_release(struct fixture *f)
 
 /* ---- the fake's rules ---------------------------------------------------- */
 
-enum rule { NEEDS_LAUNCH, NEEDS_GRID, NEEDS_BYTE, NEEDS_NONZERO_N, ANY_LAUNCH };
+enum rule { NEEDS_LAUNCH, NEEDS_GRID, NEEDS_BYTE, NEEDS_NONZERO_N, NEEDS_ALL_B, ANY_LAUNCH };
 
 struct fake {
 	enum rule rule;
@@ -191,6 +191,11 @@ static int judge(const struct fake *f, const struct cand *c)
 	case NEEDS_NONZERO_N:
 		memcpy(&n, last->rec.u.launch.args + 8, 4);
 		return n != 0;
+	case NEEDS_ALL_B:
+		for (uint64_t off = 0; off < 256; off++)
+			if (!keeps_b_byte(c, off))
+				return 0;
+		return 1;
 	case ANY_LAUNCH:
 		return 1;
 	}
@@ -435,6 +440,31 @@ UNIT_TEST(phase_data_replaces_what_the_fault_ignores)
 		CHECK(ptr_kept);
 		CHECK(byte_kept);
 		CHECK_EQ_U(kept, 16);
+	}
+	CHECK(judge(&g.f, &g.best));
+	CHECK_STR(g.rep.phase[0].outcome, "contents replaced");
+	rig_close(&g);
+}
+
+/* Every word of B's copy is needed: the copy stays as captured (not
+ * rewritten as zeros with all of its bytes written back, which would
+ * change the trace's bytes and not its meaning, and make verify run the
+ * final trace again instead of recalling the candidate that faulted). */
+UNIT_TEST(phase_data_leaves_a_copy_it_needs_whole)
+{
+	struct rig g;
+	struct fake f = { NEEDS_ALL_B, 0, NULL, 0, 0, 0, 0 };
+	const struct item *a, *b;
+
+	rig_open(&g, f, STRATEGY_FULL);
+	phase_data(g.o, &g.opts, &g.best);
+	a = copy_into(&g.best, BUF_A);
+	b = copy_into(&g.best, BUF_B);
+	CHECK(a && b);
+	if (a && b) {
+		CHECK_EQ_U(a->data_mode, DATA_ZERO);
+		CHECK_EQ_U(b->data_mode, DATA_ORIG);
+		CHECK_EQ_U(b->nkeep, 0);
 	}
 	CHECK(judge(&g.f, &g.best));
 	CHECK_STR(g.rep.phase[0].outcome, "contents replaced");
