@@ -335,6 +335,7 @@ static int repro_adopt_state(struct oracle *o, struct shrink_states *ss, struct 
 	cand_release(best);
 	cand_copy(best, &ss->state[st]);
 	ss->cur = st;
+	ss->replay_stale = 1;
 	snprintf(rep->backed_off_to, sizeof(rep->backed_off_to), "%s", ss->name[st]);
 	snprintf(rep->note + l, sizeof(rep->note) - l, "%sthe reduced trace's repro.cu did not fault as "
 		 "replay did (%s); the state after %s's does", l ? "; " : "", tried, ss->name[st]);
@@ -512,6 +513,38 @@ static int no_fault(struct oracle *o, const char *out_bin, int runs)
 	return -1;
 }
 
+/*
+ * A steady fault's quick check needs no run of its own when the final
+ * trace is, byte for byte, a candidate that already faulted with the
+ * signature under the same placement (the one its phase kept, usually):
+ * that run is replay's run of this trace, and a new one would cost a
+ * CUDA context (docs/SHRINK-PHASES.md).  1 when recalled (*faults = 1),
+ * 0 when it must run, -1 on a write error.  GPUREDUCE_VERIFY_RECALL=0
+ * turns it off (to measure it side by side).
+ */
+static int recall_final(struct oracle *o, struct cand *best, const char *out_bin, int *faults, int runs)
+{
+	const char *e = getenv("GPUREDUCE_VERIFY_RECALL");
+	struct shrink_report *rep = oracle_report(o);
+	struct replay_result r;
+
+	if (runs != 1 || rep->flaky || (e && !strcmp(e, "0")))
+		return 0;
+	if (cand_write(best, out_bin, oracle_err(o)) < 0)
+		return -1;
+	if (!oracle_recall(o, out_bin, &r))
+		return 0;
+	*faults = 1;
+	rep->rel_have = 1;
+	rep->rel_ptr_words = r.ptr_words;
+	rep->rel_stray_words = r.stray_words;
+	rep->rel_tmaps_encoded = r.tmaps_encoded;
+	rep->rel_tmaps_word0 = r.tmaps_word0;
+	oracle_log(o, "the final trace is a candidate that faulted with the signature (%s, %s placement): "
+		   "that run counts as replay's, none is made again", r.error, place_guard_name(oracle_guard(o)));
+	return 1;
+}
+
 int final_verify(struct oracle *o, struct shrink_states *ss, struct cand *best, const char *out_bin)
 {
 	const struct shrink_opts *opts = oracle_opts(o);
@@ -526,8 +559,14 @@ int final_verify(struct oracle *o, struct shrink_states *ss, struct cand *best, 
 	 * its confirmation runs */
 	if (oracle_base_started(o))
 		oracle_prefetch_start(o, best);
-	if (confirm_final(o, ss, best, out_bin, &faults, runs) < 0)
+	switch (recall_final(o, best, out_bin, &faults, runs)) {
+	case -1:
 		return -1;
+	case 0:
+		if (confirm_final(o, ss, best, out_bin, &faults, runs) < 0)
+			return -1;
+		break;
+	}
 	/* a quick check that missed: measure the rate on all the runs */
 	if (faults < runs && runs < final_runs(o) && !interrupt_signal() &&
 	    confirm_more(o, ss, best, out_bin, &faults, &runs, final_runs(o)) < 0)
@@ -590,6 +629,14 @@ int final_settle(struct oracle *o, struct shrink_states *ss, struct cand *best, 
 	/* replay's own figure stands in the report when repro.cu's does not
 	 * (not built, or it missed) */
 	int topup = rep->final_runs < runs && (!rep->repro_checked || rep->repro_faults < rep->repro_runs);
+
+	/* repro.cu's check moved to an earlier state: replay's figure is
+	 * measured again, on it */
+	if (ss->replay_stale) {
+		topup = 1;
+		faults = done = 0;
+		ss->replay_stale = 0;
+	}
 
 	if (!ss->site_pending && !topup)
 		return 0;

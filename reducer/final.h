@@ -21,6 +21,7 @@ struct shrink_states {
 	int cur;                  /* the state *best is (n - 1 until a back-off) */
 	int verify_recoveries;    /* fresh pools for confirmation runs (--keep-going) */
 	int site_pending;         /* final_verify left the site check to final_settle */
+	int replay_stale;         /* final_repro adopted another state: replay's runs were of the one before */
 };
 
 /* Remember c as the state after phase `name` (a copy; name is kept). */

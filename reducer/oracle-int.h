@@ -18,6 +18,8 @@
 struct cache_ent {
 	uint64_t hash;
 	int faults, runs;
+	int guard;                    /* the placement it ran with */
+	struct replay_result *match;  /* its first run that faulted with the signature, or NULL */
 };
 
 struct site_ent {

@@ -314,6 +314,14 @@ int oracle_test(struct oracle *s, struct cand *const *cands, size_t k, int *inte
 			s->cache[s->ncache].hash = hashes[i];
 			s->cache[s->ncache].faults = faults[i];
 			s->cache[s->ncache].runs = ran;
+			s->cache[s->ncache].guard = s->guard;
+			s->cache[s->ncache].match = NULL;
+			for (size_t j = 0; j < nj && faults[i]; j++)
+				if (owner[j] == i && sig_match(s, &jobs[j].res)) {
+					s->cache[s->ncache].match = xmalloc(sizeof(struct replay_result));
+					*s->cache[s->ncache].match = jobs[j].res;
+					break;
+				}
 			s->ncache++;
 			interesting[i] = faults[i] >= s->need;
 			/* tested: the outcome is cached by content, the phases keep the
@@ -362,6 +370,18 @@ int oracle_run_file(struct oracle *s, const char *path, const struct replay_opts
 		    struct replay_result *first, int *matches)
 {
 	return oracle_run_file_snap(s, path, opts, n, NULL, NULL, first, matches);
+}
+
+int oracle_recall(struct oracle *s, const char *path, struct replay_result *res)
+{
+	uint64_t h = oracle_file_hash(path);
+	for (size_t i = 0; i < s->ncache; i++)
+		if (s->cache[i].hash == h && s->cache[i].guard == s->guard && s->cache[i].match &&
+		    sig_match(s, s->cache[i].match)) {
+			*res = *s->cache[i].match;
+			return 1;
+		}
+	return 0;
 }
 
 int oracle_run_file_snap(struct oracle *s, const char *path, const struct replay_opts *opts, int n,
@@ -661,6 +681,8 @@ void oracle_release(struct oracle *s)
 			unlink(s->presnap.path);
 		free(s->presnap.path);
 	}
+	for (size_t i = 0; i < s->ncache; i++)
+		free(s->cache[i].match);
 	free(s->cache);
 	for (size_t i = 0; i < s->nowned; i++)
 		free(s->owned[i]);

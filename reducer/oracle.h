@@ -149,6 +149,11 @@ const struct trace *oracle_snapshot(struct oracle *o, long at, int mode);
  * first run).  0, or -1 when the workers are lost. */
 int oracle_run_file(struct oracle *o, const char *path, const struct replay_opts *opts, int n,
 		    struct replay_result *first, int *matches);
+/* 1 when a candidate with the content of the file at path ran earlier in
+ * this reduction, with the current placement, and faulted with the
+ * signature: *res gets that run's result.  0 otherwise (also for a fake
+ * oracle, which keeps no results). */
+int oracle_recall(struct oracle *o, const char *path, struct replay_result *res);
 /* Run each of the n trace files `runs` times as candidates; got[i] counts
  * signature matches of file i.  0, or -1 when the workers are lost. */
 int oracle_run_files(struct oracle *o, char *const *paths, int n, int runs, int *got);

@@ -92,6 +92,17 @@ check_grep() {
 	fi
 }
 
+check_no_grep() {
+	if [ ! -f "$3" ]; then
+		fail "$1 ($3 is missing)"
+	elif grep -q -e "$2" "$3"; then
+		fail "$1 ('$2' in $3)"
+		grep -e "$2" "$3" | head -n 5 | sed 's/^/    | /'
+	else
+		ok "$1"
+	fi
+}
+
 # on_double [nvcc] [no-sanitizer] [plain-path]: for tests that replay on the
 # CPU driver double (tests/double): DBL, and GPUREDUCE_LIBCUDA pointing at
 # its libcuda; nvcc: GPUREDUCE_NVCC builds emitted repros against it (cc as
