@@ -55,7 +55,7 @@ HAVE_CUPTI := $(wildcard $(CUDA)/include/cupti.h)
 CUPTI_DIRS := $(CUDA)/lib64 $(CUDA)/lib $(CUDA)/targets/x86_64-linux/lib $(CUDA)/extras/CUPTI/lib64
 CAPTURE_LIB := $(if $(HAVE_CUPTI),$(BUILD)/libgpureduce-capture.so)
 
-.PHONY: all test unit-test cli-test gpu-test hunt-clean demo bench bench-hostfed bench-gpus bench-trace bench-hunt bench-cpu long-run install uninstall clean fuzz fuzz-run deps deps-fuzz
+.PHONY: all test unit-test cli-test gpu-test hunt-clean demo bench bench-shrink-pair bench-hostfed bench-gpus bench-trace bench-hunt bench-cpu long-run install uninstall clean fuzz fuzz-run deps deps-fuzz
 all: $(BUILD)/gpureduce $(CAPTURE_LIB) $(BUILD)/libgpureduce-nvrtc.so
 
 # Before anything compiles: the headers (xxhash.h, zstd.h, yaml.h) and the

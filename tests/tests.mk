@@ -51,6 +51,11 @@ bench-hunt: $(GPU_DEPS)
 bench-gpus: $(GPU_DEPS)
 	@BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/bench-gpus.sh
 
+# shrink alone, two ways side by side, on the traces gpu-test left (issue 26;
+# PAIR_A, PAIR_B: tests/gpu/shrink-pair.sh)
+bench-shrink-pair: $(GPU_DEPS)
+	@BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/shrink-pair.sh $(BUILD)/gpu-test/*/
+
 # capture on a host-fed training loop: blocking vs capture vs --flight-recorder (issue 26)
 bench-hostfed: $(GPU_DEPS)
 	@BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/bench-hostfed.sh

@@ -1,0 +1,123 @@
+#!/bin/bash
+# device-session.sh - one device call's worth of GPU checks, run in the
+# order given, each under what is left of one deadline, with every log
+# packed into one archive under $OUT (the device tool brings back only a
+# few files).  The open issues' checks, ready for the next call:
+#
+#   gputest[:N]  make gpu-test in N shards side by side (default 2), each
+#                shard a slice of the samples (round-robin); the tables
+#                are printed one after the other (gpu-test-shardK/)
+#   pair         tests/gpu/shrink-pair.sh on the traces gpu-test left,
+#                alone: SESSION_PAIR_SAMPLES (default: the small samples
+#                whose median is issue 26's target) and PAIR_A / PAIR_B
+#                (default: this build against itself with
+#                GPUREDUCE_VERIFY_RECALL=0; an older build carried in
+#                .dev/ is given as PAIR_B=.dev/old-gpureduce)
+#   hostfed      make bench-hostfed (BENCH_HOSTFED_BASE_LIB passes through)
+#   hunt         make bench-hunt
+#   huntclean    make hunt-clean
+#
+# Usage: tests/gpu/device-session.sh PART...     (BUILD, CUDA from the env)
+# Env:   SESSION_DEADLINE (seconds for all parts, default 560), OUT (the
+#        device tool's output folder; default $BUILD/session)
+# Prints each part's own summary lines and ends with "N passed, N failed"
+# over the parts (a part passes when it ran to its end and its own
+# summary says 0 failed, or it has none).
+set -u
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+SOUT=${OUT:-$BUILD/session}
+mkdir -p "$SOUT" || { echo "device-session: cannot create $SOUT"; exit 2; }
+LOGS=$BUILD/session-logs
+rm -rf "$LOGS"; mkdir -p "$LOGS"
+gr_deadline_set "${SESSION_DEADLINE:-560}"
+export PATH="/opt/torch/.venv/bin:$PATH"
+PASSED=0
+FAILED=0
+SMALL="oob-write use-after-free shared-overflow device-global lineinfo-assert zero-copy nvrtc-oob cuda-graph"
+
+part_done() {   # NAME RC LOG
+	local last
+	last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$3" 2>/dev/null | tail -n 1)
+	if [ "$2" -eq 0 ] && { [ -z "$last" ] || [ "${last#*passed, }" = "0 failed" ]; }; then
+		PASSED=$((PASSED + 1)); log "part $1: done ${last:+($last)}"
+	else
+		FAILED=$((FAILED + 1)); log "part $1: FAILED (exit $2${last:+, $last})"
+	fi
+}
+
+# run_part NAME LOG CMD...: CMD under what is left of the deadline
+run_part() {
+	local n=$1 logf=$2 t
+	shift 2
+	t=$(gr_step_timeout 600)
+	log "part $n (${t}s left): $*"
+	if [ "$t" -le 10 ]; then
+		echo "(not run: the deadline came)" >"$logf"
+		part_done "$n" 124 "$logf"
+		return
+	fi
+	timeout "$t" "$@" >"$logf" 2>&1
+	part_done "$n" $? "$logf"
+}
+
+gputest() {   # N
+	local n=$1 k i pids=() names
+	mapfile -t names < <(ls "$GR_ROOT"/samples/*/sample.yaml 2>/dev/null | xargs -n1 dirname | xargs -n1 basename)
+	for k in $(seq 0 $((n - 1))); do
+		local mine=()
+		for i in "${!names[@]}"; do
+			[ $((i % n)) -eq "$k" ] && mine+=("${names[$i]}")
+		done
+		GPU_TEST_OUT=$BUILD/gpu-test-shard$k GPU_TEST_DEADLINE=$(( $(gr_time_left) - 15 )) \
+			bash "$GR_ROOT/tests/gpu/gpu-test.sh" "${mine[@]}" >"$LOGS/gpu-test-shard$k.log" 2>&1 &
+		pids+=($!)
+	done
+	local rc=0
+	for k in "${!pids[@]}"; do wait "${pids[$k]}" || rc=1; done
+	mkdir -p "$BUILD/gpu-test"
+	for k in $(seq 0 $((n - 1))); do
+		echo "== shard $k"
+		cat "$BUILD/gpu-test-shard$k/summary.txt" 2>/dev/null || echo "(no table: see gpu-test-shard$k.log)"
+		grep -E '^[0-9]+ passed, [0-9]+ failed' "$LOGS/gpu-test-shard$k.log" | tail -n 1
+		for d in "$BUILD/gpu-test-shard$k"/*/; do
+			[ -d "$d" ] && ln -sfn "$d" "$BUILD/gpu-test/$(basename "$d")"
+		done
+	done
+	return $rc
+}
+
+for p in "$@"; do
+	case $p in
+	gputest|gputest:*)
+		n=${p#gputest}; n=${n#:}; n=${n:-2}
+		run_part "$p" "$LOGS/gputest.log" gputest "$n" ;;
+	pair)
+		dirs=()
+		for s in ${SESSION_PAIR_SAMPLES:-$SMALL}; do
+			[ -f "$BUILD/gpu-test/$s/trace.bin" ] && dirs+=("$BUILD/gpu-test/$s")
+		done
+		if [ ${#dirs[@]} -eq 0 ]; then
+			echo "(no gpu-test traces under $BUILD/gpu-test: run gputest first)" >"$LOGS/pair.log"
+			part_done pair 1 "$LOGS/pair.log"
+		else
+			run_part pair "$LOGS/pair.log" env PAIR_DEADLINE=$(( $(gr_time_left) - 15 )) \
+				bash "$GR_ROOT/tests/gpu/shrink-pair.sh" -o "$BUILD/shrink-pair" "${dirs[@]}"
+		fi ;;
+	hostfed) run_part hostfed "$LOGS/hostfed.log" bash "$GR_ROOT/tests/gpu/bench-hostfed.sh" ;;
+	hunt) run_part hunt "$LOGS/hunt.log" bash "$GR_ROOT/tests/gpu/bench-hunt.sh" ;;
+	huntclean) run_part huntclean "$LOGS/huntclean.log" bash "$GR_ROOT/tests/gpu/hunt-clean.sh" ;;
+	*) echo "device-session: unknown part '$p' (gputest[:N] pair hostfed hunt huntclean)"; FAILED=$((FAILED + 1)) ;;
+	esac
+done
+
+# every log, the traces left out (their size says nothing the logs do not)
+tar -czf "$SOUT/session-logs.tgz" --exclude='*.bin' --exclude='*.bin.next' --exclude='*.o' \
+	--exclude='*/repro' -C "$BUILD" session-logs \
+	$(cd "$BUILD" && ls -d gpu-test-shard* shrink-pair bench bench-hostfed bench-hunt hunt-clean 2>/dev/null)
+for f in "$LOGS"/*.log; do
+	echo "== $(basename "$f")"
+	tail -n 25 "$f"
+done
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" -eq 0 ]
