@@ -60,6 +60,7 @@ struct oracle {
 	size_t nowned, aowned;
 	int infra_failed;
 	int winding_down;        /* oracle_wind_down: the pool is lazy */
+	int prebuild_each;       /* oracle_prebuild_each: candidates tested alone get repro.cu built ahead */
 	long spawned_before_end; /* workers the pool had started when verify began (-1: not yet) */
 	long stopped_released;   /* runs that ended a worker, in pools released before this one */
 	long stopped_at_phase;   /* runs_stopped() when the current phase began */

@@ -241,6 +241,10 @@ int oracle_test(struct oracle *s, struct cand *const *cands, size_t k, int *inte
 			unlink(paths[i]);
 			continue;
 		}
+		if (s->prebuild_each && k == 1 && s->o->prebuild_repro && s->o->check_repro) {
+			s->o->prebuild_repro(s->o->check_arg, paths[i], s->guard);
+			oracle_log(s, "  %s: its repro.cu is built ahead while it runs", paths[i]);
+		}
 		for (int r = 0; r < s->reps; r++) {
 			cand_job(s, &jobs[nj], paths[i]);
 			jobs[nj].stop_at = cand_stop_at(s);
@@ -370,6 +374,11 @@ int oracle_run_file(struct oracle *s, const char *path, const struct replay_opts
 		    struct replay_result *first, int *matches)
 {
 	return oracle_run_file_snap(s, path, opts, n, NULL, NULL, first, matches);
+}
+
+void oracle_prebuild_each(struct oracle *s, int on)
+{
+	s->prebuild_each = on;
 }
 
 int oracle_recall(struct oracle *s, const char *path, struct replay_result *res)

@@ -158,6 +158,11 @@ int oracle_recall(struct oracle *o, const char *path, struct replay_result *res)
  * signature matches of file i.  0, or -1 when the workers are lost. */
 int oracle_run_files(struct oracle *o, char *const *paths, int n, int runs, int *got);
 
+/* From now on (on: 1), every candidate tested alone has its repro.cu
+ * built ahead (shrink_opts.prebuild_repro) while it runs: in the last
+ * phase, the one kept last is the final trace, and the repro.cu check
+ * then finds its program built.  0 turns it off. */
+void oracle_prebuild_each(struct oracle *o, int on);
 /* 1 when the time limit passed or a signal came (the report says which). */
 int oracle_over_time(struct oracle *o);
 /* The reduction's last runs (verify on): a worker that stops is replaced

@@ -130,6 +130,22 @@ static void run_baseline(struct oracle *o, const struct shrink_opts *opts, struc
 	}
 }
 
+/* Hand a state the reduction may end with to opts->prebuild_repro
+ * (written as WORKDIR/prebuild.bin), placed as the repro.cu check's first
+ * attempt will place it: its repro.cu is built while the workers go on. */
+static void prebuild_repro(struct oracle *o, const struct shrink_opts *opts, const struct cand *best)
+{
+	struct strbuf path = STRBUF_INIT, err = STRBUF_INIT;
+
+	if (!opts->prebuild_repro || !opts->check_repro || !best->n)
+		return;
+	sb_addf(&path, "%s/prebuild.bin", opts->workdir);
+	if (cand_write(best, path.buf, &err) == 0)
+		opts->prebuild_repro(opts->check_arg, path.buf, oracle_guard(o));
+	sb_release(&path);
+	sb_release(&err);
+}
+
 /* The full strategy: the slice, else the shortest faulting suffix (else
  * the whole trace) and ddmin over its launches; that base state's
  * compute-sanitizer run starts in the background; then the table, where a
@@ -139,6 +155,7 @@ static void run_full(struct oracle *o, const struct shrink_opts *opts, struct sh
 		     struct cand *best)
 {
 	struct cand plain = CAND_INIT;
+	int last = -1;   /* the last table phase to run */
 	int sliced = selected(o, opts, PH_SLICE, best) && phase_slice(o, opts, best, &plain);
 	if (!sliced && !oracle_failed(o)) {
 		if (!selected(o, opts, PH_SUFFIX, best) || !phase_suffix(o, opts, best)) {
@@ -163,6 +180,9 @@ static void run_full(struct oracle *o, const struct shrink_opts *opts, struct sh
 	if (oracle_have_san(o) && !(sliced && oracle_base_started(o)))
 		oracle_base_start(o, &ss->state[0], ss->name[0]);
 	cand_release(&plain);
+	for (int k = 0; k < PH__COUNT; k++)
+		if (phase_defs[k].fn && phase_wanted(opts->phase_sel, (enum phase_id)k, opts->cut_buffers))
+			last = k;
 	for (int k = 0; k < PH__COUNT; k++) {
 		if (!phase_defs[k].fn || (phase_defs[k].flags & PHASE_CUT_BUFFERS &&
 					  !phase_wanted(opts->phase_sel, (enum phase_id)k, opts->cut_buffers)))
@@ -173,27 +193,21 @@ static void run_full(struct oracle *o, const struct shrink_opts *opts, struct sh
 			break;
 		if (!table_phase_runs(o, opts, k, best))
 			continue;
+		if (k == last && opts->prebuild_repro && opts->check_repro) {
+			/* the reduction ends with the state before this phase, or
+			 * with the last candidate it keeps: repro.cu of each is
+			 * built while the phase runs (issue 26: the check then
+			 * waits for no compiler) */
+			oracle_log(o, "the state before %s, the last phase: its repro.cu is built ahead", phase_defs[k].name);
+			prebuild_repro(o, opts, best);
+			oracle_prebuild_each(o, 1);
+		}
 		phase_defs[k].fn(o, opts, best);
 		states_save(ss, phase_defs[k].name, best);
 	}
+	oracle_prebuild_each(o, 0);
 	if (oracle_failed(o))
 		oracle_recover(o);
-}
-
-/* Hand the state about to be verified to opts->prebuild_repro (written
- * as WORKDIR/prebuild.bin), placed as the repro.cu check's first attempt
- * will place it. */
-static void prebuild_repro(struct oracle *o, const struct shrink_opts *opts, const struct cand *best)
-{
-	struct strbuf path = STRBUF_INIT, err = STRBUF_INIT;
-
-	if (!opts->prebuild_repro || !opts->check_repro || !best->n)
-		return;
-	sb_addf(&path, "%s/prebuild.bin", opts->workdir);
-	if (cand_write(best, path.buf, &err) == 0)
-		opts->prebuild_repro(opts->check_arg, path.buf, oracle_guard(o));
-	sb_release(&path);
-	sb_release(&err);
 }
 
 int shrink_run(const struct trace *orig, const struct shrink_opts *opts, const char *out_bin,

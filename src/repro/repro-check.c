@@ -90,7 +90,7 @@ int repro_check_trace(void *arg, const char *bin, int guard, int runs, int *faul
 	t0 = now_sec();
 	if ((pre = repro_prebuilt(rc, src.buf, &built, &build_s))) {
 		sb_reset(&exe);
-		sb_adds(&exe, built);   /* compiled while verify ran (repro-prebuild.c) */
+		sb_adds(&exe, built);   /* compiled ahead (repro-prebuild.c) */
 	} else if (repro_build_quick(cu.buf, exe.buf, &quick, &err) < 0) {
 		sb_addf(why, "the emitted repro.cu does not build: %s", err.buf);
 		goto out;
@@ -148,7 +148,7 @@ int repro_check_trace(void *arg, const char *bin, int guard, int runs, int *faul
 		sb_addf(why, "%d of %d runs could not set up or crashed; ", setup + other, runs);
 	/* for the log: where the phase's time went */
 	if (pre)
-		sb_addf(why, "built while verify ran in %.2f s, waited %.2f s for it; ", build_s, wait_s);
+		sb_addf(why, "built ahead in %.2f s, waited %.2f s for it; ", build_s, wait_s);
 	else
 		sb_addf(why, "built in %.2f s; ", wait_s);
 	sb_addf(why, "%d runs (%d at a time) in %.2f s; ", runs, rc->parallel, runs_s);

@@ -73,14 +73,15 @@ struct repro_check {
 	int parallel;                    /* runs at a time */
 	int code_only;                   /* --signature=code: any kernel */
 	int serial;
-	struct repro_pre *pre;           /* repro-prebuild.c: built during verify */
+	struct repro_pres *pre;          /* repro-prebuild.c: states built ahead of the check */
 };
 int repro_check_trace(void *arg, const char *bin, int guard, int runs, int *faults, struct strbuf *why);
 /* repro-prebuild.c: emit the trace file bin's repro.cu and compile it on a
- * thread (shrink_opts.prebuild_repro); repro_prebuilt: 1 with *exe when src
- * is that program (header aside) and it built, after waiting for it;
- * repro_prebuild_finish: wait for the thread and free (before the work
- * directory goes). */
+ * thread (shrink_opts.prebuild_repro; several states may be, each program
+ * once); repro_prebuilt: 1 with *exe when src is one of those programs
+ * (header aside) and it built, after waiting for it (its nvcc build starts
+ * then); repro_prebuild_finish: wait for the threads and free (before the
+ * work directory goes). */
 void repro_prebuild(void *arg, const char *bin, int guard);
 int repro_prebuilt(struct repro_check *rc, const char *src, const char **exe, double *build_s);
 void repro_prebuild_finish(struct repro_check *rc);
