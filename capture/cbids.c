@@ -122,6 +122,7 @@ static const CUpti_CallbackId handled[] = {
 	CB(cuStreamBatchMemOp_v2), CB(cuStreamBatchMemOp_v2_ptsz),
 	CB(cuLaunchCooperativeKernelMultiDevice),
 	CB(cuLaunch), CB(cuLaunchGrid), CB(cuLaunchGridAsync),
+	CB(cuTexObjectCreate), CB(cuSurfObjectCreate),
 
 	/* the fault watch: calls that wait for the GPU or ask how it went, so
 	 * a fault no launch returned (a copy's, or one under a program that

@@ -1434,6 +1434,12 @@ static int on_unsupported_enter(CUpti_CallbackId cbid, const CUpti_CallbackData 
 	case CB(cuLaunch): case CB(cuLaunchGrid): case CB(cuLaunchGridAsync):
 		note_once(cbid, "legacy launch API %s: these launches are not recorded", cb->functionName);
 		return 1;
+	case CB(cuTexObjectCreate): case CB(cuSurfObjectCreate):
+		/* a kernel parameter holds the handle; replay passes it as
+		 * captured, and no such object exists there */
+		note_once(cbid, "%s: texture and surface objects are not recorded; a kernel that reads or "
+			  "writes through one will not replay as captured", cb->functionName);
+		return 1;
 	default:
 		return 0;
 	}

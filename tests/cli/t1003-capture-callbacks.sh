@@ -38,6 +38,8 @@ n=$(grep -c '^H2D dst=0xd00000100[0246]00 .* size=64 ' $D); [ "$n" = 4 ] && ok "
 has "  ...with each row's bytes" "^H2D dst=0xd00000100600 .* size=64 .* data=c0c1c2c3c4c5c6c7\$"
 has "cuMemcpy2D contiguous: one H2D" "^H2D dst=0xd00000100000 .* size=256 .* datalen=256 data=0001020304050607\$"
 n=$(grep -c 'unsupported copy form cuMemcpyHtoA_v2' $D); [ "$n" = 1 ] && ok "unsupported copy: one note for two calls" || fail "unsupported copy note ($n)"
+n=$(grep -c 'cuTexObjectCreate: texture and surface objects are not recorded' $D)
+[ "$n" = 1 ] && ok "texture object: one note for two calls" || fail "texture object note ($n)"
 has "cuMemsetD32Async during stream capture: async+captured" "^MEMSET dst=0xd00000000000 value=0xdeadbeef elem=4 width=1000 height=1 pitch=0 stream=0xca97 flags=3\$"
 has "cuMemsetD2D8" "^MEMSET dst=0xd00000100000 value=0x5a elem=1 width=300 height=10 pitch=512 stream=0x0 flags=0\$"
 has "launch of a CUfunction: name and layout from cuFunc*" "^LAUNCH seq=0 name=_Z4fillPfi api=1 flags=0 grid=4,1,1 block=256,1,1 shmem=0 stream=0x0 params=0:8,8:4 args=0000000000d00000e8030000 attrs= py=0 frames=0 tid=set\$"

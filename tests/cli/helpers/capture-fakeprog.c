@@ -181,6 +181,10 @@ static int full(void)
 		cuMemcpyHtoA_v2_params qa1 = { NULL, 0, src, 16 };
 		API(cuMemcpyHtoA_v2, &qa1, CUDA_SUCCESS);             /* unsupported: a note */
 		API(cuMemcpyHtoA_v2, &qa1, CUDA_SUCCESS);             /* ...only once */
+		CUtexObject tex = 0;
+		cuTexObjectCreate_params qt = { &tex, NULL, NULL, NULL };
+		API(cuTexObjectCreate, &qt, CUDA_SUCCESS);            /* not recorded: a note */
+		API(cuTexObjectCreate, &qt, CUDA_SUCCESS);            /* ...only once */
 	}
 	{ /* stream capture begins on 0xca97: the next captured records are graph nodes */
 		cuStreamBeginCapture_v2_params qc = { (CUstream)(uintptr_t)0xca97, CU_STREAM_CAPTURE_MODE_GLOBAL };
