@@ -72,31 +72,6 @@ static long presnap_event(const struct oracle *s)
 	return trace_find_launch(t, t->rec[frec].u.fault.launch_seq);
 }
 
-/* What the capture noted it could not record (NOTE records: unsupported
- * copies and writes, texture objects, legacy launches), as "; capture
- * noted: A; B": a fault that does not reproduce in replay may hang on
- * one of them.  At most three, each once. */
-static void add_unrecorded_notes(const struct trace *t, struct strbuf *out)
-{
-	const char *seen[3];
-	int n = 0;
-	for (size_t i = 0; i < t->nrec && n < 3; i++) {
-		const char *x = t->rec[i].type == TR_NOTE ? t->rec[i].u.note.text : NULL;
-		int dup = 0;
-		if (!x || !(strstr(x, "not recorded") || strstr(x, "will miss these bytes") ||
-			    strstr(x, "cannot rebuild")))
-			continue;
-		for (int k = 0; k < n; k++)
-			dup |= !strcmp(seen[k], x);
-		if (dup)
-			continue;
-		sb_addf(out, "%s%s", n ? "; " : " Capture noted what the trace lacks: ", x);
-		seen[n++] = x;
-	}
-	if (n)
-		sb_adds(out, ".");
-}
-
 /* Confirm the fault in replay (see oracle.h): sets the guard, the rates,
  * the fault's event and the repeats per candidate.  The first of each
  * placement's runs writes the slice's snapshot on its way, before the
@@ -195,7 +170,7 @@ int oracle_confirm(struct oracle *s)
 	if (ret < 0 && !s->infra_failed) {
 		sb_addf(s->err, "the captured fault (%s in %s) does not reproduce in replay; tried %s. "
 			"Nothing was emitted.", s->rep->error, s->rep->kernel, tried.buf);
-		add_unrecorded_notes(s->orig, s->err);
+		trace_unrecorded_notes(s->orig, " Capture noted what the trace lacks: ", 3, s->err);
 	}
 out:
 	oracle_phase_end(s, NULL, ret == 0 ? (s->rep->flaky ? "flaky" : "reproduces") : "failed");

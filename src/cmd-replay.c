@@ -41,7 +41,7 @@ int cmd_replay(int argc, char **argv)
 {
 	struct replay_opts o = REPLAY_OPTS_INIT;
 	struct opts op;
-	struct strbuf err = STRBUF_INIT;
+	struct strbuf err = STRBUF_INIT, lacks = STRBUF_INIT;
 	struct trace t;
 	struct pool *p = NULL;
 	struct job job;
@@ -116,6 +116,12 @@ int cmd_replay(int argc, char **argv)
 		fprintf(stderr, "gpureduce replay: warning: %s\n", t.truncated_msg);
 	complete = trace_complete(&t);
 	cut_fault = t.cut_in_fault;
+	for (size_t i = 0; i < t.nrec; i++)
+		if (t.rec[i].type == TR_FAULT) {
+			trace_unrecorded_notes(&t, "replay: note: the capture faulted, and noted what the trace lacks: ",
+					       3, &lacks);
+			break;
+		}
 	trace_release(&t);
 
 	/* ^C: the worker is in its own process group; stop it (interrupt.h) */
@@ -179,6 +185,8 @@ int cmd_replay(int argc, char **argv)
 		       job.res.launches == 1 ? "" : "es",
 		       job.res.seconds, auto_guard ? "layout, then " : "", place_guard_name(o.guard),
 		       job.res.msg[0] ? "; " : "", job.res.msg);
+		if (lacks.len)   /* the capture's fault did not come back: this may be why */
+			printf("%s\n", lacks.buf);
 		ret = EXIT_OK;
 		break;
 	case RS_FAULT:
@@ -203,5 +211,6 @@ int cmd_replay(int argc, char **argv)
 out:
 	pool_release(p);
 	sb_release(&err);
+	sb_release(&lacks);
 	return ret;
 }

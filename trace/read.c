@@ -412,6 +412,27 @@ long trace_find_launch(const struct trace *t, uint64_t seq)
 	return -1;
 }
 
+int trace_unrecorded_notes(const struct trace *t, const char *prefix, int max, struct strbuf *out)
+{
+	int n = 0;
+	for (size_t i = 0; i < t->nrec && n < max; i++) {
+		const char *x = t->rec[i].type == TR_NOTE ? t->rec[i].u.note.text : NULL;
+		int dup = 0;
+		if (!x || !(strstr(x, "not recorded") || strstr(x, "will miss these bytes") ||
+			    strstr(x, "cannot rebuild")))
+			continue;
+		for (size_t k = 0; k < i && !dup; k++)
+			dup = t->rec[k].type == TR_NOTE && t->rec[k].u.note.text && !strcmp(t->rec[k].u.note.text, x);
+		if (dup)
+			continue;
+		sb_addf(out, "%s%s", n ? "; " : prefix, x);
+		n++;
+	}
+	if (n)
+		sb_adds(out, ".");
+	return n;
+}
+
 int trace_blob_read(const struct trace *t, uint64_t hash, struct strbuf *out,
 		    uint64_t limit, struct strbuf *err)
 {

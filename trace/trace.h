@@ -568,6 +568,12 @@ uint64_t tr_launch_layout(const struct tr_launch *l);
 long trace_find_blob(const struct trace *t, uint64_t hash);
 /* Index of the first LAUNCH record with launch number seq, or -1. */
 long trace_find_launch(const struct trace *t, uint64_t seq);
+/* What the capture noted the trace lacks (NOTE records of calls it could
+ * not record: unsupported copies and writes, texture objects, legacy
+ * launches, launches it cannot rebuild), at most `max` distinct ones,
+ * appended to out as "PREFIX A; B." (nothing when there are none).
+ * Returns how many. */
+int trace_unrecorded_notes(const struct trace *t, const char *prefix, int max, struct strbuf *out);
 /*
  * Decode a blob into out (appended).  Checks the decompressed size against
  * the record's raw_size and `limit` (0: 64 GiB) before allocating, and the

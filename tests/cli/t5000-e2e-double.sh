@@ -332,6 +332,11 @@ check_grep "  ...naming what the capture noted it lacks" \
 	"Capture noted what the trace lacks: cuTexObjectCreate: texture and surface objects are not recorded.*; unsupported copy form cuMemcpyHtoA_v2: replay will miss these bytes\.$" "$TMP/.out"
 check_no_grep "  ...and only that" "checkpoint 1: 4096" "$TMP/.out"
 n=$(grep -c . "$TMP/.out"); [ "$n" = 1 ] && ok "  ...on one line" || fail "  ...on one line ($n lines)"
+check_exit "replay of it runs clean: exit 0" 0 $GPUREDUCE replay nofault2.bin
+check_grep "  ...and says what the capture noted the trace lacks" \
+	"^replay: note: the capture faulted, and noted what the trace lacks: cuTexObjectCreate: texture" "$TMP/.out"
+check_exit "replay of the one without notes: exit 0" 0 $GPUREDUCE replay nofault.bin
+check_no_grep "  ...and no such note" "noted what the trace lacks" "$TMP/.out"
 
 # 8b. a hang: the time limit kills the worker --------------------------------
 { head; cat <<'EOT'

@@ -854,3 +854,42 @@ UNIT_TEST(trace_pystack)
 	unlink(path2);
 	sb_release(&err);
 }
+
+/* What the capture noted the trace lacks: only notes of calls it could not
+ * record, each once, at most max, in order, prefixed and ended by a dot. */
+UNIT_TEST(trace_unrecorded_notes_picks_and_dedups)
+{
+	static const char *texts[] = {
+		"checkpoint 1: 4096 bytes",
+		"unsupported copy form cuMemcpyHtoA_v2: replay will miss these bytes",
+		"cuTexObjectCreate: texture and surface objects are not recorded; x",
+		"unsupported copy form cuMemcpyHtoA_v2: replay will miss these bytes",
+		"kernel k (handle 0x1): the driver gave no parameter layout; replay cannot rebuild its launches",
+		"legacy launch API cuLaunch: these launches are not recorded",
+	};
+	struct tr_rec rec[ARRAY_SIZE(texts) + 1];
+	struct trace t;
+	struct strbuf out = STRBUF_INIT;
+
+	memset(&t, 0, sizeof(t));
+	memset(rec, 0, sizeof(rec));
+	for (size_t i = 0; i < ARRAY_SIZE(texts); i++) {
+		rec[i].type = TR_NOTE;
+		rec[i].u.note.text = texts[i];
+	}
+	rec[ARRAY_SIZE(texts)].type = TR_END;
+	t.rec = rec;
+	t.nrec = ARRAY_SIZE(rec);
+	CHECK_EQ_U(trace_unrecorded_notes(&t, "P: ", 3, &out), 3);
+	CHECK_STR(out.buf, "P: unsupported copy form cuMemcpyHtoA_v2: replay will miss these bytes; "
+		  "cuTexObjectCreate: texture and surface objects are not recorded; x; "
+		  "kernel k (handle 0x1): the driver gave no parameter layout; replay cannot rebuild its launches.");
+	sb_reset(&out);
+	CHECK_EQ_U(trace_unrecorded_notes(&t, "P: ", 10, &out), 4);
+	CHECK(strstr(out.buf, "legacy launch API cuLaunch") != NULL);
+	sb_reset(&out);
+	t.nrec = 1;   /* the checkpoint note alone: nothing */
+	CHECK_EQ_U(trace_unrecorded_notes(&t, "P: ", 3, &out), 0);
+	CHECK_EQ_U(out.len, 0);
+	sb_release(&out);
+}
