@@ -413,20 +413,28 @@ static const struct item *copy_into(const struct cand *c, uint64_t dst)
 	return NULL;
 }
 
+/* The data phase on the whole trace under rule (k), the copies into A and
+ * B after it in *a and *b: 1 when both are there. */
+static int data_phase_on(struct rig *g, enum rule rule, uint64_t k, const struct item **a, const struct item **b)
+{
+	struct fake f = { rule, k, NULL, 0, 0, 0, 0 };
+
+	rig_open(g, f, STRATEGY_FULL);
+	phase_data(g->o, &g->opts, &g->best);
+	*a = copy_into(&g->best, BUF_A);
+	*b = copy_into(&g->best, BUF_B);
+	CHECK(*a && *b);
+	return *a && *b;
+}
+
 UNIT_TEST(phase_data_replaces_what_the_fault_ignores)
 {
 	struct rig g;
-	struct fake f = { NEEDS_BYTE, 40, NULL, 0, 0, 0, 0 };
 	const struct item *a, *b;
 	uint64_t kept = 0;
 	int ptr_kept = 0, byte_kept = 0;
 
-	rig_open(&g, f, STRATEGY_FULL);
-	phase_data(g.o, &g.opts, &g.best);
-	a = copy_into(&g.best, BUF_A);
-	b = copy_into(&g.best, BUF_B);
-	CHECK(a && b);
-	if (a && b) {
+	if (data_phase_on(&g, NEEDS_BYTE, 40, &a, &b)) {
 		/* A: the fault does not care: zeros */
 		CHECK_EQ_U(a->data_mode, DATA_ZERO);
 		/* B: holds a pointer (byte 16), so only the chunk search; the
@@ -453,15 +461,9 @@ UNIT_TEST(phase_data_replaces_what_the_fault_ignores)
 UNIT_TEST(phase_data_leaves_a_copy_it_needs_whole)
 {
 	struct rig g;
-	struct fake f = { NEEDS_ALL_B, 0, NULL, 0, 0, 0, 0 };
 	const struct item *a, *b;
 
-	rig_open(&g, f, STRATEGY_FULL);
-	phase_data(g.o, &g.opts, &g.best);
-	a = copy_into(&g.best, BUF_A);
-	b = copy_into(&g.best, BUF_B);
-	CHECK(a && b);
-	if (a && b) {
+	if (data_phase_on(&g, NEEDS_ALL_B, 0, &a, &b)) {
 		CHECK_EQ_U(a->data_mode, DATA_ZERO);
 		CHECK_EQ_U(b->data_mode, DATA_ORIG);
 		CHECK_EQ_U(b->nkeep, 0);
