@@ -169,7 +169,8 @@ int oracle_confirm(struct oracle *s)
 	}
 	if (ret < 0 && !s->infra_failed) {
 		sb_addf(s->err, "the captured fault (%s in %s) does not reproduce in replay; tried %s. "
-			"Nothing was emitted.", s->rep->error, s->rep->kernel, tried.buf);
+			"Nothing was emitted.", s->rep->error, *s->rep->kernel ? s->rep->kernel : "a kernel the trace does not name",
+			tried.buf);
 		trace_unrecorded_notes(s->orig, " Capture noted what the trace lacks: ", 3, s->err);
 	}
 out:

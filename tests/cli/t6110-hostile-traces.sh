@@ -1,0 +1,74 @@
+#!/bin/sh
+# t6110-hostile-traces.sh - well-formed traces whose records ask for what
+# replay cannot or must not do (the reader's own checks pass; the fuzzer
+# covers malformed bytes), on the driver double.  For each, `replay` and
+# `shrink` must end with their documented exit codes and say why in one
+# line, never crash, hang or leave a repro behind for a fault they could
+# not reproduce:
+#   huge        an allocation of 2^62 bytes
+#   zerogrid    a launch of grid 0
+#   bigblock    a block of 100000 threads
+#   nokernel    a kernel no captured module defines
+#   fewargs     a launch with fewer parameter bytes than its kernel takes
+#   h2dout      a copy into memory no allocation holds
+#   h2dover     a copy running past its allocation's end
+#   memsetover  a memset of 1 MB into a 4 KiB allocation
+#   d2dout      a device copy from memory no allocation holds
+#   freeunknown a free of an address never allocated
+#   faultseq    a fault naming a launch the trace does not have
+. tests/cli/test-lib.sh
+
+on_double nvcc no-sanitizer plain-path
+hdr() {
+	printf 'process 100 /work ./app\ndevice "gpureduce CPU double"\nmodule %s/kernels.cubin 1\n' "$DBL"
+}
+FAULT='fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1'
+LAUNCH='launch _Z7add_onePfi 4 256 ptr:0x7f0000100000 i32:1000'
+A='alloc 0x7f0000100000 4096'
+# mk NAME LINE...: the trace NAME.bin of the header and these lines
+mk() {
+	n=$1; shift
+	{ hdr; for l in "$@"; do echo "$l"; done; } >"$n.txt"
+	check "mktrace $n" $MKTRACE "$n.bin" <"$n.txt"
+}
+mk huge 'alloc 0x7f0000100000 4611686018427387904' "$LAUNCH" "$FAULT"
+mk zerogrid "$A" 'launch _Z7add_onePfi 0 256 ptr:0x7f0000100000 i32:1000' "$FAULT"
+mk bigblock "$A" 'launch _Z7add_onePfi 4 100000 ptr:0x7f0000100000 i32:1000' "$FAULT"
+mk nokernel "$A" 'launch _Z9no_suchPfi 4 256 ptr:0x7f0000100000 i32:1000' "$FAULT"
+mk fewargs "$A" 'launch _Z7add_onePfi 4 256 ptr:0x7f0000100000' "$FAULT"
+mk h2dout "$A" 'h2d 0x7f0000900000 4096 seq' "$LAUNCH" "$FAULT"
+mk h2dover "$A" 'h2d 0x7f0000100800 8192 seq' "$LAUNCH" "$FAULT"
+mk memsetover "$A" 'memset 0x7f0000100000 0 1000000' "$LAUNCH" "$FAULT"
+mk d2dout "$A" 'd2d 0x7f0000100000 0x7f0000900000 4096' "$LAUNCH" "$FAULT"
+mk freeunknown "$A" 'free 0x7f0000500000' "$LAUNCH" "$FAULT"
+mk faultseq "$A" "$LAUNCH" 'fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 99 at_launch=1'
+
+# replay NAME EXIT PATTERN: exit EXIT, its last line matching PATTERN
+replay_says() {
+	check_exit "replay $1: exit $2" "$2" $GPUREDUCE replay "$1.bin"
+	tail -n 1 "$TMP/.out" >last.txt
+	check_grep "  ...$3" "$3" last.txt
+}
+replay_says huge 3 "could not replay: event [0-9]*: allocation failed: CUDA_ERROR_OUT_OF_MEMORY"
+replay_says zerogrid 3 "launch failed: CUDA_ERROR_INVALID_VALUE"
+replay_says bigblock 3 "launch failed: CUDA_ERROR_INVALID_VALUE; it runs at most 1024 threads per block"
+replay_says nokernel 3 "kernel _Z9no_suchPfi is in none of the trace's 1 captured modules"
+replay_says fewargs 3 "the function has 2 parameter(s), 12 bytes"
+for n in h2dout h2dover memsetover d2dout; do
+	replay_says $n 0 "ran clean .*; 1 copies/memsets targeted memory outside any captured allocation and were skipped"
+done
+replay_says freeunknown 0 "ran clean"
+replay_says faultseq 0 "ran clean"
+
+# shrink: a fault that does not come back is refused, in one line, with
+# nothing emitted
+for n in huge zerogrid bigblock nokernel fewargs h2dout memsetover faultseq; do
+	check_exit "shrink $n: exit 1" 1 $GPUREDUCE shrink -j 2 --quiet -o "s-$n/repro.cu" "$n.bin"
+	l=$(grep -c . "$TMP/.out")
+	[ "$l" = 1 ] && ok "  ...in one line" || fail "  ...in one line ($l)"
+	check_grep "  ...saying it does not reproduce" "does not reproduce in replay; tried guard=layout" "$TMP/.out"
+	[ -e "s-$n/repro.cu" ] && fail "  ...and emits nothing" || ok "  ...and emits nothing"
+done
+check_grep "  (faultseq: the kernel it cannot name is said to be unnamed)" \
+	"CUDA_ERROR_ILLEGAL_ADDRESS in a kernel the trace does not name" "$TMP/.out"
+finish
