@@ -391,6 +391,22 @@ static void blob_index_build(struct trace *t)
 	}
 }
 
+/* The TENSORMAP records, in order: a launch looks for the maps recorded
+ * before it (addr/tensormap.c), and a scan of every record before every
+ * launch made replaying a long trace quadratic. */
+static void tmap_index_build(struct trace *t)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < t->nrec; i++)
+		n += t->rec[i].type == TR_TENSORMAP;
+	t->tmaps = n ? xmalloc(n * sizeof(size_t)) : NULL;
+	t->ntmaps = 0;
+	for (size_t i = 0; i < t->nrec && n; i++)
+		if (t->rec[i].type == TR_TENSORMAP)
+			t->tmaps[t->ntmaps++] = i;
+	t->tmaps_indexed = 1;
+}
+
 long trace_find_blob(const struct trace *t, uint64_t hash)
 {
 	if (!t->blob_nslots)
@@ -682,6 +698,7 @@ static int finish_open(struct trace *t, unsigned flags, struct strbuf *err)
 	}
 	sb_release(&e);
 	blob_index_build(t);
+	tmap_index_build(t);
 	return 0;
 }
 
@@ -744,6 +761,7 @@ void trace_release(struct trace *t)
 	free(t->nonptr);
 	free(t->nonptr_extra);
 	free(t->blob_slots);
+	free(t->tmaps);
 	free(t->stacks);
 	free(t->truncated_msg);
 	free(t->path);

@@ -486,6 +486,11 @@ struct trace {
 	/* blob index: open addressing on hash -> record index */
 	size_t *blob_slots;
 	size_t blob_nslots;
+	/* the TENSORMAP records' indices, ascending (trace_open; tmaps_indexed
+	 * 0 in a trace put together otherwise: then they are searched for) */
+	size_t *tmaps;
+	size_t ntmaps;
+	int tmaps_indexed;
 	/* 1.8, while decoding: PYSTACK id -> its frames (open addressing) */
 	struct tr_pystack *stacks;
 	size_t stacks_n, stacks_cap;

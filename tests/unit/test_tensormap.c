@@ -83,6 +83,19 @@ UNIT_TEST(tensormap_records_and_matching)
 		CHECK(tmap_find(&t, 2, args + 64) == 1);   /* the latest */
 		CHECK(tmap_find(&t, 1, args + 64) == 0);   /* only records before the launch */
 		CHECK(tmap_find(&t, 0, args + 64) == -1);
+		CHECK(t.tmaps_indexed && t.ntmaps == 2);   /* trace_open's index of the maps */
+		{
+			/* a trace put together without trace_open: searched, the same answers */
+			struct trace u = t;
+			u.tmaps_indexed = 0;
+			CHECK(tmap_find(&u, 2, args + 64) == 1);
+			CHECK(tmap_find(&u, 1, args + 64) == 0);
+			CHECK(tmap_find(&u, 0, args + 64) == -1);
+			CHECK_EQ_U(tmap_scan_args(&u, 2, args, sizeof(args), NULL, NULL), 1);
+			CHECK_EQ_U(tmap_scan_args(&u, 0, args, sizeof(args), NULL, NULL), 0);
+			CHECK_EQ_U(tmap_scan_args(&t, 0, args, sizeof(args), NULL, NULL), 0);
+			CHECK_EQ_U(tmap_scan_args(&t, 99, args, sizeof(args), NULL, NULL), 1);
+		}
 		CHECK_EQ_U(tmap_scan_args(&t, 2, args, sizeof(args), on_found, got), 1);
 		CHECK_EQ_U(got[1], 1);
 		CHECK_EQ_U(got[2], 64);
