@@ -481,7 +481,14 @@ int trace_blob_read(const struct trace *t, uint64_t hash, struct strbuf *out,
 			return -1;
 		}
 		sb_grow(out, (size_t)b->raw_size);
-		size_t n = ZSTD_decompress(out->buf + out->len, (size_t)b->raw_size, b->data, b->stored_size);
+		/* one decompression context per thread, kept: ZSTD_decompress
+		 * makes and frees one per call (a replay decodes a blob per copy) */
+		static __thread ZSTD_DCtx *dctx;
+		size_t n;
+		if (!dctx)
+			dctx = ZSTD_createDCtx();
+		n = dctx ? ZSTD_decompressDCtx(dctx, out->buf + out->len, (size_t)b->raw_size, b->data, b->stored_size)
+			 : ZSTD_decompress(out->buf + out->len, (size_t)b->raw_size, b->data, b->stored_size);
 		if (ZSTD_isError(n) || n != b->raw_size) {
 			sb_addf(err, "%s: blob at offset %llu: corrupt zstd data (%s)", t->path,
 				(unsigned long long)t->rec[i].offset,
