@@ -167,6 +167,7 @@ int cand_write(const struct cand *c, const char *path, struct strbuf *err)
 	int ret = -1;
 	if (tw_open(&w, path, err) < 0)
 		return -1;
+	tw_set_buffer(&w, WRITE_BUFFER_BYTES);   /* written whole, then read: no record needs its own write(2) */
 	for (size_t i = 0; i < c->n; i++)
 		if (c->it[i].rec.type != TR_END && write_item(&w, &c->it[i], err) < 0)
 			goto out;

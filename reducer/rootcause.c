@@ -472,6 +472,7 @@ int rc_blockify_opts(const struct trace *in, const char *out_path, const struct 
 	}
 	if (tw_open(&R.w, out_path, err) < 0)
 		goto out;
+	tw_set_buffer(&R.w, WRITE_BUFFER_BYTES);   /* one write(2) per MiB, not per record */
 	sort_blocks(&R);
 	r = emit_due(&R, -1);
 	for (i = 0; i < in->nrec && r == 0; i++) {

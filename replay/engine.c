@@ -1459,6 +1459,7 @@ static int write_snapshot(struct run *R, size_t at, struct strbuf *err)
 	S.want = xcalloc(R->mm.n + 1, 1);
 	if (tw_open(&S.w, R->o->snap_path, err) < 0)
 		goto out;
+	tw_set_buffer(&S.w, WRITE_BUFFER_BYTES);   /* closed (flushed) before the run goes on */
 	if (snap_copy_first(&S, TR_PROCESS, at) < 0 || snap_copy_first(&S, TR_DEVICE, at) < 0)
 		goto werr;
 

@@ -649,6 +649,11 @@ int tw_close(struct trace_writer *w);
  * the file, and from a timer (capture/flusher.c).  Returns 0 or -1.
  */
 int tw_set_buffer(struct trace_writer *w, size_t cap);
+/* The buffer of writers that write a whole trace and then close it
+ * (candidates, snapshots, hunt's guarded traces): their records have no
+ * crash to survive, and a write(2) each made a long trace's copy
+ * syscall-bound. */
+#define WRITE_BUFFER_BYTES (1u << 20)
 /* Write what the buffer holds.  0 or -1 (w->failed set). */
 int tw_flush(struct trace_writer *w);
 
