@@ -88,6 +88,17 @@ struct mm_alloc *memmap_add(struct memmap *m, uint64_t addr, uint64_t size, uint
 	return a;
 }
 
+size_t memmap_live_from(const struct memmap *m, uint64_t addr)
+{
+	size_t i = upper(m, addr);
+	if (i > 0) {
+		const struct mm_alloc *o = m->live[i - 1];
+		if (o->addr + (o->size ? o->size : 1) > addr)
+			return i - 1;
+	}
+	return i;
+}
+
 struct mm_alloc *memmap_free(struct memmap *m, uint64_t addr, long event)
 {
 	size_t i = upper(m, addr);

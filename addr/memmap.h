@@ -60,6 +60,11 @@ int memmap_feed(struct memmap *m, const struct tr_rec *r, long event);
 struct mm_alloc *memmap_lookup(const struct memmap *m, uint64_t v, int *dead);
 /* Same, but only live allocations. */
 struct mm_alloc *memmap_lookup_live(const struct memmap *m, uint64_t v);
+/* The index in m->live of the first live allocation that ends after addr
+ * (live allocations do not overlap and are sorted, so their ends are too):
+ * those that overlap [addr, end) are m->live[i], m->live[i + 1], ... while
+ * their addr is below end.  m->nlive when none ends after addr. */
+size_t memmap_live_from(const struct memmap *m, uint64_t addr);
 
 /*
  * The pointer-word rule, written once: an 8-byte word -- of a launch's

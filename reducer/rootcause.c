@@ -31,8 +31,24 @@ struct blk {
 	long seg;                /* index (memmap) of the segment it lies in; -1: none */
 	long emit_after;         /* write its ALLOC after this record (-1: first) */
 	long free_rec;           /* the BLOCK_FREE that ends it, -1: none */
+	long below;              /* find_segments: the block live at its address before it, -1 */
 	int out_live;            /* its ALLOC has been written and not yet freed */
 	int done;                /* its ALLOC has been written */
+};
+
+/* A BLOCK_FREE record and the block it ends (find_segments appends them
+ * in record order: one() finds its block by binary search). */
+struct blk_free {
+	size_t rec, blk;
+};
+
+/* find_segments' table: an address -> the newest block not yet freed
+ * there (open addressing; a BLOCK_FREE ends that one, as the scan from
+ * the newest block backwards did, without the scan). */
+struct addr_top {
+	uint64_t *key;
+	long *top;               /* -1: no live block there now */
+	size_t cap, n;
 };
 
 struct rc {
@@ -41,7 +57,9 @@ struct rc {
 	struct memmap segs;      /* the input's allocations */
 	struct memmap out;       /* allocations as written (blocks, unsplit allocations) */
 	struct blk *b;
-	size_t nb;
+	size_t nb, ab;
+	struct blk_free *frees;
+	size_t nfrees, afrees;
 	size_t *order;           /* block indices by emit_after */
 	size_t next;             /* the next of order to write */
 	unsigned char *split;    /* per segment index: replaced by its blocks */
@@ -61,11 +79,51 @@ int rc_has_blocks(const struct trace *t)
 	return 0;
 }
 
+/* The slot of addr in T (found or empty); T->cap is a power of two. */
+static size_t top_slot(const struct addr_top *T, uint64_t addr)
+{
+	size_t s = (size_t)((addr >> 4) * 0x9E3779B97F4A7C15ull) & (T->cap - 1);
+	while (T->top[s] != -2 && T->key[s] != addr)
+		s = (s + 1) & (T->cap - 1);
+	return s;
+}
+
+static long *top_at(struct addr_top *T, uint64_t addr)
+{
+	size_t s;
+	if ((T->n + 1) * 2 > T->cap) {
+		struct addr_top G = { NULL, NULL, T->cap ? T->cap * 2 : 256, 0 };
+		G.key = xmalloc(G.cap * sizeof(*G.key));
+		G.top = xmalloc(G.cap * sizeof(*G.top));
+		for (size_t i = 0; i < G.cap; i++)
+			G.top[i] = -2;   /* -2: an empty slot */
+		for (size_t i = 0; i < T->cap; i++)
+			if (T->top[i] != -2) {
+				size_t g = top_slot(&G, T->key[i]);
+				G.key[g] = T->key[i];
+				G.top[g] = T->top[i];
+				G.n++;
+			}
+		free(T->key);
+		free(T->top);
+		*T = G;
+	}
+	s = top_slot(T, addr);
+	if (T->top[s] == -2) {
+		T->key[s] = addr;
+		T->top[s] = -1;
+		T->n++;
+	}
+	return &T->top[s];
+}
+
 /* Pass 1: each block's segment, where its ALLOC goes, which BLOCK_FREE
- * ends it, and which segments are split. */
+ * ends it (the newest block at its address not freed yet), and which
+ * segments are split. */
 static void find_segments(struct rc *R)
 {
 	struct memmap mm = MEMMAP_INIT;
+	struct addr_top T = { NULL, NULL, 0, 0 };
 	long last_launch = -1;
 	for (size_t i = 0; i < R->in->nrec; i++) {
 		const struct tr_rec *r = &R->in->rec[i];
@@ -74,29 +132,35 @@ static void find_segments(struct rc *R)
 		if (r->type == TR_LAUNCH && !(r->u.launch.flags & TR_F_CAPTURED)) {
 			last_launch = (long)i;
 		} else if (r->type == TR_BLOCK_FREE) {
-			for (size_t k = R->nb; k-- > 0;)
-				if (R->b[k].free_rec < 0 && R->b[k].seg >= 0 &&
-				    R->in->rec[R->b[k].rec].u.block.addr == r->u.block_free.addr) {
-					R->b[k].free_rec = (long)i;
-					break;
-				}
+			long *top = top_at(&T, r->u.block_free.addr), k = *top;
+			if (k >= 0) {
+				R->b[k].free_rec = (long)i;
+				*top = R->b[k].below;
+				ALLOC_GROW(R->frees, R->nfrees + 1, R->afrees);
+				R->frees[R->nfrees++] = (struct blk_free){ i, (size_t)k };
+			}
 		} else if (r->type == TR_BLOCK_ALLOC) {
 			struct mm_alloc *a = memmap_lookup_live(&mm, r->u.block.addr);
 			struct blk *b;
+			long *top;
 			/* the block must lie inside it (not start one past its end) */
 			if (a && r->u.block.addr - a->addr >= a->size)
 				a = NULL;
-			R->b = xrealloc(R->b, (R->nb + 1) * sizeof(*R->b));
+			ALLOC_GROW(R->b, R->nb + 1, R->ab);
 			b = &R->b[R->nb++];
 			memset(b, 0, sizeof(*b));
 			b->rec = i;
 			b->seg = a ? (long)a->index : -1;
 			b->free_rec = -1;
+			b->below = -1;
 			if (!a) {
 				R->st->orphans++;
 				b->done = 1;
 				continue;
 			}
+			top = top_at(&T, r->u.block.addr);
+			b->below = *top;
+			*top = (long)(R->nb - 1);
 			if (a->index >= R->nsplit) {
 				size_t n = a->index + 64;
 				R->split = xrealloc(R->split, n);
@@ -111,6 +175,8 @@ static void find_segments(struct rc *R)
 		}
 	}
 	memmap_release(&mm);
+	free(T.key);
+	free(T.top);
 }
 
 static const struct rc *g_sort;
@@ -176,7 +242,7 @@ static int put_alloc(struct rc *R, struct blk *b)
 	const struct tr_block *k = blk_rec(R, b);
 	uint64_t size = blk_size(R, k);
 	b->out_live = 1;
-	memmap_add(&R->out, k->addr, size, TR_MEM_DEVICE, 0);
+	memmap_add(&R->out, k->addr, size, TR_MEM_DEVICE, 0)->user = b;
 	R->st->blocks++;
 	return put_done(R, tw_alloc(&R->w, &(struct tr_alloc){ .addr = k->addr, .size = size,
 							     .kind = TR_MEM_DEVICE, .name = "" }));
@@ -200,9 +266,11 @@ static uint64_t each_piece(const struct rc *R, uint64_t a, uint64_t len,
 			   int (*fn)(void *arg, uint64_t off, uint64_t n), void *arg, int *failed)
 {
 	uint64_t covered = 0;
-	for (size_t i = 0; i < R->out.nlive && !*failed; i++) {
+	for (size_t i = memmap_live_from(&R->out, a); i < R->out.nlive && !*failed; i++) {
 		const struct mm_alloc *o = R->out.live[i];
 		uint64_t lo = o->addr > a ? o->addr : a;
+		if (o->addr >= a + len)
+			break;   /* (sorted: the rest start later still) */
 		uint64_t hi = o->addr + o->size < a + len ? o->addr + o->size : a + len;
 		if (lo >= hi)
 			continue;
@@ -319,27 +387,45 @@ static int on_alloc(struct rc *R, size_t i, struct mm_alloc *seg)
 
 /* Write the ALLOCs due after record `at` (-1: before the first), freeing
  * first any live block they overlap (the allocator reused its range). */
+static int blk_ptr_cmp(const void *x, const void *y)
+{
+	const struct blk *a = *(struct blk *const *)x, *b = *(struct blk *const *)y;
+	return a < b ? -1 : a > b;
+}
+
 static int emit_due(struct rc *R, long at)
 {
-	for (; R->next < R->nb; R->next++) {
+	struct blk **hit = NULL;
+	size_t nhit = 0, ahit = 0;
+	int ret = 0;
+
+	for (; R->next < R->nb && !ret; R->next++) {
 		struct blk *b = &R->b[R->order[R->next]];
 		const struct tr_block *k = blk_rec(R, b);
+		uint64_t end = k->addr + blk_size(R, k);
 		if (b->emit_after > at)
 			break;
 		if (b->done)
 			continue;
 		b->done = 1;
-		for (size_t j = 0; j < R->nb; j++) {
-			const struct tr_block *o = blk_rec(R, &R->b[j]);
-			uint64_t osz = blk_size(R, o), ksz = blk_size(R, k);
-			if (R->b[j].out_live && o->addr < k->addr + ksz && k->addr < o->addr + osz &&
-			    put_free(R, &R->b[j]) < 0)
-				return -1;
-		}
-		if (put_alloc(R, b) < 0)
-			return -1;
+		/* the written blocks it overlaps, freed in block order (the
+		 * written allocations' live list, not every block) */
+		nhit = 0;
+		for (size_t i = memmap_live_from(&R->out, k->addr);
+		     i < R->out.nlive && R->out.live[i]->addr < end; i++)
+			if (R->out.live[i]->user) {
+				ALLOC_GROW(hit, nhit + 1, ahit);
+				hit[nhit++] = R->out.live[i]->user;
+			}
+		qsort(hit, nhit, sizeof(*hit), blk_ptr_cmp);
+		for (size_t i = 0; i < nhit && !ret; i++)
+			if (put_free(R, hit[i]) < 0)
+				ret = -1;
+		if (!ret && put_alloc(R, b) < 0)
+			ret = -1;
 	}
-	return 0;
+	free(hit);
+	return ret;
 }
 
 /* A segment's FREE: unsplit, as it is; split, a FREE per live block. */
@@ -406,11 +492,19 @@ static int one(struct rc *R, size_t i, const struct rc_cut *cut)
 		return on_free(R, i, seg);
 	case TR_BLOCK_ALLOC:
 		return 0;   /* written by emit_due */
-	case TR_BLOCK_FREE:
-		for (size_t k = 0; k < R->nb; k++)
-			if (R->b[k].free_rec == (long)i)
-				return R->b[k].out_live ? put_free(R, &R->b[k]) : 0;
+	case TR_BLOCK_FREE: {
+		size_t lo = 0, hi = R->nfrees;   /* its block (find_segments, in record order) */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (R->frees[mid].rec < i)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < R->nfrees && R->frees[lo].rec == i && R->b[R->frees[lo].blk].out_live)
+			return put_free(R, &R->b[R->frees[lo].blk]);
 		return 0;
+	}
 	case TR_MODULE:
 		if (blob_ref(R, r->u.module.blob) < 0)
 			return -1;
@@ -497,6 +591,7 @@ out:
 	memmap_release(&R.segs);
 	memmap_release(&R.out);
 	free(R.b);
+	free(R.frees);
 	free(R.order);
 	free(R.split);
 	free(R.skip);
