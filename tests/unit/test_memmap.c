@@ -236,3 +236,33 @@ UNIT_TEST(memmap_feed_follows_alloc_and_free)
 	CHECK_EQ_U(m.all[0]->free_event, 5);
 	memmap_release(&m);
 }
+
+/* memmap_live_from: the first live allocation that ends after an address,
+ * against a scan of every live one, on random allocations and frees. */
+UNIT_TEST(memmap_live_from_vs_scan)
+{
+	struct memmap m = MEMMAP_INIT;
+	uint64_t x = 0x2545F4914F6CDD1Dull;
+	unsigned bad = 0;
+
+	for (int step = 0; step < 4000; step++) {
+		x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+		uint64_t addr = 0x10000 + (x % 4096) * 64, size = (x >> 20) % 300;
+		if ((x >> 40) % 3)
+			memmap_add(&m, addr, size, 0, step);
+		else if (m.nlive)
+			memmap_free(&m, m.live[(x >> 32) % m.nlive]->addr, step);
+		for (int q = 0; q < 4; q++) {
+			uint64_t a = 0x10000 + ((x >> (8 * q)) % (4096 * 64 + 512));
+			size_t want = m.nlive;
+			for (size_t i = 0; i < m.nlive && want == m.nlive; i++)
+				if (m.live[i]->addr + (m.live[i]->size ? m.live[i]->size : 1) > a)
+					want = i;
+			bad += memmap_live_from(&m, a) != want;
+		}
+	}
+	CHECK_EQ_U(bad, 0);
+	CHECK_EQ_U(memmap_live_from(&m, 0), 0);
+	CHECK_EQ_U(memmap_live_from(&m, UINT64_MAX - 1), m.nlive);
+	memmap_release(&m);
+}
