@@ -587,7 +587,9 @@ static int vmm_drop(uintptr_t p, size_t n)
 
 static struct region *find_reserve(uintptr_t p, size_t n)
 {
-	for (size_t i = 0; i < S.nregions; i++) {
+	/* newest first: the reservation a map or free names is most often
+	 * the last one made (hunt guards every tensor in its own) */
+	for (size_t i = S.nregions; i-- > 0;) {
 		struct region *r = S.regions[i];
 		if (r->live && r->kind == R_RESERVE && p >= r->user && p - r->user <= r->size &&
 		    n <= r->size - (p - r->user))
@@ -707,7 +709,7 @@ static struct CUfunc_st *function_ok(const void *f)
 
 static struct vmm_handle *vmm_handle_ok(CUmemGenericAllocationHandle h)
 {
-	for (size_t i = 0; i < S.nhandles; i++)
+	for (size_t i = S.nhandles; i-- > 0;)   /* newest first: the one just made, most often */
 		if ((CUmemGenericAllocationHandle)(uintptr_t)S.handles[i] == h && S.handles[i]->live)
 			return S.handles[i];
 	return NULL;
@@ -1537,7 +1539,7 @@ CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
 	if (r)
 		goto out;
 	r = CUDA_ERROR_INVALID_VALUE;
-	for (size_t i = 0; i < S.nregions; i++) {
+	for (size_t i = S.nregions; i-- > 0;) {   /* newest first, as find_reserve */
 		struct region *reg = S.regions[i];
 		if (!reg->live || reg->kind != R_RESERVE || reg->user != (uintptr_t)ptr)
 			continue;
