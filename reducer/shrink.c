@@ -18,6 +18,7 @@
 #include "../common/strbuf.h"
 #include "../common/util.h"
 #include "../addr/graphs.h"
+#include "../replay/replay.h"
 #include "cand.h"
 #include "final.h"
 #include "oracle.h"
@@ -106,6 +107,88 @@ static const struct trace *expand_graphs(struct oracle *o, const struct trace *t
 	graphs_release(&G);
 	sb_release(&path);
 	return ex;
+}
+
+/* How many records expand_graphs would write for t's graph launches (each
+ * launch's nodes). */
+static size_t graph_nodes_launched(const struct trace *t)
+{
+	struct graphs G = GRAPHS_INIT;
+	size_t n = 0;
+	for (size_t i = 0; i < t->nrec; i++) {
+		const struct gcap *g;
+		if (graphs_feed(&G, &t->rec[i], i) || t->rec[i].type != TR_GRAPH_LAUNCH)
+			continue;
+		if ((g = graphs_find_exec(&G, t->rec[i].u.graph.exec)))
+			n += g->n;
+	}
+	graphs_release(&G);
+	return n;
+}
+
+/* Graph nodes expand_graphs writes at most (GPUREDUCE_GRAPH_EXPAND_MAX):
+ * a training loop that replays a graph of hundreds of nodes every step
+ * for hours would expand into millions of records, in every worker's
+ * memory; past this, only the last graph launch is expanded (graph_tail). */
+static size_t graph_expand_max(void)
+{
+	const char *e = getenv("GPUREDUCE_GRAPH_EXPAND_MAX");
+	return e && *e ? (size_t)strtoull(e, NULL, 10) : 200000;
+}
+
+/*
+ * The trace from the last graph launch before the fault on: a snapshot of
+ * everything live before it (a replay of t that runs the earlier graph
+ * launches as graphs), that launch's nodes as plain records, and the
+ * fault.  What expand_graphs gives, without the graph launches before the
+ * one that faulted (their work is in the snapshot).  NULL when there is
+ * no such launch or the snapshot fails (the caller expands everything).
+ */
+static const struct trace *graph_tail(struct oracle *o, const struct trace *t, long frec)
+{
+	struct graphs G = GRAPHS_INIT;
+	struct cand c = CAND_INIT;
+	struct strbuf path = STRBUF_INIT;
+	const struct trace *snap, *tail = NULL;
+	const struct gcap *g = NULL;
+	long gl = -1;
+
+	for (long i = 0; i < frec; i++)
+		if (t->rec[i].type == TR_GRAPH_LAUNCH)
+			gl = i;
+	if (gl < 0)
+		return NULL;
+	for (long i = 0; i < gl; i++)
+		graphs_feed(&G, &t->rec[i], (size_t)i);
+	if (!(g = graphs_find_exec(&G, t->rec[gl].u.graph.exec)) ||
+	    !(snap = oracle_snapshot(o, gl, SNAP_ALL))) {
+		sb_reset(oracle_err(o));
+		goto out;
+	}
+	cand_add_all(&c, snap);
+	for (size_t k = 0; k < g->n; k++) {
+		struct item *it = cand_add(&c, t, g->recs[k]);
+		if (it->rec.type == TR_LAUNCH)
+			it->rec.u.launch.flags &= ~TR_F_CAPTURED;
+		else if (it->rec.type == TR_MEMSET)
+			it->rec.u.memset.flags &= ~TR_F_CAPTURED;
+		else
+			it->rec.u.copy.flags &= ~TR_F_CAPTURED;
+	}
+	cand_add(&c, t, (size_t)frec);
+	sb_addf(&path, "%s/graph-tail.bin", oracle_opts(o)->workdir);
+	if (cand_write(&c, path.buf, oracle_err(o)) == 0)
+		tail = oracle_add_source(o, path.buf);
+	if (tail)
+		oracle_progress(o, "%zu graph nodes launched: reducing from the last graph launch (%zu nodes) on, "
+				"the rest as a snapshot", graph_nodes_launched(t), g->n);
+	else
+		sb_reset(oracle_err(o));
+out:
+	cand_release(&c);
+	graphs_release(&G);
+	sb_release(&path);
+	return tail;
 }
 
 /* The baseline: ddmin over every launch, then the table's baseline
@@ -217,7 +300,7 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *opts, const c
 	struct shrink_states ss;
 	struct cand best = CAND_INIT;
 	long frec;
-	int ret = -1, rc;
+	int ret = -1, rc, graph_fault = 0, big_graphs = 0;
 
 	memset(&ss, 0, sizeof(ss));
 	memset(rep, 0, sizeof(*rep));
@@ -248,14 +331,20 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *opts, const c
 	snprintf(rep->kernel, sizeof(rep->kernel), "%s", orig->rec[frec].u.fault.kernel);
 
 	/* Graph launches: reduce the trace with each launch expanded into its
-	 * nodes, so the faulting node can be sliced like any launch. */
+	 * nodes, so the faulting node can be sliced like any launch; when
+	 * that would be too many records, only the last graph launch, after a
+	 * snapshot of what the others left (graph_tail, once workers run). */
 	if (has_graph_launch(orig)) {
-		const struct trace *ex = expand_graphs(o, orig);
-		if (!ex) {
-			oracle_release(o);
-			return -1;
+		graph_fault = !strncmp(orig->rec[frec].u.fault.api, "cuGraphLaunch", 13);
+		big_graphs = graph_nodes_launched(orig) > graph_expand_max();
+		if (!big_graphs) {
+			const struct trace *ex = expand_graphs(o, orig);
+			if (!ex) {
+				oracle_release(o);
+				return -1;
+			}
+			oracle_set_orig(o, ex, graph_fault);
 		}
-		oracle_set_orig(o, ex, !strncmp(orig->rec[frec].u.fault.api, "cuGraphLaunch", 13));
 	}
 
 	rc = oracle_start(o);
@@ -265,6 +354,12 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *opts, const c
 	}
 	if (rc < 0)
 		goto out;
+	if (big_graphs) {
+		const struct trace *ex = graph_tail(o, orig, frec);
+		if (!ex && !(ex = expand_graphs(o, orig)))
+			goto out;
+		oracle_set_orig(o, ex, graph_fault);
+	}
 	if (oracle_confirm(o) < 0)
 		goto out;
 	if (opts->sig_site)

@@ -289,6 +289,41 @@ check_exit "graph repro faults" 1 ./graph/repro
 check_grep "  ...its header names the node replay found (capture named none)" \
 	"What faulted:   CUDA_ERROR_ILLEGAL_ADDRESS (700) in scale_nocheck(float\*, float const\*, int)" graph/repro.cu
 check "  ...and verify agrees with it" $GPUREDUCE verify -n 2 graph/repro.cu
+# a graph launched 301 times, the last launch faulting (a wild index copied
+# in before it): past GPUREDUCE_GRAPH_EXPAND_MAX nodes, shrink reduces from
+# a snapshot before the last graph launch, that launch's nodes expanded,
+# instead of expanding all 602 nodes; the same repro.bin either way
+{ head; cat <<'EOT'
+alloc 0x7f0000100000 65536
+alloc 0x7f0000200000 4000
+alloc 0x7f0000300000 8000
+h2d 0x7f0000100000 65536 seq
+h2d 0x7f0000300000 8000 0
+gbegin 0x55
+launch _Z6gatherPfPKfPKxi 4 256 ptr:0x7f0000200000 ptr:0x7f0000100000 ptr:0x7f0000300000 i32:1000 stream=0x55 captured=1
+launch _Z7add_onePfi 4 256 ptr:0x7f0000200000 i32:1000 stream=0x55 captured=1
+gend 0x55 0xabc
+gexec 0xabc 0xdef
+EOT
+	i=0; while [ $i -lt 300 ]; do echo 'glaunch 0xdef 0x55'; i=$((i + 1)); done
+	echo 'h2d 0x7f0000301c20 8 u64:0x10000000'
+	echo 'glaunch 0xdef 0x55'
+	echo 'fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuGraphLaunch 0 at_launch=0 kernel='
+} > graphs.txt
+check "mktrace: a graph launched 301 times" $MKTRACE graphs.bin < graphs.txt
+check "shrink it, past GPUREDUCE_GRAPH_EXPAND_MAX" env GPUREDUCE_GRAPH_EXPAND_MAX=100 \
+	$GPUREDUCE shrink -j 2 --keep-work -o gtail/repro.cu graphs.bin
+check_grep "  ...from the last graph launch on" \
+	"602 graph nodes launched: reducing from the last graph launch (2 nodes) on, the rest as a snapshot" "$TMP/.out"
+check_grep "  ...to the node that faults" "-> 1 launch, 3 buffers; CUDA_ERROR_ILLEGAL_ADDRESS in gather(.*repro.cu faulted 5/5" "$TMP/.out"
+[ -e gtail/repro.bin.work-*/graph-tail.bin ] && ! [ -e gtail/repro.bin.work-*/expanded.bin ] &&
+	ok "  ...without the whole expansion" || fail "  ...without the whole expansion ($(ls gtail/repro.bin.work-*/))"
+check "shrink it expanding every launch (the default limit)" $GPUREDUCE shrink -j 2 --keep-work -o gall/repro.cu graphs.bin
+check_grep "  ...602 launches" "expanded graph launches into 602 launches" "$TMP/.out"
+recs() { $GPUREDUCE show "$1" | grep -v -e "^  path:" -e "created" -e "^  offset:"; }
+recs gtail/repro.bin >gtail.recs; recs gall/repro.bin >gall.recs
+cmp -s gtail.recs gall.recs && [ -s gall.recs ] && ok "  ...the same repro.bin records either way" ||
+	fail "  ...the same repro.bin records either way"
 sed 's/^glaunch.*//' graph.txt > nolaunch.txt
 check "mktrace: the graph is never launched" $MKTRACE nolaunch.bin < nolaunch.txt
 check_exit "captured nodes alone do not run: replay is clean" 0 $GPUREDUCE replay nolaunch.bin
