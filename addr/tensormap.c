@@ -60,9 +60,21 @@ long tmap_find(const struct trace *t, size_t before, const uint8_t *p)
 	if (before > t->nrec)
 		before = t->nrec;
 	if (t->tmaps_indexed) {
-		for (size_t k = maps_before(t, before); k-- > 0;)
-			if (usable(&t->rec[t->tmaps[k]], p))
-				return (long)t->tmaps[k];
+		/* the maps of this address (word 0), latest before `before` first */
+		uint64_t w0;
+		size_t lo = 0, hi = t->ntmaps;
+		memcpy(&w0, p, 8);
+		while (lo < hi) {   /* the first key past (w0, before - 1) */
+			size_t mid = lo + (hi - lo) / 2;
+			const struct tr_tmap_key *k = &t->tmap_keys[mid];
+			if (k->gaddr < w0 || (k->gaddr == w0 && k->rec < before))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (size_t k = lo; k-- > 0 && t->tmap_keys[k].gaddr == w0;)
+			if (usable(&t->rec[t->tmap_keys[k].rec], p))
+				return (long)t->tmap_keys[k].rec;
 		return -1;
 	}
 	for (size_t i = before; i-- > 0;)

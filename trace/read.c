@@ -394,16 +394,29 @@ static void blob_index_build(struct trace *t)
 /* The TENSORMAP records, in order: a launch looks for the maps recorded
  * before it (addr/tensormap.c), and a scan of every record before every
  * launch made replaying a long trace quadratic. */
+static int tmap_key_cmp(const void *x, const void *y)
+{
+	const struct tr_tmap_key *a = x, *b = y;
+	if (a->gaddr != b->gaddr)
+		return a->gaddr < b->gaddr ? -1 : 1;
+	return a->rec < b->rec ? -1 : a->rec > b->rec;
+}
+
 static void tmap_index_build(struct trace *t)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < t->nrec; i++)
 		n += t->rec[i].type == TR_TENSORMAP;
 	t->tmaps = n ? xmalloc(n * sizeof(size_t)) : NULL;
+	t->tmap_keys = n ? xmalloc(n * sizeof(*t->tmap_keys)) : NULL;
 	t->ntmaps = 0;
 	for (size_t i = 0; i < t->nrec && n; i++)
-		if (t->rec[i].type == TR_TENSORMAP)
+		if (t->rec[i].type == TR_TENSORMAP) {
+			t->tmap_keys[t->ntmaps] = (struct tr_tmap_key){ t->rec[i].u.tmap.gaddr, i };
 			t->tmaps[t->ntmaps++] = i;
+		}
+	if (n)
+		qsort(t->tmap_keys, n, sizeof(*t->tmap_keys), tmap_key_cmp);
 	t->tmaps_indexed = 1;
 }
 
@@ -769,6 +782,7 @@ void trace_release(struct trace *t)
 	free(t->nonptr_extra);
 	free(t->blob_slots);
 	free(t->tmaps);
+	free(t->tmap_keys);
 	free(t->stacks);
 	free(t->truncated_msg);
 	free(t->path);

@@ -491,6 +491,10 @@ struct trace {
 	size_t *tmaps;
 	size_t ntmaps;
 	int tmaps_indexed;
+	/* the same records by (global address, record index): a launch's
+	 * bytes are matched against the maps of one address, not all of them
+	 * (a Triton TMA kernel encodes maps at every launch) */
+	struct tr_tmap_key { uint64_t gaddr; size_t rec; } *tmap_keys;
 	/* 1.8, while decoding: PYSTACK id -> its frames (open addressing) */
 	struct tr_pystack *stacks;
 	size_t stacks_n, stacks_cap;
