@@ -417,7 +417,8 @@ static int emit_due(struct rc *R, long at)
 				ALLOC_GROW(hit, nhit + 1, ahit);
 				hit[nhit++] = R->out.live[i]->user;
 			}
-		qsort(hit, nhit, sizeof(*hit), blk_ptr_cmp);
+		if (nhit > 1)
+			qsort(hit, nhit, sizeof(*hit), blk_ptr_cmp);
 		for (size_t i = 0; i < nhit && !ret; i++)
 			if (put_free(R, hit[i]) < 0)
 				ret = -1;
