@@ -139,10 +139,11 @@ static size_t graph_expand_max(void)
 /*
  * The trace from the last graph launch before the fault on: a snapshot of
  * everything live before it (a replay of t that runs the earlier graph
- * launches as graphs), that launch's nodes as plain records, and the
+ * launches as graphs), that launch's nodes as plain records, the records
+ * after it (graphs captured there are never launched: left out), and the
  * fault.  What expand_graphs gives, without the graph launches before the
- * one that faulted (their work is in the snapshot).  NULL when there is
- * no such launch or the snapshot fails (the caller expands everything).
+ * last one (their work is in the snapshot).  NULL when there is no such
+ * launch or the snapshot fails (the caller expands everything).
  */
 static const struct trace *graph_tail(struct oracle *o, const struct trace *t, long frec)
 {
@@ -174,6 +175,13 @@ static const struct trace *graph_tail(struct oracle *o, const struct trace *t, l
 			it->rec.u.memset.flags &= ~TR_F_CAPTURED;
 		else
 			it->rec.u.copy.flags &= ~TR_F_CAPTURED;
+	}
+	for (long i = gl + 1; i < frec; i++) {
+		const struct tr_rec *r = &t->rec[i];
+		if (r->type == TR_BLOB || r->type == TR_PROCESS || r->type == TR_DEVICE || graphs_is_node(r) ||
+		    r->type == TR_GRAPH_BEGIN || r->type == TR_GRAPH_END || r->type == TR_GRAPH_EXEC)
+			continue;
+		cand_add(&c, t, (size_t)i);
 	}
 	cand_add(&c, t, (size_t)frec);
 	sb_addf(&path, "%s/graph-tail.bin", oracle_opts(o)->workdir);

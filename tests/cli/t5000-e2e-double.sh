@@ -324,6 +324,24 @@ recs() { $GPUREDUCE show "$1" | grep -v -e "^  path:" -e "created" -e "^  offset
 recs gtail/repro.bin >gtail.recs; recs gall/repro.bin >gall.recs
 cmp -s gtail.recs gall.recs && [ -s gall.recs ] && ok "  ...the same repro.bin records either way" ||
 	fail "  ...the same repro.bin records either way"
+# the same graph launches, then a plain launch that faults: the records
+# after the last graph launch go with its nodes
+{ sed '/^h2d 0x7f0000301c20/,$d' graphs.txt
+	echo 'glaunch 0xdef 0x55'
+	echo 'h2d 0x7f0000301c20 8 u64:0x10000000'
+	echo 'launch _Z7add_onePfi 4 256 ptr:0x7f0000200000 i32:1000'
+	echo 'launch _Z6gatherPfPKfPKxi 4 256 ptr:0x7f0000200000 ptr:0x7f0000100000 ptr:0x7f0000300000 i32:1000'
+	echo 'fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 3 at_launch=1'   # (seqs 0, 1: the captured nodes)
+} > graphs2.txt
+check "mktrace: graph launches, then a plain launch faults" $MKTRACE graphs2.bin < graphs2.txt
+check "shrink it, past GPUREDUCE_GRAPH_EXPAND_MAX" env GPUREDUCE_GRAPH_EXPAND_MAX=100 \
+	$GPUREDUCE shrink -j 2 -o g2tail/repro.cu graphs2.bin
+check_grep "  ...from the last graph launch on" "reducing from the last graph launch (2 nodes) on" "$TMP/.out"
+check_grep "  ...to the plain launch that faults" "-> 1 launch, 3 buffers; CUDA_ERROR_ILLEGAL_ADDRESS in gather(.*repro.cu faulted 5/5" "$TMP/.out"
+check "shrink it expanding every launch" $GPUREDUCE shrink -j 2 -o g2all/repro.cu graphs2.bin
+recs g2tail/repro.bin >g2tail.recs; recs g2all/repro.bin >g2all.recs
+cmp -s g2tail.recs g2all.recs && [ -s g2all.recs ] && ok "  ...the same repro.bin records either way" ||
+	fail "  ...the same repro.bin records either way"
 sed 's/^glaunch.*//' graph.txt > nolaunch.txt
 check "mktrace: the graph is never launched" $MKTRACE nolaunch.bin < nolaunch.txt
 check_exit "captured nodes alone do not run: replay is clean" 0 $GPUREDUCE replay nolaunch.bin
