@@ -167,6 +167,11 @@ static const struct trace *graph_tail(struct oracle *o, const struct trace *t, l
 		goto out;
 	}
 	cand_add_all(&c, snap);
+	/* which build of a name each node ran (fnpick): the snapshot of
+	 * everything carries no FUNC_INFO */
+	for (long i = 0; i < gl; i++)
+		if (t->rec[i].type == TR_FUNC_INFO)
+			cand_add(&c, t, (size_t)i);
 	for (size_t k = 0; k < g->n; k++) {
 		struct item *it = cand_add(&c, t, g->recs[k]);
 		if (it->rec.type == TR_LAUNCH)

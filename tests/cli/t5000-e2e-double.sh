@@ -299,8 +299,9 @@ alloc 0x7f0000200000 4000
 alloc 0x7f0000300000 8000
 h2d 0x7f0000100000 65536 seq
 h2d 0x7f0000300000 8000 0
+rec FUNC_INFO func=0x4321 name=_Z6gatherPfPKfPKxi num_regs=32
 gbegin 0x55
-launch _Z6gatherPfPKfPKxi 4 256 ptr:0x7f0000200000 ptr:0x7f0000100000 ptr:0x7f0000300000 i32:1000 stream=0x55 captured=1
+launch _Z6gatherPfPKfPKxi 4 256 ptr:0x7f0000200000 ptr:0x7f0000100000 ptr:0x7f0000300000 i32:1000 stream=0x55 captured=1 func=0x4321
 launch _Z7add_onePfi 4 256 ptr:0x7f0000200000 i32:1000 stream=0x55 captured=1
 gend 0x55 0xabc
 gexec 0xabc 0xdef
@@ -318,6 +319,9 @@ check_grep "  ...from the last graph launch on" \
 check_grep "  ...to the node that faults" "-> 1 launch, 3 buffers; CUDA_ERROR_ILLEGAL_ADDRESS in gather(.*repro.cu faulted 5/5" "$TMP/.out"
 [ -e gtail/repro.bin.work-*/graph-tail.bin ] && ! [ -e gtail/repro.bin.work-*/expanded.bin ] &&
 	ok "  ...without the whole expansion" || fail "  ...without the whole expansion ($(ls gtail/repro.bin.work-*/))"
+$GPUREDUCE show gtail/repro.bin.work-*/graph-tail.bin >gtail.yaml 2>&1
+check_grep "  ...carrying the nodes' FUNC_INFO (which build each ran)" "name: _Z6gatherPfPKfPKxi" gtail.yaml
+check_grep "  ...(the record itself)" "type: FUNC_INFO" gtail.yaml
 check "shrink it expanding every launch (the default limit)" $GPUREDUCE shrink -j 2 --keep-work -o gall/repro.cu graphs.bin
 check_grep "  ...602 launches" "expanded graph launches into 602 launches" "$TMP/.out"
 recs() { $GPUREDUCE show "$1" | grep -v -e "^  path:" -e "created" -e "^  offset:"; }
