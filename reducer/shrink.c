@@ -64,6 +64,19 @@ static int fault_in_folded(const struct trace *t, const struct tr_fault *f)
 	return i >= 0 && (t->rec[i].u.launch.flags & TR_F_FOLDED);
 }
 
+/* Graph node `rec` of t appended to c as a record that runs (no longer
+ * flagged captured): one node of an expanded graph launch. */
+static void add_node_run(struct cand *c, const struct trace *t, size_t rec)
+{
+	struct item *it = cand_add(c, t, rec);
+	if (it->rec.type == TR_LAUNCH)
+		it->rec.u.launch.flags &= ~TR_F_CAPTURED;
+	else if (it->rec.type == TR_MEMSET)
+		it->rec.u.memset.flags &= ~TR_F_CAPTURED;
+	else
+		it->rec.u.copy.flags &= ~TR_F_CAPTURED;
+}
+
 /* Write `t` with every GRAPH_LAUNCH replaced by copies of its graph's nodes
  * (no longer flagged captured) and the graph records dropped; open it as a
  * source.  NULL with oracle_err(o) on failure. */
@@ -83,15 +96,8 @@ static const struct trace *expand_graphs(struct oracle *o, const struct trace *t
 			break;
 		case TR_GRAPH_LAUNCH: {
 			const struct gcap *g = graphs_find_exec(&G, r->u.graph.exec);
-			for (size_t k = 0; g && k < g->n; k++) {
-				struct item *it = cand_add(&c, t, g->recs[k]);
-				if (it->rec.type == TR_LAUNCH)
-					it->rec.u.launch.flags &= ~TR_F_CAPTURED;
-				else if (it->rec.type == TR_MEMSET)
-					it->rec.u.memset.flags &= ~TR_F_CAPTURED;
-				else
-					it->rec.u.copy.flags &= ~TR_F_CAPTURED;
-			}
+			for (size_t k = 0; g && k < g->n; k++)
+				add_node_run(&c, t, g->recs[k]);
 			break;
 		}
 		default:
@@ -172,15 +178,8 @@ static const struct trace *graph_tail(struct oracle *o, const struct trace *t, l
 	for (long i = 0; i < gl; i++)
 		if (t->rec[i].type == TR_FUNC_INFO)
 			cand_add(&c, t, (size_t)i);
-	for (size_t k = 0; k < g->n; k++) {
-		struct item *it = cand_add(&c, t, g->recs[k]);
-		if (it->rec.type == TR_LAUNCH)
-			it->rec.u.launch.flags &= ~TR_F_CAPTURED;
-		else if (it->rec.type == TR_MEMSET)
-			it->rec.u.memset.flags &= ~TR_F_CAPTURED;
-		else
-			it->rec.u.copy.flags &= ~TR_F_CAPTURED;
-	}
+	for (size_t k = 0; k < g->n; k++)
+		add_node_run(&c, t, g->recs[k]);
 	for (long i = gl + 1; i < frec; i++) {
 		const struct tr_rec *r = &t->rec[i];
 		if (r->type == TR_BLOB || r->type == TR_PROCESS || r->type == TR_DEVICE || graphs_is_node(r) ||
