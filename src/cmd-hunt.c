@@ -71,7 +71,8 @@ static const char usage_str[] =
 	"                       DIR/plain-run.log and DIR/capture-run.log, printed after each run)\n"
 	"Exit: 0 clean (no launch faulted under guards); 1 findings (printed; the repro of the\n"
 	"      first written unless --no-shrink, or the reduction failed: said why); 2 usage;\n"
-	"      3 bad or incomplete trace, an output folder not writable; 4 no GPU/driver,\n"
+	"      3 bad or incomplete trace (or one replay could not run to its end: no verdict),\n"
+	"      an output folder not writable; 4 no GPU/driver,\n"
 	"      capture failed (the program's status is said); 5 internal error.\n";
 
 struct hunt_cli {
@@ -373,6 +374,14 @@ static int hunt_one(struct hunt_cli *c, const char *path, int multi)
 	if (r.bounded)
 		printf("hunt: %s%s: stopped at %d finding(s) (--max-findings): there may be more\n", tag, path,
 		       ho.max_findings);
+	if (!r.n && r.note[0]) {
+		/* a pass that stopped before the trace's end checked nothing
+		 * after: that is no verdict, and never "clean" */
+		printf("hunt: %s%s: not hunted to its end (%s): no launch faulted before that, nothing after "
+		       "it was checked\n", tag, path, r.note);
+		ret = EXIT_INPUT;
+		goto out;
+	}
 	if (!r.n) {
 		size_t own = r.nartifacts + r.nints;
 		if (own)

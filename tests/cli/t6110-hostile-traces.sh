@@ -2,9 +2,9 @@
 # t6110-hostile-traces.sh - well-formed traces whose records ask for what
 # replay cannot or must not do (the reader's own checks pass; the fuzzer
 # covers malformed bytes), on the driver double.  For each, `replay` and
-# `shrink` must end with their documented exit codes and say why in one
-# line, never crash, hang or leave a repro behind for a fault they could
-# not reproduce:
+# `shrink` (and `hunt`, which must not call clean what it could not run)
+# must end with their documented exit codes and say why in one line, never
+# crash, hang or leave a repro behind for a fault they could not reproduce:
 #   huge        an allocation of 2^62 bytes
 #   zerogrid    a launch of grid 0
 #   bigblock    a block of 100000 threads
@@ -71,4 +71,15 @@ for n in huge zerogrid bigblock nokernel fewargs h2dout memsetover faultseq; do
 done
 check_grep "  (faultseq: the kernel it cannot name is said to be unnamed)" \
 	"CUDA_ERROR_ILLEGAL_ADDRESS in a kernel the trace does not name" "$TMP/.out"
+
+# hunt: a guarded replay that cannot run the trace to its end gives no
+# verdict (exit 3, where it stopped), never "clean"
+for n in huge nokernel bigblock fewargs; do
+	check_exit "hunt $n: exit 3" 3 $GPUREDUCE hunt --no-shrink --no-diagnose "$n.bin"
+	check_grep "  ...not hunted to its end, saying where it stopped" \
+		"^hunt: $n.bin: not hunted to its end (end placement: replay error: event [0-9]*" "$TMP/.out"
+	check_no_grep "  ...and not called clean" "clean" "$TMP/.out"
+done
+check_exit "hunt freeunknown (it replays to its end): exit 0" 0 $GPUREDUCE hunt --no-shrink --no-diagnose freeunknown.bin
+check_grep "  ...clean" "^hunt: freeunknown.bin: clean" "$TMP/.out"
 finish
