@@ -187,12 +187,12 @@ check_grep "race flagged in the repro header" "FLAKY" race/repro.cu
 # racy_grid always faults with 4 or more blocks, and below that only on
 # every other launch (DOUBLE_RACE_COUNTER makes the alternation exact), so
 # the original looks steady (2/2) while the grid phase's cut keeps the fault
-# at half the rate.  The final trace is the grid cut that faulted, so verify
-# makes no run of its own (GPUREDUCE_VERIFY_RECALL): repro.cu's runs see the
-# drop, the earlier states' repro.cu are checked, shrink backs off to the
-# state before the grid cut and replays it 5 times.  With a verify run of
-# its own (GPUREDUCE_VERIFY_RECALL=0), that run misses and the rate check
-# backs off to the same state before repro.cu is built.
+# at half the rate.  Verify's own run misses and the rate check backs off
+# to the state before the grid cut before repro.cu is built.  With
+# GPUREDUCE_VERIFY_RECALL=1 verify makes no run (the final trace is the
+# grid cut that faulted): repro.cu's runs see the drop, the earlier
+# states' repro.cu are checked, shrink backs off to the same state and
+# replays it 5 times.
 { head; cat <<'EOT'
 alloc 0x7f0000100000 4096
 h2d 0x7f0000100000 4096 seq
@@ -202,8 +202,8 @@ EOT
 } > rgrid.txt
 check "mktrace racy_grid" $MKTRACE rgrid.bin < rgrid.txt
 echo 0 > race-counter
-check "shrink a race whose rate the grid cut lowers" env DOUBLE_RACE_COUNTER=$TMP/race-counter \
-	$GPUREDUCE shrink -j 2 --quiet --log=rgrid.log -o rgrid/repro.cu rgrid.bin
+check "shrink a race whose rate the grid cut lowers (verify's run recalled)" env DOUBLE_RACE_COUNTER=$TMP/race-counter \
+	GPUREDUCE_VERIFY_RECALL=1 $GPUREDUCE shrink -j 2 --quiet --log=rgrid.log -o rgrid/repro.cu rgrid.bin
 check_grep "  ...repro.cu's rate was low, and the state after data's was not" \
 	"^note: .the reduced trace..s repro.cu did not fault as replay did (end placement: [23]/5;.*state after data: 5/5)" rgrid/repro.yaml
 check_grep "  ...and shrink backed off to the state after data" "^  backed_off_to: data" rgrid/repro.yaml
@@ -211,7 +211,7 @@ check_grep "  ...which replay confirms 5/5, run on it" "^  reduced: 5/5" rgrid/r
 check_grep "  ...(5 runs of the state it backed off to)" "site *5 runs of" rgrid.log
 check_grep "  ...with the original grid" "launch_and_check(fn, \"racy_grid(float\*, int)\", 8, 1, 1" rgrid/repro.cu
 echo 0 > race-counter
-check "the same, verify running the final trace" env DOUBLE_RACE_COUNTER=$TMP/race-counter GPUREDUCE_VERIFY_RECALL=0 \
+check "the same, verify running the final trace (the default)" env DOUBLE_RACE_COUNTER=$TMP/race-counter \
 	$GPUREDUCE shrink -j 2 --quiet --log=rgrid0.log -o rgrid0/repro.cu rgrid.bin
 check_grep "  ...the reduced trace's rate was measured low" "^note: .the reduced trace faulted in [23] of 5 runs (the original: 2 of 2)" rgrid0/repro.yaml
 check_grep "  ...the earlier states were run as often" "rate of the state after data: 5/5" rgrid0.log

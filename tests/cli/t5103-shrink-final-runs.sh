@@ -3,10 +3,10 @@
 # 26: every faulting run costs a worker process, one after another on a GPU),
 # on the driver double with repro.cu built against it:
 # - a steady fault whose repro.cu is checked is replayed once, and
-#   repro.cu runs 5 times (the reproduction figure); when the final trace
-#   is, byte for byte, a candidate that faulted (the one the last phase
-#   kept), that candidate's run is the one: verify runs nothing
-#   (GPUREDUCE_VERIFY_RECALL=0 runs it anyway);
+#   repro.cu runs 5 times (the reproduction figure); with
+#   GPUREDUCE_VERIFY_RECALL=1, when the final trace is, byte for byte, a
+#   candidate that faulted (the one the last phase kept), that candidate's
+#   run is the one: verify runs nothing;
 # - when repro.cu is not built (no compiler), replay's runs are topped up to 5;
 # - --confirm N runs both N times;
 # - with compute-sanitizer, the site check waits until repro.cu's runs are
@@ -27,14 +27,14 @@ check "shrink, repro.cu checked" $GPUREDUCE shrink -j 2 --log=a.log -o a/repro.c
 cp "$TMP/.out" a.out
 check_grep "  ...repro.cu faulted 5/5" "repro.cu faulted 5/5" a.out
 check_grep "  ...the reduced trace was replayed once" "^  reduced: 1/1" a/repro.yaml
-check_grep "  ...by the run of the candidate it is" "verify *the final trace is a candidate that faulted with the signature" a.log
-check_no_grep "  ...so verify runs nothing" "verify *1 run of" a.log
+check_grep "  ...in one run" "verify *1 run of" a.log
+check_no_grep "  ...and recalls nothing by default" "the final trace is a candidate" a.log
 p=$(phases a.out)
 [ "$p" = "confirm slice data grid scalars verify repro.cu" ] && ok "  ...no site row without a sanitizer" ||
 	fail "  ...no site row without a sanitizer (phases: $p)"
-check "shrink, GPUREDUCE_VERIFY_RECALL=0" env GPUREDUCE_VERIFY_RECALL=0 $GPUREDUCE shrink -j 2 --log=r.log -o r/repro.cu oob.bin
-check_grep "  ...verify runs the final trace once" "verify *1 run of" r.log
-check_no_grep "  ...and recalls nothing" "the final trace is a candidate" r.log
+check "shrink, GPUREDUCE_VERIFY_RECALL=1" env GPUREDUCE_VERIFY_RECALL=1 $GPUREDUCE shrink -j 2 --log=r.log -o r/repro.cu oob.bin
+check_grep "  ...the final trace's run is the candidate's it is" "verify *the final trace is a candidate that faulted with the signature" r.log
+check_no_grep "  ...so verify runs nothing" "verify *1 run of" r.log
 check_grep "  ...replayed once" "^  reduced: 1/1" r/repro.yaml
 # (show's records, without the file's path, time and offsets)
 recs() { $GPUREDUCE show "$1" | grep -v -e "^  path:" -e "created" -e "^  offset:"; }
@@ -48,22 +48,22 @@ fi
 
 # no phase kept a candidate: the final trace is the original, never run as
 # a candidate, so verify runs it
-check "shrink, no reduction phase" $GPUREDUCE shrink -j 2 --log=o.log \
+check "shrink, no reduction phase" env GPUREDUCE_VERIFY_RECALL=1 $GPUREDUCE shrink -j 2 --log=o.log \
 	--skip-phases=slice,suffix,ddmin-launches,data,grid,scalars -o o/repro.cu oob.bin
 check_grep "  ...verify runs the original once" "verify *1 run of" o.log
 check_no_grep "  ...recalling nothing" "the final trace is a candidate" o.log
 # from verify on, a worker whose run faulted is not replaced (repro.cu's runs
 # would queue behind its context); with GPUREDUCE_POOL_LAZY=0 it is
 check_grep "  ...verify's faulted workers were not replaced" \
-	"workers started from verify on: 0 (lazy: only for runs that waited)" r.log
-check "shrink, workers replaced to the end" env GPUREDUCE_POOL_LAZY=0 GPUREDUCE_VERIFY_RECALL=0 \
+	"workers started from verify on: 0 (lazy: only for runs that waited)" a.log
+check "shrink, workers replaced to the end" env GPUREDUCE_POOL_LAZY=0 \
 	$GPUREDUCE shrink -j 2 --log=z.log -o z/repro.cu oob.bin
 check_grep "  ...then they are" "workers started from verify on: [12] (replaced at once)" z.log
 
 check "shrink, repro.cu not built" env GPUREDUCE_NO_REPRO_CHECK=1 $GPUREDUCE shrink -j 2 --log=n.log -o n/repro.cu oob.bin
 cp "$TMP/.out" n.out
 check_grep "  ...replay's runs topped up to 5" "^  reduced: 5/5" n/repro.yaml
-check_grep "  ...after the one verify recalled" "verify *the final trace is a candidate that faulted" n.log
+check_grep "  ...after the one of verify" "verify *1 run of" n.log
 check_grep "  ...by four more" "site *4 runs of" n.log
 p=$(phases n.out)
 [ "$p" = "confirm slice data grid scalars verify repro.cu site" ] && ok "  ...in a site row after repro.cu" ||

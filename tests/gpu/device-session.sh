@@ -11,7 +11,7 @@
 #                alone: SESSION_PAIR_SAMPLES (default: the small samples
 #                whose median is issue 26's target) and PAIR_A / PAIR_B
 #                (default: this build against itself with
-#                GPUREDUCE_VERIFY_RECALL=0; an older build carried in
+#                GPUREDUCE_VERIFY_RECALL=1; an older build carried in
 #                .dev/ is given as PAIR_B=.dev/old-gpureduce)
 #   hostfed      make bench-hostfed (BENCH_HOSTFED_BASE_LIB passes through)
 #   hunt         make bench-hunt

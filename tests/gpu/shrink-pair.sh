@@ -14,7 +14,7 @@
 # Usage: tests/gpu/shrink-pair.sh [-r ROUNDS] [-o OUTDIR] TRACE...
 #   TRACE: a trace.bin, or a gpu-test work dir holding one (NAME/trace.bin)
 # Env:   PAIR_A (default: $BUILD/gpureduce), PAIR_B (default: PAIR_A with
-#        GPUREDUCE_VERIFY_RECALL=0), PAIR_A_NAME, PAIR_B_NAME (the column
+#        GPUREDUCE_VERIFY_RECALL=1), PAIR_A_NAME, PAIR_B_NAME (the column
 #        titles), PAIR_JOBS (shrink -j; default shrink's own),
 #        PAIR_DEADLINE (seconds for the whole run, default 600: a trace
 #        not started by then is left out, and says so)
@@ -36,7 +36,7 @@ while [ $# -gt 0 ]; do
 done
 [ $# -gt 0 ] || { echo "usage: shrink-pair.sh [-r ROUNDS] [-o OUTDIR] TRACE..."; exit 2; }
 A=${PAIR_A:-$GR}
-B=${PAIR_B:-env GPUREDUCE_VERIFY_RECALL=0 $A}
+B=${PAIR_B:-env GPUREDUCE_VERIFY_RECALL=1 $A}
 AN=${PAIR_A_NAME:-A}
 BN=${PAIR_B_NAME:-B}
 gr_deadline_set "${PAIR_DEADLINE:-600}"
