@@ -151,7 +151,7 @@ static size_t graph_expand_max(void)
  * last one (their work is in the snapshot).  NULL when there is no such
  * launch or the snapshot fails (the caller expands everything).
  */
-static const struct trace *graph_tail(struct oracle *o, const struct trace *t, long frec)
+static const struct trace *graph_tail(struct oracle *o, const struct trace *t, long frec, size_t nodes)
 {
 	struct graphs G = GRAPHS_INIT;
 	struct cand c = CAND_INIT;
@@ -193,7 +193,7 @@ static const struct trace *graph_tail(struct oracle *o, const struct trace *t, l
 		tail = oracle_add_source(o, path.buf);
 	if (tail)
 		oracle_progress(o, "%zu graph nodes launched: reducing from the last graph launch (%zu nodes) on, "
-				"the rest as a snapshot", graph_nodes_launched(t), g->n);
+				"the rest as a snapshot", nodes, g->n);
 	else
 		sb_reset(oracle_err(o));
 out:
@@ -313,6 +313,7 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *opts, const c
 	struct cand best = CAND_INIT;
 	long frec;
 	int ret = -1, rc, graph_fault = 0, big_graphs = 0;
+	size_t graph_nodes = 0;
 
 	memset(&ss, 0, sizeof(ss));
 	memset(rep, 0, sizeof(*rep));
@@ -348,7 +349,8 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *opts, const c
 	 * snapshot of what the others left (graph_tail, once workers run). */
 	if (has_graph_launch(orig)) {
 		graph_fault = !strncmp(orig->rec[frec].u.fault.api, "cuGraphLaunch", 13);
-		big_graphs = graph_nodes_launched(orig) > graph_expand_max();
+		graph_nodes = graph_nodes_launched(orig);
+		big_graphs = graph_nodes > graph_expand_max();
 		if (!big_graphs) {
 			const struct trace *ex = expand_graphs(o, orig);
 			if (!ex) {
@@ -367,7 +369,7 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *opts, const c
 	if (rc < 0)
 		goto out;
 	if (big_graphs) {
-		const struct trace *ex = graph_tail(o, orig, frec);
+		const struct trace *ex = graph_tail(o, orig, frec, graph_nodes);
 		if (!ex && !(ex = expand_graphs(o, orig)))
 			goto out;
 		oracle_set_orig(o, ex, graph_fault);
