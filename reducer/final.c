@@ -20,6 +20,16 @@
 #include "rate.h"
 #include "shrink.h"
 
+/* The report's relocation coverage, from a run of the final trace. */
+static void note_relocation(struct shrink_report *rep, const struct replay_result *r)
+{
+	rep->rel_have = 1;
+	rep->rel_ptr_words = r->ptr_words;
+	rep->rel_stray_words = r->stray_words;
+	rep->rel_tmaps_encoded = r->tmaps_encoded;
+	rep->rel_tmaps_word0 = r->tmaps_word0;
+}
+
 /* Write c to out_bin and run it `runs` times: *faults gets how many
  * faulted with the signature.  0, or -1 (oracle_err(o) says why). */
 static int confirm_guard(struct oracle *o, struct shrink_states *ss, struct cand *c, const char *out_bin,
@@ -36,14 +46,8 @@ static int confirm_guard(struct oracle *o, struct shrink_states *ss, struct cand
 		if (!oracle_failed(o) || ss->verify_recoveries++ >= 2 || !oracle_recover(o))
 			return -1;
 	oracle_phase(o)->candidates += runs;
-	if (first.status == RS_FAULT || first.status == RS_CLEAN) {
-		struct shrink_report *rep = oracle_report(o);
-		rep->rel_have = 1;
-		rep->rel_ptr_words = first.ptr_words;
-		rep->rel_stray_words = first.stray_words;
-		rep->rel_tmaps_encoded = first.tmaps_encoded;
-		rep->rel_tmaps_word0 = first.tmaps_word0;
-	}
+	if (first.status == RS_FAULT || first.status == RS_CLEAN)
+		note_relocation(oracle_report(o), &first);
 	return 0;
 }
 
@@ -538,11 +542,7 @@ static int recall_final(struct oracle *o, struct cand *best, const char *out_bin
 	if (!oracle_recall(o, out_bin, &r))
 		return 0;
 	*faults = 1;
-	rep->rel_have = 1;
-	rep->rel_ptr_words = r.ptr_words;
-	rep->rel_stray_words = r.stray_words;
-	rep->rel_tmaps_encoded = r.tmaps_encoded;
-	rep->rel_tmaps_word0 = r.tmaps_word0;
+	note_relocation(rep, &r);
 	oracle_log(o, "the final trace is a candidate that faulted with the signature (%s, %s placement): "
 		   "that run counts as replay's, none is made again", r.error, place_guard_name(oracle_guard(o)));
 	return 1;
