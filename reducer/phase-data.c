@@ -157,9 +157,8 @@ static int only_fixed_faults(struct data_dd *d, unsigned char *keep, const unsig
  * then over 8-byte words inside the kept ones.  Pointer words stay, and a
  * copy that has them first tries keeping only those (only_fixed_faults).
  * Returns 1 when *best changed; 0 when every word is needed (the copy
- * stays as captured, not rewritten as zeros and the same bytes: the final
- * trace is then, byte for byte, the candidate that faulted last, which
- * verify does not run again). */
+ * stays as captured, not rewritten as zeros and the same bytes: the same
+ * trace in other bytes, which no outcome cache or recall would know). */
 static int minimize_chunks(struct oracle *o, struct cand *best, size_t item, const unsigned char *pw)
 {
 	uint64_t size = best->it[item].rec.u.copy.size;
