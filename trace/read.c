@@ -443,19 +443,22 @@ long trace_find_launch(const struct trace *t, uint64_t seq)
 
 int trace_unrecorded_notes(const struct trace *t, const char *prefix, int max, struct strbuf *out)
 {
+	const char *seen[16];   /* the notes taken: a repeat is compared with these, not every record */
 	int n = 0;
+	if (max > 16)
+		max = 16;
 	for (size_t i = 0; i < t->nrec && n < max; i++) {
 		const char *x = t->rec[i].type == TR_NOTE ? t->rec[i].u.note.text : NULL;
 		int dup = 0;
 		if (!x || !(strstr(x, "not recorded") || strstr(x, "will miss these bytes") ||
 			    strstr(x, "cannot rebuild")))
 			continue;
-		for (size_t k = 0; k < i && !dup; k++)
-			dup = t->rec[k].type == TR_NOTE && t->rec[k].u.note.text && !strcmp(t->rec[k].u.note.text, x);
+		for (int k = 0; k < n && !dup; k++)
+			dup = !strcmp(seen[k], x);
 		if (dup)
 			continue;
 		sb_addf(out, "%s%s", n ? "; " : prefix, x);
-		n++;
+		seen[n++] = x;
 	}
 	if (n)
 		sb_adds(out, ".");

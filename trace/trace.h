@@ -579,7 +579,7 @@ long trace_find_blob(const struct trace *t, uint64_t hash);
 long trace_find_launch(const struct trace *t, uint64_t seq);
 /* What the capture noted the trace lacks (NOTE records of calls it could
  * not record: unsupported copies and writes, texture objects, legacy
- * launches, launches it cannot rebuild), at most `max` distinct ones,
+ * launches, launches it cannot rebuild), at most `max` (up to 16) distinct ones,
  * appended to out as "PREFIX A; B." (nothing when there are none).
  * Returns how many. */
 int trace_unrecorded_notes(const struct trace *t, const char *prefix, int max, struct strbuf *out);
