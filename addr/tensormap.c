@@ -36,20 +36,6 @@ int tmap_match(const struct tr_tensormap *m, const uint8_t *p)
 	return w0 == m->gaddr && !memcmp(p + 8, m->map + 8, TR_TMAP_BYTES - 8);
 }
 
-/* How many of the indexed TENSORMAP records come before record `before`. */
-static size_t maps_before(const struct trace *t, size_t before)
-{
-	size_t lo = 0, hi = t->ntmaps;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->tmaps[mid] < before)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 static int usable(const struct tr_rec *r, const uint8_t *p)
 {
 	return r->type == TR_TENSORMAP && !r->u.tmap.result && tmap_match(&r->u.tmap, p);
@@ -88,8 +74,8 @@ size_t tmap_scan_args(const struct trace *t, size_t before, const uint8_t *args,
 {
 	size_t n = 0;
 	int any = 0;
-	if (t->tmaps_indexed)
-		any = maps_before(t, before < t->nrec ? before : t->nrec) > 0;
+	if (t->tmaps_indexed)   /* a map before the launch: the first one is */
+		any = t->ntmaps && t->tmap_first < before;
 	for (size_t i = 0; !t->tmaps_indexed && i < before && i < t->nrec && !any; i++)
 		any = t->rec[i].type == TR_TENSORMAP;
 	if (!any)

@@ -407,13 +407,13 @@ static void tmap_index_build(struct trace *t)
 	size_t n = 0;
 	for (size_t i = 0; i < t->nrec; i++)
 		n += t->rec[i].type == TR_TENSORMAP;
-	t->tmaps = n ? xmalloc(n * sizeof(size_t)) : NULL;
 	t->tmap_keys = n ? xmalloc(n * sizeof(*t->tmap_keys)) : NULL;
 	t->ntmaps = 0;
 	for (size_t i = 0; i < t->nrec && n; i++)
 		if (t->rec[i].type == TR_TENSORMAP) {
-			t->tmap_keys[t->ntmaps] = (struct tr_tmap_key){ t->rec[i].u.tmap.gaddr, i };
-			t->tmaps[t->ntmaps++] = i;
+			if (!t->ntmaps)
+				t->tmap_first = i;
+			t->tmap_keys[t->ntmaps++] = (struct tr_tmap_key){ t->rec[i].u.tmap.gaddr, i };
 		}
 	if (n)
 		qsort(t->tmap_keys, n, sizeof(*t->tmap_keys), tmap_key_cmp);
@@ -784,7 +784,6 @@ void trace_release(struct trace *t)
 	free(t->nonptr);
 	free(t->nonptr_extra);
 	free(t->blob_slots);
-	free(t->tmaps);
 	free(t->tmap_keys);
 	free(t->stacks);
 	free(t->truncated_msg);

@@ -486,10 +486,10 @@ struct trace {
 	/* blob index: open addressing on hash -> record index */
 	size_t *blob_slots;
 	size_t blob_nslots;
-	/* the TENSORMAP records' indices, ascending (trace_open; tmaps_indexed
-	 * 0 in a trace put together otherwise: then they are searched for) */
-	size_t *tmaps;
-	size_t ntmaps;
+	/* the TENSORMAP records: how many, the first one's index (trace_open;
+	 * tmaps_indexed 0 in a trace put together otherwise: then they are
+	 * searched for) */
+	size_t ntmaps, tmap_first;
 	int tmaps_indexed;
 	/* the same records by (global address, record index): a launch's
 	 * bytes are matched against the maps of one address, not all of them
