@@ -27,6 +27,12 @@
  *                               exit (prof.c; make bench-cpu prints it)
  *   GPUREDUCE_CAPTURE_ALL_CALLBACKS "1": every driver API's callback, not only
  *                               those capture handles (cbids.c), as before 1.4
+ *   GPUREDUCE_CAPTURE_ABLATE    for measurements only (bench-hostfed's ablation
+ *                               ways; the trace is not replayable): "dispatch"
+ *                               subscribes as usual but returns from every
+ *                               driver callback at once (what CUPTI's dispatch
+ *                               and the driver's traced path cost alone);
+ *                               "nobytes" records copies in without their bytes
  *
  * Records go through the trace writer (trace/trace.h) only, gathered in its
  * buffer (GPUREDUCE_FLUSH_MS) and flushed at the fault, so the file is
@@ -114,6 +120,8 @@ static __thread uint64_t t_cb_ns;  /* GPUREDUCE_CAPTURE_PROFILE: when this callb
 static __thread uint64_t t_fn_ns;  /* profile: fn_compute's time, taken out of the lookup lap */
 static __thread uint32_t t_tid;  /* this thread's id, asked once (a syscall per launch cost ~0.3 us) */
 static size_t g_wbuf;          /* trace writer buffer (0: one write(2) per record); flusher.c */
+enum { ABLATE_NONE, ABLATE_DISPATCH, ABLATE_NOBYTES };
+static int g_ablate;           /* GPUREDUCE_CAPTURE_ABLATE (measurements only), set at init */
 
 static struct {                /* all under g_lock */
 	struct trace_writer w;
@@ -945,7 +953,7 @@ static long emit_copy(uint32_t type, uint64_t dst, uint64_t src, uint64_t size,
 	uint64_t hash = 0;
 
 	/* the bytes: to the writer thread, or hashed and stored here (writeq.c) */
-	if (type == TR_MEMCPY_H2D && cap_wq_blob(&S.w, (const void *)(uintptr_t)src, size, &hash) < 0)
+	if (type == TR_MEMCPY_H2D && g_ablate != ABLATE_NOBYTES && cap_wq_blob(&S.w, (const void *)(uintptr_t)src, size, &hash) < 0)
 		return -1;
 	memset(&r, 0, sizeof(r));
 	r.type = type;
@@ -1899,7 +1907,7 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain domain, CUpti_Ca
 		on_resource(cbid, data);
 		return;
 	}
-	if (domain != CUPTI_CB_DOMAIN_DRIVER_API || t_busy ||
+	if (domain != CUPTI_CB_DOMAIN_DRIVER_API || t_busy || g_ablate == ABLATE_DISPATCH ||
 	    !__atomic_load_n(&S.recording, __ATOMIC_RELAXED))
 		return;   /* after the fault or the end there is nothing to record */
 	t_busy = 1;
@@ -2131,6 +2139,9 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
 	S.pid = getpid();
 	S.py_frames = 8;
 	cap_prof_init();
+	s = getenv("GPUREDUCE_CAPTURE_ABLATE");
+	g_ablate = !s ? ABLATE_NONE : !strcmp(s, "dispatch") ? ABLATE_DISPATCH
+		 : !strcmp(s, "nobytes") ? ABLATE_NOBYTES : ABLATE_NONE;
 	s = getenv("GPUREDUCE_PY_FRAMES");
 	if (s && *s) {
 		long v = strtol(s, NULL, 10);

@@ -73,6 +73,25 @@ check_exit "GPUREDUCE_CAPTURE_ALL_CALLBACKS=1" 0 env GPUREDUCE_CAPTURE_ALL_CALLB
 n=$(grep -c '^driver ' "$TMP/.out")
 [ "$n" -ge "$(wc -l <ids.txt | tr -d ' ')" ] && ok "  ...every driver callback ($n)" || fail "  ...every driver callback ($n)"
 
+# the measurement-only ablations (bench-hostfed's BENCH_HOSTFED_ABLATE ways)
+check_exit "GPUREDUCE_CAPTURE_ABLATE=dispatch" 3 env GPUREDUCE_CAPTURE_ABLATE=dispatch \
+	"$GPUREDUCE" capture -o ab.bin -- ./fakeprog full
+check "  ...dump" sh -c "./dump ab.bin >ab.txt"
+! grep -q '^LAUNCH\|^H2D\|^ALLOC' ab.txt && grep -q '^MODULE ' ab.txt &&
+	ok "  ...driver callbacks return at once: modules only, no launch, copy or allocation" ||
+	fail "  ...modules only ($(cut -d' ' -f1 ab.txt | sort | uniq -c | tr '\n' ' '))"
+check_exit "GPUREDUCE_CAPTURE_ABLATE=nobytes" 3 env GPUREDUCE_CAPTURE_ABLATE=nobytes \
+	"$GPUREDUCE" capture -o nb.bin -- ./fakeprog full
+check "  ...dump" sh -c "./dump nb.bin >nb.txt"
+n=$(grep -c '^LAUNCH' nb.txt)
+grep -q '^H2D dst=0xd00000000000 .* size=4000 .*blob 0000000000000000 is referenced but not stored' nb.txt && [ "$n" -ge 7 ] &&
+	ok "  ...copies in recorded without their bytes, launches as usual ($n)" ||
+	fail "  ...copies without bytes ($(grep '^H2D' nb.txt | head -n 1); $n launches)"
+check_exit "an unknown ablation is no ablation" 3 env GPUREDUCE_CAPTURE_ABLATE=bogus \
+	"$GPUREDUCE" capture -o bg.bin -- ./fakeprog full
+check "  ...dump" sh -c "./dump bg.bin >bg.txt"
+check_grep "  ...the bytes are there" '^H2D dst=0xd00000000000 .* size=4000 .* datalen=4000 ' bg.txt
+
 # the fault watch at work: a copy's fault surfacing in cuStreamSynchronize
 check_exit "a fault first returned by cuStreamSynchronize" 1 "$GPUREDUCE" capture -o w.bin -- ./fakeprog syncfault
 check "  ...dump" sh -c "./dump w.bin >w.txt"

@@ -15,6 +15,13 @@
 #   base       (BENCH_HOSTFED_BASE_LIB=PATH only) capture injecting another
 #              build of libgpureduce-capture.so (the tree before a change):
 #              what the change saves, side by side
+#   dispatch   (BENCH_HOSTFED_ABLATE=1 only) capture subscribed as usual
+#              whose driver callbacks return at once
+#              (GPUREDUCE_CAPTURE_ABLATE=dispatch): what CUPTI's dispatch and
+#              the driver's traced path cost before the library does anything
+#   nobytes    (BENCH_HOSTFED_ABLATE=1 only) capture recording copies in
+#              without their bytes (GPUREDUCE_CAPTURE_ABLATE=nobytes): the
+#              bytes' share.  Neither trace replays; for the breakdown only
 #   wq         (BENCH_HOSTFED_WQ=1 only) capture with the bytes copied in
 #              compressed and written by a writer thread
 #              (GPUREDUCE_WRITER_THREAD=1, capture/writeq.c; off by
@@ -36,6 +43,7 @@
 #      BENCH_HOSTFED_BUDGET (2G), BENCH_OUT ($BUILD/bench),
 #      BENCH_HOSTFED_DEADLINE (300; 400 with BENCH_HOSTFED_ALLCB=1),
 #      BENCH_HOSTFED_ALLCB (0), BENCH_HOSTFED_WQ (0), BENCH_HOSTFED_BASE_LIB,
+#      BENCH_HOSTFED_ABLATE (0),
 #      PYTHON (the interpreter with torch).
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -56,7 +64,8 @@ fi
 ALLCB=${BENCH_HOSTFED_ALLCB:-0}
 WQ=${BENCH_HOSTFED_WQ:-0}
 BASE=${BENCH_HOSTFED_BASE_LIB:-}
-gr_deadline_set "${BENCH_HOSTFED_DEADLINE:-$([ "$ALLCB" = 1 ] || [ "$WQ" = 1 ] || [ -n "$BASE" ] && echo 400 || echo 300)}"
+ABL=${BENCH_HOSTFED_ABLATE:-0}
+gr_deadline_set "${BENCH_HOSTFED_DEADLINE:-$([ "$ALLCB" = 1 ] || [ "$WQ" = 1 ] || [ "$ABL" = 1 ] || [ -n "$BASE" ] && echo 400 || echo 300)}"
 T0=$(now)
 if [ ! -x "$GR" ]; then
 	echo "bench-hostfed: $GR is missing: run make first"
@@ -74,7 +83,7 @@ loop_steps() { sed -n 's/^hostfed: trained \([0-9]*\) steps in .*/\1/p' "$1" | t
 med3() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
 	if (!NR) print "n/a"; else if (NR % 2) printf "%.3f\n", v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-declare -a B=() C=() F=() A=() W=() X=()
+declare -a B=() C=() F=() A=() W=() X=() D=() N=()
 S=0
 OK=1
 echo "round|way|steps|loop s|wall s|exit|launches|trace bytes" >"$TAB"
@@ -96,6 +105,9 @@ one() {
 	wq) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 GPUREDUCE_CAPTURE_PROFILE=1 \
 			GPUREDUCE_WRITER_THREAD=1 $env_steps \
 			"$GR" capture -o "$OUT/wq-$r.bin" -- "$PY" hostfed.py ;;
+	dispatch|nobytes) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 \
+			GPUREDUCE_CAPTURE_ABLATE="$way" $env_steps \
+			"$GR" capture -o "$OUT/$way-$r.bin" -- "$PY" hostfed.py ;;
 	base) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 GPUREDUCE_CAPTURE_PROFILE=1 \
 			GPUREDUCE_CAPTURE_LIB="$BASE" $env_steps \
 			"$GR" capture -o "$OUT/base-$r.bin" -- "$PY" hostfed.py ;;
@@ -113,7 +125,7 @@ one() {
 	fi
 	[ "$S" -eq 0 ] && S=$steps
 	case $way in blocking) B+=("$s") ;; capture) C+=("$s") ;; flight) F+=("$s") ;; allcb) A+=("$s") ;; wq) W+=("$s") ;;
-	base) X+=("$s") ;; esac
+	base) X+=("$s") ;; dispatch) D+=("$s") ;; nobytes) N+=("$s") ;; esac
 	log "hostfed: round $r $way: $steps steps in $s s (wall $STEP_SECS s)"
 }
 for ((r = 1; r <= ROUNDS; r++)); do
@@ -123,6 +135,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	[ "$ALLCB" = 1 ] && one allcb "$r"
 	[ "$WQ" = 1 ] && one wq "$r"
 	[ -n "$BASE" ] && one base "$r"
+	[ "$ABL" = 1 ] && one dispatch "$r" && one nobytes "$r"
 done
 mb=$(med3 "${B[@]}") mc=$(med3 "${C[@]}") mf=$(med3 "${F[@]}")
 rc=$(ratio "$mc" "$mb") rf=$(ratio "$mf" "$mb")
@@ -149,6 +162,11 @@ if [ -n "$BASE" ]; then
 	[ -f "$OUT/base-$ROUNDS.log" ] && grep -a '^gpureduce: capture profile: \(launch callback\|  python\|  record\)' "$OUT/base-$ROUNDS.log" |
 		sed 's/^gpureduce: capture profile: /  with the base library: /'
 fi
+if [ "$ABL" = 1 ]; then
+	md=$(med3 "${D[@]}") mn=$(med3 "${N[@]}")
+	echo "hostfed: ablation: callbacks subscribed, returning at once (dispatch) $md s ($(ratio "$md" "$mb")x); capture without the copies' bytes (nobytes) $mn s ($(ratio "$mn" "$mb")x); full capture $mc s (${rc}x)" |
+		tee -a "$OUT/summary.txt"
+fi
 last=$OUT/capture-$ROUNDS.log
 if [ -f "$last" ]; then
 	echo "capture's own time, round $ROUNDS (GPUREDUCE_CAPTURE_PROFILE=1):"
@@ -166,5 +184,6 @@ fi
 [ "$ALLCB" != 1 ] || [ ${#A[@]} -eq "$ROUNDS" ] || OK=0
 [ "$WQ" != 1 ] || [ ${#W[@]} -eq "$ROUNDS" ] || OK=0
 [ -z "$BASE" ] || [ ${#X[@]} -eq "$ROUNDS" ] || OK=0
+[ "$ABL" != 1 ] || { [ ${#D[@]} -eq "$ROUNDS" ] && [ ${#N[@]} -eq "$ROUNDS" ]; } || OK=0
 if [ "$OK" = 1 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi
 [ "$OK" = 1 ]

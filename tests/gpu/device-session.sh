@@ -16,6 +16,11 @@
 #   hostfed      make bench-hostfed (BENCH_HOSTFED_BASE_LIB passes through)
 #   hunt         make bench-hunt
 #   huntclean    make hunt-clean
+#   perf         where capture's time goes on the host-fed loop, by perf
+#                (when the machine has it): the same HOSTFED_STEPS plainly
+#                with CUDA_LAUNCH_BLOCKING=1 and under capture, samples per
+#                library (dso) and the top symbols of each, side by side
+#                (start-up is the same in both; the difference is capture's)
 #
 # Usage: tests/gpu/device-session.sh PART...     (BUILD, CUDA from the env)
 # Env:   SESSION_DEADLINE (seconds for all parts, default 560), OUT (the
@@ -91,6 +96,33 @@ gputest() {   # N
 	return $rc
 }
 
+perfpart() {
+	local py=python3 d=$LOGS/perf w
+	command -v perf >/dev/null 2>&1 || { echo "perf: not on this machine"; return 0; }
+	python3 -c 'import torch' 2>/dev/null || py=/opt/torch/.venv/bin/python3
+	mkdir -p "$d"
+	for w in blocking capture; do
+		if [ "$w" = blocking ]; then
+			(cd "$GR_ROOT/tests/gpu" && timeout "$(gr_step_timeout 120)" perf record -q -F 1999 -g \
+				-o "$d/$w.data" -- env CUDA_LAUNCH_BLOCKING=1 HOSTFED_STEPS=${PERF_STEPS:-150} \
+				"$py" hostfed.py) >"$d/$w.log" 2>&1
+		else
+			(cd "$GR_ROOT/tests/gpu" && timeout "$(gr_step_timeout 120)" perf record -q -F 1999 -g \
+				-o "$d/$w.data" -- env GPUREDUCE_NO_PROGRESS=1 HOSTFED_STEPS=${PERF_STEPS:-150} \
+				"$GR" capture -o "$d/perf.bin" -- "$py" hostfed.py) >"$d/$w.log" 2>&1
+		fi
+		echo "== $w: $(grep -a '^hostfed: trained' "$d/$w.log" | tail -n 1)"
+		perf report -i "$d/$w.data" --no-children -n --sort comm,dso --stdio 2>/dev/null |
+			grep -v '^#' | grep -v '^$' | head -n 25 | tee "$d/$w-dso.txt"
+		perf report -i "$d/$w.data" --no-children -n --sort dso,sym --stdio -g none 2>/dev/null |
+			grep -v '^#' | grep -v '^$' | head -n 60 >"$d/$w-sym.txt"
+		rm -f "$d/perf.bin" "$d/perf.bin.next"
+	done
+	echo "== top symbols under capture"
+	head -n 40 "$d/capture-sym.txt"
+	rm -f "$d"/*.data
+}
+
 for p in "$@"; do
 	case $p in
 	gputest|gputest:*)
@@ -111,7 +143,8 @@ for p in "$@"; do
 	hostfed) run_part hostfed "$LOGS/hostfed.log" bash "$GR_ROOT/tests/gpu/bench-hostfed.sh" ;;
 	hunt) run_part hunt "$LOGS/hunt.log" bash "$GR_ROOT/tests/gpu/bench-hunt.sh" ;;
 	huntclean) run_part huntclean "$LOGS/huntclean.log" bash "$GR_ROOT/tests/gpu/hunt-clean.sh" ;;
-	*) echo "device-session: unknown part '$p' (gputest[:N] pair hostfed hunt huntclean)"; FAILED=$((FAILED + 1)) ;;
+	perf) run_part perf "$LOGS/perf.log" perfpart ;;
+	*) echo "device-session: unknown part '$p' (gputest[:N] pair hostfed hunt huntclean perf)"; FAILED=$((FAILED + 1)) ;;
 	esac
 done
 
