@@ -1552,8 +1552,71 @@ out:
 	return ret;
 }
 
+/*
+ * GPUREDUCE_REPLAY_PROFILE=1: where a replay's seconds went, by kind of
+ * record (the driver calls each makes: an allocation's placement, a
+ * launch with its synchronisation), on stderr at the end of the run (one
+ * line each; `gpureduce replay` and bench-hunt print them).  Two clock
+ * reads a record when on; nothing when off.
+ */
+enum { RP_ALLOC, RP_FREE, RP_H2D, RP_D2D, RP_MEMSET, RP_LAUNCH, RP_N };
+static const char *const rp_name[RP_N] = { "allocations placed", "frees", "copies in", "device copies",
+					   "memsets", "launches (with their sync)" };
+static struct { double s; unsigned long n; } rp[RP_N];
+static int rp_on = -1;
+
+static int rp_kind(uint32_t type)
+{
+	switch (type) {
+	case TR_ALLOC: return RP_ALLOC;
+	case TR_FREE: return RP_FREE;
+	case TR_MEMCPY_H2D: return RP_H2D;
+	case TR_MEMCPY_D2D: return RP_D2D;
+	case TR_MEMSET: return RP_MEMSET;
+	case TR_LAUNCH: return RP_LAUNCH;
+	default: return -1;
+	}
+}
+
+static void rp_report(double total, double teardown)
+{
+	double parts = 0;
+	if (rp_on != 1)
+		return;
+	for (int k = 0; k < RP_N; k++) {
+		if (!rp[k].n)
+			continue;
+		parts += rp[k].s;
+		fprintf(stderr, "gpureduce: replay profile: %s: %lu, %.3f s, %.2f us each\n", rp_name[k], rp[k].n,
+			rp[k].s, rp[k].s / (double)rp[k].n * 1e6);
+	}
+	fprintf(stderr, "gpureduce: replay profile: teardown (buffers released): %.3f s\n", teardown);
+	fprintf(stderr, "gpureduce: replay profile: the run: %.3f s, records %.3f s, the rest (modules, "
+		"tables, teardown) %.3f s\n", total, parts, total - parts);
+	memset(rp, 0, sizeof(rp));
+}
+
+static int do_record_kind(struct run *R, size_t ev, const struct tr_rec *r);
+
 /* Run one record (a graph node runs under the GRAPH_LAUNCH's event). */
 static int do_record(struct run *R, size_t ev, const struct tr_rec *r)
+{
+	int k, st;
+	double t0;
+	if (rp_on < 0) {
+		const char *e = getenv("GPUREDUCE_REPLAY_PROFILE");
+		rp_on = e && !strcmp(e, "1");
+	}
+	if (!rp_on || (k = rp_kind(r->type)) < 0)
+		return do_record_kind(R, ev, r);
+	t0 = now_sec();
+	st = do_record_kind(R, ev, r);
+	rp[k].s += now_sec() - t0;
+	rp[k].n++;
+	return st;
+}
+
+static int do_record_kind(struct run *R, size_t ev, const struct tr_rec *r)
 {
 	switch (r->type) {
 	case TR_ALLOC: return do_alloc(R, ev, &r->u.alloc);
@@ -1703,9 +1766,11 @@ int replay_trace(struct replay_ctx *c, const struct trace *t, const struct repla
 out:
 	res->status = st;
 	res->launches = R.launches;
+	double t_down = now_sec();
 	for (size_t i = 0; i < R.mm.n; i++)
 		if (R.mm.all[i]->user)
 			twin_destroy(&R, R.mm.all[i]->user);
+	t_down = now_sec() - t_down;
 	if (R.have_layout && !c->dead)
 		place_layout_close(&c->d.vmm, &R.layout);
 	memmap_release(&R.mm);
@@ -1721,5 +1786,6 @@ out:
 	sb_release(&R.names);
 	sb_release(&err);
 	res->seconds = now_sec() - t0;
+	rp_report(res->seconds, t_down);
 	return st;
 }
