@@ -132,6 +132,9 @@ int cmd_replay(int argc, char **argv)
 		ret = EXIT_ENV;
 		goto out;
 	}
+	/* one run: no warm replacement after a fault (under compute-sanitizer,
+	 * shrink's site runs, it was one more sanitized context) */
+	pool_set_lazy(p, 1);
 	/* the default, as shrink confirms: layout-faithful placement first;
 	 * when it runs clean or cannot apply, guard placement (end) */
 	for (int pass = 0; pass < 2; pass++) {
