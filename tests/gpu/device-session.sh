@@ -16,6 +16,12 @@
 #   hostfed      make bench-hostfed (BENCH_HOSTFED_BASE_LIB passes through)
 #   hunt         make bench-hunt
 #   huntclean    make hunt-clean
+#   huntreplay   hunt's replays with and without the physical-handle cache
+#                (replay/physcache.c): the buggy host-fed loop
+#                (HOSTFED_BUG=1, HUNTREPLAY_STEPS, 100) captured once with
+#                --tensors, then `hunt --no-shrink` on that trace
+#                HUNTREPLAY_ROUNDS (2) times each way, alternating, with
+#                GPUREDUCE_REPLAY_PROFILE=1 (seconds by kind of record)
 #   perf         where capture's time goes on the host-fed loop, by perf
 #                (when the machine has it): the same HOSTFED_STEPS plainly
 #                with CUDA_LAUNCH_BLOCKING=1 and under capture, samples per
@@ -96,6 +102,28 @@ gputest() {   # N
 	return $rc
 }
 
+huntreplay() {
+	local py=python3 d=$LOGS/huntreplay r m
+	python3 -c 'import torch' 2>/dev/null || py=/opt/torch/.venv/bin/python3
+	mkdir -p "$d"
+	(cd "$GR_ROOT/tests/gpu" && timeout "$(gr_step_timeout 120)" env GPUREDUCE_NO_PROGRESS=1 HOSTFED_BUG=1 \
+		HOSTFED_STEPS=${HUNTREPLAY_STEPS:-100} "$GR" capture --tensors -o "$BUILD/huntreplay.bin" -- \
+		"$py" hostfed.py) >"$d/capture.log" 2>&1
+	tail -n 3 "$d/capture.log"
+	for r in $(seq 1 "${HUNTREPLAY_ROUNDS:-2}"); do
+		for m in 4096 0; do
+			rm -rf "$BUILD/huntreplay-$m-$r"
+			timeout "$(gr_step_timeout 120)" env GPUREDUCE_REPLAY_PHYSCACHE_MIB=$m GPUREDUCE_REPLAY_PROFILE=1 \
+				"$GR" hunt --no-shrink --no-diagnose -o "$BUILD/huntreplay-$m-$r" "$BUILD/huntreplay.bin" \
+				>"$d/hunt-$m-$r.log" 2>&1
+			echo "== round $r, GPUREDUCE_REPLAY_PHYSCACHE_MIB=$m (exit $?)"
+			grep -a '^hunt: ' "$d/hunt-$m-$r.log" | head -n 4
+			grep -a 'replay profile: \(allocations\|the run\)' "$d/hunt-$m-$r.log" | head -n 16
+		done
+	done
+	rm -f "$BUILD/huntreplay.bin"
+}
+
 perfpart() {
 	local py=python3 d=$LOGS/perf w
 	command -v perf >/dev/null 2>&1 || { echo "perf: not on this machine"; return 0; }
@@ -144,7 +172,8 @@ for p in "$@"; do
 	hunt) run_part hunt "$LOGS/hunt.log" bash "$GR_ROOT/tests/gpu/bench-hunt.sh" ;;
 	huntclean) run_part huntclean "$LOGS/huntclean.log" bash "$GR_ROOT/tests/gpu/hunt-clean.sh" ;;
 	perf) run_part perf "$LOGS/perf.log" perfpart ;;
-	*) echo "device-session: unknown part '$p' (gputest[:N] pair hostfed hunt huntclean perf)"; FAILED=$((FAILED + 1)) ;;
+	huntreplay) run_part huntreplay "$LOGS/huntreplay.log" huntreplay ;;
+	*) echo "device-session: unknown part '$p' (gputest[:N] pair hostfed hunt huntclean perf huntreplay)"; FAILED=$((FAILED + 1)) ;;
 	esac
 done
 
