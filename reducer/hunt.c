@@ -127,6 +127,7 @@ static int prepare_job(struct job *j, const struct hunt_opts *o, const char *bas
 	j->opts = (struct replay_opts)REPLAY_OPTS_INIT;
 	j->opts.guard = guard;
 	j->opts.skip_path = skip->buf;
+	j->opts.recycle = 1;   /* a freed block's range for the next of its size (replay.h) */
 	return 0;
 }
 

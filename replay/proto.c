@@ -104,16 +104,17 @@ void proto_format_run(struct strbuf *sb, const struct replay_opts *o, const char
 	/* the skip list's file (a reader of 6 fields stops before it) */
 	sb_addch(sb, '\t');
 	add_clean(sb, o->skip_path ? o->skip_path : "-");
-	/* snapshot and go on (a reader of 7 fields stops before it) */
-	sb_addf(sb, "\t%d\n", o->snap_go_on ? 1 : 0);
+	/* snapshot and go on (a reader of 7 fields stops before it), then
+	 * recycle (a reader of 8 stops before it) */
+	sb_addf(sb, "\t%d\t%d\n", o->snap_go_on ? 1 : 0, o->recycle ? 1 : 0);
 }
 
 int proto_parse_run(char *line, struct replay_opts *o, const char **trace)
 {
-	char *f[8];
+	char *f[9];
 	struct replay_opts d = REPLAY_OPTS_INIT;
-	int n = split_tabs(line, f, 8);
-	if ((n < 6 || n > 8) || strcmp(f[0], "RUN"))
+	int n = split_tabs(line, f, 9);
+	if ((n < 6 || n > 9) || strcmp(f[0], "RUN"))
 		return -1;
 	*o = d;
 	if (parse_int(f[1], 0, &o->guard) < 0 || parse_long(f[2], -1, &o->stop_before) < 0 ||
@@ -122,7 +123,9 @@ int proto_parse_run(char *line, struct replay_opts *o, const char **trace)
 	o->snap_path = strcmp(f[4], "-") ? f[4] : NULL;
 	*trace = f[5];
 	o->skip_path = n >= 7 && *f[6] && strcmp(f[6], "-") ? f[6] : NULL;
-	if (n == 8 && parse_int(f[7], 0, &o->snap_go_on) < 0)
+	if (n >= 8 && parse_int(f[7], 0, &o->snap_go_on) < 0)
+		return -1;
+	if (n == 9 && parse_int(f[8], 0, &o->recycle) < 0)
 		return -1;
 	return 0;
 }

@@ -43,8 +43,13 @@ struct replay_opts {
 	const char *skip_path;/* a file of captured launch seqs (decimal, one a line): those
 			       * launches (not stream-captured ones) are left out, as
 			       * rc_blockify's skip list leaves them out (hunt) */
+	int recycle;          /* 1: a freed guard-placed buffer stays mapped and a later
+			       * buffer of the same placement takes its range, as a
+			       * caching allocator reuses a block (hunt: its blocks'
+			       * overruns still meet their guards; a stale pointer into
+			       * a freed one reaches the later buffer, as in the program) */
 };
-#define REPLAY_OPTS_INIT { 0, -1, SNAP_NONE, NULL, 0, 256ull << 20, NULL }
+#define REPLAY_OPTS_INIT { 0, -1, SNAP_NONE, NULL, 0, 256ull << 20, NULL, 0 }
 
 enum replay_status {
 	RS_CLEAN = 0,         /* ran to the end (or to stop_before) without a fault */

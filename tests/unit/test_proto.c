@@ -67,11 +67,13 @@ UNIT_TEST(proto_run_roundtrip_and_malformed)
 	o.snap_path = "/tmp/a b/snap.bin";
 	o.skip_path = "/tmp/w/hunt-3.skip";
 	o.snap_go_on = 1;
+	o.recycle = 1;
 	proto_format_run(&sb, &o, "/tmp/t\tx.bin");
 	line = one_line(&sb);
 	CHECK(proto_parse_run(line, &got, &trace) == 0);
 	CHECK_STR(got.skip_path, "/tmp/w/hunt-3.skip");
 	CHECK_EQ_U(got.snap_go_on, 1);
+	CHECK_EQ_U(got.recycle, 1);
 	CHECK_EQ_U(got.guard, 3);
 	CHECK_EQ_U(got.stop_before, 1234567);
 	CHECK_EQ_U(got.snap_mode, SNAP_REACHABLE);
@@ -88,6 +90,7 @@ UNIT_TEST(proto_run_roundtrip_and_malformed)
 	CHECK(got.snap_path == NULL);
 	CHECK(got.skip_path == NULL);
 	CHECK_EQ_U(got.stop_before, (unsigned long long)-1);
+	CHECK_EQ_U(got.recycle, 0);
 	free(line);
 	{
 		/* a line of six fields (before the skip list) is still taken */
@@ -100,6 +103,11 @@ UNIT_TEST(proto_run_roundtrip_and_malformed)
 		CHECK(proto_parse_run(seven, &got, &trace) == 0);
 		CHECK_EQ_U(got.snap_go_on, 0);
 		CHECK_EQ_U(got.stop_before, 12);
+		/* and one of eight (before recycle): no recycling */
+		char eight[] = "RUN\t1\t12\t1\ts.bin\tt.bin\t-\t1";
+		CHECK(proto_parse_run(eight, &got, &trace) == 0);
+		CHECK_EQ_U(got.snap_go_on, 1);
+		CHECK_EQ_U(got.recycle, 0);
 	}
 
 	{
@@ -107,7 +115,7 @@ UNIT_TEST(proto_run_roundtrip_and_malformed)
 			"RUN\t0\t-1\t0\t-", "RUN\t0\t-1\t0\t-\tt.bin\t-\textra", "RESULT\t0\t-1\t0\t-\tt.bin",
 			"RUN\tx\t-1\t0\t-\tt.bin", "RUN\t0\t12z\t0\t-\tt.bin", "RUN\t0\t-1\t\t-\tt.bin",
 			"RUN\t-2\t-1\t0\t-\tt.bin", "RUN\t0\t-1\t0\t-\t", "",
-			"RUN\t0\t-1\t0\t-\tt.bin\t-\t1\t1",
+			"RUN\t0\t-1\t0\t-\tt.bin\t-\t1\t1\t1", "RUN\t0\t-1\t0\t-\tt.bin\t-\t1\tx",
 		};
 		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 			char *copy = strdup(bad[i]);
