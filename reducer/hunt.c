@@ -111,6 +111,14 @@ static int write_skips(const char *path, const uint64_t *a, size_t na, const uin
 	return ret;
 }
 
+/* Whether hunt's replays recycle freed blocks' ranges (replay.h): yes
+ * unless GPUREDUCE_HUNT_RECYCLE=0 (side-by-side measurements). */
+static int recycle_on(void)
+{
+	const char *e = getenv("GPUREDUCE_HUNT_RECYCLE");
+	return !(e && !strcmp(e, "0"));
+}
+
 /* A job: base under `guard`, leaving out a[0, na) and b[0, nb), whose list
  * goes to workdir/hunt-N.skip (N: serial, the replay's number; its path in
  * *skip). */
@@ -127,7 +135,7 @@ static int prepare_job(struct job *j, const struct hunt_opts *o, const char *bas
 	j->opts = (struct replay_opts)REPLAY_OPTS_INIT;
 	j->opts.guard = guard;
 	j->opts.skip_path = skip->buf;
-	j->opts.recycle = 1;   /* a freed block's range for the next of its size (replay.h) */
+	j->opts.recycle = recycle_on();   /* a freed block's range for the next of its size (replay.h) */
 	return 0;
 }
 

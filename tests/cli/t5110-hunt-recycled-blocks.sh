@@ -51,6 +51,10 @@ n=$(grep -c "^finding" bug.out)
 check_grep "  ...the third step's launch, the one that overruns" "^finding 1: .*launch #2 .*scale_nocheck" bug.out
 check_grep "  ...the replays put later blocks in freed ones' ranges" \
 	"replay profile: buffers placed in a freed one's range (recycled): [1-9]" bug.out
+check_exit "GPUREDUCE_HUNT_RECYCLE=0: the same finding" 1 env GPUREDUCE_REPLAY_PROFILE=1 GPUREDUCE_HUNT_RECYCLE=0 \
+	$GPUREDUCE hunt --no-shrink -o o0 bug.bin
+check_grep "  ...the third step's launch" "^finding 1: .*launch #2 .*scale_nocheck" "$TMP/.out"
+check_no_grep "  ...nothing recycled" "recycled" "$TMP/.out"
 check_exit "hunt the clean loop: exit 0" 0 env GPUREDUCE_REPLAY_PROFILE=1 $GPUREDUCE hunt --no-shrink -o o2 clean.bin
 check_grep "  ...with recycled ranges too" "recycled): [1-9]" "$TMP/.out"
 check_grep "  ...clean" "clean (no launch faulted" "$TMP/.out"

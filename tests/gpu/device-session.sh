@@ -16,11 +16,13 @@
 #   hostfed      make bench-hostfed (BENCH_HOSTFED_BASE_LIB passes through)
 #   hunt         make bench-hunt
 #   huntclean    make hunt-clean
-#   huntreplay   hunt's replays with and without the physical-handle cache
-#                (replay/physcache.c): the buggy host-fed loop
+#   huntreplay   hunt's replays three ways: recycling freed blocks' ranges
+#                (the default), placing each block afresh with the
+#                physical-handle cache (replay/physcache.c), and without
+#                either (as before 2026-12-05): the buggy host-fed loop
 #                (HOSTFED_BUG=1, HUNTREPLAY_STEPS, 100) captured once with
 #                --tensors, then `hunt --no-shrink` on that trace
-#                HUNTREPLAY_ROUNDS (2) times each way, alternating, with
+#                HUNTREPLAY_ROUNDS (1) times each way, in turn, with
 #                GPUREDUCE_REPLAY_PROFILE=1 (seconds by kind of record)
 #   perf         where capture's time goes on the host-fed loop, by perf
 #                (when the machine has it): the same HOSTFED_STEPS plainly
@@ -110,13 +112,20 @@ huntreplay() {
 		HOSTFED_STEPS=${HUNTREPLAY_STEPS:-100} "$GR" capture --tensors -o "$BUILD/huntreplay.bin" -- \
 		"$py" hostfed.py) >"$d/capture.log" 2>&1
 	tail -n 3 "$d/capture.log"
-	for r in $(seq 1 "${HUNTREPLAY_ROUNDS:-2}"); do
-		for m in 4096 0; do
+	for r in $(seq 1 "${HUNTREPLAY_ROUNDS:-1}"); do
+		for m in recycle keepphys plain; do
+			local env=
+			case $m in
+			recycle) env="GPUREDUCE_HUNT_RECYCLE=1" ;;
+			keepphys) env="GPUREDUCE_HUNT_RECYCLE=0" ;;
+			plain) env="GPUREDUCE_HUNT_RECYCLE=0 GPUREDUCE_REPLAY_PHYSCACHE_MIB=0" ;;
+			esac
 			rm -rf "$BUILD/huntreplay-$m-$r"
-			timeout "$(gr_step_timeout 120)" env GPUREDUCE_REPLAY_PHYSCACHE_MIB=$m GPUREDUCE_REPLAY_PROFILE=1 \
+			# shellcheck disable=SC2086
+			timeout "$(gr_step_timeout 120)" env $env GPUREDUCE_REPLAY_PROFILE=1 \
 				"$GR" hunt --no-shrink --no-diagnose -o "$BUILD/huntreplay-$m-$r" "$BUILD/huntreplay.bin" \
 				>"$d/hunt-$m-$r.log" 2>&1
-			echo "== round $r, GPUREDUCE_REPLAY_PHYSCACHE_MIB=$m (exit $?)"
+			echo "== round $r, $m: $env (exit $?)"
 			grep -a '^hunt: ' "$d/hunt-$m-$r.log" | head -n 4
 			grep -a 'replay profile: \(allocations\|the run\)' "$d/hunt-$m-$r.log" | head -n 16
 		done
