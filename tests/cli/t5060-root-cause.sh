@@ -18,13 +18,7 @@ B=0x7f0000001000   # the index tensor right after it: 512 long longs
 C=0x7f0000002000   # gather's output
 D=0x7f0000003000   # gather's source
 IN=0x7f0000400000  # a buffer of its own (cudaMalloc'ed outside the allocator)
-cat >rc.txt <<EOT
-process 100 /work python3 train.py
-device "gpureduce CPU double"
-module $BUILD/double/kernels.cubin 1
-alloc $SEG 2097152
-alloc $IN 8192
-h2d $IN 8192 0x4e
+{ train_trace_head $SEG $IN 0x4e; cat <<EOT
 memset $B 0 4096
 block $A 4096 $SEG initial at=/home/u/train.py:10:main
 block $B 4096 $SEG initial at=/home/u/train.py:11:main
@@ -37,6 +31,7 @@ launch _Z7add_onePfi 4 256 ptr:$C i32:1024
 launch _Z6gatherPfPKfPKxi 2 256 ptr:$C ptr:$D ptr:$B i32:512
 fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 3 at_launch=1
 EOT
+} >rc.txt
 check "mktrace: blocks inside one segment" $MKTRACE rc.bin < rc.txt
 check "show names the block records" sh -c "$GPUREDUCE show rc.bin >rc.yaml"
 check_grep "  ...BLOCK_ALLOC with its frame" "at: /home/u/train.py:11 (main)" rc.yaml

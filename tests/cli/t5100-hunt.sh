@@ -26,13 +26,8 @@ IN=0x7f0000400000  # a cudaMalloc'ed input of its own
 # $1: B's grid (4: in bounds, 5: past the end); $2: the index fill (0x00: 0,
 # 0xff: -1, before the start); $3: F's grid (2: in bounds, 3: past)
 mk() {
+	train_trace_head $SEG $IN 0x3f
 	cat <<EOT
-process 100 /work python3 train.py
-device "gpureduce CPU double"
-module $BUILD/double/kernels.cubin 1
-alloc $SEG 2097152
-alloc $IN 8192
-h2d $IN 8192 0x3f
 block $A 3600 $SEG initial at=/home/u/train.py:10:main
 block $B 4096 $SEG initial at=/home/u/train.py:11:main
 block $C 4096 $SEG initial at=/home/u/train.py:12:main

@@ -26,13 +26,8 @@ STEP="frame=/home/u/model.py:30:forward frame=/home/u/train.py:50:main"
 
 # the common start; $1: the process's command line
 head_() {
+	train_trace_head $SEG $IN 0x3f "$1"
 	cat <<EOT
-process 100 /work $1
-device "gpureduce CPU double"
-module $BUILD/double/kernels.cubin 1
-alloc $SEG 2097152
-alloc $IN 8192
-h2d $IN 8192 0x3f
 block $W 4096 $SEG initial at=/home/u/train.py:10:main
 block $X 4096 $SEG initial at=/home/u/train.py:11:main
 block $D 4096 $SEG initial at=/home/u/train.py:12:main

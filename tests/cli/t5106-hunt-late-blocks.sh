@@ -27,13 +27,8 @@ EOT
 # $1: where the blocks B..F go: "inplace" (before launch #0), or "late K":
 # after launch #2 behind a BLOCK_BATCH naming launch #0, known before K
 mk() {
+	train_trace_head $SEG $IN 0x3f
 	cat <<EOT
-process 100 /work python3 train.py
-device "gpureduce CPU double"
-module $BUILD/double/kernels.cubin 1
-alloc $SEG 2097152
-alloc $IN 8192
-h2d $IN 8192 0x3f
 block $A 3600 $SEG initial at=/home/u/train.py:10:main
 EOT
 	[ "$1" = inplace ] && blocks

@@ -18,13 +18,8 @@ N=0x7f0000002000   # its neighbour, 4096
 IN=0x7f0000400000
 # $1: the grid of step 3's scale (4: in bounds, 5: a block past the end)
 mk() {
+	train_trace_head $SEG $IN 0x3f
 	cat <<EOT
-process 100 /work python3 train.py
-device "gpureduce CPU double"
-module $BUILD/double/kernels.cubin 1
-alloc $SEG 2097152
-alloc $IN 8192
-h2d $IN 8192 0x3f
 block $N 4096 $SEG initial at=/home/u/train.py:9:main
 block $B 4096 $SEG at=/home/u/train.py:10:main
 launch _Z13scale_nocheckPfPKfi 4 256 ptr:$B ptr:$IN i32:1024 frame=/home/u/train.py:20:main

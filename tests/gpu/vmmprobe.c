@@ -37,6 +37,17 @@ static const char *pname[P_N] = { "reserve", "create", "map", "set access", "unm
 static double part[P_N];
 #define TP(k, x) do { double a_ = now(); CK(x); part[k] += now() - a_; } while (0)
 
+/* One way's line: microseconds a buffer, whole and by call; the parts reset. */
+static void report(const char *way, double t, int n)
+{
+	printf("%-10s %8.2f us a buffer:", way, t / n * 1e6);
+	for (int k = 0; k < P_N; k++) {
+		printf(" %s %.2f", pname[k], part[k] / n * 1e6);
+		part[k] = 0;
+	}
+	printf("\n");
+}
+
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 2000;
@@ -74,16 +85,11 @@ int main(int argc, char **argv)
 		TP(P_RELEASE, cuMemRelease(h));
 	}
 	t = now() - t;
-	printf("guard      %8.2f us a buffer:", t / n * 1e6);
-	for (int k = 0; k < P_N; k++)
-		printf(" %s %.2f", pname[k], part[k] / n * 1e6);
-	printf("\n");
+	report("guard", t, n);
 	for (int i = 0; i < n; i++)
 		CK(cuMemAddressFree(va[i], 2 * gran));
 
 	/* keep-phys: a pool of physical handles, each mapped again */
-	for (int k = 0; k < P_N; k++)
-		part[k] = 0;
 	CK(cuMemCreate(&h, gran, &prop, 0));
 	t = now();
 	for (int i = 0; i < n; i++) {
@@ -93,16 +99,11 @@ int main(int argc, char **argv)
 		TP(P_UNMAP, cuMemUnmap(va[i], gran));
 	}
 	t = now() - t;
-	printf("keep-phys  %8.2f us a buffer:", t / n * 1e6);
-	for (int k = 0; k < P_N; k++)
-		printf(" %s %.2f", pname[k], part[k] / n * 1e6);
-	printf("\n");
+	report("keep-phys", t, n);
 	for (int i = 0; i < n; i++)
 		CK(cuMemAddressFree(va[i], 2 * gran));
 
 	/* remap-va: one range, one handle */
-	for (int k = 0; k < P_N; k++)
-		part[k] = 0;
 	CK(cuMemAddressReserve(&va[0], 2 * gran, gran, 0, 0));
 	t = now();
 	for (int i = 0; i < n; i++) {
@@ -111,16 +112,11 @@ int main(int argc, char **argv)
 		TP(P_UNMAP, cuMemUnmap(va[0], gran));
 	}
 	t = now() - t;
-	printf("remap-va   %8.2f us a buffer:", t / n * 1e6);
-	for (int k = 0; k < P_N; k++)
-		printf(" %s %.2f", pname[k], part[k] / n * 1e6);
-	printf("\n");
+	report("remap-va", t, n);
 	CK(cuMemAddressFree(va[0], 2 * gran));
 	CK(cuMemRelease(h));
 
 	/* many live at once, then freed: handles created up front */
-	for (int k = 0; k < P_N; k++)
-		part[k] = 0;
 	t = now();
 	for (int i = 0; i < n; i++) {
 		TP(P_RES, cuMemAddressReserve(&va[i], 2 * gran, gran, 0, 0));
@@ -133,10 +129,7 @@ int main(int argc, char **argv)
 		TP(P_RELEASE, cuMemRelease(hs[i]));
 	}
 	t = now() - t;
-	printf("all-live   %8.2f us a buffer:", t / n * 1e6);
-	for (int k = 0; k < P_N; k++)
-		printf(" %s %.2f", pname[k], part[k] / n * 1e6);
-	printf("\n");
+	report("all-live", t, n);
 	for (int i = 0; i < n; i++)
 		CK(cuMemAddressFree(va[i], 2 * gran));
 
