@@ -160,7 +160,17 @@ perfpart() {
 	rm -f "$d"/*.data
 }
 
+# every log, the traces left out (their size says nothing the logs do not);
+# packed again after each part, so that a call cut short by the device's
+# time limit still brings back what the finished parts wrote
+pack_logs() {
+	tar -czf "$SOUT/session-logs.tgz" --exclude='*.bin' --exclude='*.bin.next' --exclude='*.o' \
+		--exclude='*/repro' -C "$BUILD" session-logs \
+		$(cd "$BUILD" && ls -d gpu-test-shard* shrink-pair bench bench-hostfed bench-hunt hunt-clean 2>/dev/null)
+}
+
 for p in "$@"; do
+	pack_logs
 	case $p in
 	gputest|gputest:*)
 		n=${p#gputest}; n=${n#:}; n=${n:-2}
@@ -185,11 +195,8 @@ for p in "$@"; do
 	*) echo "device-session: unknown part '$p' (gputest[:N] pair hostfed hunt huntclean perf huntreplay)"; FAILED=$((FAILED + 1)) ;;
 	esac
 done
+pack_logs
 
-# every log, the traces left out (their size says nothing the logs do not)
-tar -czf "$SOUT/session-logs.tgz" --exclude='*.bin' --exclude='*.bin.next' --exclude='*.o' \
-	--exclude='*/repro' -C "$BUILD" session-logs \
-	$(cd "$BUILD" && ls -d gpu-test-shard* shrink-pair bench bench-hostfed bench-hunt hunt-clean 2>/dev/null)
 for f in "$LOGS"/*.log; do
 	echo "== $(basename "$f")"
 	tail -n 25 "$f"
