@@ -18,8 +18,8 @@
 #   huntclean    make hunt-clean
 #   huntreplay   hunt's replays three ways: recycling freed blocks' ranges
 #                (the default), placing each block afresh with the
-#                physical-handle cache (replay/physcache.c), and without
-#                either (as before 2026-12-05): the buggy host-fed loop
+#                physical-handle cache (replay/physcache.c, opt-in), and
+#                without either (as before 2026-12-05): the buggy host-fed loop
 #                (HOSTFED_BUG=1, HUNTREPLAY_STEPS, 100) captured once with
 #                --tensors, then `hunt --no-shrink` on that trace
 #                HUNTREPLAY_ROUNDS (1) times each way, in turn, with
@@ -117,7 +117,7 @@ huntreplay() {
 			local env=
 			case $m in
 			recycle) env="GPUREDUCE_HUNT_RECYCLE=1" ;;
-			keepphys) env="GPUREDUCE_HUNT_RECYCLE=0" ;;
+			keepphys) env="GPUREDUCE_HUNT_RECYCLE=0 GPUREDUCE_REPLAY_PHYSCACHE_MIB=4096" ;;
 			plain) env="GPUREDUCE_HUNT_RECYCLE=0 GPUREDUCE_REPLAY_PHYSCACHE_MIB=0" ;;
 			esac
 			rm -rf "$BUILD/huntreplay-$m-$r"
