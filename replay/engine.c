@@ -189,11 +189,9 @@ int replay_ctx_devices(const struct replay_ctx *ctx)
 
 /* Released physical handles kept for the next buffer of their size within
  * a run (physcache.c), up to GPUREDUCE_REPLAY_PHYSCACHE_MIB; off by
- * default: on the H200 it saved 9 of a guarded buffer's 96 us, and the one
- * gpu-test run with it on (2026-12-05) saw torchvision-long's replay from
- * its checkpoint fault in another kernel than the program's (a reused
- * handle holds its last buffer's bytes where a new one holds the
- * driver's; not confirmed as the cause: no device time was left). */
+ * default: on the H200 it saved 9 of a guarded buffer's 96 us, and a
+ * reused handle holds its last buffer's bytes where a new one holds the
+ * driver's, which a kernel reading memory nobody wrote would see. */
 static void physcache_setup(struct place_vmm *v)
 {
 	const char *e = getenv("GPUREDUCE_REPLAY_PHYSCACHE_MIB");

@@ -23,11 +23,9 @@
  * Off by default (GPUREDUCE_REPLAY_PHYSCACHE_MIB, engine.c).  Measured on
  * the H200 (2026-12-05) in hunt's replays of 100 training steps: 87 us a
  * placed buffer against 96 without it, far less than vmmprobe promised;
- * hunt recycles whole ranges instead (replay_opts.recycle: 6 us).  In the
- * gpu-test run with it on, torchvision-long's replay from its checkpoint
- * faulted in a cuDNN kernel, not the program's; a reused handle's bytes
- * (its last buffer's, where a new allocation has the driver's) are the
- * suspect, unconfirmed.
+ * hunt recycles whole ranges instead (replay_opts.recycle: 6 us).  And a
+ * reused handle holds its last buffer's bytes where a new allocation holds
+ * the driver's: a kernel that reads memory nobody wrote sees other bytes.
  */
 #include <stdlib.h>
 #include <string.h>
