@@ -76,10 +76,8 @@ struct oracle {
 	int base_have;
 	char base_site[700];
 	char *base_output;
-	/* the final trace's run, started beside its confirmation runs, or
-	 * earlier on a guess (oracle_prefetch_guess: guesses, how many) */
+	/* the final trace's run, started beside its confirmation runs */
 	struct bg_san pre;
-	unsigned guesses;
 	struct site_ent *sites;   /* sanitizer sites found, by trace file content */
 	size_t nsites, asites;
 	/* the slice's snapshot, taken beside the confirmation runs (issue 26:

@@ -212,76 +212,17 @@ static int bg_collect(struct oracle *s, struct bg_san *b, char *site, size_t n, 
 	return found;
 }
 
-/* Stop the final trace's run if one is running and not collected (a
- * guess the final trace turned out not to be, or one replaced by a later
- * guess); its files stay for the work folder's removal. */
-static void pre_drop(struct oracle *s)
-{
-	if (!s->pre.started || s->pre.collected)
-		return;
-	child_kill(&s->pre.ch);
-	s->pre.ch = (struct child)CHILD_INIT;
-	s->pre.started = 0;
-	s->pre.why[0] = 0;
-}
-
-/* Start the final trace's run on c as NAME (bg_start), unless c is the
- * base state's trace (that run serves).  1 when it runs. */
-static int pre_start(struct oracle *s, const struct cand *c, const char *name)
-{
-	bg_start(s, &s->pre, c, name);
-	if (s->pre.started && s->pre.hash == s->base.hash) {
-		child_kill(&s->pre.ch);
-		s->pre.ch = (struct child)CHILD_INIT;
-		s->pre.started = 0;
-	}
-	return s->pre.started;
-}
-
 /* The final trace's run, started beside its confirmation runs; not
- * started when the final trace is the base state's (that run serves).
- * One started on a guess (oracle_prefetch_guess) is kept when the final
- * trace is that candidate byte for byte, else replaced. */
+ * started when the final trace is the base state's (that run serves). */
 void oracle_prefetch_start(struct oracle *s, const struct cand *c)
 {
-	if (s->pre.started && !s->pre.collected) {
-		struct strbuf p = STRBUF_INIT, e = STRBUF_INIT;
-		uint64_t h = 0;
-		sb_addf(&p, "%s/final-check.bin", s->o->workdir);
-		if (cand_write(c, p.buf, &e) == 0)
-			h = oracle_file_hash(p.buf);
-		unlink(p.buf);
-		sb_release(&p);
-		sb_release(&e);
-		if (h && h == s->pre.hash) {
-			oracle_log(s, "the final trace is the last phase's guess: its sanitizer run started %.2f s ago",
-				   now_sec() - s->pre.t0);
-			return;
-		}
-		oracle_log(s, "the final trace is not the last phase's guess: its sanitizer run is stopped");
-		pre_drop(s);
-	}
 	if (s->pre.started)
 		return;
-	pre_start(s, c, "final-site");
-}
-
-/* The last phase kept c, tested alone (it faulted with the signature):
- * the final trace is likely c, so its sanitizer run starts now, not at
- * verify (issue 26: the run, 3.7-5.0 s on the H200, was the end of a
- * small sample's shrink).  A later keep replaces it; verify keeps it only
- * when the final trace is c.  Each guess has files of its own (a stopped
- * run's children may still be writing theirs). */
-void oracle_prefetch_guess(struct oracle *s, const struct cand *c)
-{
-	struct strbuf name = STRBUF_INIT;
-	if (!s->have_san || !s->base.started || s->pre.collected)
-		return;
-	pre_drop(s);
-	sb_addf(&name, "final-guess-%u", ++s->guesses);
-	if (pre_start(s, c, name.buf))
-		oracle_log(s, "sanitizer started early on a kept candidate of the last phase (%s)", s->pre.bin.buf);
-	sb_release(&name);
+	bg_start(s, &s->pre, c, "final-site");
+	if (s->pre.started && s->pre.hash == s->base.hash) {
+		child_kill(&s->pre.ch);
+		s->pre.started = 0;
+	}
 }
 
 /* The prefetched run, into the site cache (if it found a site). */
@@ -294,9 +235,9 @@ static void prefetch_collect(struct oracle *s)
 		return;
 	if (bg_collect(s, &s->pre, site, sizeof(site), &output, &early))
 		site_cache_add(s, s->pre.hash, site, output);
-	oracle_log(s, "sanitizer %s (started %s): %s (%.2f s since it started%s)", s->pre.bin.buf,
-		   strstr(s->pre.bin.buf, "final-guess-") ? "in the last phase" : "with the confirmation runs",
-		   site[0] ? site : s->pre.why, now_sec() - s->pre.t0, early ? "; stopped after its reports" : "");
+	oracle_log(s, "sanitizer %s (started with the confirmation runs): %s (%.2f s since it started%s)",
+	     s->pre.bin.buf, site[0] ? site : s->pre.why, now_sec() - s->pre.t0,
+	     early ? "; stopped after its reports" : "");
 	unlink(s->pre.out.buf);
 	free(output);
 }

@@ -328,9 +328,6 @@ int oracle_test(struct oracle *s, struct cand *const *cands, size_t k, int *inte
 				}
 			s->ncache++;
 			interesting[i] = faults[i] >= s->need;
-			/* the last phase's keep: likely the final trace */
-			if (interesting[i] && s->prebuild_each && k == 1)
-				oracle_prefetch_guess(s, cands[i]);
 			/* tested: the outcome is cached by content, the phases keep the
 			 * candidate in memory; the file stays only for --keep-work */
 			if (!interesting[i] || !s->o->keep_work)

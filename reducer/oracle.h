@@ -229,8 +229,5 @@ uint64_t oracle_base_hash(const struct oracle *o);
 /* Start the final trace's run beside its confirmation runs (not when it
  * is the base state's); oracle_sanitize collects it. */
 void oracle_prefetch_start(struct oracle *o, const struct cand *c);
-/* The last phase kept c, tested alone: start the final trace's run on it
- * now (a guess oracle_prefetch_start keeps when the final trace is c). */
-void oracle_prefetch_guess(struct oracle *o, const struct cand *c);
 
 #endif
