@@ -219,3 +219,31 @@ int memmap_feed(struct memmap *m, const struct tr_rec *r, long event)
 	}
 	return 0;
 }
+
+int memmap_stray_word(const struct memmap *m, uint64_t v)
+{
+	const uint64_t near = 64ull << 30;
+	if (v < (1ull << 32) || (v & 15) || m->hi <= m->lo)
+		return 0;
+	if (v + near < m->lo || v > m->hi + near)
+		return 0;
+	return !memmap_pointer_word(m, v, NULL);
+}
+
+size_t memmap_stray_args(const struct memmap *m, const struct tr_launch *l, uint32_t *off, uint64_t *val)
+{
+	size_t n = 0;
+	for (uint32_t o = 0; o + 8 <= l->argsize; o += 8) {
+		uint64_t v;
+		memcpy(&v, l->args + o, 8);
+		if (tr_launch_nonptr(l, o) || !memmap_stray_word(m, v))
+			continue;
+		if (!n++) {
+			if (off)
+				*off = o;
+			if (val)
+				*val = v;
+		}
+	}
+	return n;
+}

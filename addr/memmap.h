@@ -106,6 +106,16 @@ size_t memmap_scan_args(const struct memmap *m, const struct tr_launch *l, const
 struct mm_alloc *memmap_arg_word(const struct memmap *m, const struct tr_launch *l, uint32_t off,
 				 uint64_t v, int *dead);
 
+/* A word that looks like a device address (16-aligned, at least 4 GiB,
+ * within 64 GiB of the allocations m knows) yet points into none of them:
+ * a pointer into memory the trace did not record, which replay cannot
+ * place (it passes it as captured, to nothing). */
+int memmap_stray_word(const struct memmap *m, uint64_t v);
+/* How many of l's argument words are stray (memmap_stray_word; the words
+ * the trace knows are integers left out); the first one's byte offset and
+ * value in *off and *val (either may be NULL) when there is one. */
+size_t memmap_stray_args(const struct memmap *m, const struct tr_launch *l, uint32_t *off, uint64_t *val);
+
 /* For bytes that land at device address dst: the offset of their first
  * word that is 8-byte aligned in the device address space (copies and
  * buffer contents are scanned at device alignment). */

@@ -12,6 +12,7 @@
 
 #include "../common/strbuf.h"
 #include "../common/util.h"
+#include "../addr/memmap.h"
 #include "../addr/place.h"
 #include "../replay/replay.h"
 #include "oracle-int.h"
@@ -72,6 +73,37 @@ static long presnap_event(const struct oracle *s)
 	return trace_find_launch(t, t->rec[frec].u.fault.launch_seq);
 }
 
+/* When replay faulted in another launch than the program did (res), and
+ * that launch passes words that look like device addresses but lie in no
+ * buffer the trace recorded (memmap_stray_word), say so in err: such a
+ * pointer is passed as captured, to nothing, and a kernel that follows it
+ * faults in replay where it did not in the program.  (torchvision-long's
+ * trace on the H200, 2026-12-05: replay faulted in a cuDNN kernel under
+ * every placement, and 88 such words were counted.) */
+static void stray_hint(const struct trace *t, const struct replay_result *res, struct strbuf *err)
+{
+	struct memmap mm = MEMMAP_INIT;
+	const struct tr_launch *l;
+	uint32_t off = 0;
+	uint64_t val = 0;
+	size_t n;
+
+	if (res->status != RS_FAULT || res->event < 0 || (size_t)res->event >= t->nrec ||
+	    t->rec[res->event].type != TR_LAUNCH)
+		return;
+	l = &t->rec[res->event].u.launch;
+	for (long i = 0; i < res->event; i++)
+		memmap_feed(&mm, &t->rec[i], i);
+	n = memmap_stray_args(&mm, l, &off, &val);
+	if (n)
+		sb_addf(err, " The launch replay faulted in (#%llu, %s) passes %zu word(s) that look like device "
+			"addresses but lie in no buffer the trace recorded (the first: parameter bytes +0x%x = "
+			"0x%llx): memory the capture did not see, which replay cannot place, so a kernel that "
+			"follows it faults in replay and not in the program.", (unsigned long long)l->seq,
+			l->name ? l->name : "?", n, (unsigned)off, (unsigned long long)val);
+	memmap_release(&mm);
+}
+
 /* Confirm the fault in replay (see oracle.h): sets the guard, the rates,
  * the fault's event and the repeats per candidate.  The first of each
  * placement's runs writes the slice's snapshot on its way, before the
@@ -86,6 +118,8 @@ int oracle_confirm(struct oracle *s)
 	 * it landed in the original; then guard placements for overruns */
 	int modes[4] = { GUARD_LAYOUT, GUARD_END, GUARD_START, GUARD_NONE };
 	struct strbuf tried = STRBUF_INIT, pre = STRBUF_INIT;
+	struct replay_result wrong = { 0 };   /* the first placement's fault elsewhere, for stray_hint */
+	int have_wrong = 0;
 	int runs = s->o->orig_runs > 0 ? s->o->orig_runs : 2;
 	long pre_at = presnap_event(s);
 	int ret = -1, pre_ok = 0;
@@ -125,6 +159,10 @@ int oracle_confirm(struct oracle *s)
 		if (!matches) {
 			sb_addf(&tried, "%sguard=%s, %d runs: %s", tried.len ? "; " : "",
 				place_guard_name(modes[m]), runs, describe(&first, d, sizeof(d)));
+			if (!have_wrong && first.status == RS_FAULT) {
+				wrong = first;
+				have_wrong = 1;
+			}
 			continue;
 		}
 		s->guard = modes[m];
@@ -171,6 +209,8 @@ int oracle_confirm(struct oracle *s)
 		sb_addf(s->err, "the captured fault (%s in %s) does not reproduce in replay; tried %s. "
 			"Nothing was emitted.", s->rep->error, *s->rep->kernel ? s->rep->kernel : "a kernel the trace does not name",
 			tried.buf);
+		if (have_wrong)
+			stray_hint(s->orig, &wrong, s->err);
 		trace_unrecorded_notes(s->orig, " Capture noted what the trace lacks: ", 3, s->err);
 	}
 out:

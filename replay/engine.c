@@ -745,27 +745,12 @@ struct reloc {
 	unsigned n;
 };
 
-/* A launch word that looks like a device address (16-aligned, at least
- * 4 GiB, within 64 GiB of the captured buffers) yet points into none of
- * them: a pointer replay cannot relocate (reported, not fatal). */
-static int stray_word(const struct memmap *m, uint64_t v)
-{
-	const uint64_t near = 64ull << 30;
-	if (v < (1ull << 32) || (v & 15) || m->hi <= m->lo)
-		return 0;
-	if (v + near < m->lo || v > m->hi + near)
-		return 0;
-	return !memmap_pointer_word(m, v, NULL);
-}
-
+/* Launch words that look like device addresses yet point into no captured
+ * buffer (memmap_stray_word): pointers replay cannot relocate (reported,
+ * not fatal). */
 static void count_stray(struct run *R, const struct tr_launch *l)
 {
-	for (uint32_t off = 0; off + 8 <= l->argsize; off += 8) {
-		uint64_t v;
-		memcpy(&v, l->args + off, 8);
-		if (!tr_launch_nonptr(l, off) && stray_word(&R->mm, v))
-			R->rel.stray++;
-	}
+	R->rel.stray += memmap_stray_args(&R->mm, l, NULL, NULL);
 }
 
 /* A pointer word of the parameter bytes: the same offset in its twin. */

@@ -266,3 +266,29 @@ UNIT_TEST(memmap_live_from_vs_scan)
 	CHECK_EQ_U(memmap_live_from(&m, UINT64_MAX - 1), m.nlive);
 	memmap_release(&m);
 }
+
+/* Stray words (memmap_stray_word, memmap_stray_args): device-address-like
+ * words that point into no recorded allocation, near the recorded ones. */
+UNIT_TEST(memmap_stray_words)
+{
+	struct memmap m = MEMMAP_INIT;
+	struct tr_launch l;
+	uint64_t w[5] = { 0x7f0000000010ull, 0x7f0000a00000ull, 1024, 0x7f0000a00008ull, 0x7f0000b00000ull };
+	uint32_t off = 99;
+	uint64_t val = 0;
+
+	CHECK(!memmap_stray_word(&m, 0x7f0000a00000ull));   /* nothing recorded: nothing to be near */
+	memmap_add(&m, 0x7f0000000000ull, 4096, 1, 0);
+	CHECK(!memmap_stray_word(&m, 0x7f0000000010ull));   /* inside: a pointer, not stray */
+	CHECK(memmap_stray_word(&m, 0x7f0000a00000ull));    /* near, in nothing */
+	CHECK(!memmap_stray_word(&m, 0x7f0000a00008ull));   /* not 16-aligned */
+	CHECK(!memmap_stray_word(&m, 4096));                /* small: a count */
+	CHECK(!memmap_stray_word(&m, 0x7f0000000000ull + (80ull << 30)));   /* 80 GiB away: not near */
+	memset(&l, 0, sizeof(l));
+	l.args = (uint8_t *)w;
+	l.argsize = sizeof(w);
+	CHECK_EQ_U(memmap_stray_args(&m, &l, &off, &val), 2);
+	CHECK_EQ_U(off, 8);
+	CHECK_EQ_U(val, 0x7f0000a00000ull);
+	memmap_release(&m);
+}

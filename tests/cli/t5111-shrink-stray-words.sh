@@ -1,0 +1,45 @@
+#!/bin/sh
+# t5111-shrink-stray-words.sh - when replay faults in another launch than
+# the program did, and that launch passes words that look like device
+# addresses but lie in no buffer the trace recorded, shrink's "does not
+# reproduce" error says so, with the first such word: such a pointer is
+# passed as captured, to nothing (torchvision-long's trace on the H200,
+# 2026-12-05, faulted in a cuDNN kernel in replay under every placement).
+# A launch whose pointers are all recorded gets no such sentence.
+. tests/cli/test-lib.sh
+
+on_double nvcc no-sanitizer plain-path
+
+BUF=0x7f0000000000
+IN=0x7f0000400000
+# $1: the pointer launch #0 passes (an unrecorded address, or BUF)
+mk() {
+	cat <<EOT
+process 100 /work python3 train.py
+device "gpureduce CPU double"
+module $BUILD/double/kernels.cubin 1
+alloc $BUF 4096
+alloc $IN 8192
+h2d $IN 8192 0x3f
+launch _Z7add_onePfi 4 256 ptr:$1 i32:1024
+launch _Z13scale_nocheckPfPKfi 4 256 ptr:$BUF ptr:$IN i32:1024
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 1 at_launch=1
+EOT
+}
+mk 0x7f0000a00000 >stray.txt
+mk $BUF >plain.txt
+check "mktrace: launch #0 passes an address no allocation holds" $MKTRACE stray.bin <stray.txt
+check "mktrace: every pointer recorded" $MKTRACE plain.bin <plain.txt
+
+check_exit "shrink: the program's fault does not reproduce (exit 1)" 1 $GPUREDUCE shrink -j 2 -o s/repro.cu stray.bin
+check_grep "  ...it says so" "does not reproduce in replay" "$TMP/.out"
+check_grep "  ...names the launch replay faulted in and its stray word" \
+	"The launch replay faulted in (#0, _Z7add_onePfi) passes 1 word(s) that look like device addresses but lie in no buffer the trace recorded (the first: parameter bytes +0x0 = 0x7f0000a00000)" "$TMP/.out"
+n=$(grep -c "^gpureduce shrink: .*look like device addresses" "$TMP/.out")
+[ "$n" = 1 ] && ok "  ...in the one error line" || fail "  ...in the one error line ($n)"
+
+check_exit "shrink of the trace whose pointers are all recorded: no launch faults, exit 1" 1 \
+	$GPUREDUCE shrink -j 2 -o p/repro.cu plain.bin
+check_no_grep "  ...and no stray-word sentence" "look like device addresses" "$TMP/.out"
+
+finish
