@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/strbuf.h"
 #include "../common/util.h"
 #include "../trace/trace.h"
 #include "memmap.h"
@@ -245,5 +246,29 @@ size_t memmap_stray_args(const struct memmap *m, const struct tr_launch *l, uint
 				*val = v;
 		}
 	}
+	return n;
+}
+
+size_t memmap_stray_note(const struct trace *t, long rec, const char *lead, struct strbuf *out)
+{
+	struct memmap mm = MEMMAP_INIT;
+	const struct tr_launch *l;
+	uint32_t off = 0;
+	uint64_t val = 0;
+	size_t n;
+
+	if (rec < 0 || (size_t)rec >= t->nrec || t->rec[rec].type != TR_LAUNCH)
+		return 0;
+	l = &t->rec[rec].u.launch;
+	for (long i = 0; i < rec; i++)
+		memmap_feed(&mm, &t->rec[i], i);
+	n = memmap_stray_args(&mm, l, &off, &val);
+	if (n)
+		sb_addf(out, "%slaunch #%llu (%s) passes %zu word(s) that look like device addresses but lie in no "
+			"buffer the trace recorded (the first: parameter bytes +0x%x = 0x%llx): memory the capture "
+			"did not see, which replay cannot place, so a kernel that follows it faults in replay and "
+			"not in the program", lead, (unsigned long long)l->seq, l->name ? l->name : "?", n,
+			(unsigned)off, (unsigned long long)val);
+	memmap_release(&mm);
 	return n;
 }

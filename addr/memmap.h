@@ -23,6 +23,8 @@
 #include <stdint.h>
 
 struct tr_launch;
+struct trace;
+struct strbuf;
 
 struct mm_alloc {
 	uint64_t addr, size;
@@ -115,6 +117,12 @@ int memmap_stray_word(const struct memmap *m, uint64_t v);
  * the trace knows are integers left out); the first one's byte offset and
  * value in *off and *val (either may be NULL) when there is one. */
 size_t memmap_stray_args(const struct memmap *m, const struct tr_launch *l, uint32_t *off, uint64_t *val);
+/* When record `rec` of t is a launch with stray argument words (the
+ * allocations before it as the map), append to out `lead` and a sentence
+ * naming the launch, how many, the first, and why replay faults there
+ * where the program did not (shrink's does-not-reproduce error, replay's
+ * note).  Returns how many stray words (0: nothing appended). */
+size_t memmap_stray_note(const struct trace *t, long rec, const char *lead, struct strbuf *out);
 
 /* For bytes that land at device address dst: the offset of their first
  * word that is 8-byte aligned in the device address space (copies and

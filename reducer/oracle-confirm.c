@@ -75,33 +75,13 @@ static long presnap_event(const struct oracle *s)
 
 /* When replay faulted in another launch than the program did (res), and
  * that launch passes words that look like device addresses but lie in no
- * buffer the trace recorded (memmap_stray_word), say so in err: such a
- * pointer is passed as captured, to nothing, and a kernel that follows it
- * faults in replay where it did not in the program.  (torchvision-long's
- * trace on the H200, 2026-12-05: replay faulted in a cuDNN kernel under
- * every placement, and 88 such words were counted.) */
+ * buffer the trace recorded, say so in err (memmap_stray_note).
+ * (torchvision-long's trace on the H200, 2026-12-05: replay faulted in a
+ * cuDNN kernel under every placement, and 88 such words were counted.) */
 static void stray_hint(const struct trace *t, const struct replay_result *res, struct strbuf *err)
 {
-	struct memmap mm = MEMMAP_INIT;
-	const struct tr_launch *l;
-	uint32_t off = 0;
-	uint64_t val = 0;
-	size_t n;
-
-	if (res->status != RS_FAULT || res->event < 0 || (size_t)res->event >= t->nrec ||
-	    t->rec[res->event].type != TR_LAUNCH)
-		return;
-	l = &t->rec[res->event].u.launch;
-	for (long i = 0; i < res->event; i++)
-		memmap_feed(&mm, &t->rec[i], i);
-	n = memmap_stray_args(&mm, l, &off, &val);
-	if (n)
-		sb_addf(err, " The launch replay faulted in (#%llu, %s) passes %zu word(s) that look like device "
-			"addresses but lie in no buffer the trace recorded (the first: parameter bytes +0x%x = "
-			"0x%llx): memory the capture did not see, which replay cannot place, so a kernel that "
-			"follows it faults in replay and not in the program.", (unsigned long long)l->seq,
-			l->name ? l->name : "?", n, (unsigned)off, (unsigned long long)val);
-	memmap_release(&mm);
+	if (res->status == RS_FAULT && memmap_stray_note(t, res->event, " Replay faulted in another launch: ", err))
+		sb_addch(err, '.');
 }
 
 /* Confirm the fault in replay (see oracle.h): sets the guard, the rates,

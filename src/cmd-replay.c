@@ -11,6 +11,7 @@
 #include "../common/interrupt.h"
 #include "../common/strbuf.h"
 #include "../replay/pool.h"
+#include "../addr/memmap.h"
 #include "../addr/place.h"
 #include "../trace/trace.h"
 #include "cmds.h"
@@ -37,6 +38,22 @@ static const char usage_str[] =
 	"Exit: 0 ran clean, 1 faulted, 3 bad or incomplete trace (one that ends without an END or\n"
 	"FAULT record and replays without a fault) or could not replay, 4 no GPU/driver.\n";
 
+/* A fault replay found where the capture had none: when its launch passes
+ * words pointing into no recorded buffer, say so (memmap_stray_note; the
+ * trace is opened again: it was let go during the run). */
+static void stray_note(const char *path, long event)
+{
+	struct trace t;
+	struct strbuf err = STRBUF_INIT, note = STRBUF_INIT;
+	if (event >= 0 && trace_open(&t, path, 0, &err) == 0) {
+		if (memmap_stray_note(&t, event, "replay: note: the capture did not fault there; ", &note))
+			printf("%s\n", note.buf);
+		trace_release(&t);
+	}
+	sb_release(&err);
+	sb_release(&note);
+}
+
 int cmd_replay(int argc, char **argv)
 {
 	struct replay_opts o = REPLAY_OPTS_INIT;
@@ -49,6 +66,7 @@ int cmd_replay(int argc, char **argv)
 	double timeout = 600;
 	int complete = 1;
 	int ret = EXIT_INTERNAL, auto_guard = 1, force = 0, cut_fault = 0;   /* no --guard: layout, then end */
+	long long fault_seq = -1;   /* the launch the capture faulted in, if at a launch */
 
 	opts_init(&op, argc, argv, &err);
 	while (opts_next(&op)) {
@@ -118,6 +136,8 @@ int cmd_replay(int argc, char **argv)
 	cut_fault = t.cut_in_fault;
 	for (size_t i = 0; i < t.nrec; i++)
 		if (t.rec[i].type == TR_FAULT) {
+			if (t.rec[i].u.fault.at_launch)
+				fault_seq = (long long)t.rec[i].u.fault.launch_seq;
 			trace_unrecorded_notes(&t, "replay: note: the capture faulted, and noted what the trace lacks: ",
 					       3, &lacks);
 			break;
@@ -200,6 +220,8 @@ int cmd_replay(int argc, char **argv)
 		if (cut_fault)
 			printf("replay: note: %s; this fault is the replay's own (shrink needs the record "
 			       "whole: capture the program again)\n", TRACE_CUT_FAULT_MSG);
+		if (job.res.launch_seq != fault_seq)
+			stray_note(path, job.res.event);
 		ret = EXIT_FAULT;
 		break;
 	case RS_TIMEOUT:

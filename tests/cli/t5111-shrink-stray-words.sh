@@ -5,7 +5,8 @@
 # reproduce" error says so, with the first such word: such a pointer is
 # passed as captured, to nothing (torchvision-long's trace on the H200,
 # 2026-12-05, faulted in a cuDNN kernel in replay under every placement).
-# A launch whose pointers are all recorded gets no such sentence.
+# `replay` says the same in a note.  A launch whose pointers are all
+# recorded gets no such sentence.
 . tests/cli/test-lib.sh
 
 on_double nvcc no-sanitizer plain-path
@@ -34,9 +35,13 @@ check "mktrace: every pointer recorded" $MKTRACE plain.bin <plain.txt
 check_exit "shrink: the program's fault does not reproduce (exit 1)" 1 $GPUREDUCE shrink -j 2 -o s/repro.cu stray.bin
 check_grep "  ...it says so" "does not reproduce in replay" "$TMP/.out"
 check_grep "  ...names the launch replay faulted in and its stray word" \
-	"The launch replay faulted in (#0, _Z7add_onePfi) passes 1 word(s) that look like device addresses but lie in no buffer the trace recorded (the first: parameter bytes +0x0 = 0x7f0000a00000)" "$TMP/.out"
+	"Replay faulted in another launch: launch #0 (_Z7add_onePfi) passes 1 word(s) that look like device addresses but lie in no buffer the trace recorded (the first: parameter bytes +0x0 = 0x7f0000a00000)" "$TMP/.out"
 n=$(grep -c "^gpureduce shrink: .*look like device addresses" "$TMP/.out")
 [ "$n" = 1 ] && ok "  ...in the one error line" || fail "  ...in the one error line ($n)"
+
+check_exit "replay: the fault replay finds (exit 1)" 1 $GPUREDUCE replay --guard=end stray.bin
+check_grep "  ...with a note on the launch's stray word" \
+	"^replay: note: the capture did not fault there; launch #0 (_Z7add_onePfi) passes 1 word(s) that look like device addresses" "$TMP/.out"
 
 check_exit "shrink of the trace whose pointers are all recorded: no launch faults, exit 1" 1 \
 	$GPUREDUCE shrink -j 2 -o p/repro.cu plain.bin
