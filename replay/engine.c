@@ -34,7 +34,6 @@
 #include "replay.h"
 #include "backmap.h"
 #include "launchattr.h"
-#include "physcache.h"
 #include "shift.h"
 #include "sidechan.h"
 #include "tensormap.h"
@@ -187,25 +186,6 @@ int replay_ctx_devices(const struct replay_ctx *ctx)
 	return ctx->ndev;
 }
 
-/* Released physical handles kept for the next buffer of their size within
- * a run (physcache.c), up to GPUREDUCE_REPLAY_PHYSCACHE_MIB; off by
- * default: on the H200 it saved 9 of a guarded buffer's 96 us, and a
- * reused handle holds its last buffer's bytes where a new one holds the
- * driver's, which a kernel reading memory nobody wrote would see. */
-static void physcache_setup(struct place_vmm *v)
-{
-	const char *e = getenv("GPUREDUCE_REPLAY_PHYSCACHE_MIB");
-	uint64_t mib = 0;
-	if (e && *e) {
-		char *end;
-		unsigned long long x = strtoull(e, &end, 10);
-		if (!*end)
-			mib = x;
-	}
-	if (mib)
-		physcache_install(v, mib << 20);
-}
-
 int replay_ctx_create(struct replay_ctx **out, struct strbuf *err)
 {
 	struct replay_ctx *c = xcalloc(1, sizeof(*c));
@@ -243,7 +223,6 @@ int replay_ctx_create(struct replay_ctx **out, struct strbuf *err)
 		c->gran_err = c->d.MemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
 		if (c->gran_err == CUDA_SUCCESS && g >= 256 && !(g & (g - 1)))
 			c->gran = g;
-		physcache_setup(&c->d.vmm);
 	}
 	*out = c;
 	return 0;
@@ -1648,10 +1627,6 @@ static void rp_report(double total, double teardown, size_t recycled)
 		fprintf(stderr, "gpureduce: replay profile: %s: %lu, %.3f s, %.2f us each\n", rp_name[k], rp[k].n,
 			rp[k].s, rp[k].s / (double)rp[k].n * 1e6);
 	}
-	struct physcache_stats pc;
-	physcache_get_stats(&pc);
-	fprintf(stderr, "gpureduce: replay profile: physical allocations: %lu created, %lu reused, %lu kept, "
-		"%lu released (since the worker started)\n", pc.created, pc.reused, pc.kept, pc.released);
 	if (recycled)
 		fprintf(stderr, "gpureduce: replay profile: buffers placed in a freed one's range (recycled): %zu\n",
 			recycled);
@@ -1841,10 +1816,6 @@ out:
 	t_down = now_sec() - t_down;
 	if (R.have_layout && !c->dead)
 		place_layout_close(&c->d.vmm, &R.layout);
-	if (c->dead)
-		physcache_abandon();
-	else
-		physcache_flush();   /* no device memory held between runs */
 	memmap_release(&R.mm);
 	backmap_release(&R.back);
 	if (!c->dead)

@@ -16,10 +16,9 @@
 #   hostfed      make bench-hostfed (BENCH_HOSTFED_BASE_LIB passes through)
 #   hunt         make bench-hunt
 #   huntclean    make hunt-clean
-#   huntreplay   hunt's replays three ways: recycling freed blocks' ranges
-#                (the default), placing each block afresh with the
-#                physical-handle cache (replay/physcache.c, opt-in), and
-#                without either (as before 2026-12-05): the buggy host-fed loop
+#   huntreplay   hunt's replays two ways: recycling freed blocks' ranges
+#                (the default), and placing each block afresh (as before
+#                2026-12-05): the buggy host-fed loop
 #                (HOSTFED_BUG=1, HUNTREPLAY_STEPS, 100) captured once with
 #                --tensors, then `hunt --no-shrink` on that trace
 #                HUNTREPLAY_ROUNDS (1) times each way, in turn, with
@@ -113,12 +112,11 @@ huntreplay() {
 		"$py" hostfed.py) >"$d/capture.log" 2>&1
 	tail -n 3 "$d/capture.log"
 	for r in $(seq 1 "${HUNTREPLAY_ROUNDS:-1}"); do
-		for m in recycle keepphys plain; do
+		for m in recycle plain; do
 			local env=
 			case $m in
 			recycle) env="GPUREDUCE_HUNT_RECYCLE=1" ;;
-			keepphys) env="GPUREDUCE_HUNT_RECYCLE=0 GPUREDUCE_REPLAY_PHYSCACHE_MIB=4096" ;;
-			plain) env="GPUREDUCE_HUNT_RECYCLE=0 GPUREDUCE_REPLAY_PHYSCACHE_MIB=0" ;;
+			plain) env="GPUREDUCE_HUNT_RECYCLE=0" ;;
 			esac
 			rm -rf "$BUILD/huntreplay-$m-$r"
 			# shellcheck disable=SC2086
