@@ -98,8 +98,7 @@ int oracle_confirm(struct oracle *s)
 	 * it landed in the original; then guard placements for overruns */
 	int modes[4] = { GUARD_LAYOUT, GUARD_END, GUARD_START, GUARD_NONE };
 	struct strbuf tried = STRBUF_INIT, pre = STRBUF_INIT;
-	struct replay_result wrong = { 0 };   /* the first placement's fault elsewhere, for stray_hint */
-	int have_wrong = 0;
+	struct replay_result wrong = { 0 };   /* the first placement's fault elsewhere (RS_FAULT), for stray_hint */
 	int runs = s->o->orig_runs > 0 ? s->o->orig_runs : 2;
 	long pre_at = presnap_event(s);
 	int ret = -1, pre_ok = 0;
@@ -139,10 +138,8 @@ int oracle_confirm(struct oracle *s)
 		if (!matches) {
 			sb_addf(&tried, "%sguard=%s, %d runs: %s", tried.len ? "; " : "",
 				place_guard_name(modes[m]), runs, describe(&first, d, sizeof(d)));
-			if (!have_wrong && first.status == RS_FAULT) {
+			if (wrong.status != RS_FAULT)
 				wrong = first;
-				have_wrong = 1;
-			}
 			continue;
 		}
 		s->guard = modes[m];
@@ -189,8 +186,7 @@ int oracle_confirm(struct oracle *s)
 		sb_addf(s->err, "the captured fault (%s in %s) does not reproduce in replay; tried %s. "
 			"Nothing was emitted.", s->rep->error, *s->rep->kernel ? s->rep->kernel : "a kernel the trace does not name",
 			tried.buf);
-		if (have_wrong)
-			stray_hint(s->orig, &wrong, s->err);
+		stray_hint(s->orig, &wrong, s->err);   /* (nothing unless it faulted) */
 		trace_unrecorded_notes(s->orig, " Capture noted what the trace lacks: ", 3, s->err);
 	}
 out:
