@@ -249,13 +249,31 @@ size_t memmap_stray_args(const struct memmap *m, const struct tr_launch *l, uint
 	return n;
 }
 
+size_t memmap_held_args(const struct memmap *m, const struct tr_launch *l, uint32_t *off, uint64_t *val)
+{
+	size_t n = 0;
+	for (uint32_t o = 0; o + 8 <= l->argsize; o += 8) {
+		uint64_t v;
+		memcpy(&v, l->args + o, 8);
+		if (!tr_launch_nonptr(l, o) || v < (1ull << 32) || !memmap_lookup_live(m, v))
+			continue;
+		if (!n++) {
+			if (off)
+				*off = o;
+			if (val)
+				*val = v;
+		}
+	}
+	return n;
+}
+
 size_t memmap_stray_note(const struct trace *t, long rec, const char *lead, struct strbuf *out)
 {
 	struct memmap mm = MEMMAP_INIT;
 	const struct tr_launch *l;
-	uint32_t off = 0;
-	uint64_t val = 0;
-	size_t n;
+	uint32_t off = 0, hoff = 0;
+	uint64_t val = 0, hval = 0;
+	size_t n, h;
 
 	if (rec < 0 || (size_t)rec >= t->nrec || t->rec[rec].type != TR_LAUNCH)
 		return 0;
@@ -263,12 +281,20 @@ size_t memmap_stray_note(const struct trace *t, long rec, const char *lead, stru
 	for (long i = 0; i < rec; i++)
 		memmap_feed(&mm, &t->rec[i], i);
 	n = memmap_stray_args(&mm, l, &off, &val);
+	h = memmap_held_args(&mm, l, &hoff, &hval);
 	if (n)
 		sb_addf(out, "%slaunch #%llu (%s) passes %zu word(s) that look like device addresses but lie in no "
 			"buffer the trace recorded (the first: parameter bytes +0x%x = 0x%llx): memory the capture "
 			"did not see, which replay cannot place, so a kernel that follows it faults in replay and "
 			"not in the program", lead, (unsigned long long)l->seq, l->name ? l->name : "?", n,
 			(unsigned)off, (unsigned long long)val);
+	if (h)
+		sb_addf(out, "%slaunch #%llu (%s) has %zu word(s) inside recorded buffers that replay passed as "
+			"captured, not relocated, because other launches of the kernel hold small integers there "
+			"(format 1.7, NONPTR; the first: parameter bytes +0x%x = 0x%llx): if that word is a pointer "
+			"the kernel follows, replay sends it to the captured address, where nothing of its own lies",
+			n ? "; also, " : lead, (unsigned long long)l->seq, l->name ? l->name : "?", h,
+			(unsigned)hoff, (unsigned long long)hval);
 	memmap_release(&mm);
-	return n;
+	return n + h;
 }

@@ -117,11 +117,19 @@ int memmap_stray_word(const struct memmap *m, uint64_t v);
  * the trace knows are integers left out); the first one's byte offset and
  * value in *off and *val (either may be NULL) when there is one. */
 size_t memmap_stray_args(const struct memmap *m, const struct tr_launch *l, uint32_t *off, uint64_t *val);
-/* When record `rec` of t is a launch with stray argument words (the
- * allocations before it as the map), append to out `lead` and a sentence
- * naming the launch, how many, the first, and why replay faults there
- * where the program did not (shrink's does-not-reproduce error, replay's
- * note).  Returns how many stray words (0: nothing appended). */
+/* How many of l's argument words the trace holds to be integers
+ * (tr_launch_nonptr) yet lie inside an allocation live in m, at or above
+ * 4 GiB: words replay passes as captured although they read as pointers
+ * (a pointer slot that no launch showed as an address, NONPTR's rule);
+ * the first one's offset and value as memmap_stray_args gives them. */
+size_t memmap_held_args(const struct memmap *m, const struct tr_launch *l, uint32_t *off, uint64_t *val);
+/* When record `rec` of t is a launch with stray argument words, or words
+ * held as integers that lie inside a recorded buffer (memmap_held_args;
+ * the allocations before it as the map), append to out `lead` and a
+ * sentence for each kind naming the launch, how many, the first, and why
+ * replay may fault there where the program did not (shrink's
+ * does-not-reproduce error, replay's note).  Returns how many words of
+ * both kinds (0: nothing appended). */
 size_t memmap_stray_note(const struct trace *t, long rec, const char *lead, struct strbuf *out);
 
 /* For bytes that land at device address dst: the offset of their first

@@ -5,7 +5,10 @@
 # reproduce" error says so, with the first such word: such a pointer is
 # passed as captured, to nothing (torchvision-long's trace on the H200,
 # 2026-12-05, faulted in a cuDNN kernel in replay under every placement).
-# `replay` says the same in a note.  A launch whose pointers are all
+# `replay` says the same in a note.  So do both for a launch whose
+# pointer word replay held as an integer (format 1.7's NONPTR rule: other
+# launches of the kernel hold small numbers there and none an address
+# whose low half is 2^24 or more).  A launch whose pointers are all
 # recorded gets no such sentence.
 . tests/cli/test-lib.sh
 
@@ -42,6 +45,31 @@ n=$(grep -c "^gpureduce shrink: .*look like device addresses" "$TMP/.out")
 check_exit "replay: the fault replay finds (exit 1)" 1 $GPUREDUCE replay --guard=end stray.bin
 check_grep "  ...with a note on the launch's stray word" \
 	"^replay: note: the capture did not fault there; launch #0 (_Z7add_onePfi) passes 1 word(s) that look like device addresses" "$TMP/.out"
+
+# A pointer word held as an integer (NONPTR's rule): launch #0 of add_one
+# holds a small number (5) where launch #1 holds BUF, whose low half is
+# under 2^24, so no launch shows that word as an address; replay passes
+# BUF as captured in launch #1, to nothing of its own.
+cat >held.txt <<EOT
+process 100 /work python3 train.py
+device "gpureduce CPU double"
+module $BUILD/double/kernels.cubin 1
+alloc $BUF 4096
+alloc $IN 8192
+h2d $IN 8192 0x3f
+launch _Z7add_onePfi 4 256 u64:5 i32:0
+launch _Z7add_onePfi 4 256 ptr:$BUF i32:1024
+launch _Z13scale_nocheckPfPKfi 4 256 ptr:$BUF ptr:$IN i32:1024
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 2 at_launch=1
+EOT
+check "mktrace: a pointer slot that no launch shows as an address" $MKTRACE held.bin <held.txt
+check_exit "replay of it: the held pointer faults in launch #1 (exit 1)" 1 $GPUREDUCE replay --guard=end held.bin
+check_grep "  ...with a note on the word held as an integer" \
+	"^replay: note: the capture did not fault there; launch #1 (_Z7add_onePfi) has 1 word(s) inside recorded buffers that replay passed as captured, not relocated, because other launches of the kernel hold small integers there (format 1.7, NONPTR; the first: parameter bytes +0x0 = 0x7f0000000000)" "$TMP/.out"
+check_no_grep "  ...and no stray-word sentence (the word lies in a buffer)" "look like device addresses" "$TMP/.out"
+check_exit "shrink of it: the program's fault does not reproduce (exit 1)" 1 $GPUREDUCE shrink -j 2 -o h/repro.cu held.bin
+check_grep "  ...and its error names the held word" \
+	"Replay faulted in another launch: launch #1 (_Z7add_onePfi) has 1 word(s) inside recorded buffers that replay passed as captured" "$TMP/.out"
 
 check_exit "shrink of the trace whose pointers are all recorded: no launch faults, exit 1" 1 \
 	$GPUREDUCE shrink -j 2 -o p/repro.cu plain.bin

@@ -290,5 +290,19 @@ UNIT_TEST(memmap_stray_words)
 	CHECK_EQ_U(memmap_stray_args(&m, &l, &off, &val), 2);
 	CHECK_EQ_U(off, 8);
 	CHECK_EQ_U(val, 0x7f0000a00000ull);
+	CHECK_EQ_U(memmap_held_args(&m, &l, NULL, NULL), 0);   /* no word held as an integer */
+	{
+		/* words 0 (inside the allocation), 1 (stray) and 2 (a count) held
+		 * as integers: only word 0 is held yet inside a buffer, and word 1
+		 * is no longer counted stray (replay does not look at it) */
+		static const uint32_t held[3] = { 0, 8, 16 };
+		l.nonptr = held;
+		l.nnonptr = 3;
+		off = 99;
+		CHECK_EQ_U(memmap_held_args(&m, &l, &off, &val), 1);
+		CHECK_EQ_U(off, 0);
+		CHECK_EQ_U(val, 0x7f0000000010ull);
+		CHECK_EQ_U(memmap_stray_args(&m, &l, NULL, NULL), 1);
+	}
 	memmap_release(&m);
 }
