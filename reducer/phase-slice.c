@@ -50,39 +50,41 @@ int phase_slice(struct oracle *o, const struct shrink_opts *opts, struct cand *b
 	if (oracle_have_san(o))
 		oracle_base_start(o, &c, phase_name(PH_SLICE));
 	{
-		/* the data phase's first questions on c (phase.h): the last step
-		 * of its chain alone first, kept when it faults; else c with the
-		 * rest beside it */
+		/* the data phase's first questions on c (phase.h), each a
+		 * reduction of c: when one faults, c would too, and its own test
+		 * is a worker's new context for nothing (zero-copy's slice on
+		 * the H200, 2026-12-05: c and two steps of its chain side by
+		 * side, three faults in 1.3 s).  The chain's last step alone
+		 * first, then the step before it alone (the copy that matters is
+		 * most often the last one copied in), each kept when it faults;
+		 * else the rest as one batch (the earlier steps, or the one
+		 * copy's fill), c kept untested when one of them faults (the
+		 * data phase finds their outcomes in the oracle's cache); c
+		 * alone only when none does */
 		struct cand plan[PHASE_DATA_PLAN_MAX];
 		struct cand *ps[PHASE_DATA_PLAN_MAX + 1];
 		int res[PHASE_DATA_PLAN_MAX + 1];
-		size_t np = 0, nchain = 0, nb = 0;
+		size_t np = 0, nchain = 0, nb = 0, lone[2], nlone = 0;
 		if (phase_wanted(opts->phase_sel, PH_DATA, opts->cut_buffers))
 			np = phase_data_plan(&c, plan, oracle_dd_width(o), &nchain);
-		if (nchain) {
-			ps[0] = &plan[nchain - 1];
+		if (nchain)
+			lone[nlone++] = nchain - 1;
+		if (nchain >= 2)
+			lone[nlone++] = nchain - 2;
+		for (size_t q = 0; q < nlone && r == 0; q++) {
+			ps[0] = &plan[lone[q]];
 			r = oracle_test(o, ps, 1, res) < 0 ? -1 : res[0];
 			if (r == 1) {
-				/* a reduction of c that faults: c's own test is not
-				 * needed; c is the site check's base (phase.h) */
+				/* c is the site check's base (phase.h) */
 				cand_release(plain);
 				*plain = c;
-				c = plan[nchain - 1];
-				plan[nchain - 1] = (struct cand)CAND_INIT;
+				c = plan[lone[q]];
+				plan[lone[q]] = (struct cand)CAND_INIT;
 			}
 		}
 		if (r == 0) {
-			/* the rest of the plan (the chain's earlier steps, or the
-			 * one copy's fill) reduces c: when one of them faults, c
-			 * would too, and its own test is a worker's new context
-			 * for nothing (zero-copy's slice on the H200, 2026-12-05:
-			 * c and two steps side by side, three faults, 1.3 s).  So
-			 * they go first, as one batch, and c is kept untested
-			 * when one faults (the data phase then finds their
-			 * outcomes in the oracle's cache); c goes alone only
-			 * when none does */
 			for (size_t k = 0; k < np; k++)
-				if (k + 1 != nchain)
+				if (k + 1 != nchain && k + 2 != nchain)
 					ps[nb++] = &plan[k];
 			if (nb && oracle_test(o, ps, nb, res) < 0)
 				r = -1;

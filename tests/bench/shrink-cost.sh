@@ -4,6 +4,8 @@
 # with mktrace, as the t5xxx CLI tests build theirs):
 #   oob      4 launches, an unchecked overrun at the last (t5000's first)
 #   gather   one launch, a wild index in a 64 KiB table (t5030's)
+#   gather3  gather with its output copied in first: three copies, only
+#            the last one (the indices) needed
 #   long     64 launches over 8 buffers before an overrun (like the
 #            samples with dozens of healthy launches before the fault)
 #   chase    one launch that reaches 8 buffers through a pointer table,
@@ -75,6 +77,19 @@ launch _Z6gatherPfPKfPKxi 4 256 ptr:0x7f0000200000 ptr:0x7f0000100000 ptr:0x7f00
 fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
 EOT
 }
+mk_gather3() {
+	head; cat <<'EOT'
+alloc 0x7f0000100000 65536
+alloc 0x7f0000200000 4000
+alloc 0x7f0000300000 8000
+h2d 0x7f0000200000 4000 seq
+h2d 0x7f0000100000 65536 seq
+h2d 0x7f0000300000 8000 0
+h2d 0x7f0000301c20 8 u64:0x10000000
+launch _Z6gatherPfPKfPKxi 4 256 ptr:0x7f0000200000 ptr:0x7f0000100000 ptr:0x7f0000300000 i32:1000
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
+EOT
+}
 mk_long() {
 	head
 	b=0
@@ -106,7 +121,7 @@ fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
 EOT
 }
 
-[ $# -gt 0 ] || set -- oob gather long chase chase24 ptrtab fill
+[ $# -gt 0 ] || set -- oob gather gather3 long chase chase24 ptrtab fill
 printf '%-8s %8s %8s %7s %7s  %s\n' trace wall_s replays faulted rounds "per phase: replays/faulted/rounds/seconds"
 for n in "$@"; do
 	"mk_$n" | "$MKTRACE" "$TMP/$n.bin" >/dev/null || { echo "$n: mktrace failed"; exit 2; }
