@@ -14,6 +14,8 @@
  *   fold.c     communication kernels (NCCL) folded into the bytes they wrote
  *   writeq.c   the writer thread: copied-in bytes compressed and written off
  *              the program's thread, every record in order
+ *   same.c     short launch records (format 2.0): a launch that repeats an
+ *              earlier one's function and argument bytes names it instead
  *
  * The library runs inside the traced program: nothing here may print (except
  * the one refusal when CUPTI is taken), exit, or synchronise the GPU.
@@ -52,6 +54,20 @@ int cap_map_del(struct cap_map *m, uint64_t key, uint64_t *v1, uint64_t *v2);
 /* Remove everything; keeps the table. */
 void cap_map_clear(struct cap_map *m);
 void cap_map_release(struct cap_map *m);
+
+/* ---- same.c ---- */
+
+/* Write launch record r (its function's capture-side info fn: the same
+ * pointer for every launch of one function until a module unload) as
+ * tw_record does, in format 2.0's short form (TR_F_SAME) when an earlier
+ * launch of this segment had the same function and argument bytes.
+ * Returns the event, or -1. */
+long cap_same_record(struct trace_writer *w, const struct tr_rec *r, const void *fn);
+/* Function handles are about to be reused (a module unload): forget. */
+void cap_same_forget(void);
+/* Launches written short so far, and the bytes of name, layout and
+ * arguments they did not repeat. */
+void cap_same_stats(uint64_t *nshort, uint64_t *saved);
 
 /* ---- pystack.c ---- */
 
@@ -184,6 +200,11 @@ uint64_t cap_wq_size(const struct trace_writer *w);
 /* A NOTE "test: NAME" when PYTEST_CURRENT_TEST (or GPUREDUCE_TEST_NAME)
  * changed since the previous call. */
 void cap_test_note(struct trace_writer *w);
+/* A number that changes wherever a checkpoint starts (its window, which a
+ * background checkpoint copies into the next segment, begins there) and
+ * wherever the capture switches to a new segment (event numbers change):
+ * same.c forgets its table at both. */
+uint64_t ckpt_epoch(void);
 /* Read the GPUREDUCE_CKPT* settings; before any other ckpt_ call. */
 void ckpt_init(void);
 /*

@@ -156,6 +156,7 @@ static struct {
 	uint64_t last_size;      /* file size right after the last checkpoint */
 	uint64_t count;          /* checkpoints taken */
 	uint64_t attempts;
+	uint64_t switches;        /* writers adopted: the file (and its event numbers) changed */
 	uint64_t last_real_ns;   /* CLOCK_REALTIME of the last one taken */
 	uint64_t progress_ns;
 	int limit_noted;
@@ -662,6 +663,7 @@ static void adopt(struct trace_writer *w, struct seg *g, char **path, uint64_t i
 	K.count = id;
 	K.last_size = end_off;
 	K.last_real_ns = real_ns();
+	K.switches++;   /* event numbers change here (ckpt_epoch) */
 }
 
 /*
@@ -1092,6 +1094,11 @@ void ckpt_finish(struct trace_writer *w)
 	     (K.snap ? K.snap_pinned : K.staging_pinned) ? "pinned" : "pageable",
 	     (unsigned long long)K.background, (double)wait_ns / 1e9, (unsigned long long)K.cost_ratio,
 	     (unsigned long long)K.deferred);
+}
+
+uint64_t ckpt_epoch(void)
+{
+	return K.attempts + K.switches;
 }
 
 void ckpt_maybe(struct trace_writer *w, uint64_t seq)

@@ -419,6 +419,7 @@ static void fns_invalidate(void)
 		if (S.fns.slot[i].key)
 			fn_free((struct fn_info *)(uintptr_t)S.fns.slot[i].v1);
 	cap_map_clear(&S.fns);
+	cap_same_forget();   /* its infos are gone, the handles reused */
 	unlock();
 }
 
@@ -793,7 +794,7 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	if (!captured)
 		cap_mm_sync(&S.w, &S.h2d);   /* what the CPU wrote into managed/mapped memory */
 	CAP_LAP(CP_L_MANAGED, t);
-	ev = tw_record(&S.w, &r);
+	ev = cap_same_record(&S.w, &r, fi);
 	CAP_LAP(CP_RECORD, t);
 	S.last_seq = S.launches++;
 	ckpt_progress(S.launches, 0);
@@ -857,7 +858,7 @@ long cap_emit_node_launch(void *f, struct tr_dim3 grid, struct tr_dim3 block, ui
 	r.u.launch.args = args;
 	r.u.launch.tid = my_tid();
 	r.u.launch.py_state = TR_PY_NONE;
-	ev = tw_record(&S.w, &r);
+	ev = cap_same_record(&S.w, &r, fi);
 	S.last_seq = S.launches++;
 	S.last_fi = fi;
 	unlock();

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "capture.h"
 #include "prof.h"
 
 int cap_prof_on;
@@ -130,5 +131,14 @@ void cap_prof_report(void)
 		uint64_t f = __atomic_load_n(&P[CP_TM_FETCH].ns, __ATOMIC_RELAXED);
 		fprintf(stderr, "gpureduce: capture profile: tensor blocks without the fetches: %.3f us per launch\n",
 			(all > f ? all - f : 0) / 1e3 / P[CP_L_TENSORS].n);
+	}
+	{
+		uint64_t nshort, saved, nl = __atomic_load_n(&P[CP_LAUNCH].n, __ATOMIC_RELAXED);
+		cap_same_stats(&nshort, &saved);
+		if (nl)
+			fprintf(stderr, "gpureduce: capture profile: launch records written short (format 2.0, a repeat "
+				"of an earlier launch): %llu of %llu, %.1f MiB of names, layouts and argument bytes "
+				"not written again\n", (unsigned long long)nshort, (unsigned long long)nl,
+				saved / (double)(1 << 20));
 	}
 }

@@ -87,8 +87,8 @@ int main(int argc, char **argv)
 		return argc < 2 ? EXIT_USAGE : EXIT_OK;
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
-		printf("gpureduce %s (trace format %d.%d: writes it, reads %d.0 to %d.%d)\n", GPUREDUCE_VERSION,
-		       TRACE_MAJOR, TRACE_MINOR, TRACE_MAJOR, TRACE_MAJOR, TRACE_MINOR);
+		printf("gpureduce %s (trace format %d.%d: writes it, reads 1.0 to %d.%d)\n", GPUREDUCE_VERSION,
+		       TRACE_MAJOR, TRACE_MINOR, TRACE_MAJOR, TRACE_MINOR);
 		return EXIT_OK;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)

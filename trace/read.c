@@ -193,6 +193,48 @@ static void dec_launch_params(struct trace *t, struct cur *c, struct tr_launch *
 	}
 }
 
+/* 2.0: a short launch (TR_F_SAME) names the launch whose name, layout
+ * and argument bytes it repeats by how many records back it stands, with
+ * the XXH3-64 of those bytes (its 16 argument bytes: the two u64s); it
+ * gets them (shared: nothing writes into a
+ * decoded launch's bytes) and loses the flag, so that a trace written
+ * from this one has it whole.  Records before it are decoded already: the
+ * one named must be a LAUNCH of the same function handle. */
+static void dec_launch_same(struct trace *t, struct cur *c, struct tr_launch *l)
+{
+	const struct tr_launch *ref;
+	uint64_t back = 0, hash = 0;
+
+	if (l->argsize != 16 || l->nparams || (l->name && *l->name)) {
+		c->bad = 2;
+		c->field = "launch.same (a short launch: no name, no parameters, 16 argument bytes)";
+		return;
+	}
+	for (int i = 0; i < 8; i++) {
+		back |= (uint64_t)l->args[i] << (8 * i);
+		hash |= (uint64_t)l->args[8 + i] << (8 * i);
+	}
+	if (!back || back > t->nrec || t->rec[t->nrec - back].type != TR_LAUNCH ||
+	    t->rec[t->nrec - back].u.launch.func != l->func) {
+		c->bad = 2;
+		c->field = "launch.same (the number of records back to an earlier LAUNCH of the same function)";
+		return;
+	}
+	ref = &t->rec[t->nrec - back].u.launch;
+	if (XXH3_64bits(ref->args, ref->argsize) != hash) {
+		c->bad = 2;
+		c->field = "launch.same (the hash of the argument bytes of the LAUNCH it names)";
+		return;
+	}
+	l->name = ref->name;
+	l->nparams = ref->nparams;
+	l->params = ref->params;
+	l->argsize = ref->argsize;
+	l->args = ref->args;
+	l->flags &= ~TR_F_SAME;
+	l->same_back = back;
+}
+
 static void dec_launch_args(struct trace *t, struct cur *c, struct tr_launch *l)
 {
 	l->argsize = get_count(c, 1, "launch.args length");
@@ -201,6 +243,8 @@ static void dec_launch_args(struct trace *t, struct cur *c, struct tr_launch *l)
 	if (!c->bad) {
 		memcpy(l->args, c->p + c->pos, l->argsize);
 		c->pos += l->argsize;
+		if (l->flags & TR_F_SAME)
+			dec_launch_same(t, c, l);
 	}
 }
 

@@ -31,8 +31,8 @@
 struct strbuf;
 
 #define TRACE_MAGIC "GPURDTRC"   /* 8 bytes, no NUL on disk */
-#define TRACE_MAJOR 1
-#define TRACE_MINOR 8
+#define TRACE_MAJOR 2
+#define TRACE_MINOR 0
 #define TRACE_HEADER_SIZE 32
 #define TRACE_HEADER_SEED 0x48445243u   /* "CRDH": the header checksum's XXH32 seed (1.4) */
 #define TRACE_RECORD_HEADER_SIZE 16
@@ -96,6 +96,10 @@ enum tr_codec {
 #define TR_F_HOSTMEM 0x8u  /* H2D written by capture before a launch: managed/mapped host
 			    * memory content the CPU changed (no copy call made it) */
 #define TR_F_CHECKPOINT 0x10u /* H2D written by a checkpoint: the content the memory held */
+#define TR_F_SAME 0x80u    /* (2.0) LAUNCH, on disk only: name, layout and argument bytes
+			    * are those of the LAUNCH `back` records before it (this one's
+			    * 16 argument bytes: u64 back, u64 XXH3 of those bytes); the
+			    * reader resolves it and clears the flag */
 #define TR_F_FOLDED 0x40u  /* (1.4) LAUNCH: a communication kernel (NCCL) folded away: never
 			    * launched in replay; H2D: the bytes such a kernel wrote on this
 			    * rank, applied in its place (docs/MULTI-RANK.md) */
@@ -197,6 +201,10 @@ struct tr_launch {
 	struct tr_param *params;
 	uint32_t argsize;        /* bytes of args: offset+size of the last param */
 	uint8_t *args;           /* the parameter buffer as the kernel sees it */
+	/* not on disk (2.0): when the record was a short one (TR_F_SAME), how
+	 * many records back the launch it repeats stands; 0 for a whole one.
+	 * Its name, params and args then point at that launch's */
+	uint64_t same_back;
 	uint32_t nattrs;
 	struct tr_launch_attr *attrs;
 	uint32_t tid;            /* OS thread id of the launching thread */

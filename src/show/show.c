@@ -730,6 +730,8 @@ static void emit_launch(struct yout *y, const struct tr_launch *l, const struct 
 	yo_kv_hex(y, "func", l->func);
 	yo_kv_u64(y, "tid", l->tid);
 	yo_kv_u64(y, "args_size", l->argsize);
+	if (l->same_back)   /* format 2.0: written short, as a repeat */
+		yo_kv_u64(y, "same_as_records_back", l->same_back);
 	emit_params(y, l, mm);
 	emit_int_words(y, l, mm);
 	if (l->nattrs) {

@@ -11,7 +11,9 @@
 # COST_BASE_LIB=PATH (another build of the library: the tree before a
 # change) each round runs both, side by side.
 # Usage (after make): sh tests/bench/pystack-cost.sh   [BUILD=build]
-# Env: COST_LAUNCHES (80000), COST_REPS (3), COST_BASE_LIB.
+# Env: COST_LAUNCHES (80000), COST_REPS (3), COST_BASE_LIB, COST_BIG=1 (the
+# launches are of a kernel shaped like cuDNN's: a long name, a 640-byte
+# parameter struct; capture-fakecuda.c's 0xf002).
 set -u
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$(pwd)/$BUILD ;; esac
@@ -46,11 +48,14 @@ from torch.nn.modules.module import Module
 from torch.autograd.function import apply
 drv = ctypes.CDLL(sys.argv[1])
 assert drv.pyframes_fake_init() == 0
+# COST_BIG=1: a kernel shaped like cuDNN's (a 220-byte name, one 640-byte
+# parameter struct, the same every call), as a training loop repeats them
+launch = drv.pyframes_fake_launch_big if os.environ.get("COST_BIG") == "1" else drv.pyframes_fake_launch
 class Conv(Module):
     def forward(self, x):
         return apply(self.kernel, x)
     def kernel(self, x):
-        drv.pyframes_fake_launch(0)
+        launch(0)
 class Block(Module):
     def __init__(self):
         self.a, self.b = Conv(), Conv()

@@ -81,7 +81,7 @@ while IFS= read -r c; do
 	case $c in
 	"make install"*)
 		check "  ...the installed gpureduce runs" "$HOME/.local/bin/gpureduce" --version
-		check_grep "  ...and names the trace format" "trace format 1\." "$TMP/.out"
+		check_grep "  ...and names the trace format" "trace format [0-9]*\." "$TMP/.out"
 		check "  ...with its capture library beside it" test -f "$HOME/.local/lib/gpureduce/libgpureduce-capture.so" ;;
 	"make uninstall"*)
 		check_fail "  ...removes the binary" test -e "$HOME/.local/bin/gpureduce"

@@ -46,7 +46,7 @@ echo "info: trace bytes 1x/4x: no checkpoint $f1/$f4, checkpoint every 50 launch
 	fail "with checkpoints the 4x trace is within 1.2x of the 1x ($c4 vs $c1 bytes)"
 [ $((c1 * 10)) -lt "$f1" ] && ok "  ...and a tenth of the unbounded one" || fail "  ...and a tenth of the unbounded one ($c1 vs $f1)"
 check "show the bounded trace" sh -c "'$GPUREDUCE' show ck4.bin >ck4.yaml"
-check_grep "format 1.8" 'format: "1.8"' ck4.yaml
+check_grep "format 2.0" 'format: "2.0"' ck4.yaml
 n=$(count "type: CHECKPOINT_BEGIN" ck4.yaml); [ "$n" = 1 ] && ok "one checkpoint in the file" || fail "one checkpoint in the file ($n)"
 check_grep "  ...complete" "type: CHECKPOINT_END" ck4.yaml
 n=$(count "checkpoint: true" ck4.yaml); [ "$n" = 4 ] && ok "its content: one H2D per live buffer (one chunk each)" || fail "its content ($n H2D flagged checkpoint)"

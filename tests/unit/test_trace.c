@@ -328,11 +328,13 @@ UNIT_TEST(trace_header_checksum)
 	sb_reset(&err);
 	CHECK(trace_open_mem(&t, "whole.bin", sb.buf, sb.len, 0, &err) == 0);
 	trace_release(&t);
+	sb.buf[8] = 1;   /* a 1.3 file */
+	sb.buf[9] = 0;
 	sb.buf[10] = 3;
 	memset(sb.buf + 24, 0, 8);
 	sb_reset(&err);
 	CHECK(trace_open_mem(&t, "old.bin", sb.buf, sb.len, 0, &err) == 0);
-	CHECK(t.minor == 3);
+	CHECK(t.major == 1 && t.minor == 3);
 	trace_release(&t);
 	unlink(path);
 	sb_release(&err);
@@ -892,4 +894,116 @@ UNIT_TEST(trace_unrecorded_notes_picks_and_dedups)
 	CHECK_EQ_U(trace_unrecorded_notes(&t, "P: ", 3, &out), 0);
 	CHECK_EQ_U(out.len, 0);
 	sb_release(&out);
+}
+
+/* Format 2.0's short launch (TR_F_SAME), as capture/same.c writes it:
+ * the reader gives it the name, layout and argument bytes of the launch
+ * `back` records before it and clears the flag, so a trace written from
+ * the one read has every launch whole; a short launch that names no
+ * earlier LAUNCH of its function is a corrupt record. */
+static void short_put(struct trace_writer *w, uint64_t seq, uint64_t func, const char *name, int is_short,
+		      uint64_t back)
+{
+	static struct tr_param params[2] = { { 0, 8 }, { 8, 4 } };
+	static unsigned char args[12] = { 0, 0, 0, 0, 0, 0x7f, 0, 0, 9, 0, 0, 0 };
+	unsigned char b[16];
+	uint64_t h = XXH3_64bits(args, sizeof(args)) ^ (back == 3 ? 1 : 0);   /* back 3: a wrong hash */
+	struct tr_rec r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = TR_LAUNCH;
+	r.u.launch.seq = seq;
+	r.u.launch.func = func;
+	r.u.launch.grid = (struct tr_dim3){ 2, 1, 1 };
+	r.u.launch.block = (struct tr_dim3){ 32, 1, 1 };
+	if (!is_short) {
+		r.u.launch.name = name;
+		r.u.launch.nparams = 2;
+		r.u.launch.params = params;
+		r.u.launch.argsize = sizeof(args);
+		r.u.launch.args = args;
+	} else {
+		if (back == 3)
+			back = 2;
+		for (int i = 0; i < 8; i++) {
+			b[i] = (unsigned char)(back >> (8 * i));
+			b[8 + i] = (unsigned char)(h >> (8 * i));
+		}
+		r.u.launch.name = "";
+		r.u.launch.flags = TR_F_SAME;
+		r.u.launch.argsize = 16;
+		r.u.launch.args = b;
+	}
+	CHECK(tw_record(w, &r) >= 0);
+}
+
+static int open_short(uint64_t back, uint64_t func2, struct trace *t, struct strbuf *err)
+{
+	struct trace_writer w = TRACE_WRITER_INIT;
+	const char *path = tmp_path();
+	struct tr_rec r;
+	int ret;
+
+	CHECK(tw_open(&w, path, err) == 0);
+	memset(&r, 0, sizeof(r));
+	r.type = TR_PROCESS;
+	r.u.process.cwd = "/";
+	tw_record(&w, &r);                                  /* event 0 */
+	short_put(&w, 0, 0x10, "_Z4stepPfi", 0, 0);           /* event 1 */
+	memset(&r, 0, sizeof(r));
+	r.type = TR_NOTE;
+	r.u.note.text = "between";
+	tw_record(&w, &r);                                  /* event 2 */
+	short_put(&w, 1, func2, "", 1, back);                 /* event 3 */
+	CHECK(tw_close(&w) == 0);
+	ret = trace_open(t, path, TRACE_OPEN_STRICT, err);
+	unlink(path);
+	return ret;
+}
+
+UNIT_TEST(trace_short_launch)
+{
+	struct trace t, t2;
+	struct strbuf err = STRBUF_INIT;
+	struct trace_writer w = TRACE_WRITER_INIT;
+	const char *path;
+	const struct tr_launch *a, *b;
+
+	CHECK(open_short(2, 0x10, &t, &err) == 0);
+	CHECK_EQ_U(t.nrec, 4);
+	a = &t.rec[1].u.launch;
+	b = &t.rec[3].u.launch;
+	CHECK_STR(b->name, "_Z4stepPfi");
+	CHECK_EQ_U(b->nparams, 2);
+	CHECK_EQ_U(b->argsize, 12);
+	CHECK(!memcmp(a->args, b->args, 12));
+	CHECK_EQ_U(b->flags & TR_F_SAME, 0);
+	CHECK_EQ_U(b->same_back, 2);
+	CHECK_EQ_U(a->same_back, 0);
+	CHECK_EQ_U(b->seq, 1);
+	/* written again: whole, and read back the same */
+	path = tmp_path();
+	CHECK(tw_open(&w, path, &err) == 0);
+	for (size_t i = 0; i < t.nrec; i++)
+		CHECK(tw_record(&w, &t.rec[i]) >= 0);
+	CHECK(tw_close(&w) == 0);
+	CHECK(trace_open(&t2, path, TRACE_OPEN_STRICT, &err) == 0);
+	CHECK_STR(t2.rec[3].u.launch.name, "_Z4stepPfi");
+	CHECK_EQ_U(t2.rec[3].u.launch.same_back, 0);
+	CHECK_EQ_U(t2.rec[3].u.launch.argsize, 12);
+	trace_release(&t2);
+	unlink(path);
+	trace_release(&t);
+
+	/* hostile back-references: 0, past the start, to a record that is no
+	 * LAUNCH, to a LAUNCH of another function, to the right LAUNCH with
+	 * the hash of other bytes (short_put's back 3) */
+	const uint64_t bad[5][2] = { { 0, 0x10 }, { 9, 0x10 }, { 1, 0x10 }, { 2, 0x20 }, { 3, 0x10 } };
+	for (int i = 0; i < 5; i++) {
+		sb_reset(&err);
+		CHECK(open_short(bad[i][0], bad[i][1], &t, &err) < 0);
+		CHECK(strstr(err.buf, "corrupt LAUNCH record") != NULL);
+		CHECK(strstr(err.buf, "launch.same") != NULL);
+	}
+	sb_release(&err);
 }
