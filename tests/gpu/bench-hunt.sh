@@ -11,7 +11,9 @@
 # run; `gpureduce hunt --no-shrink --no-diagnose -- RUN` (detection:
 # capture --tensors plus the guarded replays); `gpureduce hunt --no-shrink
 # -- RUN` (the same plus one compute-sanitizer run per finding for how far
-# past which tensor); `compute-sanitizer --tool memcheck --target-processes
+# past which tensor); `gpureduce hunt --no-shrink --no-diagnose TRACE` on
+# the trace the detection captured (what hunting costs where `capture
+# --tensors` ran already: the guarded replays alone); `compute-sanitizer --tool memcheck --target-processes
 # all RUN` (PyTorch's caching allocator on: overruns inside a pool segment
 # are invisible to it); and memcheck with PYTORCH_NO_CUDA_MEMORY_CACHING=1
 # (every tensor a cudaMalloc of its own, so memcheck sees it; a different
@@ -61,7 +63,7 @@ mapfile -t DIRS < <(if [ "$ONLY_LOOP" = 1 ]; then :; elif [ $# -gt 0 ]; then lis
 			grep -q "^EXPECT_HUNT_KERNEL='..*'" && echo "${d%/}"
 	done; fi)
 TAB=$OUT/summary.table
-echo "program|plain s|hunt detect s|hunt s|hunt findings (first)|memcheck s|memcheck errors (first)|memcheck no-cache s|errors (first)|memcheck / detect|memcheck / hunt|result" >"$TAB"
+echo "program|plain s|hunt detect s|hunt s|hunt of the trace s|hunt findings (first)|memcheck s|memcheck errors (first)|memcheck no-cache s|errors (first)|memcheck / detect|memcheck / hunt|memcheck / hunt of the trace|result" >"$TAB"
 PASSED=0
 FAILED=0
 
@@ -76,7 +78,7 @@ san_summary() {
 # bench_one NAME DIR RUN [VAR=VALUE...]: the five runs of one program (in
 # DIR, with the env words), a table row, PASSED/FAILED counted.
 bench_one() {
-	local n=$1 dir=$2 run=$3 w=$OUT/$1 ok=1 p_s d_s h_s s_s u_s h_f s_f u_f result
+	local n=$1 dir=$2 run=$3 w=$OUT/$1 ok=1 p_s d_s h_s t_s s_s u_s h_f s_f u_f result
 	shift 3
 	local envw=("$@")
 	run_step "$dir" "$w/plain.log" "$(gr_step_timeout "$CAP")" env "${envw[@]}" bash -c "$run"
@@ -89,6 +91,14 @@ bench_one() {
 	h_s=$STEP_SECS; [ "$STEP_RC" -eq 124 ] && ok=0
 	h_f="$(grep -a -c '^finding' "$w/hunt.log") ($(grep -a -m1 '^finding' "$w/hunt.log" |
 		sed -n 's/.* launch #[0-9]* \([A-Za-z_0-9]*\).*/\1/p'))"
+	# the trace the detection captured, hunted again: what `hunt TRACE`
+	# costs where capture --tensors was on already (the guarded replays)
+	t_s=-
+	if [ -f "$w/hunt-detect/trace.bin" ]; then
+		run_step "$dir" "$w/hunt-trace.log" "$(gr_step_timeout "$CAP")" "$GR" hunt --no-shrink --no-diagnose \
+			-o "$w/hunt-trace" "$w/hunt-detect/trace.bin"
+		t_s=$STEP_SECS; [ "$STEP_RC" -eq 124 ] && ok=0
+	fi
 	run_step "$dir" "$w/memcheck.log" "$(gr_step_timeout "$CAP")" env "${envw[@]}" "$SAN" --tool memcheck \
 		--target-processes all --print-limit 20 bash -c "$run"
 	s_s=$STEP_SECS; [ "$STEP_RC" -eq 124 ] && ok=0
@@ -99,9 +109,9 @@ bench_one() {
 	u_s=$STEP_SECS; [ "$STEP_RC" -eq 124 ] && ok=0
 	u_f=$(san_summary "$w/memcheck-nocache.log")
 	if [ "$ok" -eq 1 ]; then result=ok; PASSED=$((PASSED + 1)); else result=FAIL; FAILED=$((FAILED + 1)); fi
-	log "$n: plain ${p_s}s; hunt detect ${d_s}s, with distances ${h_s}s, $h_f; memcheck ${s_s}s, $s_f;" \
-		"no-cache ${u_s}s, $u_f; $result"
-	echo "$n|$p_s|$d_s|$h_s|$h_f|$s_s|$s_f|$u_s|$u_f|$(ratio "$s_s" "$d_s")|$(ratio "$s_s" "$h_s")|$result" >>"$TAB"
+	log "$n: plain ${p_s}s; hunt detect ${d_s}s, with distances ${h_s}s, of its trace ${t_s}s, $h_f;" \
+		"memcheck ${s_s}s, $s_f; no-cache ${u_s}s, $u_f; $result"
+	echo "$n|$p_s|$d_s|$h_s|$t_s|$h_f|$s_s|$s_f|$u_s|$u_f|$(ratio "$s_s" "$d_s")|$(ratio "$s_s" "$h_s")|$(ratio "$s_s" "$t_s")|$result" >>"$TAB"
 }
 
 # ratio A B: "A/Bx" to one decimal, "-" when B is 0
@@ -117,7 +127,7 @@ for dir in "${DIRS[@]}"; do
 	if [ -n "$BUILD_CMD" ] &&
 		! run_step "$dir" "$OUT/$n/build.log" "$(gr_step_timeout 300)" bash -c "$BUILD_CMD"; then
 		warn "$n: the build step failed (exit $STEP_RC): $OUT/$n/build.log"
-		echo "$n|-|-|-|-|-|-|-|-|-|-|FAIL (build)" >>"$TAB"
+		echo "$n|-|-|-|-|-|-|-|-|-|-|-|-|FAIL (build)" >>"$TAB"
 		FAILED=$((FAILED + 1))
 		continue
 	fi
