@@ -23,6 +23,10 @@
 #                --tensors, then `hunt --no-shrink` on that trace
 #                HUNTREPLAY_ROUNDS (1) times each way, in turn, with
 #                GPUREDUCE_REPLAY_PROFILE=1 (seconds by kind of record)
+#   exitprobe    what a process that faulted costs after its fault, exit()
+#                against _exit(), one at a time and 5 at once, and a context
+#                made beside a dying one (tests/gpu/exitprobe.c): whether
+#                repro.cu's runs and shrink's faulting workers can leave sooner
 #   perf         where capture's time goes on the host-fed loop, by perf
 #                (when the machine has it): the same HOSTFED_STEPS plainly
 #                with CUDA_LAUNCH_BLOCKING=1 and under capture, samples per
@@ -131,6 +135,41 @@ huntreplay() {
 	rm -f "$BUILD/huntreplay.bin"
 }
 
+# exitprobe: what a faulted process costs after its fault (tests/gpu/exitprobe.c):
+# each way EXITPROBE_N (5) times one after another, then EXITPROBE_N at
+# once, the whole processes timed; then a context made while a faulted
+# process exits beside it, against one made alone
+exitprobe() {
+	local x=$BUILD/exitprobe n=${EXITPROBE_N:-5} m i t0 t1
+	cc -O2 -o "$x" "$GR_ROOT/tests/gpu/exitprobe.c" -I"$CUDA/include" -L"$CUDA/lib64/stubs" -lcuda ||
+		{ echo "exitprobe: cannot build"; return 1; }
+	"$x" ctx   # warm the driver once
+	for m in exit _exit; do
+		for i in $(seq 1 "$n"); do
+			t0=$(now); "$x" fault "$m"; t1=$(now)
+			echo "exitprobe: one at a time, fault $m: process $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }') s"
+		done
+		t0=$(now)
+		for i in $(seq 1 "$n"); do "$x" fault "$m" & done
+		wait
+		t1=$(now)
+		echo "exitprobe: $n at once, fault $m: all in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }') s"
+	done
+	for i in $(seq 1 "$n"); do
+		t0=$(now); "$x" ctx; t1=$(now)
+		echo "exitprobe: ctx alone: process $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }') s"
+	done
+	for m in exit _exit; do
+		for i in $(seq 1 "$n"); do
+			"$x" fault "$m" >/dev/null &
+			sleep 0.35   # about when its fault has come back
+			t0=$(now); "$x" ctx; t1=$(now)
+			wait
+			echo "exitprobe: ctx beside a fault's $m: process $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }') s"
+		done
+	done
+}
+
 perfpart() {
 	local py=python3 d=$LOGS/perf w
 	command -v perf >/dev/null 2>&1 || { echo "perf: not on this machine"; return 0; }
@@ -190,7 +229,8 @@ for p in "$@"; do
 	huntclean) run_part huntclean "$LOGS/huntclean.log" bash "$GR_ROOT/tests/gpu/hunt-clean.sh" ;;
 	perf) run_part perf "$LOGS/perf.log" perfpart ;;
 	huntreplay) run_part huntreplay "$LOGS/huntreplay.log" huntreplay ;;
-	*) echo "device-session: unknown part '$p' (gputest[:N] pair hostfed hunt huntclean perf huntreplay)"; FAILED=$((FAILED + 1)) ;;
+	exitprobe) run_part exitprobe "$LOGS/exitprobe.log" exitprobe ;;
+	*) echo "device-session: unknown part '$p' (gputest[:N] pair hostfed hunt huntclean perf huntreplay exitprobe)"; FAILED=$((FAILED + 1)) ;;
 	esac
 done
 pack_logs
