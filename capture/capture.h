@@ -57,12 +57,11 @@ void cap_map_release(struct cap_map *m);
 
 /* ---- same.c ---- */
 
-/* Write launch record r (its function's capture-side info fn: the same
- * pointer for every launch of one function until a module unload) as
- * tw_record does, in format 2.0's short form (TR_F_SAME) when an earlier
- * launch of this segment had the same function and argument bytes.
- * Returns the event, or -1. */
-long cap_same_record(struct trace_writer *w, const struct tr_rec *r, const void *fn);
+/* Write launch record r as tw_record does, in format 2.0's short form
+ * (TR_F_SAME) when an earlier launch of this segment, since the last
+ * checkpoint started and the last module unload, had the same function,
+ * name, layout and argument bytes.  Returns the event, or -1. */
+long cap_same_record(struct trace_writer *w, const struct tr_rec *r);
 /* Function handles are about to be reused (a module unload): forget. */
 void cap_same_forget(void);
 /* Launches written short so far, and the bytes of name, layout and

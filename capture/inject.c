@@ -794,7 +794,7 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	if (!captured)
 		cap_mm_sync(&S.w, &S.h2d);   /* what the CPU wrote into managed/mapped memory */
 	CAP_LAP(CP_L_MANAGED, t);
-	ev = cap_same_record(&S.w, &r, fi);
+	ev = cap_same_record(&S.w, &r);
 	CAP_LAP(CP_RECORD, t);
 	S.last_seq = S.launches++;
 	ckpt_progress(S.launches, 0);
@@ -858,7 +858,7 @@ long cap_emit_node_launch(void *f, struct tr_dim3 grid, struct tr_dim3 block, ui
 	r.u.launch.args = args;
 	r.u.launch.tid = my_tid();
 	r.u.launch.py_state = TR_PY_NONE;
-	ev = cap_same_record(&S.w, &r, fi);
+	ev = cap_same_record(&S.w, &r);
 	S.last_seq = S.launches++;
 	S.last_fi = fi;
 	unlock();

@@ -642,12 +642,27 @@ struct trace_writer {
 	 * LAUNCH whose list it has not written yet) */
 	const uint32_t **np_seen;
 	size_t np_n, np_cap;
+	/* 2.0 (tw_short_launches): the launches written, by their function,
+	 * name, layout and argument bytes, so that a repeat is written short;
+	 * NULL: every launch whole.  same_short, same_saved: launches written
+	 * short, and the bytes of name, layout and arguments they left out */
+	struct tw_same_ent *same;
+	uint64_t same_short, same_saved;
 };
 #define TW_OUT_MAX_IOV 3
-#define TRACE_WRITER_INIT { -1, NULL, 0, 0, 0, 0, 3, NULL, 0, 0, 0, NULL, NULL, 0, NULL, 0, 0, 0, NULL, 0, NULL, NULL, 0, 0 }
+#define TRACE_WRITER_INIT { -1, NULL, 0, 0, 0, 0, 3, NULL, 0, 0, 0, NULL, NULL, 0, NULL, 0, 0, 0, NULL, 0, NULL, NULL, 0, 0, NULL, 0, 0 }
 
 /* Create/truncate path and write the header.  0 or -1 with err. */
 int tw_open(struct trace_writer *w, const char *path, struct strbuf *err);
+/* 2.0: from now on, a LAUNCH whose func, name, layout and argument bytes
+ * a launch this writer wrote earlier had is written short (TR_F_SAME),
+ * naming that launch by how many records back it stands (docs/FORMAT.md
+ * "Short launches").  Only for a writer whose records stay where it wrote
+ * them, or are moved together (a capture's window copied into the next
+ * segment): tw_forget_launches() where that does not hold. */
+void tw_short_launches(struct trace_writer *w);
+/* Forget the launches written so far: later ones never name them. */
+void tw_forget_launches(struct trace_writer *w);
 /* Write the header into an already-open fd (capture uses this). */
 int tw_open_fd(struct trace_writer *w, int fd, const char *name, struct strbuf *err);
 /* Close (flushing first); 0 or -1 if any write failed. Accepts a

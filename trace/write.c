@@ -32,6 +32,8 @@
 #include "../common/util.h"
 #include "trace.h"
 
+static void same_release(struct trace_writer *w);   /* 2.0: short launches, below */
+
 uint64_t tr_hash(const void *data, size_t len)
 {
 	return (uint64_t)XXH3_64bits(data, len);
@@ -150,6 +152,7 @@ int tw_close(struct trace_writer *w)
 	free(w->np_seen);
 	w->np_seen = NULL;
 	w->np_n = w->np_cap = 0;
+	same_release(w);
 	return ret;
 }
 
@@ -493,16 +496,152 @@ static void write_nonptr(struct trace_writer *w, const struct tr_launch *l)
 		tw_nonptr(w, &(struct tr_nonptr){ .kernel = l->name, .layout = lay, .offset = l->nonptr[k] });
 }
 
+/* ---- 2.0: short launches (docs/FORMAT.md "Short launches") ----
+ *
+ * A direct-mapped cache of the launches this writer wrote: (func, name,
+ * layout, argument bytes) -> the event of the last one.  A hit is checked
+ * field by field and byte for byte; the record written names it by how
+ * many records back it stands and carries the XXH3 of the argument bytes,
+ * which the reader checks. */
+enum { SAME_SLOTS = 8192 };   /* a power of two */
+
+struct tw_same_ent {
+	long ev;                 /* -1: empty */
+	uint64_t func, hash;
+	const char *name_at;     /* the name's address when stored (a fast equal) */
+	char *name;
+	uint32_t nparams, argsize, pcap, acap;
+	struct tr_param *params;
+	uint8_t *args;
+};
+
+void tw_short_launches(struct trace_writer *w)
+{
+	if (w->same)
+		return;
+	w->same = xcalloc(SAME_SLOTS, sizeof(*w->same));
+	tw_forget_launches(w);
+}
+
+void tw_forget_launches(struct trace_writer *w)
+{
+	if (w->same)
+		for (size_t i = 0; i < SAME_SLOTS; i++)
+			w->same[i].ev = -1;
+}
+
+static void same_release(struct trace_writer *w)
+{
+	if (!w->same)
+		return;
+	for (size_t i = 0; i < SAME_SLOTS; i++) {
+		free(w->same[i].name);
+		free(w->same[i].params);
+		free(w->same[i].args);
+	}
+	free(w->same);
+	w->same = NULL;
+}
+
+static struct tw_same_ent *same_slot(struct trace_writer *w, const struct tr_launch *l, uint64_t hash)
+{
+	return &w->same[(hash ^ (l->func * 0x9E3779B97F4A7C15ull)) & (SAME_SLOTS - 1)];
+}
+
+static int same_match(const struct tw_same_ent *e, const struct tr_launch *l, uint64_t hash, uint64_t nrec)
+{
+	return e->ev >= 0 && (uint64_t)e->ev < nrec && e->func == l->func && e->hash == hash &&
+	       e->argsize == l->argsize && e->nparams == l->nparams &&
+	       (e->name_at == l->name || !strcmp(e->name, l->name)) &&
+	       (!l->nparams || !memcmp(e->params, l->params, l->nparams * sizeof(*l->params))) &&
+	       (!l->argsize || !memcmp(e->args, l->args, l->argsize));
+}
+
+static void same_store(struct tw_same_ent *e, const struct tr_launch *l, uint64_t hash, long ev)
+{
+	if (e->name_at != l->name || !e->name || strcmp(e->name, l->name)) {
+		free(e->name);
+		e->name = xstrdup(l->name);
+	}
+	e->name_at = l->name;
+	if (e->pcap < l->nparams) {
+		free(e->params);
+		e->pcap = l->nparams;
+		e->params = xmalloc(e->pcap * sizeof(*e->params));
+	}
+	if (l->nparams)
+		memcpy(e->params, l->params, l->nparams * sizeof(*l->params));
+	if (e->acap < l->argsize) {
+		free(e->args);
+		e->acap = l->argsize;
+		e->args = xmalloc(e->acap);
+	}
+	if (l->argsize)
+		memcpy(e->args, l->args, l->argsize);
+	e->func = l->func;
+	e->hash = hash;
+	e->nparams = l->nparams;
+	e->argsize = l->argsize;
+	e->ev = ev;
+}
+
+static long encode_record(struct trace_writer *w, const struct tr_rec *r);
+
+/* A LAUNCH through the cache: short when it repeats one written before. */
+static long same_record(struct trace_writer *w, const struct tr_rec *r)
+{
+	const struct tr_launch *l = &r->u.launch;
+	uint64_t hash = XXH3_64bits(l->args, l->argsize), back;
+	struct tw_same_ent *e = same_slot(w, l, hash);
+	uint8_t ref[16];
+	struct tr_rec s;
+	long ev;
+
+	if (same_match(e, l, hash, w->nrec)) {
+		back = w->nrec - (uint64_t)e->ev;
+		s = *r;
+		s.u.launch.flags |= TR_F_SAME;
+		s.u.launch.name = "";
+		s.u.launch.nparams = 0;
+		s.u.launch.params = NULL;
+		s.u.launch.nnonptr = 0;
+		for (int i = 0; i < 8; i++) {
+			ref[i] = (uint8_t)(back >> (8 * i));
+			ref[8 + i] = (uint8_t)(hash >> (8 * i));
+		}
+		s.u.launch.args = ref;
+		s.u.launch.argsize = sizeof(ref);
+		ev = encode_record(w, &s);
+		if (ev >= 0) {
+			e->ev = ev;
+			w->same_short++;
+			w->same_saved += strlen(l->name) + 8ull * l->nparams + l->argsize;
+		}
+		return ev;
+	}
+	ev = encode_record(w, r);
+	if (ev >= 0)
+		same_store(e, l, hash, ev);
+	return ev;
+}
+
 /* Records are encoded into w->enc, kept between records (a fresh strbuf
  * grew five times for a launch with its Python frames); one over 64 KiB is
  * not kept. */
 long tw_record(struct trace_writer *w, const struct tr_rec *r)
 {
-	struct strbuf sb = STRBUF_INIT;
-	long ev = -1;
-
 	if (r->type == TR_LAUNCH && r->u.launch.nnonptr && r->u.launch.name)
 		write_nonptr(w, &r->u.launch);
+	if (r->type == TR_LAUNCH && w->same && r->u.launch.name && *r->u.launch.name &&
+	    !(r->u.launch.flags & TR_F_SAME) && (r->u.launch.args || !r->u.launch.argsize))
+		return same_record(w, r);
+	return encode_record(w, r);
+}
+
+static long encode_record(struct trace_writer *w, const struct tr_rec *r)
+{
+	struct strbuf sb = STRBUF_INIT;
+	long ev = -1;
 
 	if (w->enc_alloc) {
 		sb.buf = w->enc;

@@ -32,6 +32,20 @@ reduction "kept: 3 of 5 launches"
 end 1
 EOF
 
+$M "$C/short.bin" <<'EOF'
+process 7 /w python3 train.py
+device "NVIDIA H200"
+alloc 0x7f0000000000 4096
+shortlaunches
+launch _Z4fillPfi 4 256 ptr:0x7f0000000000 i32:1000 func=0x10
+launch _Z5scalePfPKfi 4 256 ptr:0x7f0000000000 ptr:0x7f0000000000 i32:8 func=0x20
+launch _Z4fillPfi 4 256 ptr:0x7f0000000000 i32:1000 func=0x10 grid=8
+launch _Z5scalePfPKfi 4 256 ptr:0x7f0000000000 ptr:0x7f0000000000 i32:8 func=0x20
+launch _Z4fillPfi 4 256 ptr:0x7f0000000000 i32:999 func=0x10
+launch _Z4fillPfi 4 256 ptr:0x7f0000000000 i32:1000 func=0x10
+end 0
+EOF
+
 $M "$C/torn.bin" <<'EOF'
 process 1 / prog
 alloc 0x7f0000000000 4000

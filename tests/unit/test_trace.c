@@ -993,6 +993,27 @@ UNIT_TEST(trace_short_launch)
 	CHECK_EQ_U(t2.rec[3].u.launch.argsize, 12);
 	trace_release(&t2);
 	unlink(path);
+	/* written again by a writer that asks for short launches: the repeat
+	 * is short again; after tw_forget_launches it is whole */
+	for (int forget = 0; forget < 2; forget++) {
+		path = tmp_path();
+		w = (struct trace_writer)TRACE_WRITER_INIT;
+		CHECK(tw_open(&w, path, &err) == 0);
+		tw_short_launches(&w);
+		for (size_t i = 0; i < t.nrec; i++) {
+			if (forget && i == 3)
+				tw_forget_launches(&w);
+			CHECK(tw_record(&w, &t.rec[i]) >= 0);
+		}
+		CHECK_EQ_U(w.same_short, (forget ? 0 : 1));
+		CHECK(tw_close(&w) == 0);
+		CHECK(trace_open(&t2, path, TRACE_OPEN_STRICT, &err) == 0);
+		CHECK_STR(t2.rec[3].u.launch.name, "_Z4stepPfi");
+		CHECK_EQ_U(t2.rec[3].u.launch.same_back, (forget ? 0 : 2));
+		CHECK(!memcmp(t2.rec[3].u.launch.args, a->args, 12));
+		trace_release(&t2);
+		unlink(path);
+	}
 	trace_release(&t);
 
 	/* hostile back-references: 0, past the start, to a record that is no

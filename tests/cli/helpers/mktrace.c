@@ -53,6 +53,10 @@
  *                                         the graph records (launch option
  *                                         captured=1 marks a graph node;
  *                                         folded=1 a communication kernel folded away)
+ *   shortlaunches                         from here on, a launch that repeats
+ *                                         one written before (func, name,
+ *                                         layout, bytes) is written short
+ *                                         (TR_F_SAME, format 2.0)
  *   funcattr KERNEL ATTR VALUE
  *   block ADDR SIZE SEGMENT [alloc=N] [initial] [source=N] [at=FILE:LINE:FUNC]
  *                                         BLOCK_ALLOC (1.3): an allocator block
@@ -863,6 +867,8 @@ static void command(int n, char **wv)
 		if (n > 2)
 			hex_decode(&sb, wv[2]);
 		raw_record((uint32_t)num(wv[1]), &sb);
+	} else if (!strcmp(c, "shortlaunches")) {
+		tw_short_launches(&w);   /* later repeats of a launch are written short (2.0) */
 	} else if (!strcmp(c, "truncate") || !strcmp(c, "poke") || !strcmp(c, "version")) {
 		struct post *p;
 		need_words(n, c[0] == 't' ? 2 : 3, "truncate N | poke OFFSET HEX | version MAJOR MINOR");
