@@ -504,6 +504,9 @@ static void write_nonptr(struct trace_writer *w, const struct tr_launch *l)
  * many records back it stands and carries the XXH3 of the argument bytes,
  * which the reader checks. */
 enum { SAME_SLOTS = 8192 };   /* a power of two */
+/* larger argument blocks (up to 32 KiB since CUDA 12.1) are written whole:
+ * the table then holds at most SAME_SLOTS x 4 KiB of them */
+enum { SAME_MAX_ARGS = 4096 };
 
 struct tw_same_ent {
 	long ev;                 /* -1: empty */
@@ -633,7 +636,8 @@ long tw_record(struct trace_writer *w, const struct tr_rec *r)
 	if (r->type == TR_LAUNCH && r->u.launch.nnonptr && r->u.launch.name)
 		write_nonptr(w, &r->u.launch);
 	if (r->type == TR_LAUNCH && w->same && r->u.launch.name && *r->u.launch.name &&
-	    !(r->u.launch.flags & TR_F_SAME) && (r->u.launch.args || !r->u.launch.argsize))
+	    !(r->u.launch.flags & TR_F_SAME) && (r->u.launch.args || !r->u.launch.argsize) &&
+	    r->u.launch.argsize <= SAME_MAX_ARGS)
 		return same_record(w, r);
 	return encode_record(w, r);
 }
