@@ -3,7 +3,7 @@
 # machine: capture's cost on the loop users would leave it on for (issue
 # 26).  Workload tests/gpu/hostfed.py: torchvision ResNet-18 on 64x64
 # images, a fresh host batch copied in with .cuda() every step (~200
-# launches a step).  Three ways, interleaved, BENCH_HOSTFED_ROUNDS (3)
+# launches a step).  Three ways, interleaved (blocking and capture in turn first), BENCH_HOSTFED_ROUNDS (3)
 # rounds:
 #   blocking   CUDA_LAUNCH_BLOCKING=1 python3 hostfed.py
 #   capture    gpureduce capture -o T.bin -- python3 hostfed.py
@@ -128,9 +128,17 @@ one() {
 	base) X+=("$s") ;; dispatch) D+=("$s") ;; nobytes) N+=("$s") ;; esac
 	log "hostfed: round $r $way: $steps steps in $s s (wall $STEP_SECS s)"
 }
+# round 1 starts with blocking (it fixes the step count); later rounds
+# alternate which of blocking and capture goes first, so that a machine
+# that drifts through a call does not favour one of them
 for ((r = 1; r <= ROUNDS; r++)); do
-	one blocking "$r"
-	one capture "$r"
+	if [ $((r % 2)) = 1 ]; then
+		one blocking "$r"
+		one capture "$r"
+	else
+		one capture "$r"
+		one blocking "$r"
+	fi
 	one flight "$r"
 	[ "$ALLCB" = 1 ] && one allcb "$r"
 	[ "$WQ" = 1 ] && one wq "$r"
