@@ -193,6 +193,7 @@ struct kcount {
 
 struct stats {
 	uint64_t launches, allocs, alloc_bytes, frees;
+	uint64_t short_launches;   /* 2.0: written short, as repeats */
 	uint64_t h2d, h2d_bytes, d2d, d2h, memsets;
 	uint64_t blobs, blob_raw, blob_stored;
 	uint64_t modules, module_bytes, notes, unknown;
@@ -297,6 +298,7 @@ static void stats_collect(struct stats *st, const struct trace *t)
 			break;
 		case TR_LAUNCH:
 			st->launches++;
+			st->short_launches += r->u.launch.same_back != 0;
 			kernel_count(st, r->u.launch.name);
 			break;
 		case TR_FAULT:
@@ -416,6 +418,8 @@ static void emit_totals(struct yout *y, const struct stats *st, const struct tra
 	yo_map_start(y, 0);
 	yo_kv_u64(y, "records", t->nrec);
 	yo_kv_u64(y, "launches", st->launches);
+	if (st->short_launches)   /* 2.0: repeats written as a reference */
+		yo_kv_u64(y, "launches_written_short", st->short_launches);
 	yo_kv_u64(y, "allocations", st->allocs);
 	yo_kv_u64(y, "allocation_bytes", st->alloc_bytes);
 	yo_kv_u64(y, "frees", st->frees);

@@ -49,6 +49,8 @@ for way in none sync background; do
 	m=$("$GPUREDUCE" show s-$way.bin | grep -c 'type: LAUNCH')
 	[ "$n" -gt 0 ] && [ "$n" -lt "$m" ] && ok "  ...$n of its $m launches written short" ||
 		fail "  ...some launches written short ($n of $m)"
+	"$GPUREDUCE" show s-$way.bin >s-$way.yaml
+	check_grep "  ...and show's totals count them" "^  launches_written_short: $n\$" s-$way.yaml
 	n=$("$GPUREDUCE" show w-$way.bin | grep -c 'same_as_records_back:')
 	[ "$n" = 0 ] && ok "  ...none without" || fail "  ...none without ($n)"
 	if [ "$way" != background ]; then
