@@ -161,8 +161,11 @@ exitprobe() {
 	done
 	for m in exit _exit; do
 		for i in $(seq 1 "$n"); do
-			"$x" fault "$m" >/dev/null &
-			sleep 0.35   # about when its fault has come back
+			local f=$BUILD/exitprobe.out k=0
+			: >"$f"
+			"$x" fault "$m" >"$f" &
+			# the moment its fault has come back (its line), at most 5 s
+			while ! grep -q '^exitprobe' "$f" && [ "$k" -lt 500 ]; do sleep 0.01; k=$((k + 1)); done
 			t0=$(now); "$x" ctx; t1=$(now)
 			wait
 			echo "exitprobe: ctx beside a fault's $m: process $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }') s"
