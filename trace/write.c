@@ -511,8 +511,8 @@ enum { SAME_MAX_ARGS = 4096 };
 struct tw_same_ent {
 	long ev;                 /* -1: empty */
 	uint64_t func, hash;
-	const char *name_at;     /* the name's address when stored (a fast equal) */
-	char *name;
+	char *name;              /* compared by content: a writer's caller may reuse
+				  * one buffer for every name (mktrace's line) */
 	uint32_t nparams, argsize, pcap, acap;
 	struct tr_param *params;
 	uint8_t *args;
@@ -555,18 +555,17 @@ static int same_match(const struct tw_same_ent *e, const struct tr_launch *l, ui
 {
 	return e->ev >= 0 && (uint64_t)e->ev < nrec && e->func == l->func && e->hash == hash &&
 	       e->argsize == l->argsize && e->nparams == l->nparams &&
-	       (e->name_at == l->name || !strcmp(e->name, l->name)) &&
+	       !strcmp(e->name, l->name) &&
 	       (!l->nparams || !memcmp(e->params, l->params, l->nparams * sizeof(*l->params))) &&
 	       (!l->argsize || !memcmp(e->args, l->args, l->argsize));
 }
 
 static void same_store(struct tw_same_ent *e, const struct tr_launch *l, uint64_t hash, long ev)
 {
-	if (e->name_at != l->name || !e->name || strcmp(e->name, l->name)) {
+	if (!e->name || strcmp(e->name, l->name)) {
 		free(e->name);
 		e->name = xstrdup(l->name);
 	}
-	e->name_at = l->name;
 	if (e->pcap < l->nparams) {
 		free(e->params);
 		e->pcap = l->nparams;

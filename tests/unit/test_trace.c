@@ -1016,6 +1016,39 @@ UNIT_TEST(trace_short_launch)
 	}
 	trace_release(&t);
 
+	/* two kernels, one func handle and the same bytes, their names in one
+	 * buffer the caller reuses (as mktrace's line): the second is whole */
+	{
+		char namebuf[32];
+		struct tr_rec lr;
+		unsigned char args2[12] = { 1, 2, 3 };
+		struct tr_param p2[1] = { { 0, 12 } };
+		path = tmp_path();
+		w = (struct trace_writer)TRACE_WRITER_INIT;
+		CHECK(tw_open(&w, path, &err) == 0);
+		tw_short_launches(&w);
+		for (int k = 0; k < 3; k++) {
+			snprintf(namebuf, sizeof(namebuf), k == 1 ? "_Z5otherv" : "_Z4mainv");
+			memset(&lr, 0, sizeof(lr));
+			lr.type = TR_LAUNCH;
+			lr.u.launch.seq = (uint64_t)k;
+			lr.u.launch.func = 0x30;
+			lr.u.launch.name = namebuf;
+			lr.u.launch.nparams = 1;
+			lr.u.launch.params = p2;
+			lr.u.launch.argsize = sizeof(args2);
+			lr.u.launch.args = args2;
+			CHECK(tw_record(&w, &lr) == k);
+		}
+		CHECK(tw_close(&w) == 0);
+		CHECK(trace_open(&t2, path, TRACE_OPEN_STRICT, &err) == 0);
+		CHECK_STR(t2.rec[1].u.launch.name, "_Z5otherv");
+		CHECK_EQ_U(t2.rec[1].u.launch.same_back, 0);
+		CHECK_STR(t2.rec[2].u.launch.name, "_Z4mainv");
+		trace_release(&t2);
+		unlink(path);
+	}
+
 	/* hostile back-references: 0, past the start, to a record that is no
 	 * LAUNCH, to a LAUNCH of another function, to the right LAUNCH with
 	 * the hash of other bytes (short_put's back 3) */
