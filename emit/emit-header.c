@@ -152,6 +152,11 @@ void emit_header(struct strbuf *o, const struct trace *t, const struct emit_info
 			comment_text(o, " * ", line.buf);
 			sb_reset(&line);
 		}
+		if (rep->note[0]) {   /* what the reduction left out or backed off from */
+			sb_addf(&line, "Note:           %s", rep->note);
+			comment_text(o, " * ", line.buf);
+			sb_reset(&line);
+		}
 	}
 	if (info->diagnosis && *info->diagnosis) {
 		comment_text(o, " * ", "");

@@ -73,6 +73,13 @@ static long presnap_event(const struct oracle *s)
 	return trace_find_launch(t, t->rec[frec].u.fault.launch_seq);
 }
 
+/* The launch seq of the captured fault, -1 when the trace has none. */
+static long long presnap_fault_seq(const struct oracle *s)
+{
+	long frec = oracle_fault_record(s->orig);
+	return frec < 0 ? -1 : (long long)s->orig->rec[frec].u.fault.launch_seq;
+}
+
 /* When replay faulted in another launch than the program did (res), and
  * that launch passes words that look like device addresses but lie in no
  * buffer the trace recorded, say so in err (memmap_stray_note).
@@ -182,6 +189,10 @@ int oracle_confirm(struct oracle *s)
 		ret = 0;
 		break;
 	}
+	memset(&s->foreign, 0, sizeof(s->foreign));
+	if (ret < 0 && !s->infra_failed && wrong.status == RS_FAULT && *wrong.kernel &&
+	    strcmp(wrong.kernel, s->rep->kernel) && presnap_fault_seq(s) > wrong.launch_seq)
+		s->foreign = wrong;
 	if (ret < 0 && !s->infra_failed) {
 		sb_addf(s->err, "the captured fault (%s in %s) does not reproduce in replay; tried %s. "
 			"Nothing was emitted.", s->rep->error, *s->rep->kernel ? s->rep->kernel : "a kernel the trace does not name",
@@ -250,3 +261,8 @@ long oracle_fault_record(const struct trace *t)
 	return -1;
 }
 
+
+const struct replay_result *oracle_foreign_fault(const struct oracle *s)
+{
+	return s->foreign.status == RS_FAULT ? &s->foreign : NULL;
+}

@@ -10,6 +10,7 @@
 
 #include "../common/child.h"
 #include "../common/strbuf.h"
+#include "../replay/replay.h"
 #include "oracle.h"
 #include "shrink.h"
 
@@ -65,6 +66,9 @@ struct oracle {
 	long stopped_released;   /* runs that ended a worker, in pools released before this one */
 	long stopped_at_phase;   /* runs_stopped() when the current phase began */
 	int kernel_from_replay;   /* the capture could not name the faulting kernel (a graph) */
+	/* oracle_confirm that failed: the first placement's fault in another
+	 * kernel, before the captured one (status RS_FAULT), else status 0 */
+	struct replay_result foreign;
 	FILE *log;                /* --log */
 	int have_san;             /* compute-sanitizer found and the site check wanted */
 	char ref_site[700];       /* --signature=site: the original's site (diagnose_site_rel) */

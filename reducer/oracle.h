@@ -73,6 +73,10 @@ void oracle_finish(struct oracle *o);
  * kernel_from_replay: the capture could not name the faulting kernel, so
  * the confirmation takes the one replay reports. */
 void oracle_set_orig(struct oracle *o, const struct trace *t, int kernel_from_replay);
+/* After oracle_confirm failed: the fault replay found instead, in another
+ * kernel and before the launch the program faulted in (the first
+ * placement's), or NULL. */
+const struct replay_result *oracle_foreign_fault(const struct oracle *o);
 /*
  * Confirm the fault in replay: try the placements (enum guard_mode) in
  * turn, keep the first that faults with the signature, measure its rate

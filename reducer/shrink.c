@@ -305,6 +305,89 @@ static void run_full(struct oracle *o, const struct shrink_opts *opts, struct sh
 		oracle_recover(o);
 }
 
+/*
+ * The captured fault did not come back because replay faulted first, in
+ * another kernel (oracle_foreign_fault): typically a library kernel that
+ * follows a pointer into memory the capture did not see, or one replay
+ * passed as captured (torchvision-long on the H200, 2026-12-05: a cuDNN
+ * dgrad kernel, 33000 launches before the program's own fault).  Leave
+ * out that kernel's launches before the fault (FOREIGN_MAX kernels at
+ * most, one at a time) and confirm again: the reduction then checks
+ * that what remains still faults as the program did, with the site
+ * check, and repro.cu's runs.  What was left out goes in the report's
+ * note.  0 when the fault came back, -1 when not (the first failure's
+ * error, with what was tried after it).
+ */
+enum { FOREIGN_MAX = 3 };
+
+static int confirm_without_foreign(struct oracle *o, struct shrink_report *rep)
+{
+	struct strbuf first = STRBUF_INIT, left = STRBUF_INIT, path = STRBUF_INIT;
+	const struct replay_result *fr;
+	int ret = -1;
+
+	sb_add(&first, oracle_err(o)->buf, oracle_err(o)->len);
+	for (int k = 0; k < FOREIGN_MAX && !oracle_failed(o) && !interrupt_signal(); k++) {
+		const struct trace *t = oracle_orig(o), *nt;
+		long frec = oracle_fault_record(t);
+		uint64_t fseq;
+		size_t dropped = 0;
+		struct cand c = CAND_INIT;
+		char kernel[sizeof(fr->kernel)];
+
+		if (!(fr = oracle_foreign_fault(o)) || frec < 0)
+			break;
+		fseq = t->rec[frec].u.fault.launch_seq;
+		snprintf(kernel, sizeof(kernel), "%s", fr->kernel);
+		for (size_t i = 0; i < t->nrec; i++) {
+			const struct tr_rec *r = &t->rec[i];
+			if (r->type == TR_BLOB)
+				continue;
+			if (r->type == TR_LAUNCH && r->u.launch.seq < fseq && r->u.launch.name &&
+			    !strcmp(r->u.launch.name, kernel)) {
+				dropped++;
+				continue;
+			}
+			cand_add(&c, t, i);
+		}
+		sb_reset(&path);
+		sb_addf(&path, "%s/without-%d.bin", oracle_opts(o)->workdir, k + 1);
+		sb_reset(oracle_err(o));
+		nt = dropped && cand_write(&c, path.buf, oracle_err(o)) == 0 ? oracle_add_source(o, path.buf) : NULL;
+		cand_release(&c);
+		if (!nt)
+			break;
+		sb_addf(&left, "%s%zu launch%s of %s (replay faulted in launch #%lld)", left.len ? ", " : "",
+			dropped, dropped == 1 ? "" : "es", kernel, fr->launch_seq);
+		oracle_progress(o, "the fault did not come back: replay faulted first in %s, launch #%lld; "
+				"confirming again without its %zu launch(es) before the fault", kernel,
+				fr->launch_seq, dropped);
+		oracle_set_orig(o, nt, 0);
+		sb_reset(oracle_err(o));
+		if (oracle_confirm(o) == 0) {
+			size_t l = strlen(rep->note);
+			snprintf(rep->note + l, sizeof(rep->note) - l, "%sreplay faulted before the program's fault, "
+				 "in another kernel; left out: %s (their outputs are missing from what follows)",
+				 l ? "; " : "", left.buf);
+			ret = 0;
+			break;
+		}
+	}
+	if (ret < 0) {
+		struct strbuf again = STRBUF_INIT;
+		sb_add(&again, oracle_err(o)->buf, oracle_err(o)->len);
+		sb_reset(oracle_err(o));
+		sb_add(oracle_err(o), first.buf, first.len);
+		if (left.len)
+			sb_addf(oracle_err(o), " Without %s: %s", left.buf, again.buf);
+		sb_release(&again);
+	}
+	sb_release(&first);
+	sb_release(&left);
+	sb_release(&path);
+	return ret;
+}
+
 int shrink_run(const struct trace *orig, const struct shrink_opts *opts, const char *out_bin,
 	       struct shrink_report *rep, struct strbuf *err)
 {
@@ -374,7 +457,7 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *opts, const c
 			goto out;
 		oracle_set_orig(o, ex, graph_fault);
 	}
-	if (oracle_confirm(o) < 0)
+	if (oracle_confirm(o) < 0 && confirm_without_foreign(o, rep) < 0)
 		goto out;
 	if (opts->sig_site)
 		oracle_take_reference_site(o);
