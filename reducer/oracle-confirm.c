@@ -190,8 +190,11 @@ int oracle_confirm(struct oracle *s)
 		break;
 	}
 	memset(&s->foreign, 0, sizeof(s->foreign));
-	if (ret < 0 && !s->infra_failed && wrong.status == RS_FAULT && *wrong.kernel &&
-	    strcmp(wrong.kernel, s->rep->kernel) && presnap_fault_seq(s) > wrong.launch_seq)
+	/* (not for a fault the capture could not name the kernel of: a graph's,
+	 * which replay names) */
+	if (ret < 0 && !s->infra_failed && wrong.status == RS_FAULT && *wrong.kernel && *s->rep->kernel &&
+	    !s->kernel_from_replay && strcmp(wrong.kernel, s->rep->kernel) &&
+	    presnap_fault_seq(s) > wrong.launch_seq)
 		s->foreign = wrong;
 	if (ret < 0 && !s->infra_failed) {
 		sb_addf(s->err, "the captured fault (%s in %s) does not reproduce in replay; tried %s. "
