@@ -18,13 +18,8 @@ BUF=0x7f0000000000
 IN=0x7f0000400000
 # $1: the pointer launch #0 passes (an unrecorded address, or BUF)
 mk() {
+	train_trace_head $BUF $IN 0x3f "python3 train.py" 4096
 	cat <<EOT
-process 100 /work python3 train.py
-device "gpureduce CPU double"
-module $BUILD/double/kernels.cubin 1
-alloc $BUF 4096
-alloc $IN 8192
-h2d $IN 8192 0x3f
 launch _Z7add_onePfi 4 256 ptr:$1 i32:1024
 launch _Z13scale_nocheckPfPKfi 4 256 ptr:$BUF ptr:$IN i32:1024
 fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 1 at_launch=1

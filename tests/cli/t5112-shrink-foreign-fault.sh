@@ -17,19 +17,14 @@ on_double nvcc no-sanitizer plain-path
 
 BUF=0x7f0000000000
 IN=0x7f0000400000
-cat >foreign.txt <<EOT
-process 100 /work python3 train.py
-device "gpureduce CPU double"
-module $BUILD/double/kernels.cubin 1
-alloc $BUF 4096
-alloc $IN 8192
-h2d $IN 8192 0x3f
+{ train_trace_head $BUF $IN 0x3f "python3 train.py" 4096; cat <<EOT
 launch _Z7add_onePfi 4 256 ptr:0x7f0000a00000 i32:1024
 launch _Z7add_onePfi 4 256 ptr:$BUF i32:16
 launch _Z7add_onePfi 4 256 ptr:0x7f0000a00000 i32:1024
 launch _Z13scale_nocheckPfPKfi 64 256 ptr:$BUF ptr:$IN i32:100000
 fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 3 at_launch=1
 EOT
+} >foreign.txt
 check "mktrace: add_one with a pointer to nothing, then scale_nocheck's overrun" $MKTRACE foreign.bin <foreign.txt
 check_exit "replay faults first in add_one (exit 1)" 1 $GPUREDUCE replay --guard=end foreign.bin
 check_grep "  ...at launch #0" "(launch #0) in _Z7add_onePfi" "$TMP/.out"

@@ -124,17 +124,18 @@ on_double() {
 	cd "$TMP" || exit 1
 }
 
-# train_trace_head SEG IN FILL [CMD]: the first lines of an mktrace script
-# for a training step on the double (the hunt and root-cause tests): the
-# process (CMD, default "python3 train.py"), the double's device and
-# kernels, a 2 MiB allocator segment at SEG, an 8 KiB input at IN filled
-# with the byte FILL.
+# train_trace_head SEG IN FILL [CMD [SEGSIZE]]: the first lines of an
+# mktrace script for a training step on the double (the hunt, root-cause
+# and shrink tests): the process (CMD, default "python3 train.py"), the
+# double's device and kernels, an allocation of SEGSIZE bytes (default 2
+# MiB, an allocator segment) at SEG, an 8 KiB input at IN filled with the
+# byte FILL.
 train_trace_head() {
 	cat <<EOT
 process 100 /work ${4:-python3 train.py}
 device "gpureduce CPU double"
 module $BUILD/double/kernels.cubin 1
-alloc $1 2097152
+alloc $1 ${5:-2097152}
 alloc $2 8192
 h2d $2 8192 $3
 EOT
