@@ -231,13 +231,20 @@ int memmap_stray_word(const struct memmap *m, uint64_t v)
 	return !memmap_pointer_word(m, v, NULL);
 }
 
-size_t memmap_stray_args(const struct memmap *m, const struct tr_launch *l, uint32_t *off, uint64_t *val)
+/* The argument words of l replay passes as captured though they may be
+ * pointers: stray ones (held 0: memmap_stray_word, the words the trace
+ * knows are integers left out), or held ones (held 1: words the trace holds
+ * to be integers, yet at or above 4 GiB and inside a live allocation).
+ * How many; the first one's offset and value in *off and *val. */
+static size_t unplaced_args(const struct memmap *m, const struct tr_launch *l, int held, uint32_t *off,
+			    uint64_t *val)
 {
 	size_t n = 0;
 	for (uint32_t o = 0; o + 8 <= l->argsize; o += 8) {
 		uint64_t v;
 		memcpy(&v, l->args + o, 8);
-		if (tr_launch_nonptr(l, o) || !memmap_stray_word(m, v))
+		if (held ? !tr_launch_nonptr(l, o) || v < (1ull << 32) || !memmap_lookup_live(m, v)
+			 : tr_launch_nonptr(l, o) || !memmap_stray_word(m, v))
 			continue;
 		if (!n++) {
 			if (off)
@@ -249,22 +256,14 @@ size_t memmap_stray_args(const struct memmap *m, const struct tr_launch *l, uint
 	return n;
 }
 
+size_t memmap_stray_args(const struct memmap *m, const struct tr_launch *l, uint32_t *off, uint64_t *val)
+{
+	return unplaced_args(m, l, 0, off, val);
+}
+
 size_t memmap_held_args(const struct memmap *m, const struct tr_launch *l, uint32_t *off, uint64_t *val)
 {
-	size_t n = 0;
-	for (uint32_t o = 0; o + 8 <= l->argsize; o += 8) {
-		uint64_t v;
-		memcpy(&v, l->args + o, 8);
-		if (!tr_launch_nonptr(l, o) || v < (1ull << 32) || !memmap_lookup_live(m, v))
-			continue;
-		if (!n++) {
-			if (off)
-				*off = o;
-			if (val)
-				*val = v;
-		}
-	}
-	return n;
+	return unplaced_args(m, l, 1, off, val);
 }
 
 size_t memmap_stray_note(const struct trace *t, long rec, const char *lead, struct strbuf *out)

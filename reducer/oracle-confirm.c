@@ -74,7 +74,7 @@ static long presnap_event(const struct oracle *s)
 }
 
 /* The launch seq of the captured fault, -1 when the trace has none. */
-static long long presnap_fault_seq(const struct oracle *s)
+static long long fault_seq(const struct oracle *s)
 {
 	long frec = oracle_fault_record(s->orig);
 	return frec < 0 ? -1 : (long long)s->orig->rec[frec].u.fault.launch_seq;
@@ -194,7 +194,7 @@ int oracle_confirm(struct oracle *s)
 	 * which replay names) */
 	if (ret < 0 && !s->infra_failed && wrong.status == RS_FAULT && *wrong.kernel && *s->rep->kernel &&
 	    !s->kernel_from_replay && strcmp(wrong.kernel, s->rep->kernel) &&
-	    presnap_fault_seq(s) > wrong.launch_seq)
+	    fault_seq(s) > wrong.launch_seq)
 		s->foreign = wrong;
 	if (ret < 0 && !s->infra_failed) {
 		sb_addf(s->err, "the captured fault (%s in %s) does not reproduce in replay; tried %s. "
@@ -263,7 +263,6 @@ long oracle_fault_record(const struct trace *t)
 			return (long)i;
 	return -1;
 }
-
 
 const struct replay_result *oracle_foreign_fault(const struct oracle *s)
 {

@@ -333,18 +333,17 @@ static int confirm_without_foreign(struct oracle *o, struct shrink_report *rep)
 		uint64_t fseq;
 		size_t dropped = 0;
 		struct cand c = CAND_INIT;
-		char kernel[sizeof(fr->kernel)];
 
+		/* (fr stays until the next oracle_confirm) */
 		if (!(fr = oracle_foreign_fault(o)) || frec < 0)
 			break;
 		fseq = t->rec[frec].u.fault.launch_seq;
-		snprintf(kernel, sizeof(kernel), "%s", fr->kernel);
 		for (size_t i = 0; i < t->nrec; i++) {
 			const struct tr_rec *r = &t->rec[i];
 			if (r->type == TR_BLOB)
 				continue;
 			if (r->type == TR_LAUNCH && r->u.launch.seq < fseq && r->u.launch.name &&
-			    !strcmp(r->u.launch.name, kernel)) {
+			    !strcmp(r->u.launch.name, fr->kernel)) {
 				dropped++;
 				continue;
 			}
@@ -358,12 +357,11 @@ static int confirm_without_foreign(struct oracle *o, struct shrink_report *rep)
 		if (!nt)
 			break;
 		sb_addf(&left, "%s%zu launch%s of %s (replay faulted in launch #%lld)", left.len ? ", " : "",
-			dropped, dropped == 1 ? "" : "es", kernel, fr->launch_seq);
+			dropped, dropped == 1 ? "" : "es", fr->kernel, fr->launch_seq);
 		oracle_progress(o, "the fault did not come back: replay faulted first in %s, launch #%lld; "
-				"confirming again without its %zu launch(es) before the fault", kernel,
+				"confirming again without its %zu launch(es) before the fault", fr->kernel,
 				fr->launch_seq, dropped);
 		oracle_set_orig(o, nt, 0);
-		sb_reset(oracle_err(o));
 		if (oracle_confirm(o) == 0) {
 			size_t l = strlen(rep->note);
 			snprintf(rep->note + l, sizeof(rep->note) - l, "%sreplay faulted before the program's fault, "

@@ -29,6 +29,7 @@ static int say(int fd, const struct strbuf *sb)
 int cmd_worker(int argc, char **argv)
 {
 	struct replay_ctx *ctx = NULL;
+	const char *quick;
 	struct strbuf err = STRBUF_INIT, out = STRBUF_INIT;
 	char *line = NULL;
 	size_t cap = 0;
@@ -83,8 +84,8 @@ out:
 	 * shrink-pair.sh) without libcuda's own teardown in exit() either: the
 	 * result is sent, and the kernel driver frees what the process held
 	 * when it closes the device. */
-	if (ctx && replay_ctx_dead(ctx) && getenv("GPUREDUCE_WORKER_QUICK_EXIT") &&
-	    !strcmp(getenv("GPUREDUCE_WORKER_QUICK_EXIT"), "1")) {
+	quick = getenv("GPUREDUCE_WORKER_QUICK_EXIT");
+	if (ctx && replay_ctx_dead(ctx) && quick && !strcmp(quick, "1")) {
 		fflush(NULL);
 		_exit(ret);
 	}

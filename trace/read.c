@@ -203,17 +203,15 @@ static void dec_launch_params(struct trace *t, struct cur *c, struct tr_launch *
 static void dec_launch_same(struct trace *t, struct cur *c, struct tr_launch *l)
 {
 	const struct tr_launch *ref;
-	uint64_t back = 0, hash = 0;
+	uint64_t back, hash;
 
 	if (l->argsize != 16 || l->nparams || (l->name && *l->name)) {
 		c->bad = 2;
 		c->field = "launch.same (a short launch: no name, no parameters, 16 argument bytes)";
 		return;
 	}
-	for (int i = 0; i < 8; i++) {
-		back |= (uint64_t)l->args[i] << (8 * i);
-		hash |= (uint64_t)l->args[8 + i] << (8 * i);
-	}
+	back = get_u64_raw(l->args);
+	hash = get_u64_raw(l->args + 8);
 	if (!back || back > t->nrec || t->rec[t->nrec - back].type != TR_LAUNCH ||
 	    t->rec[t->nrec - back].u.launch.func != l->func) {
 		c->bad = 2;
@@ -221,7 +219,7 @@ static void dec_launch_same(struct trace *t, struct cur *c, struct tr_launch *l)
 		return;
 	}
 	ref = &t->rec[t->nrec - back].u.launch;
-	if (XXH3_64bits(ref->args, ref->argsize) != hash) {
+	if (tr_hash(ref->args, ref->argsize) != hash) {
 		c->bad = 2;
 		c->field = "launch.same (the hash of the argument bytes of the LAUNCH it names)";
 		return;
