@@ -101,6 +101,20 @@ void cap_mm_del(uint64_t dev);
  * changed since the last call as a MEMCPY_H2D flagged TR_F_HOSTMEM, adding
  * its bytes to *h2d.  Returns 0 or -1 (a write failed). */
 int cap_mm_sync(struct trace_writer *w, uint64_t *h2d);
+/* Remember plain pinned host memory (not mapped): not hashed until a
+ * launch's arguments point into it (cap_mm_args).  cap_mm_del forgets it. */
+void cap_mm_pinned(uint64_t dev, const void *host, uint64_t size);
+/* A pinned allocation a launch's arguments pointed into, now tracked. */
+struct cap_mm_promoted {
+	uint64_t dev, size;
+	uint32_t arg_offset;     /* the argument word's byte offset */
+	int over_cap;            /* passes GPUREDUCE_HOSTMEM_MAX: not hashed */
+};
+/* Before a launch (and before cap_mm_sync): every remembered pinned
+ * allocation that an 8-byte-aligned word of the argument bytes points into
+ * is tracked from now on (so cap_mm_sync writes all of it before this
+ * launch).  Fills up to max of them into out; returns how many there were. */
+size_t cap_mm_args(const uint8_t *args, uint32_t argsize, struct cap_mm_promoted *out, size_t max);
 
 /* ---- graphapi.c (callers hold inject.c's lock, recording on) ---- */
 

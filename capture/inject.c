@@ -654,6 +654,23 @@ static uint8_t *build_args(const struct fn_info *fi, const struct launch_in *l, 
 	return args;
 }
 
+/* Plain pinned memory this launch's arguments point into is tracked from
+ * now on (managed.c), with a note saying so (lock held). */
+static void pinned_args(const char *kernel, const uint8_t *args, uint32_t argsize)
+{
+	struct cap_mm_promoted got[4];
+	size_t n = cap_mm_args(args, argsize, got, ARRAY_SIZE(got));
+
+	for (size_t i = 0; i < n && i < ARRAY_SIZE(got); i++)
+		note_locked("kernel %s (launch #%llu) takes a pointer to pinned host memory at 0x%llx "
+			    "(%llu bytes; argument byte %u): %s", kernel && *kernel ? kernel : "?",
+			    (unsigned long long)S.launches, (unsigned long long)got[i].dev,
+			    (unsigned long long)got[i].size, got[i].arg_offset,
+			    got[i].over_cap ? "it passes GPUREDUCE_HOSTMEM_MAX, so what the CPU writes "
+			    "into it is not recorded" : "what the CPU writes into it is recorded from "
+			    "this launch on");
+}
+
 static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	struct launch_in l;
@@ -791,8 +808,10 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	r.u.launch.nframes = r.u.launch.stack ? 0 : nframes;
 	r.u.launch.frames = frames;
 	CAP_LAP(CP_L_FILL, t);
-	if (!captured)
+	if (!captured) {
+		pinned_args(fi->name, args, argsize);   /* pinned memory it points into: tracked from now */
 		cap_mm_sync(&S.w, &S.h2d);   /* what the CPU wrote into managed/mapped memory */
+	}
 	CAP_LAP(CP_L_MANAGED, t);
 	ev = cap_same_record(&S.w, &r);
 	CAP_LAP(CP_RECORD, t);
@@ -1592,6 +1611,17 @@ static void rec_alloc_hostmem(const void *host, uint64_t addr, uint64_t size, ui
 	unlock();
 }
 
+/* Plain pinned host memory (not mapped): recorded, and remembered so
+ * that a launch pointing into it starts tracking its content (managed.c). */
+static void rec_alloc_pinned(void *host, uint64_t addr, uint64_t size)
+{
+	rec_alloc((uint64_t)(uintptr_t)host, addr, size, TR_MEM_HOST, NULL);
+	if (!addr || !lock_rec())
+		return;
+	cap_mm_pinned(addr, host, size);
+	unlock();
+}
+
 /* Pinned host memory as the GPU addresses it, or the host pointer. */
 static uint64_t host_dev_addr(void *p)
 {
@@ -1638,8 +1668,7 @@ static void on_alloc_exit(CUpti_CallbackId cbid, const void *p)
 	case CB(cuMemAllocHost_v2): {
 		const cuMemAllocHost_v2_params *q = p;
 		if (q->pp && *q->pp)
-			rec_alloc((uint64_t)(uintptr_t)*q->pp, host_dev_addr(*q->pp), q->bytesize,
-				  TR_MEM_HOST, NULL);
+			rec_alloc_pinned(*q->pp, host_dev_addr(*q->pp), q->bytesize);
 		break;
 	}
 	case CB(cuMemHostAlloc): {
@@ -1647,8 +1676,7 @@ static void on_alloc_exit(CUpti_CallbackId cbid, const void *p)
 		if (q->pp && *q->pp && (q->Flags & CU_MEMHOSTALLOC_DEVICEMAP))
 			rec_alloc_hostmem(*q->pp, host_dev_addr(*q->pp), q->bytesize, TR_MEM_HOST, 0);
 		else if (q->pp && *q->pp)
-			rec_alloc((uint64_t)(uintptr_t)*q->pp, host_dev_addr(*q->pp), q->bytesize,
-				  TR_MEM_HOST, NULL);
+			rec_alloc_pinned(*q->pp, host_dev_addr(*q->pp), q->bytesize);
 		break;
 	}
 	case CB(cuMemHostRegister_v2): case CB(cuMemHostRegister): {

@@ -18,6 +18,19 @@
  * hashed per launch are capped (GPUREDUCE_HOSTMEM_MAX, default 1 GiB, in
  * order of allocation); an allocation past the cap is not tracked, and the
  * caller writes a note naming it.  State is under inject.c's lock.
+ *
+ * Plain pinned host memory (cuMemAllocHost, cuMemHostAlloc without
+ * DEVICEMAP) is device-accessible too under unified addressing, and some
+ * programs hand it to kernels (vLLM's and DGL's "UVA" tensors); but most
+ * only copy from it, and hashing a loader's pinned staging buffers at
+ * every launch would tax exactly the host-fed loops capture must stay
+ * cheap on.  So such memory is only remembered (cap_mm_pinned), and
+ * tracked like mapped memory from the first launch whose argument bytes
+ * hold a pointer into it (cap_mm_args: every 8-byte-aligned word, by-value
+ * structs included).  A pointer that reaches the kernel only through
+ * memory (a table of pointers) is not seen.  The test per word is one bit
+ * of a 64 Ki-bit filter over the pinned ranges' 64 KiB pages, then a
+ * binary search where the bit is set.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -85,8 +98,11 @@ int cap_mm_add(uint64_t dev, const void *host, uint64_t size, int user_pages)
 	return 0;
 }
 
+static void pin_del(uint64_t dev);
+
 void cap_mm_del(uint64_t dev)
 {
+	pin_del(dev);
 	for (size_t i = 0; i < M.n; i++) {
 		if (M.a[i].dev != dev)
 			continue;
@@ -132,4 +148,116 @@ int cap_mm_sync(struct trace_writer *w, uint64_t *h2d)
 		}
 	}
 	return 0;
+}
+
+/* ---- plain pinned memory: tracked from the first launch that points at it ---- */
+
+enum { PIN_PAGE_SHIFT = 16, PIN_BITS = 1 << 16, PIN_MAX_PAGES = PIN_BITS };
+
+struct mm_pin {
+	uint64_t dev;
+	const uint8_t *host;
+	uint64_t size;
+};
+
+static struct {
+	struct mm_pin *a;        /* sorted by dev, not overlapping */
+	size_t n, alloc;
+	uint64_t bits[PIN_BITS / 64];   /* filter over the ranges' pages */
+} P;
+
+static unsigned pin_bit(uint64_t page)
+{
+	return (unsigned)((page * 0x9E3779B97F4A7C15ull) >> (64 - 16));
+}
+
+static void pin_mark(const struct mm_pin *p)
+{
+	uint64_t first = p->dev >> PIN_PAGE_SHIFT, last = (p->dev + p->size - 1) >> PIN_PAGE_SHIFT;
+	if (last - first >= PIN_MAX_PAGES) {
+		memset(P.bits, 0xff, sizeof(P.bits));   /* every word is looked up */
+		return;
+	}
+	for (uint64_t pg = first; pg <= last; pg++)
+		P.bits[pin_bit(pg) / 64] |= 1ull << (pin_bit(pg) % 64);
+}
+
+static void pin_remark(void)
+{
+	memset(P.bits, 0, sizeof(P.bits));
+	for (size_t i = 0; i < P.n; i++)
+		pin_mark(&P.a[i]);
+}
+
+/* Index of the first range whose dev is > addr. */
+static size_t pin_upper(uint64_t addr)
+{
+	size_t lo = 0, hi = P.n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (P.a[mid].dev <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void pin_del(uint64_t dev)
+{
+	size_t i = pin_upper(dev);
+	if (!i || P.a[i - 1].dev != dev)
+		return;
+	memmove(&P.a[i - 1], &P.a[i], (P.n - i) * sizeof(*P.a));
+	P.n--;
+	pin_remark();
+}
+
+void cap_mm_pinned(uint64_t dev, const void *host, uint64_t size)
+{
+	size_t i;
+
+	if (!dev || !host || !size || dev + size < dev)
+		return;
+	cap_mm_del(dev);
+	/* a range the driver handed out again: drop what it overlaps */
+	while ((i = pin_upper(dev + size - 1)) && P.a[i - 1].dev + P.a[i - 1].size > dev)
+		pin_del(P.a[i - 1].dev);
+	i = pin_upper(dev);
+	ALLOC_GROW(P.a, P.n + 1, P.alloc);
+	memmove(&P.a[i + 1], &P.a[i], (P.n - i) * sizeof(*P.a));
+	P.a[i] = (struct mm_pin){ dev, host, size };
+	P.n++;
+	pin_mark(&P.a[i]);
+}
+
+size_t cap_mm_args(const uint8_t *args, uint32_t argsize, struct cap_mm_promoted *out, size_t max)
+{
+	size_t got = 0;
+
+	if (!P.n || !args)
+		return 0;
+	for (uint32_t off = 0; off + 8 <= argsize; off += 8) {
+		uint64_t w, page;
+		size_t i;
+		memcpy(&w, args + off, 8);
+		page = w >> PIN_PAGE_SHIFT;
+		if (!(P.bits[pin_bit(page) / 64] >> (pin_bit(page) % 64) & 1))
+			continue;
+		i = pin_upper(w);
+		if (!i || w - P.a[i - 1].dev >= P.a[i - 1].size)
+			continue;
+		{
+			struct mm_pin p = P.a[i - 1];
+			pin_del(p.dev);
+			if (got < max)
+				out[got] = (struct cap_mm_promoted){ p.dev, p.size, off, 0 };
+			if (cap_mm_add(p.dev, p.host, p.size, 0) < 0 && got < max)
+				out[got].over_cap = 1;
+			got++;
+			if (!P.n)
+				break;
+		}
+	}
+	return got;
 }

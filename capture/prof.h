@@ -30,7 +30,7 @@ enum cap_prof_slot {
 	CP_L_PRE,       /* test name, tensor and source records */
 	CP_ARGS,        /* parameter bytes and launch attributes */
 	CP_L_FILL,      /* the record's fields, the fold check (fold.c) */
-	CP_L_MANAGED,   /* managed/mapped memory the CPU wrote (managed.c) */
+	CP_L_MANAGED,   /* managed/mapped/pinned memory the CPU wrote (managed.c) */
 	CP_RECORD,      /* encoding and writing the LAUNCH record */
 	CP_L_TAIL,      /* progress file, bookkeeping, unlock, frees */
 	CP_LAUNCH_EXIT, /* a launch's exit callback (result, fold) */

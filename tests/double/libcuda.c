@@ -114,8 +114,11 @@
  *    nor are races, misaligned accesses, or reads of uninitialised memory.
  *  - No PTX/fatbin loading, no JIT, no real device code: only the kernels
  *    in the registry run.  No runtime API (cudart), no cuGetProcAddress,
- *    no events, graphs, managed/host-pinned memory, arrays, textures,
- *    peer access, cooperative-launch limits or multiple devices.
+ *    no events, graphs, managed memory, arrays, textures, peer access or
+ *    cooperative-launch limits.  Pinned host memory (cuMemHostAlloc,
+ *    cuMemAllocHost) is plain host memory at one address for host and
+ *    device (cuMemHostGetDevicePointer), which kernels read as mapped
+ *    memory, as under unified addressing.
  *  - Nothing is asynchronous; the grid runs in the calling thread (slow
  *    for big grids: one C call per thread).  Calls are serialised by one
  *    lock.  A launch stops at the first fault or assert, so only the first
@@ -1354,6 +1357,17 @@ CUresult cuMemHostAlloc(void **pp, size_t n, unsigned int flags)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	*pp = malloc(n ? n : 1);
 	return *pp ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+/* Under unified addressing pinned memory has one address for host and
+ * device: here it is plain host memory, which the double's kernels read
+ * like any mapped memory. */
+CUresult cuMemHostGetDevicePointer(CUdeviceptr *pdptr, void *p, unsigned int flags)
+{
+	if (!pdptr || !p || flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	*pdptr = (CUdeviceptr)(uintptr_t)p;
+	return CUDA_SUCCESS;
 }
 
 CUresult cuMemFreeHost(void *p)

@@ -14,6 +14,7 @@
 #include "../../capture/map.c"
 #include "../../capture/hostmem.c"
 #include "../../capture/drvver.c"
+#include "../../capture/managed.c"
 #include "unit.h"
 
 #define MODEL_KEYS 300
@@ -163,4 +164,112 @@ UNIT_TEST(capture_driver_version_line)
 		unlink(file);
 		rmdir(dir);
 	}
+}
+
+/* Plain pinned memory (managed.c): remembered, tracked from the first
+ * launch whose argument words point into it; a word is looked up only at
+ * 8-byte-aligned offsets, the range's end is exclusive, a freed or
+ * re-handed-out range is forgotten, and a range of more pages than the
+ * filter has bits still matches. */
+static size_t args_of(const uint64_t *w, size_t nw, struct cap_mm_promoted *out)
+{
+	return cap_mm_args((const uint8_t *)w, (uint32_t)(nw * 8), out, 4);
+}
+
+UNIT_TEST(capture_pinned_args)
+{
+	static uint8_t host[3][4096];
+	struct cap_mm_promoted got[4];
+	const uint64_t A = 0x7f1000000000ull, B = 0x7f1000010000ull, C = 0x7f2000000000ull;
+
+	cap_mm_pinned(A, host[0], 4096);
+	cap_mm_pinned(B, host[1], 4096);
+	cap_mm_pinned(C, host[2], 1000);
+	{   /* device pointers, small integers, B's end: nothing */
+		uint64_t w[] = { 0x7f0000000000ull, 17, B + 4096, A - 1, C + 1000, 0 };
+		CHECK(args_of(w, 6, got) == 0);
+	}
+	{   /* a pointer into A, unaligned inside the buffer: not a word */
+		uint8_t buf[24] = { 0 };
+		uint64_t p = A + 8;
+		memcpy(buf + 4, &p, 8);
+		CHECK(cap_mm_args(buf, sizeof(buf), got, 4) == 0);
+	}
+	{   /* B's last byte, at word 2 (a struct's field): B only */
+		uint64_t w[] = { 3, 0x7f0000001000ull, B + 4095 };
+		CHECK(args_of(w, 3, got) == 1);
+		CHECK(got[0].dev == B && got[0].size == 4096 && got[0].arg_offset == 16 && !got[0].over_cap);
+		CHECK(args_of(w, 3, got) == 0);   /* tracked now: not again */
+	}
+	{   /* A and C in one launch, A twice */
+		uint64_t w[] = { A, C + 999, A + 100 };
+		CHECK(args_of(w, 3, got) == 2);
+		CHECK(got[0].dev == A && got[0].arg_offset == 0 && got[1].dev == C && got[1].arg_offset == 8);
+	}
+	/* freed before any launch pointed at it: forgotten */
+	cap_mm_pinned(A + 0x100000, host[0], 4096);
+	cap_mm_del(A + 0x100000);
+	{
+		uint64_t w[] = { A + 0x100000 };
+		CHECK(args_of(w, 1, got) == 0);
+	}
+	/* the driver hands an overlapping range out again: the old one goes */
+	cap_mm_pinned(0x7f3000000000ull, host[0], 8192);
+	cap_mm_pinned(0x7f3000001000ull, host[1], 4096);
+	{
+		uint64_t w[] = { 0x7f3000000010ull, 0x7f3000001010ull };
+		CHECK(args_of(w, 2, got) == 1);
+		CHECK(got[0].dev == 0x7f3000001000ull && got[0].arg_offset == 8);
+	}
+	/* more 64 KiB pages than the filter has bits (8 GiB): still found */
+	cap_mm_pinned(0x7e0000000000ull, host[2], 8ull << 30);
+	{
+		uint64_t w[] = { 0x7e0000000000ull + (7ull << 30) };
+		CHECK(args_of(w, 1, got) == 1);
+		CHECK(got[0].dev == 0x7e0000000000ull && got[0].over_cap);   /* past the 1 GiB cap */
+	}
+	cap_mm_del(A);
+	cap_mm_del(B);
+	cap_mm_del(C);
+	cap_mm_del(0x7f3000001000ull);
+	cap_mm_del(0x7e0000000000ull);
+}
+
+/* The filter and the search against a naive model: 200 ranges of random
+ * sizes (up to 3 MiB, so some span many filter pages) at random places,
+ * 20000 random words near them; a word inside a remembered range promotes
+ * exactly that range, then it is remembered again. */
+UNIT_TEST(capture_pinned_model)
+{
+	enum { NR = 200 };
+	static uint8_t host[16];
+	uint64_t dev[NR], size[NR];
+	unsigned seed = 777, bad = 0;
+	struct cap_mm_promoted got[4];
+
+	for (int i = 0; i < NR; i++) {
+		seed = seed * 1103515245u + 12345u;
+		dev[i] = 0x7f4000000000ull + (uint64_t)i * 0x400000 + ((seed >> 4) % 64) * 256;
+		seed = seed * 1103515245u + 12345u;
+		size[i] = 1 + (seed >> 3) % (3u << 20);
+		cap_mm_pinned(dev[i], host, size[i]);
+	}
+	for (int q = 0; q < 20000; q++) {
+		seed = seed * 1103515245u + 12345u;
+		uint64_t w = 0x7f4000000000ull + (uint64_t)(seed >> 1) % ((uint64_t)NR * 0x400000);
+		int want = -1;
+		for (int i = 0; i < NR; i++)
+			if (w >= dev[i] && w - dev[i] < size[i])
+				want = i;
+		size_t n = args_of(&w, 1, got);
+		if (want < 0 ? n != 0 : (n != 1 || got[0].dev != dev[want]))
+			bad++;
+		if (n == 1) {
+			cap_mm_del(got[0].dev);   /* tracked: stop, and remember it again */
+			cap_mm_pinned(got[0].dev, host, got[0].size);
+		}
+	}
+	CHECK(bad == 0);
+	for (int i = 0; i < NR; i++)
+		cap_mm_del(dev[i]);
 }
