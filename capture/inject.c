@@ -808,10 +808,11 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	r.u.launch.nframes = r.u.launch.stack ? 0 : nframes;
 	r.u.launch.frames = frames;
 	CAP_LAP(CP_L_FILL, t);
-	if (!captured) {
-		pinned_args(fi->name, args, argsize);   /* pinned memory it points into: tracked from now */
+	/* pinned memory it points into is tracked from now (a captured
+	 * launch's: written before the graph's launch) */
+	pinned_args(fi->name, args, argsize);
+	if (!captured)
 		cap_mm_sync(&S.w, &S.h2d);   /* what the CPU wrote into managed/mapped memory */
-	}
 	CAP_LAP(CP_L_MANAGED, t);
 	ev = cap_same_record(&S.w, &r);
 	CAP_LAP(CP_RECORD, t);
@@ -860,6 +861,7 @@ long cap_emit_node_launch(void *f, struct tr_dim3 grid, struct tr_dim3 block, ui
 	long ev;
 
 	fn_write_info_locked(fi);
+	pinned_args(fi->name, args, argsize);   /* tracked before the graph's launch */
 	memset(&r, 0, sizeof(r));
 	r.type = TR_LAUNCH;
 	r.u.launch.seq = S.launches;

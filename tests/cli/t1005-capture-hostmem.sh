@@ -27,11 +27,14 @@ check_grep "third launch: nothing changed, nothing written" "^2:0\$" per.txt
 check_grep "a device-to-device copy from managed memory: the changed chunk first" "^3:1\$" per.txt
 n=$(grep -A1 '^H2D .*size=65536 .*flags=8 ' $D | grep -c '^D2D .*size=16 ')
 [ "$n" = 1 ] && ok "  ...right before the D2D record" || fail "  ...right before the D2D record ($n)"
-check_grep "graph launch: the changed managed chunk and the mapped buffer" "^4:2\$" per.txt
-check_grep "after the frees: nothing tracked" "^5:0\$" per.txt
-check_grep "registered host memory: its bytes" "^6:1\$" per.txt
+check_grep "a captured launch: nothing written" "^4:0\$" per.txt
+check_grep "graph launch: the changed managed chunk, the mapped buffer, and the plain pinned one a captured launch pointed at" "^5:3\$" per.txt
+has "  ...the plain buffer's 200 bytes" "^H2D dst=0x[0-9a-f]* .* size=200 stream=0x0 flags=8 "
+has "  ...with a note naming the captured launch" "^NOTE kernel .* (launch #4) takes a pointer to pinned host memory at 0x[0-9a-f]* (200 bytes; argument byte 0): what the CPU writes into it is recorded from this launch on"
+check_grep "after the frees: nothing tracked" "^6:0\$" per.txt
+check_grep "registered host memory: its bytes" "^7:1\$" per.txt
 has "  ...all 4096 of them" "^H2D dst=0x[0-9a-f]* .* size=4096 stream=0x0 flags=8 datalen=4096 data=7700000000000000\$"
-check_grep "  ...made unreadable by the program: skipped, not a crash" "^7:0\$" per.txt
+check_grep "  ...made unreadable by the program: skipped, not a crash" "^8:0\$" per.txt
 first=$(grep -m1 "kind=managed" $D | sed 's/.*addr=\(0x[0-9a-f]*\).*/\1/')
 second=$(printf '0x%x' $((first + 65536)))
 has "  ...the second launch's chunk is chunk 1" "^H2D dst=$second .* size=65536 stream=0x0 flags=8 "

@@ -22,7 +22,8 @@
  *                                graph 0x9b0) instantiated, launched, its
  *                                kernel node updated, launched again; exit 0
  *   capture-fakeprog hostmem     managed and mapped host memory the "CPU"
- *                                changes between launches; exit 0
+ *                                changes between launches, and plain pinned
+ *                                memory a captured launch points at; exit 0
  *   capture-fakeprog subscribed  the callbacks the library enabled, one
  *                                "driver ID" or "resource ID" line each
  *   capture-fakeprog syncfault   a launch, then a fault that cuCtxGetCurrent
@@ -292,10 +293,11 @@ static int hostmem(void)
 		API(cuStreamBeginCapture_v2, &qc, CUDA_SUCCESS);
 	}
 	launch_fill(m, 4, cap, CUDA_SUCCESS);                         /* captured: does not run, no sync */
+	launch_fill((CUdeviceptr)(uintptr_t)plain, 4, cap, CUDA_SUCCESS);   /* plain pinned: tracked from here */
 	mapped[99] = 0x22;
 	{
 		cuGraphLaunch_params ql = { (CUgraphExec)(uintptr_t)0xe9e, NULL };
-		API(cuGraphLaunch, &ql, CUDA_SUCCESS);                /* chunk 3 and the mapped buffer */
+		API(cuGraphLaunch, &ql, CUDA_SUCCESS);                /* chunk 3, the mapped and the plain buffer */
 	}
 	{
 		cuMemFree_v2_params q = { m };
