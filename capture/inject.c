@@ -1048,6 +1048,97 @@ static void rec_unified_copy(const CUpti_CallbackData *cb, CUdeviceptr dst, CUde
 	/* host to host: the GPU is not involved */
 }
 
+/* cuMemcpyBatchAsync (CUDA 12.8+; vLLM's KV-cache offload, torchcomms):
+ * count 1D copies, each as cuMemcpyAsync would be recorded (direction
+ * from the pointers; a host source that cannot be read is skipped with a
+ * note).  The attributes only hint at where the memory lies and in what
+ * order it may be read: the copies' effect is the same. */
+static void rec_batch_copy(const CUpti_CallbackData *cb, const CUdeviceptr *dsts, const CUdeviceptr *srcs,
+			   const size_t *sizes, size_t count, CUstream stream)
+{
+	uint32_t flags = TR_F_ASYNC;
+	long first = -1, ev;
+	size_t skipped = 0;
+
+	if (!dsts || !srcs || !sizes || !count)
+		return;
+	if (capturing(stream))
+		flags |= TR_F_CAPTURED;
+	if (!lock_rec())
+		return;
+	for (size_t i = 0; i < count; i++) {
+		int d = is_device_ptr(dsts[i]), sd = is_device_ptr(srcs[i]);
+		uint32_t type = d && sd ? TR_MEMCPY_D2D : d ? TR_MEMCPY_H2D : sd ? TR_MEMCPY_D2H : 0;
+		if (!type || !sizes[i])
+			continue;   /* host to host: the GPU is not involved */
+		if (type == TR_MEMCPY_H2D &&
+		    cap_host_readable((const void *)(uintptr_t)srcs[i], sizes[i]) != 1) {
+			skipped++;
+			continue;
+		}
+		if (type == TR_MEMCPY_D2D && !(flags & TR_F_CAPTURED))
+			cap_mm_sync(&S.w, &S.h2d);
+		ev = emit_copy(type, dsts[i], srcs[i], sizes[i], stream, flags);
+		if (first < 0)
+			first = ev;
+	}
+	if (skipped)
+		note_locked("%s: %zu of its %zu copies read host memory that is not readable; they are not "
+			    "recorded", cb->functionName, skipped, count);
+	set_corr(cb, first);
+	unlock();
+}
+
+/* A value the stream writes into memory (cuStreamWriteValue32/64, a
+ * cuStreamBatchMemOp write): recorded as a host-to-device copy of its 4 or
+ * 8 bytes, in stream order like the copies.  Lock held. */
+static long emit_write_value(CUdeviceptr addr, const void *value, size_t n, CUstream stream, uint32_t flags)
+{
+	if (!addr)
+		return -1;
+	return emit_copy(TR_MEMCPY_H2D, addr, (uint64_t)(uintptr_t)value, n, stream, flags);
+}
+
+static uint32_t write_value_flags(CUstream stream)
+{
+	return TR_F_ASYNC | (capturing(stream) ? TR_F_CAPTURED : 0);
+}
+
+static void rec_write_value(const CUpti_CallbackData *cb, CUdeviceptr addr, const void *value, size_t n,
+			    CUstream stream)
+{
+	uint32_t flags = write_value_flags(stream);
+	if (!lock_rec())
+		return;
+	set_corr(cb, emit_write_value(addr, value, n, stream, flags));
+	unlock();
+}
+
+/* cuStreamBatchMemOp: its writes, in order; waits, flushes and barriers
+ * change no memory (replay runs one stream in trace order). */
+static void rec_batch_memop(const CUpti_CallbackData *cb, CUstream stream, unsigned count,
+			    const CUstreamBatchMemOpParams *ops)
+{
+	long first = -1, ev;
+	uint32_t flags = write_value_flags(stream);
+
+	if (!ops || !lock_rec())
+		return;
+	for (unsigned i = 0; i < count; i++) {
+		const struct CUstreamMemOpWriteValueParams_st *w = &ops[i].writeValue;
+		if (ops[i].operation == CU_STREAM_MEM_OP_WRITE_VALUE_32)
+			ev = emit_write_value(w->address, &w->value, 4, stream, flags);
+		else if (ops[i].operation == CU_STREAM_MEM_OP_WRITE_VALUE_64)
+			ev = emit_write_value(w->address, &w->value64, 8, stream, flags);
+		else
+			continue;
+		if (first < 0)
+			first = ev;
+	}
+	set_corr(cb, first);
+	unlock();
+}
+
 struct side {
 	int dev;                   /* 1 device, 0 host, -1 array (unsupported) */
 	uint64_t base;
@@ -1260,6 +1351,39 @@ static int on_copy_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		rec_copy3d(cb, cbid, q->pCopy, eff_stream(q->hStream, cbid != CB(cuMemcpy3DAsync_v2)), 1);
 		return 1;
 	}
+	case CB(cuMemcpyBatchAsync): case CB(cuMemcpyBatchAsync_ptsz): {
+		const cuMemcpyBatchAsync_params *q = p;   /* with failIdx */
+		rec_batch_copy(cb, q->dsts, q->srcs, q->sizes, q->count,
+			       eff_stream(q->hStream, cbid != CB(cuMemcpyBatchAsync)));
+		return 1;
+	}
+	case CB(cuMemcpyBatchAsync_v2): case CB(cuMemcpyBatchAsync_v2_ptsz): {
+		const cuMemcpyBatchAsync_v2_params *q = p;
+		rec_batch_copy(cb, q->dsts, q->srcs, q->sizes, q->count,
+			       eff_stream(q->hStream, cbid != CB(cuMemcpyBatchAsync_v2)));
+		return 1;
+	}
+	case CB(cuStreamWriteValue32): case CB(cuStreamWriteValue32_ptsz):
+	case CB(cuStreamWriteValue32_v2): case CB(cuStreamWriteValue32_v2_ptsz): {
+		const cuStreamWriteValue32_params *q = p;   /* the _v2 layout is the same */
+		rec_write_value(cb, q->addr, &q->value, 4, eff_stream(q->stream, cbid == CB(cuStreamWriteValue32_ptsz) ||
+								      cbid == CB(cuStreamWriteValue32_v2_ptsz)));
+		return 1;
+	}
+	case CB(cuStreamWriteValue64): case CB(cuStreamWriteValue64_ptsz):
+	case CB(cuStreamWriteValue64_v2): case CB(cuStreamWriteValue64_v2_ptsz): {
+		const cuStreamWriteValue64_params *q = p;
+		rec_write_value(cb, q->addr, &q->value, 8, eff_stream(q->stream, cbid == CB(cuStreamWriteValue64_ptsz) ||
+								      cbid == CB(cuStreamWriteValue64_v2_ptsz)));
+		return 1;
+	}
+	case CB(cuStreamBatchMemOp): case CB(cuStreamBatchMemOp_ptsz):
+	case CB(cuStreamBatchMemOp_v2): case CB(cuStreamBatchMemOp_v2_ptsz): {
+		const cuStreamBatchMemOp_params *q = p;
+		rec_batch_memop(cb, eff_stream(q->stream, cbid == CB(cuStreamBatchMemOp_ptsz) ||
+					       cbid == CB(cuStreamBatchMemOp_v2_ptsz)), q->count, q->paramArray);
+		return 1;
+	}
 	default:
 		return 0;
 	}
@@ -1435,20 +1559,10 @@ static int on_unsupported_enter(CUpti_CallbackId cbid, const CUpti_CallbackData 
 	case CB(cuMemcpyAtoA_v2): case CB(cuMemcpyAtoA_v2_ptds):
 	case CB(cuMemcpy3DPeer): case CB(cuMemcpy3DPeer_ptds):
 	case CB(cuMemcpy3DPeerAsync): case CB(cuMemcpy3DPeerAsync_ptsz):
-	case CB(cuMemcpyBatchAsync): case CB(cuMemcpyBatchAsync_ptsz):
-	case CB(cuMemcpyBatchAsync_v2): case CB(cuMemcpyBatchAsync_v2_ptsz):
 	case CB(cuMemcpy3DBatchAsync): case CB(cuMemcpy3DBatchAsync_ptsz):
 	case CB(cuMemcpy3DBatchAsync_v2): case CB(cuMemcpy3DBatchAsync_v2_ptsz):
 	case CB(cuMemMapArrayAsync): case CB(cuMemMapArrayAsync_ptsz):
 		note_once(cbid, "unsupported copy form %s: replay will miss these bytes", cb->functionName);
-		return 1;
-	case CB(cuStreamWriteValue32): case CB(cuStreamWriteValue32_ptsz):
-	case CB(cuStreamWriteValue64): case CB(cuStreamWriteValue64_ptsz):
-	case CB(cuStreamWriteValue32_v2): case CB(cuStreamWriteValue32_v2_ptsz):
-	case CB(cuStreamWriteValue64_v2): case CB(cuStreamWriteValue64_v2_ptsz):
-	case CB(cuStreamBatchMemOp): case CB(cuStreamBatchMemOp_ptsz):
-	case CB(cuStreamBatchMemOp_v2): case CB(cuStreamBatchMemOp_v2_ptsz):
-		note_once(cbid, "unsupported memory write %s: replay will miss these bytes", cb->functionName);
 		return 1;
 	case CB(cuGraphLaunch): {
 		const cuGraphLaunch_params *q = cb->functionParams;

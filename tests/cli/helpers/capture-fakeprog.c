@@ -24,6 +24,9 @@
  *   capture-fakeprog hostmem     managed and mapped host memory the "CPU"
  *                                changes between launches, and plain pinned
  *                                memory a captured launch points at; exit 0
+ *   capture-fakeprog memwrites   cuMemcpyBatchAsync (both forms),
+ *                                cuStreamWriteValue32/64 and
+ *                                cuStreamBatchMemOp, then a launch; exit 0
  *   capture-fakeprog subscribed  the callbacks the library enabled, one
  *                                "driver ID" or "resource ID" line each
  *   capture-fakeprog syncfault   a launch, then a fault that cuCtxGetCurrent
@@ -323,6 +326,59 @@ static int hostmem(void)
 	return 0;
 }
 
+/* Batched copies and values a stream writes (memwrites): each becomes
+ * copy records in order, then a launch. */
+static int memwrites(void)
+{
+	static unsigned char h1[100], h2[300], back[64];
+	unsigned char *none = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CUstream st = (CUstream)(uintptr_t)0x5e1;
+
+	memset(h1, 0x31, sizeof(h1));
+	memset(h2, 0x32, sizeof(h2));
+	{   /* CUDA 13's form: H2D, D2H, D2D, a zero-size one, host to host */
+		CUdeviceptr dsts[5] = { 0xd00000001000ull, (CUdeviceptr)(uintptr_t)back, 0xd00000003000ull,
+					0xd00000004000ull, (CUdeviceptr)(uintptr_t)back };
+		CUdeviceptr srcs[5] = { (CUdeviceptr)(uintptr_t)h1, 0xd00000001000ull, 0xd00000001000ull,
+					(CUdeviceptr)(uintptr_t)h1, (CUdeviceptr)(uintptr_t)h2 };
+		size_t sizes[5] = { 100, 64, 50, 0, 10 };
+		cuMemcpyBatchAsync_v2_params q = { dsts, srcs, sizes, 5, NULL, NULL, 0, st };
+		API(cuMemcpyBatchAsync_v2, &q, CUDA_SUCCESS);
+	}
+	{   /* CUDA 12.8's form (failIdx), per-thread stream; an unreadable source is skipped */
+		CUdeviceptr dsts[2] = { 0xd00000002000ull, 0xd00000005000ull };
+		CUdeviceptr srcs[2] = { (CUdeviceptr)(uintptr_t)h2, (CUdeviceptr)(uintptr_t)none };
+		size_t sizes[2] = { 300, 16 }, fail = 0;
+		cuMemcpyBatchAsync_ptsz_params q = { dsts, srcs, sizes, 2, NULL, NULL, 0, &fail, NULL };
+		API(cuMemcpyBatchAsync_ptsz, &q, CUDA_SUCCESS);
+	}
+	{
+		cuStreamWriteValue32_v2_params q = { st, 0xd00000006000ull, 0x12345678u, 0 };
+		API(cuStreamWriteValue32_v2, &q, CUDA_SUCCESS);
+		cuStreamWriteValue64_params q64 = { st, 0xd00000006008ull, 0x1122334455667788ull, 0 };
+		API(cuStreamWriteValue64, &q64, CUDA_SUCCESS);
+	}
+	{   /* a wait, two writes, a flush: the writes only */
+		CUstreamBatchMemOpParams ops[4];
+		memset(ops, 0, sizeof(ops));
+		ops[0].waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_32;
+		ops[0].waitValue.address = 0xd00000006000ull;
+		ops[0].waitValue.value = 1;
+		ops[1].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
+		ops[1].writeValue.address = 0xd00000006010ull;
+		ops[1].writeValue.value = 0xcafef00du;
+		ops[2].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_64;
+		ops[2].writeValue.address = 0xd00000006018ull;
+		ops[2].writeValue.value64 = 0x0102030405060708ull;
+		ops[3].flushRemoteWrites.operation = CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES;
+		cuStreamBatchMemOp_v2_params q = { st, 4, ops, 0 };
+		API(cuStreamBatchMemOp_v2, &q, CUDA_SUCCESS);
+	}
+	launch_fill(0xd00000001000ull, 1, NULL, CUDA_SUCCESS);
+	munmap(none, 4096);
+	return 0;
+}
+
 /* The explicit graph: instantiated (walked), launched, a kernel node's
  * parameters changed on the exec, launched again; a stream-captured graph
  * is not walked at its instantiation. */
@@ -477,6 +533,8 @@ int main(int argc, char **argv)
 		return graphapi_stream();
 	if (!strcmp(what, "hostmem"))
 		return hostmem();
+	if (!strcmp(what, "memwrites"))
+		return memwrites();
 	if (!strcmp(what, "tests")) {
 		CUdeviceptr a = 0xd00000000000ull;
 		static char pbuf[] = "PYTEST_CURRENT_TEST=tests/test_b.py::test_four (call)";
