@@ -65,6 +65,14 @@ void graphs_note(struct graphs *G, const struct tr_rec *r)
 			g->graph = x->graph;
 		}
 	} else if (r->type == TR_GRAPH_EXEC) {
+		/* the exec runs this graph from now on (an update may point it
+		 * back at an older one): it leaves every other graph's list */
+		for (size_t i = 0; i < G->n; i++)
+			for (size_t k = 0; k < G->g[i].nexec;)
+				if (G->g[i].execs[k] == x->exec)
+					G->g[i].execs[k] = G->g[i].execs[--G->g[i].nexec];
+				else
+					k++;
 		for (size_t i = G->n; i-- > 0;)
 			if (!G->g[i].open && G->g[i].graph == x->graph) {
 				ALLOC_GROW(G->g[i].execs, G->g[i].nexec + 1, G->g[i].aexec);

@@ -142,6 +142,11 @@ void cap_gx_graph_destroyed(uint64_t graph);
  * its nodes in dependency order and write GRAPH_BEGIN, the nodes (records
  * flagged captured), GRAPH_END; the caller then writes GRAPH_EXEC. */
 void cap_gx_instantiate(uint64_t graph, uint64_t exec);
+/* cuGraphExecUpdate(exec, graph) succeeded: the exec now runs graph's
+ * parameters.  A stream-captured graph: GRAPH_EXEC pointing exec at its
+ * records; else its nodes walked and written as a synthetic graph, then
+ * GRAPH_EXEC.  0, or -1 when the nodes could not be read (a note says so). */
+int cap_gx_exec_update(uint64_t graph, uint64_t exec);
 /* cuGraphExec*SetParams on a kernel node of exec: write the exec's nodes
  * again, as a new graph, with GRAPH_EXEC pointing exec at it. */
 void cap_gx_kernel_update(uint64_t exec, void *node, const struct cap_knode *k);

@@ -13,10 +13,13 @@
  * change.
  *
  * An instantiated graph may change later (cuGraphExecKernelNodeSetParams,
- * cuGraphExecNodeSetParams on a kernel node): each exec's nodes are kept
+ * cuGraphExecNodeSetParams on a kernel node, cuGraphExecUpdate with
+ * another graph of the same shape, as XLA's command buffers and "update
+ * instead of instantiating again" loops do): each exec's nodes are kept
  * here, and an update writes them all again as a new graph (a synthetic
  * handle) with a GRAPH_EXEC that points the exec at it, so the launches
- * after the update run the new parameters.  Host-to-device memcpy nodes
+ * after the update run the new parameters.  An update with a graph made
+ * by stream capture only points the exec at that graph's records.  Host-to-device memcpy nodes
  * carry the host bytes as they were at instantiation (or update), not at
  * launch.  Node types other than kernel, memset, 1D memcpy and empty are
  * not recorded (a note says so).  State is under inject.c's lock.
@@ -254,31 +257,24 @@ static struct gexec *find_exec(uint64_t exec)
 	return NULL;
 }
 
-void cap_gx_instantiate(uint64_t graph, uint64_t exec)
+/* Walk graph's nodes into a fresh node list (*nodes, *nn); -1 when they
+ * could not be read.  `when` names the moment for the notes. */
+static int walk_graph(uint64_t graph, struct gnode **nodes, size_t *nn, const char *when)
 {
-	struct gexec *x;
 	CUgraphNode *order;
 	size_t n = 0, skipped = 0;
 
-	if (!graph || !exec || cap_map_get(&G.stream_graphs, graph))
-		return;
+	*nodes = NULL;
+	*nn = 0;
 	order = sorted_nodes((CUgraph)(uintptr_t)graph, &n);
 	if (!order) {
-		cap_note("graph 0x%llx: its nodes could not be read at instantiation; its launches are "
-			 "not replayed", (unsigned long long)graph);
-		return;
+		cap_note("graph 0x%llx: its nodes could not be read at %s; its launches are "
+			 "not replayed", (unsigned long long)graph, when);
+		return -1;
 	}
-	x = find_exec(exec);
-	if (!x) {
-		ALLOC_GROW(G.x, G.n + 1, G.alloc);
-		x = &G.x[G.n++];
-		memset(x, 0, sizeof(*x));
-		x->exec = exec;
-	}
-	gexec_free(x);
-	x->n = xcalloc(n, sizeof(*x->n));
+	*nodes = xcalloc(n, sizeof(**nodes));
 	for (size_t i = 0; i < n; i++) {
-		struct gnode *g = &x->n[x->nn];
+		struct gnode *g = &(*nodes)[*nn];
 		g->h = order[i];
 		if (read_node(g) < 0) {
 			free(g->args);
@@ -286,14 +282,93 @@ void cap_gx_instantiate(uint64_t graph, uint64_t exec)
 			skipped++;
 			continue;
 		}
-		x->nn++;
+		(*nn)++;
 	}
 	if (skipped)
 		cap_note("graph 0x%llx: %zu of its %zu nodes are of a kind not recorded (host, event, "
 			 "child graph, 2D/3D or array copy...): replay skips them",
 			 (unsigned long long)graph, skipped, n);
 	free(order);
+	return 0;
+}
+
+static struct gexec *exec_slot(uint64_t exec)
+{
+	struct gexec *x = find_exec(exec);
+	if (!x) {
+		ALLOC_GROW(G.x, G.n + 1, G.alloc);
+		x = &G.x[G.n++];
+		memset(x, 0, sizeof(*x));
+		x->exec = exec;
+	}
+	return x;
+}
+
+static void forget_exec(uint64_t exec)
+{
+	struct gexec *x = find_exec(exec);
+	if (!x)
+		return;
+	gexec_free(x);
+	*x = G.x[--G.n];
+}
+
+void cap_gx_instantiate(uint64_t graph, uint64_t exec)
+{
+	struct gexec *x;
+	struct gnode *nodes;
+	size_t nn;
+
+	if (!graph || !exec)
+		return;
+	if (cap_map_get(&G.stream_graphs, graph)) {
+		forget_exec(exec);   /* a handle made again: the old exec's nodes are gone */
+		return;
+	}
+	if (walk_graph(graph, &nodes, &nn, "instantiation") < 0)
+		return;
+	x = exec_slot(exec);
+	gexec_free(x);
+	x->n = nodes;
+	x->nn = nn;
 	write_graph(x, graph);
+}
+
+int cap_gx_exec_update(uint64_t graph, uint64_t exec)
+{
+	struct gexec *x;
+	struct gnode *nodes;
+	size_t nn;
+	uint64_t gid;
+
+	if (!graph || !exec)
+		return -1;
+	if (cap_map_get(&G.stream_graphs, graph)) {
+		/* its nodes are the captured records: point the exec at them */
+		forget_exec(exec);
+		cap_emit_graph(TR_GRAPH_EXEC, 0, graph, exec);
+		return 0;
+	}
+	if (walk_graph(graph, &nodes, &nn, "cuGraphExecUpdate") < 0)
+		return -1;
+	x = exec_slot(exec);
+	/* later node updates name the nodes of the graph the exec was
+	 * instantiated from: the same topology, so the same places */
+	if (x->nn == nn) {
+		size_t i = 0;
+		while (i < nn && x->n[i].type == nodes[i].type)
+			i++;
+		if (i == nn)
+			for (i = 0; i < nn; i++)
+				nodes[i].h = x->n[i].h;
+	}
+	gexec_free(x);
+	x->n = nodes;
+	x->nn = nn;
+	gid = SYNTH_GRAPH | ++G.synth;
+	write_graph(x, gid);
+	cap_emit_graph(TR_GRAPH_EXEC, 0, gid, exec);
+	return 0;
 }
 
 void cap_gx_kernel_update(uint64_t exec, void *node, const struct cap_knode *k)

@@ -1534,11 +1534,19 @@ static void on_graph_exit(CUpti_CallbackId cbid, const void *p)
 			unlock();
 		}
 		break;
-	case CB(cuGraphExecUpdate): case CB(cuGraphExecUpdate_v2):
+	case CB(cuGraphExecUpdate): case CB(cuGraphExecUpdate_v2): {
+		/* both forms start with the exec and the graph */
+		const cuGraphExecUpdate_v2_params *q = p;
+		if (!lock_rec())
+			break;
+		ckpt_graph_seen(&S.w);
+		cap_gx_exec_update((uint64_t)(uintptr_t)q->hGraph, (uint64_t)(uintptr_t)q->hGraphExec);
+		unlock();
+		break;
+	}
 	case CB(cuGraphExecMemsetNodeSetParams): case CB(cuGraphExecMemcpyNodeSetParams):
 		note_once(cbid, "%s: a graph exec changed in a way the trace does not follow; replay "
-			  "runs the graph as instantiated", cbid == CB(cuGraphExecUpdate) ? "cuGraphExecUpdate" :
-			  cbid == CB(cuGraphExecUpdate_v2) ? "cuGraphExecUpdate_v2" :
+			  "runs the graph as instantiated",
 			  cbid == CB(cuGraphExecMemsetNodeSetParams) ? "cuGraphExecMemsetNodeSetParams" :
 			  "cuGraphExecMemcpyNodeSetParams");
 		break;

@@ -24,6 +24,9 @@
  *   capture-fakeprog hostmem     managed and mapped host memory the "CPU"
  *                                changes between launches, and plain pinned
  *                                memory a captured launch points at; exit 0
+ *   capture-fakeprog graphupdate cuGraphExecUpdate from an explicit and a
+ *                                stream-captured graph, node updates
+ *                                around them; exit 0
  *   capture-fakeprog memwrites   cuMemcpyBatchAsync (both forms),
  *                                cuStreamWriteValue32/64 and
  *                                cuStreamBatchMemOp, then a launch; exit 0
@@ -407,6 +410,62 @@ static int graphapi(void)
 	return 0;
 }
 
+/* cuGraphExecUpdate (graphupdate): an explicit graph's exec gets a node
+ * update, then an update from the same graph walked again (the fake gives
+ * the parameters it had at instantiation), a node update by the original
+ * node handle, an update from a stream-captured graph, a node update that
+ * is no longer followed, and a launch. */
+static int graphupdate(void)
+{
+	CUgraph g = (CUgraph)(uintptr_t)0x9b0, sg = (CUgraph)(uintptr_t)0x9a9;
+	CUgraphExec ge = (CUgraphExec)(uintptr_t)0xe9f;
+	CUstream cap = (CUstream)(uintptr_t)0xca97;
+	CUdeviceptr p = 0xd00000000000ull;
+	int n = 1 << 30;
+	void *kp[2] = { &p, &n };
+	CUDA_KERNEL_NODE_PARAMS kn;
+
+	{   /* a stream-captured graph 0x9a9 with one fill node (n = 7) */
+		cuStreamBeginCapture_v2_params qc = { cap, CU_STREAM_CAPTURE_MODE_GLOBAL };
+		API(cuStreamBeginCapture_v2, &qc, CUDA_SUCCESS);
+		launch_fill(p, 7, cap, CUDA_SUCCESS);
+		cuStreamEndCapture_params qe = { cap, &sg };
+		API(cuStreamEndCapture, &qe, CUDA_SUCCESS);
+	}
+	cuGraphInstantiateWithFlags_params qi = { &ge, g, 0 };
+	API(cuGraphInstantiateWithFlags, &qi, CUDA_SUCCESS);
+	memset(&kn, 0, sizeof(kn));
+	kn.func = (CUfunction)(uintptr_t)0xf001;
+	kn.gridDimX = 8; kn.gridDimY = kn.gridDimZ = 1;
+	kn.blockDimX = 256; kn.blockDimY = kn.blockDimZ = 1;
+	kn.kernelParams = kp;
+	cuGraphExecKernelNodeSetParams_v2_params qu = { ge, (CUgraphNode)(uintptr_t)0x12, &kn };
+	API(cuGraphExecKernelNodeSetParams_v2, &qu, CUDA_SUCCESS);        /* synthetic 1: n = 2^30 */
+	{
+		CUgraphExecUpdateResultInfo info;
+		cuGraphExecUpdate_v2_params q = { ge, g, &info };
+		API(cuGraphExecUpdate_v2, &q, CUDA_SUCCESS);                  /* synthetic 2: n = 1000 */
+	}
+	n = 5;
+	API(cuGraphExecKernelNodeSetParams_v2, &qu, CUDA_SUCCESS);        /* synthetic 3: n = 5 */
+	{
+		CUgraphNode err = NULL;
+		CUgraphExecUpdateResult res;
+		cuGraphExecUpdate_params q = { ge, sg, &err, &res };
+		API(cuGraphExecUpdate, &q, CUDA_SUCCESS);                     /* the exec runs 0x9a9 */
+	}
+	n = 6;
+	API(cuGraphExecKernelNodeSetParams_v2, &qu, CUDA_SUCCESS);        /* not followed */
+	{
+		CUgraphExecUpdateResultInfo info;
+		cuGraphExecUpdate_v2_params q = { ge, g, &info };
+		API(cuGraphExecUpdate_v2, &q, (CUresult)CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);   /* failed: nothing */
+	}
+	cuGraphLaunch_params ql = { ge, NULL };
+	API(cuGraphLaunch, &ql, CUDA_SUCCESS);
+	return 0;
+}
+
 static int graphapi_stream(void)
 {
 	CUgraph sg = (CUgraph)(uintptr_t)0x9b0;   /* the same handle, but from capture */
@@ -531,6 +590,8 @@ int main(int argc, char **argv)
 		return graphapi();
 	if (!strcmp(what, "graphapi-stream"))
 		return graphapi_stream();
+	if (!strcmp(what, "graphupdate"))
+		return graphupdate();
 	if (!strcmp(what, "hostmem"))
 		return hostmem();
 	if (!strcmp(what, "memwrites"))
