@@ -21,8 +21,10 @@
  * after the update run the new parameters.  An update with a graph made
  * by stream capture only points the exec at that graph's records.  Host-to-device memcpy nodes
  * carry the host bytes as they were at instantiation (or update), not at
- * launch.  Node types other than kernel, memset, 1D memcpy and empty are
- * not recorded (a note says so).  State is under inject.c's lock.
+ * launch.  A child graph node's graph is walked in its place; event record
+ * and wait nodes, like empty ones, only order the others.  Other node
+ * types (host, conditional, memory, 2D/3D copies) are not recorded (a note
+ * says so).  State is under inject.c's lock.
  */
 #include <cuda.h>
 
@@ -146,7 +148,9 @@ static int read_node(struct gnode *g)
 	case CU_GRAPH_NODE_TYPE_MEMCPY:
 		return read_memcpy(g);
 	case CU_GRAPH_NODE_TYPE_EMPTY:
-		return 0;
+	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+	case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+		return 0;   /* order only: the dependency order stands for them */
 	default:
 		return -1;
 	}
@@ -257,38 +261,73 @@ static struct gexec *find_exec(uint64_t exec)
 	return NULL;
 }
 
-/* Walk graph's nodes into a fresh node list (*nodes, *nn); -1 when they
- * could not be read.  `when` names the moment for the notes. */
-static int walk_graph(uint64_t graph, struct gnode **nodes, size_t *nn, const char *when)
+enum { CHILD_DEPTH = 8 };   /* child graphs inside child graphs, at most */
+
+struct walk {
+	struct gnode *n;
+	size_t nn, alloc;
+	size_t total, skipped;   /* nodes seen, nodes of a kind not recorded */
+};
+
+/* Append graph's nodes in a dependency order to w; a child graph node's
+ * graph is walked in its place (its nodes run where it runs).  -1 when
+ * graph's own nodes could not be read. */
+static int walk_into(struct walk *w, CUgraph graph, int depth)
 {
 	CUgraphNode *order;
-	size_t n = 0, skipped = 0;
+	size_t n = 0;
 
-	*nodes = NULL;
-	*nn = 0;
-	order = sorted_nodes((CUgraph)(uintptr_t)graph, &n);
-	if (!order) {
-		cap_note("graph 0x%llx: its nodes could not be read at %s; its launches are "
-			 "not replayed", (unsigned long long)graph, when);
+	if (!(order = sorted_nodes(graph, &n)))
 		return -1;
-	}
-	*nodes = xcalloc(n, sizeof(**nodes));
 	for (size_t i = 0; i < n; i++) {
-		struct gnode *g = &(*nodes)[*nn];
+		struct gnode *g;
+		CUgraphNodeType type;
+		CUgraph child = NULL;
+
+		if (cuGraphNodeGetType(order[i], &type) == CUDA_SUCCESS && type == CU_GRAPH_NODE_TYPE_GRAPH &&
+		    depth < CHILD_DEPTH && cuGraphChildGraphNodeGetGraph(order[i], &child) == CUDA_SUCCESS &&
+		    child && walk_into(w, child, depth + 1) == 0)
+			continue;
+		w->total++;
+		ALLOC_GROW(w->n, w->nn + 1, w->alloc);
+		g = &w->n[w->nn];
+		memset(g, 0, sizeof(*g));
 		g->h = order[i];
 		if (read_node(g) < 0) {
 			free(g->args);
 			memset(g, 0, sizeof(*g));
-			skipped++;
+			w->skipped++;
 			continue;
 		}
-		(*nn)++;
+		w->nn++;
 	}
-	if (skipped)
-		cap_note("graph 0x%llx: %zu of its %zu nodes are of a kind not recorded (host, event, "
-			 "child graph, 2D/3D or array copy...): replay skips them",
-			 (unsigned long long)graph, skipped, n);
 	free(order);
+	return 0;
+}
+
+/* Walk graph's nodes (child graphs' included) into a fresh node list
+ * (*nodes, *nn); -1 when they could not be read.  `when` names the moment
+ * for the notes. */
+static int walk_graph(uint64_t graph, struct gnode **nodes, size_t *nn, const char *when)
+{
+	struct walk w = { 0 };
+
+	*nodes = NULL;
+	*nn = 0;
+	if (walk_into(&w, (CUgraph)(uintptr_t)graph, 0) < 0) {
+		for (size_t i = 0; i < w.nn; i++)
+			free(w.n[i].args);
+		free(w.n);
+		cap_note("graph 0x%llx: its nodes could not be read at %s; its launches are "
+			 "not replayed", (unsigned long long)graph, when);
+		return -1;
+	}
+	if (w.skipped)
+		cap_note("graph 0x%llx: %zu of its %zu nodes are of a kind not recorded (host, "
+			 "conditional, memory, 2D/3D or array copy...): replay skips them",
+			 (unsigned long long)graph, w.skipped, w.total);
+	*nodes = w.n;
+	*nn = w.nn;
 	return 0;
 }
 

@@ -3,7 +3,9 @@
 # (cuGraphAddKernelNode...) are walked at instantiation and written like
 # stream-captured ones: GRAPH_BEGIN, the nodes in dependency order flagged
 # captured, GRAPH_END, GRAPH_EXEC; an exec's kernel node update writes the
-# graph again (capture/graphapi.c).  Same fake CUPTI+driver as t1003.
+# graph again; a child graph node's nodes are written in its place, an
+# event node only orders (capture/graphapi.c).  Same fake CUPTI+driver as
+# t1003.
 . tests/cli/test-lib.sh
 
 . tests/cli/capture-fakes.sh
@@ -40,4 +42,14 @@ check "dump it" sh -c "./dump s.bin >s.txt"
 n=$(sed '/exec=0xe9e$/q' s.txt | grep -c '^LAUNCH\|^MEMSET'); [ "$n" = 0 ] && ok "  ...is not walked at instantiation" || fail "  ...is not walked at instantiation ($n)"
 check_grep "  ...its exec is recorded" "^GRAPH_EXEC stream=0x0 graph=0x9b0 exec=0xe9e\$" s.txt
 n=$(sed '1,/exec=0xe9e$/d' s.txt | grep -c '^LAUNCH'); [ "$n" = 2 ] && ok "after cuGraphDestroy the same handle as an explicit graph is walked" || fail "after cuGraphDestroy the same handle as an explicit graph is walked ($n)"
+
+check "a graph with a child graph node and an event node" "$GPUREDUCE" capture -o c.bin -- ./fakeprog graphchild
+check "dump it" sh -c "./dump c.bin >c.txt"
+sed -n '/^GRAPH_BEGIN stream=0x9b1 /,/^GRAPH_END/p' c.txt | grep -v -e '^BLOB' -e '^FUNC_INFO' | cut -d' ' -f1 | tr '\n' ' ' > corder.txt
+check_grep "  ...the child's nodes in its place, then the kernel after it" \
+	"^GRAPH_BEGIN MEMSET H2D LAUNCH LAUNCH LAUNCH GRAPH_END \$" corder.txt
+check_grep "  ...the last is the parent's own kernel (n = 3)" \
+	"^LAUNCH seq=2 name=_Z4fillPfi api=1 flags=2 grid=1,1,1 block=32,1,1 shmem=0 stream=0x9b1 params=0:8,8:4 args=0020000000d0000003000000 " c.txt
+check_grep "  ...the child's host node noted, the event node not" "^NOTE graph 0x9b1: 1 of its 7 nodes are of a kind not recorded" c.txt
+check_grep "  ...and its exec" "^GRAPH_EXEC stream=0x0 graph=0x9b1 exec=0xea1\$" c.txt
 finish

@@ -312,14 +312,34 @@ static int g_fill_n = 1000, g_scale_n = 16;
 static void *g_fill_kp[] = { &g_fill_p, &g_fill_n };
 static void *g_scale_kp[] = { &g_scale_x, &g_scale_y, &g_scale_n };
 
+/* Graph 0x9b1: an event record node 0x33, a child graph node 0x31 whose
+ * graph is 0x9b0, and a kernel node 0x32 (fill on 0xd00000002000, n = 3)
+ * after the child: edge 0x31->0x32. */
+static const CUgraphNode g2_nodes[] = {
+	(CUgraphNode)(uintptr_t)0x32, (CUgraphNode)(uintptr_t)0x33, (CUgraphNode)(uintptr_t)0x31
+};
+static CUdeviceptr g2_fill_p = 0xd00000002000ull;
+static int g2_fill_n = 3;
+static void *g2_fill_kp[] = { &g2_fill_p, &g2_fill_n };
+
 VIS CUresult cuGraphGetNodes(CUgraph g, CUgraphNode *nodes, size_t *n)
 {
-	size_t all = sizeof(g_nodes) / sizeof(g_nodes[0]);
-	if ((uintptr_t)g != 0x9b0 || !n)
+	const CUgraphNode *from = (uintptr_t)g == 0x9b1 ? g2_nodes : g_nodes;
+	size_t all = (uintptr_t)g == 0x9b1 ? sizeof(g2_nodes) / sizeof(g2_nodes[0]) :
+		     sizeof(g_nodes) / sizeof(g_nodes[0]);
+	if (((uintptr_t)g != 0x9b0 && (uintptr_t)g != 0x9b1) || !n)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (nodes)
-		memcpy(nodes, g_nodes, (*n < all ? *n : all) * sizeof(*nodes));
+		memcpy(nodes, from, (*n < all ? *n : all) * sizeof(*nodes));
 	*n = all;
+	return CUDA_SUCCESS;
+}
+
+VIS CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode h, CUgraph *g)
+{
+	if ((uintptr_t)h != 0x31 || !g)
+		return CUDA_ERROR_INVALID_VALUE;
+	*g = (CUgraph)(uintptr_t)0x9b0;
 	return CUDA_SUCCESS;
 }
 
@@ -327,6 +347,16 @@ VIS CUresult cuGraphGetEdges(CUgraph g, CUgraphNode *from, CUgraphNode *to, CUgr
 			     size_t *n)
 {
 	static const uintptr_t f[] = { 0x11, 0x13, 0x12 }, t[] = { 0x12, 0x12, 0x14 };
+	if ((uintptr_t)g == 0x9b1 && n) {
+		if (from && to && *n >= 1) {
+			from[0] = (CUgraphNode)(uintptr_t)0x31;
+			to[0] = (CUgraphNode)(uintptr_t)0x32;
+			if (ed)
+				memset(&ed[0], 0, sizeof(ed[0]));
+		}
+		*n = 1;
+		return CUDA_SUCCESS;
+	}
 	if ((uintptr_t)g != 0x9b0 || !n)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (from && to)
@@ -347,6 +377,9 @@ VIS CUresult cuGraphNodeGetType(CUgraphNode h, CUgraphNodeType *t)
 	case 0x12: case 0x14: *t = CU_GRAPH_NODE_TYPE_KERNEL; return CUDA_SUCCESS;
 	case 0x13: *t = CU_GRAPH_NODE_TYPE_MEMCPY; return CUDA_SUCCESS;
 	case 0x15: *t = CU_GRAPH_NODE_TYPE_HOST; return CUDA_SUCCESS;
+	case 0x31: *t = CU_GRAPH_NODE_TYPE_GRAPH; return CUDA_SUCCESS;
+	case 0x32: *t = CU_GRAPH_NODE_TYPE_KERNEL; return CUDA_SUCCESS;
+	case 0x33: *t = CU_GRAPH_NODE_TYPE_EVENT_RECORD; return CUDA_SUCCESS;
 	default: return CUDA_ERROR_INVALID_VALUE;
 	}
 }
@@ -359,6 +392,13 @@ VIS CUresult cuGraphKernelNodeGetParams(CUgraphNode h, CUDA_KERNEL_NODE_PARAMS *
 		p->gridDimX = 4; p->gridDimY = p->gridDimZ = 1;
 		p->blockDimX = 256; p->blockDimY = p->blockDimZ = 1;
 		p->kernelParams = g_fill_kp;
+		return CUDA_SUCCESS;
+	}
+	if ((uintptr_t)h == 0x32) {
+		p->func = (CUfunction)(uintptr_t)0xf001;
+		p->gridDimX = 1; p->gridDimY = p->gridDimZ = 1;
+		p->blockDimX = 32; p->blockDimY = p->blockDimZ = 1;
+		p->kernelParams = g2_fill_kp;
 		return CUDA_SUCCESS;
 	}
 	if ((uintptr_t)h == 0x14) {

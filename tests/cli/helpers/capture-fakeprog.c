@@ -27,6 +27,9 @@
  *   capture-fakeprog graphupdate cuGraphExecUpdate from an explicit and a
  *                                stream-captured graph, node updates
  *                                around them; exit 0
+ *   capture-fakeprog graphchild  a graph whose nodes are a child graph
+ *                                (the graphapi one), an event record and
+ *                                a kernel; instantiated, launched; exit 0
  *   capture-fakeprog memwrites   cuMemcpyBatchAsync (both forms),
  *                                cuStreamWriteValue32/64 and
  *                                cuStreamBatchMemOp, then a launch; exit 0
@@ -466,6 +469,19 @@ static int graphupdate(void)
 	return 0;
 }
 
+/* A graph with a child graph node and an event node (graphchild):
+ * instantiated and launched. */
+static int graphchild(void)
+{
+	CUgraph g = (CUgraph)(uintptr_t)0x9b1;
+	CUgraphExec ge = (CUgraphExec)(uintptr_t)0xea1;
+	cuGraphInstantiateWithFlags_params qi = { &ge, g, 0 };
+	API(cuGraphInstantiateWithFlags, &qi, CUDA_SUCCESS);
+	cuGraphLaunch_params ql = { ge, NULL };
+	API(cuGraphLaunch, &ql, CUDA_SUCCESS);
+	return 0;
+}
+
 static int graphapi_stream(void)
 {
 	CUgraph sg = (CUgraph)(uintptr_t)0x9b0;   /* the same handle, but from capture */
@@ -592,6 +608,8 @@ int main(int argc, char **argv)
 		return graphapi_stream();
 	if (!strcmp(what, "graphupdate"))
 		return graphupdate();
+	if (!strcmp(what, "graphchild"))
+		return graphchild();
 	if (!strcmp(what, "hostmem"))
 		return hostmem();
 	if (!strcmp(what, "memwrites"))
