@@ -28,9 +28,10 @@
  * tracked like mapped memory from the first launch whose argument bytes
  * hold a pointer into it (cap_mm_args: every 8-byte-aligned word, by-value
  * structs included).  A pointer that reaches the kernel only through
- * memory (a table of pointers) is not seen.  The test per word is one bit
- * of a 64 Ki-bit filter over the pinned ranges' 64 KiB pages, then a
- * binary search where the bit is set.
+ * memory (a table of pointers) is not seen.  The test per word: one
+ * compare against the span of all pinned ranges, then one bit of a
+ * 64 Ki-bit filter over their 2 MiB regions, then a binary search where
+ * the bit is set.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -152,7 +153,7 @@ int cap_mm_sync(struct trace_writer *w, uint64_t *h2d)
 
 /* ---- plain pinned memory: tracked from the first launch that points at it ---- */
 
-enum { PIN_PAGE_SHIFT = 16, PIN_BITS = 1 << 16, PIN_MAX_PAGES = PIN_BITS };
+enum { PIN_PAGE_SHIFT = 21, PIN_BITS = 1 << 16, PIN_MAX_PAGES = PIN_BITS };
 
 struct mm_pin {
 	uint64_t dev;
@@ -164,6 +165,7 @@ static struct {
 	struct mm_pin *a;        /* sorted by dev, not overlapping */
 	size_t n, alloc;
 	uint64_t bits[PIN_BITS / 64];   /* filter over the ranges' pages */
+	uint64_t lo, hi;                /* every range lies in [lo, hi) */
 } P;
 
 static unsigned pin_bit(uint64_t page)
@@ -185,8 +187,13 @@ static void pin_mark(const struct mm_pin *p)
 static void pin_remark(void)
 {
 	memset(P.bits, 0, sizeof(P.bits));
-	for (size_t i = 0; i < P.n; i++)
+	P.lo = P.n ? P.a[0].dev : 0;
+	P.hi = 0;
+	for (size_t i = 0; i < P.n; i++) {
 		pin_mark(&P.a[i]);
+		if (P.a[i].dev + P.a[i].size > P.hi)
+			P.hi = P.a[i].dev + P.a[i].size;
+	}
 }
 
 /* Index of the first range whose dev is > addr. */
@@ -229,18 +236,42 @@ void cap_mm_pinned(uint64_t dev, const void *host, uint64_t size)
 	P.a[i] = (struct mm_pin){ dev, host, size };
 	P.n++;
 	pin_mark(&P.a[i]);
+	P.lo = P.a[0].dev;   /* sorted: the first starts lowest */
+	if (dev + size > P.hi)
+		P.hi = dev + size;
 }
 
 size_t cap_mm_args(const uint8_t *args, uint32_t argsize, struct cap_mm_promoted *out, size_t max)
 {
 	size_t got = 0;
+	uint64_t lo = P.lo, span = P.hi - P.lo;
+	int any = 0;
 
 	if (!P.n || !args)
+		return 0;
+	/* most launches have no word in the span: one branch-free pass, four
+	 * words at a time, before any per-word work */
+	{
+		uint32_t off = 0;
+		for (; off + 32 <= argsize; off += 32) {
+			uint64_t w[4];
+			memcpy(w, args + off, sizeof(w));
+			any |= (w[0] - lo < span) | (w[1] - lo < span) | (w[2] - lo < span) | (w[3] - lo < span);
+		}
+		for (; off + 8 <= argsize; off += 8) {
+			uint64_t w;
+			memcpy(&w, args + off, 8);
+			any |= w - lo < span;
+		}
+	}
+	if (!any)
 		return 0;
 	for (uint32_t off = 0; off + 8 <= argsize; off += 8) {
 		uint64_t w, page;
 		size_t i;
 		memcpy(&w, args + off, 8);
+		if (w - P.lo >= P.hi - P.lo)
+			continue;   /* outside every range (one compare) */
 		page = w >> PIN_PAGE_SHIFT;
 		if (!(P.bits[pin_bit(page) / 64] >> (pin_bit(page) % 64) & 1))
 			continue;

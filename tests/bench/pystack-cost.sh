@@ -13,7 +13,10 @@
 # Usage (after make): sh tests/bench/pystack-cost.sh   [BUILD=build]
 # Env: COST_LAUNCHES (80000), COST_REPS (3), COST_BASE_LIB, COST_BIG=1 (the
 # launches are of a kernel shaped like cuDNN's: a long name, a 640-byte
-# parameter struct; capture-fakecuda.c's 0xf002).
+# parameter struct holding ten device addresses; capture-fakecuda.c's
+# 0xf002), COST_PINNED=N (N 4 MiB plain pinned buffers no kernel is given:
+# the "pinned" column is the managed/pinned memory part, where launches
+# are checked against them).
 set -u
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$(pwd)/$BUILD ;; esac
@@ -48,6 +51,10 @@ from torch.nn.modules.module import Module
 from torch.autograd.function import apply
 drv = ctypes.CDLL(sys.argv[1])
 assert drv.pyframes_fake_init() == 0
+# COST_PINNED=N: N pinned staging buffers of 4 MiB that no kernel is
+# given (what the plain-pinned-memory check costs a launch)
+npin = int(os.environ.get("COST_PINNED", "0"))
+assert drv.pyframes_fake_pinned(npin, 4 << 20) == npin
 # COST_BIG=1: a kernel shaped like cuDNN's (a 220-byte name, one 640-byte
 # parameter struct, the same every call), as a training loop repeats them
 launch = drv.pyframes_fake_launch_big if os.environ.get("COST_BIG") == "1" else drv.pyframes_fake_launch
@@ -91,10 +98,11 @@ run() {
 		/capture profile:   python frames:/ { py = $(NF - 5) }
 		/capture profile:   record fields/ { fields = $(NF - 5) }
 		/capture profile:   record write:/ { wr = $(NF - 5) }
-		END { printf "%8.3f %8.3f %8.3f %8.3f %9.1f %8s\n", cb, py, fields, wr, bytes / n, loop }' out.txt
+		/capture profile:   managed\/pinned memory sync:/ { mm = $(NF - 5) }
+		END { printf "%8.3f %8.3f %8.3f %8.3f %8.3f %9.1f %8s\n", cb, py, fields, wr, mm, bytes / n, loop }' out.txt
 }
 echo "$N launches, 8 Python frames each; us per launch inside the library, trace bytes per launch"
-printf '%-6s %8s %8s %8s %8s %9s %8s\n' way callback pyframes fields write bytes loop_s
+printf '%-6s %8s %8s %8s %8s %8s %9s %8s\n' way callback pyframes fields write pinned bytes loop_s
 for i in $(seq "$REPS"); do
 	printf '%-6s ' built; run "$BUILD/libgpureduce-capture.so"
 	if [ -n "${COST_BASE_LIB:-}" ]; then

@@ -76,6 +76,10 @@ static void fake_launch(int result, int big)
 	memset(params, 0, sizeof(params));
 	memcpy(params, &p, sizeof(p));
 	memcpy(params + 8, &n, sizeof(n));
+	for (int i = 2; i < 10; i++) {   /* more tensors' addresses, as cuDNN's structs hold */
+		CUdeviceptr t = p + (CUdeviceptr)i * 0x200000;
+		memcpy(params + 8 * i, &t, sizeof(t));
+	}
 	memset(&d, 0, sizeof(d));
 	d.functionName = "cuLaunchKernel";
 	d.functionParams = &q;
@@ -97,6 +101,34 @@ API void pyframes_fake_launch(int result)
 API void pyframes_fake_launch_big(int result)
 {
 	fake_launch(result, 1);
+}
+
+/* n plain pinned allocations (cuMemHostAlloc, no flags) of `bytes` each,
+ * as a loader's pinned staging buffers: only copied from, never a kernel's
+ * argument.  Returns how many were made. */
+API int pyframes_fake_pinned(int n, long bytes)
+{
+	int made = 0;
+	for (int i = 0; i < n && fire; i++) {
+		void *h = malloc((size_t)bytes);
+		cuMemHostAlloc_params q = { &h, (size_t)bytes, 0 };
+		CUresult ret = CUDA_SUCCESS;
+		uint64_t corr = 0;
+		CUpti_CallbackData d;
+		if (!h)
+			break;
+		memset(&d, 0, sizeof(d));
+		d.functionName = "cuMemHostAlloc";
+		d.functionParams = &q;
+		d.functionReturnValue = &ret;
+		d.correlationData = &corr;
+		d.callbackSite = CUPTI_API_ENTER;
+		fire(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc, &d);
+		d.callbackSite = CUPTI_API_EXIT;
+		fire(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc, &d);
+		made++;
+	}
+	return made;
 }
 
 #else /* the frame reader itself */
