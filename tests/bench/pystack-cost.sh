@@ -98,7 +98,7 @@ run() {
 		/capture profile:   python frames:/ { py = $(NF - 5) }
 		/capture profile:   record fields/ { fields = $(NF - 5) }
 		/capture profile:   record write:/ { wr = $(NF - 5) }
-		/capture profile:   managed\/pinned memory sync:/ { mm = $(NF - 5) }
+		/capture profile:   managed(\/pinned)? memory sync:/ { mm = $(NF - 5) }
 		END { printf "%8.3f %8.3f %8.3f %8.3f %8.3f %9.1f %8s\n", cb, py, fields, wr, mm, bytes / n, loop }' out.txt
 }
 echo "$N launches, 8 Python frames each; us per launch inside the library, trace bytes per launch"
