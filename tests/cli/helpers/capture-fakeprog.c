@@ -385,6 +385,16 @@ static int memwrites(void)
 	return 0;
 }
 
+/* New parameters for the fill kernel node: grid 8, block 256, kp. */
+static void fill_node(CUDA_KERNEL_NODE_PARAMS *kn, void **kp)
+{
+	memset(kn, 0, sizeof(*kn));
+	kn->func = (CUfunction)(uintptr_t)0xf001;
+	kn->gridDimX = 8; kn->gridDimY = kn->gridDimZ = 1;
+	kn->blockDimX = 256; kn->blockDimY = kn->blockDimZ = 1;
+	kn->kernelParams = kp;
+}
+
 /* The explicit graph: instantiated (walked), launched, a kernel node's
  * parameters changed on the exec, launched again; a stream-captured graph
  * is not walked at its instantiation. */
@@ -401,11 +411,7 @@ static int graphapi(void)
 	API(cuGraphInstantiateWithFlags, &qi, CUDA_SUCCESS);
 	cuGraphLaunch_params ql = { ge, NULL };
 	API(cuGraphLaunch, &ql, CUDA_SUCCESS);
-	memset(&kn, 0, sizeof(kn));
-	kn.func = (CUfunction)(uintptr_t)0xf001;
-	kn.gridDimX = 8; kn.gridDimY = kn.gridDimZ = 1;
-	kn.blockDimX = 256; kn.blockDimY = kn.blockDimZ = 1;
-	kn.kernelParams = kp;
+	fill_node(&kn, kp);
 	cuGraphExecKernelNodeSetParams_v2_params qu = { ge, (CUgraphNode)(uintptr_t)0x12, &kn };
 	API(cuGraphExecKernelNodeSetParams_v2, &qu, CUDA_SUCCESS);
 	API(cuGraphLaunch, &ql, (CUresult)700);
@@ -437,11 +443,7 @@ static int graphupdate(void)
 	}
 	cuGraphInstantiateWithFlags_params qi = { &ge, g, 0 };
 	API(cuGraphInstantiateWithFlags, &qi, CUDA_SUCCESS);
-	memset(&kn, 0, sizeof(kn));
-	kn.func = (CUfunction)(uintptr_t)0xf001;
-	kn.gridDimX = 8; kn.gridDimY = kn.gridDimZ = 1;
-	kn.blockDimX = 256; kn.blockDimY = kn.blockDimZ = 1;
-	kn.kernelParams = kp;
+	fill_node(&kn, kp);
 	cuGraphExecKernelNodeSetParams_v2_params qu = { ge, (CUgraphNode)(uintptr_t)0x12, &kn };
 	API(cuGraphExecKernelNodeSetParams_v2, &qu, CUDA_SUCCESS);        /* synthetic 1: n = 2^30 */
 	{

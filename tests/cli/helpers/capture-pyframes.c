@@ -59,6 +59,24 @@ API int pyframes_fake_init(void)
 	return 0;
 }
 
+/* One driver call: its enter and exit callbacks, returning `result`. */
+static void fake_call(CUpti_CallbackId cbid, const char *name, const void *params, int result)
+{
+	CUresult ret = (CUresult)result;
+	uint64_t corr = 0;
+	CUpti_CallbackData d;
+
+	memset(&d, 0, sizeof(d));
+	d.functionName = name;
+	d.functionParams = params;
+	d.functionReturnValue = &ret;
+	d.correlationData = &corr;
+	d.callbackSite = CUPTI_API_ENTER;
+	fire(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &d);
+	d.callbackSite = CUPTI_API_EXIT;
+	fire(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &d);
+}
+
 static void fake_launch(int result, int big)
 {
 	CUdeviceptr p = 0xd00000000000ull;
@@ -67,9 +85,6 @@ static void fake_launch(int result, int big)
 	void *kp[2] = { &p, &n }, *kpb[1] = { params };
 	cuLaunchKernel_params q = { (CUfunction)(uintptr_t)(big ? 0xf002 : 0xf001), 4, 1, 1, 256, 1, 1, 0, NULL,
 				    big ? kpb : kp, NULL };
-	CUresult ret = (CUresult)result;
-	uint64_t corr = 0;
-	CUpti_CallbackData d;
 
 	if (!fire)
 		return;
@@ -80,15 +95,7 @@ static void fake_launch(int result, int big)
 		CUdeviceptr t = p + (CUdeviceptr)i * 0x200000;
 		memcpy(params + 8 * i, &t, sizeof(t));
 	}
-	memset(&d, 0, sizeof(d));
-	d.functionName = "cuLaunchKernel";
-	d.functionParams = &q;
-	d.functionReturnValue = &ret;
-	d.correlationData = &corr;
-	d.callbackSite = CUPTI_API_ENTER;
-	fire(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &d);
-	d.callbackSite = CUPTI_API_EXIT;
-	fire(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &d);
+	fake_call(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel", &q, result);
 }
 
 API void pyframes_fake_launch(int result)
@@ -112,20 +119,9 @@ API int pyframes_fake_pinned(int n, long bytes)
 	for (int i = 0; i < n && fire; i++) {
 		void *h = malloc((size_t)bytes);
 		cuMemHostAlloc_params q = { &h, (size_t)bytes, 0 };
-		CUresult ret = CUDA_SUCCESS;
-		uint64_t corr = 0;
-		CUpti_CallbackData d;
 		if (!h)
 			break;
-		memset(&d, 0, sizeof(d));
-		d.functionName = "cuMemHostAlloc";
-		d.functionParams = &q;
-		d.functionReturnValue = &ret;
-		d.correlationData = &corr;
-		d.callbackSite = CUPTI_API_ENTER;
-		fire(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc, &d);
-		d.callbackSite = CUPTI_API_EXIT;
-		fire(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc, &d);
+		fake_call(CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc, "cuMemHostAlloc", &q, CUDA_SUCCESS);
 		made++;
 	}
 	return made;
