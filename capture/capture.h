@@ -99,8 +99,10 @@ int cap_mm_add(uint64_t dev, const void *host, uint64_t size, int user_pages);
 void cap_mm_del(uint64_t dev);
 /* Before a launch: write each 64 KiB chunk of a tracked allocation that
  * changed since the last call as a MEMCPY_H2D flagged TR_F_HOSTMEM, adding
- * its bytes to *h2d.  Returns 0 or -1 (a write failed). */
-int cap_mm_sync(struct trace_writer *w, uint64_t *h2d);
+ * its bytes to *h2d.  launch: a kernel launch, after cap_mm_args: plain
+ * pinned memory only where its arguments point (0: a graph launch or a
+ * copy: all of it).  Returns 0 or -1 (a write failed). */
+int cap_mm_sync(struct trace_writer *w, uint64_t *h2d, int launch);
 /* Remember plain pinned host memory (not mapped): not hashed until a
  * launch's arguments point into it (cap_mm_args).  cap_mm_del forgets it. */
 void cap_mm_pinned(uint64_t dev, const void *host, uint64_t size);
@@ -112,8 +114,9 @@ struct cap_mm_promoted {
 };
 /* Before a launch (and before cap_mm_sync): every remembered pinned
  * allocation that an 8-byte-aligned word of the argument bytes points into
- * is tracked from now on (so cap_mm_sync writes all of it before this
- * launch).  Fills up to max of them into out; returns how many there were. */
+ * is tracked from now on and synced before this launch (cap_mm_sync writes
+ * all of it the first time).  Fills up to max of the newly tracked ones
+ * into out; returns how many there were. */
 size_t cap_mm_args(const uint8_t *args, uint32_t argsize, struct cap_mm_promoted *out, size_t max);
 
 /* ---- graphapi.c (callers hold inject.c's lock, recording on) ---- */

@@ -812,7 +812,7 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	 * launch's: written before the graph's launch) */
 	pinned_args(fi->name, args, argsize);
 	if (!captured)
-		cap_mm_sync(&S.w, &S.h2d);   /* what the CPU wrote into managed/mapped memory */
+		cap_mm_sync(&S.w, &S.h2d, 1);   /* what the CPU wrote into managed/mapped memory */
 	CAP_LAP(CP_L_MANAGED, t);
 	ev = cap_same_record(&S.w, &r);
 	CAP_LAP(CP_RECORD, t);
@@ -1026,7 +1026,7 @@ static void rec_copy(const CUpti_CallbackData *cb, uint32_t type, uint64_t dst, 
 	if (!lock_rec())
 		return;
 	if (type == TR_MEMCPY_D2D && !(flags & TR_F_CAPTURED))
-		cap_mm_sync(&S.w, &S.h2d);   /* its source may be managed memory the CPU wrote */
+		cap_mm_sync(&S.w, &S.h2d, 0);   /* its source may be managed memory the CPU wrote */
 	ev = emit_copy(type, dst, src, size, stream, flags);
 	set_corr(cb, ev);
 	unlock();
@@ -1077,7 +1077,7 @@ static void rec_batch_copy(const CUpti_CallbackData *cb, const CUdeviceptr *dsts
 			continue;
 		}
 		if (type == TR_MEMCPY_D2D && !(flags & TR_F_CAPTURED))
-			cap_mm_sync(&S.w, &S.h2d);
+			cap_mm_sync(&S.w, &S.h2d, 0);
 		ev = emit_copy(type, dsts[i], srcs[i], sizes[i], stream, flags);
 		if (first < 0)
 			first = ev;
@@ -1409,7 +1409,7 @@ static void rec_graph(uint32_t type, CUstream stream, uint64_t graph, uint64_t e
 	r.u.graph.graph = graph;
 	r.u.graph.exec = exec;
 	if (type == TR_GRAPH_LAUNCH)
-		cap_mm_sync(&S.w, &S.h2d);
+		cap_mm_sync(&S.w, &S.h2d, 0);
 	tw_record(&S.w, &r);
 	unlock();
 }

@@ -25,10 +25,14 @@
  * only copy from it, and hashing a loader's pinned staging buffers at
  * every launch would tax exactly the host-fed loops capture must stay
  * cheap on.  So such memory is only remembered (cap_mm_pinned), and
- * tracked like mapped memory from the first launch whose argument bytes
- * hold a pointer into it (cap_mm_args: every 8-byte-aligned word, by-value
- * structs included).  A pointer that reaches the kernel only through
- * memory (a table of pointers) is not seen.  The test per word: one
+ * tracked from the first launch whose argument bytes hold a pointer into
+ * it (cap_mm_args: every 8-byte-aligned word, by-value structs included);
+ * from then on its changed chunks are written before each launch that
+ * points into it (and before graph launches and device-to-device copies),
+ * not before every launch: a large buffer some kernels read (a CPU-side
+ * KV cache) is hashed when they run, not at every launch.  A pointer that
+ * reaches the kernel only through memory (a table of pointers) is not
+ * seen.  The test per word: one
  * compare against the span of all pinned ranges, then one bit of a
  * 64 Ki-bit filter over their 2 MiB regions, then a binary search where
  * the bit is set.
@@ -50,6 +54,8 @@ struct mm_alloc {
 	int tracked;             /* 0: over the cap, not hashed */
 	int user_pages;          /* the program's own pages (cuMemHostRegister): it may
 				  * unmap them while registered, so check first */
+	int on_use;              /* plain pinned: synced before launches that point into it */
+	int used;                /* ...and this launch does */
 };
 
 static struct {
@@ -76,13 +82,15 @@ static size_t nchunks(uint64_t size)
 	return (size_t)((size + CHUNK - 1) / CHUNK);
 }
 
+static void mm_untrack(uint64_t dev);
+
 int cap_mm_add(uint64_t dev, const void *host, uint64_t size, int user_pages)
 {
 	struct mm_alloc *m;
 
 	if (!dev || !host || !size)
 		return 0;
-	cap_mm_del(dev);
+	mm_untrack(dev);
 	ALLOC_GROW(M.a, M.n + 1, M.alloc);
 	m = &M.a[M.n++];
 	memset(m, 0, sizeof(*m));
@@ -101,9 +109,17 @@ int cap_mm_add(uint64_t dev, const void *host, uint64_t size, int user_pages)
 
 static void pin_del(uint64_t dev);
 
-void cap_mm_del(uint64_t dev)
+static struct mm_alloc *mm_find(uint64_t dev)
 {
-	pin_del(dev);
+	for (size_t i = 0; i < M.n; i++)
+		if (M.a[i].dev == dev)
+			return &M.a[i];
+	return NULL;
+}
+
+/* Stop hashing dev (it stays remembered as pinned memory, if it was). */
+static void mm_untrack(uint64_t dev)
+{
 	for (size_t i = 0; i < M.n; i++) {
 		if (M.a[i].dev != dev)
 			continue;
@@ -114,6 +130,12 @@ void cap_mm_del(uint64_t dev)
 		M.a[i] = M.a[--M.n];
 		return;
 	}
+}
+
+void cap_mm_del(uint64_t dev)
+{
+	pin_del(dev);
+	mm_untrack(dev);
 }
 
 /* Write one changed chunk as a flagged H2D record. */
@@ -129,11 +151,13 @@ static int emit_chunk(struct trace_writer *w, const struct mm_alloc *m, uint64_t
 	return 0;
 }
 
-int cap_mm_sync(struct trace_writer *w, uint64_t *h2d)
+int cap_mm_sync(struct trace_writer *w, uint64_t *h2d, int launch)
 {
 	for (size_t i = 0; i < M.n; i++) {
 		struct mm_alloc *m = &M.a[i];
-		if (!m->tracked ||
+		int skip = launch && m->on_use && !m->used;
+		m->used = 0;
+		if (!m->tracked || skip ||
 		    (m->user_pages && cap_host_readable(m->host, (size_t)m->size) == 0))
 			continue;
 		for (size_t c = 0; c < nchunks(m->size); c++) {
@@ -159,6 +183,7 @@ struct mm_pin {
 	uint64_t dev;
 	const uint8_t *host;
 	uint64_t size;
+	int tracked;             /* a launch pointed into it: in M (on_use) */
 };
 
 static struct {
@@ -233,7 +258,7 @@ void cap_mm_pinned(uint64_t dev, const void *host, uint64_t size)
 	i = pin_upper(dev);
 	ALLOC_GROW(P.a, P.n + 1, P.alloc);
 	memmove(&P.a[i + 1], &P.a[i], (P.n - i) * sizeof(*P.a));
-	P.a[i] = (struct mm_pin){ dev, host, size };
+	P.a[i] = (struct mm_pin){ dev, host, size, 0 };
 	P.n++;
 	pin_mark(&P.a[i]);
 	P.lo = P.a[0].dev;   /* sorted: the first starts lowest */
@@ -279,15 +304,19 @@ size_t cap_mm_args(const uint8_t *args, uint32_t argsize, struct cap_mm_promoted
 		if (!i || w - P.a[i - 1].dev >= P.a[i - 1].size)
 			continue;
 		{
-			struct mm_pin p = P.a[i - 1];
-			pin_del(p.dev);
-			if (got < max)
-				out[got] = (struct cap_mm_promoted){ p.dev, p.size, off, 0 };
-			if (cap_mm_add(p.dev, p.host, p.size, 0) < 0 && got < max)
-				out[got].over_cap = 1;
-			got++;
-			if (!P.n)
-				break;
+			struct mm_pin *p = &P.a[i - 1];
+			struct mm_alloc *m;
+			if (!p->tracked) {
+				int over = cap_mm_add(p->dev, p->host, p->size, 0) < 0;
+				p->tracked = 1;
+				if (got < max)
+					out[got] = (struct cap_mm_promoted){ p->dev, p->size, off, over };
+				got++;
+			}
+			if ((m = mm_find(p->dev))) {
+				m->on_use = 1;
+				m->used = 1;
+			}
 		}
 	}
 	return got;

@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "../../common/strbuf.h"
 #include "../../capture/map.c"
 #include "../../capture/hostmem.c"
 #include "../../capture/drvver.c"
@@ -272,4 +273,73 @@ UNIT_TEST(capture_pinned_model)
 	CHECK(bad == 0);
 	for (int i = 0; i < NR; i++)
 		cap_mm_del(dev[i]);
+}
+
+/* Syncing tracked plain pinned memory (managed.c): before a launch only
+ * where its arguments point (cap_mm_args, then cap_mm_sync(..., 1)), before
+ * a graph launch or a copy all of it (cap_mm_sync(..., 0)); mapped memory
+ * before every launch.  Counted by the H2D records written. */
+static int h2d_records(const char *path)
+{
+	struct trace t;
+	struct strbuf err = STRBUF_INIT;
+	int n = -1;
+	if (trace_open(&t, path, TRACE_OPEN_STRICT, &err) == 0) {
+		n = 0;
+		for (size_t i = 0; i < t.nrec; i++)
+			n += t.rec[i].type == TR_MEMCPY_H2D && (t.rec[i].u.copy.flags & TR_F_HOSTMEM);
+		trace_release(&t);
+	}
+	sb_release(&err);
+	return n;
+}
+
+UNIT_TEST(capture_pinned_sync)
+{
+	static uint8_t pinned[8192], mapped[100];
+	char path[] = "/tmp/gpureduce-unitp-XXXXXX";
+	int fd = mkstemp(path);
+	struct trace_writer w;
+	struct strbuf err = STRBUF_INIT;
+	struct cap_mm_promoted got[4];
+	uint64_t h2d = 0, P = (uint64_t)(uintptr_t)pinned, other = 0x7f0000000000ull;
+
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	close(fd);
+	memset(&w, 0, sizeof(w));
+	CHECK(tw_open(&w, path, &err) == 0);
+	cap_mm_pinned(P, pinned, sizeof(pinned));
+	CHECK(cap_mm_add((uint64_t)(uintptr_t)mapped, mapped, sizeof(mapped), 0) == 0);
+	/* launch 1 points at the pinned buffer: both written */
+	CHECK(cap_mm_args((const uint8_t *)&P, 8, got, 4) == 1);
+	CHECK(cap_mm_sync(&w, &h2d, 1) == 0);
+	CHECK(h2d == sizeof(pinned) + sizeof(mapped));
+	/* the CPU changes both; launch 2 does not point at the pinned one:
+	 * the mapped one only */
+	pinned[5]++, mapped[5]++;
+	h2d = 0;
+	CHECK(cap_mm_args((const uint8_t *)&other, 8, got, 4) == 0);
+	CHECK(cap_mm_sync(&w, &h2d, 1) == 0);
+	CHECK(h2d == sizeof(mapped));
+	/* launch 3 points into it again (its last byte): its change now */
+	h2d = 0;
+	{
+		uint64_t last = P + sizeof(pinned) - 1;
+		CHECK(cap_mm_args((const uint8_t *)&last, 8, got, 4) == 0);
+	}
+	CHECK(cap_mm_sync(&w, &h2d, 1) == 0);
+	CHECK(h2d == sizeof(pinned));
+	/* a change, then a graph launch or a copy (not a kernel launch): written */
+	pinned[6]++;
+	h2d = 0;
+	CHECK(cap_mm_sync(&w, &h2d, 0) == 0);
+	CHECK(h2d == sizeof(pinned));
+	cap_mm_del(P);
+	cap_mm_del((uint64_t)(uintptr_t)mapped);
+	CHECK(tw_close(&w) == 0);
+	CHECK(h2d_records(path) == 5);
+	unlink(path);
+	sb_release(&err);
 }
