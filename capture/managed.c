@@ -32,10 +32,9 @@
  * not before every launch: a large buffer some kernels read (a CPU-side
  * KV cache) is hashed when they run, not at every launch.  A pointer that
  * reaches the kernel only through memory (a table of pointers) is not
- * seen.  The test per word: one
- * compare against the span of all pinned ranges, then one bit of a
- * 64 Ki-bit filter over their 2 MiB regions, then a binary search where
- * the bit is set.
+ * seen.  The test per word: one compare against the span of all pinned
+ * ranges, then one bit of a 64 Ki-bit filter over their 2 MiB regions,
+ * then a binary search where the bit is set.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -254,7 +253,7 @@ void cap_mm_pinned(uint64_t dev, const void *host, uint64_t size)
 	cap_mm_del(dev);
 	/* a range the driver handed out again: drop what it overlaps */
 	while ((i = pin_upper(dev + size - 1)) && P.a[i - 1].dev + P.a[i - 1].size > dev)
-		pin_del(P.a[i - 1].dev);
+		cap_mm_del(P.a[i - 1].dev);
 	i = pin_upper(dev);
 	ALLOC_GROW(P.a, P.n + 1, P.alloc);
 	memmove(&P.a[i + 1], &P.a[i], (P.n - i) * sizeof(*P.a));
@@ -295,8 +294,8 @@ size_t cap_mm_args(const uint8_t *args, uint32_t argsize, struct cap_mm_promoted
 		uint64_t w, page;
 		size_t i;
 		memcpy(&w, args + off, 8);
-		if (w - P.lo >= P.hi - P.lo)
-			continue;   /* outside every range (one compare) */
+		if (w - lo >= span)
+			continue;   /* outside every range */
 		page = w >> PIN_PAGE_SHIFT;
 		if (!(P.bits[pin_bit(page) / 64] >> (pin_bit(page) % 64) & 1))
 			continue;
