@@ -16,6 +16,7 @@
  *              the program's thread, every record in order
  *   same.c     short launch records (format 2.0): a launch that repeats an
  *              earlier one's function and argument bytes names it instead
+ *   copies.c   copy and memset calls as records (copies.h: its entry points)
  *
  * The library runs inside the traced program: nothing here may print (except
  * the one refusal when CUPTI is taken), exit, or synchronise the GPU.
@@ -86,6 +87,32 @@ uint32_t cap_pystack_find(const uint64_t *toks, const uint32_t *lines, uint32_t 
 /* 1 if all n bytes at p can be read without faulting, 0 if not, -1 if the
  * kernel would not say (process_vm_readv refused, e.g. by seccomp). */
 int cap_host_readable(const void *p, size_t n);
+
+/* ---- inject.c, for copies.c: the writer and its lock ---- */
+
+/* Take inject.c's lock if recording is on (1; else 0, not taken). */
+int cap_lock_rec(void);
+void cap_unlock(void);
+/* A note, once per API id (takes the lock itself). */
+void cap_note_once(uint32_t cbid, const char *fmt, const char *api);
+/* The stream a call runs on: the per-thread default stream for a _ptsz/
+ * _ptds call given the null stream. */
+struct CUstream_st *cap_eff_stream(struct CUstream_st *s, int per_thread);
+/* 1 when stream s is capturing a graph (asks the driver only once some
+ * capture has begun). */
+int cap_capturing(struct CUstream_st *s);
+/* The first record an API call produced, in its correlation data, so that
+ * its exit can say when the call failed (ev < 0: none). */
+void cap_set_corr(uint64_t *correlation, long ev);
+/* Lock held: one copy record (H2D: its bytes read from src, to the writer
+ * thread or stored here); the event number or -1. */
+long cap_emit_copy(uint32_t type, uint64_t dst, uint64_t src, uint64_t size, struct CUstream_st *stream,
+		   uint32_t flags);
+/* Lock held: managed, mapped and pinned memory the CPU changed, written
+ * (before a copy that may read it). */
+void cap_sync_hostmem(void);
+/* Lock held: one record through the writer; its event number or -1. */
+long cap_write_record(const struct tr_rec *r);
 
 /* ---- managed.c (callers hold inject.c's lock) ---- */
 
