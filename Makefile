@@ -50,7 +50,7 @@ CORE_TEXTS := place_core fill_core pack_core fnpick_core
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(CORE_TEXTS:%=$(BUILD)/gen/%_text.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 CAP_OBJ  := $(CAP_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/trace/write.o $(BUILD)/pic/trace/read.o \
-            $(BUILD)/pic/common/strbuf.o $(BUILD)/pic/common/util.o
+            $(BUILD)/pic/common/strbuf.o $(BUILD)/pic/common/util.o $(BUILD)/pic/common/elf.o
 HAVE_CUPTI := $(wildcard $(CUDA)/include/cupti.h)
 CUPTI_DIRS := $(CUDA)/lib64 $(CUDA)/lib $(CUDA)/targets/x86_64-linux/lib $(CUDA)/extras/CUPTI/lib64
 CAPTURE_LIB := $(if $(HAVE_CUPTI),$(BUILD)/libgpureduce-capture.so)

@@ -17,6 +17,8 @@
  *   same.c     short launch records (format 2.0): a launch that repeats an
  *              earlier one's function and argument bytes names it instead
  *   copies.c   copy and memset calls as records (copies.h: its entry points)
+ *   globals.c  module variables a kernel keeps state in, read back by
+ *              checkpoints
  *
  * The library runs inside the traced program: nothing here may print (except
  * the one refusal when CUPTI is taken), exit, or synchronise the GPU.
@@ -113,6 +115,24 @@ long cap_emit_copy(uint32_t type, uint64_t dst, uint64_t src, uint64_t size, str
 void cap_sync_hostmem(void);
 /* Lock held: one record through the writer; its event number or -1. */
 long cap_write_record(const struct tr_rec *r);
+
+/* Lock held: a module variable (address, size, name) as an ALLOC of kind
+ * global, unless one at that address was recorded already. */
+void cap_put_global(uint64_t addr, uint64_t size, const char *name);
+
+/* ---- globals.c (callers hold inject.c's lock) ---- */
+
+/* A module image was loaded (with checkpoints on): list its variables
+ * and, by name hash, its kernels. */
+void cap_glob_image(const void *img, size_t size);
+/* A function's first launch (f: a CUfunction if is_func, else a CUkernel). */
+void cap_glob_function(uint64_t f, int is_func, uint64_t name_hash);
+/* A checkpoint is due: every variable of the modules of the functions
+ * launched since the last call, recorded (cap_put_global) so that the
+ * checkpoint reads them back. */
+void cap_glob_discover(void);
+/* A module is being unloaded: its handle may come back as another. */
+void cap_glob_unloaded(void);
 
 /* ---- managed.c (callers hold inject.c's lock) ---- */
 
@@ -255,6 +275,8 @@ void cap_test_note(struct trace_writer *w);
 uint64_t ckpt_epoch(void);
 /* Read the GPUREDUCE_CKPT* settings; before any other ckpt_ call. */
 void ckpt_init(void);
+/* 1 when checkpoints may be taken in this run. */
+int ckpt_active(void);
 /*
  * The records written to w since offset `start` (nrec of them; a blob
  * with hash `blob` among them, or 0) must be carried into every later

@@ -238,6 +238,11 @@ static void note(struct trace_writer *w, int carry, const char *fmt, ...)
 	va_end(ap);
 }
 
+int ckpt_active(void)
+{
+	return K.inited && K.on;
+}
+
 void ckpt_init(void)
 {
 	const char *s = getenv("GPUREDUCE_CKPT");
@@ -1118,6 +1123,7 @@ void ckpt_maybe(struct trace_writer *w, uint64_t seq)
 	}
 	if (!K.on || K.graphs || w->failed || !due(w, seq))
 		return;
+	cap_glob_discover();   /* module variables kernels keep state in: live allocations too */
 	cap_wq_sync(w);   /* a checkpoint reads the file (its carried records); offsets exact */
 	K.attempts++;
 	t0 = mono_ns();

@@ -109,6 +109,7 @@ struct fn_info {
 	int comm;                  /* a communication kernel to fold (fold.c) */
 	int src_asked;             /* cap_src_read had its first launch */
 	uint64_t name_hash;        /* key of its FUNC_ATTRs (func_attr_changed) */
+	int is_func;               /* a CUfunction (else a CUkernel) */
 	struct tr_func_info info;  /* its attributes (name: not set), for FUNC_INFO */
 	int info_written;          /* FUNC_INFO written for this handle */
 };
@@ -371,6 +372,8 @@ static void rec_module(const CUpti_ModuleResourceData *m)
 		return;
 	}
 	/* The image is only valid during this callback: tw_blob consumes it now. */
+	if (ckpt_active())
+		cap_glob_image(m->pCubin, m->cubinSize);   /* its variables, for checkpoints */
 	start = cap_wq_mark(&S.w);
 	nrec = S.w.nrec;
 	if (tw_blob(&S.w, m->pCubin, m->cubinSize, &hash) == 0) {
@@ -413,6 +416,7 @@ static void fns_invalidate(void)
 			fn_free((struct fn_info *)(uintptr_t)S.fns.slot[i].v1);
 	cap_map_clear(&S.fns);
 	cap_same_forget();   /* its infos are gone, the handles reused */
+	cap_glob_unloaded();
 	unlock();
 }
 
@@ -496,6 +500,7 @@ static struct fn_info *fn_compute(CUfunction f)
 	fn_attrs(f, is_func, &fi->info);
 	fi->comm = cap_fold_is_comm(fi->name);
 	fi->name_hash = tr_hash(fi->name, strlen(fi->name));
+	fi->is_func = is_func;
 	return fi;
 }
 
@@ -523,8 +528,11 @@ static struct fn_info *fn_get_locked(CUfunction f)
 		fn_free(fi);
 		return (struct fn_info *)(uintptr_t)e->v1;
 	}
-	if (f)
+	if (f) {
 		cap_map_put(&S.fns, (uint64_t)(uintptr_t)f, (uint64_t)(uintptr_t)fi, 0);
+		if (ckpt_active())
+			cap_glob_function((uint64_t)(uintptr_t)f, fi->is_func, fi->name_hash);
+	}
 	return fi;   /* f == NULL: leaks one tiny struct per bogus launch; harmless */
 }
 
@@ -1277,6 +1285,11 @@ static void rec_alloc(uint64_t key, uint64_t addr, uint64_t size, uint32_t kind,
 	S.allocs++;
 out:
 	unlock();
+}
+
+void cap_put_global(uint64_t addr, uint64_t size, const char *name)
+{
+	rec_alloc(0, addr, size, TR_MEM_GLOBAL, name);   /* (once per address) */
 }
 
 static void rec_free(uint64_t key)

@@ -229,7 +229,8 @@ static int summarize(const char *path, const char *shown, int status, const stru
 {
 	struct trace t = TRACE_INIT;
 	struct strbuf err = STRBUF_INIT, line = STRBUF_INIT;
-	uint64_t launches = 0, allocs = 0, h2d = 0;
+	uint64_t launches = 0, allocs = 0, h2d = 0, ck_vars = 0, vars = 0;
+	int in_ck = 0;
 	const struct tr_fault *fault = NULL;
 	const struct tr_checkpoint *ck = NULL;
 	const char *ck_note = NULL, *ck_cost = NULL;
@@ -244,12 +245,16 @@ static int summarize(const char *path, const char *shown, int status, const stru
 		const struct tr_rec *r = &t.rec[i];
 		switch (r->type) {
 		case TR_LAUNCH: launches++; break;
-		case TR_ALLOC: allocs++; break;
+		case TR_ALLOC:
+			allocs++;
+			vars += in_ck && r->u.alloc.kind == TR_MEM_GLOBAL;   /* module variables (globals.c) */
+			break;
+		case TR_CHECKPOINT_BEGIN: in_ck = 1; vars = 0; break;
 		case TR_MEMCPY_H2D:
 			if (!(r->u.copy.flags & TR_F_CHECKPOINT))
 				h2d += r->u.copy.size;
 			break;
-		case TR_CHECKPOINT_END: ck = &r->u.checkpoint; break;
+		case TR_CHECKPOINT_END: ck = &r->u.checkpoint; in_ck = 0; ck_vars = vars; break;
 		case TR_NOTE:
 			/* the last word on checkpoints that failed or fall short */
 			if (!strncmp(r->u.note.text, "checkpoint ", 11) &&
@@ -286,9 +291,14 @@ static int summarize(const char *path, const char *shown, int status, const stru
 	}
 	if (ck) {
 		char b3[32];
-		sb_addf(&line, "; from checkpoint %llu at launch #%llu (%llu live allocation%s, %s of device memory)",
+		uint64_t n = ck->allocs >= ck_vars ? ck->allocs - ck_vars : ck->allocs;
+		sb_addf(&line, "; from checkpoint %llu at launch #%llu (%llu live allocation%s",
 			(unsigned long long)ck->id, (unsigned long long)ck->launch_seq,
-			(unsigned long long)ck->allocs, ck->allocs == 1 ? "" : "s", fmt_bytes(ck->bytes, b3));
+			(unsigned long long)n, n == 1 ? "" : "s");
+		if (ck_vars && n != ck->allocs)
+			sb_addf(&line, " and %llu module variable%s", (unsigned long long)ck_vars,
+				ck_vars == 1 ? "" : "s");
+		sb_addf(&line, ", %s of device memory)", fmt_bytes(ck->bytes, b3));
 	}
 	if (t.truncated)
 		sb_addf(&line, "; trace truncated: %s", t.truncated_msg);

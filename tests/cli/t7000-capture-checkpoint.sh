@@ -36,7 +36,7 @@ check_grep "  ...in gather, at launch #400" "(launch #400) in _Z6gatherPfPKfPKxi
 
 # --- with checkpoints every 50 launches -----------------------------------------
 check_exit "1x run, --checkpoint-every=50" 3 "$GPUREDUCE" capture --checkpoint-every=50 -o ck1.bin -- ./prog $CUBIN 200
-check_grep "the summary says where the window starts" "from checkpoint 8 at launch #400 (4 live allocations, 19.5 KiB of device memory)" "$TMP/.out"
+check_grep "the summary says where the window starts (the module's 3 variables apart)" "from checkpoint 8 at launch #400 (4 live allocations and 3 module variables, 19.8 KiB of device memory)" "$TMP/.out"
 check_grep "  ...and still names the fault" "fault: CUDA_ERROR_ILLEGAL_ADDRESS in gather(float\*, float const\*, long long const\*, int) at launch #400" "$TMP/.out"
 check_exit "4x run, --checkpoint-every=50" 3 "$GPUREDUCE" capture --checkpoint-every=50 -o ck4.bin -- ./prog $CUBIN 800
 check_grep "  ...32 checkpoints" "from checkpoint 32 at launch #1600" "$TMP/.out"
@@ -49,7 +49,7 @@ check "show the bounded trace" sh -c "'$GPUREDUCE' show ck4.bin >ck4.yaml"
 check_grep "format 2.0" 'format: "2.0"' ck4.yaml
 n=$(count "type: CHECKPOINT_BEGIN" ck4.yaml); [ "$n" = 1 ] && ok "one checkpoint in the file" || fail "one checkpoint in the file ($n)"
 check_grep "  ...complete" "type: CHECKPOINT_END" ck4.yaml
-n=$(count "checkpoint: true" ck4.yaml); [ "$n" = 4 ] && ok "its content: one H2D per live buffer (one chunk each)" || fail "its content ($n H2D flagged checkpoint)"
+n=$(count "checkpoint: true" ck4.yaml); [ "$n" = 7 ] && ok "its content: one H2D per live buffer and module variable (one chunk each)" || fail "its content ($n H2D flagged checkpoint, not 4 + 3)"
 n=$(count "type: MODULE" ck4.yaml); [ "$n" = 1 ] && ok "the module is carried into the segment" || fail "the module is carried ($n)"
 n=$(grep -A4 "type: FUNC_ATTR" ck4.yaml | grep -c "value: ")
 [ "$n" = 2 ] && ok "function attributes: each change carried once (1024, then 2048)" || fail "function attributes carried ($n)"
@@ -65,7 +65,7 @@ check_exit "  ...and faults" 1 ./r/repro
 # --- content dedup: a 4 KiB chunk, unchanged buffers are copied, not restored ---
 check_exit "GPUREDUCE_CKPT_CHUNK=4096" 3 env GPUREDUCE_CKPT_CHUNK=4096 "$GPUREDUCE" capture --checkpoint-every=50 -o dedup.bin -- ./prog $CUBIN 200
 check "show it" sh -c "'$GPUREDUCE' show dedup.bin >dedup.yaml"
-n=$(count "checkpoint: true" dedup.yaml); [ "$n" = 5 ] && ok "I (8000 bytes) is two chunks" || fail "I is two chunks ($n H2D)"
+n=$(count "checkpoint: true" dedup.yaml); [ "$n" = 8 ] && ok "I (8000 bytes) is two chunks (and 3 module variables)" || fail "I is two chunks ($n H2D, not 5 + 3)"
 
 # --- by window size relative to the checkpoint (at least 1 MiB) ------------------
 check_exit "--checkpoint-every=25%" 3 "$GPUREDUCE" capture --checkpoint-every=25% -o pct.bin -- ./prog $CUBIN 800
@@ -116,7 +116,7 @@ check_exit "  ...and the trace still replays to the fault" 1 "$GPUREDUCE" replay
 
 # --- an allocation cuMemcpyDtoH refuses: left out, the checkpoint still taken ---
 check_exit "a phantom allocation" 3 env CKPT_PROG_PHANTOM=1 "$GPUREDUCE" capture --checkpoint-every=50 -o phantom.bin -- ./prog $CUBIN 200
-check_grep "  ...the checkpoints are still taken" "from checkpoint 8 at launch #400 (5 live allocations" "$TMP/.out"
+check_grep "  ...the checkpoints are still taken" "from checkpoint 8 at launch #400 (5 live allocations and 3 module variables" "$TMP/.out"
 check "show it" sh -c "'$GPUREDUCE' show phantom.bin >phantom.yaml"
 check_grep "  ...a note says what was left out" "checkpoint 8: 1 allocation(s) could not be read back" phantom.yaml
 check_exit "  ...and the trace replays to the fault" 1 "$GPUREDUCE" replay phantom.bin
@@ -188,7 +188,7 @@ check_exit "background checkpoints, 1x (200 steps of 2 ms)" 3 "$GPUREDUCE" captu
 n1=$(sed -n 's/.*checkpoints: \([0-9]*\) taken .* \([0-9]*\) written in the background;.*/\1 \2/p' "$TMP/.out")
 set -- $n1
 [ -n "$n1" ] && [ "$1" -ge 2 ] && [ "$1" = "$2" ] && ok "  ...all of them in the background ($n1)" || fail "  ...all of them in the background (${n1:-no figure})"
-check_grep "  ...the trace starts at a checkpoint" "; from checkpoint [0-9]* at launch #[0-9]* (4 live allocations" "$TMP/.out"
+check_grep "  ...the trace starts at a checkpoint" "; from checkpoint [0-9]* at launch #[0-9]* (4 live allocations and 3 module variables" "$TMP/.out"
 check_exit "  ...and replays to the same fault" 1 "$GPUREDUCE" replay bg1.bin
 check_grep "  ...same launch and kernel" "(launch #400) in _Z6gatherPfPKfPKxi: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
 check_exit "background checkpoints into a pageable snapshot" 3 env GPUREDUCE_CKPT_SNAPSHOT_PINNED=0 \

@@ -59,6 +59,18 @@ static void k_limit_write(const struct dbl_launch *L, const void *a)
 		out[*limit] = 1.0f;
 }
 
+/* ring_write(float *out): thread 0 writes out[d_counter] and advances the
+ * module's __device__ long long d_counter by one: state a kernel keeps in
+ * its module from launch to launch, never named to the driver by the
+ * program.  With a 4096-byte out, the 1025th launch writes past its end. */
+static void k_ring_write(const struct dbl_launch *L, const void *a)
+{
+	float *out = ARG(float *, a, 0);
+	long long *pos = L->global ? L->global("d_counter") : NULL;
+	if (pos && dbl_tid_x(L) == 0)
+		out[(*pos)++] = 1.0f;
+}
+
 /* gather(float *out, const float *src, const long long *idx, int n):
  * out[i] = src[idx[i]] for i < n.  Correct code, data-dependent fault: it
  * faults only when idx holds a wild value. */
@@ -392,6 +404,7 @@ const struct dbl_kernel dbl_kernels[] = {
 	{ "_Z13scale_nocheckPfPKfi", "scale_nocheck(float*, const float*, int)",
 	  3, { {0, 8}, {8, 8}, {16, 4} }, k_scale_nocheck },
 	{ "_Z11limit_writePf", "limit_write(float*)", 1, { {0, 8} }, k_limit_write },
+	{ "_Z10ring_writePf", "ring_write(float*)", 1, { {0, 8} }, k_ring_write },
 	{ "_Z6gatherPfPKfPKxi", "gather(float*, const float*, const long long*, int)",
 	  4, { {0, 8}, {8, 8}, {16, 8}, {24, 4} }, k_gather },
 	{ "_Z11check_indexPKxii", "check_index(const long long*, int, int)",

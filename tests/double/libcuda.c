@@ -1995,6 +1995,24 @@ out:
 	return leave(r);
 }
 
+/* The module a function was got from (capture asks it for the module's
+ * variables, capture/globals.c). */
+CUresult cuFuncGetModule(CUmodule *hmod, CUfunction hfunc)
+{
+	CUresult r = enter_init();
+	struct CUfunc_st *f;
+	if (r)
+		goto out;
+	f = function_ok(hfunc);
+	if (!hmod || !f) {
+		r = hmod ? CUDA_ERROR_INVALID_HANDLE : CUDA_ERROR_INVALID_VALUE;
+		goto out;
+	}
+	*hmod = f->mod;
+out:
+	return leave(r);
+}
+
 CUresult cuModuleGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, const char *name)
 {
 	CUresult r = enter_ctx();

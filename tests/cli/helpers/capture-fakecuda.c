@@ -335,6 +335,19 @@ VIS CUresult cuGraphGetNodes(CUgraph g, CUgraphNode *nodes, size_t *n)
 	return CUDA_SUCCESS;
 }
 
+/* No module handles here: module variables are not asked for (globals.c) */
+VIS CUresult cuFuncGetModule(CUmodule *m, CUfunction f)
+{
+	(void)m; (void)f;
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+VIS CUresult cuKernelGetLibrary(CUlibrary *l, CUkernel k)
+{
+	(void)l; (void)k;
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
 VIS CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode h, CUgraph *g)
 {
 	if ((uintptr_t)h != 0x31 || !g)

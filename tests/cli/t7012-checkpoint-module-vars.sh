@@ -1,0 +1,52 @@
+#!/bin/sh
+# t7012-checkpoint-module-vars.sh - a kernel that keeps state in its own
+# module's variable (capture/globals.c): ring-prog's ring_write advances
+# the __device__ d_counter at every launch and faults at the 1025th, and
+# the program never names d_counter to the driver.  A trace that starts
+# at a checkpoint must hold d_counter's value there, or its replay starts
+# from the image's 0 and runs clean.  Captured for real on the driver
+# double (fake CUPTI).  Checked: the checkpoint's segment has d_counter as
+# a module variable and its bytes; replay faults at the program's launch
+# (so they are the value d_counter had there); shrink reduces it to that launch, and the
+# repro, built against the double, sets d_counter and faults; without
+# checkpoints nothing is asked for (no such ALLOC).
+. tests/cli/test-lib.sh
+
+. tests/cli/capture-fakes.sh
+capture_on_double $H/ring-prog.c
+PATH=/usr/bin:/bin     # no compute-sanitizer
+GPUREDUCE_CKPT_COST_RATIO=0   # every due checkpoint is taken
+export PATH GPUREDUCE_CKPT_COST_RATIO
+cd "$TMP" || exit 1
+CUBIN=$DBL/kernels.cubin
+
+for way in sync background; do
+	case $way in
+	sync) env="GPUREDUCE_CKPT_ASYNC=0" ;;
+	background) env="GPUREDUCE_CKPT_ASYNC=1 GPUREDUCE_CKPT_BG_RATIO=0" ;;
+	esac
+	check_exit "$way: capture, a checkpoint every 300 launches (the program faults: exit 3)" 3 \
+		env $env "$GPUREDUCE" capture --checkpoint-every=300 -o r-$way.bin -- ./prog $CUBIN 2000
+	"$GPUREDUCE" show r-$way.bin >r-$way.yaml
+	n=$(awk '/type: CHECKPOINT_BEGIN/ { c = 1; next } c && /^  launch_seq:/ { print $2; exit }' r-$way.yaml)
+	[ "${n:-0}" -ge 600 ] && [ "$n" -le 1000 ] && ok "  ...the trace starts at a checkpoint (launch #$n)" ||
+		fail "  ...the trace starts at a checkpoint after launch #600 (${n:-none})"
+	check_grep "  ...d_counter is a module variable of it" "name: d_counter" r-$way.yaml
+	check_grep "  ...its value is in the checkpoint" "dst_ptr: alloc#[0-9]*+0x0 (global d_counter, 8 bytes)" r-$way.yaml
+	check_exit "  ...replay faults (exit 1)" 1 "$GPUREDUCE" replay r-$way.bin
+	check_grep "  ...at the program's launch #1024, in ring_write" "(launch #1024) in _Z10ring_writePf" "$TMP/.out"
+done
+
+GPUREDUCE_NVCC="cc -x c -w -I${CUDA:-/usr/local/cuda}/include -L$DBL -Wl,-rpath,$DBL"
+export GPUREDUCE_NVCC
+check "shrink the sync trace" "$GPUREDUCE" shrink -j 2 --quiet -o s/repro.cu r-sync.bin
+check_grep "  ...to one launch" "launches -> 1 launch" "$TMP/.out"
+check_grep "  ...repro.cu asks the module for d_counter" "d_counter" s/repro.cu
+check "  ...repro compiles against the double" cc -x c -w -I${CUDA:-/usr/local/cuda}/include -o s/repro s/repro.cu \
+	-L$DBL -Wl,-rpath,$DBL -lcuda
+check_exit "  ...and faults" 1 ./s/repro
+
+check_exit "without checkpoints (exit 3)" 3 "$GPUREDUCE" capture --no-checkpoint -o n.bin -- ./prog $CUBIN 2000
+check_no_grep "  ...no module variable is asked for" "name: d_counter" "$(sh -c "\"$GPUREDUCE\" show n.bin >n.yaml; echo n.yaml")"
+check_exit "  ...and the whole run replays to the fault" 1 "$GPUREDUCE" replay n.bin
+finish
