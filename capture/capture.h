@@ -117,8 +117,12 @@ void cap_sync_hostmem(void);
 long cap_write_record(const struct tr_rec *r);
 
 /* Lock held: a module variable (address, size, name) as an ALLOC of kind
- * global, unless one at that address was recorded already. */
-void cap_put_global(uint64_t addr, uint64_t size, const char *name);
+ * global, unless one at that address was recorded already (then 0; 1 when
+ * recorded now). */
+int cap_put_global(uint64_t addr, uint64_t size, const char *name);
+/* Lock held: a variable cap_put_global recorded leaves the checkpoints'
+ * table (its module is being unloaded); no record is written. */
+void cap_drop_global(uint64_t addr);
 
 /* ---- globals.c (callers hold inject.c's lock) ---- */
 

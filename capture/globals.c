@@ -22,7 +22,8 @@
  * that define its name (cuModuleGetGlobal / cuLibraryGetGlobal: a name the
  * module lacks is refused), and each one found is recorded as an ALLOC of
  * kind global, which the checkpoint then reads back like any allocation.
- * A module is asked once.  Replay puts those bytes into its own loaded
+ * A module is asked once; when a module is unloaded, the variables
+ * recorded here leave the checkpoints and are asked for again.  Replay puts those bytes into its own loaded
  * module's variable of that name (replay/engine.c, twin_create).
  *
  * State is under inject.c's lock.
@@ -61,6 +62,8 @@ static struct {
 	struct gpending *pend;
 	size_t npend, apend;
 	struct cap_map asked;    /* module / library handles asked already */
+	uint64_t *vars;          /* addresses of the variables recorded here */
+	size_t nvars, avars;
 } GL;
 
 struct image_walk {
@@ -124,8 +127,10 @@ static void ask_image(const struct gpending *p, uint64_t handle, uint32_t i)
 		size_t bytes = 0;
 		CUresult r = p->is_func ? cuModuleGetGlobal(&d, &bytes, (CUmodule)(uintptr_t)handle, g->objs[k])
 					: cuLibraryGetGlobal(&d, &bytes, (CUlibrary)(uintptr_t)handle, g->objs[k]);
-		if (r == CUDA_SUCCESS && d && bytes)
-			cap_put_global(d, bytes, g->objs[k]);
+		if (r == CUDA_SUCCESS && d && bytes && cap_put_global(d, bytes, g->objs[k])) {
+			ALLOC_GROW(GL.vars, GL.nvars + 1, GL.avars);
+			GL.vars[GL.nvars++] = d;
+		}
 	}
 }
 
@@ -158,7 +163,12 @@ void cap_glob_discover(void)
 void cap_glob_unloaded(void)
 {
 	/* handles may come back for other modules: ask them again; the
-	 * functions pending are launched again (their cache is gone too) */
+	 * functions pending are launched again (their cache is gone too); the
+	 * variables recorded here leave the checkpoints (the unloaded module's
+	 * are gone; the others are asked for again at the next one) */
 	cap_map_clear(&GL.asked);
 	GL.npend = 0;
+	for (size_t i = 0; i < GL.nvars; i++)
+		cap_drop_global(GL.vars[i]);
+	GL.nvars = 0;
 }

@@ -1287,9 +1287,18 @@ out:
 	unlock();
 }
 
-void cap_put_global(uint64_t addr, uint64_t size, const char *name)
+int cap_put_global(uint64_t addr, uint64_t size, const char *name)
 {
-	rec_alloc(0, addr, size, TR_MEM_GLOBAL, name);   /* (once per address) */
+	if (!addr || cap_map_get(&S.globals, addr))
+		return 0;
+	rec_alloc(0, addr, size, TR_MEM_GLOBAL, name);
+	return cap_map_get(&S.globals, addr) != NULL;
+}
+
+void cap_drop_global(uint64_t addr)
+{
+	if (cap_map_del(&S.globals, addr, NULL, NULL))
+		ckpt_on_free(addr);
 }
 
 static void rec_free(uint64_t key)

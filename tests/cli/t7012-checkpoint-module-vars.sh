@@ -8,8 +8,10 @@
 # double (fake CUPTI).  Checked: the checkpoint's segment has d_counter as
 # a module variable and its bytes; replay faults at the program's launch
 # (so they are the value d_counter had there); shrink reduces it to that launch, and the
-# repro, built against the double, sets d_counter and faults; without
-# checkpoints nothing is asked for (no such ALLOC).
+# repro, built against the double, sets d_counter and faults; after the
+# module is unloaded and loaded again, the checkpoints hold the new
+# module's variables only; without checkpoints nothing is asked for (no
+# such ALLOC).
 . tests/cli/test-lib.sh
 
 . tests/cli/capture-fakes.sh
@@ -45,6 +47,15 @@ check_grep "  ...repro.cu asks the module for d_counter" "d_counter" s/repro.cu
 check "  ...repro compiles against the double" cc -x c -w -I${CUDA:-/usr/local/cuda}/include -o s/repro s/repro.cu \
 	-L$DBL -Wl,-rpath,$DBL -lcuda
 check_exit "  ...and faults" 1 ./s/repro
+
+# the module unloaded and loaded again after 500 launches: the old
+# module's variables leave the checkpoints, the new one's are asked for
+check_exit "module reloaded at launch 500 (exit 3)" 3 env GPUREDUCE_CKPT_ASYNC=0 "$GPUREDUCE" capture \
+	--checkpoint-every=300 -o u.bin -- ./prog $CUBIN 3000 500
+check_grep "  ...the last checkpoint holds the new module's 3 variables, not 6" \
+	"from checkpoint [0-9]* at launch #1500 (1 live allocation and 3 module variables" "$TMP/.out"
+check_exit "  ...replay faults (exit 1)" 1 "$GPUREDUCE" replay u.bin
+check_grep "  ...at launch #1524 (1024 after the reload)" "(launch #1524) in _Z10ring_writePf" "$TMP/.out"
 
 check_exit "without checkpoints (exit 3)" 3 "$GPUREDUCE" capture --no-checkpoint -o n.bin -- ./prog $CUBIN 2000
 check_no_grep "  ...no module variable is asked for" "name: d_counter" "$(sh -c "\"$GPUREDUCE\" show n.bin >n.yaml; echo n.yaml")"
