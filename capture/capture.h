@@ -154,9 +154,16 @@ void cap_mm_del(uint64_t dev);
  * pinned memory only where its arguments point (0: a graph launch or a
  * copy: all of it).  Returns 0 or -1 (a write failed). */
 int cap_mm_sync(struct trace_writer *w, uint64_t *h2d, int launch);
-/* Remember plain pinned host memory (not mapped): not hashed until a
- * launch's arguments point into it (cap_mm_args).  cap_mm_del forgets it. */
-void cap_mm_pinned(uint64_t dev, const void *host, uint64_t size);
+/* Remember plain pinned host memory (not mapped), or a large mapped or
+ * registered buffer: not hashed until a launch's arguments point into it
+ * (cap_mm_args), then before the launches that do.  user_pages as for
+ * cap_mm_add.  cap_mm_del forgets it. */
+void cap_mm_pinned(uint64_t dev, const void *host, uint64_t size, int user_pages);
+/* Mapped or registered host memory of at least this many bytes is treated
+ * like plain pinned memory (GPUREDUCE_HOSTMEM_ONUSE, default 16 MiB):
+ * hashing it before every launch would cost the program ~0.1 ms per MiB
+ * at each launch. */
+uint64_t cap_mm_onuse_min(void);
 /* A pinned allocation a launch's arguments pointed into, now tracked. */
 struct cap_mm_promoted {
 	uint64_t dev, size;

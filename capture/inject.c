@@ -1329,7 +1329,9 @@ static void rec_alloc_hostmem(const void *host, uint64_t addr, uint64_t size, ui
 	rec_alloc(kind == TR_MEM_MANAGED ? 0 : (uint64_t)(uintptr_t)host, addr, size, kind, NULL);
 	if (!addr || !lock_rec())
 		return;
-	if (cap_mm_add(addr, host, size, user_pages) < 0)
+	if (kind != TR_MEM_MANAGED && size >= cap_mm_onuse_min())
+		cap_mm_pinned(addr, host, size, user_pages);   /* large: hashed only where a launch points */
+	else if (cap_mm_add(addr, host, size, user_pages) < 0)
 		note_locked("%s memory at 0x%llx (%llu bytes) passes GPUREDUCE_HOSTMEM_MAX: the bytes the "
 			    "CPU writes into it are not recorded", kind == TR_MEM_MANAGED ? "managed" : "mapped host",
 			    (unsigned long long)addr, (unsigned long long)size);
@@ -1343,7 +1345,7 @@ static void rec_alloc_pinned(void *host, uint64_t addr, uint64_t size)
 	rec_alloc((uint64_t)(uintptr_t)host, addr, size, TR_MEM_HOST, NULL);
 	if (!addr || !lock_rec())
 		return;
-	cap_mm_pinned(addr, host, size);
+	cap_mm_pinned(addr, host, size, 0);
 	unlock();
 }
 

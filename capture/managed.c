@@ -30,9 +30,13 @@
  * from then on its changed chunks are written before each launch that
  * points into it (and before graph launches and device-to-device copies),
  * not before every launch: a large buffer some kernels read (a CPU-side
- * KV cache) is hashed when they run, not at every launch.  A pointer that
- * reaches the kernel only through memory (a table of pointers) is not
- * seen.  The test per word: one compare against the span of all pinned
+ * KV cache) is hashed when they run, not at every launch.  Mapped and
+ * registered buffers of GPUREDUCE_HOSTMEM_ONUSE bytes or more (16 MiB) are
+ * treated the same way (DGL pins whole feature tables with
+ * cudaHostRegister); smaller ones, and managed memory (whose pointers
+ * often sit in structs in memory), are hashed before every launch.  A
+ * pointer that reaches the kernel only through memory (a table of
+ * pointers) is not seen.  The test per word: one compare against the span of all pinned
  * ranges, then one bit of a 64 Ki-bit filter over their 2 MiB regions,
  * then a binary search where the bit is set.
  */
@@ -183,6 +187,7 @@ struct mm_pin {
 	const uint8_t *host;
 	uint64_t size;
 	int tracked;             /* a launch pointed into it: in M (on_use) */
+	int user_pages;          /* registered: check readability (cap_mm_add) */
 };
 
 static struct {
@@ -244,7 +249,21 @@ static void pin_del(uint64_t dev)
 	pin_remark();
 }
 
-void cap_mm_pinned(uint64_t dev, const void *host, uint64_t size)
+uint64_t cap_mm_onuse_min(void)
+{
+	static uint64_t v;
+	static int read;
+	if (!read) {
+		const char *s = getenv("GPUREDUCE_HOSTMEM_ONUSE");
+		char *end = NULL;
+		unsigned long long x = s && *s ? strtoull(s, &end, 10) : 0;
+		v = (s && *s && end && !*end) ? (uint64_t)x : (uint64_t)16 << 20;
+		read = 1;
+	}
+	return v;
+}
+
+void cap_mm_pinned(uint64_t dev, const void *host, uint64_t size, int user_pages)
 {
 	size_t i;
 
@@ -257,7 +276,7 @@ void cap_mm_pinned(uint64_t dev, const void *host, uint64_t size)
 	i = pin_upper(dev);
 	ALLOC_GROW(P.a, P.n + 1, P.alloc);
 	memmove(&P.a[i + 1], &P.a[i], (P.n - i) * sizeof(*P.a));
-	P.a[i] = (struct mm_pin){ dev, host, size, 0 };
+	P.a[i] = (struct mm_pin){ dev, host, size, 0, user_pages };
 	P.n++;
 	pin_mark(&P.a[i]);
 	P.lo = P.a[0].dev;   /* sorted: the first starts lowest */
@@ -306,7 +325,7 @@ size_t cap_mm_args(const uint8_t *args, uint32_t argsize, struct cap_mm_promoted
 			struct mm_pin *p = &P.a[i - 1];
 			struct mm_alloc *m;
 			if (!p->tracked) {
-				int over = cap_mm_add(p->dev, p->host, p->size, 0) < 0;
+				int over = cap_mm_add(p->dev, p->host, p->size, p->user_pages) < 0;
 				p->tracked = 1;
 				if (got < max)
 					out[got] = (struct cap_mm_promoted){ p->dev, p->size, off, over };

@@ -39,6 +39,17 @@ first=$(grep -m1 "kind=managed" $D | sed 's/.*addr=\(0x[0-9a-f]*\).*/\1/')
 second=$(printf '0x%x' $((first + 65536)))
 has "  ...the second launch's chunk is chunk 1" "^H2D dst=$second .* size=65536 stream=0x0 flags=8 "
 
+# mapped and registered buffers from GPUREDUCE_HOSTMEM_ONUSE bytes up are
+# hashed only before launches that point into them (none here does);
+# managed memory and smaller ones as before
+GPUREDUCE_HOSTMEM_ONUSE=1000 check "capture with on-use tracking from 1000 bytes" "$GPUREDUCE" capture -o onuse.bin -- ./fakeprog hostmem
+check "dump it" sh -c "./dump onuse.bin >onuse.txt"
+awk 'BEGIN { n = 0 } /^LAUNCH|^GRAPH_LAUNCH/ { n++; next } /^H2D .*flags=8 / { c[n]++ } END { for (i = 0; i <= n; i++) printf "%d:%d\n", i, c[i] + 0 }' onuse.txt > per2.txt
+check_grep "  ...the registered page (4096 bytes) is not written: no launch points at it" "^7:0\$" per2.txt
+check_no_grep "  ...none of its bytes anywhere" "size=4096 stream=0x0 flags=8 datalen=4096 data=7700000000000000" onuse.txt
+check_grep "  ...the managed buffer still is, at the first launch" "^0:5\$" per2.txt
+check_grep "  ...and the small mapped one at the graph launch" "^5:3\$" per2.txt
+
 GPUREDUCE_HOSTMEM_MAX=100000 check "capture with a hashing cap below the managed buffer" "$GPUREDUCE" capture -o cap.bin -- ./fakeprog hostmem
 check "dump it" sh -c "./dump cap.bin >cap.txt"
 check_grep "  ...a note names the untracked buffer" "^NOTE managed memory at 0x[0-9a-f]* (204800 bytes) passes GPUREDUCE_HOSTMEM_MAX" cap.txt

@@ -183,9 +183,9 @@ UNIT_TEST(capture_pinned_args)
 	struct cap_mm_promoted got[4];
 	const uint64_t A = 0x7f1000000000ull, B = 0x7f1000010000ull, C = 0x7f2000000000ull;
 
-	cap_mm_pinned(A, host[0], 4096);
-	cap_mm_pinned(B, host[1], 4096);
-	cap_mm_pinned(C, host[2], 1000);
+	cap_mm_pinned(A, host[0], 4096, 0);
+	cap_mm_pinned(B, host[1], 4096, 0);
+	cap_mm_pinned(C, host[2], 1000, 0);
 	{   /* device pointers, small integers, B's end: nothing */
 		uint64_t w[] = { 0x7f0000000000ull, 17, B + 4096, A - 1, C + 1000, 0 };
 		CHECK(args_of(w, 6, got) == 0);
@@ -208,22 +208,22 @@ UNIT_TEST(capture_pinned_args)
 		CHECK(got[0].dev == A && got[0].arg_offset == 0 && got[1].dev == C && got[1].arg_offset == 8);
 	}
 	/* freed before any launch pointed at it: forgotten */
-	cap_mm_pinned(A + 0x100000, host[0], 4096);
+	cap_mm_pinned(A + 0x100000, host[0], 4096, 0);
 	cap_mm_del(A + 0x100000);
 	{
 		uint64_t w[] = { A + 0x100000 };
 		CHECK(args_of(w, 1, got) == 0);
 	}
 	/* the driver hands an overlapping range out again: the old one goes */
-	cap_mm_pinned(0x7f3000000000ull, host[0], 8192);
-	cap_mm_pinned(0x7f3000001000ull, host[1], 4096);
+	cap_mm_pinned(0x7f3000000000ull, host[0], 8192, 0);
+	cap_mm_pinned(0x7f3000001000ull, host[1], 4096, 0);
 	{
 		uint64_t w[] = { 0x7f3000000010ull, 0x7f3000001010ull };
 		CHECK(args_of(w, 2, got) == 1);
 		CHECK(got[0].dev == 0x7f3000001000ull && got[0].arg_offset == 8);
 	}
 	/* more 64 KiB pages than the filter has bits (8 GiB): still found */
-	cap_mm_pinned(0x7e0000000000ull, host[2], 8ull << 30);
+	cap_mm_pinned(0x7e0000000000ull, host[2], 8ull << 30, 0);
 	{
 		uint64_t w[] = { 0x7e0000000000ull + (7ull << 30) };
 		CHECK(args_of(w, 1, got) == 1);
@@ -253,7 +253,7 @@ UNIT_TEST(capture_pinned_model)
 		dev[i] = 0x7f4000000000ull + (uint64_t)i * 0x400000 + ((seed >> 4) % 64) * 256;
 		seed = seed * 1103515245u + 12345u;
 		size[i] = 1 + (seed >> 3) % (3u << 20);
-		cap_mm_pinned(dev[i], host, size[i]);
+		cap_mm_pinned(dev[i], host, size[i], 0);
 	}
 	for (int q = 0; q < 20000; q++) {
 		seed = seed * 1103515245u + 12345u;
@@ -267,7 +267,7 @@ UNIT_TEST(capture_pinned_model)
 			bad++;
 		if (n == 1) {
 			cap_mm_del(got[0].dev);   /* tracked: stop, and remember it again */
-			cap_mm_pinned(got[0].dev, host, got[0].size);
+			cap_mm_pinned(got[0].dev, host, got[0].size, 0);
 		}
 	}
 	CHECK(bad == 0);
@@ -310,7 +310,7 @@ UNIT_TEST(capture_pinned_sync)
 	close(fd);
 	memset(&w, 0, sizeof(w));
 	CHECK(tw_open(&w, path, &err) == 0);
-	cap_mm_pinned(P, pinned, sizeof(pinned));
+	cap_mm_pinned(P, pinned, sizeof(pinned), 0);
 	CHECK(cap_mm_add((uint64_t)(uintptr_t)mapped, mapped, sizeof(mapped), 0) == 0);
 	/* launch 1 points at the pinned buffer: both written */
 	CHECK(cap_mm_args((const uint8_t *)&P, 8, got, 4) == 1);
