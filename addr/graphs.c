@@ -8,6 +8,54 @@
 #include "../trace/trace.h"
 #include "graphs.h"
 
+/* ---- handle -> index ---- */
+
+static size_t gmap_slot(const struct gmap *m, uint64_t key)
+{
+	size_t i = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & (m->cap - 1);
+	while (m->key[i] && m->key[i] != key)
+		i = (i + 1) & (m->cap - 1);
+	return i;
+}
+
+static void gmap_put(struct gmap *m, uint64_t key, size_t val)
+{
+	size_t i;
+	if (!key)
+		return;
+	if ((m->n + 1) * 2 > m->cap) {
+		struct gmap old = *m;
+		m->cap = old.cap ? old.cap * 2 : 16;
+		m->key = xcalloc(m->cap, sizeof(*m->key));
+		m->val = xcalloc(m->cap, sizeof(*m->val));
+		m->n = 0;
+		for (size_t k = 0; k < old.cap; k++)
+			if (old.key[k])
+				gmap_put(m, old.key[k], old.val[k]);
+		free(old.key);
+		free(old.val);
+	}
+	i = gmap_slot(m, key);
+	if (!m->key[i]) {
+		m->key[i] = key;
+		m->n++;
+	}
+	m->val[i] = val;
+}
+
+/* 1 and *val when key is in m. */
+static int gmap_get(const struct gmap *m, uint64_t key, size_t *val)
+{
+	size_t i;
+	if (!key || !m->cap)
+		return 0;
+	i = gmap_slot(m, key);
+	if (!m->key[i])
+		return 0;
+	*val = m->val[i];
+	return 1;
+}
+
 int graphs_is_node(const struct tr_rec *r)
 {
 	switch (r->type) {
@@ -63,22 +111,14 @@ void graphs_note(struct graphs *G, const struct tr_rec *r)
 		if (g) {
 			g->open = 0;
 			g->graph = x->graph;
+			gmap_put(&G->closed, x->graph, (size_t)(g - G->g));
 		}
 	} else if (r->type == TR_GRAPH_EXEC) {
-		/* the exec runs this graph from now on (an update may point it
-		 * back at an older one): it leaves every other graph's list */
-		for (size_t i = 0; i < G->n; i++)
-			for (size_t k = 0; k < G->g[i].nexec;)
-				if (G->g[i].execs[k] == x->exec)
-					G->g[i].execs[k] = G->g[i].execs[--G->g[i].nexec];
-				else
-					k++;
-		for (size_t i = G->n; i-- > 0;)
-			if (!G->g[i].open && G->g[i].graph == x->graph) {
-				ALLOC_GROW(G->g[i].execs, G->g[i].nexec + 1, G->g[i].aexec);
-				G->g[i].execs[G->g[i].nexec++] = x->exec;
-				break;
-			}
+		/* the latest closed capture with that handle (a handle may be
+		 * reused after cuGraphDestroy); the exec runs it from now on */
+		size_t i;
+		if (gmap_get(&G->closed, x->graph, &i))
+			gmap_put(&G->bind, x->exec, i);
 	}
 }
 
@@ -97,19 +137,18 @@ int graphs_feed(struct graphs *G, const struct tr_rec *r, size_t index)
 
 const struct gcap *graphs_find_exec(const struct graphs *G, uint64_t exec)
 {
-	for (size_t i = G->n; i-- > 0;)
-		for (size_t k = 0; k < G->g[i].nexec; k++)
-			if (G->g[i].execs[k] == exec)
-				return &G->g[i];
-	return NULL;
+	size_t i;
+	return gmap_get(&G->bind, exec, &i) ? &G->g[i] : NULL;
 }
 
 void graphs_release(struct graphs *G)
 {
-	for (size_t i = 0; i < G->n; i++) {
+	for (size_t i = 0; i < G->n; i++)
 		free(G->g[i].recs);
-		free(G->g[i].execs);
-	}
 	free(G->g);
+	free(G->closed.key);
+	free(G->closed.val);
+	free(G->bind.key);
+	free(G->bind.val);
 }
 

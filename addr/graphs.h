@@ -18,18 +18,27 @@ struct tr_rec;
 
 struct gcap {
 	uint64_t stream, graph;
-	uint64_t *execs;
-	size_t nexec, aexec;
 	size_t *recs;            /* record indexes of the nodes, in order */
 	size_t n, alloc;
 	int open;
 };
 
+/* A handle -> graph index table (open addressing; key 0 is free: handles
+ * are never 0 where they are looked up). */
+struct gmap {
+	uint64_t *key;
+	size_t *val;
+	size_t n, cap;
+};
+
 struct graphs {
 	struct gcap *g;
 	size_t n, alloc;
+	struct gmap closed;      /* graph handle -> its latest closed capture */
+	struct gmap bind;        /* exec handle -> the graph its latest GRAPH_EXEC named
+				  * (an update may point it at any, an older one included) */
 };
-#define GRAPHS_INIT { NULL, 0, 0 }
+#define GRAPHS_INIT { NULL, 0, 0, { NULL, NULL, 0, 0 }, { NULL, NULL, 0, 0 } }
 
 /* 1 if the record is a graph node (a copy, memset or launch recorded during
  * stream capture: it did not run then). */
