@@ -313,6 +313,14 @@ static int summarize(const char *path, const char *shown, int status, const stru
 		fprintf(stderr, "gpureduce: %s\n", ck_cost);
 	if (ck_note)
 		fprintf(stderr, "gpureduce: warning: %s\n", ck_note);
+	{
+		/* what replay will lack, said now rather than when a shrink fails */
+		struct strbuf lacks = STRBUF_INIT;
+		if (fault && trace_unrecorded_notes(&t, "gpureduce: note: the trace lacks what capture could not "
+						     "record, which replay may need: ", 3, &lacks))
+			fprintf(stderr, "%s\n", lacks.buf);
+		sb_release(&lacks);
+	}
 	ret = 0;
 out:
 	trace_release(&t);

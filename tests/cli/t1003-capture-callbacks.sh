@@ -13,6 +13,8 @@ capture_fakes
 # --- one run through every kind of call, ending in a fault --------------------
 check_exit "capture passes the program's exit code" 3 "$GPUREDUCE" capture -o full.bin -- ./fakeprog full
 check_grep "summary line" "^gpureduce: captured 7 launches, 4 allocations, .* (4612 B entered the GPU) -> full.bin; fault: CUDA_ERROR_ILLEGAL_ADDRESS in fill(float\*, int) at launch #6 (exit 3)\$" "$TMP/.out"
+check_grep "  ...and, after a fault, what the trace lacks (the notes replay's failures would name)" \
+	"^gpureduce: note: the trace lacks what capture could not record, which replay may need: cuMemcpy: host source 0x[0-9a-f]* (64 bytes) is not readable; copy not recorded; unsupported copy form cuMemcpyHtoA_v2: replay will miss these bytes; cuTexObjectCreate: texture and surface objects are not recorded" "$TMP/.out"
 check "dump the trace" sh -c "./dump full.bin >full.txt"
 D=full.txt
 has() { check_grep "$1" "$2" "$D"; }
