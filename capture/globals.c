@@ -64,6 +64,7 @@ static struct {
 	struct cap_map asked;    /* module / library handles asked already */
 	uint64_t *vars;          /* addresses of the variables recorded here */
 	size_t nvars, avars;
+	int full_noted;          /* max_images() reached, said once */
 } GL;
 
 struct image_walk {
@@ -90,12 +91,33 @@ static int image_sym(const char *name, int kind, void *arg)
 	return 0;
 }
 
+/* Images listed at most (GPUREDUCE_GLOBALS_MAX_IMAGES, for the tests): a
+ * program that loads modules without end (a JIT per call) should not grow
+ * this list without end either. */
+static size_t max_images(void)
+{
+	static size_t v;
+	if (!v) {
+		const char *s = getenv("GPUREDUCE_GLOBALS_MAX_IMAGES");
+		v = s && *s && atol(s) > 0 ? (size_t)atol(s) : (size_t)1 << 16;
+	}
+	return v;
+}
+
 void cap_glob_image(const void *img, size_t size)
 {
 	struct image_walk w;
 
 	if (!img || !elf_is_elf(img, size))
 		return;
+	if (GL.nimg >= max_images()) {
+		if (!GL.full_noted)
+			cap_note("%zu module images listed, the most kept: a later module's variables are "
+				 "not recorded in checkpoints unless an earlier image of its kernel names them",
+				 max_images());
+		GL.full_noted = 1;
+		return;
+	}
 	ALLOC_GROW(GL.img, GL.nimg + 1, GL.aimg);
 	w.g = &GL.img[GL.nimg];
 	memset(w.g, 0, sizeof(*w.g));

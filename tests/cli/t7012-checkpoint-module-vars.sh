@@ -57,6 +57,18 @@ check_grep "  ...the last checkpoint holds the new module's 3 variables, not 6" 
 check_exit "  ...replay faults (exit 1)" 1 "$GPUREDUCE" replay u.bin
 check_grep "  ...at launch #1524 (1024 after the reload)" "(launch #1524) in _Z10ring_writePf" "$TMP/.out"
 
+# a program that loads modules without end: past the images listed (here
+# 1), later images are not listed, and a note says so; the reloaded
+# module's variables are still asked for, by the names the first image of
+# the same kernel listed
+check_exit "only 1 module image listed (GPUREDUCE_GLOBALS_MAX_IMAGES=1), reloaded (exit 3)" 3 \
+	env GPUREDUCE_CKPT_ASYNC=0 GPUREDUCE_GLOBALS_MAX_IMAGES=1 "$GPUREDUCE" capture \
+	--checkpoint-every=300 -o m.bin -- ./prog $CUBIN 3000 500
+check_grep "  ...a note says the later one was not listed" \
+	"1 module images listed, the most kept: a later module's variables are not recorded in checkpoints unless an earlier image of its kernel names them" "$TMP/.out"
+check_grep "  ...the reloaded module's variables found by the first image's names" \
+	"from checkpoint [0-9]* at launch #1500 (1 live allocation and 3 module variables" "$TMP/.out"
+
 check_exit "without checkpoints (exit 3)" 3 "$GPUREDUCE" capture --no-checkpoint -o n.bin -- ./prog $CUBIN 2000
 check_no_grep "  ...no module variable is asked for" "name: d_counter" "$(sh -c "\"$GPUREDUCE\" show n.bin >n.yaml; echo n.yaml")"
 check_exit "  ...and the whole run replays to the fault" 1 "$GPUREDUCE" replay n.bin
