@@ -72,11 +72,13 @@ struct image_walk {
 	uint32_t index;
 };
 
-static int image_sym(const char *name, int kind, void *arg)
+static int image_sym(const char *name, int kind, int writable, void *arg)
 {
 	struct image_walk *w = arg;
 
-	if (kind == ELF_SYM_OBJECT) {
+	/* only what a kernel can change: __constant__ variables (no SHF_WRITE)
+	 * change only through the host's copies, which are recorded */
+	if (kind == ELF_SYM_OBJECT && writable) {
 		ALLOC_GROW(w->g->objs, w->g->nobj + 1, w->g->aobj);
 		w->g->objs[w->g->nobj++] = xstrdup(name);
 	} else if (kind == ELF_SYM_FUNC) {
@@ -122,7 +124,7 @@ void cap_glob_image(const void *img, size_t size)
 	w.g = &GL.img[GL.nimg];
 	memset(w.g, 0, sizeof(*w.g));
 	w.index = (uint32_t)GL.nimg++;
-	if (elf_symbols(img, size, image_sym, &w) < 0 || !w.g->nobj) {
+	if (elf_symbols_w(img, size, image_sym, &w) < 0 || !w.g->nobj) {
 		/* no variables: its kernels' links stay, and lead to nothing */
 		for (size_t i = 0; i < w.g->nobj; i++)
 			free(w.g->objs[i]);

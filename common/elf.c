@@ -20,8 +20,27 @@ static int inside(uint64_t off, uint64_t len, size_t size)
 	return off <= size && len <= size - off;
 }
 
+struct plain_fn {
+	int (*fn)(const char *name, int kind, void *arg);
+	void *arg;
+};
+
+static int plain_adapter(const char *name, int kind, int writable, void *arg)
+{
+	struct plain_fn *p = arg;
+	(void)writable;
+	return p->fn ? p->fn(name, kind, p->arg) : 0;
+}
+
 long elf_symbols(const void *img, size_t size,
 		 int (*fn)(const char *name, int kind, void *arg), void *arg)
+{
+	struct plain_fn p = { fn, arg };
+	return elf_symbols_w(img, size, plain_adapter, &p);
+}
+
+long elf_symbols_w(const void *img, size_t size,
+		   int (*fn)(const char *name, int kind, int writable, void *arg), void *arg)
 {
 	const uint8_t *p = img;
 	uint64_t shoff;
@@ -66,8 +85,17 @@ long elf_symbols(const void *img, size_t size,
 			if (!memchr(str + name, 0, (size_t)(strsz - name)))
 				continue;
 			count++;
-			if (fn && fn((const char *)str + name, kind, arg))
-				return count;
+			{
+				/* its section's SHF_WRITE: __device__ (.nv.global*), not
+				 * __constant__ (.nv.constant*) */
+				int w = 0;
+				if (shndx < shnum) {
+					const uint8_t *ssh = p + shoff + (uint64_t)shndx * shentsize;
+					w = (rd64(ssh + 8) & 0x1) != 0;
+				}
+				if (fn && fn((const char *)str + name, kind, w, arg))
+					return count;
+			}
 		}
 	}
 	return count;

@@ -20,6 +20,10 @@
  * when the image is not a well-formed ELF64 file. */
 long elf_symbols(const void *img, size_t size,
 		 int (*fn)(const char *name, int kind, void *arg), void *arg);
+/* The same, also saying whether the symbol's section is writable
+ * (SHF_WRITE): a __device__ variable's is, a __constant__ one's is not. */
+long elf_symbols_w(const void *img, size_t size,
+		   int (*fn)(const char *name, int kind, int writable, void *arg), void *arg);
 /* 1 if the image starts with the ELF magic. */
 int elf_is_elf(const void *img, size_t size);
 

@@ -663,8 +663,10 @@ static CUresult twin_create(struct run *R, const struct tr_alloc *a, size_t ev, 
 		CUmodule mod;
 		size_t gsz = 0;
 		struct strbuf e2 = STRBUF_INIT;
+		/* a variable smaller than the one recorded is another module's
+		 * of the same name: the bytes would not fit, a plain buffer takes them */
 		if (s && load_module(R, s->blob, &mod, &e2) == 0 &&
-		    c->d.ModuleGetGlobal(&tw->ptr, &gsz, mod, a->name) == CUDA_SUCCESS) {
+		    c->d.ModuleGetGlobal(&tw->ptr, &gsz, mod, a->name) == CUDA_SUCCESS && gsz >= a->size) {
 			tw->how = TWIN_GLOBAL;
 			tw->mapped = 1;
 			sb_release(&e2);
