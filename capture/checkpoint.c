@@ -197,18 +197,6 @@ static uint64_t real_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static uint64_t env_u64(const char *name, uint64_t def)
-{
-	const char *s = getenv(name);
-	char *end;
-	unsigned long long v;
-	if (!s || !*s)
-		return def;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	return errno || *end ? def : (uint64_t)v;
-}
-
 void ckpt_carry(const struct trace_writer *w, uint64_t start, uint64_t nrec, uint64_t blob,
 		uint64_t key);
 
@@ -247,31 +235,31 @@ void ckpt_init(void)
 {
 	const char *s = getenv("GPUREDUCE_CKPT");
 	K.on = !(s && !strcmp(s, "0"));
-	K.every_launches = env_u64("GPUREDUCE_CKPT_LAUNCHES", 0);
-	K.every_bytes = env_u64("GPUREDUCE_CKPT_BYTES", 0);
-	K.percent = env_u64("GPUREDUCE_CKPT_PERCENT", 0);
+	K.every_launches = cap_env_u64("GPUREDUCE_CKPT_LAUNCHES", 0);
+	K.every_bytes = cap_env_u64("GPUREDUCE_CKPT_BYTES", 0);
+	K.percent = cap_env_u64("GPUREDUCE_CKPT_PERCENT", 0);
 	K.min_bytes = K.percent ? 1ull << 20 : AUTO_MIN_BYTES;   /* a percentage given: a small floor */
 	if (!K.percent)
 		K.percent = 50;
 	s = getenv("GPUREDUCE_CKPT_ZSTD");
 	K.zstd_level = s && *s ? atoi(s) : -1;
-	K.every_ns = env_u64("GPUREDUCE_CKPT_SECONDS", 0) * 1000000000ull;
-	K.max_bytes = env_u64("GPUREDUCE_MAX_TRACE_BYTES", 0);
-	K.chunk = env_u64("GPUREDUCE_CKPT_CHUNK", 1ull << 20);
-	K.bufsize = env_u64("GPUREDUCE_CKPT_BUFFER", 64ull << 20);
-	K.test_kill = env_u64("GPUREDUCE_CKPT_TEST_KILL", 0);
-	K.cost_ratio = env_u64("GPUREDUCE_CKPT_COST_RATIO", 50);
-	K.first_ns_per_mib = env_u64("GPUREDUCE_CKPT_FIRST_US_PER_MIB", 1000) * 1000;
-	K.bg_ratio = env_u64("GPUREDUCE_CKPT_BG_RATIO", 1);
-	K.async = env_u64("GPUREDUCE_CKPT_ASYNC", 1) != 0;
-	K.snap_pin = env_u64("GPUREDUCE_CKPT_SNAPSHOT_PINNED", 1) != 0;
+	K.every_ns = cap_env_u64("GPUREDUCE_CKPT_SECONDS", 0) * 1000000000ull;
+	K.max_bytes = cap_env_u64("GPUREDUCE_MAX_TRACE_BYTES", 0);
+	K.chunk = cap_env_u64("GPUREDUCE_CKPT_CHUNK", 1ull << 20);
+	K.bufsize = cap_env_u64("GPUREDUCE_CKPT_BUFFER", 64ull << 20);
+	K.test_kill = cap_env_u64("GPUREDUCE_CKPT_TEST_KILL", 0);
+	K.cost_ratio = cap_env_u64("GPUREDUCE_CKPT_COST_RATIO", 50);
+	K.first_ns_per_mib = cap_env_u64("GPUREDUCE_CKPT_FIRST_US_PER_MIB", 1000) * 1000;
+	K.bg_ratio = cap_env_u64("GPUREDUCE_CKPT_BG_RATIO", 1);
+	K.async = cap_env_u64("GPUREDUCE_CKPT_ASYNC", 1) != 0;
+	K.snap_pin = cap_env_u64("GPUREDUCE_CKPT_SNAPSHOT_PINNED", 1) != 0;
 	{
 		/* at most a quarter of the machine's memory, pinned */
 		long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
 		uint64_t def = 8ull << 30, quarter = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz / 4 : def;
-		K.snap_max = env_u64("GPUREDUCE_CKPT_SNAPSHOT_MAX", quarter < def ? quarter : def);
+		K.snap_max = cap_env_u64("GPUREDUCE_CKPT_SNAPSHOT_MAX", quarter < def ? quarter : def);
 	}
-	test_slow_ms = env_u64("GPUREDUCE_CKPT_TEST_SLOW", 0);
+	test_slow_ms = cap_env_u64("GPUREDUCE_CKPT_TEST_SLOW", 0);
 	if (K.chunk < 4096)
 		K.chunk = 4096;
 	if (K.bufsize < K.chunk)

@@ -62,17 +62,20 @@ static void rec_copy(const CUpti_CallbackData *cb, uint32_t type, uint64_t dst, 
 }
 
 /* cuMemcpy/cuMemcpyAsync and peers: direction from the pointers themselves. */
+/* A copy's record type from where its pointers lie (unified addressing);
+ * 0 for host to host, which the GPU is not involved in. */
+static uint32_t unified_type(CUdeviceptr dst, CUdeviceptr src)
+{
+	int d = cap_is_device_ptr(dst), s = cap_is_device_ptr(src);
+	return d && s ? TR_MEMCPY_D2D : d ? TR_MEMCPY_H2D : s ? TR_MEMCPY_D2H : 0;
+}
+
 static void rec_unified_copy(const CUpti_CallbackData *cb, CUdeviceptr dst, CUdeviceptr src,
 			     size_t size, CUstream stream, int async)
 {
-	int d = cap_is_device_ptr(dst), s = cap_is_device_ptr(src);
-	if (d && s)
-		rec_copy(cb, TR_MEMCPY_D2D, dst, src, size, stream, async, 0);
-	else if (d)
-		rec_copy(cb, TR_MEMCPY_H2D, dst, src, size, stream, async, 0);
-	else if (s)
-		rec_copy(cb, TR_MEMCPY_D2H, dst, src, size, stream, async, 0);
-	/* host to host: the GPU is not involved */
+	uint32_t type = unified_type(dst, src);
+	if (type)
+		rec_copy(cb, type, dst, src, size, stream, async, 0);
 }
 
 /* cuMemcpyBatchAsync (CUDA 12.8+; vLLM's KV-cache offload, torchcomms):
@@ -94,10 +97,9 @@ static void rec_batch_copy(const CUpti_CallbackData *cb, const CUdeviceptr *dsts
 	if (!cap_lock_rec())
 		return;
 	for (size_t i = 0; i < count; i++) {
-		int d = cap_is_device_ptr(dsts[i]), sd = cap_is_device_ptr(srcs[i]);
-		uint32_t type = d && sd ? TR_MEMCPY_D2D : d ? TR_MEMCPY_H2D : sd ? TR_MEMCPY_D2H : 0;
+		uint32_t type = unified_type(dsts[i], srcs[i]);
 		if (!type || !sizes[i])
-			continue;   /* host to host: the GPU is not involved */
+			continue;
 		if (type == TR_MEMCPY_H2D &&
 		    cap_host_readable((const void *)(uintptr_t)srcs[i], sizes[i]) != 1) {
 			skipped++;

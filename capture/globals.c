@@ -12,8 +12,9 @@
  * recorded as an ALLOC of kind global); one a kernel uses by itself is
  * never named.
  *
- * So: each module image's variables (defined STT_OBJECT symbols) and
- * kernels (STT_FUNC, by name hash) are listed when the image is loaded
+ * So: each module image's writable variables (defined STT_OBJECT symbols
+ * in SHF_WRITE sections) and, when it has some, its kernels (STT_FUNC, by
+ * name hash) are listed when the image is loaded
  * (cap_glob_image, only when checkpoints are on: the image is valid only
  * during that callback); each launched function is remembered at its
  * first launch (cap_glob_function: no driver call); and when a checkpoint
@@ -70,6 +71,7 @@ static struct {
 struct image_walk {
 	struct gimage *g;
 	uint32_t index;
+	int link;                /* 0: the first pass (variables), 1: the kernels */
 };
 
 static int image_sym(const char *name, int kind, int writable, void *arg)
@@ -78,10 +80,10 @@ static int image_sym(const char *name, int kind, int writable, void *arg)
 
 	/* only what a kernel can change: __constant__ variables (no SHF_WRITE)
 	 * change only through the host's copies, which are recorded */
-	if (kind == ELF_SYM_OBJECT && writable) {
+	if (!w->link && kind == ELF_SYM_OBJECT && writable) {
 		ALLOC_GROW(w->g->objs, w->g->nobj + 1, w->g->aobj);
 		w->g->objs[w->g->nobj++] = xstrdup(name);
-	} else if (kind == ELF_SYM_FUNC) {
+	} else if (w->link && kind == ELF_SYM_FUNC) {
 		uint64_t h = tr_hash(name, strlen(name));
 		struct cap_map_ent *e = cap_map_get(&GL.by_name, h);
 		ALLOC_GROW(GL.link, GL.nlink + 1, GL.alink);
@@ -100,8 +102,9 @@ static size_t max_images(void)
 {
 	static size_t v;
 	if (!v) {
-		const char *s = getenv("GPUREDUCE_GLOBALS_MAX_IMAGES");
-		v = s && *s && atol(s) > 0 ? (size_t)atol(s) : (size_t)1 << 16;
+		v = (size_t)cap_env_u64("GPUREDUCE_GLOBALS_MAX_IMAGES", 0);
+		if (!v)
+			v = (size_t)1 << 16;
 	}
 	return v;
 }
@@ -123,14 +126,20 @@ void cap_glob_image(const void *img, size_t size)
 	ALLOC_GROW(GL.img, GL.nimg + 1, GL.aimg);
 	w.g = &GL.img[GL.nimg];
 	memset(w.g, 0, sizeof(*w.g));
-	w.index = (uint32_t)GL.nimg++;
+	w.index = (uint32_t)GL.nimg;
+	w.link = 0;
 	if (elf_symbols_w(img, size, image_sym, &w) < 0 || !w.g->nobj) {
-		/* no variables: its kernels' links stay, and lead to nothing */
+		/* no variable a kernel could change (most images): nothing to
+		 * ask for, so neither a slot nor its kernels' names */
 		for (size_t i = 0; i < w.g->nobj; i++)
 			free(w.g->objs[i]);
 		free(w.g->objs);
 		memset(w.g, 0, sizeof(*w.g));
+		return;
 	}
+	GL.nimg++;
+	w.link = 1;
+	elf_symbols_w(img, size, image_sym, &w);
 }
 
 void cap_glob_function(uint64_t f, int is_func, uint64_t name_hash)

@@ -125,11 +125,10 @@ static void set_kernel(struct gnode *g, const struct cap_knode *k)
 	g->k.kp = g->k.extra = NULL;
 }
 
-/* One node's parameters; -1 when its type is not recorded. */
+/* One node's parameters (g->h and g->type set); -1 when its type is not
+ * recorded. */
 static int read_node(struct gnode *g)
 {
-	if (cuGraphNodeGetType(g->h, &g->type) != CUDA_SUCCESS)
-		return -1;
 	switch (g->type) {
 	case CU_GRAPH_NODE_TYPE_KERNEL: {
 		CUDA_KERNEL_NODE_PARAMS p;
@@ -281,19 +280,21 @@ static int walk_into(struct walk *w, CUgraph graph, int depth)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		struct gnode *g;
-		CUgraphNodeType type;
+		CUgraphNodeType type = CU_GRAPH_NODE_TYPE_EMPTY;
 		CUgraph child = NULL;
+		int typed = cuGraphNodeGetType(order[i], &type) == CUDA_SUCCESS;
 
-		if (cuGraphNodeGetType(order[i], &type) == CUDA_SUCCESS && type == CU_GRAPH_NODE_TYPE_GRAPH &&
-		    depth < CHILD_DEPTH && cuGraphChildGraphNodeGetGraph(order[i], &child) == CUDA_SUCCESS &&
-		    child && walk_into(w, child, depth + 1) == 0)
+		if (typed && type == CU_GRAPH_NODE_TYPE_GRAPH && depth < CHILD_DEPTH &&
+		    cuGraphChildGraphNodeGetGraph(order[i], &child) == CUDA_SUCCESS && child &&
+		    walk_into(w, child, depth + 1) == 0)
 			continue;
 		w->total++;
 		ALLOC_GROW(w->n, w->nn + 1, w->alloc);
 		g = &w->n[w->nn];
 		memset(g, 0, sizeof(*g));
 		g->h = order[i];
-		if (read_node(g) < 0) {
+		g->type = type;
+		if (!typed || read_node(g) < 0) {
 			free(g->args);
 			memset(g, 0, sizeof(*g));
 			w->skipped++;

@@ -71,10 +71,7 @@ static struct {
 static uint64_t mm_cap(void)
 {
 	if (!M.cap_read) {
-		const char *s = getenv("GPUREDUCE_HOSTMEM_MAX");
-		char *end = NULL;
-		unsigned long long v = s && *s ? strtoull(s, &end, 10) : 0;
-		M.cap = (s && *s && end && !*end) ? (uint64_t)v : (uint64_t)1 << 30;
+		M.cap = cap_env_u64("GPUREDUCE_HOSTMEM_MAX", (uint64_t)1 << 30);
 		M.cap_read = 1;
 	}
 	return M.cap;
@@ -254,10 +251,7 @@ uint64_t cap_mm_onuse_min(void)
 	static uint64_t v;
 	static int read;
 	if (!read) {
-		const char *s = getenv("GPUREDUCE_HOSTMEM_ONUSE");
-		char *end = NULL;
-		unsigned long long x = s && *s ? strtoull(s, &end, 10) : 0;
-		v = (s && *s && end && !*end) ? (uint64_t)x : (uint64_t)16 << 20;
+		v = cap_env_u64("GPUREDUCE_HOSTMEM_ONUSE", (uint64_t)16 << 20);
 		read = 1;
 	}
 	return v;

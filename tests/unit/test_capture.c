@@ -15,6 +15,7 @@
 #include "../../capture/map.c"
 #include "../../capture/hostmem.c"
 #include "../../capture/drvver.c"
+#include "../../capture/env.c"
 #include "../../capture/managed.c"
 #include "unit.h"
 
