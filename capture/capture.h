@@ -117,9 +117,10 @@ void cap_set_corr(uint64_t *correlation, long ev);
  * thread or stored here); the event number or -1. */
 long cap_emit_copy(uint32_t type, uint64_t dst, uint64_t src, uint64_t size, struct CUstream_st *stream,
 		   uint32_t flags);
-/* Lock held: managed, mapped and pinned memory the CPU changed, written
- * (before a copy that may read it). */
-void cap_sync_hostmem(void);
+/* Lock held: managed, mapped and pinned memory the CPU changed, and the
+ * memory of another process that holds src, written (before a
+ * device-to-device copy from src). */
+void cap_sync_hostmem(uint64_t src);
 /* Lock held: one record through the writer; its event number or -1. */
 long cap_write_record(const struct tr_rec *r);
 
@@ -157,15 +158,27 @@ int cap_mm_add(uint64_t dev, const void *host, uint64_t size, int user_pages);
 void cap_mm_del(uint64_t dev);
 /* Before a launch: write each 64 KiB chunk of a tracked allocation that
  * changed since the last call as a MEMCPY_H2D flagged TR_F_HOSTMEM, adding
- * its bytes to *h2d.  launch: a kernel launch, after cap_mm_args: plain
- * pinned memory only where its arguments point (0: a graph launch or a
- * copy: all of it).  Returns 0 or -1 (a write failed). */
-int cap_mm_sync(struct trace_writer *w, uint64_t *h2d, int launch);
+ * its bytes to *h2d.  mode CAP_MM_LAUNCH: a kernel launch, after
+ * cap_mm_args: on-use memory (plain pinned, peer) only where its
+ * arguments point; CAP_MM_COPY: a device-to-device copy, after
+ * cap_mm_copy_src: host memory all of it, peer memory only where the
+ * copy reads; CAP_MM_GRAPH: a graph launch, all of it.  Returns 0 or -1
+ * (a write failed). */
+enum { CAP_MM_COPY = 0, CAP_MM_LAUNCH = 1, CAP_MM_GRAPH = 2 };
+int cap_mm_sync(struct trace_writer *w, uint64_t *h2d, int mode);
 /* Remember plain pinned host memory (not mapped), or a large mapped or
  * registered buffer: not hashed until a launch's arguments point into it
  * (cap_mm_args), then before the launches that do.  user_pages as for
  * cap_mm_add.  cap_mm_del forgets it. */
 void cap_mm_pinned(uint64_t dev, const void *host, uint64_t size, int user_pages);
+/* Remember device memory another process writes (cuIpcOpenMemHandle, an
+ * imported pool pointer or VMM handle): like plain pinned memory, tracked
+ * from the first launch that points into it, but read back from the
+ * device before each launch that does (managed.c). */
+void cap_mm_peer(uint64_t dev, uint64_t size);
+/* A device-to-device copy reads from src: peer memory holding it is
+ * synced by the next cap_mm_sync(CAP_MM_COPY) (and tracked from now on). */
+void cap_mm_copy_src(uint64_t src);
 /* Mapped or registered host memory of at least this many bytes is treated
  * like plain pinned memory (GPUREDUCE_HOSTMEM_ONUSE, default 16 MiB):
  * hashing it before every launch would cost the program ~0.1 ms per MiB
@@ -176,6 +189,7 @@ struct cap_mm_promoted {
 	uint64_t dev, size;
 	uint32_t arg_offset;     /* the argument word's byte offset */
 	int over_cap;            /* passes GPUREDUCE_HOSTMEM_MAX: not hashed */
+	int peer;                /* device memory of another process, not host */
 };
 /* Before a launch (and before cap_mm_sync): every remembered pinned
  * allocation that an 8-byte-aligned word of the argument bytes points into

@@ -78,6 +78,7 @@ static const CUpti_CallbackId handled[] = {
 	CB(cuMemFree_v2), CB(cuMemFreeAsync), CB(cuMemFreeAsync_ptsz),
 	CB(cuMemFreeHost), CB(cuMemHostUnregister), CB(cuMemUnmap),
 	CB(cuModuleUnload), CB(cuLibraryUnload),
+	CB(cuIpcCloseMemHandle), CB(cuMemRelease),
 
 	/* allocations, VMM maps, module globals: inject.c on_alloc_exit */
 	CB(cuMemAlloc_v2), CB(cuMemAllocPitch_v2), CB(cuMemAllocManaged),
@@ -87,6 +88,9 @@ static const CUpti_CallbackId handled[] = {
 	CB(cuMemHostRegister_v2), CB(cuMemHostRegister),
 	CB(cuMemMap),
 	CB(cuModuleGetGlobal_v2), CB(cuLibraryGetGlobal),
+	/* ...and memory another process writes (peer.c's rule, managed.c) */
+	CB(cuIpcOpenMemHandle), CB(cuIpcOpenMemHandle_v2),
+	CB(cuMemPoolImportPointer), CB(cuMemImportFromShareableHandle),
 
 	/* function attributes: inject.c on_driver */
 	CB(cuFuncSetAttribute), CB(cuKernelSetAttribute),

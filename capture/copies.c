@@ -53,7 +53,7 @@ static void rec_copy(const CUpti_CallbackData *cb, uint32_t type, uint64_t dst, 
 	if (!cap_lock_rec())
 		return;
 	if (type == TR_MEMCPY_D2D && !(flags & TR_F_CAPTURED))
-		cap_sync_hostmem();   /* its source may be managed memory the CPU wrote */
+		cap_sync_hostmem(src);   /* its source may be memory the CPU or another process wrote */
 	ev = cap_emit_copy(type, dst, src, size, stream, flags);
 	cap_set_corr(cb->correlationData, ev);
 	cap_unlock();
@@ -106,7 +106,7 @@ static void rec_batch_copy(const CUpti_CallbackData *cb, const CUdeviceptr *dsts
 			continue;
 		}
 		if (type == TR_MEMCPY_D2D && !(flags & TR_F_CAPTURED))
-			cap_sync_hostmem();
+			cap_sync_hostmem(srcs[i]);
 		ev = cap_emit_copy(type, dsts[i], srcs[i], sizes[i], stream, flags);
 		if (first < 0)
 			first = ev;

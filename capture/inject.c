@@ -137,6 +137,7 @@ static struct {                /* all under g_lock */
 	const struct fn_info *last_fi;   /* the last launch's kernel (NULL: see last_name) */
 	struct cap_map live;       /* pointer the free call names -> (recorded addr, kind) */
 	struct cap_map globals;    /* module global address -> 1 */
+	struct cap_map imported;   /* VMM handle imported from another process -> 1 */
 	struct cap_map fns;        /* handle -> (struct fn_info *) */
 	struct cap_map attr_last;  /* hash(kernel, attribute) -> value last carried */
 	unsigned char noted[CUPTI_DRIVER_TRACE_CBID_SIZE];
@@ -663,13 +664,16 @@ static void pinned_args(const char *kernel, const uint8_t *args, uint32_t argsiz
 	size_t n = cap_mm_args(args, argsize, got, ARRAY_SIZE(got));
 
 	for (size_t i = 0; i < n && i < ARRAY_SIZE(got); i++)
-		note_locked("kernel %s (launch #%llu) takes a pointer to pinned host memory at 0x%llx "
+		note_locked("kernel %s (launch #%llu) takes a pointer to %s at 0x%llx "
 			    "(%llu bytes; argument byte %u): %s", kernel && *kernel ? kernel : "?",
-			    (unsigned long long)S.launches, (unsigned long long)got[i].dev,
+			    (unsigned long long)S.launches,
+			    got[i].peer ? "device memory of another process" : "pinned host memory",
+			    (unsigned long long)got[i].dev,
 			    (unsigned long long)got[i].size, got[i].arg_offset,
-			    got[i].over_cap ? "it passes GPUREDUCE_HOSTMEM_MAX, so what the CPU writes "
-			    "into it is not recorded" : "what the CPU writes into it is recorded from "
-			    "this launch on");
+			    got[i].over_cap ? "it passes GPUREDUCE_HOSTMEM_MAX, so what is written "
+			    "into it is not recorded" : got[i].peer ? "its bytes are read back before each "
+			    "launch that points into it, from this one on" : "what the CPU writes into it "
+			    "is recorded from this launch on");
 }
 
 static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
@@ -813,7 +817,7 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	 * launch's: written before the graph's launch) */
 	pinned_args(fi->name, args, argsize);
 	if (!captured)
-		cap_mm_sync(&S.w, &S.h2d, 1);   /* what the CPU wrote into managed/mapped memory */
+		cap_mm_sync(&S.w, &S.h2d, CAP_MM_LAUNCH);   /* what the CPU (or another process) wrote */
 	CAP_LAP(CP_L_MANAGED, t);
 	ev = cap_same_record(&S.w, &r);
 	CAP_LAP(CP_RECORD, t);
@@ -1040,9 +1044,10 @@ long cap_emit_copy(uint32_t type, uint64_t dst, uint64_t src, uint64_t size, str
 	return emit_copy(type, dst, src, size, stream, flags);
 }
 
-void cap_sync_hostmem(void)
+void cap_sync_hostmem(uint64_t src)
 {
-	cap_mm_sync(&S.w, &S.h2d, 0);
+	cap_mm_copy_src(src);
+	cap_mm_sync(&S.w, &S.h2d, CAP_MM_COPY);
 }
 
 long cap_write_record(const struct tr_rec *r)
@@ -1072,7 +1077,7 @@ static void rec_graph(uint32_t type, CUstream stream, uint64_t graph, uint64_t e
 	r.u.graph.graph = graph;
 	r.u.graph.exec = exec;
 	if (type == TR_GRAPH_LAUNCH)
-		cap_mm_sync(&S.w, &S.h2d, 0);
+		cap_mm_sync(&S.w, &S.h2d, CAP_MM_GRAPH);
 	tw_record(&S.w, &r);
 	unlock();
 }
@@ -1349,6 +1354,28 @@ static void rec_alloc_pinned(void *host, uint64_t addr, uint64_t size)
 	unlock();
 }
 
+/* Device memory another process writes (CUDA IPC, an imported pool
+ * pointer or VMM handle): recorded, named by the call that brought it in,
+ * and read back before the launches that point into it (managed.c). */
+static void rec_alloc_peer(uint64_t addr, uint64_t size, uint32_t kind, const char *how)
+{
+	rec_alloc(addr, addr, size, kind, how);
+	if (!addr || !size || !lock_rec())
+		return;
+	cap_mm_peer(addr, size);
+	unlock();
+}
+
+/* The size of the allocation at p, as the driver tells it (0 if unknown). */
+static uint64_t alloc_size_at(CUdeviceptr p)
+{
+	CUdeviceptr base = 0;
+	size_t size = 0;
+	if (cuMemGetAddressRange(&base, &size, p) != CUDA_SUCCESS || base != p)
+		return 0;
+	return size;
+}
+
 /* Pinned host memory as the GPU addresses it, or the host pointer. */
 static uint64_t host_dev_addr(void *p)
 {
@@ -1414,7 +1441,36 @@ static void on_alloc_exit(CUpti_CallbackId cbid, const void *p)
 	}
 	case CB(cuMemMap): {
 		const cuMemMap_params *q = p;
-		rec_alloc(q->ptr, q->ptr, q->size, TR_MEM_VMM, NULL);
+		int imported = 0;
+		if (lock_rec()) {
+			imported = cap_map_get(&S.imported, (uint64_t)q->handle) != NULL;
+			unlock();
+		}
+		if (imported)
+			rec_alloc_peer(q->ptr, q->size, TR_MEM_VMM, "cuMemImportFromShareableHandle");
+		else
+			rec_alloc(q->ptr, q->ptr, q->size, TR_MEM_VMM, NULL);
+		break;
+	}
+	case CB(cuIpcOpenMemHandle): case CB(cuIpcOpenMemHandle_v2): {
+		const cuIpcOpenMemHandle_v2_params *q = p;
+		if (q->pdptr && *q->pdptr)
+			rec_alloc_peer(*q->pdptr, alloc_size_at(*q->pdptr), TR_MEM_DEVICE, "cuIpcOpenMemHandle");
+		break;
+	}
+	case CB(cuMemPoolImportPointer): {
+		const cuMemPoolImportPointer_params *q = p;
+		if (q->ptr_out && *q->ptr_out)
+			rec_alloc_peer(*q->ptr_out, alloc_size_at(*q->ptr_out), TR_MEM_ASYNC,
+				       "cuMemPoolImportPointer");
+		break;
+	}
+	case CB(cuMemImportFromShareableHandle): {
+		const cuMemImportFromShareableHandle_params *q = p;
+		if (q->handle && *q->handle && lock_rec()) {
+			cap_map_put(&S.imported, (uint64_t)*q->handle, 1, 0);
+			unlock();
+		}
 		break;
 	}
 	case CB(cuModuleGetGlobal_v2): {
@@ -1465,6 +1521,15 @@ static int on_free_enter(CUpti_CallbackId cbid, const void *p)
 		return 1;
 	case CB(cuMemUnmap):
 		rec_free(((const cuMemUnmap_params *)p)->ptr);
+		return 1;
+	case CB(cuIpcCloseMemHandle):
+		rec_free(((const cuIpcCloseMemHandle_params *)p)->dptr);
+		return 1;
+	case CB(cuMemRelease):
+		if (lock_rec()) {
+			cap_map_del(&S.imported, (uint64_t)((const cuMemRelease_params *)p)->handle, NULL, NULL);
+			unlock();
+		}
 		return 1;
 	case CB(cuModuleUnload): case CB(cuLibraryUnload):
 		fns_invalidate();

@@ -36,12 +36,24 @@
  * cudaHostRegister); smaller ones, and managed memory (whose pointers
  * often sit in structs in memory), are hashed before every launch.  A
  * pointer that reaches the kernel only through memory (a table of
- * pointers) is not seen.  The test per word: one compare against the span of all pinned
+ * pointers) is not seen.
+ *
+ * Device memory another process writes follows the same on-use rule
+ * (cap_mm_peer): a buffer opened with cuIpcOpenMemHandle, a pointer
+ * imported from another process's pool, a range mapped from an imported
+ * VMM handle.  Its bytes change without any call in this process (the
+ * exporter's kernels and copies), so before each launch that points into
+ * it, and before a device-to-device copy that reads it, it is read back
+ * (cuMemcpyDtoH: the launches before it are done) and its changed chunks
+ * are written the same way; at a graph launch every such buffer a launch
+ * pointed into is.  Replay then holds the bytes the kernel read.  The test per word: one compare against the span of all pinned
  * ranges, then one bit of a 64 Ki-bit filter over their 2 MiB regions,
  * then a binary search where the bit is set.
  */
 #include <stdlib.h>
 #include <string.h>
+
+#include <cuda.h>
 
 #include "../common/util.h"
 #include "capture.h"
@@ -59,6 +71,8 @@ struct mm_alloc {
 				  * unmap them while registered, so check first */
 	int on_use;              /* plain pinned: synced before launches that point into it */
 	int used;                /* ...and this launch does */
+	int peer;                /* device memory another process writes: host is
+				  * NULL, the bytes are read back (cuMemcpyDtoH) */
 };
 
 static struct {
@@ -66,6 +80,9 @@ static struct {
 	size_t n, alloc;
 	uint64_t cap, total;     /* bytes hashed per launch: limit, tracked sum */
 	int cap_read;
+	uint8_t *stage;          /* a peer buffer's bytes, read back */
+	size_t stage_len;
+	int unread_noted;
 } M;
 
 static uint64_t mm_cap(void)
@@ -84,11 +101,11 @@ static size_t nchunks(uint64_t size)
 
 static void mm_untrack(uint64_t dev);
 
-int cap_mm_add(uint64_t dev, const void *host, uint64_t size, int user_pages)
+static int mm_add(uint64_t dev, const void *host, uint64_t size, int user_pages, int peer)
 {
 	struct mm_alloc *m;
 
-	if (!dev || !host || !size)
+	if (!dev || (!host && !peer) || !size)
 		return 0;
 	mm_untrack(dev);
 	ALLOC_GROW(M.a, M.n + 1, M.alloc);
@@ -98,6 +115,7 @@ int cap_mm_add(uint64_t dev, const void *host, uint64_t size, int user_pages)
 	m->host = host;
 	m->size = size;
 	m->user_pages = user_pages;
+	m->peer = peer;
 	if (M.total + size > mm_cap())
 		return -1;
 	m->tracked = 1;
@@ -105,6 +123,11 @@ int cap_mm_add(uint64_t dev, const void *host, uint64_t size, int user_pages)
 	m->hash = xcalloc(nchunks(size), sizeof(*m->hash));
 	m->seen = xcalloc(nchunks(size), 1);
 	return 0;
+}
+
+int cap_mm_add(uint64_t dev, const void *host, uint64_t size, int user_pages)
+{
+	return mm_add(dev, host, size, user_pages, 0);
 }
 
 static void pin_del(uint64_t dev);
@@ -138,35 +161,59 @@ void cap_mm_del(uint64_t dev)
 	mm_untrack(dev);
 }
 
-/* Write one changed chunk as a flagged H2D record. */
-static int emit_chunk(struct trace_writer *w, const struct mm_alloc *m, uint64_t off,
-		      uint64_t len, uint64_t *h2d)
+/* Write one changed chunk (its bytes at bytes + off) as a flagged H2D
+ * record; a peer buffer's has no host source. */
+static int emit_chunk(struct trace_writer *w, const struct mm_alloc *m, const uint8_t *bytes,
+		      uint64_t off, uint64_t len, uint64_t *h2d)
 {
-	struct tr_copy c = { .dst = m->dev + off, .src = (uint64_t)(uintptr_t)(m->host + off),
-			     .size = len, .flags = TR_F_HOSTMEM };
+	struct tr_copy c = { .dst = m->dev + off, .size = len, .flags = TR_F_HOSTMEM };
 
-	if (tw_h2d_data(w, &c, m->host + off) < 0)
+	c.src = m->peer ? 0 : (uint64_t)(uintptr_t)(m->host + off);
+	if (tw_h2d_data(w, &c, bytes + off) < 0)
 		return -1;
 	*h2d += len;
 	return 0;
 }
 
-int cap_mm_sync(struct trace_writer *w, uint64_t *h2d, int launch)
+/* A peer buffer's bytes as the GPU holds them now, or NULL (noted once). */
+static const uint8_t *peer_read(const struct mm_alloc *m)
+{
+	if (M.stage_len < m->size) {
+		free(M.stage);
+		M.stage = malloc((size_t)m->size);
+		M.stage_len = M.stage ? (size_t)m->size : 0;
+	}
+	if (M.stage && cuMemcpyDtoH(M.stage, (CUdeviceptr)m->dev, (size_t)m->size) == CUDA_SUCCESS)
+		return M.stage;
+	if (!M.unread_noted++)
+		cap_note("memory of another process at 0x%llx (%llu bytes) could not be read back before a "
+			 "launch: replay will miss what that process wrote there",
+			 (unsigned long long)m->dev, (unsigned long long)m->size);
+	return NULL;
+}
+
+int cap_mm_sync(struct trace_writer *w, uint64_t *h2d, int mode)
 {
 	for (size_t i = 0; i < M.n; i++) {
 		struct mm_alloc *m = &M.a[i];
-		int skip = launch && m->on_use && !m->used;
+		const uint8_t *bytes;
+		/* on-use memory: at a launch, only where it points; at a copy,
+		 * peer memory only where the copy reads */
+		int skip = m->on_use && !m->used &&
+			   (mode == CAP_MM_LAUNCH || (mode == CAP_MM_COPY && m->peer));
 		m->used = 0;
 		if (!m->tracked || skip ||
 		    (m->user_pages && cap_host_readable(m->host, (size_t)m->size) == 0))
 			continue;
+		if (!(bytes = m->peer ? peer_read(m) : m->host))
+			continue;
 		for (size_t c = 0; c < nchunks(m->size); c++) {
 			uint64_t off = (uint64_t)c * CHUNK;
 			uint64_t len = m->size - off < CHUNK ? m->size - off : CHUNK;
-			uint64_t h = tr_hash(m->host + off, (size_t)len);
+			uint64_t h = tr_hash(bytes + off, (size_t)len);
 			if (m->seen[c] && m->hash[c] == h)
 				continue;
-			if (emit_chunk(w, m, off, len, h2d) < 0)
+			if (emit_chunk(w, m, bytes, off, len, h2d) < 0)
 				return -1;
 			m->hash[c] = h;
 			m->seen[c] = 1;
@@ -185,6 +232,7 @@ struct mm_pin {
 	uint64_t size;
 	int tracked;             /* a launch pointed into it: in M (on_use) */
 	int user_pages;          /* registered: check readability (cap_mm_add) */
+	int peer;                /* device memory another process writes (host NULL) */
 };
 
 static struct {
@@ -257,11 +305,11 @@ uint64_t cap_mm_onuse_min(void)
 	return v;
 }
 
-void cap_mm_pinned(uint64_t dev, const void *host, uint64_t size, int user_pages)
+static void pin_add(uint64_t dev, const void *host, uint64_t size, int user_pages, int peer)
 {
 	size_t i;
 
-	if (!dev || !host || !size || dev + size < dev)
+	if (!dev || (!host && !peer) || !size || dev + size < dev)
 		return;
 	cap_mm_del(dev);
 	/* a range the driver handed out again: drop what it overlaps */
@@ -270,12 +318,60 @@ void cap_mm_pinned(uint64_t dev, const void *host, uint64_t size, int user_pages
 	i = pin_upper(dev);
 	ALLOC_GROW(P.a, P.n + 1, P.alloc);
 	memmove(&P.a[i + 1], &P.a[i], (P.n - i) * sizeof(*P.a));
-	P.a[i] = (struct mm_pin){ dev, host, size, 0, user_pages };
+	P.a[i] = (struct mm_pin){ dev, host, size, 0, user_pages, peer };
 	P.n++;
 	pin_mark(&P.a[i]);
 	P.lo = P.a[0].dev;   /* sorted: the first starts lowest */
 	if (dev + size > P.hi)
 		P.hi = dev + size;
+}
+
+void cap_mm_pinned(uint64_t dev, const void *host, uint64_t size, int user_pages)
+{
+	pin_add(dev, host, size, user_pages, 0);
+}
+
+void cap_mm_peer(uint64_t dev, uint64_t size)
+{
+	pin_add(dev, NULL, size, 0, 1);
+}
+
+/* The remembered range holding addr, or NULL. */
+static struct mm_pin *pin_at(uint64_t addr)
+{
+	size_t i;
+	if (addr - P.lo >= P.hi - P.lo)
+		return NULL;
+	i = pin_upper(addr);
+	return i && addr - P.a[i - 1].dev < P.a[i - 1].size ? &P.a[i - 1] : NULL;
+}
+
+/* p is used by what comes next: tracked from now on (1 when it was not). */
+static int pin_use(struct mm_pin *p, int *over)
+{
+	struct mm_alloc *m;
+	int fresh = !p->tracked;
+
+	*over = 0;
+	if (fresh) {
+		*over = mm_add(p->dev, p->host, p->size, p->user_pages, p->peer) < 0;
+		p->tracked = 1;
+	}
+	if ((m = mm_find(p->dev))) {
+		m->on_use = 1;
+		m->used = 1;
+	}
+	return fresh;
+}
+
+void cap_mm_copy_src(uint64_t src)
+{
+	struct mm_pin *p;
+	int over;
+
+	/* the range holding the copy's first byte (a copy reads one buffer) */
+	if (P.n && (p = pin_at(src)) && p->peer)
+		pin_use(p, &over);
 }
 
 size_t cap_mm_args(const uint8_t *args, uint32_t argsize, struct cap_mm_promoted *out, size_t max)
@@ -317,17 +413,11 @@ size_t cap_mm_args(const uint8_t *args, uint32_t argsize, struct cap_mm_promoted
 			continue;
 		{
 			struct mm_pin *p = &P.a[i - 1];
-			struct mm_alloc *m;
-			if (!p->tracked) {
-				int over = cap_mm_add(p->dev, p->host, p->size, p->user_pages) < 0;
-				p->tracked = 1;
+			int over;
+			if (pin_use(p, &over)) {
 				if (got < max)
-					out[got] = (struct cap_mm_promoted){ p->dev, p->size, off, over };
+					out[got] = (struct cap_mm_promoted){ p->dev, p->size, off, over, p->peer };
 				got++;
-			}
-			if ((m = mm_find(p->dev))) {
-				m->on_use = 1;
-				m->used = 1;
 			}
 		}
 	}

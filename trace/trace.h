@@ -94,7 +94,8 @@ enum tr_codec {
 #define TR_F_CAPTURED 0x2u /* issued during stream capture: did not run then */
 #define TR_F_FILL 0x4u     /* H2D written by shrink: bytes are cand_fill(src as seed) */
 #define TR_F_HOSTMEM 0x8u  /* H2D written by capture before a launch: managed/mapped host
-			    * memory content the CPU changed (no copy call made it) */
+			    * memory content the CPU changed, or device memory another
+			    * process wrote (no copy call made it) */
 #define TR_F_CHECKPOINT 0x10u /* H2D written by a checkpoint: the content the memory held */
 #define TR_F_SAME 0x80u    /* (2.0) LAUNCH, on disk only: name, layout and argument bytes
 			    * are those of the LAUNCH `back` records before it (this one's

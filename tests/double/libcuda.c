@@ -89,6 +89,10 @@
  *    address lies relative to the nearest allocation.
  *  - cuStreamIsCapturing always says NONE (no graphs), so the capture
  *    library can run inside a program that uses the double.
+ *  - CUDA IPC between processes (cuIpcGetMemHandle, cuIpcOpenMemHandle,
+ *    cuIpcCloseMemHandle): the exported buffer's pages move into a POSIX
+ *    shared-memory object that the opener maps between guards of its own
+ *    (see "IPC" below).
  *  - cuPointerGetAttribute answers CU_POINTER_ATTRIBUTE_MEMORY_TYPE only:
  *    DEVICE inside a live allocation or accessible VMM mapping.
  *  - TMA tensor maps: cuTensorMapEncodeTiled, cuTensorMapEncodeIm2col (the
@@ -177,7 +181,7 @@
 
 /* ---- state ------------------------------------------------------------- */
 
-enum region_kind { R_ALLOC, R_GLOBAL, R_RESERVE };
+enum region_kind { R_ALLOC, R_GLOBAL, R_RESERVE, R_IPC };
 
 struct vmm_handle {
 	int live;
@@ -193,7 +197,8 @@ struct mapping {
 	int prot;                   /* PROT_NONE / PROT_READ / PROT_READ|PROT_WRITE */
 };
 
-/* A cuMemAlloc buffer, a module global or a VMM reservation. */
+/* A cuMemAlloc buffer, a module global, a VMM reservation or a buffer
+ * of another process opened with cuIpcOpenMemHandle. */
 struct region {
 	int kind, live;
 	uintptr_t user;             /* buffer / reservation start */
@@ -202,6 +207,8 @@ struct region {
 	size_t maplen;
 	struct mapping *maps;       /* R_RESERVE: live mappings */
 	size_t nmaps, amaps;
+	char shm[32];               /* R_ALLOC exported by cuIpcGetMemHandle: its
+				     * pages' shared-memory object ("" if none) */
 };
 
 struct CUctx_st { int device; };
@@ -577,7 +584,11 @@ static void buffer_free(struct region *r)
 	mmap((void *)(r->map + GUARD), data, PROT_NONE,
 	     MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	r->live = 0;
-	S.allocated -= r->size;
+	if (r->shm[0])
+		shm_unlink(r->shm);   /* opened elsewhere: their mapping stays */
+	r->shm[0] = 0;
+	if (r->kind != R_IPC)
+		S.allocated -= r->size;
 }
 
 /* Replace [p, p+n) of a reservation by fresh PROT_NONE memory. */
@@ -651,7 +662,8 @@ static void describe_addr(uintptr_t a, char *buf, size_t len)
 		struct region *r = S.regions[i];
 		if (a < r->map || a - r->map >= r->maplen)
 			continue;
-		const char *what = r->kind == R_GLOBAL ? "global" : "allocation";
+		const char *what = r->kind == R_GLOBAL ? "global" : r->kind == R_IPC ?
+			"IPC-opened buffer" : "allocation";
 		if (r->kind == R_RESERVE) {
 			struct mapping *m = r->live ? find_mapping(r, a) : NULL;
 			if (!r->live)
@@ -743,7 +755,7 @@ static void context_destroy(void)
 {
 	for (size_t i = 0; i < S.nregions; i++) {
 		struct region *r = S.regions[i];
-		if (r->live && r->kind == R_ALLOC)
+		if (r->live && (r->kind == R_ALLOC || r->kind == R_IPC))
 			buffer_free(r);
 	}
 	for (struct CUmod_st *m = S.modules; m; m = m->next)
@@ -1320,6 +1332,136 @@ CUresult cuMemGetAddressRange(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dp)
 			*psize = size;
 		r = CUDA_SUCCESS;
 		break;
+	}
+out:
+	return leave(r);
+}
+
+/* ---- IPC: a buffer another process opens --------------------------------
+ * cuIpcGetMemHandle moves the buffer's pages (guards excluded) into a POSIX
+ * shared-memory object, mapped over them at the same address, and names it
+ * in the handle; cuIpcOpenMemHandle in another process maps that object
+ * between guards of its own (R_IPC), so both see every write, as two
+ * processes on one GPU do.  The object is unlinked when the exporter frees
+ * the buffer.  Opening a handle in the process that made it is refused
+ * (CUDA_ERROR_INVALID_CONTEXT), as by the driver. */
+struct ipc_handle {
+	char magic[8];              /* "DBLIPC01" */
+	uint64_t data, off, size;   /* pages shared; the buffer's offset in them; its size */
+	char name[32];
+};
+
+CUresult cuIpcGetMemHandle(CUipcMemHandle *h, CUdeviceptr dp)
+{
+	CUresult r = enter_ctx();
+	struct region *reg = NULL;
+	struct ipc_handle ih;
+	size_t data;
+	int fd = -1;
+
+	if (r)
+		goto out;
+	r = CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < S.nregions; i++)
+		if (S.regions[i]->live && S.regions[i]->kind == R_ALLOC && S.regions[i]->user == (uintptr_t)dp)
+			reg = S.regions[i];
+	if (!h || !reg)
+		goto out;
+	data = reg->maplen - 2 * GUARD;
+	if (!reg->shm[0]) {
+		static unsigned seq;
+		void *m;
+		char name[32];
+		snprintf(name, sizeof(name), "/grdbl-%d-%u", (int)getpid(), seq++);
+		fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+		if (fd < 0 || ftruncate(fd, (off_t)data) ||
+		    pwrite(fd, (void *)(reg->map + GUARD), data, 0) != (ssize_t)data) {
+			if (fd >= 0)
+				shm_unlink(name);
+			r = CUDA_ERROR_OUT_OF_MEMORY;
+			goto out;
+		}
+		m = mmap((void *)(reg->map + GUARD), data, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+		if (m == MAP_FAILED) {
+			shm_unlink(name);
+			r = CUDA_ERROR_OUT_OF_MEMORY;
+			goto out;
+		}
+		snprintf(reg->shm, sizeof(reg->shm), "%s", name);
+	}
+	memset(&ih, 0, sizeof(ih));
+	memcpy(ih.magic, "DBLIPC01", 8);
+	ih.data = data;
+	ih.off = reg->user - (reg->map + GUARD);
+	ih.size = reg->size;
+	snprintf(ih.name, sizeof(ih.name), "%s", reg->shm);
+	memset(h, 0, sizeof(*h));
+	memcpy(h->reserved, &ih, sizeof(ih));
+	r = CUDA_SUCCESS;
+out:
+	if (fd >= 0)
+		close(fd);
+	return leave(r);
+}
+
+CUresult cuIpcOpenMemHandle(CUdeviceptr *pdptr, CUipcMemHandle h, unsigned int flags)
+{
+	CUresult r = enter_ctx();
+	struct ipc_handle ih;
+	struct region *reg;
+	char mine[32];
+	void *m = MAP_FAILED;
+	int fd = -1;
+
+	(void)flags;
+	if (r)
+		goto out;
+	memcpy(&ih, h.reserved, sizeof(ih));
+	ih.name[sizeof(ih.name) - 1] = 0;
+	snprintf(mine, sizeof(mine), "/grdbl-%d-", (int)getpid());
+	r = CUDA_ERROR_INVALID_VALUE;
+	if (!pdptr || memcmp(ih.magic, "DBLIPC01", 8) || !ih.data || ih.data % S.page ||
+	    ih.off > ih.data || ih.size > ih.data - ih.off)
+		goto out;
+	if (!strncmp(ih.name, mine, strlen(mine))) {
+		r = CUDA_ERROR_INVALID_CONTEXT;
+		goto out;
+	}
+	if ((fd = shm_open(ih.name, O_RDWR, 0)) < 0)
+		goto out;   /* freed by its owner, or never made */
+	m = dev_mmap(GUARD + ih.data + GUARD);
+	r = CUDA_ERROR_OUT_OF_MEMORY;
+	if (m == MAP_FAILED)
+		goto out;
+	if (mmap((char *)m + GUARD, ih.data, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED)
+		goto out;
+	reg = region_add(R_IPC, (uintptr_t)m + GUARD + ih.off, ih.size, (uintptr_t)m, GUARD + ih.data + GUARD);
+	if (!reg)
+		goto out;
+	*pdptr = (CUdeviceptr)reg->user;
+	m = MAP_FAILED;
+	r = CUDA_SUCCESS;
+out:
+	if (m != MAP_FAILED)
+		munmap(m, GUARD + ih.data + GUARD);
+	if (fd >= 0)
+		close(fd);
+	return leave(r);
+}
+
+CUresult cuIpcCloseMemHandle(CUdeviceptr dp)
+{
+	CUresult r = enter_ctx();
+	if (r)
+		goto out;
+	r = CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < S.nregions; i++) {
+		struct region *reg = S.regions[i];
+		if (reg->live && reg->kind == R_IPC && reg->user == (uintptr_t)dp) {
+			buffer_free(reg);
+			r = CUDA_SUCCESS;
+			break;
+		}
 	}
 out:
 	return leave(r);

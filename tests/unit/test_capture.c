@@ -19,6 +19,26 @@
 #include "../../capture/managed.c"
 #include "unit.h"
 
+/* managed.c's peer memory reads the device with cuMemCpyDtoH and notes
+ * what it cannot read: here a "device address" is a host address, and a
+ * read of the address in fail_dtoh fails. */
+static uint64_t fail_dtoh;
+static int notes;
+
+CUresult cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t n)
+{
+	if (src == fail_dtoh)
+		return CUDA_ERROR_ILLEGAL_ADDRESS;
+	memcpy(dst, (const void *)(uintptr_t)src, n);
+	return CUDA_SUCCESS;
+}
+
+void cap_note(const char *fmt, ...)
+{
+	(void)fmt;
+	notes++;
+}
+
 #define MODEL_KEYS 300
 
 UNIT_TEST(capture_map_model)
@@ -277,8 +297,8 @@ UNIT_TEST(capture_pinned_model)
 }
 
 /* Syncing tracked plain pinned memory (managed.c): before a launch only
- * where its arguments point (cap_mm_args, then cap_mm_sync(..., 1)), before
- * a graph launch or a copy all of it (cap_mm_sync(..., 0)); mapped memory
+ * where its arguments point (cap_mm_args, then CAP_MM_LAUNCH), before
+ * a graph launch or a copy all of it (CAP_MM_COPY); mapped memory
  * before every launch.  Counted by the H2D records written. */
 static int h2d_records(const char *path)
 {
@@ -315,14 +335,14 @@ UNIT_TEST(capture_pinned_sync)
 	CHECK(cap_mm_add((uint64_t)(uintptr_t)mapped, mapped, sizeof(mapped), 0) == 0);
 	/* launch 1 points at the pinned buffer: both written */
 	CHECK(cap_mm_args((const uint8_t *)&P, 8, got, 4) == 1);
-	CHECK(cap_mm_sync(&w, &h2d, 1) == 0);
+	CHECK(cap_mm_sync(&w, &h2d, CAP_MM_LAUNCH) == 0);
 	CHECK(h2d == sizeof(pinned) + sizeof(mapped));
 	/* the CPU changes both; launch 2 does not point at the pinned one:
 	 * the mapped one only */
 	pinned[5]++, mapped[5]++;
 	h2d = 0;
 	CHECK(cap_mm_args((const uint8_t *)&other, 8, got, 4) == 0);
-	CHECK(cap_mm_sync(&w, &h2d, 1) == 0);
+	CHECK(cap_mm_sync(&w, &h2d, CAP_MM_LAUNCH) == 0);
 	CHECK(h2d == sizeof(mapped));
 	/* launch 3 points into it again (its last byte): its change now */
 	h2d = 0;
@@ -330,17 +350,107 @@ UNIT_TEST(capture_pinned_sync)
 		uint64_t last = P + sizeof(pinned) - 1;
 		CHECK(cap_mm_args((const uint8_t *)&last, 8, got, 4) == 0);
 	}
-	CHECK(cap_mm_sync(&w, &h2d, 1) == 0);
+	CHECK(cap_mm_sync(&w, &h2d, CAP_MM_LAUNCH) == 0);
 	CHECK(h2d == sizeof(pinned));
 	/* a change, then a graph launch or a copy (not a kernel launch): written */
 	pinned[6]++;
 	h2d = 0;
-	CHECK(cap_mm_sync(&w, &h2d, 0) == 0);
+	CHECK(cap_mm_sync(&w, &h2d, CAP_MM_COPY) == 0);
 	CHECK(h2d == sizeof(pinned));
 	cap_mm_del(P);
 	cap_mm_del((uint64_t)(uintptr_t)mapped);
 	CHECK(tw_close(&w) == 0);
 	CHECK(h2d_records(path) == 5);
+	unlink(path);
+	sb_release(&err);
+}
+
+/* Device memory of another process (cap_mm_peer): read back and written
+ * before a launch that points into it, from the first such launch on;
+ * before a device-to-device copy only when the copy reads from it; at a
+ * graph launch once tracked; unchanged chunks not again; a buffer that
+ * cannot be read is skipped with one note. */
+UNIT_TEST(capture_peer_sync)
+{
+	static uint8_t peer[200000], other_peer[1000];
+	char path[] = "/tmp/gpureduce-unitq-XXXXXX";
+	int fd = mkstemp(path);
+	struct trace_writer w;
+	struct strbuf err = STRBUF_INIT;
+	struct cap_mm_promoted got[4];
+	uint64_t h2d = 0, D = (uint64_t)(uintptr_t)peer, O = (uint64_t)(uintptr_t)other_peer;
+	uint64_t words[2] = { 0x1234, D + 5000 };
+
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	close(fd);
+	memset(&w, 0, sizeof(w));
+	CHECK(tw_open(&w, path, &err) == 0);
+	cap_mm_peer(D, sizeof(peer));
+	cap_mm_peer(O, sizeof(other_peer));
+	/* a launch that points at neither: nothing read */
+	CHECK(cap_mm_args((const uint8_t *)words, 8, got, 4) == 0);
+	CHECK(cap_mm_sync(&w, &h2d, CAP_MM_LAUNCH) == 0);
+	CHECK_EQ_U(h2d, 0);
+	/* nor at a copy from elsewhere, nor a graph launch before any use */
+	cap_mm_copy_src(0x7f0000000000ull);
+	CHECK(cap_mm_sync(&w, &h2d, CAP_MM_COPY) == 0);
+	CHECK(cap_mm_sync(&w, &h2d, CAP_MM_GRAPH) == 0);
+	CHECK_EQ_U(h2d, 0);
+	/* the first launch into it (its second word): promoted, a peer, all
+	 * of it written */
+	CHECK(cap_mm_args((const uint8_t *)words, sizeof(words), got, 4) == 1);
+	CHECK(got[0].peer == 1 && got[0].dev == D && got[0].arg_offset == 8 && !got[0].over_cap);
+	CHECK(cap_mm_sync(&w, &h2d, CAP_MM_LAUNCH) == 0);
+	CHECK_EQ_U(h2d, sizeof(peer));
+	/* the other process writes one byte of chunk 2; a launch elsewhere
+	 * does not read it, the next one into it writes that chunk only */
+	peer[2 * 65536 + 7] ^= 0x5a;
+	h2d = 0;
+	CHECK(cap_mm_args((const uint8_t *)words, 8, got, 4) == 0);
+	CHECK(cap_mm_sync(&w, &h2d, CAP_MM_LAUNCH) == 0);
+	CHECK_EQ_U(h2d, 0);
+	CHECK(cap_mm_args((const uint8_t *)&words[1], 8, got, 4) == 0);
+	CHECK(cap_mm_sync(&w, &h2d, CAP_MM_LAUNCH) == 0);
+	CHECK_EQ_U(h2d, 65536);
+	/* a device-to-device copy: from elsewhere nothing, from it the change */
+	peer[9] ^= 1;
+	h2d = 0;
+	cap_mm_copy_src(O + sizeof(other_peer));   /* just past the other one */
+	CHECK(cap_mm_sync(&w, &h2d, CAP_MM_COPY) == 0);
+	CHECK_EQ_U(h2d, 0);
+	cap_mm_copy_src(D + 100);
+	CHECK(cap_mm_sync(&w, &h2d, CAP_MM_COPY) == 0);
+	CHECK_EQ_U(h2d, 65536);
+	/* a copy from the untracked other one starts tracking it */
+	h2d = 0;
+	cap_mm_copy_src(O);
+	CHECK(cap_mm_sync(&w, &h2d, CAP_MM_COPY) == 0);
+	CHECK_EQ_U(h2d, sizeof(other_peer));
+	/* a graph launch: every tracked peer buffer, its changes */
+	peer[199999] ^= 1;
+	other_peer[0] ^= 1;
+	h2d = 0;
+	CHECK(cap_mm_sync(&w, &h2d, CAP_MM_GRAPH) == 0);
+	CHECK_EQ_U(h2d, (sizeof(peer) - 3 * 65536) + sizeof(other_peer));
+	/* unreadable: skipped, one note however often */
+	fail_dtoh = D;
+	notes = 0;
+	peer[0] ^= 1;
+	h2d = 0;
+	for (int i = 0; i < 3; i++) {
+		CHECK(cap_mm_args((const uint8_t *)&words[1], 8, got, 4) == 0);
+		CHECK(cap_mm_sync(&w, &h2d, CAP_MM_LAUNCH) == 0);
+	}
+	CHECK_EQ_U(h2d, 0);
+	CHECK(notes == 1);
+	fail_dtoh = 0;
+	cap_mm_del(D);
+	cap_mm_del(O);
+	CHECK(tw_close(&w) == 0);
+	/* 4 chunks + 1 + 1 + 1 (other) + 2 (graph) */
+	CHECK(h2d_records(path) == 4 + 1 + 1 + 1 + 2);
 	unlink(path);
 	sb_release(&err);
 }
