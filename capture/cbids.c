@@ -79,6 +79,7 @@ static const CUpti_CallbackId handled[] = {
 	CB(cuMemFreeHost), CB(cuMemHostUnregister), CB(cuMemUnmap),
 	CB(cuModuleUnload), CB(cuLibraryUnload),
 	CB(cuIpcCloseMemHandle), CB(cuMemRelease),
+	CB(cuGraphicsUnmapResources), CB(cuGraphicsUnmapResources_ptsz),
 
 	/* allocations, VMM maps, module globals: inject.c on_alloc_exit */
 	CB(cuMemAlloc_v2), CB(cuMemAllocPitch_v2), CB(cuMemAllocManaged),
@@ -88,9 +89,10 @@ static const CUpti_CallbackId handled[] = {
 	CB(cuMemHostRegister_v2), CB(cuMemHostRegister),
 	CB(cuMemMap),
 	CB(cuModuleGetGlobal_v2), CB(cuLibraryGetGlobal),
-	/* ...and memory another process writes (peer.c's rule, managed.c) */
+	/* ...and memory another process or API writes (managed.c's peer rule) */
 	CB(cuIpcOpenMemHandle), CB(cuIpcOpenMemHandle_v2),
 	CB(cuMemPoolImportPointer), CB(cuMemImportFromShareableHandle),
+	CB(cuExternalMemoryGetMappedBuffer), CB(cuGraphicsResourceGetMappedPointer_v2),
 
 	/* function attributes: inject.c on_driver */
 	CB(cuFuncSetAttribute), CB(cuKernelSetAttribute),

@@ -138,6 +138,7 @@ static struct {                /* all under g_lock */
 	struct cap_map live;       /* pointer the free call names -> (recorded addr, kind) */
 	struct cap_map globals;    /* module global address -> 1 */
 	struct cap_map imported;   /* VMM handle imported from another process -> 1 */
+	struct cap_map gfx;        /* graphics resource mapped now -> its pointer */
 	struct cap_map fns;        /* handle -> (struct fn_info *) */
 	struct cap_map attr_last;  /* hash(kernel, attribute) -> value last carried */
 	unsigned char noted[CUPTI_DRIVER_TRACE_CBID_SIZE];
@@ -1354,9 +1355,10 @@ static void rec_alloc_pinned(void *host, uint64_t addr, uint64_t size)
 	unlock();
 }
 
-/* Device memory another process writes (CUDA IPC, an imported pool
- * pointer or VMM handle): recorded, named by the call that brought it in,
- * and read back before the launches that point into it (managed.c). */
+/* Device memory another process or API writes (CUDA IPC, an imported
+ * pool pointer or VMM handle, external memory, a mapped graphics
+ * resource): recorded, named by the call that brought it in, and read back
+ * before the launches that point into it (managed.c). */
 static void rec_alloc_peer(uint64_t addr, uint64_t size, uint32_t kind, const char *how)
 {
 	rec_alloc(addr, addr, size, kind, how);
@@ -1465,6 +1467,24 @@ static void on_alloc_exit(CUpti_CallbackId cbid, const void *p)
 				       "cuMemPoolImportPointer");
 		break;
 	}
+	case CB(cuExternalMemoryGetMappedBuffer): {
+		const cuExternalMemoryGetMappedBuffer_params *q = p;
+		if (q->devPtr && *q->devPtr && q->bufferDesc)
+			rec_alloc_peer(*q->devPtr, q->bufferDesc->size, TR_MEM_DEVICE, "cuExternalMemoryGetMappedBuffer");
+		break;
+	}
+	case CB(cuGraphicsResourceGetMappedPointer_v2): {
+		const cuGraphicsResourceGetMappedPointer_v2_params *q = p;
+		if (!q->pDevPtr || !*q->pDevPtr)
+			break;
+		rec_alloc_peer(*q->pDevPtr, q->pSize ? *q->pSize : alloc_size_at(*q->pDevPtr), TR_MEM_DEVICE,
+			       "cuGraphicsResourceGetMappedPointer");
+		if (lock_rec()) {   /* freed when the resource is unmapped */
+			cap_map_put(&S.gfx, (uint64_t)(uintptr_t)q->resource, *q->pDevPtr, 0);
+			unlock();
+		}
+		break;
+	}
 	case CB(cuMemImportFromShareableHandle): {
 		const cuMemImportFromShareableHandle_params *q = p;
 		if (q->handle && *q->handle && lock_rec()) {
@@ -1525,6 +1545,20 @@ static int on_free_enter(CUpti_CallbackId cbid, const void *p)
 	case CB(cuIpcCloseMemHandle):
 		rec_free(((const cuIpcCloseMemHandle_params *)p)->dptr);
 		return 1;
+	case CB(cuGraphicsUnmapResources): case CB(cuGraphicsUnmapResources_ptsz): {
+		const cuGraphicsUnmapResources_params *q = p;
+		for (unsigned i = 0; q->resources && i < q->count; i++) {
+			uint64_t dptr = 0;
+			int had = 0;
+			if (lock_rec()) {
+				had = cap_map_del(&S.gfx, (uint64_t)(uintptr_t)q->resources[i], &dptr, NULL);
+				unlock();
+			}
+			if (had)
+				rec_free(dptr);
+		}
+		return 1;
+	}
 	case CB(cuMemRelease):
 		if (lock_rec()) {
 			cap_map_del(&S.imported, (uint64_t)((const cuMemRelease_params *)p)->handle, NULL, NULL);

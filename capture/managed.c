@@ -38,11 +38,12 @@
  * pointer that reaches the kernel only through memory (a table of
  * pointers) is not seen.
  *
- * Device memory another process writes follows the same on-use rule
- * (cap_mm_peer): a buffer opened with cuIpcOpenMemHandle, a pointer
+ * Device memory another process or API writes follows the same on-use
+ * rule (cap_mm_peer): a buffer opened with cuIpcOpenMemHandle, a pointer
  * imported from another process's pool, a range mapped from an imported
- * VMM handle.  Its bytes change without any call in this process (the
- * exporter's kernels and copies), so before each launch that points into
+ * VMM handle, external memory (Vulkan, DirectX) or a mapped OpenGL
+ * resource.  Its bytes change without any call in this process (the
+ * exporter's kernels and copies, the graphics API's work), so before each launch that points into
  * it, and before a device-to-device copy that reads it, it is read back
  * (cuMemcpyDtoH: the launches before it are done) and its changed chunks
  * are written the same way; at a graph launch every such buffer a launch

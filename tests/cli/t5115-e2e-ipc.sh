@@ -10,7 +10,10 @@
 # (and before the device-to-device copy that reads it), not before the
 # launches that do not; replay faults in gather at the program's launch;
 # shrink reduces it to one launch and the repro built against the double
-# faults.
+# faults.  Then the same table as device memory another API owns and
+# writes (ipc-prog extmem: cuExternalMemoryGetMappedBuffer once; gfx:
+# cuGraphicsResourceGetMappedPointer and cuGraphicsUnmapResources around
+# every step), with no callback for its allocation or its writes.
 . tests/cli/test-lib.sh
 
 . tests/cli/capture-fakes.sh
@@ -62,5 +65,31 @@ check "  ...repro compiles against the double" cc -x c -w -I${CUDA:-/usr/local/c
 	-L$DBL -Wl,-rpath,$DBL -lcuda
 check_exit "  ...and faults" 1 ./s/repro
 check_grep "  ...in gather" "^repro: gather(float\*, .*CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
+
+# other_api MODE CALL ALLOCS FREES: capture ipc-prog MODE, whose table
+# comes in through CALL (ALLOCS times, FREES unmaps); the same checks
+other_api() {
+	mkdir -p "$1" && cd "$1" || exit 1
+	check_exit "$1: capture (it faults: exit 3)" 3 "$GPUREDUCE" capture --no-checkpoint -o p.bin -- \
+		../prog $DBL/kernels.cubin "$1"
+	"$GPUREDUCE" show p.bin >p.yaml
+	n=$(grep -c "name: $2\$" p.yaml)
+	[ "$n" = "$3" ] && ok "  ...the table recorded $3 time(s), named by $2" || fail "  ...the table recorded $3 time(s), named by $2 ($n)"
+	n=$(grep -c "^  type: FREE" p.yaml)
+	[ "$n" = "$4" ] && ok "  ...freed $4 time(s)" || fail "  ...freed $4 time(s) ($n)"
+	n=$("$GPUREDUCE" show p.bin | grep -c '^  flags: 0x8$')
+	[ "$n" = 5 ] && ok "  ...its content before each gather or copy that reads it (5)" || \
+		fail "  ...its content before each gather or copy that reads it (5, got $n)"
+	check_exit "  ...replay faults (exit 1)" 1 "$GPUREDUCE" replay p.bin
+	check_grep "  ...in gather, at the program's launch" "(launch #9) in _Z6gatherPfPKfPKxi: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
+	check "  ...shrink" "$GPUREDUCE" shrink -j 2 --quiet -o s/repro.cu p.bin
+	check "  ...repro compiles against the double" cc -x c -w -I${CUDA:-/usr/local/cuda}/include -o s/repro \
+		s/repro.cu -L$DBL -Wl,-rpath,$DBL -lcuda
+	check_exit "  ...and faults" 1 ./s/repro
+	check_grep "  ...in gather" "^repro: gather(float\*, .*CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
+	cd "$TMP" || exit 1
+}
+other_api extmem cuExternalMemoryGetMappedBuffer 1 0
+other_api gfx cuGraphicsResourceGetMappedPointer 5 4
 
 finish
