@@ -189,7 +189,7 @@ struct cap_mm_promoted {
 	uint64_t dev, size;
 	uint32_t arg_offset;     /* the argument word's byte offset */
 	int over_cap;            /* passes GPUREDUCE_HOSTMEM_MAX: not hashed */
-	int peer;                /* device memory of another process, not host */
+	int peer;                /* device memory another process or API writes */
 };
 /* Before a launch (and before cap_mm_sync): every remembered pinned
  * allocation that an 8-byte-aligned word of the argument bytes points into
@@ -197,6 +197,27 @@ struct cap_mm_promoted {
  * all of it the first time).  Fills up to max of the newly tracked ones
  * into out; returns how many there were. */
 size_t cap_mm_args(const uint8_t *args, uint32_t argsize, struct cap_mm_promoted *out, size_t max);
+
+/* Forget the peer memory (cap_mm_peer) that overlaps [addr, addr + size):
+ * the driver gave the range out again, to a recorded allocation. */
+void cap_mm_drop_peer(uint64_t addr, uint64_t size);
+
+/* ---- foreign.c (callers hold inject.c's lock) ---- */
+
+/* A recorded allocation appears or goes: its 2 MiB regions count as known. */
+void cap_known_add(uint64_t addr, uint64_t size);
+void cap_known_del(uint64_t addr, uint64_t size);
+/* Device memory no recorded call brought in, found by a launch's argument
+ * word at arg_offset. */
+struct cap_foreign {
+	uint64_t addr, size;
+	uint32_t arg_offset;
+};
+/* The allocations the driver knows that an 8-byte-aligned word of the
+ * argument bytes points into, in 2 MiB regions where no recorded
+ * allocation lies (up to max; each counts as known from now on: the caller
+ * records it).  GPUREDUCE_FOREIGN=0 turns it off. */
+size_t cap_foreign_scan(const uint8_t *args, uint32_t argsize, struct cap_foreign *out, size_t max);
 
 /* ---- graphapi.c (callers hold inject.c's lock, recording on) ---- */
 

@@ -657,24 +657,59 @@ static uint8_t *build_args(const struct fn_info *fi, const struct launch_in *l, 
 	return args;
 }
 
-/* Plain pinned memory this launch's arguments point into is tracked from
- * now on (managed.c), with a note saying so (lock held). */
+static void rec_alloc_locked(uint64_t key, uint64_t addr, uint64_t size, uint32_t kind, const char *name);
+
+/* Device memory no recorded call brought in that this launch's arguments
+ * point into (foreign.c): recorded now, and from now on read back like
+ * memory of another process (lock held).  Returns how many were found,
+ * their addresses in found[]. */
+static size_t foreign_args(const char *kernel, const uint8_t *args, uint32_t argsize, uint64_t *found,
+			   size_t max)
+{
+	struct cap_foreign f[4];
+	size_t n = cap_foreign_scan(args, argsize, f, max < ARRAY_SIZE(f) ? max : ARRAY_SIZE(f));
+
+	for (size_t i = 0; i < n; i++) {
+		rec_alloc_locked(f[i].addr, f[i].addr, f[i].size, TR_MEM_DEVICE, "found at a launch");
+		cap_mm_peer(f[i].addr, f[i].size);
+		found[i] = f[i].addr;
+		note_locked("kernel %s (launch #%llu) takes a pointer to device memory at 0x%llx (%llu bytes; "
+			    "argument byte %u) that no recorded call allocated: it is recorded from this launch "
+			    "on, read back before each launch that points into it", kernel && *kernel ? kernel : "?",
+			    (unsigned long long)S.launches, (unsigned long long)f[i].addr,
+			    (unsigned long long)f[i].size, f[i].arg_offset);
+	}
+	return n;
+}
+
+/* Plain pinned memory, and memory of another process or API, that this
+ * launch's arguments point into is tracked from now on (managed.c), with a
+ * note saying so; device memory no recorded call brought in is found first
+ * (lock held). */
 static void pinned_args(const char *kernel, const uint8_t *args, uint32_t argsize)
 {
 	struct cap_mm_promoted got[4];
+	uint64_t found[4];
+	size_t nf = foreign_args(kernel, args, argsize, found, ARRAY_SIZE(found));
 	size_t n = cap_mm_args(args, argsize, got, ARRAY_SIZE(got));
 
-	for (size_t i = 0; i < n && i < ARRAY_SIZE(got); i++)
+	for (size_t i = 0; i < n && i < ARRAY_SIZE(got); i++) {
+		int just_found = 0;
+		for (size_t k = 0; k < nf; k++)
+			just_found |= found[k] == got[i].dev;
+		if (just_found)
+			continue;   /* its note is foreign_args' */
 		note_locked("kernel %s (launch #%llu) takes a pointer to %s at 0x%llx "
 			    "(%llu bytes; argument byte %u): %s", kernel && *kernel ? kernel : "?",
 			    (unsigned long long)S.launches,
-			    got[i].peer ? "device memory of another process" : "pinned host memory",
+			    got[i].peer ? "device memory another process or API writes" : "pinned host memory",
 			    (unsigned long long)got[i].dev,
 			    (unsigned long long)got[i].size, got[i].arg_offset,
 			    got[i].over_cap ? "it passes GPUREDUCE_HOSTMEM_MAX, so what is written "
 			    "into it is not recorded" : got[i].peer ? "its bytes are read back before each "
 			    "launch that points into it, from this one on" : "what the CPU writes into it "
 			    "is recorded from this launch on");
+	}
 }
 
 static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
@@ -1274,22 +1309,30 @@ long cap_put_alloc(struct trace_writer *w, uint64_t addr, uint64_t size, uint32_
 					       .name = name ? name : "" });
 }
 
+/* (lock held) S.live holds the recorded address and, for the free, the
+ * kind and size (kind | size << 8). */
+static void rec_alloc_locked(uint64_t key, uint64_t addr, uint64_t size, uint32_t kind, const char *name)
+{
+	if (kind == TR_MEM_GLOBAL) {
+		if (cap_map_get(&S.globals, addr))
+			return;
+		cap_map_put(&S.globals, addr, size, 0);
+	} else {
+		cap_map_put(&S.live, key ? key : addr, addr, kind | size << 8);
+		cap_mm_drop_peer(addr, size);   /* a range found earlier, given out again */
+	}
+	cap_known_add(addr, size);
+	cap_put_alloc(&S.w, addr, size, kind, name);
+	ckpt_on_alloc(addr, size, kind, name);
+	S.allocs++;
+}
+
 /* key: the pointer the matching free call will pass. */
 static void rec_alloc(uint64_t key, uint64_t addr, uint64_t size, uint32_t kind, const char *name)
 {
 	if (!addr || !lock_rec())
 		return;
-	if (kind == TR_MEM_GLOBAL) {
-		if (cap_map_get(&S.globals, addr))
-			goto out;
-		cap_map_put(&S.globals, addr, 1, 0);
-	} else {
-		cap_map_put(&S.live, key ? key : addr, addr, kind);
-	}
-	cap_put_alloc(&S.w, addr, size, kind, name);
-	ckpt_on_alloc(addr, size, kind, name);
-	S.allocs++;
-out:
+	rec_alloc_locked(key, addr, size, kind, name);
 	unlock();
 }
 
@@ -1303,8 +1346,11 @@ int cap_put_global(uint64_t addr, uint64_t size, const char *name)
 
 void cap_drop_global(uint64_t addr)
 {
-	if (cap_map_del(&S.globals, addr, NULL, NULL))
+	uint64_t size = 0;
+	if (cap_map_del(&S.globals, addr, &size, NULL)) {
+		cap_known_del(addr, size);
 		ckpt_on_free(addr);
+	}
 }
 
 static void rec_free(uint64_t key)
@@ -1316,10 +1362,11 @@ static void rec_free(uint64_t key)
 		return;
 	if (cap_map_del(&S.live, key, &addr, &kind)) {
 		cap_mm_del(addr);
+		cap_known_del(addr, kind >> 8);
 		memset(&r, 0, sizeof(r));
 		r.type = TR_FREE;
 		r.u.free.addr = addr;
-		r.u.free.kind = (uint32_t)kind;
+		r.u.free.kind = (uint32_t)(kind & 0xff);
 		tw_record(&S.w, &r);
 		ckpt_on_free(addr);
 	}
@@ -1368,14 +1415,15 @@ static void rec_alloc_peer(uint64_t addr, uint64_t size, uint32_t kind, const ch
 	unlock();
 }
 
-/* The size of the allocation at p, as the driver tells it (0 if unknown). */
+/* The bytes from p to the end of its allocation, as the driver tells it
+ * (0 if unknown). */
 static uint64_t alloc_size_at(CUdeviceptr p)
 {
 	CUdeviceptr base = 0;
 	size_t size = 0;
-	if (cuMemGetAddressRange(&base, &size, p) != CUDA_SUCCESS || base != p)
+	if (cuMemGetAddressRange(&base, &size, p) != CUDA_SUCCESS || p < base || p - base >= size)
 		return 0;
-	return size;
+	return size - (p - base);
 }
 
 /* Pinned host memory as the GPU addresses it, or the host pointer. */

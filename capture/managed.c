@@ -337,6 +337,19 @@ void cap_mm_peer(uint64_t dev, uint64_t size)
 	pin_add(dev, NULL, size, 0, 1);
 }
 
+void cap_mm_drop_peer(uint64_t addr, uint64_t size)
+{
+	size_t i;
+
+	if (!P.n || !size || addr >= P.hi || addr + size <= P.lo)
+		return;
+	while ((i = pin_upper(addr + size - 1)) && P.a[i - 1].dev + P.a[i - 1].size > addr) {
+		if (!P.a[i - 1].peer)
+			return;   /* (ranges do not overlap: host memory ends the run) */
+		cap_mm_del(P.a[i - 1].dev);
+	}
+}
+
 /* The remembered range holding addr, or NULL. */
 static struct mm_pin *pin_at(uint64_t addr)
 {

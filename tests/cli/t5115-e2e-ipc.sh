@@ -13,7 +13,9 @@
 # faults.  Then the same table as device memory another API owns and
 # writes (ipc-prog extmem: cuExternalMemoryGetMappedBuffer once; gfx:
 # cuGraphicsResourceGetMappedPointer and cuGraphicsUnmapResources around
-# every step), with no callback for its allocation or its writes.
+# every step), with no callback for its allocation or its writes; and
+# with no call at all (ipc-prog hidden), found at the launch that points
+# into it (capture/foreign.c).
 . tests/cli/test-lib.sh
 
 . tests/cli/capture-fakes.sh
@@ -29,8 +31,8 @@ n=$(ls p.bin* | wc -l | tr -d ' ')
 "$GPUREDUCE" show p.bin >p.yaml
 check_grep "the IPC buffer recorded, named by its call" "name: cuIpcOpenMemHandle" p.yaml
 check_grep "a note at gather's first launch (argument byte 16)" \
-	"kernel _Z6gatherPfPKfPKxi (launch #1) takes a pointer to device memory of another process at 0x[0-9a-f]* (8000 bytes; argument byte 16): its bytes are read back" p.yaml
-n=$(grep -c 'device memory of another process' p.yaml)
+	"kernel _Z6gatherPfPKfPKxi (launch #1) takes a pointer to device memory another process or API writes at 0x[0-9a-f]* (8000 bytes; argument byte 16): its bytes are read back" p.yaml
+n=$(grep -c "device memory another process or API writes" p.yaml)
 [ "$n" = 1 ] && ok "  ...one note" || fail "  ...one note ($n)"
 
 # the content records (flags 0x8), in order, as "event type": one before
@@ -91,5 +93,14 @@ other_api() {
 }
 other_api extmem cuExternalMemoryGetMappedBuffer 1 0
 other_api gfx cuGraphicsResourceGetMappedPointer 5 4
+# no call at all: found at gather's first launch (capture/foreign.c)
+other_api hidden "found at a launch" 1 0
+check_grep "  ...with a note naming the launch and the argument byte" \
+	"kernel _Z6gatherPfPKfPKxi (launch #1) takes a pointer to device memory at 0x[0-9a-f]* (8000 bytes; argument byte 16) that no recorded call allocated" hidden/p.yaml
+n=$(grep -c 'device memory' hidden/p.yaml)
+[ "$n" = 1 ] && ok "  ...one note" || fail "  ...one note ($n)"
+GPUREDUCE_FOREIGN=0 "$GPUREDUCE" capture --no-checkpoint -o off.bin -- ./prog $DBL/kernels.cubin hidden >/dev/null 2>&1
+"$GPUREDUCE" show off.bin >off.yaml
+check_no_grep "  ...not with GPUREDUCE_FOREIGN=0" "found at a launch" off.yaml
 
 finish

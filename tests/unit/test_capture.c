@@ -17,6 +17,7 @@
 #include "../../capture/drvver.c"
 #include "../../capture/env.c"
 #include "../../capture/managed.c"
+#include "../../capture/foreign.c"
 #include "unit.h"
 
 /* managed.c's peer memory reads the device with cuMemCpyDtoH and notes
@@ -30,6 +31,21 @@ CUresult cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t n)
 	if (src == fail_dtoh)
 		return CUDA_ERROR_ILLEGAL_ADDRESS;
 	memcpy(dst, (const void *)(uintptr_t)src, n);
+	return CUDA_SUCCESS;
+}
+
+/* foreign.c asks the driver where an allocation lies: here one range,
+ * and a count of the questions. */
+static uint64_t fake_base, fake_size;
+static int range_asks;
+
+CUresult cuMemGetAddressRange(CUdeviceptr *base, size_t *size, CUdeviceptr p)
+{
+	range_asks++;
+	if (p < fake_base || p - fake_base >= fake_size)
+		return CUDA_ERROR_NOT_FOUND;
+	*base = fake_base;
+	*size = fake_size;
 	return CUDA_SUCCESS;
 }
 
@@ -453,4 +469,66 @@ UNIT_TEST(capture_peer_sync)
 	CHECK(h2d_records(path) == 4 + 1 + 1 + 1 + 2);
 	unlink(path);
 	sb_release(&err);
+}
+
+/* Device memory no recorded call brought in (foreign.c): found where a
+ * word points into it and its 2 MiB region holds no recorded allocation;
+ * the driver is asked once per region it said holds nothing; words
+ * outside [4 GiB, 2^48) are never asked about; a recorded allocation
+ * hides its regions until it is freed. */
+UNIT_TEST(capture_foreign_scan)
+{
+	struct cap_foreign f[4];
+	uint64_t known = 0x7f1000000000ull, hidden = 0x7f2000000000ull, host = 0x55d000001000ull;
+	uint64_t w[6];
+
+	memset(&F, 0, sizeof(F));
+	F.off_read = 1;
+	fake_base = hidden;
+	fake_size = 8000;
+	range_asks = 0;
+	cap_known_add(known, 3ull << 20);   /* three regions */
+	w[0] = known + 100;                 /* recorded */
+	w[1] = 12345;                       /* a small integer */
+	w[2] = 0x3ff0000000000000ull;       /* a double, 1.0 */
+	w[3] = host;                        /* not device memory */
+	w[4] = hidden + 16;                 /* found */
+	w[5] = known + (2ull << 20) + 5;    /* the recorded one's third region */
+	CHECK(cap_foreign_scan((const uint8_t *)w, sizeof(w), f, 4) == 1);
+	CHECK(f[0].addr == hidden && f[0].size == 8000 && f[0].arg_offset == 32);
+	CHECK(range_asks == 2);             /* host and hidden */
+	/* the next launch: found ones count as known, the host word's region
+	 * is remembered: nothing asked */
+	CHECK(cap_foreign_scan((const uint8_t *)w, sizeof(w), f, 4) == 0);
+	CHECK(range_asks == 2);
+	/* the recorded allocation is freed and the driver gives the range
+	 * out by a path capture does not see: found there now */
+	cap_known_del(known, 3ull << 20);
+	fake_base = known;
+	fake_size = 4096;
+	CHECK(cap_foreign_scan((const uint8_t *)w, 8, f, 4) == 1);
+	CHECK(f[0].addr == known && f[0].arg_offset == 0);
+	/* a word past the driver's answer (outside the range it names) is
+	 * not taken for it */
+	fake_base = 0x7f3000000000ull;
+	fake_size = 16;
+	w[0] = 0x7f3000000000ull + 64;
+	CHECK(cap_foreign_scan((const uint8_t *)w, 8, f, 4) == 0);
+	/* a recorded allocation too wide to count turns the scan off */
+	w[0] = 0x7f4000000000ull;
+	fake_base = w[0];
+	fake_size = 64;
+	cap_known_add(0x100000000000ull, 1ull << 40);
+	CHECK(cap_foreign_scan((const uint8_t *)w, 8, f, 4) == 0);
+	cap_known_del(0x100000000000ull, 1ull << 40);
+	CHECK(cap_foreign_scan((const uint8_t *)w, 8, f, 4) == 1);
+	/* max bounds what one call returns */
+	memset(&F, 0, sizeof(F));
+	F.off_read = 1;
+	fake_base = 0x7f5000000000ull;
+	fake_size = 8ull << 20;
+	w[0] = fake_base;
+	w[1] = fake_base + (4ull << 20);   /* the same allocation: known once found */
+	CHECK(cap_foreign_scan((const uint8_t *)w, 16, f, 1) == 1);
+	memset(&F, 0, sizeof(F));
 }

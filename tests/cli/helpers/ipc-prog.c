@@ -7,7 +7,7 @@
  * the exporter is a second process on the double that loads no capture
  * library, so nothing in the captured process ever copies the table.
  *
- *   ipc-prog KERNELS.CUBIN [extmem|gfx]
+ *   ipc-prog KERNELS.CUBIN [extmem|gfx|hidden]
  *
  * Before any driver call the program forks.  The child (exporter)
  * allocates the table P (1000 long long), shares it, and at each step the
@@ -26,7 +26,8 @@
  * extmem cuExternalMemoryGetMappedBuffer once (size from the buffer
  * descriptor); with gfx cuGraphicsResourceGetMappedPointer at every step
  * (after the API's write) and cuGraphicsUnmapResources after the step's
- * gather (the pointer is valid only while mapped).
+ * gather (the pointer is valid only while mapped); with hidden no call at
+ * all (memory from a path capture does not hook: capture/foreign.c).
  */
 #include <signal.h>
 #include <stdint.h>
@@ -124,11 +125,11 @@ int main(int argc, char **argv)
 	char k;
 	CUresult r = CUDA_SUCCESS;
 	const char *mode = argc > 2 ? argv[2] : "ipc";
-	int ipc = !strcmp(mode, "ipc"), gfx = !strcmp(mode, "gfx");
+	int ipc = !strcmp(mode, "ipc"), gfx = !strcmp(mode, "gfx"), hidden = !strcmp(mode, "hidden");
 	long long table[N];
 
-	if (argc < 2 || argc > 3 || (!ipc && !gfx && strcmp(mode, "extmem"))) {
-		fprintf(stderr, "usage: ipc-prog KERNELS.CUBIN [extmem|gfx]\n");
+	if (argc < 2 || argc > 3 || (!ipc && !gfx && !hidden && strcmp(mode, "extmem"))) {
+		fprintf(stderr, "usage: ipc-prog KERNELS.CUBIN [extmem|gfx|hidden]\n");
 		return 2;
 	}
 	if (!ipc) {
@@ -137,7 +138,7 @@ int main(int argc, char **argv)
 		mod = start_on_cubin(argv[1], 0);
 		if ((r = cuMemAlloc(&P, N * sizeof(long long))))   /* no callback: the other API's */
 			die("cuMemAlloc", r);
-		if (!gfx) {
+		if (!gfx && !hidden) {
 			cuExternalMemoryGetMappedBuffer_params q = { &P, ext, &desc };
 			struct call c;
 			enter(&c, CUPTI_DRIVER_TRACE_CBID_cuExternalMemoryGetMappedBuffer,

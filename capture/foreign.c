@@ -1,0 +1,119 @@
+/*
+ * foreign.c - device memory no recorded call brought in, found where a
+ * kernel is given a pointer to it (see capture.h).
+ *
+ * Capture records memory as the program gets it: cuMemAlloc, pools, VMM,
+ * host memory, IPC and interop calls.  Some device memory comes by paths
+ * it does not hook (a video decoder's frames, a library that allocated
+ * before the injection was armed, a call added to CUDA after this was
+ * written).  A kernel given a pointer into such memory used to be replayed
+ * with the pointer as captured, pointing at nothing, and faulted there
+ * (or ran clean) where the program did neither.
+ *
+ * So every launch's argument bytes are looked at word by word (8-byte
+ * aligned, by-value structs included): a word between 4 GiB and 2^48 whose
+ * 2 MiB region holds no recorded allocation, and that the driver has not
+ * already said is not device memory, is asked of the driver
+ * (cuMemGetAddressRange).  When the driver knows an allocation there, the
+ * caller records it (an ALLOC named "found at a launch") and treats it as
+ * memory another process writes (managed.c's peer rule: read back before
+ * each launch that points into it).
+ *
+ * What keeps it cheap on the common path, where every pointer is known:
+ * a count per 2 MiB region of the recorded allocations (64 Ki counters,
+ * hashed; a collision only hides a region, never invents one), and a
+ * direct-mapped table of regions the driver said hold no device memory
+ * (4096 entries; an entry pushed out is asked again).  An allocation
+ * spanning more than 64 Ki regions (128 GiB) turns the scan off: every
+ * word then counts as known.  Callers hold inject.c's lock.
+ */
+#include <string.h>
+
+#include <cuda.h>
+
+#include "capture.h"
+
+enum {
+	REGION_SHIFT = 21,
+	KNOWN_BITS = 16,
+	NEG_SLOTS = 4096,
+};
+
+#define WORD_LO ((uint64_t)1 << 32)
+#define WORD_HI ((uint64_t)1 << 48)
+
+static struct {
+	uint32_t known[1u << KNOWN_BITS];
+	uint64_t neg[NEG_SLOTS];        /* region + 1 the driver said is not device memory */
+	uint32_t wide;                  /* recorded allocations too wide to count */
+	int off;                        /* GPUREDUCE_FOREIGN=0 */
+	int off_read;
+} F;
+
+static unsigned known_slot(uint64_t region)
+{
+	return (unsigned)((region * 0x9E3779B97F4A7C15ull) >> (64 - KNOWN_BITS));
+}
+
+static int count_regions(uint64_t addr, uint64_t size, int delta)
+{
+	uint64_t first, last;
+
+	if (!size || addr + size < addr)
+		return 0;
+	first = addr >> REGION_SHIFT;
+	last = (addr + size - 1) >> REGION_SHIFT;
+	if (last - first >= (1u << KNOWN_BITS)) {
+		F.wide += (uint32_t)delta;
+		return 1;
+	}
+	for (uint64_t r = first; r <= last; r++)
+		F.known[known_slot(r)] += (uint32_t)delta;
+	return 1;
+}
+
+void cap_known_add(uint64_t addr, uint64_t size)
+{
+	count_regions(addr, size, 1);
+}
+
+void cap_known_del(uint64_t addr, uint64_t size)
+{
+	count_regions(addr, size, -1);
+}
+
+static int scan_off(void)
+{
+	if (!F.off_read) {
+		F.off = cap_env_u64("GPUREDUCE_FOREIGN", 1) == 0;
+		F.off_read = 1;
+	}
+	return F.off || F.wide;
+}
+
+size_t cap_foreign_scan(const uint8_t *args, uint32_t argsize, struct cap_foreign *out, size_t max)
+{
+	size_t got = 0;
+
+	if (!args || scan_off())
+		return 0;
+	for (uint32_t off = 0; off + 8 <= argsize && got < max; off += 8) {
+		uint64_t w, region;
+		CUdeviceptr base = 0;
+		size_t size = 0;
+		memcpy(&w, args + off, 8);
+		if (w - WORD_LO >= WORD_HI - WORD_LO)
+			continue;
+		region = w >> REGION_SHIFT;
+		if (F.known[known_slot(region)] || F.neg[region % NEG_SLOTS] == region + 1)
+			continue;
+		if (cuMemGetAddressRange(&base, &size, (CUdeviceptr)w) != CUDA_SUCCESS || !size ||
+		    w < base || w - base >= size) {
+			F.neg[region % NEG_SLOTS] = region + 1;
+			continue;
+		}
+		out[got++] = (struct cap_foreign){ base, size, off };
+		cap_known_add(base, size);   /* the caller records it: known from now */
+	}
+	return got;
+}
