@@ -21,9 +21,11 @@
  *
  * What keeps it cheap on the common path, where every pointer is known:
  * a count per 2 MiB region of the recorded allocations (64 Ki counters,
- * hashed; a collision only hides a region, never invents one), and a
- * direct-mapped table of regions the driver said hold no device memory
- * (4096 entries; an entry pushed out is asked again).  An allocation
+ * hashed; a collision only hides a region, never invents one), mirrored
+ * in a bit per counter that a word's test reads (8 KiB, so the test stays
+ * in the first-level cache), and a direct-mapped table of regions the
+ * driver said hold no device memory (2048 entries of 32 bits; an entry
+ * pushed out is asked again).  An allocation
  * spanning more than 64 Ki regions (128 GiB) turns the scan off: every
  * word then counts as known.  Callers hold inject.c's lock.
  */
@@ -36,7 +38,7 @@
 enum {
 	REGION_SHIFT = 21,
 	KNOWN_BITS = 16,
-	NEG_SLOTS = 4096,
+	NEG_SLOTS = 2048,
 };
 
 #define WORD_LO ((uint64_t)1 << 32)
@@ -44,7 +46,9 @@ enum {
 
 static struct {
 	uint32_t known[1u << KNOWN_BITS];
-	uint64_t neg[NEG_SLOTS];        /* region + 1 the driver said is not device memory */
+	uint64_t known_bit[(1u << KNOWN_BITS) / 64];   /* known[i] != 0 */
+	uint32_t neg[NEG_SLOTS];        /* region + 1 the driver said is not device memory
+					 * (regions of words below 2^48 fit in 27 bits) */
 	uint32_t wide;                  /* recorded allocations too wide to count */
 	int off;                        /* GPUREDUCE_FOREIGN=0 */
 	int off_read;
@@ -67,8 +71,14 @@ static int count_regions(uint64_t addr, uint64_t size, int delta)
 		F.wide += (uint32_t)delta;
 		return 1;
 	}
-	for (uint64_t r = first; r <= last; r++)
-		F.known[known_slot(r)] += (uint32_t)delta;
+	for (uint64_t r = first; r <= last; r++) {
+		unsigned k = known_slot(r);
+		F.known[k] += (uint32_t)delta;
+		if (F.known[k])
+			F.known_bit[k / 64] |= 1ull << (k % 64);
+		else
+			F.known_bit[k / 64] &= ~(1ull << (k % 64));
+	}
 	return 1;
 }
 
@@ -98,14 +108,28 @@ size_t cap_foreign_scan(const uint8_t *args, uint32_t argsize, struct cap_foreig
 	if (!args || scan_off())
 		return 0;
 	for (uint32_t off = 0; off + 8 <= argsize && got < max; off += 8) {
-		uint64_t w, region;
+		uint64_t w;
+		if ((off & 31) == 0 && off + 32 <= argsize) {
+			/* four words at a time, branch-free: most are sizes,
+			 * strides, zeros and floats, outside the range */
+			uint64_t q[4];
+			memcpy(q, args + off, sizeof(q));
+			if (!((q[0] - WORD_LO < WORD_HI - WORD_LO) | (q[1] - WORD_LO < WORD_HI - WORD_LO) |
+			      (q[2] - WORD_LO < WORD_HI - WORD_LO) | (q[3] - WORD_LO < WORD_HI - WORD_LO))) {
+				off += 24;
+				continue;
+			}
+		}
+		uint32_t region;
+		unsigned k;
 		CUdeviceptr base = 0;
 		size_t size = 0;
 		memcpy(&w, args + off, 8);
 		if (w - WORD_LO >= WORD_HI - WORD_LO)
 			continue;
-		region = w >> REGION_SHIFT;
-		if (F.known[known_slot(region)] || F.neg[region % NEG_SLOTS] == region + 1)
+		region = (uint32_t)(w >> REGION_SHIFT);
+		k = known_slot(region);
+		if ((F.known_bit[k / 64] >> (k % 64) & 1) || F.neg[region % NEG_SLOTS] == region + 1)
 			continue;
 		if (cuMemGetAddressRange(&base, &size, (CUdeviceptr)w) != CUDA_SUCCESS || !size ||
 		    w < base || w - base >= size) {
