@@ -25,7 +25,11 @@
  * in a bit per counter that a word's test reads (8 KiB, so the test stays
  * in the first-level cache), and a direct-mapped table of regions the
  * driver said hold no device memory (2048 entries of 32 bits; an entry
- * pushed out is asked again).  An allocation
+ * pushed out is asked again).  A region that held a recorded allocation
+ * that was then freed is never looked at again (a bit per counter, set for
+ * good): a use after free points there, and the driver may still know the
+ * range (a pool keeps it mapped), but the program's bug must stay a bug in
+ * replay, not become memory found and read back.  An allocation
  * spanning more than 64 Ki regions (128 GiB) turns the scan off: every
  * word then counts as known.  Callers hold inject.c's lock.
  */
@@ -47,6 +51,7 @@ enum {
 static struct {
 	uint32_t known[1u << KNOWN_BITS];
 	uint64_t known_bit[(1u << KNOWN_BITS) / 64];   /* known[i] != 0 */
+	uint64_t freed_bit[(1u << KNOWN_BITS) / 64];   /* a recorded allocation was freed there */
 	uint32_t neg[NEG_SLOTS];        /* region + 1 the driver said is not device memory
 					 * (regions of words below 2^48 fit in 27 bits) */
 	uint32_t wide;                  /* recorded allocations too wide to count */
@@ -78,6 +83,8 @@ static int count_regions(uint64_t addr, uint64_t size, int delta)
 			F.known_bit[k / 64] |= 1ull << (k % 64);
 		else
 			F.known_bit[k / 64] &= ~(1ull << (k % 64));
+		if (delta < 0)
+			F.freed_bit[k / 64] |= 1ull << (k % 64);
 	}
 	return 1;
 }
@@ -129,7 +136,8 @@ size_t cap_foreign_scan(const uint8_t *args, uint32_t argsize, struct cap_foreig
 			continue;
 		region = (uint32_t)(w >> REGION_SHIFT);
 		k = known_slot(region);
-		if ((F.known_bit[k / 64] >> (k % 64) & 1) || F.neg[region % NEG_SLOTS] == region + 1)
+		if (((F.known_bit[k / 64] | F.freed_bit[k / 64]) >> (k % 64) & 1) ||
+		    F.neg[region % NEG_SLOTS] == region + 1)
 			continue;
 		if (cuMemGetAddressRange(&base, &size, (CUdeviceptr)w) != CUDA_SUCCESS || !size ||
 		    w < base || w - base >= size) {

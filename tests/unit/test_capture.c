@@ -501,13 +501,13 @@ UNIT_TEST(capture_foreign_scan)
 	 * is remembered: nothing asked */
 	CHECK(cap_foreign_scan((const uint8_t *)w, sizeof(w), f, 4) == 0);
 	CHECK(range_asks == 2);
-	/* the recorded allocation is freed and the driver gives the range
-	 * out by a path capture does not see: found there now */
+	/* the recorded allocation is freed, and the driver still knows the
+	 * range (a pool keeps it mapped): a use after free, never taken for
+	 * memory to read back */
 	cap_known_del(known, 3ull << 20);
 	fake_base = known;
 	fake_size = 4096;
-	CHECK(cap_foreign_scan((const uint8_t *)w, 8, f, 4) == 1);
-	CHECK(f[0].addr == known && f[0].arg_offset == 0);
+	CHECK(cap_foreign_scan((const uint8_t *)w, 8, f, 4) == 0);
 	/* a word past the driver's answer (outside the range it names) is
 	 * not taken for it */
 	fake_base = 0x7f3000000000ull;
