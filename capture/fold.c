@@ -52,7 +52,7 @@ struct pending {
 	uint64_t capped;      /* bytes past GPUREDUCE_FOLD_MAX not compared */
 };
 
-static __thread struct pending P;
+static __thread struct pending Pend;
 
 static uint64_t fold_max(void)
 {
@@ -74,6 +74,19 @@ static int name_matches(const char *name, const char *pat, size_t plen)
 	return strlen(name) == plen && !strncmp(name, pat, plen);
 }
 
+/* Other libraries' kernels that exchange data with peer processes through
+ * memory they share (CUDA IPC, symmetric or multicast memory) and wait for
+ * them: launched alone they would spin for ever.  Matched anywhere in the
+ * name, mangled or not. */
+static const char *const peer_kernels[] = {
+	"cross_device_reduce",   /* vLLM's and SGLang's custom all-reduce */
+	"oneShotAllReduce", "twoShotAllReduce", "lamport",   /* TensorRT-LLM's all-reduce */
+	"symmetric_memory",      /* PyTorch's c10d::symmetric_memory collectives */
+	"nvshmem",               /* NVSHMEM's own kernels */
+	"deep_ep",               /* DeepEP's expert-parallel dispatch and combine */
+	"mscclpp",               /* MSCCL++ */
+};
+
 int cap_fold_is_comm(const char *name)
 {
 	const char *list = getenv("GPUREDUCE_FOLD_KERNELS");
@@ -85,6 +98,9 @@ int cap_fold_is_comm(const char *name)
 	if (!strncmp(name, "nccl", 4) || (!strncmp(name, "_Z", 2) && strstr(name, "ncclDevKernel")) ||
 	    (!strncmp(name, "_Z", 2) && strstr(name, "ncclKernel")))
 		return 1;
+	for (size_t i = 0; i < sizeof(peer_kernels) / sizeof(peer_kernels[0]); i++)
+		if (strstr(name, peer_kernels[i]))
+			return 1;
 	while (list && *list) {
 		const char *end = strchr(list, ',');
 		size_t len = end ? (size_t)(end - list) : strlen(list);
@@ -97,11 +113,11 @@ int cap_fold_is_comm(const char *name)
 
 static void pending_release(void)
 {
-	if (!P.active && !P.n)
+	if (!Pend.active && !Pend.n)
 		return;   /* the common case: 1.1 KiB not cleared at every launch */
-	for (size_t i = 0; i < P.n; i++)
-		free(P.r[i].before);
-	memset(&P, 0, sizeof(P));
+	for (size_t i = 0; i < Pend.n; i++)
+		free(Pend.r[i].before);
+	memset(&Pend, 0, sizeof(Pend));
 }
 
 /* Add [p, end of its allocation) unless a range already covers p. */
@@ -111,31 +127,31 @@ static void add_range(uint64_t p)
 	size_t size = 0;
 	uint64_t len;
 
-	for (size_t i = 0; i < P.n; i++)
-		if (p >= P.r[i].addr && p < P.r[i].addr + P.r[i].len)
+	for (size_t i = 0; i < Pend.n; i++)
+		if (p >= Pend.r[i].addr && p < Pend.r[i].addr + Pend.r[i].len)
 			return;
-	if (P.n >= FOLD_MAX_RANGES || !p || cuMemGetAddressRange(&base, &size, (CUdeviceptr)p) != CUDA_SUCCESS ||
+	if (Pend.n >= FOLD_MAX_RANGES || !p || cuMemGetAddressRange(&base, &size, (CUdeviceptr)p) != CUDA_SUCCESS ||
 	    !size || p < base || p >= base + size)
 		return;
 	len = base + size - p;
 	/* a range already taken further on in the same allocation (sendbuff
 	 * before recvbuff in one caching-allocator segment): stop before it */
-	for (size_t i = 0; i < P.n; i++)
-		if (P.r[i].addr > p && P.r[i].addr < p + len)
-			len = P.r[i].addr - p;
+	for (size_t i = 0; i < Pend.n; i++)
+		if (Pend.r[i].addr > p && Pend.r[i].addr < p + len)
+			len = Pend.r[i].addr - p;
 	if (len > fold_max()) {
-		P.capped += len - fold_max();
+		Pend.capped += len - fold_max();
 		len = fold_max();
 	}
-	P.r[P.n].addr = p;
-	P.r[P.n].len = len;
-	P.r[P.n].before = malloc(len);
-	if (!P.r[P.n].before || cuMemcpyDtoH(P.r[P.n].before, (CUdeviceptr)p, len) != CUDA_SUCCESS) {
-		free(P.r[P.n].before);
-		P.r[P.n].before = NULL;
+	Pend.r[Pend.n].addr = p;
+	Pend.r[Pend.n].len = len;
+	Pend.r[Pend.n].before = malloc(len);
+	if (!Pend.r[Pend.n].before || cuMemcpyDtoH(Pend.r[Pend.n].before, (CUdeviceptr)p, len) != CUDA_SUCCESS) {
+		free(Pend.r[Pend.n].before);
+		Pend.r[Pend.n].before = NULL;
 		return;
 	}
-	P.n++;
+	Pend.n++;
 }
 
 uint32_t cap_fold_enter(const char *name, uint64_t seq, const uint8_t *args, uint32_t argsize, int captured)
@@ -149,16 +165,16 @@ uint32_t cap_fold_enter(const char *name, uint64_t seq, const uint8_t *args, uin
 			 name, (unsigned long long)seq);
 		return TR_F_FOLDED;
 	}
-	P.active = 1;
-	P.seq = seq;
-	snprintf(P.name, sizeof(P.name), "%s", name);
+	Pend.active = 1;
+	Pend.seq = seq;
+	snprintf(Pend.name, sizeof(Pend.name), "%s", name);
 	for (uint32_t off = 0; off + 8 <= argsize; off += 8) {
 		uint64_t w;
 		memcpy(&w, args + off, 8);
 		if (w >= 0x10000)
 			add_range(w);
 	}
-	if (!P.n)
+	if (!Pend.n)
 		cap_note("communication kernel %s at launch #%llu: no parameter word points into device memory "
 			 "it could read; its effect is not recorded (replay will not launch it)",
 			 name, (unsigned long long)seq);
@@ -199,24 +215,24 @@ void cap_fold_exit(int ok)
 	uint64_t bytes = 0;
 	uint32_t copies = 0, unread = 0;
 
-	if (!P.active)
+	if (!Pend.active)
 		return;
 	if (!ok) {
 		pending_release();
 		return;
 	}
-	for (size_t i = 0; i < P.n; i++) {
-		uint8_t *after = malloc(P.r[i].len);
-		if (after && cuMemcpyDtoH(after, (CUdeviceptr)P.r[i].addr, P.r[i].len) == CUDA_SUCCESS)
-			emit_changes(&P.r[i], after, &bytes, &copies);
+	for (size_t i = 0; i < Pend.n; i++) {
+		uint8_t *after = malloc(Pend.r[i].len);
+		if (after && cuMemcpyDtoH(after, (CUdeviceptr)Pend.r[i].addr, Pend.r[i].len) == CUDA_SUCCESS)
+			emit_changes(&Pend.r[i], after, &bytes, &copies);
 		else
 			unread++;
 		free(after);
 	}
-	if (unread || P.capped)
+	if (unread || Pend.capped)
 		cap_note("communication kernel %s at launch #%llu: %u range(s) could not be read back and "
 			 "%llu bytes past GPUREDUCE_FOLD_MAX were not compared; the fold may miss bytes it wrote",
-			 P.name, (unsigned long long)P.seq, unread, (unsigned long long)P.capped);
+			 Pend.name, (unsigned long long)Pend.seq, unread, (unsigned long long)Pend.capped);
 	(void)bytes;
 	(void)copies;
 	pending_release();
@@ -224,5 +240,5 @@ void cap_fold_exit(int ok)
 
 int cap_fold_pending(void)
 {
-	return P.active;
+	return Pend.active;
 }

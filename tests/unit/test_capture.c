@@ -18,6 +18,7 @@
 #include "../../capture/env.c"
 #include "../../capture/managed.c"
 #include "../../capture/foreign.c"
+#include "../../capture/fold.c"
 #include "unit.h"
 
 /* managed.c's peer memory reads the device with cuMemCpyDtoH and notes
@@ -47,6 +48,14 @@ CUresult cuMemGetAddressRange(CUdeviceptr *base, size_t *size, CUdeviceptr p)
 	*base = fake_base;
 	*size = fake_size;
 	return CUDA_SUCCESS;
+}
+
+long cap_emit_fold_copy(uint64_t dst, const void *bytes, uint64_t size)
+{
+	(void)dst;
+	(void)bytes;
+	(void)size;
+	return 0;
 }
 
 void cap_note(const char *fmt, ...)
@@ -531,4 +540,28 @@ UNIT_TEST(capture_foreign_scan)
 	w[1] = fake_base + (4ull << 20);   /* the same allocation: known once found */
 	CHECK(cap_foreign_scan((const uint8_t *)w, 16, f, 1) == 1);
 	memset(&F, 0, sizeof(F));
+}
+
+/* Which kernels are folded (fold.c): NCCL's by name, other libraries'
+ * peer kernels anywhere in the (mangled) name, a user's by
+ * GPUREDUCE_FOLD_KERNELS; ordinary kernels are not. */
+UNIT_TEST(capture_fold_names)
+{
+	unsetenv("GPUREDUCE_FOLD_KERNELS");
+	CHECK(cap_fold_is_comm("ncclDevKernel_AllReduce_Sum_f32_RING_LL"));
+	CHECK(cap_fold_is_comm("_Z39ncclDevKernel_AllReduce_Sum_i64_RING_LL17ncclDevKernelArgs"));
+	CHECK(cap_fold_is_comm("_ZN4vllm26cross_device_reduce_1stageIfLi8EEEvPNS_8RankDataENS_11RankSignalsEPVNS_6SignalEPT_ii"));
+	CHECK(cap_fold_is_comm("_ZN12tensorrt_llm7kernels22oneShotAllReduceKernelIfLi8ELb0EEEvNS0_18AllReduceParamsE"));
+	CHECK(cap_fold_is_comm("_ZN3c10d16symmetric_memory27one_shot_all_reduce_kernelIfLi8EEEvPPT_mS3_mmPPjm"));
+	CHECK(cap_fold_is_comm("_ZN7deep_ep8internode8dispatchILb0ELi8EEEvPv"));
+	CHECK(!cap_fold_is_comm("_Z6gatherPfPKfPKxi"));
+	CHECK(!cap_fold_is_comm("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEENS_6detail5ArrayIPcLi1EEEEEviT0_T1_"));
+	CHECK(!cap_fold_is_comm("reduce_sum_kernel"));
+	CHECK(!cap_fold_is_comm(""));
+	CHECK(!cap_fold_is_comm(NULL));
+	setenv("GPUREDUCE_FOLD_KERNELS", "_Z9not_this,_Z7add_one*", 1);
+	CHECK(cap_fold_is_comm("_Z7add_onePfi"));
+	CHECK(!cap_fold_is_comm("_Z9not_thisx"));
+	CHECK(cap_fold_is_comm("_Z9not_this"));
+	unsetenv("GPUREDUCE_FOLD_KERNELS");
 }
