@@ -684,13 +684,15 @@ static size_t foreign_args(const char *kernel, const uint8_t *args, uint32_t arg
 
 /* Plain pinned memory, and memory of another process or API, that this
  * launch's arguments point into is tracked from now on (managed.c), with a
- * note saying so; device memory no recorded call brought in is found first
- * (lock held). */
-static void pinned_args(const char *kernel, const uint8_t *args, uint32_t argsize)
+ * note saying so; device memory no recorded call brought in is found first,
+ * except in a launch captured into a graph (lock held): no driver call is
+ * made while a stream captures (one the capture mode forbids would
+ * invalidate the program's graph). */
+static void pinned_args(const char *kernel, const uint8_t *args, uint32_t argsize, int captured)
 {
 	struct cap_mm_promoted got[4];
 	uint64_t found[4];
-	size_t nf = foreign_args(kernel, args, argsize, found, ARRAY_SIZE(found));
+	size_t nf = captured ? 0 : foreign_args(kernel, args, argsize, found, ARRAY_SIZE(found));
 	size_t n = cap_mm_args(args, argsize, got, ARRAY_SIZE(got));
 
 	for (size_t i = 0; i < n && i < ARRAY_SIZE(got); i++) {
@@ -851,7 +853,7 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	CAP_LAP(CP_L_FILL, t);
 	/* pinned memory it points into is tracked from now (a captured
 	 * launch's: written before the graph's launch) */
-	pinned_args(fi->name, args, argsize);
+	pinned_args(fi->name, args, argsize, captured);
 	if (!captured)
 		cap_mm_sync(&S.w, &S.h2d, CAP_MM_LAUNCH);   /* what the CPU (or another process) wrote */
 	CAP_LAP(CP_L_MANAGED, t);
@@ -902,7 +904,7 @@ long cap_emit_node_launch(void *f, struct tr_dim3 grid, struct tr_dim3 block, ui
 	long ev;
 
 	fn_write_info_locked(fi);
-	pinned_args(fi->name, args, argsize);   /* tracked before the graph's launch */
+	pinned_args(fi->name, args, argsize, 0);   /* tracked before the graph's launch */
 	memset(&r, 0, sizeof(r));
 	r.type = TR_LAUNCH;
 	r.u.launch.seq = S.launches;
