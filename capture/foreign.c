@@ -23,9 +23,16 @@
  * a count per 2 MiB region of the recorded allocations (64 Ki counters,
  * hashed; a collision only hides a region, never invents one), mirrored
  * in a bit per counter that a word's test reads (8 KiB, so the test stays
- * in the first-level cache), and a direct-mapped table of regions the
- * driver said hold no device memory (2048 entries of 32 bits; an entry
- * pushed out is asked again).  A region that held a recorded allocation
+ * in the first-level cache), and a set of the regions the driver said
+ * hold no device memory (open addressing, 64 Ki slots of 32 bits, kept at
+ * most half full).  Most words it holds are not addresses at all but two
+ * 32-bit fields side by side (a size and a count), a few thousand distinct
+ * ones in a training step; a table that forgot some of them would ask the
+ * driver about them again at every step (on the H200's host-fed loop, a
+ * direct-mapped table indexed by the region's low bits cost 15 us a launch
+ * in driver queries).  No launch asks the driver more than four times,
+ * and when the set is half full the scan stops for the run (a note says
+ * so).  A region that held a recorded allocation
  * that was then freed is never looked at again (a bit per counter, set for
  * good): a use after free points there, and the driver may still know the
  * range (a pool keeps it mapped), but the program's bug must stay a bug in
@@ -42,7 +49,10 @@
 enum {
 	REGION_SHIFT = 21,
 	KNOWN_BITS = 16,
-	NEG_SLOTS = 2048,
+	NEG_BITS = 16,
+	NEG_SLOTS = 1 << NEG_BITS,
+	ASKS_PER_LAUNCH = 4,
+	NEG_MAX = NEG_SLOTS / 2,
 };
 
 #define WORD_LO ((uint64_t)1 << 32)
@@ -52,9 +62,10 @@ static struct {
 	uint32_t known[1u << KNOWN_BITS];
 	uint64_t known_bit[(1u << KNOWN_BITS) / 64];   /* known[i] != 0 */
 	uint64_t freed_bit[(1u << KNOWN_BITS) / 64];   /* a recorded allocation was freed there */
-	uint32_t neg[NEG_SLOTS];        /* region + 1 the driver said is not device memory
-					 * (regions of words below 2^48 fit in 27 bits) */
+	uint32_t neg[NEG_SLOTS];        /* set of region + 1 the driver said is not device
+					 * memory (regions of words below 2^48 fit in 27 bits) */
 	uint32_t wide;                  /* recorded allocations too wide to count */
+	uint32_t refused;               /* members of neg */
 	int off;                        /* GPUREDUCE_FOREIGN=0 */
 	int off_read;
 } F;
@@ -99,6 +110,15 @@ void cap_known_del(uint64_t addr, uint64_t size)
 	count_regions(addr, size, -1);
 }
 
+/* The slot of region in the set neg: its own, or the empty one it would take. */
+static unsigned neg_slot(uint32_t region)
+{
+	unsigned i = (region * 0x9E3779B1u) >> (32 - NEG_BITS);
+	while (F.neg[i] && F.neg[i] != region + 1)
+		i = (i + 1) & (NEG_SLOTS - 1);
+	return i;
+}
+
 static int scan_off(void)
 {
 	if (!F.off_read) {
@@ -111,6 +131,7 @@ static int scan_off(void)
 size_t cap_foreign_scan(const uint8_t *args, uint32_t argsize, struct cap_foreign *out, size_t max)
 {
 	size_t got = 0;
+	int asks = 0;
 
 	if (!args || scan_off())
 		return 0;
@@ -128,7 +149,7 @@ size_t cap_foreign_scan(const uint8_t *args, uint32_t argsize, struct cap_foreig
 			}
 		}
 		uint32_t region;
-		unsigned k;
+		unsigned k, slot;
 		CUdeviceptr base = 0;
 		size_t size = 0;
 		memcpy(&w, args + off, 8);
@@ -136,12 +157,23 @@ size_t cap_foreign_scan(const uint8_t *args, uint32_t argsize, struct cap_foreig
 			continue;
 		region = (uint32_t)(w >> REGION_SHIFT);
 		k = known_slot(region);
-		if (((F.known_bit[k / 64] | F.freed_bit[k / 64]) >> (k % 64) & 1) ||
-		    F.neg[region % NEG_SLOTS] == region + 1)
+		if ((F.known_bit[k / 64] | F.freed_bit[k / 64]) >> (k % 64) & 1)
 			continue;
+		slot = neg_slot(region);
+		if (F.neg[slot])
+			continue;
+		if (asks++ >= ASKS_PER_LAUNCH)
+			break;
 		if (cuMemGetAddressRange(&base, &size, (CUdeviceptr)w) != CUDA_SUCCESS || !size ||
 		    w < base || w - base >= size) {
-			F.neg[region % NEG_SLOTS] = region + 1;
+			F.neg[slot] = region + 1;
+			if (++F.refused >= NEG_MAX) {
+				F.off = 1;
+				cap_note("capture stopped looking for device memory no recorded call allocated: "
+					 "%u argument words that were not device addresses were asked about",
+					 F.refused);
+				break;
+			}
 			continue;
 		}
 		out[got++] = (struct cap_foreign){ base, size, off };

@@ -539,6 +539,37 @@ UNIT_TEST(capture_foreign_scan)
 	w[0] = fake_base;
 	w[1] = fake_base + (4ull << 20);   /* the same allocation: known once found */
 	CHECK(cap_foreign_scan((const uint8_t *)w, 16, f, 1) == 1);
+	/* words that are two 32-bit fields side by side (a size, a count):
+	 * 3000 distinct ones, asked about at most four a launch, each only
+	 * once (regions that differ only in high bits must not evict each
+	 * other: the H200's host-fed loop asked again at every step) */
+	memset(&F, 0, sizeof(F));
+	F.off_read = 1;
+	fake_size = 0;
+	{
+		static uint64_t packed[300][10];
+		int asks_then = 0;
+		for (int k = 0; k < 300; k++)
+			for (int i = 0; i < 10; i++)
+				packed[k][i] = (uint64_t)(k * 10 + i + 1) << 32 | 64;
+		range_asks = 0;
+		for (int step = 0; step < 10; step++) {
+			if (step == 8)
+				asks_then = range_asks;
+			for (int k = 0; k < 300; k++)
+				CHECK(cap_foreign_scan((const uint8_t *)packed[k], sizeof(packed[k]), f, 4) == 0);
+		}
+		CHECK(range_asks == 3000);
+		CHECK(range_asks == asks_then);   /* none in the last two steps */
+	}
+	/* when the set of refused regions is half full, the scan stops for
+	 * good, with a note */
+	notes = 0;
+	for (uint64_t i = 0; i < 40000 && !F.off; i++) {
+		uint64_t x = (i + 5000) << 32 | 7;
+		cap_foreign_scan((const uint8_t *)&x, 8, f, 4);
+	}
+	CHECK(F.off && notes == 1 && F.refused == 32768);
 	memset(&F, 0, sizeof(F));
 }
 
