@@ -562,6 +562,23 @@ UNIT_TEST(capture_foreign_scan)
 		CHECK(range_asks == 3000);
 		CHECK(range_asks == asks_then);   /* none in the last two steps */
 	}
+	/* a block of 256 bytes or more scanned clean is not scanned again
+	 * while no allocation comes or goes; one word changed is */
+	{
+		uint64_t blk[64];
+		for (int i = 0; i < 64; i++)
+			blk[i] = (uint64_t)(i + 1) << 32 | 64;   /* asked about above: refused */
+		range_asks = 0;
+		CHECK(cap_foreign_scan((const uint8_t *)blk, sizeof(blk), f, 4) == 0);
+		CHECK(F.memo[tr_hash(blk, sizeof(blk)) % MEMO_SLOTS].hash == tr_hash(blk, sizeof(blk)));
+		CHECK(cap_foreign_scan((const uint8_t *)blk, sizeof(blk), f, 4) == 0);
+		blk[5] = 0x7f6000000000ull;   /* an allocation the driver knows */
+		fake_base = blk[5];
+		fake_size = 4096;
+		CHECK(cap_foreign_scan((const uint8_t *)blk, sizeof(blk), f, 4) == 1);
+		CHECK(range_asks == 1 && f[0].addr == blk[5] && f[0].arg_offset == 40);
+		fake_size = 0;
+	}
 	/* when the set of refused regions is half full, the scan stops for
 	 * good, with a note */
 	notes = 0;
