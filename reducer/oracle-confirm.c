@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/interrupt.h"
 #include "../common/strbuf.h"
 #include "../common/util.h"
 #include "../addr/memmap.h"
@@ -48,6 +49,9 @@ static const char *describe(const struct replay_result *r, char *buf, size_t n)
 /* Live bytes above which the slice's snapshot is not written by a
  * confirmation run (reading back that much would hold the run up). */
 #define PRESNAP_MAX_BYTES (16ull << 30)
+/* runs of each placement when every placement ran clean (a race that lost
+ * every time): with the first pass's, ten runs a placement */
+#define CONFIRM_MORE 8
 
 /*
  * The record index the slice will snapshot before, as the trace tells it
@@ -108,7 +112,7 @@ int oracle_confirm(struct oracle *s)
 	struct replay_result wrong = { 0 };   /* the first placement's fault elsewhere (RS_FAULT), for stray_hint */
 	int runs = s->o->orig_runs > 0 ? s->o->orig_runs : 2;
 	long pre_at = presnap_event(s);
-	int ret = -1, pre_ok = 0;
+	int ret = -1, pre_ok = 0, all_clean = 1;
 
 	/* --cut-buffers: a cut shows as an overrun only against a guard, so
 	 * guard placement comes first */
@@ -117,7 +121,18 @@ int oracle_confirm(struct oracle *s)
 		modes[1] = GUARD_LAYOUT;
 	}
 	oracle_phase_begin(s, phase_name(PH_CONFIRM), NULL);
-	for (int m = 0; m < 4; m++) {
+	/* pass 1 only when every run of pass 0 ran clean under every
+	 * placement: a race that lost in all of them (a fault elsewhere is no
+	 * such thing).  Each placement then gets CONFIRM_MORE runs side by
+	 * side, without the pre-snapshot, before shrink gives up. */
+	for (int pass = 0, m = 0; pass < 2 && ret < 0; pass++, m = 0) {
+	if (pass == 1) {
+		if (!all_clean || s->infra_failed || runs >= CONFIRM_MORE || interrupt_signal())
+			break;
+		runs = CONFIRM_MORE;
+		pre_at = -1;
+	}
+	for (; m < 4; m++) {
 		struct replay_opts ro = REPLAY_OPTS_INIT;
 		struct replay_result first;
 		int matches = 0;
@@ -147,6 +162,8 @@ int oracle_confirm(struct oracle *s)
 				place_guard_name(modes[m]), runs, describe(&first, d, sizeof(d)));
 			if (wrong.status != RS_FAULT)
 				wrong = first;
+			if (first.status != RS_CLEAN)
+				all_clean = 0;
 			continue;
 		}
 		s->guard = modes[m];
@@ -188,6 +205,7 @@ int oracle_confirm(struct oracle *s)
 		}
 		ret = 0;
 		break;
+	}
 	}
 	memset(&s->foreign, 0, sizeof(s->foreign));
 	/* (not for a fault the capture could not name the kernel of: a graph's,

@@ -183,6 +183,28 @@ check_grep "race reported flaky" "flaky: true" race/repro.yaml
 check_grep "race rate in yaml" "original_rate: 0\." race/repro.yaml
 check_grep "race flagged in the repro header" "FLAKY" race/repro.cu
 
+# 7b. a race that lost in every run of the first confirmation ---------------
+# racy_rare faults one launch in twelve (exactly, under DOUBLE_RACE_COUNTER):
+# with the counter at 12 the four placements' two runs each (12-19) all run
+# clean, and shrink gives each placement 8 more runs before giving up: the
+# end placement's 28-35 holds 35, so it goes on, flaky, instead of "does not
+# reproduce".
+{ head; cat <<'EOT'
+alloc 0x7f0000100000 4096
+h2d 0x7f0000100000 4096 seq
+launch _Z9racy_rarePfi 2 128 ptr:0x7f0000100000 i32:1024
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
+EOT
+} > rare.txt
+check "mktrace racy_rare" $MKTRACE rare.bin < rare.txt
+echo 12 > race-counter
+check "shrink a race the first 8 runs all missed" env DOUBLE_RACE_COUNTER=$TMP/race-counter \
+	$GPUREDUCE shrink -j 2 --quiet --log=rare.log -o rare/repro.cu rare.bin
+check_grep "  ...reported flaky" "flaky: true" rare/repro.yaml
+check_grep "  ...its rate measured on the end placement's runs" "^  original: 1/16" rare/repro.yaml
+n=$(grep -c "confirm .*8 runs of" rare.log)
+[ "$n" -ge 2 ] && ok "  ...after 8 more runs of each placement" || fail "  ...after 8 more runs of each placement ($n)"
+
 # 7a. a race whose rate a reduction lowers ----------------------------------
 # racy_grid always faults with 4 or more blocks, and below that only on
 # every other launch (DOUBLE_RACE_COUNTER makes the alternation exact), so

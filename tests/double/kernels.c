@@ -147,6 +147,22 @@ static void k_racy_grid(const struct dbl_launch *L, const void *a)
 		buf[(long long)n + 256] = 1.0f;
 }
 
+/* racy_rare(float *buf, int n): a race lost in one launch of twelve.
+ * Every thread i < n does buf[i] += 1; thread 0 also writes buf[n + 256],
+ * 1 KiB past the end (faults against a guard, as racy_augment), when the
+ * launch's L->race() % 12 == 11: at random, or exactly every twelfth launch
+ * under DOUBLE_RACE_COUNTER (a trace whose first replays all run clean). */
+static void k_racy_rare(const struct dbl_launch *L, const void *a)
+{
+	float *buf = ARG(float *, a, 0);
+	int n = ARG(int, a, 8);
+	long long i = dbl_tid_x(L);
+	if (i < n)
+		buf[i] += 1.0f;
+	if (i == 0 && L->blockIdx.y == 0 && L->threadIdx.y == 0 && L->threadIdx.z == 0 && L->race() % 12 == 11)
+		buf[(long long)n + 256] = 1.0f;
+}
+
 /* use_buf(float *p, int n): p[i] = p[i] * 0.5f + 1 for i < n.  Correct on
  * live memory; faults when p was freed (the double's freed memory is
  * PROT_NONE). */
@@ -415,6 +431,8 @@ const struct dbl_kernel dbl_kernels[] = {
 	  3, { {0, 8}, {8, 4}, {12, 4} }, k_racy_augment },
 	{ "_Z9racy_gridPfi", "racy_grid(float*, int)",
 	  2, { {0, 8}, {8, 4} }, k_racy_grid },
+	{ "_Z9racy_rarePfi", "racy_rare(float*, int)",
+	  2, { {0, 8}, {8, 4} }, k_racy_rare },
 	{ "_Z7use_bufPfi", "use_buf(float*, int)",
 	  2, { {0, 8}, {8, 4} }, k_use_buf },
 	{ "_Z13struct_params4Pair", "struct_params(Pair)",
