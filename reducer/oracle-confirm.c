@@ -121,22 +121,21 @@ int oracle_confirm(struct oracle *s)
 		modes[1] = GUARD_LAYOUT;
 	}
 	oracle_phase_begin(s, phase_name(PH_CONFIRM), NULL);
-	/* pass 1 only when every run of pass 0 ran clean under every
-	 * placement: a race that lost in all of them (a fault elsewhere is no
-	 * such thing).  Each placement then gets CONFIRM_MORE runs side by
-	 * side, without the pre-snapshot, before shrink gives up. */
-	for (int pass = 0, m = 0; pass < 2 && ret < 0; pass++, m = 0) {
-	if (pass == 1) {
-		if (!all_clean || s->infra_failed || runs >= CONFIRM_MORE || interrupt_signal())
-			break;
-		runs = CONFIRM_MORE;
-		pre_at = -1;
-	}
-	for (; m < 4; m++) {
+	/* each placement in turn; then (a = 4..7) each again with
+	 * CONFIRM_MORE runs side by side and no pre-snapshot, only when every
+	 * run so far ran clean under every placement: a race that lost in all
+	 * of them (a fault elsewhere is no such thing) */
+	for (int a = 0; a < 8; a++) {
 		struct replay_opts ro = REPLAY_OPTS_INIT;
 		struct replay_result first;
-		int matches = 0;
+		int m = a % 4, matches = 0;
 		char d[600];
+		if (a == 4) {
+			if (!all_clean || s->infra_failed || runs >= CONFIRM_MORE || interrupt_signal())
+				break;
+			runs = CONFIRM_MORE;
+			pre_at = -1;
+		}
 		if (s->o->guard >= 0 && modes[m] != s->o->guard)
 			continue;
 		ro.guard = modes[m];
@@ -205,7 +204,6 @@ int oracle_confirm(struct oracle *s)
 		}
 		ret = 0;
 		break;
-	}
 	}
 	memset(&s->foreign, 0, sizeof(s->foreign));
 	/* (not for a fault the capture could not name the kernel of: a graph's,
