@@ -204,6 +204,12 @@ void cap_mm_drop_peer(uint64_t addr, uint64_t size);
 
 /* ---- foreign.c (callers hold inject.c's lock) ---- */
 
+/* 1 when the driver knows an allocation holding device address p
+ * (cuMemGetAddressRange), with its start and size; 0 when not.  The one
+ * check of the driver's answer for fold.c, this file's scan and inject.c
+ * (no lock needed). */
+int cap_alloc_range(uint64_t p, uint64_t *base, uint64_t *size);
+
 /* A recorded allocation appears or goes: its 2 MiB regions count as known. */
 void cap_known_add(uint64_t addr, uint64_t size);
 void cap_known_del(uint64_t addr, uint64_t size);

@@ -123,15 +123,12 @@ static void pending_release(void)
 /* Add [p, end of its allocation) unless a range already covers p. */
 static void add_range(uint64_t p)
 {
-	CUdeviceptr base = 0;
-	size_t size = 0;
-	uint64_t len;
+	uint64_t base = 0, size = 0, len;
 
 	for (size_t i = 0; i < Pend.n; i++)
 		if (p >= Pend.r[i].addr && p < Pend.r[i].addr + Pend.r[i].len)
 			return;
-	if (Pend.n >= FOLD_MAX_RANGES || !p || cuMemGetAddressRange(&base, &size, (CUdeviceptr)p) != CUDA_SUCCESS ||
-	    !size || p < base || p >= base + size)
+	if (Pend.n >= FOLD_MAX_RANGES || !p || !cap_alloc_range(p, &base, &size))
 		return;
 	len = base + size - p;
 	/* a range already taken further on in the same allocation (sendbuff

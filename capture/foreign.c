@@ -81,6 +81,18 @@ static struct {
 	int off_read;
 } F;
 
+int cap_alloc_range(uint64_t p, uint64_t *base, uint64_t *size)
+{
+	CUdeviceptr b = 0;
+	size_t n = 0;
+
+	if (cuMemGetAddressRange(&b, &n, (CUdeviceptr)p) != CUDA_SUCCESS || !n || p < b || p - b >= n)
+		return 0;
+	*base = b;
+	*size = n;
+	return 1;
+}
+
 static unsigned known_slot(uint64_t region)
 {
 	return (unsigned)((region * 0x9E3779B97F4A7C15ull) >> (64 - KNOWN_BITS));
@@ -168,8 +180,7 @@ size_t cap_foreign_scan(const uint8_t *args, uint32_t argsize, struct cap_foreig
 		}
 		uint32_t region;
 		unsigned k, slot;
-		CUdeviceptr base = 0;
-		size_t size = 0;
+		uint64_t base = 0, size = 0;
 		memcpy(&w, args + off, 8);
 		if (w - WORD_LO >= WORD_HI - WORD_LO)
 			continue;
@@ -182,8 +193,7 @@ size_t cap_foreign_scan(const uint8_t *args, uint32_t argsize, struct cap_foreig
 			continue;
 		if (asks++ >= ASKS_PER_LAUNCH)
 			break;
-		if (cuMemGetAddressRange(&base, &size, (CUdeviceptr)w) != CUDA_SUCCESS || !size ||
-		    w < base || w - base >= size) {
+		if (!cap_alloc_range(w, &base, &size)) {
 			F.neg[slot] = region + 1;
 			if (++F.refused >= NEG_MAX) {
 				F.off = 1;

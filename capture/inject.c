@@ -1421,11 +1421,8 @@ static void rec_alloc_peer(uint64_t addr, uint64_t size, uint32_t kind, const ch
  * (0 if unknown). */
 static uint64_t alloc_size_at(CUdeviceptr p)
 {
-	CUdeviceptr base = 0;
-	size_t size = 0;
-	if (cuMemGetAddressRange(&base, &size, p) != CUDA_SUCCESS || p < base || p - base >= size)
-		return 0;
-	return size - (p - base);
+	uint64_t base, size;
+	return cap_alloc_range(p, &base, &size) ? base + size - p : 0;
 }
 
 /* Pinned host memory as the GPU addresses it, or the host pointer. */
