@@ -85,13 +85,13 @@ uint32_t cap_pystack_id(struct trace_writer *w, const struct tr_frame *frames, c
  * was written already; else 0.  No record written.  Lock held. */
 uint32_t cap_pystack_find(const uint64_t *toks, const uint32_t *lines, uint32_t n);
 
-/* ---- hostmem.c ---- */
-
 /* ---- env.c ---- */
 
 /* The decimal value of environment variable name; def when it is unset,
  * empty, not a number or out of range. */
 uint64_t cap_env_u64(const char *name, uint64_t def);
+
+/* ---- hostmem.c ---- */
 
 /* 1 if all n bytes at p can be read without faulting, 0 if not, -1 if the
  * kernel would not say (process_vm_readv refused, e.g. by seccomp). */

@@ -38,13 +38,15 @@
  * of 256 bytes or more that was scanned clean (nothing found, nothing
  * asked) is remembered by its hash (XXH3, 1024 slots) with the number of
  * recorded allocations made or freed so far, and the same bytes are not
- * scanned again until an allocation comes or goes.  A region that held a recorded allocation
- * that was then freed is never looked at again (a bit per counter, set for
- * good): a use after free points there, and the driver may still know the
- * range (a pool keeps it mapped), but the program's bug must stay a bug in
- * replay, not become memory found and read back.  An allocation
- * spanning more than 64 Ki regions (128 GiB) turns the scan off: every
- * word then counts as known.  Callers hold inject.c's lock.
+ * scanned again until an allocation comes or goes.
+ *
+ * A region that held a recorded allocation that was then freed is never
+ * looked at again (a bit per counter, set for good): a use after free
+ * points there, and the driver may still know the range (a pool keeps it
+ * mapped), but the program's bug must stay a bug in replay, not become
+ * memory found and read back.  An allocation spanning more than 64 Ki
+ * regions (128 GiB) turns the scan off: every word then counts as known.
+ * Callers hold inject.c's lock.
  */
 #include <string.h>
 
@@ -98,18 +100,18 @@ static unsigned known_slot(uint64_t region)
 	return (unsigned)((region * 0x9E3779B97F4A7C15ull) >> (64 - KNOWN_BITS));
 }
 
-static int count_regions(uint64_t addr, uint64_t size, int delta)
+static void count_regions(uint64_t addr, uint64_t size, int delta)
 {
 	uint64_t first, last;
 
 	if (!size || addr + size < addr)
-		return 0;
+		return;
 	F.gen++;
 	first = addr >> REGION_SHIFT;
 	last = (addr + size - 1) >> REGION_SHIFT;
 	if (last - first >= (1u << KNOWN_BITS)) {
 		F.wide += (uint32_t)delta;
-		return 1;
+		return;
 	}
 	for (uint64_t r = first; r <= last; r++) {
 		unsigned k = known_slot(r);
@@ -121,7 +123,6 @@ static int count_regions(uint64_t addr, uint64_t size, int delta)
 		if (delta < 0)
 			F.freed_bit[k / 64] |= 1ull << (k % 64);
 	}
-	return 1;
 }
 
 void cap_known_add(uint64_t addr, uint64_t size)

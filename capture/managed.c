@@ -36,20 +36,21 @@
  * cudaHostRegister); smaller ones, and managed memory (whose pointers
  * often sit in structs in memory), are hashed before every launch.  A
  * pointer that reaches the kernel only through memory (a table of
- * pointers) is not seen.
+ * pointers) is not seen.  The test per word: one compare against the span
+ * of all remembered ranges, then one bit of a 64 Ki-bit filter over their
+ * 2 MiB regions, then a binary search where the bit is set.
  *
  * Device memory another process or API writes follows the same on-use
  * rule (cap_mm_peer): a buffer opened with cuIpcOpenMemHandle, a pointer
  * imported from another process's pool, a range mapped from an imported
  * VMM handle, external memory (Vulkan, DirectX) or a mapped OpenGL
  * resource.  Its bytes change without any call in this process (the
- * exporter's kernels and copies, the graphics API's work), so before each launch that points into
- * it, and before a device-to-device copy that reads it, it is read back
- * (cuMemcpyDtoH: the launches before it are done) and its changed chunks
- * are written the same way; at a graph launch every such buffer a launch
- * pointed into is.  Replay then holds the bytes the kernel read.  The test per word: one compare against the span of all pinned
- * ranges, then one bit of a 64 Ki-bit filter over their 2 MiB regions,
- * then a binary search where the bit is set.
+ * exporter's kernels and copies, the graphics API's work), so before each
+ * launch that points into it, and before a device-to-device copy that
+ * reads it, it is read back (cuMemcpyDtoH: the launches before it are
+ * done) and its changed chunks are written the same way; at a graph launch
+ * every such buffer a launch pointed into is.  Replay then holds the bytes
+ * the kernel read.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -72,8 +73,8 @@ struct mm_alloc {
 				  * unmap them while registered, so check first */
 	int on_use;              /* plain pinned: synced before launches that point into it */
 	int used;                /* ...and this launch does */
-	int peer;                /* device memory another process writes: host is
-				  * NULL, the bytes are read back (cuMemcpyDtoH) */
+	int peer;                /* device memory another process or API writes:
+				  * host is NULL, the bytes are read back (cuMemcpyDtoH) */
 };
 
 static struct {
@@ -233,7 +234,7 @@ struct mm_pin {
 	uint64_t size;
 	int tracked;             /* a launch pointed into it: in M (on_use) */
 	int user_pages;          /* registered: check readability (cap_mm_add) */
-	int peer;                /* device memory another process writes (host NULL) */
+	int peer;                /* device memory another process or API writes (host NULL) */
 };
 
 static struct {
