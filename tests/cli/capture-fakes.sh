@@ -67,3 +67,12 @@ capture_on_double() {
 	export LD_LIBRARY_PATH GPUREDUCE_CAPTURE_LIB GPUREDUCE_LIBCUDA
 	unset CUDA_INJECTION64_PATH GPUREDUCE_SANITIZER
 }
+
+# repro_faults_on_double DIR: DIR/repro.cu (emitted by shrink) built with
+# the host compiler against the double must compile, and its run must
+# fault (exit 1, its output in $TMP/.out).  After capture_on_double.
+repro_faults_on_double() {
+	check "  ...repro compiles against the double" $CC -x c -w -I$CUDA/include -o "$1/repro" "$1/repro.cu" \
+		-L$DBL -Wl,-rpath,$DBL -lcuda
+	check_exit "  ...and faults" 1 "./$1/repro"
+}

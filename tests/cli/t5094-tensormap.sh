@@ -45,8 +45,7 @@ check_grep "repro.cu builds the map with cuTensorMapEncodeTiled" "SETUP(cuTensor
 check_grep "  ...named dims and the bad stride" "cuuint64_t strides\[1\] = { 8192ull }" r/repro.cu
 check_grep "  ...over its own buffer" "void \*global = (void \*)(buf\[[0-9]\].ptr + 0);" r/repro.cu
 check_grep "  ...described" "param 0: a TMA descriptor over a 64x256 f32 tensor, box 64x64" r/repro.cu
-check "the repro compiles against the double" $CC -x c -w -I$CUDA/include -o r/repro r/repro.cu -L$DBL -Wl,-rpath,$DBL -lcuda
-check_exit "  ...and faults" 1 ./r/repro
+repro_faults_on_double r
 
 # --- diagnose speaks of the map (a stand-in compute-sanitizer reports a read
 # just past the first buffer, the tensor) --------------------------------------

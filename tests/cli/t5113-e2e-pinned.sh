@@ -48,9 +48,7 @@ GPUREDUCE_NVCC="cc -x c -w -I${CUDA:-/usr/local/cuda}/include -L$DBL -Wl,-rpath,
 export GPUREDUCE_NVCC
 check "shrink" "$GPUREDUCE" shrink -j 2 --quiet -o s/repro.cu p.bin
 check_grep "  ...to one launch" "launches -> 1 launch" "$TMP/.out"
-check "  ...repro compiles against the double" cc -x c -w -I${CUDA:-/usr/local/cuda}/include -o s/repro s/repro.cu \
-	-L$DBL -Wl,-rpath,$DBL -lcuda
-check_exit "  ...and faults" 1 ./s/repro
+repro_faults_on_double s
 check_grep "  ...in gather" "^repro: gather(float\*, .*CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
 
 finish

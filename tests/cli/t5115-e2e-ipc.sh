@@ -65,9 +65,7 @@ if [ -d /dev/shm ] && [ -w /dev/shm ]; then
 	export GPUREDUCE_NVCC
 	check "shrink" "$GPUREDUCE" shrink -j 2 --quiet -o s/repro.cu p.bin
 	check_grep "  ...to one launch" "launches -> 1 launch" "$TMP/.out"
-	check "  ...repro compiles against the double" cc -x c -w -I${CUDA:-/usr/local/cuda}/include -o s/repro s/repro.cu \
-		-L$DBL -Wl,-rpath,$DBL -lcuda
-	check_exit "  ...and faults" 1 ./s/repro
+	repro_faults_on_double s
 	check_grep "  ...in gather" "^repro: gather(float\*, .*CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
 else
 	echo "skip: the IPC case: no writable /dev/shm for the double's shared memory"
@@ -90,9 +88,7 @@ other_api() {
 	check_exit "  ...replay faults (exit 1)" 1 "$GPUREDUCE" replay p.bin
 	check_grep "  ...in gather, at the program's launch" "(launch #9) in _Z6gatherPfPKfPKxi: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
 	check "  ...shrink" "$GPUREDUCE" shrink -j 2 --quiet -o s/repro.cu p.bin
-	check "  ...repro compiles against the double" cc -x c -w -I${CUDA:-/usr/local/cuda}/include -o s/repro \
-		s/repro.cu -L$DBL -Wl,-rpath,$DBL -lcuda
-	check_exit "  ...and faults" 1 ./s/repro
+	repro_faults_on_double s
 	check_grep "  ...in gather" "^repro: gather(float\*, .*CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
 	cd "$TMP" || exit 1
 }

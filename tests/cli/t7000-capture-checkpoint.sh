@@ -59,8 +59,7 @@ check_grep "  ...same launch and kernel" "(launch #1600) in _Z6gatherPfPKfPKxi: 
 check "shrink the bounded trace" "$GPUREDUCE" shrink -j 2 --quiet -o r/repro.cu ck4.bin
 check_grep "  ...to one launch, same signature" "1 launch -> 1 launch, .*CUDA_ERROR_ILLEGAL_ADDRESS in gather(float\*, float const\*, long long const\*, int)" "$TMP/.out"
 check_grep "  ...the wild index came from the checkpoint" "8 bytes for buffer [0-9] at offset 136" r/repro.cu
-check "the repro compiles against the double" $CC -x c -w -I$CUDA/include -o r/repro r/repro.cu -L$DBL -Wl,-rpath,$DBL -lcuda
-check_exit "  ...and faults" 1 ./r/repro
+repro_faults_on_double r
 
 # --- content dedup: a 4 KiB chunk, unchanged buffers are copied, not restored ---
 check_exit "GPUREDUCE_CKPT_CHUNK=4096" 3 env GPUREDUCE_CKPT_CHUNK=4096 "$GPUREDUCE" capture --checkpoint-every=50 -o dedup.bin -- ./prog $CUBIN 200

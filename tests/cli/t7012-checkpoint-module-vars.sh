@@ -47,9 +47,7 @@ export GPUREDUCE_NVCC
 check "shrink the sync trace" "$GPUREDUCE" shrink -j 2 --quiet -o s/repro.cu r-sync.bin
 check_grep "  ...to one launch" "launches -> 1 launch" "$TMP/.out"
 check_grep "  ...repro.cu asks the module for d_counter" "d_counter" s/repro.cu
-check "  ...repro compiles against the double" cc -x c -w -I${CUDA:-/usr/local/cuda}/include -o s/repro s/repro.cu \
-	-L$DBL -Wl,-rpath,$DBL -lcuda
-check_exit "  ...and faults" 1 ./s/repro
+repro_faults_on_double s
 
 # the module unloaded and loaded again after 500 launches: the old
 # module's variables leave the checkpoints, the new one's are asked for
