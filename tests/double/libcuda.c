@@ -1270,19 +1270,28 @@ out:
 	return leave(r);
 }
 
+/* The live region of kind that starts at p (a free or an IPC call names
+ * its start), or NULL. */
+static struct region *region_at(int kind, CUdeviceptr p)
+{
+	for (size_t i = 0; i < S.nregions; i++) {
+		struct region *reg = S.regions[i];
+		if (reg->live && reg->kind == kind && reg->user == (uintptr_t)p)
+			return reg;
+	}
+	return NULL;
+}
+
 CUresult cuMemFree(CUdeviceptr p)
 {
 	CUresult r = enter_ctx();
+	struct region *reg;
 	if (r || p == 0)
 		goto out;
 	r = CUDA_ERROR_INVALID_VALUE;
-	for (size_t i = 0; i < S.nregions; i++) {
-		struct region *reg = S.regions[i];
-		if (reg->live && reg->kind == R_ALLOC && reg->user == (uintptr_t)p) {
-			buffer_free(reg);
-			r = CUDA_SUCCESS;
-			break;
-		}
+	if ((reg = region_at(R_ALLOC, p))) {
+		buffer_free(reg);
+		r = CUDA_SUCCESS;
 	}
 out:
 	return leave(r);
@@ -1362,9 +1371,7 @@ CUresult cuIpcGetMemHandle(CUipcMemHandle *h, CUdeviceptr dp)
 	if (r)
 		goto out;
 	r = CUDA_ERROR_INVALID_VALUE;
-	for (size_t i = 0; i < S.nregions; i++)
-		if (S.regions[i]->live && S.regions[i]->kind == R_ALLOC && S.regions[i]->user == (uintptr_t)dp)
-			reg = S.regions[i];
+	reg = region_at(R_ALLOC, dp);
 	if (!h || !reg)
 		goto out;
 	data = reg->maplen - 2 * GUARD;
@@ -1452,16 +1459,13 @@ out:
 CUresult cuIpcCloseMemHandle(CUdeviceptr dp)
 {
 	CUresult r = enter_ctx();
+	struct region *reg;
 	if (r)
 		goto out;
 	r = CUDA_ERROR_INVALID_VALUE;
-	for (size_t i = 0; i < S.nregions; i++) {
-		struct region *reg = S.regions[i];
-		if (reg->live && reg->kind == R_IPC && reg->user == (uintptr_t)dp) {
-			buffer_free(reg);
-			r = CUDA_SUCCESS;
-			break;
-		}
+	if ((reg = region_at(R_IPC, dp))) {
+		buffer_free(reg);
+		r = CUDA_SUCCESS;
 	}
 out:
 	return leave(r);
