@@ -340,22 +340,32 @@ static int h2d_records(const char *path)
 	return n;
 }
 
+/* A trace writer on a new temporary file at path (a mkstemp template);
+ * 0, or -1 (checked) when it cannot be made. */
+static int tmp_writer(char *path, struct trace_writer *w, struct strbuf *err)
+{
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	memset(w, 0, sizeof(*w));
+	CHECK(tw_open(w, path, err) == 0);
+	return 0;
+}
+
 UNIT_TEST(capture_pinned_sync)
 {
 	static uint8_t pinned[8192], mapped[100];
 	char path[] = "/tmp/gpureduce-unitp-XXXXXX";
-	int fd = mkstemp(path);
 	struct trace_writer w;
 	struct strbuf err = STRBUF_INIT;
 	struct cap_mm_promoted got[4];
 	uint64_t h2d = 0, P = (uint64_t)(uintptr_t)pinned, other = 0x7f0000000000ull;
 
-	CHECK(fd >= 0);
-	if (fd < 0)
+	if (tmp_writer(path, &w, &err) < 0)
 		return;
-	close(fd);
-	memset(&w, 0, sizeof(w));
-	CHECK(tw_open(&w, path, &err) == 0);
 	cap_mm_pinned(P, pinned, sizeof(pinned), 0);
 	CHECK(cap_mm_add((uint64_t)(uintptr_t)mapped, mapped, sizeof(mapped), 0) == 0);
 	/* launch 1 points at the pinned buffer: both written */
@@ -399,19 +409,14 @@ UNIT_TEST(capture_peer_sync)
 {
 	static uint8_t peer[200000], other_peer[1000];
 	char path[] = "/tmp/gpureduce-unitq-XXXXXX";
-	int fd = mkstemp(path);
 	struct trace_writer w;
 	struct strbuf err = STRBUF_INIT;
 	struct cap_mm_promoted got[4];
 	uint64_t h2d = 0, D = (uint64_t)(uintptr_t)peer, O = (uint64_t)(uintptr_t)other_peer;
 	uint64_t words[2] = { 0x1234, D + 5000 };
 
-	CHECK(fd >= 0);
-	if (fd < 0)
+	if (tmp_writer(path, &w, &err) < 0)
 		return;
-	close(fd);
-	memset(&w, 0, sizeof(w));
-	CHECK(tw_open(&w, path, &err) == 0);
 	cap_mm_peer(D, sizeof(peer));
 	cap_mm_peer(O, sizeof(other_peer));
 	/* a launch that points at neither: nothing read */
