@@ -15,6 +15,9 @@
 #                .dev/ is given as PAIR_B=.dev/old-gpureduce)
 #   hostfed      make bench-hostfed (BENCH_HOSTFED_BASE_LIB passes through)
 #   hunt         make bench-hunt
+#   huntloop     bench-hunt's training loop alone (--loop-only; its
+#                BENCH_HUNT_STEPS / _IMG / _BATCH pass through), under what
+#                is left of the deadline
 #   huntclean    make hunt-clean
 #   huntreplay   hunt's replays two ways: recycling freed blocks' ranges
 #                (the default), and placing each block afresh (as before
@@ -229,11 +232,13 @@ for p in "$@"; do
 		fi ;;
 	hostfed) run_part hostfed "$LOGS/hostfed.log" bash "$GR_ROOT/tests/gpu/bench-hostfed.sh" ;;
 	hunt) run_part hunt "$LOGS/hunt.log" bash "$GR_ROOT/tests/gpu/bench-hunt.sh" ;;
+	huntloop) run_part huntloop "$LOGS/huntloop.log" env BENCH_HUNT_DEADLINE=$(( $(gr_time_left) - 10 )) \
+		bash "$GR_ROOT/tests/gpu/bench-hunt.sh" --loop-only ;;
 	huntclean) run_part huntclean "$LOGS/huntclean.log" bash "$GR_ROOT/tests/gpu/hunt-clean.sh" ;;
 	perf) run_part perf "$LOGS/perf.log" perfpart ;;
 	huntreplay) run_part huntreplay "$LOGS/huntreplay.log" huntreplay ;;
 	exitprobe) run_part exitprobe "$LOGS/exitprobe.log" exitprobe ;;
-	*) echo "device-session: unknown part '$p' (gputest[:N] pair hostfed hunt huntclean perf huntreplay exitprobe)"; FAILED=$((FAILED + 1)) ;;
+	*) echo "device-session: unknown part '$p' (gputest[:N] pair hostfed hunt huntloop huntclean perf huntreplay exitprobe)"; FAILED=$((FAILED + 1)) ;;
 	esac
 done
 pack_logs
