@@ -2,6 +2,7 @@
  * child.c - process spawning (see child.h).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -294,4 +295,34 @@ const char *child_find_program(const char *name, const char *fallback_dir)
 		return NULL;
 	snprintf(path, sizeof(path), "%s/%s", fallback_dir, name);
 	return access(path, X_OK) == 0 ? path : NULL;
+}
+
+static void *reap_main(void *arg)
+{
+	struct child *c = arg;
+	child_wait(c);
+	free(c);
+	return NULL;
+}
+
+void child_reap_later(struct child *c)
+{
+	struct child *h;
+	pthread_attr_t a;
+	pthread_t th;
+	int ok;
+
+	if (c->pid <= 0)
+		return;
+	h = xmalloc(sizeof(*h));
+	*h = *c;
+	*c = (struct child)CHILD_INIT;
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	ok = pthread_create(&th, &a, reap_main, h) == 0;
+	pthread_attr_destroy(&a);
+	if (!ok) {
+		child_wait(h);   /* no thread to spare: here */
+		free(h);
+	}
 }

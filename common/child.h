@@ -50,6 +50,12 @@ void child_kill(struct child *c);
  * CUDA context takes a few hundred milliseconds to die (the driver tears
  * the context down); a caller with other work reaps it afterwards. */
 void child_kill_nowait(struct child *c);
+/* Leave the child to a detached thread that waits for it (its pipes
+ * closed); *c becomes CHILD_INIT.  For a process whose outcome is known
+ * (a repro that printed its fault, a sanitizer run killed with
+ * child_kill_nowait) and whose exit, a CUDA context's teardown, nobody
+ * should wait for. */
+void child_reap_later(struct child *c);
 
 /*
  * Run to completion, collecting stdout (and stderr when CHILD_MERGE_ERR)

@@ -159,6 +159,7 @@ const char emit_prelude_placement[] =
 "\tcuGetErrorName(r, &name);\n"
 "\tcuGetErrorString(r, &text);\n"
 "\tprintf(\"repro: %s faulted: %s (%d): %s\\n\", kernel, name, (int)r, text);\n"
+"\tfflush(stdout);   /* before the driver's teardown of the faulted context */\n"
 "\texit(1);\n"
 "}\n\n";
 

@@ -7,9 +7,11 @@
 
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/%.o)
+# the command line's parts a unit test reaches (built repros' runs)
+UNIT_CLI_OBJ := $(BUILD)/src/repro/repro.o
 
-$(BUILD)/unit: $(UNIT_OBJ) $(BUILD)/libgpureduce.a
-	$(CC) $(SANFLAGS) -o $@ $(UNIT_OBJ) $(BUILD)/libgpureduce.a $(LIBS)
+$(BUILD)/unit: $(UNIT_OBJ) $(UNIT_CLI_OBJ) $(BUILD)/libgpureduce.a
+	$(CC) $(SANFLAGS) -o $@ $(UNIT_OBJ) $(UNIT_CLI_OBJ) $(BUILD)/libgpureduce.a $(LIBS)
 
 -include tests/double/double.mk
 

@@ -55,8 +55,10 @@ int repro_run_once(const char *exe, const char *const env[], double timeout,
 		   struct repro_run *r, struct strbuf *log, struct strbuf *err);
 
 /* Run exe n times, `parallel` at a time (several processes share a GPU),
- * each with a time limit; r[0..n-1] get each run's outcome.  0, or -1
- * when a run could not start (err says why). */
+ * each with a time limit; r[0..n-1] get each run's outcome.  A run that
+ * printed its fault line counts as faulted (exit 1) at once: its exit, the
+ * driver's teardown of its faulted context, is reaped on a thread.  0, or
+ * -1 when a run could not start (err says why). */
 int repro_run_many(const char *exe, int n, int parallel, double timeout, struct repro_run *r,
 		   struct strbuf *err);
 
