@@ -80,8 +80,9 @@ struct oracle {
 	int base_have;
 	char base_site[700];
 	char *base_output;
-	/* the final trace's run, started beside its confirmation runs */
+	/* the final trace's run, started ahead (oracle_prefetch_start) */
 	struct bg_san pre;
+	int pre_serial, pre_restarts;
 	struct site_ent *sites;   /* sanitizer sites found, by trace file content */
 	size_t nsites, asites;
 	/* the slice's snapshot, taken beside the confirmation runs (issue 26:
