@@ -6,13 +6,16 @@
 #
 #   gputest[:N]  make gpu-test in N shards side by side (default 2), each
 #                shard a slice of the samples (round-robin); the tables
-#                are printed one after the other (gpu-test-shardK/)
+#                are printed one after the other (gpu-test-shardK/);
+#                SESSION_GPUTEST_SAMPLES="a b ..." runs those samples only
+#                (e.g. "$SMALL", pair's traces, before pair)
 #   pair         tests/gpu/shrink-pair.sh on the traces gpu-test left,
 #                alone: SESSION_PAIR_SAMPLES (default: the small samples
 #                whose median is issue 26's target) and PAIR_A / PAIR_B
 #                (default: this build against itself with
 #                GPUREDUCE_VERIFY_RECALL=1; an older build carried in
-#                .dev/ is given as PAIR_B=.dev/old-gpureduce)
+#                .dev/ is given as PAIR_B=.dev/old-gpureduce);
+#                SESSION_PAIR_ROUNDS rounds (1)
 #   hostfed      make bench-hostfed (BENCH_HOSTFED_BASE_LIB passes through)
 #   hunt         make bench-hunt
 #   huntloop     bench-hunt's training loop alone (--loop-only; its
@@ -86,7 +89,11 @@ run_part() {
 
 gputest() {   # N
 	local n=$1 k i pids=() names
-	mapfile -t names < <(ls "$GR_ROOT"/samples/*/sample.yaml 2>/dev/null | xargs -n1 dirname | xargs -n1 basename)
+	if [ -n "${SESSION_GPUTEST_SAMPLES:-}" ]; then
+		read -r -a names <<<"$SESSION_GPUTEST_SAMPLES"
+	else
+		mapfile -t names < <(ls "$GR_ROOT"/samples/*/sample.yaml 2>/dev/null | xargs -n1 dirname | xargs -n1 basename)
+	fi
 	for k in $(seq 0 $((n - 1))); do
 		local mine=()
 		for i in "${!names[@]}"; do
@@ -228,7 +235,8 @@ for p in "$@"; do
 			part_done pair 1 "$LOGS/pair.log"
 		else
 			run_part pair "$LOGS/pair.log" env PAIR_DEADLINE=$(( $(gr_time_left) - 15 )) \
-				bash "$GR_ROOT/tests/gpu/shrink-pair.sh" -o "$BUILD/shrink-pair" "${dirs[@]}"
+				bash "$GR_ROOT/tests/gpu/shrink-pair.sh" -r "${SESSION_PAIR_ROUNDS:-1}" \
+				-o "$BUILD/shrink-pair" "${dirs[@]}"
 		fi ;;
 	hostfed) run_part hostfed "$LOGS/hostfed.log" bash "$GR_ROOT/tests/gpu/bench-hostfed.sh" ;;
 	hunt) run_part hunt "$LOGS/hunt.log" bash "$GR_ROOT/tests/gpu/bench-hunt.sh" ;;
