@@ -80,9 +80,8 @@ struct oracle {
 	int base_have;
 	char base_site[700];
 	char *base_output;
-	/* the final trace's run, started ahead (oracle_prefetch_start) */
+	/* the final trace's run, started beside its confirmation runs */
 	struct bg_san pre;
-	int pre_serial, pre_restarts;
 	struct site_ent *sites;   /* sanitizer sites found, by trace file content */
 	size_t nsites, asites;
 	/* the slice's snapshot, taken beside the confirmation runs (issue 26:

@@ -170,14 +170,11 @@ static void bg_init(struct bg_san *b)
 	sb_init(&b->out, 0);
 }
 
-/* Stop the run if it was never collected (reaped on a thread); free the
- * paths. */
+/* Kill the run if it was never collected; free the paths. */
 static void bg_release(struct bg_san *b)
 {
-	if (b->started && !b->collected) {
-		child_kill_nowait(&b->ch);
-		child_reap_later(&b->ch);
-	}
+	if (b->started && !b->collected)
+		child_kill(&b->ch);
 	sb_release(&b->bin);
 	sb_release(&b->out);
 }
@@ -215,48 +212,16 @@ static int bg_collect(struct oracle *s, struct bg_san *b, char *site, size_t n, 
 	return found;
 }
 
-/*
- * The final trace's run: started on the state the reduction is likely to
- * end with (the state before the last phase, then each candidate that
- * phase finds faulting) and at the latest beside the final trace's
- * confirmation runs.  A run on another state is stopped (reaped on a
- * thread: a context's teardown) and this one started; a run on the same
- * content goes on.  Not started when c is the base state (that run
- * serves), nor once collected.
- */
+/* The final trace's run, started beside its confirmation runs; not
+ * started when the final trace is the base state's (that run serves). */
 void oracle_prefetch_start(struct oracle *s, const struct cand *c)
 {
-	struct strbuf path = STRBUF_INIT, e = STRBUF_INIT;
-	uint64_t h;
-
-	if (s->pre.collected)
+	if (s->pre.started)
 		return;
-	sb_addf(&path, "%s/final-site-%d.bin", s->o->workdir, s->pre_serial + 1);
-	if (cand_write(c, path.buf, &e) < 0) {
-		sb_release(&path);
-		sb_release(&e);
-		return;   /* tried again beside the confirmation runs, or run then */
-	}
-	h = oracle_file_hash(path.buf);
-	unlink(path.buf);
-	sb_release(&path);
-	sb_release(&e);
-	if (s->pre.started && h == s->pre.hash)
-		return;
-	if (s->pre.started) {
-		child_kill_nowait(&s->pre.ch);
-		child_reap_later(&s->pre.ch);
-		unlink(s->pre.bin.buf);
-		unlink(s->pre.out.buf);
+	bg_start(s, &s->pre, c, "final-site");
+	if (s->pre.started && s->pre.hash == s->base.hash) {
+		child_kill(&s->pre.ch);
 		s->pre.started = 0;
-		s->pre_restarts++;
-	}
-	if (h == s->base.hash)
-		return;
-	{
-		char name[32];
-		snprintf(name, sizeof(name), "final-site-%d", ++s->pre_serial);
-		bg_start(s, &s->pre, c, name);
 	}
 }
 
@@ -270,8 +235,8 @@ static void prefetch_collect(struct oracle *s)
 		return;
 	if (bg_collect(s, &s->pre, site, sizeof(site), &output, &early))
 		site_cache_add(s, s->pre.hash, site, output);
-	oracle_log(s, "sanitizer %s (started ahead, %d run(s) on other states stopped): %s (%.2f s since it started%s)",
-	     s->pre.bin.buf, s->pre_restarts, site[0] ? site : s->pre.why, now_sec() - s->pre.t0,
+	oracle_log(s, "sanitizer %s (started with the confirmation runs): %s (%.2f s since it started%s)",
+	     s->pre.bin.buf, site[0] ? site : s->pre.why, now_sec() - s->pre.t0,
 	     early ? "; stopped after its reports" : "");
 	unlink(s->pre.out.buf);
 	free(output);

@@ -334,14 +334,6 @@ int oracle_test(struct oracle *s, struct cand *const *cands, size_t k, int *inte
 				unlink(paths[i]);
 		}
 	}
-	/* the last phase keeps a candidate that faulted, usually the first:
-	 * the site check's run moves to it */
-	if (s->prebuild_each && !s->fake.test && oracle_base_started(s))
-		for (size_t i = 0; i < k; i++)
-			if (interesting[i]) {
-				oracle_prefetch_start(s, cands[i]);
-				break;
-			}
 counted:
 	s->rep->candidates += (long)k;
 	if (s->ph)

@@ -230,10 +230,8 @@ const char *oracle_base_why(const struct oracle *o);
 const char *oracle_base_output(const struct oracle *o);
 const char *oracle_base_bin(const struct oracle *o);
 uint64_t oracle_base_hash(const struct oracle *o);
-/* Start the site check's run of c, the state the reduction is likely to
- * end with (the last phase's start and its faulting candidates, then the
- * final trace beside its confirmation runs), stopping one on another
- * state; not when c is the base state.  oracle_sanitize collects it. */
+/* Start the final trace's run beside its confirmation runs (not when it
+ * is the base state's); oracle_sanitize collects it. */
 void oracle_prefetch_start(struct oracle *o, const struct cand *c);
 
 #endif

@@ -296,9 +296,6 @@ static void run_full(struct oracle *o, const struct shrink_opts *opts, struct sh
 			oracle_log(o, "the state before %s, the last phase: its repro.cu is built ahead", phase_defs[k].name);
 			prebuild_repro(o, opts, best);
 			oracle_prebuild_each(o, 1);
-			/* and the site check's run of it (oracle_prefetch_start) */
-			if (oracle_base_started(o))
-				oracle_prefetch_start(o, best);
 		}
 		phase_defs[k].fn(o, opts, best);
 		states_save(ss, phase_defs[k].name, best);

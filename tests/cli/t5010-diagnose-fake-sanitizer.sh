@@ -157,7 +157,7 @@ export GPUREDUCE_SANITIZER=$TMP/fake5
 check "shrink when the scalars phase moves the fault" $GPUREDUCE shrink -j 2 --quiet --log=b.log -o b/repro.cu oob.bin
 check_grep "backed off to the grid state" "^  backed_off_to: grid" b/repro.yaml
 check_grep "  ...after running it" "sanitizer .*state-[0-9]*-grid.bin: .*+0x90" b.log
-check_grep "the final trace's run started ahead, moved once to the candidate the scalars phase kept" "final-site-[0-9]*.bin (started ahead, 1 run(s) on other states stopped): .*+0x1c0" b.log
+check_grep "the final trace's run went with its confirmation runs" "final-site.bin (started with the confirmation runs): .*+0x1c0" b.log
 check_grep "  ...and the site check took it from the cache" "sanitizer b/repro.bin[^ ]*: .*+0x1c0.*(cached)" b.log
 if grep -q "state-[0-9]*-data" b.log; then
 	fail "  ...the data state's run was read although the grid state matched"
