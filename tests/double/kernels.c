@@ -163,6 +163,23 @@ static void k_racy_rare(const struct dbl_launch *L, const void *a)
 		buf[(long long)n + 256] = 1.0f;
 }
 
+/* racy_burst(float *buf, int n): a race lost in bursts, as one that
+ * depends on what else the GPU runs: every thread i < n does buf[i] += 1;
+ * thread 0 also writes buf[n + 256] (faults against a guard) when the
+ * launch's L->race() % 24 < 6.  Under DOUBLE_RACE_COUNTER: 6 launches in a
+ * row lose it, then 18 run clean, so a few runs can fault every time and
+ * the next five never. */
+static void k_racy_burst(const struct dbl_launch *L, const void *a)
+{
+	float *buf = ARG(float *, a, 0);
+	int n = ARG(int, a, 8);
+	long long i = dbl_tid_x(L);
+	if (i < n)
+		buf[i] += 1.0f;
+	if (i == 0 && L->blockIdx.y == 0 && L->threadIdx.y == 0 && L->threadIdx.z == 0 && L->race() % 24 < 6)
+		buf[(long long)n + 256] = 1.0f;
+}
+
 /* use_buf(float *p, int n): p[i] = p[i] * 0.5f + 1 for i < n.  Correct on
  * live memory; faults when p was freed (the double's freed memory is
  * PROT_NONE). */
@@ -433,6 +450,8 @@ const struct dbl_kernel dbl_kernels[] = {
 	  2, { {0, 8}, {8, 4} }, k_racy_grid },
 	{ "_Z9racy_rarePfi", "racy_rare(float*, int)",
 	  2, { {0, 8}, {8, 4} }, k_racy_rare },
+	{ "_Z10racy_burstPfi", "racy_burst(float*, int)",
+	  2, { {0, 8}, {8, 4} }, k_racy_burst },
 	{ "_Z7use_bufPfi", "use_buf(float*, int)",
 	  2, { {0, 8}, {8, 4} }, k_use_buf },
 	{ "_Z13struct_params4Pair", "struct_params(Pair)",
