@@ -522,9 +522,26 @@ static int confirm_more(struct oracle *o, struct shrink_states *ss, struct cand 
 	return 0;
 }
 
-/* The final state never faulted: nothing is emitted.  -1 (err says so). */
-static int no_fault(struct oracle *o, const char *out_bin, int runs)
+/* The final state never faulted in its confirmation: no repro is
+ * emitted.  The latest saved state that faulted with the signature as a
+ * candidate earlier in the reduction (a race that comes rarely or in
+ * bursts) is written to out_bin for `gpureduce replay`, and the message
+ * says so; with none, out_bin is removed.  -1 (err says so). */
+static int no_fault(struct oracle *o, struct shrink_states *ss, const char *out_bin, int runs)
 {
+	for (int k = ss->n - 1; k >= 0; k--) {
+		struct strbuf e = STRBUF_INIT;
+		int kept = cand_write(&ss->state[k], out_bin, &e) == 0 && oracle_faulted_before(o, out_bin);
+		sb_release(&e);
+		if (kept) {
+			sb_addf(oracle_err(o), "the reduced trace did not fault in %d confirmation runs; the state "
+				"after %s, which faulted with the signature once in the reduction (a race that comes "
+				"rarely or in bursts), is kept as %s for `gpureduce replay`; no repro.cu was emitted",
+				runs, ss->name[k], out_bin);
+			oracle_report(o)->kept_faulted = 1;
+			return -1;
+		}
+	}
 	sb_addf(oracle_err(o), "the reduced trace did not fault in %d confirmation runs; nothing was emitted", runs);
 	unlink(out_bin);
 	return -1;
@@ -625,7 +642,7 @@ int final_verify(struct oracle *o, struct shrink_states *ss, struct cand *best, 
 	if (faults < runs)
 		rep->flaky = 1;   /* the original looked steady in its first runs; the repro says otherwise */
 	oracle_phase_end(o, best, faults ? "confirmed" : "did not reproduce");
-	return faults ? 0 : no_fault(o, out_bin, runs);
+	return faults ? 0 : no_fault(o, ss, out_bin, runs);
 }
 
 /*
@@ -679,5 +696,5 @@ int final_settle(struct oracle *o, struct shrink_states *ss, struct cand *best, 
 	}
 	oracle_phase_end(o, best, moved ? "site moved: backed off" : rep->site_confirmed ? "site confirmed" :
 			 "checked");
-	return faults ? moved : no_fault(o, out_bin, runs);
+	return faults ? moved : no_fault(o, ss, out_bin, runs);
 }

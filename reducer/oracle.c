@@ -393,6 +393,15 @@ int oracle_recall(struct oracle *s, const char *path, struct replay_result *res)
 	return 0;
 }
 
+int oracle_faulted_before(struct oracle *s, const char *path)
+{
+	uint64_t h = oracle_file_hash(path);
+	for (size_t i = 0; i < s->ncache; i++)
+		if (s->cache[i].hash == h && s->cache[i].match && sig_match(s, s->cache[i].match))
+			return 1;
+	return 0;
+}
+
 int oracle_run_file_snap(struct oracle *s, const char *path, const struct replay_opts *opts, int n,
 			 const struct replay_opts *snap, int *snapped, struct replay_result *first, int *matches)
 {

@@ -158,6 +158,9 @@ int oracle_run_file(struct oracle *o, const char *path, const struct replay_opts
  * signature: *res gets that run's result.  0 otherwise (also for a fake
  * oracle, which keeps no results). */
 int oracle_recall(struct oracle *o, const char *path, struct replay_result *res);
+/* 1 when a candidate with the content of the file at path faulted with
+ * the signature earlier in this reduction, under any placement. */
+int oracle_faulted_before(struct oracle *o, const char *path);
 /* Run each of the n trace files `runs` times as candidates; got[i] counts
  * signature matches of file i.  0, or -1 when the workers are lost. */
 int oracle_run_files(struct oracle *o, char *const *paths, int n, int runs, int *got);

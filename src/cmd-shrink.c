@@ -339,6 +339,8 @@ int cmd_shrink(int argc, char **argv)
 			goto out;
 		}
 		cmd_error("shrink", "%s", err.buf);
+		if (rep.kept_faulted)
+			keep_work = 1;   /* the state the message names is in there */
 		/* 4: no GPU/driver/workers; 1: the trace has no fault, or it does
 		 * not reproduce (nothing was emitted) */
 		ret = rep.infra_failed ? EXIT_ENV : EXIT_FAULT;

@@ -7,8 +7,10 @@
 # so a fresh confirmation that falls in the clean stretch is not "did not
 # fault" (gpu-test's race sample on an H100, 2026-12-05: the state after
 # data 2/5, then 0/5, and nothing was emitted).  At least one alignment
-# takes that path; the others end however they end (a burst can miss all
-# of verify's runs, and then shrink says so).
+# takes that path.  Where a burst misses all of verify's runs, shrink says
+# so and keeps the latest state that faulted in the reduction (with its
+# work folder) for `gpureduce replay`, which faults on it when the burst
+# comes back.
 . tests/cli/test-lib.sh
 
 on_double nvcc no-sanitizer plain-path
@@ -27,16 +29,22 @@ EOT
 } > burst.txt
 check "mktrace racy_burst" $MKTRACE burst.bin < burst.txt
 
-backed=0 stood=0 lost=""
+backed=0 stood=0 lost="" kept=0 gone=""
 for c in 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23; do
 	echo $c > counter
-	rm -rf o
-	DOUBLE_RACE_COUNTER=$TMP/counter $GPUREDUCE shrink -j 1 --quiet --log=l$c.log -o o/repro.cu burst.bin \
+	DOUBLE_RACE_COUNTER=$TMP/counter $GPUREDUCE shrink -j 1 --quiet --log=l$c.log -o o$c/repro.cu burst.bin \
 		>o$c.txt 2>&1
 	if grep -q "rate of the state" l$c.log; then
 		backed=$((backed + 1))
 		grep -q "its rate runs' .* stand" l$c.log && stood=$((stood + 1))
-		[ -s o/repro.cu ] && [ -s o/repro.bin ] || lost="$lost $c"
+		[ -s o$c/repro.cu ] && [ -s o$c/repro.bin ] || lost="$lost $c"
+	fi
+	# verify's runs all in the clean stretch: the latest state that faulted
+	# in the reduction is kept, its work folder with it
+	k=$(sed -n 's/.* is kept as \([^ ]*\) for .gpureduce replay.*/\1/p' o$c.txt)
+	if [ -n "$k" ]; then
+		kept=$((kept + 1))
+		[ -s "$k" ] || gone="$gone $c"
 	fi
 done
 [ "$backed" -ge 1 ] && ok "the rate check ran for $backed of 24 alignments" ||
@@ -45,4 +53,17 @@ done
 	fail "  ...and each of them emitted a repro (nothing emitted from counter$lost)"
 [ "$stood" -ge 1 ] && ok "  ...$stood with a back-off whose fresh confirmation missed (its rate runs stood)" ||
 	fail "  ...none with a back-off whose fresh confirmation missed"
+[ "$kept" -ge 1 ] && ok "$kept alignments ended with no fault in verify's runs, keeping a state that faulted in the reduction" ||
+	fail "no alignment kept a state that faulted in the reduction when verify's runs all ran clean"
+[ -z "$gone" ] && ok "  ...each kept trace is where the message says" ||
+	fail "  ...each kept trace is where the message says (missing from counter$gone)"
+# one of them: the kept trace faults again once the burst comes back
+k=$(sed -n 's/.* is kept as \([^ ]*\) for .gpureduce replay.*/\1/p' o*.txt | head -n 1)
+n=0
+for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24; do
+	DOUBLE_RACE_COUNTER=$TMP/counter $GPUREDUCE replay "$k" >r.txt 2>&1
+	grep -q "faulted at .* in _Z10racy_burstPfi: CUDA_ERROR_ILLEGAL_ADDRESS" r.txt && n=$((n + 1))
+done
+[ "$n" -ge 1 ] && ok "  ...and it faults in replay when the burst comes ($n of 24 runs)" ||
+	fail "  ...and it faults in replay when the burst comes (0 of 24 runs)"
 finish
