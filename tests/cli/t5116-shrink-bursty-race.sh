@@ -15,10 +15,7 @@
 
 on_double nvcc no-sanitizer plain-path
 
-{ cat <<EOT
-process 100 /work ./app
-device "gpureduce CPU double"
-module $DBL/kernels.cubin 1
+{ double_trace_head; cat <<EOT
 alloc 0x7f0000100000 4096
 alloc 0x7f0000200000 4096
 h2d 0x7f0000100000 4096 seq

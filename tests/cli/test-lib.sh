@@ -11,6 +11,8 @@
 #   on_double [WORDS]                replay on the CPU driver double (below)
 #   oob_trace_text                   prints mktrace input of the standard one-launch
 #                                    out-of-bounds trace (after on_double: $DBL)
+#   double_trace_head                prints an mktrace script's first lines on the
+#                                    double: process, device, its kernels
 #
 # Provides $GPUREDUCE ($BUILD/gpureduce), $MKTRACE and $YAMLFLAT (the test
 # helpers in tests/cli/helpers, built by `make test`), $SRCDIR (the repository
@@ -156,14 +158,22 @@ EOT
 	chmod +x "$1"
 }
 
-# The one-launch trace many tests start from: scale_nocheck(out, in, 1000)
-# over two 4000-byte buffers with a grid of 8 x 256 threads: it reads and
-# writes past both and faults (700).  Feed it to $MKTRACE.
-oob_trace_text() {
+# The first lines of an mktrace script on the double: the process, the
+# device and the double's kernels (its records follow).
+double_trace_head() {
 	cat <<EOT
 process 100 /work ./app
 device "gpureduce CPU double"
 module $DBL/kernels.cubin 1
+EOT
+}
+
+# The one-launch trace many tests start from: scale_nocheck(out, in, 1000)
+# over two 4000-byte buffers with a grid of 8 x 256 threads: it reads and
+# writes past both and faults (700).  Feed it to $MKTRACE.
+oob_trace_text() {
+	double_trace_head
+	cat <<EOT
 alloc 0x7f0000100000 4000
 alloc 0x7f0000200000 4000
 h2d 0x7f0000100000 4000 seq
