@@ -381,25 +381,29 @@ void oracle_prebuild_each(struct oracle *s, int on)
 	s->prebuild_each = on;
 }
 
-int oracle_recall(struct oracle *s, const char *path, struct replay_result *res)
+/* The run of a candidate with the content of the file at path that
+ * faulted with the signature (under placement guard; -1: any), or NULL. */
+static const struct replay_result *cached_match(struct oracle *s, const char *path, int guard)
 {
 	uint64_t h = oracle_file_hash(path);
 	for (size_t i = 0; i < s->ncache; i++)
-		if (s->cache[i].hash == h && s->cache[i].guard == s->guard && s->cache[i].match &&
-		    sig_match(s, s->cache[i].match)) {
-			*res = *s->cache[i].match;
-			return 1;
-		}
-	return 0;
+		if (s->cache[i].hash == h && (guard < 0 || s->cache[i].guard == guard) && s->cache[i].match &&
+		    sig_match(s, s->cache[i].match))
+			return s->cache[i].match;
+	return NULL;
+}
+
+int oracle_recall(struct oracle *s, const char *path, struct replay_result *res)
+{
+	const struct replay_result *m = cached_match(s, path, s->guard);
+	if (m)
+		*res = *m;
+	return m != NULL;
 }
 
 int oracle_faulted_before(struct oracle *s, const char *path)
 {
-	uint64_t h = oracle_file_hash(path);
-	for (size_t i = 0; i < s->ncache; i++)
-		if (s->cache[i].hash == h && s->cache[i].match && sig_match(s, s->cache[i].match))
-			return 1;
-	return 0;
+	return cached_match(s, path, -1) != NULL;
 }
 
 int oracle_run_file_snap(struct oracle *s, const char *path, const struct replay_opts *opts, int n,
