@@ -260,12 +260,24 @@ int repro_async_join(struct repro_async *a, struct strbuf *err)
 	return rc;
 }
 
-/* "repro: KERNEL faulted: CUDA_ERROR_X (700): text" -> r's kernel and error */
+/* The fault line a repro prints, "repro: KERNEL faulted: CUDA_ERROR_X
+ * (700): text" (emit-prelude.c): 1 with *kernel at KERNEL and *faulted at
+ * " faulted: ", else 0. */
+static int fault_line(const char *out, const char **kernel, const char **faulted)
+{
+	const char *p = strstr(out, "repro: "), *f;
+	if (!p || !(f = strstr(p, " faulted: ")))
+		return 0;
+	*kernel = p + 7;
+	*faulted = f;
+	return 1;
+}
+
+/* The fault line -> r's kernel and error; the setup failure's line */
 static void parse_output(const char *out, struct repro_run *r)
 {
-	const char *p;
-	if ((p = strstr(out, "repro: ")) && strstr(p, " faulted: ")) {
-		const char *k = p + 7, *f = strstr(p, " faulted: ");
+	const char *p, *k, *f;
+	if (fault_line(out, &k, &f)) {
 		snprintf(r->kernel, sizeof(r->kernel), "%.*s", (int)(f - k), k);
 		sscanf(f + 10, "%63s", r->error);
 	}
@@ -307,18 +319,18 @@ int repro_run_once(const char *exe, const char *const env[], double timeout,
  */
 static int run_done_early(const char *out)
 {
-	const char *p = strstr(out, "repro: "), *f;
-	return p && (f = strstr(p, " faulted: ")) && strchr(f, '\n');
+	const char *k, *f;
+	return fault_line(out, &k, &f) && strchr(f, '\n');
 }
 
 /* Read what is there from each open pipe (at most 50 ms of waiting). */
-static void read_pipes(struct child *ch, struct strbuf *o, const int *live, int m)
+static void read_pipes(struct child *ch, struct strbuf *o, int m)
 {
 	struct pollfd pf[64];
 	int at[64], k = 0;
 
 	for (int i = 0; i < m && k < 64; i++)
-		if (live[i] && ch[i].out >= 0) {
+		if (ch[i].out >= 0) {
 			pf[k].fd = ch[i].out;
 			pf[k].events = POLLIN;
 			pf[k].revents = 0;
@@ -350,7 +362,6 @@ int repro_run_many(const char *exe, int n, int parallel, double timeout, struct 
 {
 	struct child *ch = xcalloc((size_t)n, sizeof(*ch));
 	struct strbuf *o = xcalloc((size_t)n, sizeof(*o));
-	int *live = xcalloc((size_t)n, sizeof(int));
 	int ret = 0;
 
 	if (parallel < 1)
@@ -360,27 +371,26 @@ int repro_run_many(const char *exe, int n, int parallel, double timeout, struct 
 	for (int i = 0; i < n; i++) {
 		sb_init(&o[i], 0);
 		memset(&r[i], 0, sizeof(r[i]));
+		ch[i] = (struct child)CHILD_INIT;   /* running while its pid is set */
 	}
 	for (int base = 0; base < n && !ret; base += parallel) {
 		int m = n - base < parallel ? n - base : parallel, left = 0;
 		double deadline = now_sec() + timeout;
 		for (int k = 0; k < m; k++) {
 			char *argv[] = { (char *)exe, NULL };
-			ch[base + k] = (struct child)CHILD_INIT;
 			if (child_start(&ch[base + k], argv, NULL, CHILD_PIPE_OUT | CHILD_MERGE_ERR | CHILD_NULL_IN |
 					CHILD_NEW_PGRP | CHILD_DIE_WITH_PARENT, err) < 0) {
 				ret = -1;
 				break;
 			}
-			live[base + k] = 1;
 			left++;
 		}
 		while (left > 0) {
 			int st;
-			read_pipes(ch + base, o + base, live + base, m);
+			read_pipes(ch + base, o + base, m);
 			for (int k = 0; k < m; k++) {
 				int i = base + k;
-				if (!live[i])
+				if (ch[i].pid <= 0)
 					continue;
 				if (run_done_early(o[i].buf)) {
 					r[i].exit_code = 1;
@@ -394,7 +404,6 @@ int repro_run_many(const char *exe, int n, int parallel, double timeout, struct 
 					continue;
 				}
 				parse_output(o[i].buf, &r[i]);
-				live[i] = 0;
 				left--;
 			}
 		}
@@ -402,7 +411,6 @@ int repro_run_many(const char *exe, int n, int parallel, double timeout, struct 
 	for (int i = 0; i < n; i++)
 		sb_release(&o[i]);
 	free(o);
-	free(live);
 	free(ch);
 	return ret;
 }
