@@ -68,6 +68,22 @@ capture_on_double() {
 	unset CUDA_INJECTION64_PATH GPUREDUCE_SANITIZER
 }
 
+# gather_fault_shrinks TRACE [PREFIX]: the end of the tests of the
+# programs that gather through a table capture must follow (pinned-prog,
+# ipc-prog): replay of TRACE faults in gather at the program's launch #9,
+# shrink (its repro.cu built against the double) reduces it to one launch,
+# and the built repro faults in gather.  PREFIX heads the first check's
+# name.  After capture_on_double, in the folder for its s/.
+gather_fault_shrinks() {
+	check_exit "${2:-}replay faults (exit 1)" 1 "$GPUREDUCE" replay "$1"
+	check_grep "  ...in gather, at the program's launch" "(launch #9) in _Z6gatherPfPKfPKxi: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
+	use_double_nvcc
+	check "  ...shrink" "$GPUREDUCE" shrink -j 2 --quiet -o s/repro.cu "$1"
+	check_grep "  ...to one launch" "launches -> 1 launch" "$TMP/.out"
+	repro_faults_on_double s
+	check_grep "  ...in gather" "^repro: gather(float\*, .*CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
+}
+
 # repro_faults_on_double DIR: DIR/repro.cu (emitted by shrink) built with
 # the host compiler against the double must compile, and its run must
 # fault (exit 1, its output in $TMP/.out).  After capture_on_double.

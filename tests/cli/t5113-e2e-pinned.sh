@@ -41,14 +41,6 @@ check_grep "five of the float table" "^4000:5\$" hm.txt
 n=$(wc -l <hm.txt | tr -d ' ')
 [ "$n" = 2 ] && ok "  ...and none of the staging buffer" || fail "  ...and none of the staging buffer ($(cat hm.txt | tr '\n' ' '))"
 
-check_exit "replay faults (exit 1)" 1 "$GPUREDUCE" replay p.bin
-check_grep "  ...in gather, at the program's launch" "(launch #9) in _Z6gatherPfPKfPKxi: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
-
-GPUREDUCE_NVCC="cc -x c -w -I${CUDA:-/usr/local/cuda}/include -L$DBL -Wl,-rpath,$DBL"
-export GPUREDUCE_NVCC
-check "shrink" "$GPUREDUCE" shrink -j 2 --quiet -o s/repro.cu p.bin
-check_grep "  ...to one launch" "launches -> 1 launch" "$TMP/.out"
-repro_faults_on_double s
-check_grep "  ...in gather" "^repro: gather(float\*, .*CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
+gather_fault_shrinks p.bin
 
 finish

@@ -58,15 +58,7 @@ if [ -d /dev/shm ] && [ -w /dev/shm ]; then
 	n=$(wc -l <after.txt | tr -d ' ')
 	[ "$n" = 2 ] && ok "  ...and none before add_one" || fail "  ...and none before add_one ($(tr '\n' ' ' <after.txt))"
 
-	check_exit "replay faults (exit 1)" 1 "$GPUREDUCE" replay p.bin
-	check_grep "  ...in gather, at the program's launch" "(launch #9) in _Z6gatherPfPKfPKxi: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
-
-	GPUREDUCE_NVCC="cc -x c -w -I${CUDA:-/usr/local/cuda}/include -L$DBL -Wl,-rpath,$DBL"
-	export GPUREDUCE_NVCC
-	check "shrink" "$GPUREDUCE" shrink -j 2 --quiet -o s/repro.cu p.bin
-	check_grep "  ...to one launch" "launches -> 1 launch" "$TMP/.out"
-	repro_faults_on_double s
-	check_grep "  ...in gather" "^repro: gather(float\*, .*CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
+	gather_fault_shrinks p.bin
 else
 	echo "skip: the IPC case: no writable /dev/shm for the double's shared memory"
 fi
@@ -85,11 +77,7 @@ other_api() {
 	n=$("$GPUREDUCE" show p.bin | grep -c '^  flags: 0x8$')
 	[ "$n" = 5 ] && ok "  ...its content before each gather or copy that reads it (5)" || \
 		fail "  ...its content before each gather or copy that reads it (5, got $n)"
-	check_exit "  ...replay faults (exit 1)" 1 "$GPUREDUCE" replay p.bin
-	check_grep "  ...in gather, at the program's launch" "(launch #9) in _Z6gatherPfPKfPKxi: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
-	check "  ...shrink" "$GPUREDUCE" shrink -j 2 --quiet -o s/repro.cu p.bin
-	repro_faults_on_double s
-	check_grep "  ...in gather" "^repro: gather(float\*, .*CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
+	gather_fault_shrinks p.bin "  ..."
 	cd "$TMP" || exit 1
 }
 other_api extmem cuExternalMemoryGetMappedBuffer 1 0

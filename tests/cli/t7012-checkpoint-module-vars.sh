@@ -42,8 +42,7 @@ for way in sync background; do
 	check_grep "  ...at the program's launch #1024, in ring_write" "(launch #1024) in _Z10ring_writePf" "$TMP/.out"
 done
 
-GPUREDUCE_NVCC="cc -x c -w -I${CUDA:-/usr/local/cuda}/include -L$DBL -Wl,-rpath,$DBL"
-export GPUREDUCE_NVCC
+use_double_nvcc
 check "shrink the sync trace" "$GPUREDUCE" shrink -j 2 --quiet -o s/repro.cu r-sync.bin
 check_grep "  ...to one launch" "launches -> 1 launch" "$TMP/.out"
 check_grep "  ...repro.cu asks the module for d_counter" "d_counter" s/repro.cu

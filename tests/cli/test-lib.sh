@@ -9,6 +9,7 @@
 #   ok "description" / fail "description"   record a result decided by the test
 #   finish                           prints "N passed, N failed"; exit 1 if any failed
 #   on_double [WORDS]                replay on the CPU driver double (below)
+#   use_double_nvcc                  emitted repros built against the double
 #   oob_trace_text                   prints mktrace input of the standard one-launch
 #                                    out-of-bounds trace (after on_double: $DBL)
 #   double_trace_head                prints an mktrace script's first lines on the
@@ -105,6 +106,13 @@ check_no_grep() {
 	fi
 }
 
+# use_double_nvcc: GPUREDUCE_NVCC (exported) builds emitted repros with cc
+# as C against the double's libcuda ($DBL set).
+use_double_nvcc() {
+	GPUREDUCE_NVCC="cc -x c -w -I${CUDA:-/usr/local/cuda}/include -L$DBL -Wl,-rpath,$DBL"
+	export GPUREDUCE_NVCC
+}
+
 # on_double [nvcc] [no-sanitizer] [plain-path]: for tests that replay on the
 # CPU driver double (tests/double): DBL, and GPUREDUCE_LIBCUDA pointing at
 # its libcuda; nvcc: GPUREDUCE_NVCC builds emitted repros against it (cc as
@@ -116,8 +124,7 @@ on_double() {
 	export GPUREDUCE_LIBCUDA
 	for w in "$@"; do
 		case $w in
-		nvcc) GPUREDUCE_NVCC="cc -x c -w -I${CUDA:-/usr/local/cuda}/include -L$DBL -Wl,-rpath,$DBL"
-		      export GPUREDUCE_NVCC ;;
+		nvcc) use_double_nvcc ;;
 		no-sanitizer) unset GPUREDUCE_SANITIZER ;;
 		plain-path) PATH=/usr/bin:/bin; export PATH ;;
 		*) echo "on_double: unknown word $w" >&2; exit 2 ;;
