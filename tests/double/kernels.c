@@ -147,37 +147,40 @@ static void k_racy_grid(const struct dbl_launch *L, const void *a)
 		buf[(long long)n + 256] = 1.0f;
 }
 
-/* racy_rare(float *buf, int n): a race lost in one launch of twelve.
- * Every thread i < n does buf[i] += 1; thread 0 also writes buf[n + 256],
- * 1 KiB past the end (faults against a guard, as racy_augment), when the
- * launch's L->race() % 12 == 11: at random, or exactly every twelfth launch
- * under DOUBLE_RACE_COUNTER (a trace whose first replays all run clean). */
-static void k_racy_rare(const struct dbl_launch *L, const void *a)
+/* The body of racy_rare and racy_burst: every thread i < n does buf[i] +=
+ * 1; thread 0 also writes buf[n + 256], 1 KiB past the end (faults against
+ * a guard, as racy_augment), when the launch's L->race() % period lies in
+ * [lo, hi): at random, or by the launch's number under
+ * DOUBLE_RACE_COUNTER (race() is asked once, by thread 0). */
+static void racy_counted(const struct dbl_launch *L, const void *a, unsigned period, unsigned lo,
+			 unsigned hi)
 {
 	float *buf = ARG(float *, a, 0);
 	int n = ARG(int, a, 8);
 	long long i = dbl_tid_x(L);
+	unsigned r;
 	if (i < n)
 		buf[i] += 1.0f;
-	if (i == 0 && L->blockIdx.y == 0 && L->threadIdx.y == 0 && L->threadIdx.z == 0 && L->race() % 12 == 11)
+	if (i == 0 && L->blockIdx.y == 0 && L->threadIdx.y == 0 && L->threadIdx.z == 0 &&
+	    (r = L->race() % period) >= lo && r < hi)
 		buf[(long long)n + 256] = 1.0f;
 }
 
+/* racy_rare(float *buf, int n): a race lost in one launch of twelve
+ * (race() % 12 == 11): exactly every twelfth launch under
+ * DOUBLE_RACE_COUNTER (a trace whose first replays all run clean). */
+static void k_racy_rare(const struct dbl_launch *L, const void *a)
+{
+	racy_counted(L, a, 12, 11, 12);
+}
+
 /* racy_burst(float *buf, int n): a race lost in bursts, as one that
- * depends on what else the GPU runs: every thread i < n does buf[i] += 1;
- * thread 0 also writes buf[n + 256] (faults against a guard) when the
- * launch's L->race() % 24 < 6.  Under DOUBLE_RACE_COUNTER: 6 launches in a
- * row lose it, then 18 run clean, so a few runs can fault every time and
- * the next five never. */
+ * depends on what else the GPU runs (race() % 24 < 6).  Under
+ * DOUBLE_RACE_COUNTER: 6 launches in a row lose it, then 18 run clean, so
+ * a few runs can fault every time and the next five never. */
 static void k_racy_burst(const struct dbl_launch *L, const void *a)
 {
-	float *buf = ARG(float *, a, 0);
-	int n = ARG(int, a, 8);
-	long long i = dbl_tid_x(L);
-	if (i < n)
-		buf[i] += 1.0f;
-	if (i == 0 && L->blockIdx.y == 0 && L->threadIdx.y == 0 && L->threadIdx.z == 0 && L->race() % 24 < 6)
-		buf[(long long)n + 256] = 1.0f;
+	racy_counted(L, a, 24, 0, 6);
 }
 
 /* use_buf(float *p, int n): p[i] = p[i] * 0.5f + 1 for i < n.  Correct on
