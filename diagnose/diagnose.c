@@ -48,6 +48,7 @@ struct report {
 	unsigned size;           /* bytes accessed, 0 unknown */
 	int misaligned;          /* the report says the address is misaligned */
 	char quote[400];         /* a device assert's own line (not part of the site) */
+	int hw;                  /* a hardware exception (hw_report), no address */
 };
 
 static const char *find_after(const char *hay, const char *needle)
@@ -64,6 +65,33 @@ static void copy_until(char *dst, size_t n, const char *src, const char *stops)
 		i++;
 	}
 	dst[i] = 0;
+}
+
+/*
+ * A hardware exception's report: an error line "========= Warp illegal
+ * address" (or "Warp misaligned address", "Lane user stack overflow", ...:
+ * Warp, Lane or Device and what the GPU raised), which compute-sanitizer
+ * prints for an access memcheck did not instrument -- a TMA or other bulk
+ * copy on Hopper -- with the faulting PC and thread but no address.  The
+ * report's first line in out at or after p ("=========" included), or NULL.
+ */
+static const char *hw_report(const char *p)
+{
+	for (; (p = strstr(p, "=========")); p += 9) {
+		const char *w = p + 9, *e;
+		size_t n;
+		if (p[9] == '=')
+			continue;           /* (inside a longer run of '=') */
+		while (*w == ' ')
+			w++;
+		e = strchr(w, '\n');
+		n = e ? (size_t)(e - w) : strlen(w);
+		if ((!strncmp(w, "Warp ", 5) || !strncmp(w, "Lane ", 5) ||
+		     (!strncmp(w, "Device ", 7) && strncmp(w, "Device Frame", 12))) &&
+		    !memmem(w, n, "ssert", 5))
+			return p;
+	}
+	return NULL;
 }
 
 static int parse_report(const char *out, struct report *r)
@@ -85,6 +113,12 @@ static int parse_report(const char *out, struct report *r)
 		snprintf(r->what, sizeof(r->what), "%s%s%s of %u bytes", sp, *sp ? " " : "", verb, sz);
 	} else if ((p = strstr(out, "Misaligned"))) {
 		copy_until(r->what, sizeof(r->what), p, "\n");
+	} else if ((p = hw_report(out))) {
+		p += 9;
+		while (*p == ' ')
+			p++;
+		copy_until(r->what, sizeof(r->what), p, "\r\n");
+		r->hw = 1;
 	} else if ((p = strstr(out, "assert")) || (p = strstr(out, "Assert"))) {
 		/* the assert's own words, as the kernel printed them (issue 24):
 		 * "k.py:13: kern: block: [0,0,0], thread: [5,0,0] Assertion `...` failed." */
@@ -276,6 +310,26 @@ static int explain_global(const char *output, const struct report *r, struct str
  * that buffer); farther out it is a wild address. */
 #define NEAR_BYTES (64ull << 20)
 
+/* A hardware exception without an address (hw_report): say so, and list
+ * what the launch had (the buffers replay printed, by their role), so the
+ * reader can check the kernel's accesses against their sizes. */
+static void explain_hw(const struct trace *red, const struct rbuf *bufs, size_t nb, struct strbuf *out)
+{
+	enum { SHOWN = 8 };
+	sb_adds(out, ": compute-sanitizer reported no address (the GPU raised it on an access memcheck does "
+		"not instrument, such as a TMA or other bulk copy through a descriptor)");
+	for (size_t i = 0; red && i < nb && i < SHOWN; i++) {
+		struct strbuf role = STRBUF_INIT;
+		char b[32];
+		role_of(red, bufs[i].index, &role);
+		sb_addf(out, "%s%s (a %s buffer)", i ? ", " : "; the launch's buffers: ", role.buf,
+			fmt_bytes(bufs[i].size, b));
+		sb_release(&role);
+	}
+	if (red && nb > SHOWN)
+		sb_addf(out, " and %zu more", nb - SHOWN);
+}
+
 int diagnose_explain(const char *output, const struct trace *red, struct strbuf *out)
 {
 	struct report r;
@@ -297,6 +351,8 @@ int diagnose_explain(const char *output, const struct trace *red, struct strbuf 
 		sb_addf(out, " by thread %s of block %s", r.thread, r.block);
 	if (r.at[0])
 		sb_addf(out, " at %s", r.at);
+	if (r.hw && !r.have_addr)
+		explain_hw(red, bufs, nb, out);
 	if (r.have_addr) {
 		unsigned long long bestd;
 		int where; /* 0 inside, 1 after, -1 before */
@@ -396,7 +452,8 @@ int diagnose_start(const char *bin_path, int guard, const char *out_path, struct
 static const char *next_report(const char *p)
 {
 	const char *a = strstr(p, "========= Invalid __"), *b = strstr(p, "========= Misaligned");
-	return !a ? b : !b ? a : a < b ? a : b;
+	const char *c = hw_report(p), *m = !a ? b : !b ? a : a < b ? a : b;
+	return !m ? c : !c ? m : m < c ? m : c;
 }
 
 /* Is [p, e) a report's closing line ("=========" and blanks)? */

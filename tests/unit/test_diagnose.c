@@ -60,3 +60,42 @@ UNIT_TEST(diagnose_assert_site_is_the_sanitizer_line)
 	CHECK(strstr(site, "at histogram(const float *, unsigned int *, int, int)+0x1f0") != NULL);
 	CHECK(strstr(site, "assert at histogram(") != NULL);
 }
+
+/* A hardware exception (a TMA access out of its buffer on the H200) comes
+ * with its PC and thread but no address: it is a report of its own (the
+ * run can stop after it), and its site is the exception and PC, so that
+ * shrink's site check compares it; a device backtrace's "Device Frame"
+ * line and an assert's line are not exceptions. */
+UNIT_TEST(diagnose_hardware_exception_is_a_site)
+{
+	static const char warp[] =
+		"========= COMPUTE-SANITIZER\n"
+		"gpureduce-buffer 0 0x329a000000 2097152\n"
+		"========= Warp illegal address\n"
+		"=========     at row_sum_kernel+0x990 in train.py:44\n"
+		"=========     by thread (32,0,0) in block (0,0,0)\n"
+		"=========         Device Frame: row_sum_kernel+0x990 in train.py:44\n"
+		"========= \n";
+	static const char frame_only[] =
+		"========= COMPUTE-SANITIZER\n"
+		"=========         Device Frame: k+0x10\n"
+		"========= Device-side assertion failed\n"
+		"=========     at k+0x10\n"
+		"========= \n";
+	char site[512];
+
+	CHECK(diagnose_complete_reports(warp) == 1);
+	CHECK(diagnose_site_rel(warp, NULL, site, sizeof(site)) == 0);
+	CHECK(!strcmp(site, "Warp illegal address at row_sum_kernel+0x990 in train.py:44"));
+	/* misaligned and lane exceptions alike */
+	CHECK(diagnose_complete_reports("========= Lane misaligned address\n=========     at k+0x20\n=========\n") == 1);
+	CHECK(diagnose_site_rel("========= Lane misaligned address\n=========     at k+0x20\n=========\n", NULL, site,
+				sizeof(site)) == 0);
+	CHECK(!strcmp(site, "Lane misaligned address at k+0x20"));
+	/* no exception here: the frame is not one, the assert is read as one */
+	CHECK(diagnose_complete_reports(frame_only) == 0);
+	CHECK(diagnose_site_rel(frame_only, NULL, site, sizeof(site)) == 0);
+	CHECK(strstr(site, "assert at k+0x10") != NULL);
+	/* cut before its closing line: not complete yet */
+	CHECK(diagnose_complete_reports("========= Warp illegal address\n=========     at k+0x990\n") == 0);
+}
