@@ -187,6 +187,64 @@ static int role_match(struct mm_alloc *a, uint32_t p, const char *type, uint32_t
 	return 1;
 }
 
+struct holder_find {
+	size_t index;            /* the buffer looked for */
+	size_t off;              /* the word that points into it */
+	int found;
+};
+
+static int holder_match(struct mm_alloc *a, size_t off, uint64_t v, int dead, void *arg)
+{
+	struct holder_find *h = arg;
+	(void)v;
+	(void)dead;
+	if (a->index != h->index)
+		return 0;
+	h->off = off;
+	h->found = 1;
+	return 1;
+}
+
+/* A buffer no parameter points at, reached through a module variable (a
+ * __constant__ or __device__ struct of pointers set with
+ * cudaMemcpyToSymbol): the last copy into a module global whose bytes hold
+ * a pointer into allocation `index` appends ", which module global `plan`
+ * points at (its word at +8)" to out. */
+static void global_holder(const struct trace *t, size_t index, struct strbuf *out)
+{
+	struct memmap mm = MEMMAP_INIT;
+	struct strbuf data = STRBUF_INIT, err = STRBUF_INIT;
+	const char *name = NULL;
+	size_t at = 0;
+
+	for (size_t i = 0; i < t->nrec; i++) {
+		const struct tr_rec *r = &t->rec[i];
+		const struct tr_copy *cp = &r->u.copy;
+		struct mm_alloc *g;
+		struct holder_find h = { index, 0, 0 };
+		if (memmap_feed(&mm, r, (long)i) || r->type != TR_MEMCPY_H2D || !cp->blob || cp->size > (1u << 20))
+			continue;
+		g = memmap_lookup_live(&mm, cp->dst);
+		if (!g || g->kind != TR_MEM_GLOBAL || g->alloc_event < 0 ||
+		    t->rec[g->alloc_event].type != TR_ALLOC || !t->rec[g->alloc_event].u.alloc.name)
+			continue;
+		sb_reset(&data);
+		sb_reset(&err);
+		if (trace_blob_read(t, cp->blob, &data, cp->size, &err) < 0)
+			continue;
+		memmap_scan_words(&mm, data.buf, data.len, memmap_first_aligned(cp->dst), holder_match, &h);
+		if (h.found) {
+			name = t->rec[g->alloc_event].u.alloc.name;
+			at = (size_t)(cp->dst - g->addr) + h.off;
+		}
+	}
+	if (name && *name)
+		sb_addf(out, ", which module global `%s` points at (its word at +%zu)", name, at);
+	sb_release(&data);
+	sb_release(&err);
+	memmap_release(&mm);
+}
+
 /* Role of captured allocation `index` in the last launch: "param 0 `float *out`". */
 static void role_of(const struct trace *t, size_t index, struct strbuf *out)
 {
@@ -207,6 +265,17 @@ static void role_of(const struct trace *t, size_t index, struct strbuf *out)
 	if (!out->len)
 		sb_addf(out, "buffer %zu", index);
 	memmap_release(&mm);
+}
+
+/* role_of for the explanation: a buffer no parameter points at is named
+ * with the module variable that does (global_holder).  The site keeps
+ * role_of's words: a state whose data phase rewrote that variable is the
+ * same fault. */
+static void role_told(const struct trace *t, size_t index, struct strbuf *out)
+{
+	role_of(t, index, out);
+	if (!strncmp(out->buf, "buffer ", 7))
+		global_holder(t, index, out);
 }
 
 static unsigned last_shmem(const struct trace *t)
@@ -321,7 +390,7 @@ static void explain_hw(const struct trace *red, const struct rbuf *bufs, size_t 
 	for (size_t i = 0; red && i < nb && i < SHOWN; i++) {
 		struct strbuf role = STRBUF_INIT;
 		char b[32];
-		role_of(red, bufs[i].index, &role);
+		role_told(red, bufs[i].index, &role);
 		sb_addf(out, "%s%s (a %s buffer)", i ? ", " : "; the launch's buffers: ", role.buf,
 			fmt_bytes(bufs[i].size, b));
 		sb_release(&role);
@@ -362,7 +431,7 @@ int diagnose_explain(const char *output, const struct trace *red, struct strbuf 
 		} else if (best && bestd < NEAR_BYTES) {
 			struct strbuf role = STRBUF_INIT;
 			char b[32];
-			role_of(red, best->index, &role);
+			role_told(red, best->index, &role);
 			if (where == 0)
 				sb_addf(out, ": inside %s (a %s buffer) at offset %llu -- a use of freed or unmapped memory",
 					role.buf, fmt_bytes(best->size, b), r.addr - best->ptr);
@@ -381,7 +450,7 @@ int diagnose_explain(const char *output, const struct trace *red, struct strbuf 
 		} else if (best) {
 			struct strbuf role = STRBUF_INIT;
 			char b[32], d[32];
-			role_of(red, best->index, &role);
+			role_told(red, best->index, &role);
 			sb_addf(out, ": a wild address 0x%llx, %s %s %s (a %s buffer) -- a bad index or pointer",
 				r.addr, fmt_bytes(bestd, d), where > 0 ? "past the end of" : "before", role.buf,
 				fmt_bytes(best->size, b));

@@ -8,7 +8,11 @@
 #    `d_limit`, misaligned") instead of "far from every buffer".  A
 #    stand-in compute-sanitizer runs the real replay and reports a
 #    misaligned write one byte into d_limit (the double's kernels.cubin
-#    defines it).
+#    defines it);
+#  - a buffer no parameter points at, reached through a pointer the program
+#    copied into a module variable (a __constant__ plan set with
+#    cudaMemcpyToSymbol), is named with that variable: "past the end of
+#    buffer 1, which module global `d_counter` points at (its word at +0)".
 . tests/cli/test-lib.sh
 
 on_double no-sanitizer
@@ -101,4 +105,42 @@ check "diagnose the trace" $GPUREDUCE diagnose g.bin
 check_grep "  ...names the global, the offset and the misalignment" \
 	"global write of 4 bytes by thread (0,0,0) of block (0,0,0) at bump_limit()+0x30: 1 byte into module global .d_limit. (a 4 B variable), misaligned" "$TMP/.out"
 if grep -q "far from every buffer" "$TMP/.out"; then fail "  ...not 'far from every buffer'"; else ok "  ...not 'far from every buffer'"; fi
+
+# 3. a write past a buffer that only a module variable points at
+cat > h.txt <<EOT
+process 100 /work ./app
+device "gpureduce CPU double"
+module $DBL/kernels.cubin 1
+alloc 0x7f0000100000 4000
+alloc 0x7f0000200000 4000
+alloc 0x7f00000a0000 8 global d_counter
+h2d 0x7f00000a0000 8 u64:0x7f0000200000
+launch _Z7add_onePfi 4 256 ptr:0x7f0000100000 i32:1000
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
+EOT
+check "mktrace (a pointer in a module variable)" $MKTRACE h.bin < h.txt
+cat > held-sanitizer <<'EOT'
+#!/bin/sh
+. "$SRCDIR/tests/cli/helpers/fake-sanitizer.sh"
+out=$("$@" 2>&1)
+echo "$out"
+set -- $(echo "$out" | sed -n 's/^gpureduce-buffer 1 \(0x[0-9a-f]*\) \([0-9]*\)$/\1 \2/p' | head -1)
+[ -n "${1:-}" ] || exit 0
+cat <<EOR
+========= COMPUTE-SANITIZER
+========= Invalid __global__ write of size 4 bytes
+=========     at add_one(float *, int)+0x90
+=========     by thread (0,0,0) in block (0,0,0)
+=========     Address $(printf '0x%x' $(( $1 + $2 + 16 ))) is out of bounds
+========= 
+EOR
+EOT
+chmod +x held-sanitizer
+GPUREDUCE_SANITIZER=$TMP/held-sanitizer check "diagnose it" $GPUREDUCE diagnose h.bin
+check_grep "  ...names the module variable that points at the buffer" \
+	"17 bytes past the end of buffer 1, which module global .d_counter. points at (its word at +0) (a 4000 B buffer)" "$TMP/.out"
+sed 's/^h2d 0x7f00000a0000 8 .*/h2d 0x7f00000a0000 8 u64:0x5/' h.txt > h0.txt
+check "mktrace (the variable holds no pointer)" $MKTRACE h0.bin < h0.txt
+GPUREDUCE_SANITIZER=$TMP/held-sanitizer check "diagnose it" $GPUREDUCE diagnose h0.bin
+check_grep "  ...the buffer alone" "17 bytes past the end of buffer 1 (a 4000 B buffer)" "$TMP/.out"
 finish
