@@ -153,9 +153,190 @@ static int only_fixed_faults(struct data_dd *d, unsigned char *keep, const unsig
 	return 1;
 }
 
+/*
+ * The values that stand out of a copy's others, where the fault most
+ * often lies: an index table's -1 padding or 2^40 sentinel among small
+ * indices, an offset past the rest.  The bytes are read as 4-byte and as
+ * 8-byte signed elements (at device alignment; pointer words left out),
+ * and in each view an element stands out when most of the view (9 in 10)
+ * is non-negative and it is negative, or when its magnitude is more than
+ * 64 times the view's 90th percentile (and at least 4096).  A view that
+ * does not fit (floats of both signs, all large) finds nothing.  Each
+ * element found marks the 8-byte spans it touches: a 0/1 map indexed by
+ * byte offset / 8 (size/8 + 2 entries, as pointer_words) and its count, 0 and NULL when there are
+ * none or too many to be outliers (more than OUTLIERS_MAX, or a quarter of
+ * the words).
+ */
+#define OUTLIERS_MAX 64
+/* Copies past this size are not looked at (each view is sorted: ~0.1 s
+ * for 4 MiB); index tables are far smaller. */
+#define OUTLIERS_SCAN_MAX (4u << 20)
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static uint64_t mag64(int64_t v)
+{
+	return v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+}
+
+/* One view: elements of `esize` bytes at offsets first, first + esize, ...
+ * outside pointer words; marks the spans of those that stand out. */
+static void view_outliers(const unsigned char *b, size_t len, size_t first, size_t esize,
+			  const unsigned char *pw, unsigned char *spans, size_t first8)
+{
+	size_t n = 0, cap = len / esize + 1, nonneg = 0;
+	int64_t *v = xmalloc(cap * sizeof(*v));
+	size_t *at = xmalloc(cap * sizeof(*at));
+	uint64_t *mag = xmalloc(cap * sizeof(*mag)), p90, thr;
+	int sign_rule;
+
+	for (size_t off = first; off + esize <= len; off += esize) {
+		if (off < first8 || (pw && (pw[off / 8] || pw[(off + esize - 1) / 8])))
+			continue;
+		if (esize == 4) {
+			int32_t x;
+			memcpy(&x, b + off, 4);
+			v[n] = x;
+		} else {
+			memcpy(&v[n], b + off, 8);
+		}
+		at[n] = off;
+		mag[n] = mag64(v[n]);
+		nonneg += v[n] >= 0;
+		n++;
+	}
+	if (n < 16)
+		goto out;
+	qsort(mag, n, sizeof(*mag), cmp_u64);
+	p90 = mag[n * 9 / 10];
+	thr = p90 > UINT64_MAX / 64 ? UINT64_MAX : p90 * 64 > 4096 ? p90 * 64 : 4096;
+	sign_rule = nonneg * 10 >= n * 9;
+	for (size_t i = 0; i < n; i++)
+		if ((sign_rule && v[i] < 0) || mag64(v[i]) > thr) {
+			spans[at[i] / 8] = 1;
+			spans[(at[i] + esize - 1) / 8] = 1;
+		}
+out:
+	free(v);
+	free(at);
+	free(mag);
+}
+
+static unsigned char *outlier_words(const struct cand *c, size_t item, const unsigned char *pw, size_t *count)
+{
+	struct strbuf data = STRBUF_INIT, e = STRBUF_INIT;
+	const struct item *it = &c->it[item];
+	uint64_t dst = it->rec.u.copy.dst;
+	unsigned char *map = NULL;
+	size_t first8 = memmap_first_aligned(dst), nwords;
+
+	*count = 0;
+	if (it->rec.u.copy.size > OUTLIERS_SCAN_MAX ||
+	    trace_blob_read(it->src, it->rec.u.copy.blob, &data, 0, &e) < 0 || data.len < 64)
+		goto out;
+	map = xcalloc(data.len / 8 + 2, 1);
+	view_outliers((const unsigned char *)data.buf, data.len, (4 - (dst & 3)) & 3, 4, pw, map, first8);
+	view_outliers((const unsigned char *)data.buf, data.len, first8, 8, pw, map, first8);
+	nwords = (data.len - first8) / 8;
+	for (size_t w = 0; w < data.len / 8 + 2; w++)
+		*count += map[w];
+	if (!*count || *count > OUTLIERS_MAX || *count * 4 > nwords) {
+		free(map);
+		map = NULL;
+		*count = 0;
+	}
+out:
+	sb_release(&data);
+	sb_release(&e);
+	return map;
+}
+
+/* The 8-byte words of a copy of `size` bytes at device alignment first8
+ * (a shorter head and tail word where the copy's edges cut one), as
+ * ranges; with sel, only the words sel or pw marks. */
+static struct range *word_ranges(uint64_t size, size_t first8, const unsigned char *sel, const unsigned char *pw,
+				 size_t *n)
+{
+	struct range *w = NULL;
+	size_t nw = 0, aw = 0;
+	for (uint64_t off = 0; off < size;) {
+		uint64_t end = off < first8 ? first8 : off + 8;
+		size_t k0, k1;
+		if (end > size)
+			end = size;
+		k0 = (size_t)(off / 8);
+		k1 = (size_t)((end - 1) / 8);
+		if (!sel || sel[k0] || sel[k1] || (pw && (pw[k0] || pw[k1]))) {
+			ALLOC_GROW(w, nw + 1, aw);
+			w[nw].off = off;
+			w[nw].len = end - off;
+			nw++;
+		}
+		off = end;
+	}
+	*n = nw;
+	return w;
+}
+
+/*
+ * The likely outcome first, for a copy's bytes: keep only its outliers
+ * (outlier_words) and its pointer words, zeros elsewhere, tested alone.
+ * When that faults, ddmin goes on over those words only: an index table
+ * whose one -1 entry faults is found in one fault and a few clean runs,
+ * where the chunk search costs a fault each round (8-16 faulting
+ * candidates for the samples' index tables on the H100, 0.3 s each).
+ * When it runs clean, one clean run was spent.  1 when it faulted: d's
+ * chunks and *keep are then the minimized words, *n their count.
+ */
+static int outliers_fault(struct data_dd *d, const unsigned char *pw, unsigned char **keep, size_t *n)
+{
+	const struct item *it = &d->base->it[d->item];
+	uint64_t size = it->rec.u.copy.size;
+	size_t cnt, nw;
+	unsigned char *sel = outlier_words(d->base, d->item, pw, &cnt), *mk, *fixed;
+	const unsigned char *masks[1];
+	struct range *w;
+	int res = 0;
+
+	if (!sel)
+		return 0;
+	w = word_ranges(size, memmap_first_aligned(it->rec.u.copy.dst), sel, pw, &nw);
+	free(sel);
+	mk = xmalloc(nw + 1);
+	memset(mk, 1, nw + 1);
+	masks[0] = mk;
+	{
+		struct range *saved = d->chunks;
+		d->chunks = w;
+		if (data_oracle(d, masks, 1, nw, &res) < 0 || !res) {
+			d->chunks = saved;
+			free(w);
+			free(mk);
+			return 0;
+		}
+		free(saved);
+	}
+	fixed = xcalloc(nw + 1, 1);
+	for (size_t i = 0; i < nw; i++)
+		fixed[i] = (unsigned char)covers_pointer(pw, w[i].off, w[i].len);
+	if (nw > 1)
+		ddmin_run_width(mk, fixed, nw, oracle_dd_width(d->o), data_oracle, d, NULL);
+	free(fixed);
+	free(*keep);
+	*keep = mk;
+	*n = nw;
+	return 1;
+}
+
 /* Keep only the chunks of one buffer that matter: ddmin over coarse chunks,
  * then over 8-byte words inside the kept ones.  Pointer words stay, and a
- * copy that has them first tries keeping only those (only_fixed_faults).
+ * copy that has them first tries keeping only those (only_fixed_faults);
+ * one without, or where they are not enough, tries its outliers
+ * (outliers_fault) before the chunk search.
  * Returns 1 when *best changed; 0 when every word is needed (the copy
  * stays as captured, not rewritten as zeros and the same bytes: the same
  * trace in other bytes, which no outcome cache or recall would know). */
@@ -182,8 +363,14 @@ static int minimize_chunks(struct oracle *o, struct cand *best, size_t item, con
 	fixed = xcalloc(n, 1);
 	for (size_t i = 0; i < n; i++)
 		fixed[i] = (unsigned char)covers_pointer(pw, d.chunks[i].off, d.chunks[i].len);
-	if (!(pw && only_fixed_faults(&d, keep, fixed, n)))
+	if (pw && only_fixed_faults(&d, keep, fixed, n)) {
+		/* the refinement below keeps the pointer words alone */
+	} else if (outliers_fault(&d, pw, &keep, &n)) {
+		free(fixed);
+		goto done;
+	} else {
 		ddmin_run_width(keep, fixed, n, oracle_dd_width(o), data_oracle, &d, NULL);
+	}
 	free(fixed);
 	/* refine: split each kept chunk into 8-byte words */
 	{
@@ -213,6 +400,7 @@ static int minimize_chunks(struct oracle *o, struct cand *best, size_t item, con
 			ddmin_run_width(keep, fixed, n, oracle_dd_width(o), data_oracle, &d, NULL);
 		free(fixed);
 	}
+done:
 	{
 		/* (the words left cover only the chunks the first search kept) */
 		uint64_t kept = 0;

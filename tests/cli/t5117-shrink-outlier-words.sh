@@ -1,0 +1,73 @@
+#!/bin/sh
+# t5117-shrink-outlier-words.sh - the data phase tries a copy's outliers
+# first (phase-data.c, outliers_fault).  An index table whose one wild
+# entry faults used to cost the chunk search a fault each round (8-16
+# faulting candidates for the samples' index tables on the H100, each a
+# worker's new context, 0.3 s): keeping only the values that stand out of
+# the rest, zeros elsewhere, finds it in one.  gather(out, src, idx, n)
+# on the driver double, its 1000 int64 indices one 8000-byte copy:
+#   neg    indices 0..999 and one -1000000 (negative among non-negatives)
+#   far    indices 0..999 and one 70000 (above 64x the 90th percentile)
+#   plain  indices 0..16383 spread evenly and one 20000: nothing stands
+#          out, so the chunk search runs as before
+# Each must end with exactly the wild word kept (8 bytes at its offset,
+# zeros elsewhere); neg and far after at most 2 faulting data candidates
+# (the guess; before: 11), plain after more (the guess found nothing).
+. tests/cli/test-lib.sh
+
+on_double no-sanitizer plain-path
+
+# table KIND: the u64 list of 1000 indices, entry 737 the wild one
+table() {
+	awk -v kind="$1" 'BEGIN {
+		for (i = 0; i < 1000; i++) {
+			v = kind == "plain" ? int(i * 16.383) : i
+			if (i == 737)
+				v = kind == "neg" ? -1000000 : kind == "far" ? 70000 : 20000
+			if (v < 0)
+				v = sprintf("0x%x", 18446744073709551616 + v)
+			printf "%s%s", i ? "," : "", v
+		}
+	}'
+}
+
+for kind in neg far plain; do
+	cat > $kind.txt <<EOT
+process 100 /work ./app
+device "gpureduce CPU double"
+module $DBL/kernels.cubin 1
+alloc 0x7f0000100000 65536
+alloc 0x7f0000200000 4000
+alloc 0x7f0000300000 8000
+h2d 0x7f0000100000 65536 seq
+h2d 0x7f0000300000 8000 u64:$(table $kind)
+launch _Z6gatherPfPKfPKxi 4 256 ptr:0x7f0000200000 ptr:0x7f0000100000 ptr:0x7f0000300000 i32:1000
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
+EOT
+	check "mktrace ($kind)" $MKTRACE $kind.bin < $kind.txt
+	check "shrink it ($kind)" $GPUREDUCE shrink -j 4 --quiet --log=$kind.log -o $kind/repro.cu $kind.bin
+	check "show the result" $GPUREDUCE show $kind/repro.bin
+	# the copies into the index buffer that are left: one, of the wild word
+	copies=$(awk '/type: MEMCPY_H2D/ { c = 1 } c && /^  dst: / { d = $2 } c && /^  size: / { print d, $2; c = 0 }' \
+		"$TMP/.out" | grep '^0x7f00003' | tr '\n' ' ')
+	if [ "$copies" = "0x7f0000301708 8 " ]; then
+		ok "  ...only the wild index is kept: 8 bytes at entry 737 ($kind)"
+	else
+		fail "  ...index buffer copies left: '$copies' (want '0x7f0000301708 8') ($kind)"
+	fi
+	n=$(awk '/^- name: data$/ { d = 1; next } /^- name:/ { d = 0 } d && /^  faulted_replays:/ { print $2 }' \
+		$kind/repro.yaml)
+	case $kind in
+	plain)	if [ -n "$n" ] && [ "$n" -gt 2 ]; then
+			ok "  ...the chunk search ran: $n faulting data candidates"
+		else
+			fail "  ...data phase faulted '$n' times: nothing stands out, the chunk search should have run"
+		fi ;;
+	*)	if [ -n "$n" ] && [ "$n" -ge 1 ] && [ "$n" -le 2 ]; then
+			ok "  ...after $n faulting data candidates ($kind)"
+		else
+			fail "  ...data phase faulted '$n' times (want 1 or 2) ($kind)"
+		fi ;;
+	esac
+done
+finish
