@@ -153,20 +153,7 @@ static int only_fixed_faults(struct data_dd *d, unsigned char *keep, const unsig
 	return 1;
 }
 
-/*
- * The values that stand out of a copy's others, where the fault most
- * often lies: an index table's -1 padding or 2^40 sentinel among small
- * indices, an offset past the rest.  The bytes are read as 4-byte and as
- * 8-byte signed elements (at device alignment; pointer words left out),
- * and in each view an element stands out when most of the view (9 in 10)
- * is non-negative and it is negative, or when its magnitude is more than
- * 64 times the view's 90th percentile (and at least 4096).  A view that
- * does not fit (floats of both signs, all large) finds nothing.  Each
- * element found marks the 8-byte spans it touches: a 0/1 map indexed by
- * byte offset / 8 (size/8 + 2 entries, as pointer_words) and its count, 0 and NULL when there are
- * none or too many to be outliers (more than OUTLIERS_MAX, or a quarter of
- * the words).
- */
+/* More words than this standing out is no outlier pattern (outlier_words). */
 #define OUTLIERS_MAX 64
 /* Copies past this size are not looked at (each view is sorted: ~0.1 s
  * for 4 MiB); index tables are far smaller. */
@@ -226,6 +213,20 @@ out:
 	free(mag);
 }
 
+/*
+ * The values that stand out of a copy's others, where the fault most
+ * often lies: an index table's -1 padding or 2^40 sentinel among small
+ * indices, an offset past the rest.  The bytes are read as 4-byte and as
+ * 8-byte signed elements (at device alignment; pointer words left out),
+ * and in each view an element stands out when most of the view (9 in 10)
+ * is non-negative and it is negative, or when its magnitude is more than
+ * 64 times the view's 90th percentile (and at least 4096).  A view that
+ * does not fit (floats of both signs, all large) finds nothing.  Each
+ * element found marks the 8-byte spans it touches: returns a 0/1 map
+ * indexed by byte offset / 8 (as pointer_words) and sets *count to its
+ * marks; NULL and 0 when there are none, or too many to be outliers (more
+ * than OUTLIERS_MAX, or a quarter of the words).
+ */
 static unsigned char *outlier_words(const struct cand *c, size_t item, const unsigned char *pw, size_t *count)
 {
 	struct strbuf data = STRBUF_INIT, e = STRBUF_INIT;
