@@ -107,10 +107,7 @@ check_grep "  ...names the global, the offset and the misalignment" \
 if grep -q "far from every buffer" "$TMP/.out"; then fail "  ...not 'far from every buffer'"; else ok "  ...not 'far from every buffer'"; fi
 
 # 3. a write past a buffer that only a module variable points at
-cat > h.txt <<EOT
-process 100 /work ./app
-device "gpureduce CPU double"
-module $DBL/kernels.cubin 1
+{ double_trace_head; cat <<EOT; } > h.txt
 alloc 0x7f0000100000 4000
 alloc 0x7f0000200000 4000
 alloc 0x7f00000a0000 8 global d_counter

@@ -32,10 +32,7 @@ table() {
 }
 
 for kind in neg far plain; do
-	cat > $kind.txt <<EOT
-process 100 /work ./app
-device "gpureduce CPU double"
-module $DBL/kernels.cubin 1
+	{ double_trace_head; cat <<EOT; } > $kind.txt
 alloc 0x7f0000100000 65536
 alloc 0x7f0000200000 4000
 alloc 0x7f0000300000 8000
