@@ -170,10 +170,19 @@ static uint64_t mag64(int64_t v)
 	return v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
 }
 
+enum guess { GUESS_OUTLIERS, GUESS_EXTREMES };
+
+/* The extremes of a view: at most this many elements of its largest value
+ * (and of its smallest, when negative) are marked. */
+#define EXTREME_TIES 4
+
 /* One view: elements of `esize` bytes at offsets first, first + esize, ...
- * outside pointer words; marks the spans of those that stand out. */
+ * outside pointer words; marks the spans of those that stand out
+ * (GUESS_OUTLIERS) or that hold the view's largest value, or its smallest
+ * when that is negative (GUESS_EXTREMES: an index one past its limit is
+ * no outlier, but it is the largest). */
 static void view_outliers(const unsigned char *b, size_t len, size_t first, size_t esize,
-			  const unsigned char *pw, unsigned char *spans, size_t first8)
+			  const unsigned char *pw, unsigned char *spans, size_t first8, enum guess how)
 {
 	size_t n = 0, cap = len / esize + 1, nonneg = 0;
 	int64_t *v = xmalloc(cap * sizeof(*v));
@@ -198,6 +207,24 @@ static void view_outliers(const unsigned char *b, size_t len, size_t first, size
 	}
 	if (n < 16)
 		goto out;
+	if (how == GUESS_EXTREMES) {
+		int64_t lo = v[0], hi = v[0];
+		size_t nlo = 0, nhi = 0;
+		for (size_t i = 1; i < n; i++) {
+			lo = v[i] < lo ? v[i] : lo;
+			hi = v[i] > hi ? v[i] : hi;
+		}
+		for (size_t i = 0; i < n; i++) {
+			nlo += v[i] == lo;
+			nhi += v[i] == hi;
+		}
+		for (size_t i = 0; i < n && lo != hi; i++)
+			if ((v[i] == hi && nhi <= EXTREME_TIES) || (v[i] == lo && lo < 0 && nlo <= EXTREME_TIES)) {
+				spans[at[i] / 8] = 1;
+				spans[(at[i] + esize - 1) / 8] = 1;
+			}
+		goto out;
+	}
 	qsort(mag, n, sizeof(*mag), cmp_u64);
 	p90 = mag[n * 9 / 10];
 	thr = p90 > UINT64_MAX / 64 ? UINT64_MAX : p90 * 64 > 4096 ? p90 * 64 : 4096;
@@ -227,7 +254,8 @@ out:
  * marks; NULL and 0 when there are none, or too many to be outliers (more
  * than OUTLIERS_MAX, or a quarter of the words).
  */
-static unsigned char *outlier_words(const struct cand *c, size_t item, const unsigned char *pw, size_t *count)
+static unsigned char *outlier_words(const struct cand *c, size_t item, const unsigned char *pw, enum guess how,
+				    size_t *count)
 {
 	struct strbuf data = STRBUF_INIT, e = STRBUF_INIT;
 	const struct item *it = &c->it[item];
@@ -240,8 +268,8 @@ static unsigned char *outlier_words(const struct cand *c, size_t item, const uns
 	    trace_blob_read(it->src, it->rec.u.copy.blob, &data, 0, &e) < 0 || data.len < 64)
 		goto out;
 	map = xcalloc(data.len / 8 + 2, 1);
-	view_outliers((const unsigned char *)data.buf, data.len, (4 - (dst & 3)) & 3, 4, pw, map, first8);
-	view_outliers((const unsigned char *)data.buf, data.len, first8, 8, pw, map, first8);
+	view_outliers((const unsigned char *)data.buf, data.len, (4 - (dst & 3)) & 3, 4, pw, map, first8, how);
+	view_outliers((const unsigned char *)data.buf, data.len, first8, 8, pw, map, first8, how);
 	nwords = (data.len - first8) / 8;
 	for (size_t w = 0; w < data.len / 8 + 2; w++)
 		*count += map[w];
@@ -285,28 +313,37 @@ static struct range *word_ranges(uint64_t size, size_t first8, const unsigned ch
 
 /*
  * The likely outcome first, for a copy's bytes: keep only its outliers
- * (outlier_words) and its pointer words, zeros elsewhere, tested alone.
- * When that faults, ddmin goes on over those words only: an index table
- * whose one -1 entry faults is found in one fault and a few clean runs,
- * where the chunk search costs a fault each round (8-16 faulting
- * candidates for the samples' index tables on the H100, 0.3 s each).
- * When it runs clean, one clean run was spent.  1 when it faulted: d's
- * chunks and *keep are then the minimized words, *n their count.
+ * (outlier_words) and its pointer words, zeros elsewhere, tested alone;
+ * when nothing stands out or that runs clean, its extremes the same way
+ * (the largest value, the smallest when negative: a label one past the
+ * class count).  When a guess faults, ddmin goes on over its words only:
+ * an index table whose one wild entry faults is found in one fault and a
+ * few clean runs, where the chunk search costs a fault each round (8-16
+ * faulting candidates for the samples' index tables on the H100, 0.3 s
+ * each).  A guess that runs clean cost one clean run.  1 when one
+ * faulted: d's chunks and *keep are then the minimized words, *n their
+ * count.
  */
-static int outliers_fault(struct data_dd *d, const unsigned char *pw, unsigned char **keep, size_t *n)
+static int guess_faults(struct data_dd *d, const unsigned char *pw, enum guess how, const unsigned char *tried,
+			unsigned char **sel_out, unsigned char **keep, size_t *n)
 {
 	const struct item *it = &d->base->it[d->item];
 	uint64_t size = it->rec.u.copy.size;
 	size_t cnt, nw;
-	unsigned char *sel = outlier_words(d->base, d->item, pw, &cnt), *mk, *fixed;
+	unsigned char *sel = outlier_words(d->base, d->item, pw, how, &cnt), *mk, *fixed;
 	const unsigned char *masks[1];
 	struct range *w;
 	int res = 0;
 
+	*sel_out = NULL;
 	if (!sel)
 		return 0;
+	if (tried && !memcmp(sel, tried, size / 8 + 2)) {
+		free(sel);     /* the same words as the guess before */
+		return 0;
+	}
 	w = word_ranges(size, memmap_first_aligned(it->rec.u.copy.dst), sel, pw, &nw);
-	free(sel);
+	*sel_out = sel;
 	mk = xmalloc(nw + 1);
 	memset(mk, 1, nw + 1);
 	masks[0] = mk;
@@ -331,6 +368,16 @@ static int outliers_fault(struct data_dd *d, const unsigned char *pw, unsigned c
 	*keep = mk;
 	*n = nw;
 	return 1;
+}
+
+static int outliers_fault(struct data_dd *d, const unsigned char *pw, unsigned char **keep, size_t *n)
+{
+	unsigned char *first = NULL, *second = NULL;
+	int won = guess_faults(d, pw, GUESS_OUTLIERS, NULL, &first, keep, n) ||
+		  (!oracle_stopped(d->o) && guess_faults(d, pw, GUESS_EXTREMES, first, &second, keep, n));
+	free(first);
+	free(second);
+	return won;
 }
 
 /* Keep only the chunks of one buffer that matter: ddmin over coarse chunks,
