@@ -208,8 +208,8 @@ static int holder_match(struct mm_alloc *a, size_t off, uint64_t v, int dead, vo
 /* A buffer no parameter points at, reached through a module variable (a
  * __constant__ or __device__ struct of pointers set with
  * cudaMemcpyToSymbol): the last copy into a module global whose bytes hold
- * a pointer into allocation `index` appends ", which module global `plan`
- * points at (its word at +8)" to out. */
+ * a pointer into allocation `index` appends "; module global `plan`
+ * points at it, its word at +8" to out. */
 static void global_holder(const struct trace *t, size_t index, struct strbuf *out)
 {
 	struct memmap mm = MEMMAP_INIT;
@@ -239,7 +239,7 @@ static void global_holder(const struct trace *t, size_t index, struct strbuf *ou
 		}
 	}
 	if (name && *name)
-		sb_addf(out, ", which module global `%s` points at (its word at +%zu)", name, at);
+		sb_addf(out, "; module global `%s` points at it, its word at +%zu", name, at);
 	sb_release(&data);
 	sb_release(&err);
 	memmap_release(&mm);
@@ -267,15 +267,16 @@ static void role_of(const struct trace *t, size_t index, struct strbuf *out)
 	memmap_release(&mm);
 }
 
-/* role_of for the explanation: a buffer no parameter points at is named
- * with the module variable that does (global_holder).  The site keeps
- * role_of's words: a state whose data phase rewrote that variable is the
- * same fault. */
-static void role_told(const struct trace *t, size_t index, struct strbuf *out)
+/* role_of for the explanation, and for a buffer no parameter points at,
+ * in held, the module variable that does (global_holder), to follow its
+ * size: "buffer 1 (a 4096.0 KiB buffer; module global `plan` points at
+ * it, its word at +8)".  The site keeps role_of's words: a state whose
+ * data phase rewrote that variable is the same fault. */
+static void role_told(const struct trace *t, size_t index, struct strbuf *out, struct strbuf *held)
 {
 	role_of(t, index, out);
 	if (!strncmp(out->buf, "buffer ", 7))
-		global_holder(t, index, out);
+		global_holder(t, index, held);
 }
 
 static unsigned last_shmem(const struct trace *t)
@@ -388,12 +389,13 @@ static void explain_hw(const struct trace *red, const struct rbuf *bufs, size_t 
 	sb_adds(out, ": compute-sanitizer reported no address (the GPU raised it on an access memcheck does "
 		"not instrument, such as a TMA or other bulk copy through a descriptor)");
 	for (size_t i = 0; red && i < nb && i < SHOWN; i++) {
-		struct strbuf role = STRBUF_INIT;
+		struct strbuf role = STRBUF_INIT, held = STRBUF_INIT;
 		char b[32];
-		role_told(red, bufs[i].index, &role);
-		sb_addf(out, "%s%s (a %s buffer)", i ? ", " : "; the launch's buffers: ", role.buf,
-			fmt_bytes(bufs[i].size, b));
+		role_told(red, bufs[i].index, &role, &held);
+		sb_addf(out, "%s%s (a %s buffer%s)", i ? ", " : "; the launch's buffers: ", role.buf,
+			fmt_bytes(bufs[i].size, b), held.buf);
 		sb_release(&role);
+		sb_release(&held);
 	}
 	if (red && nb > SHOWN)
 		sb_addf(out, " and %zu more", nb - SHOWN);
@@ -429,32 +431,34 @@ int diagnose_explain(const char *output, const struct trace *red, struct strbuf 
 		if (explain_global(output, &r, out)) {
 			/* named above */
 		} else if (best && bestd < NEAR_BYTES) {
-			struct strbuf role = STRBUF_INIT;
+			struct strbuf role = STRBUF_INIT, held = STRBUF_INIT;
 			char b[32];
-			role_told(red, best->index, &role);
+			role_told(red, best->index, &role, &held);
 			if (where == 0)
-				sb_addf(out, ": inside %s (a %s buffer) at offset %llu -- a use of freed or unmapped memory",
-					role.buf, fmt_bytes(best->size, b), r.addr - best->ptr);
+				sb_addf(out, ": inside %s (a %s buffer%s) at offset %llu -- a use of freed or unmapped memory",
+					role.buf, fmt_bytes(best->size, b), held.buf, r.addr - best->ptr);
 			else if (where > 0)
-				sb_addf(out, ": %llu byte%s past the end of %s (a %s buffer)",
-					bestd, bestd == 1 ? "" : "s", role.buf, fmt_bytes(best->size, b));
+				sb_addf(out, ": %llu byte%s past the end of %s (a %s buffer%s)",
+					bestd, bestd == 1 ? "" : "s", role.buf, fmt_bytes(best->size, b), held.buf);
 			else
-				sb_addf(out, ": %llu byte%s before the start of %s (a %s buffer)",
-					bestd, bestd == 1 ? "" : "s", role.buf, fmt_bytes(best->size, b));
+				sb_addf(out, ": %llu byte%s before the start of %s (a %s buffer%s)",
+					bestd, bestd == 1 ? "" : "s", role.buf, fmt_bytes(best->size, b), held.buf);
 			sb_release(&role);
+			sb_release(&held);
 		} else if (!strstr(r.what, "shared") && r.addr < (1ull << 20)) {
 			sb_addf(out, ": address 0x%llx -- a null (or near-null) pointer dereference", r.addr);
 		} else if (strstr(r.what, "shared") && r.addr < (1ull << 32)) {
 			sb_addf(out, ": shared-memory offset %llu (0x%llx) is outside the block's shared memory "
 				"(launch: %u bytes dynamic)", r.addr, r.addr, last_shmem(red));
 		} else if (best) {
-			struct strbuf role = STRBUF_INIT;
+			struct strbuf role = STRBUF_INIT, held = STRBUF_INIT;
 			char b[32], d[32];
-			role_told(red, best->index, &role);
-			sb_addf(out, ": a wild address 0x%llx, %s %s %s (a %s buffer) -- a bad index or pointer",
+			role_told(red, best->index, &role, &held);
+			sb_addf(out, ": a wild address 0x%llx, %s %s %s (a %s buffer%s) -- a bad index or pointer",
 				r.addr, fmt_bytes(bestd, d), where > 0 ? "past the end of" : "before", role.buf,
-				fmt_bytes(best->size, b));
+				fmt_bytes(best->size, b), held.buf);
 			sb_release(&role);
+			sb_release(&held);
 		} else {
 			sb_addf(out, ": address 0x%llx is far from every buffer (a wild pointer or index)", r.addr);
 		}

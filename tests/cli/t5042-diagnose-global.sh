@@ -12,7 +12,8 @@
 #  - a buffer no parameter points at, reached through a pointer the program
 #    copied into a module variable (a __constant__ plan set with
 #    cudaMemcpyToSymbol), is named with that variable: "past the end of
-#    buffer 1, which module global `d_counter` points at (its word at +0)".
+#    buffer 1 (a 4000 B buffer; module global `d_counter` points at it, its
+#    word at +0)".
 . tests/cli/test-lib.sh
 
 on_double no-sanitizer
@@ -135,7 +136,7 @@ EOT
 chmod +x held-sanitizer
 GPUREDUCE_SANITIZER=$TMP/held-sanitizer check "diagnose it" $GPUREDUCE diagnose h.bin
 check_grep "  ...names the module variable that points at the buffer" \
-	"17 bytes past the end of buffer 1, which module global .d_counter. points at (its word at +0) (a 4000 B buffer)" "$TMP/.out"
+	"17 bytes past the end of buffer 1 (a 4000 B buffer; module global .d_counter. points at it, its word at +0)" "$TMP/.out"
 sed 's/^h2d 0x7f00000a0000 8 .*/h2d 0x7f00000a0000 8 u64:0x5/' h.txt > h0.txt
 check "mktrace (the variable holds no pointer)" $MKTRACE h0.bin < h0.txt
 GPUREDUCE_SANITIZER=$TMP/held-sanitizer check "diagnose it" $GPUREDUCE diagnose h0.bin
