@@ -34,14 +34,30 @@ size_t ddmin_run(unsigned char *keep, const unsigned char *fixed, size_t n,
 	return ddmin_run_width(keep, fixed, n, 2, oracle, arg, st);
 }
 
+static size_t ddmin_core(unsigned char *keep, const unsigned char *fixed, size_t n, size_t width,
+			 ddmin_oracle oracle, void *arg, struct ddmin_stats *st, int redundant);
+
 size_t ddmin_run_width(unsigned char *keep, const unsigned char *fixed, size_t n, size_t width,
 		       ddmin_oracle oracle, void *arg, struct ddmin_stats *st)
+{
+	return ddmin_core(keep, fixed, n, width, oracle, arg, st, 0);
+}
+
+size_t ddmin_run_redundant(unsigned char *keep, const unsigned char *fixed, size_t n, size_t width,
+			   ddmin_oracle oracle, void *arg, struct ddmin_stats *st)
+{
+	return ddmin_core(keep, fixed, n, width, oracle, arg, st, 1);
+}
+
+/* redundant: every part of the last parts batch was interesting (at the
+ * start: the caller expects so) */
+static size_t ddmin_core(unsigned char *keep, const unsigned char *fixed, size_t n, size_t width,
+			 ddmin_oracle oracle, void *arg, struct ddmin_stats *st, int redundant)
 {
 	size_t *cur = xmalloc((n + 1) * sizeof(size_t));
 	size_t w = width > 2 ? width : 2, g = w, m = 0, kept = 0;
 	unsigned char **masks = NULL;
 	int *res = NULL;
-	int redundant = 0;     /* every part of the last parts batch was interesting */
 	struct ddmin_stats dummy;
 
 	if (!st)

@@ -174,7 +174,7 @@ enum guess { GUESS_OUTLIERS, GUESS_EXTREMES };
 
 /* The extremes of a view: at most this many elements of its largest value
  * (and of its smallest, when negative) are marked. */
-#define EXTREME_TIES 4
+#define EXTREME_TIES 16
 
 /* One view: elements of `esize` bytes at offsets first, first + esize, ...
  * outside pointer words; marks the spans of those that stand out
@@ -361,8 +361,8 @@ static int guess_faults(struct data_dd *d, const unsigned char *pw, enum guess h
 	fixed = xcalloc(nw + 1, 1);
 	for (size_t i = 0; i < nw; i++)
 		fixed[i] = (unsigned char)covers_pointer(pw, w[i].off, w[i].len);
-	if (nw > 1)
-		ddmin_run_width(mk, fixed, nw, oracle_dd_width(d->o), data_oracle, d, NULL);
+	if (nw > 1)     /* each guessed word likely faults alone (tied maxima, padding entries) */
+		ddmin_run_redundant(mk, fixed, nw, oracle_dd_width(d->o), data_oracle, d, NULL);
 	free(fixed);
 	free(*keep);
 	*keep = mk;

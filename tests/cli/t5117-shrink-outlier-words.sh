@@ -11,26 +11,30 @@
 #   far    indices 0..999 and one 70000 (above 64x the 90th percentile)
 #   edge   indices 0..999 and one 16384, one past src: no outlier, but the
 #          largest value
-#   plain  indices 0..16383 spread evenly and five entries of 20000: five
-#          share the largest value, nothing stands out, so the chunk
-#          search runs as before
+#   ties   indices 0..999 and five entries of 16384: the largest value,
+#          shared by five (each of them faults)
+#   plain  indices 0..16383 spread evenly and twenty entries of 20000:
+#          more than 16 share the largest value and nothing stands out,
+#          so the chunk search runs as before
 # Each must end with one wild word kept (8 bytes at its offset, zeros
-# elsewhere: entry 737; for plain one of the five); neg, far and edge
-# after at most 2 faulting data candidates (the guess; before: 6 at this
-# width), plain after more.
+# elsewhere: entry 737; for ties and plain one of the others); neg, far
+# and edge after at most 2 faulting data candidates (the guess; before: 6
+# at this width), ties after at most 4, plain after more.
 . tests/cli/test-lib.sh
 
 on_double no-sanitizer plain-path
 
 # table KIND: the u64 list of 1000 indices, entry 737 the wild one (for
-# plain, entries 100, 300, 500, 737 and 900)
+# ties also entries 100, 300, 500 and 900; for plain every 50th too)
 table() {
 	awk -v kind="$1" 'BEGIN {
 		for (i = 0; i < 1000; i++) {
 			v = kind == "plain" ? int(i * 16.383) : i
 			if (i == 737)
-				v = kind == "neg" ? -1000000 : kind == "far" ? 70000 : kind == "edge" ? 16384 : 20000
-			if (kind == "plain" && (i == 100 || i == 300 || i == 500 || i == 900))
+				v = kind == "neg" ? -1000000 : kind == "far" ? 70000 : kind == "plain" ? 20000 : 16384
+			if (kind == "ties" && (i == 100 || i == 300 || i == 500 || i == 900))
+				v = 16384
+			if (kind == "plain" && i % 50 == 0)
 				v = 20000
 			if (v < 0)
 				v = sprintf("0x%x", 18446744073709551616 + v)
@@ -39,7 +43,7 @@ table() {
 	}'
 }
 
-for kind in neg far edge plain; do
+for kind in neg far edge ties plain; do
 	{ double_trace_head; cat <<EOT; } > $kind.txt
 alloc 0x7f0000100000 65536
 alloc 0x7f0000200000 4000
@@ -55,9 +59,18 @@ EOT
 	# the copies into the index buffer that are left: one, of the wild word
 	copies=$(awk '/type: MEMCPY_H2D/ { c = 1 } c && /^  dst: / { d = $2 } c && /^  size: / { print d, $2; c = 0 }' \
 		"$TMP/.out" | grep '^0x7f00003' | tr '\n' ' ')
+	w=${copies% 8 }
 	case $kind:$copies in
-	*:"0x7f0000301708 8 "|plain:"0x7f0000300320 8 "|plain:"0x7f0000300960 8 "|plain:"0x7f0000300fa0 8 "|plain:"0x7f0000301c20 8 ")
-		ok "  ...only a wild index is kept: 8 bytes, $copies($kind)" ;;
+	*:"0x7f0000301708 8 ")
+		ok "  ...only the wild index is kept: 8 bytes at entry 737 ($kind)" ;;
+	ties:"0x7f0000300320 8 "|ties:"0x7f0000300960 8 "|ties:"0x7f0000300fa0 8 "|ties:"0x7f0000301c20 8 ")
+		ok "  ...only a wild index is kept: 8 bytes at $w ($kind)" ;;
+	plain:"0x7f0000300"[0-9a-f][0-9a-f][0-9a-f]" 8 "|plain:"0x7f0000301"[0-9a-f][0-9a-f][0-9a-f]" 8 ")
+		if [ $(( (w - 0x7f0000300000) % 400 )) -eq 0 ]; then
+			ok "  ...only a wild index is kept: 8 bytes at $w ($kind)"
+		else
+			fail "  ...the word kept, $w, is not a wild entry ($kind)"
+		fi ;;
 	*)	fail "  ...index buffer copies left: '$copies' (want one wild entry's 8 bytes) ($kind)" ;;
 	esac
 	n=$(awk '/^- name: data$/ { d = 1; next } /^- name:/ { d = 0 } d && /^  faulted_replays:/ { print $2 }' \
@@ -67,6 +80,11 @@ EOT
 			ok "  ...the chunk search ran: $n faulting data candidates"
 		else
 			fail "  ...data phase faulted '$n' times: nothing stands out, the chunk search should have run"
+		fi ;;
+	ties)	if [ -n "$n" ] && [ "$n" -ge 1 ] && [ "$n" -le 4 ]; then
+			ok "  ...after $n faulting data candidates ($kind)"
+		else
+			fail "  ...data phase faulted '$n' times (want 1 to 4) ($kind)"
 		fi ;;
 	*)	if [ -n "$n" ] && [ "$n" -ge 1 ] && [ "$n" -le 2 ]; then
 			ok "  ...after $n faulting data candidates ($kind)"
