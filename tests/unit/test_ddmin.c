@@ -162,18 +162,26 @@ UNIT_TEST(ddmin_width_pairs_and_fixed)
 	CHECK(one_minimal_fixed(&s, keep, 120, fixed));
 }
 
+/* A random rule for the width tests: n elements (1..60), a width (3..8)
+ * and up to 3 needed elements, from *seed. */
+static void random_script(unsigned *seed, struct script *s, size_t *n, size_t *w)
+{
+	*n = 1 + (*seed = *seed * 1103515245 + 12345) % 60;
+	*w = 3 + (*seed = *seed * 1103515245 + 12345) % 6;
+	memset(s, 0, sizeof(*s));
+	s->nneed = (*seed = *seed * 1103515245 + 12345) % 4;
+	for (size_t i = 0; i < s->nneed; i++)
+		s->need[i] = (*seed = *seed * 1103515245 + 12345) % *n;
+}
+
 UNIT_TEST(ddmin_width_randomized_one_minimal)
 {
 	unsigned seed = 777;
 	for (int round = 0; round < 300; round++) {
 		struct script s;
-		size_t n = 1 + (seed = seed * 1103515245 + 12345) % 60;
-		size_t w = 3 + (seed = seed * 1103515245 + 12345) % 6;
+		size_t n, w;
 		unsigned char keep[64];
-		memset(&s, 0, sizeof(s));
-		s.nneed = (seed = seed * 1103515245 + 12345) % 4;
-		for (size_t i = 0; i < s.nneed; i++)
-			s.need[i] = (seed = seed * 1103515245 + 12345) % n;
+		random_script(&seed, &s, &n, &w);
 		memset(keep, 1, n);
 		ddmin_run_width(keep, NULL, n, w, oracle, &s, NULL);
 		CHECK(one_minimal(&s, keep, n));
@@ -260,13 +268,9 @@ UNIT_TEST(ddmin_redundant_same_result_fewer_interesting)
 	unsigned seed = 4242;
 	for (int round = 0; round < 300; round++) {
 		struct script s;
-		size_t n = 1 + (seed = seed * 1103515245 + 12345) % 60;
-		size_t w = 3 + (seed = seed * 1103515245 + 12345) % 6;
+		size_t n, w;
 		unsigned char a[64], b[64];
-		memset(&s, 0, sizeof(s));
-		s.nneed = (seed = seed * 1103515245 + 12345) % 4;
-		for (size_t i = 0; i < s.nneed; i++)
-			s.need[i] = (seed = seed * 1103515245 + 12345) % n;
+		random_script(&seed, &s, &n, &w);
 		memset(a, 1, n);
 		memset(b, 1, n);
 		ddmin_run_width(a, NULL, n, w, oracle, &s, NULL);
