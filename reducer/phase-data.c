@@ -176,6 +176,14 @@ enum guess { GUESS_OUTLIERS, GUESS_EXTREMES };
  * (and of its smallest, when negative) are marked. */
 #define EXTREME_TIES 16
 
+/* Mark the 8-byte spans (byte offset / 8, as pointer_words indexes them)
+ * that the len bytes at off touch. */
+static void mark_span(unsigned char *spans, size_t off, size_t len)
+{
+	spans[off / 8] = 1;
+	spans[(off + len - 1) / 8] = 1;
+}
+
 /* One view: elements of `esize` bytes at offsets first, first + esize, ...
  * outside pointer words; marks the spans of those that stand out
  * (GUESS_OUTLIERS) or that hold the view's largest value, or its smallest
@@ -191,7 +199,7 @@ static void view_outliers(const unsigned char *b, size_t len, size_t first, size
 	int sign_rule;
 
 	for (size_t off = first; off + esize <= len; off += esize) {
-		if (off < first8 || (pw && (pw[off / 8] || pw[(off + esize - 1) / 8])))
+		if (off < first8 || covers_pointer(pw, off, esize))
 			continue;
 		if (esize == 4) {
 			int32_t x;
@@ -219,10 +227,8 @@ static void view_outliers(const unsigned char *b, size_t len, size_t first, size
 			nhi += v[i] == hi;
 		}
 		for (size_t i = 0; i < n && lo != hi; i++)
-			if ((v[i] == hi && nhi <= EXTREME_TIES) || (v[i] == lo && lo < 0 && nlo <= EXTREME_TIES)) {
-				spans[at[i] / 8] = 1;
-				spans[(at[i] + esize - 1) / 8] = 1;
-			}
+			if ((v[i] == hi && nhi <= EXTREME_TIES) || (v[i] == lo && lo < 0 && nlo <= EXTREME_TIES))
+				mark_span(spans, at[i], esize);
 		goto out;
 	}
 	qsort(mag, n, sizeof(*mag), cmp_u64);
@@ -230,10 +236,8 @@ static void view_outliers(const unsigned char *b, size_t len, size_t first, size
 	thr = p90 > UINT64_MAX / 64 ? UINT64_MAX : p90 * 64 > 4096 ? p90 * 64 : 4096;
 	sign_rule = nonneg * 10 >= n * 9;
 	for (size_t i = 0; i < n; i++)
-		if ((sign_rule && v[i] < 0) || mag64(v[i]) > thr) {
-			spans[at[i] / 8] = 1;
-			spans[(at[i] + esize - 1) / 8] = 1;
-		}
+		if ((sign_rule && v[i] < 0) || mag64(v[i]) > thr)
+			mark_span(spans, at[i], esize);
 out:
 	free(v);
 	free(at);
@@ -254,33 +258,26 @@ out:
  * marks; NULL and 0 when there are none, or too many to be outliers (more
  * than OUTLIERS_MAX, or a quarter of the words).
  */
-static unsigned char *outlier_words(const struct cand *c, size_t item, const unsigned char *pw, enum guess how,
-				    size_t *count)
+static unsigned char *outlier_words(const struct strbuf *data, uint64_t dst, const unsigned char *pw,
+				    enum guess how, size_t *count)
 {
-	struct strbuf data = STRBUF_INIT, e = STRBUF_INIT;
-	const struct item *it = &c->it[item];
-	uint64_t dst = it->rec.u.copy.dst;
-	unsigned char *map = NULL;
+	unsigned char *map;
 	size_t first8 = memmap_first_aligned(dst), nwords;
 
 	*count = 0;
-	if (it->rec.u.copy.size > OUTLIERS_SCAN_MAX ||
-	    trace_blob_read(it->src, it->rec.u.copy.blob, &data, 0, &e) < 0 || data.len < 64)
-		goto out;
-	map = xcalloc(data.len / 8 + 2, 1);
-	view_outliers((const unsigned char *)data.buf, data.len, (4 - (dst & 3)) & 3, 4, pw, map, first8, how);
-	view_outliers((const unsigned char *)data.buf, data.len, first8, 8, pw, map, first8, how);
-	nwords = (data.len - first8) / 8;
-	for (size_t w = 0; w < data.len / 8 + 2; w++)
+	if (data->len < 64)
+		return NULL;
+	map = xcalloc(data->len / 8 + 2, 1);
+	view_outliers((const unsigned char *)data->buf, data->len, (4 - (dst & 3)) & 3, 4, pw, map, first8, how);
+	view_outliers((const unsigned char *)data->buf, data->len, first8, 8, pw, map, first8, how);
+	nwords = (data->len - first8) / 8;
+	for (size_t w = 0; w < data->len / 8 + 2; w++)
 		*count += map[w];
 	if (!*count || *count > OUTLIERS_MAX || *count * 4 > nwords) {
 		free(map);
 		map = NULL;
 		*count = 0;
 	}
-out:
-	sb_release(&data);
-	sb_release(&e);
 	return map;
 }
 
@@ -294,12 +291,9 @@ static struct range *word_ranges(uint64_t size, size_t first8, const unsigned ch
 	size_t nw = 0, aw = 0;
 	for (uint64_t off = 0; off < size;) {
 		uint64_t end = off < first8 ? first8 : off + 8;
-		size_t k0, k1;
 		if (end > size)
 			end = size;
-		k0 = (size_t)(off / 8);
-		k1 = (size_t)((end - 1) / 8);
-		if (!sel || sel[k0] || sel[k1] || (pw && (pw[k0] || pw[k1]))) {
+		if (!sel || covers_pointer(sel, off, end - off) || covers_pointer(pw, off, end - off)) {
 			ALLOC_GROW(w, nw + 1, aw);
 			w[nw].off = off;
 			w[nw].len = end - off;
@@ -324,13 +318,13 @@ static struct range *word_ranges(uint64_t size, size_t first8, const unsigned ch
  * faulted: d's chunks and *keep are then the minimized words, *n their
  * count.
  */
-static int guess_faults(struct data_dd *d, const unsigned char *pw, enum guess how, const unsigned char *tried,
-			unsigned char **sel_out, unsigned char **keep, size_t *n)
+static int guess_faults(struct data_dd *d, const struct strbuf *data, const unsigned char *pw, enum guess how,
+			const unsigned char *tried, unsigned char **sel_out, unsigned char **keep, size_t *n)
 {
 	const struct item *it = &d->base->it[d->item];
 	uint64_t size = it->rec.u.copy.size;
 	size_t cnt, nw;
-	unsigned char *sel = outlier_words(d->base, d->item, pw, how, &cnt), *mk, *fixed;
+	unsigned char *sel = outlier_words(data, it->rec.u.copy.dst, pw, how, &cnt), *mk, *fixed;
 	const unsigned char *masks[1];
 	struct range *w;
 	int res = 0;
@@ -372,11 +366,20 @@ static int guess_faults(struct data_dd *d, const unsigned char *pw, enum guess h
 
 static int outliers_fault(struct data_dd *d, const unsigned char *pw, unsigned char **keep, size_t *n)
 {
+	const struct item *it = &d->base->it[d->item];
+	struct strbuf data = STRBUF_INIT, e = STRBUF_INIT;
 	unsigned char *first = NULL, *second = NULL;
-	int won = guess_faults(d, pw, GUESS_OUTLIERS, NULL, &first, keep, n) ||
-		  (!oracle_stopped(d->o) && guess_faults(d, pw, GUESS_EXTREMES, first, &second, keep, n));
+	int won = 0;
+
+	/* the copy's bytes, read once for both guesses */
+	if (it->rec.u.copy.size <= OUTLIERS_SCAN_MAX &&
+	    trace_blob_read(it->src, it->rec.u.copy.blob, &data, 0, &e) == 0)
+		won = guess_faults(d, &data, pw, GUESS_OUTLIERS, NULL, &first, keep, n) ||
+		      (!oracle_stopped(d->o) && guess_faults(d, &data, pw, GUESS_EXTREMES, first, &second, keep, n));
 	free(first);
 	free(second);
+	sb_release(&data);
+	sb_release(&e);
 	return won;
 }
 
