@@ -153,8 +153,10 @@ static int only_fixed_faults(struct data_dd *d, unsigned char *keep, const unsig
 	return 1;
 }
 
-/* More words than this standing out is no outlier pattern (outlier_words). */
-#define OUTLIERS_MAX 64
+/* More words than this standing out is no outlier pattern (outlier_words):
+ * a ragged batch's padding is tens to hundreds of entries (managed-index:
+ * 100), and each word kept costs nothing until ddmin cuts them down. */
+#define OUTLIERS_MAX 1024
 /* Copies past this size are not looked at (each view is sorted: ~0.1 s
  * for 4 MiB); index tables are far smaller. */
 #define OUTLIERS_SCAN_MAX (4u << 20)
@@ -192,7 +194,7 @@ static void mark_span(unsigned char *spans, size_t off, size_t len)
 static void view_outliers(const unsigned char *b, size_t len, size_t first, size_t esize,
 			  const unsigned char *pw, unsigned char *spans, size_t first8, enum guess how)
 {
-	size_t n = 0, cap = len / esize + 1, nonneg = 0;
+	size_t n = 0, cap = len / esize + 1, nonneg = 0, nz;
 	int64_t *v = xmalloc(cap * sizeof(*v));
 	size_t *at = xmalloc(cap * sizeof(*at));
 	uint64_t *mag = xmalloc(cap * sizeof(*mag)), p90, thr;
@@ -231,8 +233,15 @@ static void view_outliers(const unsigned char *b, size_t len, size_t first, size
 				mark_span(spans, at[i], esize);
 		goto out;
 	}
+	/* the percentile of the values that are not zero: a table sized for
+	 * the largest batch is mostly zeros past the one in use, and then
+	 * every index in use would stand out */
 	qsort(mag, n, sizeof(*mag), cmp_u64);
-	p90 = mag[n * 9 / 10];
+	for (nz = 0; nz < n && !mag[nz]; nz++)
+		;
+	if (nz == n)
+		goto out;
+	p90 = mag[nz + (n - nz) * 9 / 10];
 	thr = p90 > UINT64_MAX / 64 ? UINT64_MAX : p90 * 64 > 4096 ? p90 * 64 : 4096;
 	sign_rule = nonneg * 10 >= n * 9;
 	for (size_t i = 0; i < n; i++)
@@ -477,6 +486,205 @@ static int data_item(const struct cand *c, size_t i)
 	return it->rec.type == TR_MEMCPY_H2D && it->data_mode == DATA_ORIG && it->rec.u.copy.size;
 }
 
+/* ---- one guess for every copy ---------------------------------------------- */
+
+/*
+ * The data phase's likely outcome, for all of a state's copies at once
+ * (issue 26): each copy zeros, except its pointer words and its outliers
+ * (outlier_words) where it has them.  That one candidate is what the
+ * per-copy search below most often ends with, after a fault per copy
+ * (ipc-table's 6 on the H100: a worker's new context each, 0.1-0.7 s);
+ * tested alone it costs one fault when right and one clean run when not.
+ * The words it keeps are then cut down by ddmin (guess_refine): a table's
+ * padding entries each fault alone, so ddmin's redundant order finds one
+ * in a few faults.
+ */
+struct guess_word {
+	size_t item;
+	struct range r;
+};
+
+struct guess_dd {
+	struct oracle *o;
+	const struct cand *base;
+	size_t *items, nitems;          /* the copies the guess sets */
+	struct guess_word *fx, *w;      /* pointer words (kept), the others (ddmin's) */
+	size_t nfx, nw, afx, aw;
+};
+
+static void guess_release(struct guess_dd *g)
+{
+	free(g->items);
+	free(g->fx);
+	free(g->w);
+	memset(g, 0, sizeof(*g));
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct range *x = a, *y = b;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* The guess with mask[j] choosing g->w[j]: each copy of g->items keeps its
+ * pointer words and the chosen words, zeros elsewhere (zeros alone when it
+ * keeps none). */
+static void apply_guess_mask(const void *dv, const unsigned char *mask, size_t n, struct cand *out)
+{
+	const struct guess_dd *g = dv;
+	cand_copy(out, g->base);
+	for (size_t k = 0; k < g->nitems; k++) {
+		struct item *it = &out->it[g->items[k]];
+		size_t nr = 0;
+		free(it->keep);
+		it->keep = xcalloc(g->nfx + n + 1, sizeof(struct range));
+		for (size_t j = 0; j < g->nfx; j++)
+			if (g->fx[j].item == g->items[k])
+				it->keep[nr++] = g->fx[j].r;
+		for (size_t j = 0; j < n; j++)
+			if (mask[j] && g->w[j].item == g->items[k])
+				it->keep[nr++] = g->w[j].r;
+		qsort(it->keep, nr, sizeof(struct range), cmp_range);
+		it->nkeep = 0;
+		for (size_t j = 0; j < nr; j++) {
+			struct range *last = it->nkeep ? &it->keep[it->nkeep - 1] : NULL;
+			if (last && last->off + last->len == it->keep[j].off)
+				last->len += it->keep[j].len;
+			else
+				it->keep[it->nkeep++] = it->keep[j];
+		}
+		it->data_mode = it->nkeep ? DATA_KEEP : DATA_ZERO;
+		if (!it->nkeep) {
+			free(it->keep);
+			it->keep = NULL;
+		}
+	}
+}
+
+static int guess_oracle(void *arg, const unsigned char *const *masks, size_t k, size_t n, int *res)
+{
+	struct guess_dd *g = arg;
+	return oracle_test_masks(g->o, g, apply_guess_mask, masks, k, n, res);
+}
+
+/* Add the words of copy `item` (size bytes at dst) that sel or pw marks,
+ * pointer words to g->fx and the others to g->w; within keep[0..nkeep)
+ * only, when keep is given. */
+static void guess_add_words(struct guess_dd *g, size_t item, uint64_t size, uint64_t dst, const unsigned char *sel,
+			    const unsigned char *pw, const struct range *keep, size_t nkeep)
+{
+	size_t nr;
+	struct range *r = word_ranges(size, memmap_first_aligned(dst), sel, pw, &nr);
+
+	for (size_t j = 0; j < nr; j++) {
+		int in = !keep;
+		for (size_t q = 0; q < nkeep && !in; q++)
+			in = r[j].off >= keep[q].off && r[j].off + r[j].len <= keep[q].off + keep[q].len;
+		if (!in)
+			continue;
+		if (covers_pointer(pw, r[j].off, r[j].len)) {
+			ALLOC_GROW(g->fx, g->nfx + 1, g->afx);
+			g->fx[g->nfx++] = (struct guess_word){ item, r[j] };
+		} else {
+			ALLOC_GROW(g->w, g->nw + 1, g->aw);
+			g->w[g->nw++] = (struct guess_word){ item, r[j] };
+		}
+	}
+	free(r);
+}
+
+/* The guess for every copy of *state still as captured: 0 when there is
+ * none (no such copy, or GPUREDUCE_SHRINK_SERIAL=1). */
+static int guess_build(const struct cand *state, struct guess_dd *g)
+{
+	memset(g, 0, sizeof(*g));
+	g->base = state;
+	if (phase_serial())
+		return 0;
+	g->items = xmalloc((state->n + 1) * sizeof(size_t));
+	for (size_t i = 0; i < state->n; i++) {
+		const struct item *it = &state->it[i];
+		struct strbuf data = STRBUF_INIT, e = STRBUF_INIT;
+		unsigned char *pw, *sel = NULL;
+		size_t cnt = 0;
+
+		if (!data_item(state, i))
+			continue;
+		g->items[g->nitems++] = i;
+		pw = pointer_words(state, i);
+		if (it->rec.u.copy.size <= OUTLIERS_SCAN_MAX &&
+		    trace_blob_read(it->src, it->rec.u.copy.blob, &data, 0, &e) == 0)
+			sel = outlier_words(&data, it->rec.u.copy.dst, pw, GUESS_OUTLIERS, &cnt);
+		if (pw || sel) {
+			unsigned char *none = sel ? NULL : xcalloc(it->rec.u.copy.size / 8 + 2, 1);
+			guess_add_words(g, i, it->rec.u.copy.size, it->rec.u.copy.dst, sel ? sel : none, pw, NULL, 0);
+			free(none);
+		}
+		free(pw);
+		free(sel);
+		sb_release(&data);
+		sb_release(&e);
+	}
+	return g->nitems > 0;
+}
+
+int phase_data_guess(const struct cand *state, struct cand *out)
+{
+	struct guess_dd g;
+	unsigned char *all;
+	int made = guess_build(state, &g);
+
+	if (made) {
+		all = xmalloc(g.nw + 1);
+		memset(all, 1, g.nw + 1);
+		apply_guess_mask(&g, all, g.nw, out);
+		free(all);
+	}
+	guess_release(&g);
+	return made;
+}
+
+/* After a guess was kept: ddmin over the words it kept beside the pointer
+ * words (the copies the guess set are DATA_KEEP: every word of their keep
+ * ranges that is no pointer word).  1 when *best changed. */
+static int guess_refine(struct oracle *o, struct cand *best)
+{
+	struct guess_dd g = { 0 };
+	unsigned char *keep;
+	size_t kept;
+	int changed = 0;
+
+	g.o = o;
+	g.base = best;
+	g.items = xmalloc((best->n + 1) * sizeof(size_t));
+	for (size_t i = 0; i < best->n; i++) {
+		const struct item *it = &best->it[i];
+		unsigned char *pw;
+		if (it->rec.type != TR_MEMCPY_H2D || it->data_mode != DATA_KEEP || !it->nkeep)
+			continue;
+		g.items[g.nitems++] = i;
+		pw = pointer_words(best, i);
+		/* every word (no sel) within its keep ranges */
+		guess_add_words(&g, i, it->rec.u.copy.size, it->rec.u.copy.dst, NULL, pw, it->keep, it->nkeep);
+		free(pw);
+	}
+	if (g.nw >= 2) {
+		keep = xmalloc(g.nw + 1);
+		memset(keep, 1, g.nw + 1);
+		kept = ddmin_run_redundant(keep, NULL, g.nw, oracle_dd_width(o), guess_oracle, &g, NULL);
+		if (kept < g.nw) {
+			struct cand out;
+			apply_guess_mask(&g, keep, g.nw, &out);
+			cand_release(best);
+			*best = out;
+			changed = 1;
+		}
+		free(keep);
+	}
+	guess_release(&g);
+	return changed;
+}
+
 /*
  * The likely outcome first (issue 26): most copies a faulting launch
  * reads can be zeros, so the next run of plain copies (no pointer words,
@@ -585,6 +793,23 @@ void phase_data(struct oracle *o, const struct shrink_opts *opts, struct cand *b
 	int changed = 0, top_first = 1;
 	size_t broke_at = (size_t)-1;
 	oracle_phase_begin(o, phase_name(PH_DATA), best);
+	/* the slice kept the guess (phase_data_guess): its words cut down;
+	 * else the guess first, alone */
+	changed |= guess_refine(o, best);
+	{
+		struct cand g = CAND_INIT;
+		if (!oracle_stopped(o) && phase_data_guess(best, &g)) {
+			int r = oracle_test_one(o, &g);
+			if (r == 1) {
+				cand_release(best);
+				*best = g;
+				g = (struct cand)CAND_INIT;
+				changed = 1;
+				guess_refine(o, best);
+			}
+			cand_release(&g);
+		}
+	}
 	for (size_t i = 0; i < best->n && !oracle_stopped(o); i++) {
 		if (!data_item(best, i))
 			continue;

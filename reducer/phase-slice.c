@@ -54,7 +54,9 @@ int phase_slice(struct oracle *o, const struct shrink_opts *opts, struct cand *b
 		 * reduction of c: when one faults, c would too, and its own test
 		 * is a worker's new context for nothing (zero-copy's slice on
 		 * the H200, 2026-12-05: c and two steps of its chain side by
-		 * side, three faults in 1.3 s).  The chain's last step alone
+		 * side, three faults in 1.3 s).  The data phase's guess for
+		 * every copy at once (phase_data_guess) alone first, then the
+		 * chain's last step alone
 		 * first, then the step before it alone (the copy that matters is
 		 * most often the last one copied in), each kept when it faults;
 		 * else the rest as one batch (the earlier steps, or the one
@@ -65,8 +67,23 @@ int phase_slice(struct oracle *o, const struct shrink_opts *opts, struct cand *b
 		struct cand *ps[PHASE_DATA_PLAN_MAX + 1];
 		int res[PHASE_DATA_PLAN_MAX + 1];
 		size_t np = 0, nchain = 0, nb = 0, lone[2], nlone = 0;
-		if (phase_wanted(opts->phase_sel, PH_DATA, opts->cut_buffers))
+		struct cand guess = CAND_INIT;
+		if (phase_wanted(opts->phase_sel, PH_DATA, opts->cut_buffers)) {
 			np = phase_data_plan(&c, plan, oracle_dd_width(o), &nchain);
+			/* before the plan: the data phase's guess for every copy
+			 * at once (phase_data_guess), kept when it faults */
+			if (phase_data_guess(&c, &guess)) {
+				ps[0] = &guess;
+				r = oracle_test(o, ps, 1, res) < 0 ? -1 : res[0];
+				if (r == 1) {
+					cand_release(plain);
+					*plain = c;
+					c = guess;
+					guess = (struct cand)CAND_INIT;
+				}
+			}
+			cand_release(&guess);
+		}
 		if (nchain)
 			lone[nlone++] = nchain - 1;
 		if (nchain >= 2)

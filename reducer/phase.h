@@ -51,6 +51,14 @@ void phase_data(struct oracle *o, const struct shrink_opts *opts, struct cand *b
  * 26).  GPUREDUCE_SHRINK_SERIAL=1: 0. */
 #define PHASE_DATA_PLAN_MAX 16
 size_t phase_data_plan(const struct cand *state, struct cand *out, size_t max, size_t *chain);
+/* The data phase's first guess on *state, for all its copies at once:
+ * each copy still as captured becomes zeros except its pointer words and
+ * its outliers (an index table's -1 padding, a 2^40 sentinel), into *out
+ * (to cand_release).  0 when there is no such copy (or
+ * GPUREDUCE_SHRINK_SERIAL=1), *out untouched.  The slice tests it before
+ * its plan; the data phase, when it was kept, cuts the outlier words it
+ * kept down (ddmin) and otherwise tests it first itself. */
+int phase_data_guess(const struct cand *state, struct cand *out);
 /* The faulting launch's grid, one dimension at a time, down to the
  * smallest size that still faults (one size a round, 3/10 up the range). */
 void phase_grid(struct oracle *o, const struct shrink_opts *opts, struct cand *best);
