@@ -553,7 +553,14 @@ static void apply_guess_mask(const void *dv, const unsigned char *mask, size_t n
 			else
 				it->keep[it->nkeep++] = it->keep[j];
 		}
-		it->data_mode = it->nkeep ? DATA_KEEP : DATA_ZERO;
+		/* all of it kept: the copy as captured (as minimize_chunks
+		 * leaves it), not zeros and the same bytes */
+		if (it->nkeep == 1 && it->keep[0].off == 0 && it->keep[0].len == it->rec.u.copy.size) {
+			it->data_mode = DATA_ORIG;
+			it->nkeep = 0;
+		} else {
+			it->data_mode = it->nkeep ? DATA_KEEP : DATA_ZERO;
+		}
 		if (!it->nkeep) {
 			free(it->keep);
 			it->keep = NULL;
