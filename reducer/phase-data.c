@@ -157,9 +157,12 @@ static int only_fixed_faults(struct data_dd *d, unsigned char *keep, const unsig
  * a ragged batch's padding is tens to hundreds of entries (managed-index:
  * 100), and each word kept costs nothing until ddmin cuts them down. */
 #define OUTLIERS_MAX 1024
-/* Copies past this size are not looked at (each view is sorted: ~0.1 s
- * for 4 MiB); index tables are far smaller. */
+/* Copies past this size are not looked at whole (each view is sorted:
+ * ~0.1 s for 4 MiB); index tables are far smaller.  Past the second, not
+ * even the windows where launches point into them (outlier_words): a
+ * segment of the large pool is 20 MiB. */
 #define OUTLIERS_SCAN_MAX (4u << 20)
+#define OUTLIERS_READ_MAX (256u << 20)
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -191,16 +194,18 @@ static void mark_span(unsigned char *spans, size_t off, size_t len)
  * (GUESS_OUTLIERS) or that hold the view's largest value, or its smallest
  * when that is negative (GUESS_EXTREMES: an index one past its limit is
  * no outlier, but it is the largest). */
-static void view_outliers(const unsigned char *b, size_t len, size_t first, size_t esize,
+static void view_outliers(const unsigned char *b, size_t lo, size_t hi, size_t first, size_t esize,
 			  const unsigned char *pw, unsigned char *spans, size_t first8, enum guess how)
 {
-	size_t n = 0, cap = len / esize + 1, nonneg = 0, nz;
+	size_t n = 0, cap = (hi - lo) / esize + 1, nonneg = 0, nz;
 	int64_t *v = xmalloc(cap * sizeof(*v));
 	size_t *at = xmalloc(cap * sizeof(*at));
 	uint64_t *mag = xmalloc(cap * sizeof(*mag)), p90, thr;
 	int sign_rule;
 
-	for (size_t off = first; off + esize <= len; off += esize) {
+	if (lo > first)
+		first += (lo - first + esize - 1) / esize * esize;
+	for (size_t off = first; off + esize <= hi; off += esize) {
 		if (off < first8 || covers_pointer(pw, off, esize))
 			continue;
 		if (esize == 4) {
@@ -253,6 +258,73 @@ out:
 	free(mag);
 }
 
+/* A region's marks (both views of [lo, hi)) into map, when they are
+ * outliers at all: some, and no more than OUTLIERS_MAX nor a quarter of
+ * the region's words.  The marks added. */
+static size_t region_outliers(const struct strbuf *data, size_t lo, size_t hi, uint64_t dst, const unsigned char *pw,
+			      enum guess how, unsigned char *map)
+{
+	const unsigned char *b = (const unsigned char *)data->buf;
+	size_t first8 = memmap_first_aligned(dst), nmap = data->len / 8 + 2, cnt = 0, added = 0;
+	unsigned char *m = xcalloc(nmap, 1);
+
+	view_outliers(b, lo, hi, (4 - (dst & 3)) & 3, 4, pw, m, first8, how);
+	view_outliers(b, lo, hi, first8, 8, pw, m, first8, how);
+	for (size_t w = 0; w < nmap; w++)
+		cnt += m[w];
+	if (cnt && cnt <= OUTLIERS_MAX && cnt * 4 <= (hi - lo) / 8)
+		for (size_t w = 0; w < nmap; w++)
+			if (m[w] && !map[w]) {
+				map[w] = 1;
+				added++;
+			}
+	free(m);
+	return added;
+}
+
+/* Where the launches of c point into the copy of `len` bytes at dst (a
+ * tensor inside an allocator's segment): the byte offsets, ascending,
+ * at most WINDOW_STARTS of them, into starts; how many. */
+#define WINDOW_STARTS 16
+static size_t param_starts(const struct cand *c, uint64_t dst, size_t len, size_t *starts)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->n; i++) {
+		const struct tr_launch *l = &c->it[i].rec.u.launch;
+		if (c->it[i].rec.type != TR_LAUNCH || !l->args)
+			continue;
+		for (uint32_t off = 0; off + 8 <= l->argsize; off += 8) {
+			uint64_t v;
+			size_t k;
+			memcpy(&v, l->args + off, 8);
+			if (v < dst || v - dst >= len)
+				continue;
+			for (k = 0; k < n && starts[k] != v - dst; k++)
+				;
+			if (k == n && n < WINDOW_STARTS)
+				starts[n++] = (size_t)(v - dst);
+		}
+	}
+	for (size_t a = 1; a < n; a++)     /* insertion sort: a few */
+		for (size_t b = a; b > 0 && starts[b - 1] > starts[b]; b--) {
+			size_t t = starts[b];
+			starts[b] = starts[b - 1];
+			starts[b - 1] = t;
+		}
+	return n;
+}
+
+/* 1 when outlier_words looks at copy `item` of c: all of it, or windows
+ * where a launch points into it (its bytes are read for that alone). */
+static int outliers_scanned(const struct cand *c, size_t item)
+{
+	const struct tr_copy *cp = &c->it[item].rec.u.copy;
+	size_t starts[WINDOW_STARTS];
+	return cp->size <= OUTLIERS_SCAN_MAX ||
+	       (cp->size <= OUTLIERS_READ_MAX && param_starts(c, cp->dst, cp->size, starts) > 0);
+}
+
 /*
  * The values that stand out of a copy's others, where the fault most
  * often lies: an index table's -1 padding or 2^40 sentinel among small
@@ -260,32 +332,49 @@ out:
  * 8-byte signed elements (at device alignment; pointer words left out),
  * and in each view an element stands out when most of the view (9 in 10)
  * is non-negative and it is negative, or when its magnitude is more than
- * 64 times the view's 90th percentile (and at least 4096).  A view that
- * does not fit (floats of both signs, all large) finds nothing.  Each
- * element found marks the 8-byte spans it touches: returns a 0/1 map
+ * 64 times the 90th percentile of the view's values that are not zero
+ * (and at least 4096).  A view that does not fit (floats of both signs,
+ * all large) finds nothing.  The whole copy is one region; and where a
+ * launch of c points into the copy (a tensor in an allocator's segment,
+ * whose neighbours are other tensors: floats beside the indices), so is
+ * each window from there, 512 bytes to 128 KiB (up to the next place a
+ * launch points to): the one that holds the tensor alone finds its
+ * outliers.  A region's marks count when there are some and not too many
+ * to be outliers (more than OUTLIERS_MAX, or a quarter of its words).
+ * Each element found marks the 8-byte spans it touches: returns a 0/1 map
  * indexed by byte offset / 8 (as pointer_words) and sets *count to its
- * marks; NULL and 0 when there are none, or too many to be outliers (more
- * than OUTLIERS_MAX, or a quarter of the words).
+ * marks; NULL and 0 when there are none.
  */
-static unsigned char *outlier_words(const struct strbuf *data, uint64_t dst, const unsigned char *pw,
-				    enum guess how, size_t *count)
+static unsigned char *outlier_words(const struct cand *c, const struct strbuf *data, uint64_t dst,
+				    const unsigned char *pw, enum guess how, size_t *count)
 {
+	static const size_t widths[] = { 512, 2048, 8192, 32768, 131072 };
 	unsigned char *map;
-	size_t first8 = memmap_first_aligned(dst), nwords;
+	size_t starts[WINDOW_STARTS], ns;
 
 	*count = 0;
 	if (data->len < 64)
 		return NULL;
 	map = xcalloc(data->len / 8 + 2, 1);
-	view_outliers((const unsigned char *)data->buf, data->len, (4 - (dst & 3)) & 3, 4, pw, map, first8, how);
-	view_outliers((const unsigned char *)data->buf, data->len, first8, 8, pw, map, first8, how);
-	nwords = (data->len - first8) / 8;
-	for (size_t w = 0; w < data->len / 8 + 2; w++)
-		*count += map[w];
-	if (!*count || *count > OUTLIERS_MAX || *count * 4 > nwords) {
+	if (data->len <= OUTLIERS_SCAN_MAX)
+		*count += region_outliers(data, 0, data->len, dst, pw, how, map);
+	ns = c ? param_starts(c, dst, data->len, starts) : 0;
+	for (size_t k = 0; k < ns; k++) {
+		size_t limit = k + 1 < ns ? starts[k + 1] : data->len, prev = 0;
+		if (starts[k] == 0 && limit == data->len && data->len <= OUTLIERS_SCAN_MAX)
+			continue;   /* the whole copy, done */
+		for (size_t j = 0; j < sizeof(widths) / sizeof(widths[0]); j++) {
+			size_t hi = limit - starts[k] < widths[j] ? limit : starts[k] + widths[j];
+			if (hi == prev)
+				break;
+			prev = hi;
+			if (hi - starts[k] >= 128)
+				*count += region_outliers(data, starts[k], hi, dst, pw, how, map);
+		}
+	}
+	if (!*count) {
 		free(map);
 		map = NULL;
-		*count = 0;
 	}
 	return map;
 }
@@ -333,7 +422,7 @@ static int guess_faults(struct data_dd *d, const struct strbuf *data, const unsi
 	const struct item *it = &d->base->it[d->item];
 	uint64_t size = it->rec.u.copy.size;
 	size_t cnt, nw;
-	unsigned char *sel = outlier_words(data, it->rec.u.copy.dst, pw, how, &cnt), *mk, *fixed;
+	unsigned char *sel = outlier_words(d->base, data, it->rec.u.copy.dst, pw, how, &cnt), *mk, *fixed;
 	const unsigned char *masks[1];
 	struct range *w;
 	int res = 0;
@@ -381,8 +470,7 @@ static int outliers_fault(struct data_dd *d, const unsigned char *pw, unsigned c
 	int won = 0;
 
 	/* the copy's bytes, read once for both guesses */
-	if (it->rec.u.copy.size <= OUTLIERS_SCAN_MAX &&
-	    trace_blob_read(it->src, it->rec.u.copy.blob, &data, 0, &e) == 0)
+	if (outliers_scanned(d->base, d->item) && trace_blob_read(it->src, it->rec.u.copy.blob, &data, 0, &e) == 0)
 		won = guess_faults(d, &data, pw, GUESS_OUTLIERS, NULL, &first, keep, n) ||
 		      (!oracle_stopped(d->o) && guess_faults(d, &data, pw, GUESS_EXTREMES, first, &second, keep, n));
 	free(first);
@@ -619,9 +707,8 @@ static int guess_build(const struct cand *state, struct guess_dd *g)
 			continue;
 		g->items[g->nitems++] = i;
 		pw = pointer_words(state, i);
-		if (it->rec.u.copy.size <= OUTLIERS_SCAN_MAX &&
-		    trace_blob_read(it->src, it->rec.u.copy.blob, &data, 0, &e) == 0)
-			sel = outlier_words(&data, it->rec.u.copy.dst, pw, GUESS_OUTLIERS, &cnt);
+		if (outliers_scanned(state, i) && trace_blob_read(it->src, it->rec.u.copy.blob, &data, 0, &e) == 0)
+			sel = outlier_words(state, &data, it->rec.u.copy.dst, pw, GUESS_OUTLIERS, &cnt);
 		if (pw || sel) {
 			unsigned char *none = sel ? NULL : xcalloc(it->rec.u.copy.size / 8 + 2, 1);
 			guess_add_words(g, i, it->rec.u.copy.size, it->rec.u.copy.dst, sel ? sel : none, pw, NULL, 0);

@@ -109,4 +109,47 @@ EOT
 		fi ;;
 	esac
 done
+
+# seg: the indices are a tensor inside an allocator's segment, floats
+# around them (a 256 KiB copy: 64 KiB of floats, 1024 int64 indices with
+# one wild entry, 1024 = 777, then floats again), gather's idx pointing
+# at the tensor, its out at the floats after it.  The whole copy finds no
+# outlier (floats of both signs, large as integers); the window from
+# where idx points finds the wild entry: one fault in all (before: the
+# chunk search, 4 faulting candidates on the double, 9-16 for the samples'
+# segments on the H100)
+python3 - <<'EOP' > seg.list
+import random, struct
+random.seed(5)
+w = [struct.unpack('<Q', struct.pack('<ff', random.gauss(0, 1), random.gauss(0, 1)))[0] for _ in range(32768)]
+for k in range(1024):
+    w[8192 + k] = random.randrange(0, 16000)
+w[8192 + 777] = 1663264414
+print(','.join('0x%x' % v for v in w))
+EOP
+{ double_trace_head; cat <<EOT; } > seg.txt
+alloc 0x7f0000100000 64000
+alloc 0x7f0000400000 262144
+h2d 0x7f0000100000 64000 seq
+h2d 0x7f0000400000 262144 u64:$(cat seg.list)
+launch _Z6gatherPfPKfPKxi 4 256 ptr:0x7f0000420000 ptr:0x7f0000100000 ptr:0x7f0000410000 i32:1024
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
+EOT
+check "mktrace (seg)" $MKTRACE seg.bin < seg.txt
+check "shrink it (seg)" $GPUREDUCE shrink -j 4 --quiet --log=seg.log -o seg/repro.cu seg.bin
+check "show the result" $GPUREDUCE show seg/repro.bin
+copies=$(awk '/type: MEMCPY_H2D/ { c = 1 } c && /^  dst: / { d = $2 } c && /^  size: / { print d, $2; c = 0 }' \
+	"$TMP/.out" | grep '^0x7f00004' | tr '\n' ' ')
+if [ "$copies" = "0x7f0000411848 8 " ]; then
+	ok "  ...only the wild index is kept: 8 bytes at entry 777 of the tensor (seg)"
+else
+	fail "  ...segment copies left: '$copies' (want 8 bytes at 0x7f0000411848) (seg)"
+fi
+n=$(awk '/^- name: (slice|data)$/ { d = 1; next } /^- name:/ { d = 0 }
+	 d && /^  faulted_replays:/ { n += $2; seen = 1 } END { if (seen) print n }' seg/repro.yaml)
+if [ "$n" = 1 ]; then
+	ok "  ...after 1 faulting slice and data candidate (seg)"
+else
+	fail "  ...slice and data phase faulted '$n' times (want 1) (seg)"
+fi
 finish
