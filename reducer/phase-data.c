@@ -806,9 +806,21 @@ static int guess_refine(struct oracle *o, struct cand *best)
 		free(pw);
 	}
 	if (g.nw >= 2) {
-		keep = xmalloc(g.nw + 1);
-		memset(keep, 1, g.nw + 1);
-		kept = ddmin_run_redundant(keep, NULL, g.nw, oracle_dd_width(o), guess_oracle, &g, NULL);
+		const unsigned char *masks[1];
+		int res = 0;
+		/* none of them first, alone: a fault that does not need the
+		 * words would fault in every round of ddmin (one fault instead,
+		 * and one clean run when they do matter) */
+		keep = xcalloc(g.nw + 1, 1);
+		masks[0] = keep;
+		if (guess_oracle(&g, masks, 1, g.nw, &res) < 0) {
+			kept = g.nw;    /* lost: nothing decided */
+		} else if (res) {
+			kept = 0;
+		} else {
+			memset(keep, 1, g.nw + 1);
+			kept = ddmin_run_redundant(keep, NULL, g.nw, oracle_dd_width(o), guess_oracle, &g, NULL);
+		}
 		if (kept < g.nw) {
 			struct cand out;
 			apply_guess_mask(&g, keep, g.nw, &out);

@@ -152,4 +152,27 @@ if [ "$n" = 1 ]; then
 else
 	fail "  ...slice and data phase faulted '$n' times (want 1) (seg)"
 fi
+
+# indep: the padded table (pad's) is the input of scale_nocheck, which
+# overruns whatever the bytes: the guess keeps the 100 padding words and
+# faults, and then none of them alone (guess_refine) faults too: 2 faults
+# in all, not one per round of ddmin over words that do not matter
+{ double_trace_head; cat <<EOT; } > indep.txt
+alloc 0x7f0000200000 8000
+alloc 0x7f0000300000 8000
+h2d 0x7f0000300000 8000 u64:$(table pad)
+launch _Z13scale_nocheckPfPKfi 16 256 ptr:0x7f0000200000 ptr:0x7f0000300000 i32:2000
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
+EOT
+check "mktrace (indep)" $MKTRACE indep.bin < indep.txt
+check "shrink it (indep)" $GPUREDUCE shrink -j 4 --quiet --log=indep.log -o indep/repro.cu indep.bin
+check "show the result" $GPUREDUCE show indep/repro.bin
+check_grep "  ...no bytes are copied in: the input is zeros (indep)" "h2d_bytes: 0$" "$TMP/.out"
+n=$(awk '/^- name: (slice|data)$/ { d = 1; next } /^- name:/ { d = 0 }
+	 d && /^  faulted_replays:/ { n += $2; seen = 1 } END { if (seen) print n }' indep/repro.yaml)
+if [ -n "$n" ] && [ "$n" -le 2 ]; then
+	ok "  ...after $n faulting slice and data candidates (indep)"
+else
+	fail "  ...slice and data phase faulted '$n' times (want at most 2) (indep)"
+fi
 finish
