@@ -120,7 +120,12 @@ int phase_slice(struct oracle *o, const struct shrink_opts *opts, struct cand *b
 		cand_release(best);
 		*best = c;
 		oracle_report(o)->one_launch_seconds = oracle_elapsed(o);
-		oracle_phase_end(o, best, plain->n ? "reduced to one launch, copies in as zeros" : "reduced to one launch");
+		int kept_words = 0;
+		for (size_t i = 0; i < best->n; i++)
+			kept_words |= best->it[i].rec.type == TR_MEMCPY_H2D && best->it[i].data_mode == DATA_KEEP;
+		oracle_phase_end(o, best, !plain->n ? "reduced to one launch" : kept_words ?
+				 "reduced to one launch, copies in as zeros but for their pointers and outliers" :
+				 "reduced to one launch, copies in as zeros");
 		return 1;
 	}
 	cand_release(&c);
