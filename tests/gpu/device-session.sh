@@ -33,6 +33,12 @@
 #                against _exit(), one at a time and 5 at once, and a context
 #                made beside a dying one (tests/gpu/exitprobe.c): whether
 #                repro.cu's runs and shrink's faulting workers can leave sooner
+#   snaps        the slice's snapshots, for designing the data phase on the
+#                CPU stand-in: each of SESSION_SNAP_SAMPLES (default: the
+#                samples whose index data lives in allocator segments or
+#                managed memory) shrunk with --keep-work on gpu-test's
+#                trace, its snapshot traces (presnap-*.bin, snap*.bin) and
+#                repro.yaml packed into $OUT/snaps.tgz (run gputest first)
 #   perf         where capture's time goes on the host-fed loop, by perf
 #                (when the machine has it): the same HOSTFED_STEPS plainly
 #                with CUDA_LAUNCH_BLOCKING=1 and under capture, samples per
@@ -183,6 +189,19 @@ exitprobe() {
 	done
 }
 
+snaps() {
+	local s d=$BUILD/snaps
+	rm -rf "$d"
+	for s in ${SESSION_SNAP_SAMPLES:-managed-index gemm-then-fault torch-extension tensor-overrun index-assert triton-mask}; do
+		[ -f "$BUILD/gpu-test/$s/trace.bin" ] || { echo "snaps: $s: no gpu-test trace"; continue; }
+		timeout "$(gr_step_timeout 60)" "$GR" shrink --keep-work --quiet -o "$d/$s/repro.cu" \
+			"$BUILD/gpu-test/$s/trace.bin" >"$d.$s.log" 2>&1
+		echo "snaps: $s: exit $?; $(ls "$d/$s"/*.work-*/*snap*.bin 2>/dev/null | wc -l) snapshot(s)"
+	done
+	(cd "$d" 2>/dev/null && tar -czf "$SOUT/snaps.tgz" ./*/*.work-*/*snap*.bin ./*/repro.yaml) &&
+		ls -la "$SOUT/snaps.tgz"
+}
+
 perfpart() {
 	local py=python3 d=$LOGS/perf w
 	command -v perf >/dev/null 2>&1 || { echo "perf: not on this machine"; return 0; }
@@ -246,7 +265,8 @@ for p in "$@"; do
 	perf) run_part perf "$LOGS/perf.log" perfpart ;;
 	huntreplay) run_part huntreplay "$LOGS/huntreplay.log" huntreplay ;;
 	exitprobe) run_part exitprobe "$LOGS/exitprobe.log" exitprobe ;;
-	*) echo "device-session: unknown part '$p' (gputest[:N] pair hostfed hunt huntloop huntclean perf huntreplay exitprobe)"; FAILED=$((FAILED + 1)) ;;
+	snaps) run_part snaps "$LOGS/snaps.log" snaps ;;
+	*) echo "device-session: unknown part '$p' (gputest[:N] pair hostfed hunt huntloop huntclean perf huntreplay exitprobe snaps)"; FAILED=$((FAILED + 1)) ;;
 	esac
 done
 pack_logs
