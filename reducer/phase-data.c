@@ -988,7 +988,7 @@ void phase_data(struct oracle *o, const struct shrink_opts *opts, struct cand *b
 		 * (which would most likely fault too: one more worker's new
 		 * context on a GPU) is not needed; a big buffer's fill also costs
 		 * the worker seconds (the generator runs on the host) */
-		if (oracle_test(o, two, 1, r) < 0 || (!r[0] && oracle_test(o, two + 1, 1, r + 1) < 0)) {
+		if (oracle_test(o, two, 1, r) < 0) {
 			cand_release(&z);
 			cand_release(&f);
 			break;
@@ -1002,24 +1002,28 @@ void phase_data(struct oracle *o, const struct shrink_opts *opts, struct cand *b
 		}
 		cand_release(&z);
 		changed |= minimize_chunks(o, best, i, NULL);
-		/* a seeded fill reads better than most of a buffer's bytes
-		 * (GPUREDUCE_PREFER_FILL=1: whenever it faults; a test hook) */
-		if (r[1] && getenv("GPUREDUCE_PREFER_FILL")) {
-			cand_release(best);
-			*best = f;
-			changed = 1;
-			continue;
-		}
-		if (r[1]) {
-			/* (a copy left as captured keeps all of it) */
+		{
+			/* a seeded fill reads better than most of a buffer's bytes:
+			 * asked only when the search kept more than a quarter of
+			 * them (an index table's fill faults too, one more fault for
+			 * nothing when a few words were kept); GPUREDUCE_PREFER_FILL=1:
+			 * whenever it faults (a test hook).  (A copy left as
+			 * captured keeps all of it.) */
 			uint64_t kept = best->it[i].data_mode == DATA_ORIG ? best->it[i].rec.u.copy.size : 0;
 			for (size_t k = 0; k < best->it[i].nkeep; k++)
 				kept += best->it[i].keep[k].len;
-			if (kept * 4 > best->it[i].rec.u.copy.size) {
-				cand_release(best);
-				*best = f;
-				changed = 1;
-				continue;
+			if ((kept * 4 > best->it[i].rec.u.copy.size || getenv("GPUREDUCE_PREFER_FILL")) &&
+			    !oracle_stopped(o)) {
+				if (oracle_test(o, two + 1, 1, r + 1) < 0) {
+					cand_release(&f);
+					break;
+				}
+				if (r[1]) {
+					cand_release(best);
+					*best = f;
+					changed = 1;
+					continue;
+				}
 			}
 		}
 		cand_release(&f);
