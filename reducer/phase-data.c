@@ -87,7 +87,9 @@ static unsigned char *pointer_words(const struct cand *c, size_t item)
 	}
 	if (trace_blob_read(it->src, it->rec.u.copy.blob, &data, 0, &e) < 0)
 		goto out;
-	nw = data.len / 8 + 1;
+	/* sized for the copy too (a blob shorter than its copy is a damaged
+	 * trace replay refuses; the map's readers index by the copy's size) */
+	nw = (data.len > it->rec.u.copy.size ? data.len : it->rec.u.copy.size) / 8 + 2;
 	map = xcalloc(nw, 1);
 	/* words aligned in the device address space */
 	for (uint64_t off = (8 - (it->rec.u.copy.dst & 7)) & 7; off + 8 <= data.len; off += 8) {
@@ -635,10 +637,14 @@ struct guess_word {
 	struct range r;
 };
 
+/* The words of each copy the guess sets, item by item in the order
+ * added: copy k's pointer words are fx[fx_at[k] .. fx_at[k + 1]) and its
+ * others w[w_at[k] .. w_at[k + 1]), each list in offset order. */
 struct guess_dd {
 	struct oracle *o;
 	const struct cand *base;
 	size_t *items, nitems;          /* the copies the guess sets */
+	size_t *fx_at, *w_at;           /* nitems + 1 each */
 	struct guess_word *fx, *w;      /* pointer words (kept), the others (ddmin's) */
 	size_t nfx, nw, afx, aw;
 };
@@ -646,51 +652,77 @@ struct guess_dd {
 static void guess_release(struct guess_dd *g)
 {
 	free(g->items);
+	free(g->fx_at);
+	free(g->w_at);
 	free(g->fx);
 	free(g->w);
 	memset(g, 0, sizeof(*g));
 }
 
-static int cmp_range(const void *a, const void *b)
+/* Open the next copy's lists (guess_add_word appends to it). */
+static void guess_open_item(struct guess_dd *g, size_t item)
 {
-	const struct range *x = a, *y = b;
-	return x->off < y->off ? -1 : x->off > y->off;
+	g->items[g->nitems] = item;
+	g->fx_at[g->nitems] = g->nfx;
+	g->w_at[g->nitems] = g->nw;
+	g->nitems++;
+	g->fx_at[g->nitems] = g->nfx;
+	g->w_at[g->nitems] = g->nw;
+}
+
+static void guess_add_word(struct guess_dd *g, size_t item, uint64_t off, uint64_t len, int pointer)
+{
+	if (pointer) {
+		ALLOC_GROW(g->fx, g->nfx + 1, g->afx);
+		g->fx[g->nfx++] = (struct guess_word){ item, { off, len } };
+	} else {
+		ALLOC_GROW(g->w, g->nw + 1, g->aw);
+		g->w[g->nw++] = (struct guess_word){ item, { off, len } };
+	}
+	g->fx_at[g->nitems] = g->nfx;
+	g->w_at[g->nitems] = g->nw;
+}
+
+/* Append r to keep[0..*n), merged with the last range when they touch. */
+static void keep_append(struct range *keep, size_t *n, struct range r)
+{
+	if (*n && keep[*n - 1].off + keep[*n - 1].len == r.off)
+		keep[*n - 1].len += r.len;
+	else
+		keep[(*n)++] = r;
 }
 
 /* The guess with mask[j] choosing g->w[j]: each copy of g->items keeps its
  * pointer words and the chosen words, zeros elsewhere (zeros alone when it
- * keeps none). */
+ * keeps none; as captured when it keeps all). */
 static void apply_guess_mask(const void *dv, const unsigned char *mask, size_t n, struct cand *out)
 {
 	const struct guess_dd *g = dv;
+	(void)n;
 	cand_copy(out, g->base);
 	for (size_t k = 0; k < g->nitems; k++) {
 		struct item *it = &out->it[g->items[k]];
-		size_t nr = 0;
+		size_t a = g->fx_at[k], ae = g->fx_at[k + 1], b = g->w_at[k], be = g->w_at[k + 1], nr = 0;
 		free(it->keep);
-		it->keep = xcalloc(g->nfx + n + 1, sizeof(struct range));
-		for (size_t j = 0; j < g->nfx; j++)
-			if (g->fx[j].item == g->items[k])
-				it->keep[nr++] = g->fx[j].r;
-		for (size_t j = 0; j < n; j++)
-			if (mask[j] && g->w[j].item == g->items[k])
-				it->keep[nr++] = g->w[j].r;
-		qsort(it->keep, nr, sizeof(struct range), cmp_range);
-		it->nkeep = 0;
-		for (size_t j = 0; j < nr; j++) {
-			struct range *last = it->nkeep ? &it->keep[it->nkeep - 1] : NULL;
-			if (last && last->off + last->len == it->keep[j].off)
-				last->len += it->keep[j].len;
-			else
-				it->keep[it->nkeep++] = it->keep[j];
+		it->keep = xcalloc(ae - a + be - b + 1, sizeof(struct range));
+		/* the two lists, each in offset order, merged */
+		while (a < ae || b < be) {
+			if (b < be && !mask[b]) {
+				b++;
+			} else if (a < ae && (b == be || g->fx[a].r.off < g->w[b].r.off)) {
+				keep_append(it->keep, &nr, g->fx[a++].r);
+			} else {
+				keep_append(it->keep, &nr, g->w[b++].r);
+			}
 		}
+		it->nkeep = nr;
 		/* all of it kept: the copy as captured (as minimize_chunks
 		 * leaves it), not zeros and the same bytes */
-		if (it->nkeep == 1 && it->keep[0].off == 0 && it->keep[0].len == it->rec.u.copy.size) {
+		if (nr == 1 && it->keep[0].off == 0 && it->keep[0].len == it->rec.u.copy.size) {
 			it->data_mode = DATA_ORIG;
 			it->nkeep = 0;
 		} else {
-			it->data_mode = it->nkeep ? DATA_KEEP : DATA_ZERO;
+			it->data_mode = nr ? DATA_KEEP : DATA_ZERO;
 		}
 		if (!it->nkeep) {
 			free(it->keep);
@@ -705,64 +737,82 @@ static int guess_oracle(void *arg, const unsigned char *const *masks, size_t k, 
 	return oracle_test_masks(g->o, g, apply_guess_mask, masks, k, n, res);
 }
 
-/* Add the words of copy `item` (size bytes at dst) that sel or pw marks,
- * pointer words to g->fx and the others to g->w; within keep[0..nkeep)
- * only, when keep is given. */
-static void guess_add_words(struct guess_dd *g, size_t item, uint64_t size, uint64_t dst, const unsigned char *sel,
-			    const unsigned char *pw, const struct range *keep, size_t nkeep)
+/* The 8-byte words of [off, off + len) of a copy at device alignment
+ * first8 (the copy's head before first8 is one shorter word), each added
+ * to g as a pointer word when pw marks it. */
+static void guess_add_span(struct guess_dd *g, size_t item, uint64_t off, uint64_t len, size_t first8,
+			   const unsigned char *pw)
 {
-	size_t nr;
-	struct range *r = word_ranges(size, memmap_first_aligned(dst), sel, pw, &nr);
-
-	for (size_t j = 0; j < nr; j++) {
-		int in = !keep;
-		for (size_t q = 0; q < nkeep && !in; q++)
-			in = r[j].off >= keep[q].off && r[j].off + r[j].len <= keep[q].off + keep[q].len;
-		if (!in)
-			continue;
-		if (covers_pointer(pw, r[j].off, r[j].len)) {
-			ALLOC_GROW(g->fx, g->nfx + 1, g->afx);
-			g->fx[g->nfx++] = (struct guess_word){ item, r[j] };
-		} else {
-			ALLOC_GROW(g->w, g->nw + 1, g->aw);
-			g->w[g->nw++] = (struct guess_word){ item, r[j] };
-		}
+	uint64_t end = off + len;
+	while (off < end) {
+		uint64_t next = off < first8 ? first8 : first8 + ((off - first8) / 8 + 1) * 8;
+		if (next > end)
+			next = end;
+		guess_add_word(g, item, off, next - off, covers_pointer(pw, off, next - off));
+		off = next;
 	}
-	free(r);
 }
 
-/* The guess for every copy of *state still as captured: 0 when there is
- * none (no such copy, or GPUREDUCE_SHRINK_SERIAL=1). */
-static int guess_build(const struct cand *state, struct guess_dd *g)
+static int guess_alloc(struct guess_dd *g, const struct cand *state)
 {
 	memset(g, 0, sizeof(*g));
 	g->base = state;
+	g->items = xmalloc((state->n + 1) * sizeof(size_t));
+	g->fx_at = xcalloc(state->n + 2, sizeof(size_t));
+	g->w_at = xcalloc(state->n + 2, sizeof(size_t));
+	return 0;
+}
+
+/* The guess for every copy of *state still as captured (but big ones:
+ * the per-copy loop reads those, as the zeros' runs leave them): 0 when
+ * it would change nothing (no such copy, each kept whole, or
+ * GPUREDUCE_SHRINK_SERIAL=1). */
+static int guess_build(const struct cand *state, struct guess_dd *g)
+{
+	int changes = 0;
+
+	guess_alloc(g, state);
 	if (phase_serial())
 		return 0;
-	g->items = xmalloc((state->n + 1) * sizeof(size_t));
 	for (size_t i = 0; i < state->n; i++) {
 		const struct item *it = &state->it[i];
 		struct strbuf data = STRBUF_INIT, e = STRBUF_INIT;
 		unsigned char *pw, *sel = NULL;
-		size_t cnt = 0;
+		uint64_t size = it->rec.u.copy.size;
+		size_t cnt = 0, fx0, first8;
 
-		if (!data_item(state, i))
+		if (!data_item(state, i) || size >= DATA_BIG_BYTES)
 			continue;
-		g->items[g->nitems++] = i;
+		guess_open_item(g, i);
 		pw = pointer_words(state, i);
-		if (outliers_scanned(state, i) && trace_blob_read(it->src, it->rec.u.copy.blob, &data, 0, &e) == 0)
+		if (outliers_scanned(state, i) && trace_blob_read(it->src, it->rec.u.copy.blob, &data, 0, &e) == 0 &&
+		    data.len == size)
 			sel = outlier_words(state, &data, it->rec.u.copy.dst, pw, GUESS_OUTLIERS, &cnt);
+		fx0 = g->nfx;
+		first8 = memmap_first_aligned(it->rec.u.copy.dst);
 		if (pw || sel) {
-			unsigned char *none = sel ? NULL : xcalloc(it->rec.u.copy.size / 8 + 2, 1);
-			guess_add_words(g, i, it->rec.u.copy.size, it->rec.u.copy.dst, sel ? sel : none, pw, NULL, 0);
+			size_t nr;
+			struct range *r;
+			unsigned char *none = sel ? NULL : xcalloc(size / 8 + 2, 1);
+			r = word_ranges(size, first8, sel ? sel : none, pw, &nr);
+			for (size_t j = 0; j < nr; j++)
+				guess_add_span(g, i, r[j].off, r[j].len, first8, pw);
+			free(r);
 			free(none);
+		}
+		/* a change unless every word stays (pointer words alone) */
+		{
+			uint64_t kept = 0;
+			for (size_t j = fx0; j < g->nfx; j++)
+				kept += g->fx[j].r.len;
+			changes |= kept != size || g->w_at[g->nitems] > g->w_at[g->nitems - 1];
 		}
 		free(pw);
 		free(sel);
 		sb_release(&data);
 		sb_release(&e);
 	}
-	return g->nitems > 0;
+	return changes;
 }
 
 int phase_data_guess(const struct cand *state, struct cand *out)
@@ -783,29 +833,30 @@ int phase_data_guess(const struct cand *state, struct cand *out)
 
 /* After a guess was kept: ddmin over the words it kept beside the pointer
  * words (the copies the guess set are DATA_KEEP: every word of their keep
- * ranges that is no pointer word).  1 when *best changed. */
+ * ranges that is no pointer word), none of them first.  1 when *best
+ * changed. */
 static int guess_refine(struct oracle *o, struct cand *best)
 {
-	struct guess_dd g = { 0 };
+	struct guess_dd g;
 	unsigned char *keep;
 	size_t kept;
 	int changed = 0;
 
+	guess_alloc(&g, best);
 	g.o = o;
-	g.base = best;
-	g.items = xmalloc((best->n + 1) * sizeof(size_t));
 	for (size_t i = 0; i < best->n; i++) {
 		const struct item *it = &best->it[i];
 		unsigned char *pw;
+		size_t first8 = memmap_first_aligned(it->rec.u.copy.dst);
 		if (it->rec.type != TR_MEMCPY_H2D || it->data_mode != DATA_KEEP || !it->nkeep)
 			continue;
-		g.items[g.nitems++] = i;
+		guess_open_item(&g, i);
 		pw = pointer_words(best, i);
-		/* every word (no sel) within its keep ranges */
-		guess_add_words(&g, i, it->rec.u.copy.size, it->rec.u.copy.dst, NULL, pw, it->keep, it->nkeep);
+		for (size_t q = 0; q < it->nkeep; q++)
+			guess_add_span(&g, i, it->keep[q].off, it->keep[q].len, first8, pw);
 		free(pw);
 	}
-	if (g.nw >= 2) {
+	if (g.nw >= 1) {
 		const unsigned char *masks[1];
 		int res = 0;
 		/* none of them first, alone: a fault that does not need the
@@ -817,6 +868,8 @@ static int guess_refine(struct oracle *o, struct cand *best)
 			kept = g.nw;    /* lost: nothing decided */
 		} else if (res) {
 			kept = 0;
+		} else if (g.nw == 1) {
+			kept = 1;       /* the one word is needed */
 		} else {
 			memset(keep, 1, g.nw + 1);
 			kept = ddmin_run_redundant(keep, NULL, g.nw, oracle_dd_width(o), guess_oracle, &g, NULL);
