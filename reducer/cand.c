@@ -87,6 +87,39 @@ static long write_h2d(struct trace_writer *w, uint64_t dst, const void *data, ui
 	return tw_h2d_data(w, &(struct tr_copy){ .dst = dst, .size = size }, data);
 }
 
+/* More kept ranges than this in one copy are written as one span: a
+ * struct array whose pointer words alone are kept (262144 of them in 4
+ * MiB) would otherwise be a copy record each, and repro.cu a statement
+ * each (112 MB of C for bench-cpu's structs). */
+#define KEEP_RANGES_APART 16
+
+/* The kept ranges of a copy at dst (sorted, within data) as one H2D from
+ * the first kept byte to the last, zeros between (the memset before it
+ * zeroed the rest).  0, or -1 on a write failure. */
+static int write_keep_span(struct trace_writer *w, uint64_t dst, const struct strbuf *data,
+			   const struct range *keep, size_t nkeep)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+	unsigned char *buf;
+	int ret;
+
+	for (size_t k = 0; k < nkeep; k++) {
+		if (keep[k].off + keep[k].len > data->len || !keep[k].len)
+			continue;
+		lo = keep[k].off < lo ? keep[k].off : lo;
+		hi = keep[k].off + keep[k].len > hi ? keep[k].off + keep[k].len : hi;
+	}
+	if (lo >= hi)
+		return 0;
+	buf = xcalloc(hi - lo, 1);
+	for (size_t k = 0; k < nkeep; k++)
+		if (keep[k].off + keep[k].len <= data->len && keep[k].len)
+			memcpy(buf + (keep[k].off - lo), data->buf + keep[k].off, keep[k].len);
+	ret = write_h2d(w, dst + lo, buf, hi - lo) < 0 ? -1 : 0;
+	free(buf);
+	return ret;
+}
+
 static int write_item(struct trace_writer *w, const struct item *it, struct strbuf *err)
 {
 	const struct tr_rec *r = &it->rec;
@@ -118,6 +151,10 @@ static int write_item(struct trace_writer *w, const struct item *it, struct strb
 				goto out;
 			if (trace_blob_read(it->src, r->u.copy.blob, &data, 0, err) < 0)
 				goto out;
+			if (it->nkeep > KEEP_RANGES_APART) {
+				ret = write_keep_span(w, r->u.copy.dst, &data, it->keep, it->nkeep);
+				goto out;
+			}
 			for (size_t k = 0; k < it->nkeep; k++) {
 				const struct range *g = &it->keep[k];
 				if (g->off + g->len > data.len)

@@ -13,6 +13,10 @@
 #   fill     fill(p, v, n) with n past the buffer: two scalars, one needed
 #   chase24  chase over 24 buffers (several runs of copies to zero)
 #   ptrtab   chase's pointer table inside a 4 KiB copy of other words
+#   structs  gather whose src is a 4 MiB array of {pointer, length}
+#            structs and whose index table has one wild entry: the data
+#            phase's guess keeps 262144 pointer words (a guess's words
+#            were once listed in time quadratic in them: 82 s here)
 # Each is shrunk with --log; the table prints, per trace, the wall seconds
 # and, per phase, the replays it ran (one line per replay job in the log),
 # how many of those faulted (a faulted worker is replaced: on the H200 a
@@ -103,6 +107,20 @@ mk_long() {
 mk_chase() { head; chase_trace 8 8; }
 mk_chase24() { head; chase_trace 24 24; }
 mk_ptrtab() { head; chase_trace 8 512; }
+mk_structs() {
+	head
+	echo 'alloc 0x7f0000100000 64000'
+	echo 'alloc 0x7f0000800000 4194304'
+	echo 'alloc 0x7f0000300000 8000'
+	echo 'h2d 0x7f0000100000 64000 seq'
+	printf 'h2d 0x7f0000800000 4194304 u64:'
+	awk 'BEGIN { for (i = 0; i < 524288; i++) printf "%s%s", i ? "," : "", i % 2 ? i : "0x7f0000100000" }'
+	printf '\nh2d 0x7f0000300000 8000 u64:'
+	awk 'BEGIN { for (i = 0; i < 1000; i++) printf "%s%d", i ? "," : "", i == 737 ? 100000000 : i }'
+	printf '\n'
+	echo 'launch _Z6gatherPfPKfPKxi 4 256 ptr:0x7f0000100000 ptr:0x7f0000800000 ptr:0x7f0000300000 i32:1000'
+	echo 'fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1'
+}
 mk_fill() {
 	head; cat <<'EOT'
 alloc 0x7f0000100000 4000
@@ -111,7 +129,7 @@ fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
 EOT
 }
 
-[ $# -gt 0 ] || set -- oob gather gather3 long chase chase24 ptrtab fill
+[ $# -gt 0 ] || set -- oob gather gather3 long chase chase24 ptrtab structs fill
 printf '%-8s %8s %8s %7s %7s  %s\n' trace wall_s replays faulted rounds "per phase: replays/faulted/rounds/seconds"
 for n in "$@"; do
 	"mk_$n" | "$MKTRACE" "$TMP/$n.bin" >/dev/null || { echo "$n: mktrace failed"; exit 2; }

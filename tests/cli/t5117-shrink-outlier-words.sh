@@ -29,6 +29,7 @@
 # of the slice and the data phase together (before the guesses: 7),
 # edge too, ties and pad after at most 5, plain after more.
 . tests/cli/test-lib.sh
+. tests/cli/chase-trace.sh
 
 on_double no-sanitizer plain-path
 
@@ -175,4 +176,57 @@ if [ -n "$n" ] && [ "$n" -le 2 ]; then
 else
 	fail "  ...slice and data phase faulted '$n' times (want at most 2) (indep)"
 fi
+
+# one: the same with one outlier (entry 250 of 500 is 70000000): the one
+# word the guess keeps is tried away too (a single word was once left in
+# the repro, the data phase saying "nothing to replace")
+{ double_trace_head; cat <<EOT; } > one.txt
+alloc 0x7f0000100000 4000
+alloc 0x7f0000200000 4000
+h2d 0x7f0000100000 4000 u64:$(awk 'BEGIN { for (i = 0; i < 500; i++) printf "%s%d", i ? "," : "", i == 250 ? 70000000 : i }')
+launch _Z13scale_nocheckPfPKfi 8 256 ptr:0x7f0000200000 ptr:0x7f0000100000 i32:1000
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
+EOT
+check "mktrace (one)" $MKTRACE one.bin < one.txt
+check "shrink it (one)" $GPUREDUCE shrink -j 4 --quiet -o one/repro.cu one.bin
+check "show the result" $GPUREDUCE show one/repro.bin
+check_grep "  ...no bytes are copied in: the outlier did not matter (one)" "h2d_bytes: 0$" "$TMP/.out"
+
+# ptrs: chase's copies are its pointer table alone (8 pointers, the
+# buffers never copied in): the guess would change nothing, so it is not
+# made: the slice is the plain slice, the data phase replaces nothing
+{ double_trace_head; chase_trace 8 8 | grep -v ' seq$'; } > ptrs.txt
+check "mktrace (ptrs)" $MKTRACE ptrs.bin < ptrs.txt
+check "shrink it (ptrs)" $GPUREDUCE shrink -j 4 --quiet -o ptrs/repro.cu ptrs.bin
+check_grep "  ...the slice kept the copies as captured (ptrs)" "outcome: reduced to one launch$" ptrs/repro.yaml
+check_grep "  ...the data phase replaced nothing (ptrs)" "outcome: nothing to replace$" ptrs/repro.yaml
+
+# structs: gather's src is 64 {pointer, length} structs (the pointer
+# words are kept, the lengths become zeros) and its index table has a
+# wild entry: the struct array's 64 kept ranges are written as one copy
+# from the first kept byte to the last, zeros between (reducer/cand.c,
+# write_keep_span), not a copy each (262144 of them, and 112 MB of C in
+# repro.cu, for bench-cpu's 4 MiB array)
+{ double_trace_head; cat <<EOT; } > structs.txt
+alloc 0x7f0000100000 64000
+alloc 0x7f0000800000 1024
+alloc 0x7f0000300000 8000
+h2d 0x7f0000100000 64000 seq
+h2d 0x7f0000800000 1024 u64:$(awk 'BEGIN { for (i = 0; i < 128; i++) printf "%s%s", i ? "," : "", i % 2 ? i : "0x7f0000100000" }')
+h2d 0x7f0000300000 8000 u64:$(awk 'BEGIN { for (i = 0; i < 1000; i++) printf "%s%d", i ? "," : "", i == 737 ? 100000000 : i }')
+launch _Z6gatherPfPKfPKxi 4 256 ptr:0x7f0000100000 ptr:0x7f0000800000 ptr:0x7f0000300000 i32:1000
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
+EOT
+check "mktrace (structs)" $MKTRACE structs.bin < structs.txt
+check "shrink it (structs)" $GPUREDUCE shrink -j 4 --quiet -o structs/repro.cu structs.bin
+check "show the result" $GPUREDUCE show structs/repro.bin
+copies=$(awk '/type: MEMCPY_H2D/ { c = 1 } c && /^  dst: / { d = $2 } c && /^  size: / { print d, $2; c = 0 }' \
+	"$TMP/.out" | grep '^0x7f00008' | tr '\n' ' ')
+if [ "$copies" = "0x7f0000800000 1016 " ]; then
+	ok "  ...the struct array is one copy, its first pointer to its last (structs)"
+else
+	fail "  ...struct array copies left: '$copies' (want one of 1016 bytes at 0x7f0000800000) (structs)"
+fi
+check_exit "  ...which replays to the fault (exit 1)" 1 $GPUREDUCE replay structs/repro.bin
+check_grep "  ...in gather" "faulted at event.*_Z6gatherPfPKfPKxi: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
 finish
