@@ -52,6 +52,50 @@ table() {
 	}'
 }
 
+# slice_data_faults DIR: the faulting candidates of the slice (whose first
+# test is the data phase's guess for every copy: phase_data_guess) and of
+# the data phase, from DIR/repro.yaml
+slice_data_faults() {
+	awk '/^- name: (slice|data)$/ { d = 1; next } /^- name:/ { d = 0 }
+	     d && /^  faulted_replays:/ { n += $2; seen = 1 } END { if (seen) print n }' "$1/repro.yaml"
+}
+
+# copies_into PREFIX: "DST SIZE " of each copy left in the last show
+# output ($TMP/.out) whose destination starts with PREFIX
+copies_into() {
+	awk '/type: MEMCPY_H2D/ { c = 1 } c && /^  dst: / { d = $2 } c && /^  size: / { print d, $2; c = 0 }' \
+		"$TMP/.out" | grep "^$1" | tr '\n' ' '
+}
+
+# copies_are PREFIX WANT WHAT: the copies into PREFIX... are WANT
+copies_are() {
+	copies=$(copies_into $1)
+	if [ "$copies" = "$2" ]; then
+		ok "  ...$3"
+	else
+		fail "  ...$3: copies left: '$copies' (want '$2')"
+	fi
+}
+
+# shrink_case NAME: NAME.txt into NAME.bin, shrunk into NAME/, its
+# repro.bin shown ($TMP/.out)
+shrink_case() {
+	check "mktrace ($1)" $MKTRACE $1.bin < $1.txt
+	check "shrink it ($1)" $GPUREDUCE shrink -j 4 --quiet --log=$1.log -o $1/repro.cu $1.bin
+	check "show the result" $GPUREDUCE show $1/repro.bin
+}
+
+# faults_within NAME LO HI: NAME's slice and data phase faulted LO to HI
+# times
+faults_within() {
+	n=$(slice_data_faults $1)
+	if [ -n "$n" ] && [ "$n" -ge "$2" ] && [ "$n" -le "$3" ]; then
+		ok "  ...after $n faulting slice and data candidates ($1)"
+	else
+		fail "  ...slice and data phase faulted '$n' times (want $2 to $3) ($1)"
+	fi
+}
+
 for kind in neg far edge ties plain pad; do
 	{ double_trace_head; cat <<EOT; } > $kind.txt
 alloc 0x7f0000100000 65536
@@ -62,12 +106,9 @@ h2d 0x7f0000300000 8000 u64:$(table $kind)
 launch _Z6gatherPfPKfPKxi 4 256 ptr:0x7f0000200000 ptr:0x7f0000100000 ptr:0x7f0000300000 i32:1000
 fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
 EOT
-	check "mktrace ($kind)" $MKTRACE $kind.bin < $kind.txt
-	check "shrink it ($kind)" $GPUREDUCE shrink -j 4 --quiet --log=$kind.log -o $kind/repro.cu $kind.bin
-	check "show the result" $GPUREDUCE show $kind/repro.bin
+	shrink_case $kind
 	# the copies into the index buffer that are left: one, of the wild word
-	copies=$(awk '/type: MEMCPY_H2D/ { c = 1 } c && /^  dst: / { d = $2 } c && /^  size: / { print d, $2; c = 0 }' \
-		"$TMP/.out" | grep '^0x7f00003' | tr '\n' ' ')
+	copies=$(copies_into 0x7f00003)
 	w=${copies% 8 }
 	case $kind:$copies in
 	*:"0x7f0000301708 8 ")
@@ -88,26 +129,10 @@ EOT
 		fi ;;
 	*)	fail "  ...index buffer copies left: '$copies' (want one wild entry's 8 bytes) ($kind)" ;;
 	esac
-	# faulting candidates of the slice (whose first test is the data
-	# phase's guess for every copy: phase_data_guess) and the data phase
-	n=$(awk '/^- name: (slice|data)$/ { d = 1; next } /^- name:/ { d = 0 }
-		 d && /^  faulted_replays:/ { n += $2; seen = 1 } END { if (seen) print n }' $kind/repro.yaml)
 	case $kind in
-	plain)	if [ -n "$n" ] && [ "$n" -gt 3 ]; then
-			ok "  ...the chunk search ran: $n faulting data candidates"
-		else
-			fail "  ...data phase faulted '$n' times: nothing stands out, the chunk search should have run"
-		fi ;;
-	ties|pad)	if [ -n "$n" ] && [ "$n" -ge 1 ] && [ "$n" -le 5 ]; then
-			ok "  ...after $n faulting slice and data candidates ($kind)"
-		else
-			fail "  ...slice and data phase faulted '$n' times (want 1 to 5) ($kind)"
-		fi ;;
-	*)	if [ -n "$n" ] && [ "$n" -ge 1 ] && [ "$n" -le 3 ]; then
-			ok "  ...after $n faulting slice and data candidates ($kind)"
-		else
-			fail "  ...slice and data phase faulted '$n' times (want 1 to 3) ($kind)"
-		fi ;;
+	plain)	faults_within $kind 4 1000 ;;   # nothing stands out: the chunk search ran
+	ties|pad)	faults_within $kind 1 5 ;;
+	*)	faults_within $kind 1 3 ;;
 	esac
 done
 
@@ -136,23 +161,9 @@ h2d 0x7f0000400000 262144 u64:$(cat seg.list)
 launch _Z6gatherPfPKfPKxi 4 256 ptr:0x7f0000420000 ptr:0x7f0000100000 ptr:0x7f0000410000 i32:1024
 fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
 EOT
-check "mktrace (seg)" $MKTRACE seg.bin < seg.txt
-check "shrink it (seg)" $GPUREDUCE shrink -j 4 --quiet --log=seg.log -o seg/repro.cu seg.bin
-check "show the result" $GPUREDUCE show seg/repro.bin
-copies=$(awk '/type: MEMCPY_H2D/ { c = 1 } c && /^  dst: / { d = $2 } c && /^  size: / { print d, $2; c = 0 }' \
-	"$TMP/.out" | grep '^0x7f00004' | tr '\n' ' ')
-if [ "$copies" = "0x7f0000411848 8 " ]; then
-	ok "  ...only the wild index is kept: 8 bytes at entry 777 of the tensor (seg)"
-else
-	fail "  ...segment copies left: '$copies' (want 8 bytes at 0x7f0000411848) (seg)"
-fi
-n=$(awk '/^- name: (slice|data)$/ { d = 1; next } /^- name:/ { d = 0 }
-	 d && /^  faulted_replays:/ { n += $2; seen = 1 } END { if (seen) print n }' seg/repro.yaml)
-if [ "$n" = 1 ]; then
-	ok "  ...after 1 faulting slice and data candidate (seg)"
-else
-	fail "  ...slice and data phase faulted '$n' times (want 1) (seg)"
-fi
+shrink_case seg
+copies_are 0x7f00004 "0x7f0000411848 8 " "only the wild index is kept: 8 bytes at entry 777 of the tensor (seg)"
+faults_within seg 1 1
 
 # indep: the padded table (pad's) is the input of scale_nocheck, which
 # overruns whatever the bytes: the guess keeps the 100 padding words and
@@ -165,17 +176,9 @@ h2d 0x7f0000300000 8000 u64:$(table pad)
 launch _Z13scale_nocheckPfPKfi 16 256 ptr:0x7f0000200000 ptr:0x7f0000300000 i32:2000
 fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
 EOT
-check "mktrace (indep)" $MKTRACE indep.bin < indep.txt
-check "shrink it (indep)" $GPUREDUCE shrink -j 4 --quiet --log=indep.log -o indep/repro.cu indep.bin
-check "show the result" $GPUREDUCE show indep/repro.bin
+shrink_case indep
 check_grep "  ...no bytes are copied in: the input is zeros (indep)" "h2d_bytes: 0$" "$TMP/.out"
-n=$(awk '/^- name: (slice|data)$/ { d = 1; next } /^- name:/ { d = 0 }
-	 d && /^  faulted_replays:/ { n += $2; seen = 1 } END { if (seen) print n }' indep/repro.yaml)
-if [ -n "$n" ] && [ "$n" -le 2 ]; then
-	ok "  ...after $n faulting slice and data candidates (indep)"
-else
-	fail "  ...slice and data phase faulted '$n' times (want at most 2) (indep)"
-fi
+faults_within indep 1 2
 
 # one: the same with one outlier (entry 250 of 500 is 70000000): the one
 # word the guess keeps is tried away too (a single word was once left in
@@ -187,17 +190,14 @@ h2d 0x7f0000100000 4000 u64:$(awk 'BEGIN { for (i = 0; i < 500; i++) printf "%s%
 launch _Z13scale_nocheckPfPKfi 8 256 ptr:0x7f0000200000 ptr:0x7f0000100000 i32:1000
 fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
 EOT
-check "mktrace (one)" $MKTRACE one.bin < one.txt
-check "shrink it (one)" $GPUREDUCE shrink -j 4 --quiet -o one/repro.cu one.bin
-check "show the result" $GPUREDUCE show one/repro.bin
+shrink_case one
 check_grep "  ...no bytes are copied in: the outlier did not matter (one)" "h2d_bytes: 0$" "$TMP/.out"
 
 # ptrs: chase's copies are its pointer table alone (8 pointers, the
 # buffers never copied in): the guess would change nothing, so it is not
 # made: the slice is the plain slice, the data phase replaces nothing
 { double_trace_head; chase_trace 8 8 | grep -v ' seq$'; } > ptrs.txt
-check "mktrace (ptrs)" $MKTRACE ptrs.bin < ptrs.txt
-check "shrink it (ptrs)" $GPUREDUCE shrink -j 4 --quiet -o ptrs/repro.cu ptrs.bin
+shrink_case ptrs
 check_grep "  ...the slice kept the copies as captured (ptrs)" "outcome: reduced to one launch$" ptrs/repro.yaml
 check_grep "  ...the data phase replaced nothing (ptrs)" "outcome: nothing to replace$" ptrs/repro.yaml
 
@@ -217,16 +217,8 @@ h2d 0x7f0000300000 8000 u64:$(awk 'BEGIN { for (i = 0; i < 1000; i++) printf "%s
 launch _Z6gatherPfPKfPKxi 4 256 ptr:0x7f0000100000 ptr:0x7f0000800000 ptr:0x7f0000300000 i32:1000
 fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
 EOT
-check "mktrace (structs)" $MKTRACE structs.bin < structs.txt
-check "shrink it (structs)" $GPUREDUCE shrink -j 4 --quiet -o structs/repro.cu structs.bin
-check "show the result" $GPUREDUCE show structs/repro.bin
-copies=$(awk '/type: MEMCPY_H2D/ { c = 1 } c && /^  dst: / { d = $2 } c && /^  size: / { print d, $2; c = 0 }' \
-	"$TMP/.out" | grep '^0x7f00008' | tr '\n' ' ')
-if [ "$copies" = "0x7f0000800000 1016 " ]; then
-	ok "  ...the struct array is one copy, its first pointer to its last (structs)"
-else
-	fail "  ...struct array copies left: '$copies' (want one of 1016 bytes at 0x7f0000800000) (structs)"
-fi
+shrink_case structs
+copies_are 0x7f00008 "0x7f0000800000 1016 " "the struct array is one copy, its first pointer to its last (structs)"
 check_exit "  ...which replays to the fault (exit 1)" 1 $GPUREDUCE replay structs/repro.bin
 check_grep "  ...in gather" "faulted at event.*_Z6gatherPfPKfPKxi: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
 finish
