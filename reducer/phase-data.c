@@ -815,20 +815,54 @@ static int guess_build(const struct cand *state, struct guess_dd *g)
 	return changes;
 }
 
-int phase_data_guess(const struct cand *state, struct cand *out)
+int phase_data_guess(const struct cand *state, struct cand *bare, struct cand *guess)
 {
 	struct guess_dd g;
-	unsigned char *all;
+	unsigned char *mask;
 	int made = guess_build(state, &g);
 
 	if (made) {
-		all = xmalloc(g.nw + 1);
-		memset(all, 1, g.nw + 1);
-		apply_guess_mask(&g, all, g.nw, out);
-		free(all);
+		mask = xcalloc(g.nw + 1, 1);
+		apply_guess_mask(&g, mask, g.nw, bare);
+		if (g.nw) {
+			memset(mask, 1, g.nw + 1);
+			apply_guess_mask(&g, mask, g.nw, guess);
+			made = 2;
+		}
+		free(mask);
 	}
 	guess_release(&g);
 	return made;
+}
+
+/* The guess, bare first: 1 when one faulted (*best is then that one,
+ * and *was, when given, the state before), 0 when neither did or there
+ * is none, -1 on a lost batch. */
+int phase_data_guess_test(struct oracle *o, struct cand *best, struct cand *was)
+{
+	struct cand bare = CAND_INIT, guess = CAND_INIT;
+	struct cand *pick = NULL;
+	int n = phase_data_guess(best, &bare, &guess), r = 0;
+
+	if (n >= 1)
+		r = oracle_test_one(o, &bare);
+	if (r == 1)
+		pick = &bare;
+	else if (r == 0 && n == 2 && !oracle_stopped(o) && (r = oracle_test_one(o, &guess)) == 1)
+		pick = &guess;
+	if (pick) {
+		if (was) {
+			cand_release(was);
+			*was = *best;
+		} else {
+			cand_release(best);
+		}
+		*best = *pick;
+		*pick = (struct cand)CAND_INIT;
+	}
+	cand_release(&bare);
+	cand_release(&guess);
+	return r;
 }
 
 /* After a guess was kept: ddmin over the words it kept beside the pointer
@@ -996,21 +1030,11 @@ void phase_data(struct oracle *o, const struct shrink_opts *opts, struct cand *b
 	size_t broke_at = (size_t)-1;
 	oracle_phase_begin(o, phase_name(PH_DATA), best);
 	/* the slice kept the guess (phase_data_guess): its words cut down;
-	 * else the guess first, alone */
+	 * else the guess first, bare then whole, alone */
 	changed |= guess_refine(o, best);
-	{
-		struct cand g = CAND_INIT;
-		if (!oracle_stopped(o) && phase_data_guess(best, &g)) {
-			int r = oracle_test_one(o, &g);
-			if (r == 1) {
-				cand_release(best);
-				*best = g;
-				g = (struct cand)CAND_INIT;
-				changed = 1;
-				guess_refine(o, best);
-			}
-			cand_release(&g);
-		}
+	if (!oracle_stopped(o) && phase_data_guess_test(o, best, NULL) == 1) {
+		changed = 1;
+		guess_refine(o, best);
 	}
 	for (size_t i = 0; i < best->n && !oracle_stopped(o); i++) {
 		if (!data_item(best, i))

@@ -67,22 +67,12 @@ int phase_slice(struct oracle *o, const struct shrink_opts *opts, struct cand *b
 		struct cand *ps[PHASE_DATA_PLAN_MAX + 1];
 		int res[PHASE_DATA_PLAN_MAX + 1];
 		size_t np = 0, nchain = 0, nb = 0, lone[2], nlone = 0;
-		struct cand guess = CAND_INIT;
 		if (phase_wanted(opts->phase_sel, PH_DATA, opts->cut_buffers)) {
 			np = phase_data_plan(&c, plan, oracle_dd_width(o), &nchain);
 			/* before the plan: the data phase's guess for every copy
-			 * at once (phase_data_guess), kept when it faults */
-			if (phase_data_guess(&c, &guess)) {
-				ps[0] = &guess;
-				r = oracle_test(o, ps, 1, res) < 0 ? -1 : res[0];
-				if (r == 1) {
-					cand_release(plain);
-					*plain = c;
-					c = guess;
-					guess = (struct cand)CAND_INIT;
-				}
-			}
-			cand_release(&guess);
+			 * at once (phase_data_guess_test), kept when it faults;
+			 * *plain then gets the slice as captured */
+			r = phase_data_guess_test(o, &c, plain);
 		}
 		if (nchain)
 			lone[nlone++] = nchain - 1;

@@ -52,13 +52,20 @@ void phase_data(struct oracle *o, const struct shrink_opts *opts, struct cand *b
 #define PHASE_DATA_PLAN_MAX 16
 size_t phase_data_plan(const struct cand *state, struct cand *out, size_t max, size_t *chain);
 /* The data phase's first guess on *state, for all its copies at once:
- * each copy still as captured becomes zeros except its pointer words and
- * its outliers (an index table's -1 padding, a 2^40 sentinel), into *out
- * (to cand_release).  0 when there is no such copy (or
- * GPUREDUCE_SHRINK_SERIAL=1), *out untouched.  The slice tests it before
- * its plan; the data phase, when it was kept, cuts the outlier words it
- * kept down (ddmin) and otherwise tests it first itself. */
-int phase_data_guess(const struct cand *state, struct cand *out);
+ * each copy still as captured becomes zeros except its pointer words
+ * (*bare) and also its outliers (*guess: an index table's -1 padding, a
+ * 2^40 sentinel), each to cand_release.  Returns 0 when there is no such
+ * guess (no copy it would change, or GPUREDUCE_SHRINK_SERIAL=1), 1 when
+ * *bare is set (no outliers: *guess untouched), 2 when both are. */
+int phase_data_guess(const struct cand *state, struct cand *bare, struct cand *guess);
+/* Test them alone, bare first (a fault that does not need the data
+ * costs one fault, not two), then the whole guess; the first that
+ * faults becomes *best, the state before going to *was when given (else
+ * released).  1 when one faulted, 0 when not (or none), -1 when lost.
+ * The slice calls it before its plan; the data phase, when the slice
+ * kept one, cuts the outlier words it kept down (ddmin) and otherwise
+ * calls it first itself. */
+int phase_data_guess_test(struct oracle *o, struct cand *best, struct cand *was);
 /* The faulting launch's grid, one dimension at a time, down to the
  * smallest size that still faults (one size a round, 3/10 up the range). */
 void phase_grid(struct oracle *o, const struct shrink_opts *opts, struct cand *best);
