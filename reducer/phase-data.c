@@ -3,7 +3,11 @@
  * bytes become zeros, a seeded fill, or zeros except the chunks the fault
  * needs (ddmin over coarse chunks, then 8-byte words).  Words that point
  * into a buffer of the candidate are never changed: a zeroed pointer
- * array faults too, for a reason that is not the user's bug.
+ * array faults too, for a reason that is not the user's bug.  Before the
+ * per-copy search, one guess for every copy at once (zeros but pointer
+ * words, then also but outliers: phase_data_guess_test), which the slice
+ * tries first; and before each copy's chunk search, its outliers and
+ * extremes (outliers_fault).
  */
 #include <stdint.h>
 #include <stdio.h>
