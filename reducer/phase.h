@@ -22,8 +22,9 @@ struct shrink_opts;
 /* Slice at the fault: a snapshot of the buffers the faulting launch
  * reaches, the launch, the fault record.  1 when that one-launch
  * candidate faults (it is then *best), 0 when not (*best unchanged).
- * When the data phase's chain of zeros on it faulted first and was kept
- * (phase_data_plan), *plain (CAND_INIT on entry; the caller releases it)
+ * When the data phase's guess (phase_data_guess_test) or its chain of
+ * zeros on it (phase_data_plan) faulted first and was kept, *plain
+ * (CAND_INIT on entry; the caller releases it)
  * gets the slice as captured, not replayed: compute-sanitizer's base
  * state, so that a fault the zeros moved is still seen as moved. */
 int phase_slice(struct oracle *o, const struct shrink_opts *opts, struct cand *best, struct cand *plain);
