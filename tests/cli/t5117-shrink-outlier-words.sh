@@ -24,10 +24,12 @@
 #          percentile, the padding more than 64 words)
 # Each must end with one wild word kept (8 bytes at its offset, zeros
 # elsewhere: entry 737; for ties, plain and pad one of the others).  The
-# slice's first test is the data phase's guess for every copy at once
-# (phase_data_guess): neg and far end after 1 to 3 faulting candidates
-# of the slice and the data phase together (before the guesses: 7),
-# edge too, ties and pad after at most 5, plain after more.
+# slice's first tests are the data phase's guess for every copy at once,
+# bare then with outliers (phase_data_guess_test): neg and far end after
+# 1 to 3 faulting candidates of the slice and the data phase together (at
+# b5d56fd 3, before any guess 7), edge too, ties and pad after at most 5
+# (pad: 12 at b5d56fd), plain after more.  The cases after the loop (seg,
+# indep, one, ptrs, structs) say what each checks.
 . tests/cli/test-lib.sh
 . tests/cli/chase-trace.sh
 
