@@ -76,12 +76,11 @@ static int data_oracle(void *arg, const unsigned char *const *masks, size_t k, s
  * reason that is not the user's bug.  Returns a 0/1 map of payload words
  * (size/8 + 1 entries), or NULL when there are none.
  */
-static unsigned char *pointer_words(const struct cand *c, size_t item)
+static unsigned char *pointer_words_in(const struct cand *c, size_t item, const struct strbuf *data)
 {
 	struct memmap mm = MEMMAP_INIT;
-	struct strbuf data = STRBUF_INIT, e = STRBUF_INIT;
 	const struct item *it = &c->it[item];
-	unsigned char *map = NULL;
+	unsigned char *map;
 	size_t nw, found = 0;
 
 	for (size_t i = 0; i < c->n; i++) {
@@ -89,17 +88,15 @@ static unsigned char *pointer_words(const struct cand *c, size_t item)
 		if (r->type == TR_ALLOC)
 			memmap_add(&mm, r->u.alloc.addr, r->u.alloc.size, r->u.alloc.kind, (long)i);
 	}
-	if (trace_blob_read(it->src, it->rec.u.copy.blob, &data, 0, &e) < 0)
-		goto out;
 	/* sized for the copy too (a blob shorter than its copy is a damaged
 	 * trace replay refuses; the map's readers index by the copy's size) */
-	nw = (data.len > it->rec.u.copy.size ? data.len : it->rec.u.copy.size) / 8 + 2;
+	nw = (data->len > it->rec.u.copy.size ? data->len : it->rec.u.copy.size) / 8 + 2;
 	map = xcalloc(nw, 1);
 	/* words aligned in the device address space */
-	for (uint64_t off = (8 - (it->rec.u.copy.dst & 7)) & 7; off + 8 <= data.len; off += 8) {
+	for (uint64_t off = (8 - (it->rec.u.copy.dst & 7)) & 7; off + 8 <= data->len; off += 8) {
 		uint64_t v;
 		int dead;
-		memcpy(&v, data.buf + off, 8);
+		memcpy(&v, data->buf + off, 8);
 		if (memmap_pointer_word(&mm, v, &dead)) {
 			map[off / 8] = 1;
 			if (off % 8)
@@ -111,8 +108,19 @@ static unsigned char *pointer_words(const struct cand *c, size_t item)
 		free(map);
 		map = NULL;
 	}
-out:
 	memmap_release(&mm);
+	return map;
+}
+
+/* The same, the copy's bytes read here. */
+static unsigned char *pointer_words(const struct cand *c, size_t item)
+{
+	struct strbuf data = STRBUF_INIT, e = STRBUF_INIT;
+	const struct item *it = &c->it[item];
+	unsigned char *map = NULL;
+
+	if (trace_blob_read(it->src, it->rec.u.copy.blob, &data, 0, &e) == 0)
+		map = pointer_words_in(c, item, &data);
 	sb_release(&data);
 	sb_release(&e);
 	return map;
@@ -306,13 +314,14 @@ static void view_outliers(const unsigned char *b, size_t lo, size_t hi, size_t f
  * outliers at all: some, and no more than OUTLIERS_MAX nor a quarter of
  * the region's words.  The marks added. */
 static size_t region_outliers(const struct strbuf *data, size_t lo, size_t hi, uint64_t dst, const unsigned char *pw,
-			      enum guess how, unsigned char *map, uint64_t *scratch)
+			      enum guess how, unsigned char *map, unsigned char *m, uint64_t *scratch)
 {
 	const unsigned char *b = (const unsigned char *)data->buf;
 	size_t first8 = memmap_first_aligned(dst), nmap = data->len / 8 + 2, w0 = lo / 8, cnt = 0, added = 0;
 	size_t w1 = hi / 8 + 2 < nmap ? hi / 8 + 2 : nmap;
-	unsigned char *m = xcalloc(nmap, 1);   /* (only the region's words are touched) */
 
+	/* m: the caller's map as large as map, all zeros, left so (only the
+	 * region's words are touched) */
 	view_outliers(b, lo, hi, (4 - (dst & 3)) & 3, 4, pw, m, first8, how, scratch);
 	view_outliers(b, lo, hi, first8, 8, pw, m, first8, how, scratch);
 	for (size_t w = w0; w < w1; w++)
@@ -323,7 +332,7 @@ static size_t region_outliers(const struct strbuf *data, size_t lo, size_t hi, u
 				map[w] = 1;
 				added++;
 			}
-	free(m);
+	memset(m + w0, 0, w1 - w0);
 	return added;
 }
 
@@ -394,7 +403,7 @@ static unsigned char *outlier_words(const struct cand *c, const struct strbuf *d
 				    const unsigned char *pw, enum guess how, size_t *count)
 {
 	static const size_t widths[] = { 512, 2048, 8192, 32768, 131072 };
-	unsigned char *map;
+	unsigned char *map, *m;
 	uint64_t *scratch;
 	size_t starts[WINDOW_STARTS], ns;
 
@@ -402,10 +411,12 @@ static unsigned char *outlier_words(const struct cand *c, const struct strbuf *d
 	if (data->len < 64)
 		return NULL;
 	map = xcalloc(data->len / 8 + 2, 1);
-	/* the views' scratch, once for every region */
+	/* the regions' scratch, once for them all: their marks, the views'
+	 * magnitudes */
+	m = xcalloc(data->len / 8 + 2, 1);
 	scratch = xmalloc(((data->len <= OUTLIERS_SCAN_MAX ? data->len : 131072) / 4 + 2) * sizeof(*scratch));
 	if (data->len <= OUTLIERS_SCAN_MAX)
-		*count += region_outliers(data, 0, data->len, dst, pw, how, map, scratch);
+		*count += region_outliers(data, 0, data->len, dst, pw, how, map, m, scratch);
 	ns = c ? param_starts(c, dst, data->len, starts) : 0;
 	for (size_t k = 0; k < ns; k++) {
 		size_t limit = k + 1 < ns ? starts[k + 1] : data->len, prev = 0;
@@ -417,9 +428,10 @@ static unsigned char *outlier_words(const struct cand *c, const struct strbuf *d
 				break;
 			prev = hi;
 			if (hi - starts[k] >= 128)
-				*count += region_outliers(data, starts[k], hi, dst, pw, how, map, scratch);
+				*count += region_outliers(data, starts[k], hi, dst, pw, how, map, m, scratch);
 		}
 	}
+	free(m);
 	free(scratch);
 	if (!*count) {
 		free(map);
@@ -757,14 +769,13 @@ static void guess_add_span(struct guess_dd *g, size_t item, uint64_t off, uint64
 	}
 }
 
-static int guess_alloc(struct guess_dd *g, const struct cand *state)
+static void guess_alloc(struct guess_dd *g, const struct cand *state)
 {
 	memset(g, 0, sizeof(*g));
 	g->base = state;
 	g->items = xmalloc((state->n + 1) * sizeof(size_t));
 	g->fx_at = xcalloc(state->n + 2, sizeof(size_t));
 	g->w_at = xcalloc(state->n + 2, sizeof(size_t));
-	return 0;
 }
 
 /* The guess for every copy of *state still as captured (but big ones:
@@ -788,21 +799,24 @@ static int guess_build(const struct cand *state, struct guess_dd *g)
 		if (!data_item(state, i) || size >= DATA_BIG_BYTES)
 			continue;
 		guess_open_item(g, i);
-		pw = pointer_words(state, i);
-		if (outliers_scanned(state, i) && trace_blob_read(it->src, it->rec.u.copy.blob, &data, 0, &e) == 0 &&
-		    data.len == size)
-			sel = outlier_words(state, &data, it->rec.u.copy.dst, pw, GUESS_OUTLIERS, &cnt);
+		/* the copy's bytes, read once for its pointer words and outliers */
+		if (trace_blob_read(it->src, it->rec.u.copy.blob, &data, 0, &e) == 0) {
+			pw = pointer_words_in(state, i, &data);
+			if (outliers_scanned(state, i) && data.len == size)
+				sel = outlier_words(state, &data, it->rec.u.copy.dst, pw, GUESS_OUTLIERS, &cnt);
+		} else {
+			pw = NULL;
+		}
 		fx0 = g->nfx;
 		first8 = memmap_first_aligned(it->rec.u.copy.dst);
 		if (pw || sel) {
+			/* the words either marks (with no outliers, pw stands for
+			 * sel: its words alone) */
 			size_t nr;
-			struct range *r;
-			unsigned char *none = sel ? NULL : xcalloc(size / 8 + 2, 1);
-			r = word_ranges(size, first8, sel ? sel : none, pw, &nr);
+			struct range *r = word_ranges(size, first8, sel ? sel : pw, pw, &nr);
 			for (size_t j = 0; j < nr; j++)
-				guess_add_span(g, i, r[j].off, r[j].len, first8, pw);
+				guess_add_word(g, i, r[j].off, r[j].len, covers_pointer(pw, r[j].off, r[j].len));
 			free(r);
-			free(none);
 		}
 		/* a change unless every word stays (pointer words alone) */
 		{

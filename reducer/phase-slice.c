@@ -55,8 +55,9 @@ int phase_slice(struct oracle *o, const struct shrink_opts *opts, struct cand *b
 		 * is a worker's new context for nothing (zero-copy's slice on
 		 * the H200, 2026-12-05: c and two steps of its chain side by
 		 * side, three faults in 1.3 s).  The data phase's guess for
-		 * every copy at once (phase_data_guess) alone first, then the
-		 * chain's last step alone
+		 * every copy at once, bare then with outliers
+		 * (phase_data_guess_test), alone first, then the chain's last
+		 * step alone
 		 * first, then the step before it alone (the copy that matters is
 		 * most often the last one copied in), each kept when it faults;
 		 * else the rest as one batch (the earlier steps, or the one
