@@ -44,13 +44,14 @@ mkdir -p "$OUTDIR" || { echo "shrink-pair: cannot create $OUTDIR"; exit 2; }
 log "shrink-pair: $AN = $A; $BN = $B; $ROUNDS round(s); out $OUTDIR"
 
 # one_way NAME WAY TRACE DIR: shrink TRACE by WAY into DIR; prints
-# "seconds faulted repro" (repro: shrink's repro.cu figure, e.g. 5/5, or -)
+# "seconds faulted repro" (repro: shrink's repro.cu figure, e.g. 5/5, or -);
+# the pool's worker starts, readies and jobs go to DIR/pool.log
 one_way() {
 	local way=$2 trace=$3 d=$4 t0 s f r
 	rm -rf "$d"; mkdir -p "$d"
 	t0=$(now)
 	# shellcheck disable=SC2086   # a way is a command line
-	timeout "$(gr_step_timeout 300)" $way shrink ${PAIR_JOBS:+-j $PAIR_JOBS} --quiet \
+	GPUREDUCE_POOL_LOG="$d/pool.log" timeout "$(gr_step_timeout 300)" $way shrink ${PAIR_JOBS:+-j $PAIR_JOBS} --quiet \
 		--log="$d/shrink.log" -o "$d/repro.cu" "$trace" >"$d/out.txt" 2>&1
 	s=$(secs_since "$t0")
 	f=$(sed -n 's/^faulted_replays: //p' "$d/repro.yaml" 2>/dev/null | head -n 1)
