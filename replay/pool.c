@@ -41,6 +41,19 @@ enum { W_DOWN, W_STARTING, W_READY, W_BUSY };
 
 #define START_AT_ONCE 2
 
+/* GPUREDUCE_POOL_START_AT_ONCE=N (1 to 16): workers starting at a time,
+ * to measure other widths side by side on a GPU; else START_AT_ONCE. */
+static int start_at_once(void)
+{
+	static int n;
+	if (!n) {
+		const char *e = getenv("GPUREDUCE_POOL_START_AT_ONCE");
+		int v = e && *e ? atoi(e) : 0;
+		n = v >= 1 && v <= 16 ? v : START_AT_ONCE;
+	}
+	return n;
+}
+
 struct worker {
 	struct child ch;
 	int state;
@@ -154,7 +167,7 @@ static int outage_wait(struct pool *p)
 	return 0;
 }
 
-/* Start down workers while fewer than START_AT_ONCE are starting; a lazy
+/* Start down workers while fewer than start_at_once() are starting; a lazy
  * pool only as many as `waiting` jobs lack (ready and starting workers
  * count against them).  -1 when one could not be started, or three starts
  * in a row failed and the pool's patience ran out (err says why). */
@@ -165,7 +178,7 @@ static int start_some(struct pool *p, size_t waiting, struct strbuf *err)
 		starting += p->w[i].state == W_STARTING;
 		ready += p->w[i].state == W_READY;
 	}
-	for (int i = 0; i < p->n && starting < START_AT_ONCE; i++) {
+	for (int i = 0; i < p->n && starting < start_at_once(); i++) {
 		if (p->lazy && (size_t)(starting + ready) >= waiting)
 			break;
 		if (p->w[i].state != W_DOWN)
