@@ -15,7 +15,8 @@
 #                (default: this build against itself with
 #                GPUREDUCE_VERIFY_RECALL=1; an older build carried in
 #                .dev/ is given as PAIR_B=.dev/old-gpureduce);
-#                SESSION_PAIR_ROUNDS rounds (1)
+#                SESSION_PAIR_ROUNDS rounds (1), into
+#                $BUILD/SESSION_PAIR_OUT (shrink-pair)
 #   hostfed      make bench-hostfed (BENCH_HOSTFED_BASE_LIB passes through)
 #   hunt         make bench-hunt
 #   huntloop     bench-hunt's training loop alone (--loop-only; its
@@ -235,7 +236,7 @@ perfpart() {
 pack_logs() {
 	tar -czf "$SOUT/session-logs.tgz" --exclude='*.bin' --exclude='*.bin.next' --exclude='*.o' \
 		--exclude='*/repro' -C "$BUILD" session-logs \
-		$(cd "$BUILD" && ls -d gpu-test-shard* shrink-pair bench bench-hostfed bench-hunt hunt-clean 2>/dev/null)
+		$(cd "$BUILD" && ls -d gpu-test-shard* shrink-pair* bench bench-hostfed bench-hunt hunt-clean 2>/dev/null)
 }
 
 for p in "$@"; do
@@ -255,7 +256,7 @@ for p in "$@"; do
 		else
 			run_part pair "$LOGS/pair.log" env PAIR_DEADLINE=$(( $(gr_time_left) - 15 )) \
 				bash "$GR_ROOT/tests/gpu/shrink-pair.sh" -r "${SESSION_PAIR_ROUNDS:-1}" \
-				-o "$BUILD/shrink-pair" "${dirs[@]}"
+				-o "$BUILD/${SESSION_PAIR_OUT:-shrink-pair}" "${dirs[@]}"
 		fi ;;
 	hostfed) run_part hostfed "$LOGS/hostfed.log" bash "$GR_ROOT/tests/gpu/bench-hostfed.sh" ;;
 	hunt) run_part hunt "$LOGS/hunt.log" bash "$GR_ROOT/tests/gpu/bench-hunt.sh" ;;
