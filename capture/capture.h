@@ -344,6 +344,9 @@ int ckpt_active(void);
  */
 void ckpt_carry(const struct trace_writer *w, uint64_t start, uint64_t nrec, uint64_t blob,
 		uint64_t key);
+/* A TENSORMAP record written since `start`, its map's hash as key: carried
+ * as ckpt_carry, but only the latest 1024 distinct maps (checkpoint.c). */
+void ckpt_carry_tmap(const struct trace_writer *w, uint64_t start, uint64_t key);
 /* The live-allocation table a checkpoint snapshots. */
 void ckpt_on_alloc(uint64_t addr, uint64_t size, uint32_t kind, const char *name);
 void ckpt_on_free(uint64_t addr);
@@ -494,5 +497,6 @@ void cap_tmap_check_launch(const char *kernel, const struct tr_param *params, ui
 /* Write one record (inject.c: takes the lock, drops it when not
  * recording).  Returns the event number or -1. */
 long cap_put_record(const struct tr_rec *r);
+long cap_put_tmap_record(const struct tr_rec *r);
 
 #endif

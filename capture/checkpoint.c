@@ -8,8 +8,8 @@
  * --max-trace-bytes limit), the capture writes a new segment, TRACE.next:
  *
  *   header, the carried records (PROCESS, DEVICE, every MODULE with its
- *   image blob, FUNC_ATTRs, NOTEs: copied byte for byte from the current
- *   file), CHECKPOINT_BEGIN, for every live allocation an ALLOC and its
+ *   image blob, FUNC_ATTRs, NOTEs, the latest TENSORMAPs: copied byte for
+ *   byte from the current file), CHECKPOINT_BEGIN, for every live allocation an ALLOC and its
  *   content as MEMCPY_H2D records flagged TR_F_CHECKPOINT (one per chunk,
  *   each chunk a blob named by its XXH3 hash), CHECKPOINT_END
  *
@@ -132,7 +132,17 @@ struct carry {
 	uint64_t off, len, nrec;
 	uint64_t blob;           /* hash of a blob record in the range, or 0 */
 	uint64_t key;            /* dedup key (0: none) */
+	int tmap;                /* a TENSORMAP record (ckpt_carry_tmap) */
 };
+
+/* TENSORMAP records carried: the latest CARRY_TMAPS distinct maps.  Triton
+ * encodes a map at every launch (most of them new: a new activation's
+ * address), so carrying every one would grow each segment without end; a
+ * map encoded once at set-up (CUTLASS's, cuBLAS's own) and launched for
+ * days is among the latest distinct ones as long as few others come.  The
+ * list is trimmed back to CARRY_TMAPS when it reaches twice that, between
+ * background checkpoints (whose window indexes K.carry). */
+#define CARRY_TMAPS 1024
 
 static struct {
 	int on, inited, graphs, failures;
@@ -273,15 +283,18 @@ void ckpt_init(void)
 
 /* ---- what the next segment must carry ------------------------------------- */
 
-void ckpt_carry(const struct trace_writer *w, uint64_t start, uint64_t nrec, uint64_t blob,
-		uint64_t key)
+static size_t carry_tmaps;   /* entries of K.carry with tmap set */
+
+/* 1 when the entry was added */
+static int carry_add(const struct trace_writer *w, uint64_t start, uint64_t nrec, uint64_t blob,
+		     uint64_t key, int tmap)
 {
 	struct carry *c;
 	if (!K.inited || w->failed || w->offset <= start)
-		return;
+		return 0;
 	if (key) {
 		if (cap_map_get(&K.keys, key))
-			return;
+			return 0;
 		cap_map_put(&K.keys, key, 1, 0);
 	}
 	ALLOC_GROW(K.carry, K.ncarry + 1, K.acarry);
@@ -291,6 +304,41 @@ void ckpt_carry(const struct trace_writer *w, uint64_t start, uint64_t nrec, uin
 	c->nrec = nrec;
 	c->blob = blob;
 	c->key = key;
+	c->tmap = tmap;
+	carry_tmaps += tmap != 0;
+	return 1;
+}
+
+void ckpt_carry(const struct trace_writer *w, uint64_t start, uint64_t nrec, uint64_t blob,
+		uint64_t key)
+{
+	carry_add(w, start, nrec, blob, key, 0);
+}
+
+/* The oldest TENSORMAP carries dropped, CARRY_TMAPS left; their keys
+ * forgotten, so that a map encoded again is carried again. */
+static void carry_trim_tmaps(void)
+{
+	size_t drop = carry_tmaps > CARRY_TMAPS ? carry_tmaps - CARRY_TMAPS : 0, k = 0;
+	for (size_t i = 0; i < K.ncarry; i++) {
+		if (drop && K.carry[i].tmap) {
+			drop--;
+			carry_tmaps--;
+			if (K.carry[i].key)
+				cap_map_del(&K.keys, K.carry[i].key, NULL, NULL);
+			continue;
+		}
+		K.carry[k++] = K.carry[i];
+	}
+	K.ncarry = k;
+}
+
+static size_t count_tmaps(const struct carry *list, size_t n)
+{
+	size_t t = 0;
+	for (size_t i = 0; i < n; i++)
+		t += list[i].tmap != 0;
+	return t;
 }
 
 /* ---- live allocations ------------------------------------------------------ */
@@ -650,6 +698,7 @@ static void adopt(struct trace_writer *w, struct seg *g, char **path, uint64_t i
 	K.ncarry = g->ncarry;
 	K.acarry = g->acarry;
 	g->carry = NULL;
+	carry_tmaps = count_tmaps(K.carry, K.ncarry);
 	cap_map_release(&K.chunks);
 	K.chunks = g->chunks;
 	memset(&g->chunks, 0, sizeof(g->chunks));
@@ -812,6 +861,12 @@ static struct {
 	int ret;
 	struct strbuf why, next;
 } J;
+
+void ckpt_carry_tmap(const struct trace_writer *w, uint64_t start, uint64_t key)
+{
+	if (carry_add(w, start, 1, 0, key, 1) && carry_tmaps >= 2 * CARRY_TMAPS && !J.running)
+		carry_trim_tmaps();
+}
 
 static int snap_reserve(uint64_t n)
 {

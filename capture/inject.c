@@ -995,6 +995,22 @@ long cap_put_record(const struct tr_rec *r)
 	return ev;
 }
 
+/* A TENSORMAP record, carried into later segments (the latest distinct
+ * maps: ckpt_carry_tmap). */
+long cap_put_tmap_record(const struct tr_rec *r)
+{
+	long ev;
+	uint64_t start;
+	if (!lock_rec())
+		return -1;
+	start = cap_wq_mark(&S.w);
+	ev = tw_record(&S.w, r);
+	if (ev >= 0)
+		ckpt_carry_tmap(&S.w, start, tr_hash(&r->u.tmap, sizeof(r->u.tmap)) | 1);
+	unlock();
+	return ev;
+}
+
 void cap_emit_graph(uint32_t type, uint64_t stream, uint64_t graph, uint64_t exec)
 {
 	struct tr_rec r;

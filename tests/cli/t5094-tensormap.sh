@@ -91,5 +91,31 @@ n=$(grep -c "no recorded cuTensorMapEncode" bad.yaml)
 [ "$n" = 0 ] && ok "  ...and no such note when the encode was recorded" || fail "a note on a recorded map ($n)"
 check_exit "it replays to the fault" 1 "$GPUREDUCE" replay unseen.bin
 check_grep "  ...no map re-encoded: the address word relocated it" "replay: relocation: [1-9][0-9]* pointer word(s) relocated, 0 word(s)" "$TMP/.out"
+# --- a map encoded once, launched after a checkpoint (CUTLASS encodes at set-up
+# and launches for days): the next segment carries the TENSORMAP record --------
+for how in background sync; do
+	[ $how = sync ] && ck="GPUREDUCE_CKPT_SNAPSHOT_MAX=0" || ck="X=1"
+	check_exit "$how checkpoint before every launch: faults under capture" 3 \
+		env $ck "$GPUREDUCE" capture --checkpoint-every=1 -o ck-$how.bin -- ./prog $CUBIN bad
+	check "show it" sh -c "'$GPUREDUCE' show ck-$how.bin > ck-$how.yaml"
+	check_grep "  ...the trace is the last segment: a checkpoint (after the encode), then its window" "type: CHECKPOINT_BEGIN" ck-$how.yaml
+	n=$(grep -c "type: LAUNCH$" ck-$how.yaml)
+	[ "$n" -ge 1 ] && [ "$n" -lt 3 ] && ok "  ...$n of the 3 launches in the window" || fail "  ...$n launches in the window"
+	check_grep "  ...the map's record was carried" "api: tiled" ck-$how.yaml
+	check_exit "  ...it replays to the fault" 1 "$GPUREDUCE" replay ck-$how.bin
+	check_grep "  ...its map re-encoded for the relocated tensor" "1 TMA tensor map(s) re-encoded, 0 by address word only" "$TMP/.out"
+done
+check "shrink the background one" "$GPUREDUCE" shrink -j 2 --quiet -o r3/repro.cu ck-background.bin
+check_grep "  ...its repro.cu encodes the map over its own buffer" "SETUP(cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, global" r3/repro.cu
+repro_faults_on_double r3
+# ...and with 2500 other distinct maps encoded before it, only the latest
+# (1024 to 2047 of them) are carried, the one the launch uses among them
+check_exit "2501 maps, checkpoint before every launch: faults under capture" 3 \
+	"$GPUREDUCE" capture --checkpoint-every=1 -o ck-many.bin -- ./prog $CUBIN bad many
+check "show it" sh -c "'$GPUREDUCE' show ck-many.bin > ck-many.yaml"
+n=$(grep -c "type: TENSORMAP$" ck-many.yaml)
+[ "$n" -ge 1024 ] && [ "$n" -lt 2048 ] && ok "  ...$n of the 2501 maps carried" || fail "  ...$n of the 2501 maps carried (want 1024-2047)"
+check_exit "  ...it replays to the fault" 1 "$GPUREDUCE" replay ck-many.bin
+check_grep "  ...its map re-encoded" "1 TMA tensor map(s) re-encoded, 0 by address word only" "$TMP/.out"
 [ -n "$T5090_KEEP" ] && cp -r "$TMP" "$T5090_KEEP"
 finish

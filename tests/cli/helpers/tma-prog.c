@@ -5,7 +5,7 @@
  * t5094-tensormap.sh.  Every driver call goes to the double between the
  * enter and exit callbacks CUPTI would deliver.
  *
- *   tma-prog KERNELS.CUBIN [bad|good] [replace|unseen]
+ *   tma-prog KERNELS.CUBIN [bad|good] [replace|unseen|many]
  *
  * Buffers: T (64 rows of 256 floats, 64 KiB, the tensor), OUT (as many
  * floats), D (4 KiB, a decoy nothing needs).  The map is encoded with
@@ -13,7 +13,9 @@
  * stride 1024 bytes ("good") or 8192 ("bad": Triton's bad-stride bug,
  * rows 8.. read past T).  With "replace" the map is first encoded over D
  * and then pointed at T with cuTensorMapReplaceAddress; with "unseen" the
- * encode call gets no callbacks (a map capture cannot see being made).  Two healthy
+ * encode call gets no callbacks (a map capture cannot see being made); with
+ * "many", 2500 other rank-1 maps over T (16 bytes apart) are encoded first,
+ * none launched with (a checkpoint carries only the latest).  Two healthy
  * add_one launches on D come first; then tma_rows(map, OUT, 16384).
  * Exit 3 when the launch faulted, 0 when it ran, 2 on a set-up error.
  */
@@ -45,6 +47,7 @@ int main(int argc, char **argv)
 	cuuint32_t box[2] = { 64, 64 }, es[2] = { 1, 1 };
 	int replace = argc > 3 && !strcmp(argv[3], "replace"), n = 64 * 256, nd = 1024;
 	int unseen = argc > 3 && !strcmp(argv[3], "unseen");
+	int many = argc > 3 && !strcmp(argv[3], "many");
 	CUresult r;
 
 	if (argc < 2) {
@@ -63,6 +66,17 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 64 * 256; i++)
 		host[i] = (float)i;
 	h2d(T, host, sizeof(host));
+	for (int k = 0; many && k < 2500; k++) {
+		/* distinct maps nothing launches with, before the one that is */
+		cuTensorMapEncodeTiled_params q = { &map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 1,
+						    (void *)(uintptr_t)(T + 16u * (unsigned)k), dims, strides, box,
+						    es, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+						    CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE };
+		if ((r = CALL(cuTensorMapEncodeTiled, cuTensorMapEncodeTiled, &q, &map, q.tensorDataType, 1,
+			      q.globalAddress, dims, strides, box, es, q.interleave, q.swizzle, q.l2Promotion,
+			      q.oobFill)))
+			die("cuTensorMapEncodeTiled (many)", r);
+	}
 	{
 		void *base = (void *)(uintptr_t)(replace ? D : T);
 		cuTensorMapEncodeTiled_params q = { &map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, base, dims,
