@@ -344,9 +344,10 @@ int ckpt_active(void);
  */
 void ckpt_carry(const struct trace_writer *w, uint64_t start, uint64_t nrec, uint64_t blob,
 		uint64_t key);
-/* A TENSORMAP record written since `start`, its map's hash as key: carried
- * as ckpt_carry, but only the latest 1024 distinct maps (checkpoint.c). */
-void ckpt_carry_tmap(const struct trace_writer *w, uint64_t start, uint64_t key);
+/* A TENSORMAP record's map, to carry into later segments: the latest
+ * 1024 distinct ones are kept in memory and written after the carried
+ * records (checkpoint.c). */
+void ckpt_carry_tmap(const struct tr_tensormap *m);
 /* The live-allocation table a checkpoint snapshots. */
 void ckpt_on_alloc(uint64_t addr, uint64_t size, uint32_t kind, const char *name);
 void ckpt_on_free(uint64_t addr);

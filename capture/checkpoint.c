@@ -8,8 +8,8 @@
  * --max-trace-bytes limit), the capture writes a new segment, TRACE.next:
  *
  *   header, the carried records (PROCESS, DEVICE, every MODULE with its
- *   image blob, FUNC_ATTRs, NOTEs, the latest TENSORMAPs: copied byte for
- *   byte from the current file), CHECKPOINT_BEGIN, for every live allocation an ALLOC and its
+ *   image blob, FUNC_ATTRs, NOTEs: copied byte for byte from the current
+ *   file; then the latest distinct TENSORMAPs, from memory), CHECKPOINT_BEGIN, for every live allocation an ALLOC and its
  *   content as MEMCPY_H2D records flagged TR_F_CHECKPOINT (one per chunk,
  *   each chunk a blob named by its XXH3 hash), CHECKPOINT_END
  *
@@ -132,17 +132,25 @@ struct carry {
 	uint64_t off, len, nrec;
 	uint64_t blob;           /* hash of a blob record in the range, or 0 */
 	uint64_t key;            /* dedup key (0: none) */
-	int tmap;                /* a TENSORMAP record (ckpt_carry_tmap) */
 };
 
-/* TENSORMAP records carried: the latest CARRY_TMAPS distinct maps.  Triton
- * encodes a map at every launch (most of them new: a new activation's
- * address), so carrying every one would grow each segment without end; a
- * map encoded once at set-up (CUTLASS's, cuBLAS's own) and launched for
- * days is among the latest distinct ones as long as few others come.  The
- * list is trimmed back to CARRY_TMAPS when it reaches twice that, between
- * background checkpoints (whose window indexes K.carry). */
+/*
+ * TENSORMAP records to carry: the latest CARRY_TMAPS distinct maps, kept
+ * in memory (a ring; a map already in it is not added again) and written
+ * after the carried records of every new segment.  A map encoded once at
+ * set-up (CUTLASS) and launched after many checkpoints is among them as
+ * long as fewer than CARRY_TMAPS others came since; Triton encodes at
+ * every launch (most maps new), which is why there is a bound.  Kept
+ * apart from the byte-range carries: those need exact file offsets, which
+ * would make every encode wait for the writer thread (writeq.c).
+ */
 #define CARRY_TMAPS 1024
+static struct {
+	struct tr_tensormap *ring;  /* CARRY_TMAPS entries, slot = n % CARRY_TMAPS */
+	uint64_t hash[CARRY_TMAPS];
+	uint64_t n;                 /* maps added */
+	struct cap_map keys;        /* hash -> slot + 1 */
+} TM;
 
 static struct {
 	int on, inited, graphs, failures;
@@ -283,18 +291,15 @@ void ckpt_init(void)
 
 /* ---- what the next segment must carry ------------------------------------- */
 
-static size_t carry_tmaps;   /* entries of K.carry with tmap set */
-
-/* 1 when the entry was added */
-static int carry_add(const struct trace_writer *w, uint64_t start, uint64_t nrec, uint64_t blob,
-		     uint64_t key, int tmap)
+void ckpt_carry(const struct trace_writer *w, uint64_t start, uint64_t nrec, uint64_t blob,
+		uint64_t key)
 {
 	struct carry *c;
 	if (!K.inited || w->failed || w->offset <= start)
-		return 0;
+		return;
 	if (key) {
 		if (cap_map_get(&K.keys, key))
-			return 0;
+			return;
 		cap_map_put(&K.keys, key, 1, 0);
 	}
 	ALLOC_GROW(K.carry, K.ncarry + 1, K.acarry);
@@ -304,41 +309,54 @@ static int carry_add(const struct trace_writer *w, uint64_t start, uint64_t nrec
 	c->nrec = nrec;
 	c->blob = blob;
 	c->key = key;
-	c->tmap = tmap;
-	carry_tmaps += tmap != 0;
-	return 1;
 }
 
-void ckpt_carry(const struct trace_writer *w, uint64_t start, uint64_t nrec, uint64_t blob,
-		uint64_t key)
+void ckpt_carry_tmap(const struct tr_tensormap *m)
 {
-	carry_add(w, start, nrec, blob, key, 0);
+	uint64_t h;
+	size_t slot;
+	if (!K.inited || !K.on)
+		return;   /* no checkpoints: nothing to carry */
+	h = tr_hash(m, sizeof(*m)) | 1;
+	if (cap_map_get(&TM.keys, h))
+		return;
+	if (!TM.ring)
+		TM.ring = xcalloc(CARRY_TMAPS, sizeof(*TM.ring));
+	slot = (size_t)(TM.n % CARRY_TMAPS);
+	if (TM.n >= CARRY_TMAPS)
+		cap_map_del(&TM.keys, TM.hash[slot], NULL, NULL);   /* the oldest goes */
+	TM.ring[slot] = *m;
+	TM.hash[slot] = h;
+	cap_map_put(&TM.keys, h, slot + 1, 0);
+	TM.n++;
 }
 
-/* The oldest TENSORMAP carries dropped, CARRY_TMAPS left; their keys
- * forgotten, so that a map encoded again is carried again. */
-static void carry_trim_tmaps(void)
+/* The carried maps, oldest first, into *out (malloc'd; NULL when none);
+ * returns how many. */
+static size_t tmaps_copy(struct tr_tensormap **out)
 {
-	size_t drop = carry_tmaps > CARRY_TMAPS ? carry_tmaps - CARRY_TMAPS : 0, k = 0;
-	for (size_t i = 0; i < K.ncarry; i++) {
-		if (drop && K.carry[i].tmap) {
-			drop--;
-			carry_tmaps--;
-			if (K.carry[i].key)
-				cap_map_del(&K.keys, K.carry[i].key, NULL, NULL);
-			continue;
-		}
-		K.carry[k++] = K.carry[i];
-	}
-	K.ncarry = k;
-}
-
-static size_t count_tmaps(const struct carry *list, size_t n)
-{
-	size_t t = 0;
+	size_t n = TM.n < CARRY_TMAPS ? (size_t)TM.n : CARRY_TMAPS, first = (size_t)(TM.n - n);
+	*out = NULL;
+	if (!n)
+		return 0;
+	*out = xmalloc(n * sizeof(**out));
 	for (size_t i = 0; i < n; i++)
-		t += list[i].tmap != 0;
-	return t;
+		(*out)[i] = TM.ring[(first + i) % CARRY_TMAPS];
+	return n;
+}
+
+/* Write maps[0, n) as TENSORMAP records into w.  0, or -1. */
+static int tmaps_write(struct trace_writer *w, const struct tr_tensormap *maps, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct tr_rec r;
+		memset(&r, 0, sizeof(r));
+		r.type = TR_TENSORMAP;
+		r.u.tmap = maps[i];
+		if (tw_record(w, &r) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 /* ---- live allocations ------------------------------------------------------ */
@@ -698,7 +716,6 @@ static void adopt(struct trace_writer *w, struct seg *g, char **path, uint64_t i
 	K.ncarry = g->ncarry;
 	K.acarry = g->acarry;
 	g->carry = NULL;
-	carry_tmaps = count_tmaps(K.carry, K.ncarry);
 	cap_map_release(&K.chunks);
 	K.chunks = g->chunks;
 	memset(&g->chunks, 0, sizeof(g->chunks));
@@ -718,6 +735,8 @@ static int take(struct trace_writer *w, uint64_t seq, struct strbuf *why)
 	struct strbuf next = STRBUF_INIT, err = STRBUF_INIT;
 	char *path = xstrdup(w->path);
 	uint64_t id = K.count + 1, tp = CAP_PROF_T0();
+	struct tr_tensormap *tm = NULL;
+	size_t ntm;
 	CUresult cr;
 	int ret = -1;
 
@@ -750,7 +769,9 @@ static int take(struct trace_writer *w, uint64_t seq, struct strbuf *why)
 		goto out;
 	}
 	g.nw.zstd_level = K.zstd_level;
-	if (carry_all(&g, K.carry, K.ncarry) < 0 || rec_checkpoint(&g.nw, TR_CHECKPOINT_BEGIN, id, seq, 0) < 0) {
+	ntm = tmaps_copy(&tm);
+	if (carry_all(&g, K.carry, K.ncarry) < 0 || tmaps_write(&g.nw, tm, ntm) < 0 ||
+	    rec_checkpoint(&g.nw, TR_CHECKPOINT_BEGIN, id, seq, 0) < 0) {
 		sb_addf(why, "cannot write %s: %s", next.buf, strerror(errno));
 		goto fail;
 	}
@@ -775,6 +796,7 @@ out:
 	if (cap_prof_on)
 		cap_prof_put(CP_CK_REST, cap_prof_now_ns() - tp - read_ns);
 	seg_release(&g);
+	free(tm);
 	free(path);
 	sb_release(&next);
 	sb_release(&err);
@@ -854,6 +876,8 @@ static struct {
 	uint64_t thread_ns;         /* how long the thread took */
 	size_t carry_mark;          /* K.carry entries from here on came after off0 */
 	struct carry *carry;        /* K.carry as it was at off0 */
+	struct tr_tensormap *tmaps; /* the carried maps then (tmaps_copy) */
+	size_t ntmaps;
 	size_t ncarry;
 	struct snap_alloc *a;
 	size_t na;
@@ -861,12 +885,6 @@ static struct {
 	int ret;
 	struct strbuf why, next;
 } J;
-
-void ckpt_carry_tmap(const struct trace_writer *w, uint64_t start, uint64_t key)
-{
-	if (carry_add(w, start, 1, 0, key, 1) && carry_tmaps >= 2 * CARRY_TMAPS && !J.running)
-		carry_trim_tmaps();
-}
 
 static int snap_reserve(uint64_t n)
 {
@@ -901,6 +919,7 @@ static void job_release(void)
 		free(J.a[i].name);
 	free(J.a);
 	free(J.carry);
+	free(J.tmaps);
 	seg_release(&J.g);
 	sb_release(&J.why);
 	sb_release(&J.next);
@@ -913,7 +932,7 @@ static void *job_main(void *arg)
 	uint64_t t0 = mono_ns();
 	(void)arg;
 	J.ret = -1;
-	if (carry_all(g, J.carry, J.ncarry) < 0 ||
+	if (carry_all(g, J.carry, J.ncarry) < 0 || tmaps_write(&g->nw, J.tmaps, J.ntmaps) < 0 ||
 	    rec_checkpoint_n(&g->nw, TR_CHECKPOINT_BEGIN, J.id, J.seq, 0, J.na, J.bytes) < 0)
 		goto wfail;
 	for (size_t i = 0; i < J.na; i++) {
@@ -1011,6 +1030,7 @@ static int job_start(struct trace_writer *w, uint64_t seq, struct strbuf *why)
 	if (J.g.rfd < 0 || tw_open(&J.g.nw, J.next.buf, &err) < 0)
 		goto fail;   /* the synchronous path will say why */
 	J.g.nw.zstd_level = K.zstd_level;
+	J.ntmaps = tmaps_copy(&J.tmaps);
 	J.carry = xcalloc(K.ncarry + 1, sizeof(*J.carry));
 	memcpy(J.carry, K.carry, K.ncarry * sizeof(*J.carry));
 	J.ncarry = J.carry_mark = K.ncarry;

@@ -995,18 +995,16 @@ long cap_put_record(const struct tr_rec *r)
 	return ev;
 }
 
-/* A TENSORMAP record, carried into later segments (the latest distinct
- * maps: ckpt_carry_tmap). */
+/* A TENSORMAP record, its map also kept for later segments
+ * (ckpt_carry_tmap). */
 long cap_put_tmap_record(const struct tr_rec *r)
 {
 	long ev;
-	uint64_t start;
 	if (!lock_rec())
 		return -1;
-	start = cap_wq_mark(&S.w);
 	ev = tw_record(&S.w, r);
 	if (ev >= 0)
-		ckpt_carry_tmap(&S.w, start, tr_hash(&r->u.tmap, sizeof(r->u.tmap)) | 1);
+		ckpt_carry_tmap(&r->u.tmap);
 	unlock();
 	return ev;
 }
