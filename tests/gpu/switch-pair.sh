@@ -1,0 +1,35 @@
+#!/bin/bash
+# switch-pair.sh - one device call's worth (issue 26, shrink's median):
+# gpu-test on every sample but the two long ones (or CALL_GPUTEST_SAMPLES;
+# CALL_NO_GPUTEST=1 skips it), then shrink alone, this build against each
+# of its measurement switches in CALL_WAYS (late: GPUREDUCE_SITE_LATE=1,
+# the slice state's compute-sanitizer run started only at the end; sao4:
+# GPUREDUCE_POOL_START_AT_ONCE=4), on gpu-test's traces (CALL_PAIR_SAMPLES),
+# with each shrink's pool log, all under CALL_DEADLINE seconds (570), the
+# last CALL_PAIR_S (170) of them left to the pairs.  Logs under $OUT/<part>/.
+#   CALL_DEADLINE=565 bash tests/gpu/switch-pair.sh      (carry build)
+export PATH=/opt/torch/.venv/bin:/usr/local/cuda/bin:$PATH
+cd "$(dirname "$0")/../.." || exit 2
+G=$PWD/build/gpureduce
+O=${OUT:-$PWD/build/session}
+T0=$(date +%s)
+left() { echo $(( ${CALL_DEADLINE:-570} - ($(date +%s) - T0) )); }
+nvidia-smi --query-gpu=name,serial,driver_version --format=csv,noheader
+if [ -z "${CALL_NO_GPUTEST:-}" ]; then
+	S=${CALL_GPUTEST_SAMPLES:-$(ls samples | grep -v -e README -e torchvision-long -e ddp-train | tr "\n" " ")}
+	OUT=$O/gputest SESSION_DEADLINE=$(( $(left) - ${CALL_PAIR_S:-170} )) SESSION_GPUTEST_SAMPLES="$S" \
+		BUILD=build CUDA=/usr/local/cuda bash tests/gpu/device-session.sh gputest:4 2>&1 | tail -45
+fi
+P=${CALL_PAIR_SAMPLES:-"oob-write use-after-free shared-overflow device-global lineinfo-assert zero-copy nvrtc-oob cuda-graph uva-table tensor-overrun index-assert triton-mask managed-index ipc-table"}
+for way in ${CALL_WAYS:-late sao4}; do
+	[ "$(left)" -gt 40 ] || break
+	case $way in
+	late) env="GPUREDUCE_SITE_LATE=1" ;;
+	sao4) env="GPUREDUCE_POOL_START_AT_ONCE=4" ;;
+	*) continue ;;
+	esac
+	OUT=$O/$way SESSION_DEADLINE=$(( $(left) - 10 )) SESSION_PAIR_SAMPLES="$P" SESSION_PAIR_OUT=pair-$way \
+		PAIR_A_NAME=default PAIR_B_NAME=$way PAIR_B="env $env $G" \
+		BUILD=build CUDA=/usr/local/cuda bash tests/gpu/device-session.sh pair 2>&1 | tail -4
+	cat build/pair-$way/rows.txt 2>/dev/null
+done
