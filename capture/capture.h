@@ -496,8 +496,8 @@ int cap_tmap_exit(uint32_t cbid, const void *params);
 void cap_tmap_check_launch(const char *kernel, const struct tr_param *params, uint32_t nparams,
 			   const uint8_t *args, uint32_t argsize, int *noted);
 /* Write one record (inject.c: takes the lock, drops it when not
- * recording).  Returns the event number or -1. */
+ * recording; a TENSORMAP's map is also kept for later segments,
+ * ckpt_carry_tmap).  Returns the event number or -1. */
 long cap_put_record(const struct tr_rec *r);
-long cap_put_tmap_record(const struct tr_rec *r);
 
 #endif

@@ -9,7 +9,8 @@
  *
  *   header, the carried records (PROCESS, DEVICE, every MODULE with its
  *   image blob, FUNC_ATTRs, NOTEs: copied byte for byte from the current
- *   file; then the latest distinct TENSORMAPs, from memory), CHECKPOINT_BEGIN, for every live allocation an ALLOC and its
+ *   file; then the latest distinct TENSORMAPs, from memory),
+ *   CHECKPOINT_BEGIN, for every live allocation an ALLOC and its
  *   content as MEMCPY_H2D records flagged TR_F_CHECKPOINT (one per chunk,
  *   each chunk a blob named by its XXH3 hash), CHECKPOINT_END
  *

@@ -991,19 +991,8 @@ long cap_put_record(const struct tr_rec *r)
 	if (!lock_rec())
 		return -1;
 	ev = tw_record(&S.w, r);
-	unlock();
-	return ev;
-}
-
-/* A TENSORMAP record, its map also kept for later segments
- * (ckpt_carry_tmap). */
-long cap_put_tmap_record(const struct tr_rec *r)
-{
-	long ev;
-	if (!lock_rec())
-		return -1;
-	ev = tw_record(&S.w, r);
-	if (ev >= 0)
+	/* a map is launched long after its encode: later segments get it */
+	if (ev >= 0 && r->type == TR_TENSORMAP)
 		ckpt_carry_tmap(&r->u.tmap);
 	unlock();
 	return ev;

@@ -13,7 +13,7 @@
  * programs that re-point a few long-lived maps).
  *
  * Called from inject.c's exit dispatch (cap_tmap_exit); the record goes
- * out through cap_put_tmap_record, under inject.c's lock, and is carried
+ * out through cap_put_record, under inject.c's lock, and is carried
  * into the segments after a checkpoint (a map encoded once at set-up is
  * launched long after it).
  */
@@ -180,6 +180,6 @@ int cap_tmap_exit(uint32_t cbid, const void *params)
 		m->rank = TR_TMAP_MAX_RANK;
 	memcpy(m->map, out, TR_TMAP_BYTES);
 	ring_put(m);   /* a replaced map too: launches pass it as it now is */
-	cap_put_tmap_record(&r);   /* carried into later segments (checkpoint.c) */
+	cap_put_record(&r);   /* carried into later segments too (checkpoint.c) */
 	return 1;
 }

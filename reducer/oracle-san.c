@@ -227,11 +227,9 @@ static int bg_collect(struct oracle *s, struct bg_san *b, char *site, size_t n, 
 {
 	int found;
 	bg_launch(b);
-	if (!b->started) {
-		b->collected = 1;
-		return 0;
-	}
 	b->collected = 1;
+	if (!b->started)
+		return 0;   /* a deferred run that could not start (b->why) */
 	found = collect_site(&b->ch, b->out.buf, b->bin.buf, site, n, output, early, b->why, sizeof(b->why));
 	s->rep->site_runs++;
 	s->rep->site_seconds += now_sec() - b->t0;
