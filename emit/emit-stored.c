@@ -5,41 +5,141 @@
  * word is overwritten with the address of the repro's own buffer, as
  * replay relocates it (replay/engine.c do_h2d, the pointer-word rule of
  * addr/memmap.h).  Called by emit.c after each embedded copy.
+ *
+ * A table of pointers can be long (a row table, a batched GEMM's A/B/C
+ * arrays): one line per word made repro.cu thousands of lines that a
+ * reader skips and the compiler takes seconds over, and words past a
+ * cap were left unrelocated.  So the words are written as
+ *   - runs: N words at a fixed stride, pointing into one buffer at a fixed
+ *     stride (entry i of a row table, a struct array's pointer field),
+ *     one loop each;
+ *   - the rest one line each, or, past IRREGULAR_LINES of them, one table
+ *     and one loop over it.
+ * Every word is relocated; the comments keep the captured addresses.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../addr/memmap.h"
 #include "../common/strbuf.h"
+#include "../common/util.h"
 #include "emit-int.h"
 
-#define MAX_LINES 4096   /* beyond: one loop-free line per word is too much text; said */
+#define RUN_MIN 4                /* words at one stride before they make a loop */
+#define IRREGULAR_LINES 16       /* single lines at most; beyond, a table */
+#define WORDS_MAX (1u << 20)     /* beyond: said, not relocated (a 8 MiB table) */
 
-struct stored {
-	struct strbuf *o;
-	int id;
-	uint64_t off;
-	size_t n;
+struct word {
+	uint64_t at;                 /* offset in the destination buffer */
+	int buf;                     /* the buffer it points into */
+	int dead;                    /* ...which was freed */
+	int64_t delta;               /* offset in that buffer */
+	uint64_t v;                  /* the captured value */
 };
 
-static int one(struct mm_alloc *a, size_t k, uint64_t v, int dead, void *arg)
+struct words {
+	struct word *w;
+	size_t n, cap, seen;
+	uint64_t off;
+};
+
+static int collect(struct mm_alloc *a, size_t k, uint64_t v, int dead, void *arg)
 {
-	struct stored *S = arg;
-	if (S->n++ >= MAX_LINES)
+	struct words *W = arg;
+	if (W->seen++ >= WORDS_MAX)
 		return 0;
-	sb_addf(S->o, "\t{ CUdeviceptr p_ = buf[%d].ptr + %lld; SETUP(cuMemcpyHtoD(buf[%d].ptr + %llu, &p_, 8)); }"
-		"   /* a stored pointer: captured 0x%llx%s */\n",
-		(int)(intptr_t)a->user - 1, (long long)(v - a->addr), S->id,
-		(unsigned long long)(S->off + k), (unsigned long long)v, dead ? ", a FREED buffer" : "");
+	if (W->n == W->cap) {
+		W->cap = W->cap ? 2 * W->cap : 64;
+		W->w = xrealloc(W->w, W->cap * sizeof(*W->w));
+	}
+	W->w[W->n++] = (struct word){ W->off + k, (int)(intptr_t)a->user - 1, dead, (int64_t)(v - a->addr), v };
 	return 0;
+}
+
+/* How many words from i on go at one stride in both places (at least 1). */
+static size_t run_len(const struct word *w, size_t n, size_t i)
+{
+	size_t j = i + 1;
+	if (j >= n || w[j].buf != w[i].buf || w[j].dead != w[i].dead)
+		return 1;
+	uint64_t ds = w[j].at - w[i].at;
+	int64_t dv = w[j].delta - w[i].delta;
+	while (j + 1 < n && w[j + 1].buf == w[i].buf && w[j + 1].dead == w[i].dead &&
+	       w[j + 1].at - w[j].at == ds && w[j + 1].delta - w[j].delta == dv)
+		j++;
+	return j - i + 1;
+}
+
+static void one_line(struct strbuf *o, int id, const struct word *w)
+{
+	sb_addf(o, "\t{ CUdeviceptr p_ = buf[%d].ptr + %lld; SETUP(cuMemcpyHtoD(buf[%d].ptr + %llu, &p_, 8)); }"
+		"   /* a stored pointer: captured 0x%llx%s */\n",
+		w->buf, (long long)w->delta, id, (unsigned long long)w->at, (unsigned long long)w->v,
+		w->dead ? ", a FREED buffer" : "");
+}
+
+static void run_loop(struct strbuf *o, int id, const struct word *w, size_t len)
+{
+	unsigned long long ds = w[1].at - w[0].at;
+	long long dv = (long long)(w[1].delta - w[0].delta);
+	sb_addf(o, "\tfor (long long i_ = 0; i_ < %zu; i_++) {   /* %zu stored pointers, every %llu bytes from +%llu: "
+		"buffer %d + %lld + %lld*i (captured 0x%llx + %lld*i)%s */\n",
+		len, len, ds, (unsigned long long)w[0].at, w[0].buf, (long long)w[0].delta, dv,
+		(unsigned long long)w[0].v, dv, w[0].dead ? ", a FREED buffer" : "");
+	sb_addf(o, "\t\tCUdeviceptr p_ = buf[%d].ptr + %lld + %lld * i_;\n", w[0].buf, (long long)w[0].delta, dv);
+	sb_addf(o, "\t\tSETUP(cuMemcpyHtoD(buf[%d].ptr + %llu + %llu * (unsigned long long)i_, &p_, 8));\n\t}\n",
+		id, (unsigned long long)w[0].at, ds);
+}
+
+/* The words no run took: one line each, or a table and a loop over it. */
+static void irregular(struct strbuf *o, int id, struct word *const *rest, size_t n)
+{
+	size_t dead = 0;
+	if (n <= IRREGULAR_LINES) {
+		for (size_t i = 0; i < n; i++)
+			one_line(o, id, rest[i]);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		dead += rest[i]->dead != 0;
+	sb_addf(o, "\t{   /* %zu stored pointers (first captured 0x%llx", n, (unsigned long long)rest[0]->v);
+	if (dead)
+		sb_addf(o, "; %zu into FREED buffers", dead);
+	sb_addf(o, "); each row: offset in buffer %d, the buffer it points into, the offset there */\n", id);
+	sb_adds(o, "\t\tstatic const long long sp_[][3] = {\n");
+	for (size_t i = 0; i < n; i++)
+		sb_addf(o, "%s{ %llu, %d, %lld },%s", i % 4 ? " " : "\t\t\t", (unsigned long long)rest[i]->at,
+			rest[i]->buf, (long long)rest[i]->delta, i % 4 == 3 || i + 1 == n ? "\n" : "");
+	sb_adds(o, "\t\t};\n"
+		"\t\tfor (size_t i_ = 0; i_ < sizeof(sp_) / sizeof(sp_[0]); i_++) {\n"
+		"\t\t\tCUdeviceptr p_ = buf[sp_[i_][1]].ptr + sp_[i_][2];\n");
+	sb_addf(o, "\t\t\tSETUP(cuMemcpyHtoD(buf[%d].ptr + (unsigned long long)sp_[i_][0], &p_, 8));\n"
+		"\t\t}\n\t}\n", id);
 }
 
 size_t emit_stored_ptrs(struct strbuf *o, const struct memmap *mm, int id, uint64_t off, uint64_t dst,
 			const uint8_t *data, size_t len)
 {
-	struct stored S = { o, id, off, 0 };
-	memmap_scan_words(mm, data, len, memmap_first_aligned(dst), one, &S);
-	if (S.n > MAX_LINES)
-		sb_addf(o, "\t/* %zu more stored pointers in this copy were not relocated */\n", S.n - MAX_LINES);
-	return S.n;
+	struct words W = { NULL, 0, 0, 0, off };
+	struct word **rest;
+	size_t nrest = 0;
+
+	memmap_scan_words(mm, data, len, memmap_first_aligned(dst), collect, &W);
+	rest = xcalloc(W.n ? W.n : 1, sizeof(*rest));
+	for (size_t i = 0; i < W.n;) {
+		size_t r = run_len(W.w, W.n, i);
+		if (r >= RUN_MIN) {
+			run_loop(o, id, &W.w[i], r);
+			i += r;
+		} else {
+			rest[nrest++] = &W.w[i++];
+		}
+	}
+	irregular(o, id, rest, nrest);
+	if (W.seen > W.n)
+		sb_addf(o, "\t/* %zu more stored pointers in this copy were not relocated */\n", W.seen - W.n);
+	free(rest);
+	free(W.w);
+	return W.seen;
 }

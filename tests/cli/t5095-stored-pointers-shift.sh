@@ -66,6 +66,42 @@ check_grep "  ...the repro rewrites the stored pointer" "a stored pointer: captu
 check "  ...compiles against the double" $CC -x c -w -I$CUDA/include -o r/repro r/repro.cu -L$DBL -Wl,-rpath,$DBL -lcuda
 check_exit "  ...and faults" 1 ./r/repro
 
+# Long tables: 5000 rows into A (20480 bytes), the last one past A's end.
+# repro.cu relocates every row (it stopped at 4096 before; the rest then
+# faulted at their captured addresses, at row 4096) and writes rows at one
+# stride as a loop, the rest as a table, not 5000 lines.
+long_table() {   # NAME ROW-EXPR (awk, of i)
+	{ cat <<EOT
+process 100 /work ./app
+device "gpureduce CPU double"
+module $DBL/kernels.cubin 1
+alloc 0x5a0000100000 20480
+alloc 0x5a0000200000 20480
+alloc 0x5a0000400000 40000
+h2d 0x5a0000100000 20480 seq
+EOT
+	awk -v n=5000 "BEGIN { printf \"h2d 0x5a0000400000 40000 u64:\"; for (i = 0; i < n; i++) {
+		v = i == n - 1 ? 20480 : 4 * ($2); printf \"%s0x5a00001%05x\", i ? \",\" : \"\", v }; print \"\" }"
+	cat <<EOT
+launch _Z5chasePPKfPfi 5 1000 ptr:0x5a0000400000 ptr:0x5a0000200000 i32:5000
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuCtxSynchronize 0 at_launch=0
+EOT
+	} > $1.txt
+	check "mktrace $1" sh -c "$MKTRACE $1.bin < $1.txt"
+	check "shrink $1" $GPUREDUCE shrink -j 2 --quiet -o $1/repro.cu $1.bin
+	check "  ...its repro compiles" $CC -x c -w -I$CUDA/include -o $1/repro $1/repro.cu -L$DBL -Wl,-rpath,$DBL -lcuda
+	check_exit "  ...and faults" 1 env DOUBLE_VERBOSE=1 ./$1/repro
+	check_grep "  ...at the last row, past A's end (every row relocated)" "block (4,0,0) thread (999,0,0)" "$TMP/.out"
+	n=$(grep -c 'a stored pointer: captured' $1/repro.cu)
+	if [ "$n" -le 16 ]; then ok "  ...in $n single line(s), not one per row"; else fail "$n single stored-pointer lines"; fi
+}
+long_table rows 'i'
+check_grep "  ...the rows at one stride are one loop" "4999 stored pointers, every 8 bytes from +0: buffer 0 + 0 + 4\*i (captured 0x5a0000100000 + 4\*i)" rows/repro.cu
+check_grep "  ...the last row a line of its own" "a stored pointer: captured 0x5a0000105000" rows/repro.cu
+long_table scattered '(i * 7919) % 4999'
+check_grep "  ...rows at no one stride are a table" "static const long long sp_\[\]\[3\]" scattered/repro.cu
+check_grep "  ...of all 5000 rows" "5000 stored pointers (first captured 0x5a0000100000)" scattered/repro.cu
+
 # shifted placement
 check_exit "--shift: the clean trace still replays clean" 0 $GPUREDUCE replay --shift ok.bin
 check_grep "  ...said, with every buffer shifted" "shifted placement (GPUREDUCE_SHIFT=1): 3 buffer(s) away" "$TMP/.out"
