@@ -73,15 +73,31 @@ static int data_oracle(void *arg, const unsigned char *const *masks, size_t k, s
  * Byte offsets (within the H2D payload of `item`) of 8-byte words that hold
  * a pointer into some buffer of the candidate.  Such words are never zeroed
  * or filled: a zeroed pointer array faults too, in the same kernel, for a
- * reason that is not the user's bug.  Returns a 0/1 map of payload words
- * (size/8 + 1 entries), or NULL when there are none.
+ * reason that is not the user's bug.  In a table of pointers (at least
+ * TABLE_MIN of them, 3 in 4 of the copy's words) the words that are not
+ * zeros nor pointers are marked too: a retired row's sentinel, an end
+ * marker, -1.  Zeroed, the table's reader follows a null pointer instead:
+ * the same error in the same kernel, which only the site check tells
+ * apart, at the end (device-counter on the H200: backed off, a second
+ * repro.cu check, 6 s).  Returns a 0/1 map of payload words (size/8 + 1
+ * entries), or NULL when there are none.
  */
+#define TABLE_MIN 16
+
+static void mark_word(unsigned char *map, uint64_t off)
+{
+	map[off / 8] = 1;
+	if (off % 8)
+		map[off / 8 + 1] = 1;
+}
+
 static unsigned char *pointer_words_in(const struct cand *c, size_t item, const struct strbuf *data)
 {
 	struct memmap mm = MEMMAP_INIT;
 	const struct item *it = &c->it[item];
 	unsigned char *map;
-	size_t nw, found = 0;
+	size_t nw, found = 0, words = 0;
+	uint64_t first = (8 - (it->rec.u.copy.dst & 7)) & 7;
 
 	for (size_t i = 0; i < c->n; i++) {
 		const struct tr_rec *r = &c->it[i].rec;
@@ -93,17 +109,22 @@ static unsigned char *pointer_words_in(const struct cand *c, size_t item, const 
 	nw = (data->len > it->rec.u.copy.size ? data->len : it->rec.u.copy.size) / 8 + 2;
 	map = xcalloc(nw, 1);
 	/* words aligned in the device address space */
-	for (uint64_t off = (8 - (it->rec.u.copy.dst & 7)) & 7; off + 8 <= data->len; off += 8) {
+	for (uint64_t off = first; off + 8 <= data->len; off += 8, words++) {
 		uint64_t v;
 		int dead;
 		memcpy(&v, data->buf + off, 8);
 		if (memmap_pointer_word(&mm, v, &dead)) {
-			map[off / 8] = 1;
-			if (off % 8)
-				map[off / 8 + 1] = 1;
+			mark_word(map, off);
 			found++;
 		}
 	}
+	if (found >= TABLE_MIN && found * 4 >= words * 3)
+		for (uint64_t off = first; off + 8 <= data->len; off += 8) {
+			uint64_t v;
+			memcpy(&v, data->buf + off, 8);
+			if (v)
+				mark_word(map, off);   /* a table's sentinel (above) */
+		}
 	if (!found) {
 		free(map);
 		map = NULL;

@@ -203,6 +203,26 @@ shrink_case ptrs
 check_grep "  ...the slice kept the copies as captured (ptrs)" "outcome: reduced to one launch$" ptrs/repro.yaml
 check_grep "  ...the data phase replaced nothing (ptrs)" "outcome: nothing to replace$" ptrs/repro.yaml
 
+# table: chase's table is 64 pointers into A, then 8 retired rows that
+# hold the sentinel 0xdead00000000, and chase reads row 64: the fault is
+# the sentinel.  Zeroed, the row would be a null pointer: the same error
+# in the same kernel (on the GPU only the site check tells them apart, at
+# the end: device-counter backed off and checked repro.cu twice).  In a
+# table of pointers, words that are neither zeros nor pointers are kept as
+# pointers are: the table stays as captured, all 72 rows (A's bytes still
+# become zeros).
+{ double_trace_head
+  echo "alloc 0x7f0000100000 4096"
+  echo "h2d 0x7f0000100000 4096 seq"
+  echo "alloc 0x7f0000800000 576"
+  echo "alloc 0x7f0000a00000 512"
+  echo "h2d 0x7f0000800000 576 u64:$(awk 'BEGIN { for (i = 0; i < 72; i++) printf "%s%s", i ? "," : "", i < 64 ? sprintf("0x7f00001%05x", 64 * i) : "0xdead00000000" }')"
+  echo "launch _Z5chasePPKfPfi 1 72 ptr:0x7f0000800000 ptr:0x7f0000a00000 i32:72"
+  echo "fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1"; } > table.txt
+shrink_case table
+copies_are 0x7f00008 "0x7f0000800000 576 " "the table's sentinel rows are kept with its pointers (table)"
+check_grep "  ...A's bytes, which do not matter, became zeros (table)" "outcome: reduced to one launch, copies in as zeros" table/repro.yaml
+
 # structs: gather's src is 64 {pointer, length} structs (the pointer
 # words are kept, the lengths become zeros) and its index table has a
 # wild entry: the struct array's 64 kept ranges are written as one copy
