@@ -6,8 +6,10 @@
  * array faults too, for a reason that is not the user's bug.  Before the
  * per-copy search, one guess for every copy at once (zeros but pointer
  * words, then also but outliers: phase_data_guess_test), which the slice
- * tries first; and before each copy's chunk search, its outliers and
- * extremes (outliers_fault).
+ * tries first; and before each copy's chunk search, its outliers, its
+ * extremes and the heads of the tensors the launch points at
+ * (outliers_fault).  In a table of pointers, the words that are none (its
+ * sentinels) are kept as its pointers are (pointer_words_in).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -238,7 +240,7 @@ static uint64_t mag64(int64_t v)
 	return v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
 }
 
-enum guess { GUESS_OUTLIERS, GUESS_EXTREMES };
+enum guess { GUESS_OUTLIERS, GUESS_EXTREMES, GUESS_HEADS };
 
 /* The extremes of a view: at most this many elements of its largest value
  * (and of its smallest, when negative) are marked. */
@@ -390,6 +392,47 @@ static size_t param_starts(const struct cand *c, uint64_t dst, size_t len, size_
 	return n;
 }
 
+/* The third guess (GUESS_HEADS), for a copy launches point into (an
+ * allocator segment) where no value stood out: the head of each tensor a
+ * parameter points at, HEAD_BYTES up to the next place a parameter
+ * points, its words that are neither zeros nor pointers.  An index tensor
+ * whose every entry is the same wild value (gemm-then-fault's 256 copies
+ * of 1 << 28) has no outlier nor extreme, and the chunk search took 16
+ * faulting candidates over its 2 MiB segment on the H200.  Returns the map
+ * as outlier_words does; none when the heads are a quarter of the copy's
+ * words or more (the chunk search is as good). */
+#define HEAD_BYTES 512
+static unsigned char *param_heads(const struct cand *c, const struct strbuf *data, uint64_t dst,
+				  const unsigned char *pw, size_t *count)
+{
+	size_t starts[WINDOW_STARTS], ns = c ? param_starts(c, dst, data->len, starts) : 0;
+	size_t first8 = memmap_first_aligned(dst);
+	unsigned char *map;
+
+	*count = 0;
+	if (!ns)
+		return NULL;
+	map = xcalloc(data->len / 8 + 2, 1);
+	for (size_t k = 0; k < ns; k++) {
+		size_t hi = k + 1 < ns && starts[k + 1] < starts[k] + HEAD_BYTES ? starts[k + 1] : starts[k] + HEAD_BYTES;
+		for (size_t off = starts[k] < first8 ? first8 : first8 + (starts[k] - first8 + 7) / 8 * 8;
+		     off + 8 <= hi && off + 8 <= data->len; off += 8) {
+			uint64_t v;
+			memcpy(&v, data->buf + off, 8);
+			if (v && !covers_pointer(pw, off, 8) && !map[off / 8]) {
+				mark_span(map, off, 8);
+				(*count)++;
+			}
+		}
+	}
+	if (!*count || *count * 4 >= data->len / 8) {
+		free(map);
+		map = NULL;
+		*count = 0;
+	}
+	return map;
+}
+
 /* 1 when outlier_words looks at copy `item` of c: all of it, or windows
  * where a launch points into it (its bytes are read for that alone). */
 static int outliers_scanned(const struct cand *c, size_t item)
@@ -429,6 +472,8 @@ static unsigned char *outlier_words(const struct cand *c, const struct strbuf *d
 	size_t starts[WINDOW_STARTS], ns;
 
 	*count = 0;
+	if (how == GUESS_HEADS)
+		return param_heads(c, data, dst, pw, count);
 	if (data->len < 64)
 		return NULL;
 	map = xcalloc(data->len / 8 + 2, 1);
@@ -485,12 +530,55 @@ static struct range *word_ranges(uint64_t size, size_t first8, const unsigned ch
 	return w;
 }
 
+/* After the heads guess faulted: the first word of each head alone (the
+ * pointer words kept), side by side in one batch.  Where an index tensor
+ * holds one wild value throughout, its first word faults and the others
+ * run clean: one fault, where ddmin over the heads' words made one per
+ * part it tried (11 on the CPU stand-in).  1 when one faulted: mk keeps
+ * that word (the first such head in offset order); 0 leaves mk alone. */
+static int head_alone(struct data_dd *d, const struct range *w, const unsigned char *fixed, size_t nw,
+		      unsigned char *mk)
+{
+	unsigned char *m[WINDOW_STARTS];
+	size_t at[WINDOW_STARTS], k = 0, prev = (size_t)-1;
+	int res[WINDOW_STARTS] = { 0 }, won = 0;
+
+	for (size_t i = 0; i < nw; i++) {
+		if (fixed[i])
+			continue;
+		if (prev == (size_t)-1 || w[prev].off + w[prev].len != w[i].off) {
+			if (k == WINDOW_STARTS)
+				return 0;   /* not heads: more runs than parameters */
+			at[k++] = i;
+		}
+		prev = i;
+	}
+	if (k < 1)
+		return 0;
+	for (size_t j = 0; j < k; j++) {
+		m[j] = xmalloc(nw + 1);
+		for (size_t i = 0; i < nw; i++)
+			m[j][i] = fixed[i] || i == at[j];
+	}
+	if (data_oracle(d, (const unsigned char *const *)m, k, nw, res) == 0)
+		for (size_t j = 0; j < k && !won; j++)
+			if (res[j]) {
+				memcpy(mk, m[j], nw);
+				won = 1;
+			}
+	for (size_t j = 0; j < k; j++)
+		free(m[j]);
+	return won;
+}
+
 /*
  * The likely outcome first, for a copy's bytes: keep only its outliers
  * (outlier_words) and its pointer words, zeros elsewhere, tested alone;
  * when nothing stands out or that runs clean, its extremes the same way
  * (the largest value, the smallest when negative: a label one past the
- * class count).  When a guess faults, ddmin goes on over its words only:
+ * class count), then the heads of the tensors the launch points into
+ * (param_heads; each head's first word alone next, head_alone).  When a
+ * guess faults, ddmin goes on over its words only:
  * an index table whose one wild entry faults is found in one fault and a
  * few clean runs, where the chunk search costs a fault each round (8-16
  * faulting candidates for the samples' index tables on the H100, 0.3 s
@@ -535,7 +623,8 @@ static int guess_faults(struct data_dd *d, const struct strbuf *data, const unsi
 	fixed = xcalloc(nw + 1, 1);
 	for (size_t i = 0; i < nw; i++)
 		fixed[i] = (unsigned char)covers_pointer(pw, w[i].off, w[i].len);
-	if (nw > 1)     /* each guessed word likely faults alone (tied maxima, padding entries) */
+	if (nw > 1 && !(how == GUESS_HEADS && head_alone(d, w, fixed, nw, mk)))
+		/* each guessed word likely faults alone (tied maxima, padding entries) */
 		ddmin_run_redundant(mk, fixed, nw, oracle_dd_width(d->o), data_oracle, d, NULL);
 	free(fixed);
 	free(*keep);
@@ -548,15 +637,18 @@ static int outliers_fault(struct data_dd *d, const unsigned char *pw, unsigned c
 {
 	const struct item *it = &d->base->it[d->item];
 	struct strbuf data = STRBUF_INIT, e = STRBUF_INIT;
-	unsigned char *first = NULL, *second = NULL;
+	unsigned char *first = NULL, *second = NULL, *third = NULL;
 	int won = 0;
 
-	/* the copy's bytes, read once for both guesses */
+	/* the copy's bytes, read once for the three guesses */
 	if (outliers_scanned(d->base, d->item) && trace_blob_read(it->src, it->rec.u.copy.blob, &data, 0, &e) == 0)
 		won = guess_faults(d, &data, pw, GUESS_OUTLIERS, NULL, &first, keep, n) ||
-		      (!oracle_stopped(d->o) && guess_faults(d, &data, pw, GUESS_EXTREMES, first, &second, keep, n));
+		      (!oracle_stopped(d->o) && guess_faults(d, &data, pw, GUESS_EXTREMES, first, &second, keep, n)) ||
+		      (!oracle_stopped(d->o) &&
+		       guess_faults(d, &data, pw, GUESS_HEADS, second ? second : first, &third, keep, n));
 	free(first);
 	free(second);
+	free(third);
 	sb_release(&data);
 	sb_release(&e);
 	return won;
