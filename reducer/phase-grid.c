@@ -20,8 +20,16 @@
  * or log-evenly in grids of 64 to 4096 blocks, a dimension's search costs
  * 1.0-2.2 s where four evenly spaced sizes a round cost 1.5-3.9 s (one
  * probe at the middle: 1.2-2.9 s).
+ *
+ * The search ends within 1/PRECISION of the size that faults: exact below
+ * PRECISION blocks, and a grid of two million blocks whose last 16 fault
+ * (int32-overflow) is not walked to its last block: clean probes narrow
+ * the range by 3/10 each, 37 rounds of the 41 grid candidates on the H200.
+ * Within 1/1024 it takes 19; a repro with 2097153 blocks reads no better
+ * than one with 2097168.
  */
 #define PROBE_TENTHS 3
+#define PRECISION 1024
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,7 +113,7 @@ void phase_grid(struct oracle *o, const struct shrink_opts *opts, struct cand *b
 		} else if (cur > 1) {
 			lo = 1;                /* the one-block grid ran clean */
 		}
-		while (hi > 1 && hi - lo > 1) {
+		while (hi > 1 && hi - lo > 1 && hi - lo > hi / PRECISION) {
 			/* one size, PROBE_TENTHS of the way up from lo (see the top) */
 			uint32_t v = lo + (uint32_t)((uint64_t)(hi - lo) * PROBE_TENTHS / 10);
 			struct cand c;

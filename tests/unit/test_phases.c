@@ -390,6 +390,29 @@ UNIT_TEST(phase_grid_ends_at_the_smallest_faulting_size)
 		fprintf(stderr, "    thresholds 2..1000 (every 37th): at most %u faulting sizes\n", worst);
 	}
 
+	/* two million blocks, the last 16 faulting (int32 offsets that wrap):
+	 * the search ends within 1/1024 of the threshold, in far fewer rounds
+	 * than walking to it (41 candidates: 1 + 40 clean probes 3/10 up) */
+	{
+		struct item *it = NULL;
+		g.f.k = (1u << 21) + 1;
+		g.f.tested = g.f.faults = 0;
+		rig_restart(&g);
+		for (size_t i = g.best.n; i-- > 0 && !it;)
+			if (g.best.it[i].rec.type == TR_LAUNCH)
+				it = &g.best.it[i];
+		it->rec.u.launch.grid.x = (1u << 21) + 16;
+		rig_reopen(&g, STRATEGY_FULL);
+		phase_grid(g.o, &g.opts, &g.best);
+		CHECK(last_launch(&g.best) != NULL);
+		if (last_launch(&g.best)) {
+			uint32_t x = last_launch(&g.best)->rec.u.launch.grid.x;
+			CHECK(x >= (1u << 21) + 1 && x <= (1u << 21) + 16);
+		}
+		CHECK(g.f.tested <= 24);
+		fprintf(stderr, "    2097168 blocks, the last 16 faulting: %ld candidates\n", (long)g.f.tested);
+	}
+
 	/* every grid faults (one block is enough): the one-block grid is
 	 * tried first and is the only candidate, one fault in all */
 	g.f.k = 1;
