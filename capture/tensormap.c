@@ -126,6 +126,18 @@ int cap_tmap_exit(uint32_t cbid, const void *params)
 	struct tr_tensormap *m = &r.u.tmap;
 	const CUtensorMap *out = NULL;
 
+	/* every exit callback comes here: the others leave before the memset */
+	switch (cbid) {
+	case CB(cuTensorMapEncodeTiled):
+	case CB(cuTensorMapEncodeIm2col):
+#if CUDA_VERSION >= 12080
+	case CB(cuTensorMapEncodeIm2colWide):
+#endif
+	case CB(cuTensorMapReplaceAddress):
+		break;
+	default:
+		return 0;
+	}
 	memset(&r, 0, sizeof(r));
 	r.type = TR_TENSORMAP;
 	switch (cbid) {
