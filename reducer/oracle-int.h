@@ -35,7 +35,6 @@ struct bg_san {
 	struct strbuf bin, out;   /* the trace it runs, the file its output goes to */
 	uint64_t hash;            /* bin's content (oracle_file_hash) */
 	int started, collected;
-	int deferred, guard;      /* written, to start later (bg_launch) under guard */
 	double t0;
 	char why[300];            /* no site: why (no_site_why, or why it did not start) */
 };

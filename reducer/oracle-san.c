@@ -173,7 +173,7 @@ static void bg_init(struct bg_san *b)
 /* Kill the run if it was never collected; free the paths. */
 static void bg_release(struct bg_san *b)
 {
-	if (b->started && !b->collected && !b->deferred)
+	if (b->started && !b->collected)
 		child_kill(&b->ch);
 	sb_release(&b->bin);
 	sb_release(&b->out);
@@ -181,22 +181,17 @@ static void bg_release(struct bg_san *b)
 
 /* Start compute-sanitizer in the background on c, written as
  * WORKDIR/NAME.bin (its output: NAME.txt).  b->hash is set even when the
- * run could not start (b->started stays 0).  defer: only write it; the
- * run starts at bg_launch (b->started is 1 meanwhile). */
-static void bg_start(struct oracle *s, struct bg_san *b, const struct cand *c, const char *name, int defer)
+ * run could not start (b->started stays 0). */
+static void bg_start(struct oracle *s, struct bg_san *b, const struct cand *c, const char *name)
 {
 	struct strbuf e = STRBUF_INIT;
 	sb_reset(&b->bin);
 	sb_reset(&b->out);
 	sb_addf(&b->bin, "%s/%s.bin", s->o->workdir, name);
 	sb_addf(&b->out, "%s/%s.txt", s->o->workdir, name);
-	b->deferred = 0;
 	if (cand_write(c, b->bin.buf, &e) == 0) {
 		b->hash = oracle_file_hash(b->bin.buf);
-		if (defer) {
-			b->started = b->deferred = 1;
-			b->guard = s->guard;
-		} else if (diagnose_start(b->bin.buf, s->guard, b->out.buf, &b->ch, &e) == 0) {
+		if (diagnose_start(b->bin.buf, s->guard, b->out.buf, &b->ch, &e) == 0) {
 			b->started = 1;
 			b->t0 = now_sec();
 		}
@@ -206,30 +201,13 @@ static void bg_start(struct oracle *s, struct bg_san *b, const struct cand *c, c
 	sb_release(&e);
 }
 
-/* A deferred run (bg_start): start it now. */
-static void bg_launch(struct bg_san *b)
-{
-	struct strbuf e = STRBUF_INIT;
-	if (!b->started || !b->deferred)
-		return;
-	b->deferred = 0;
-	if (diagnose_start(b->bin.buf, b->guard, b->out.buf, &b->ch, &e) == 0) {
-		b->t0 = now_sec();
-	} else {
-		b->started = 0;
-		snprintf(b->why, sizeof(b->why), "not run (%s)", e.len ? e.buf : "compute-sanitizer did not start");
-	}
-	sb_release(&e);
-}
-
 /* Wait for a background run (once) and read its site, as collect_site. */
 static int bg_collect(struct oracle *s, struct bg_san *b, char *site, size_t n, char **output, int *early)
 {
 	int found;
-	bg_launch(b);
 	b->collected = 1;
 	if (!b->started)
-		return 0;   /* a deferred run that could not start (b->why) */
+		return 0;
 	found = collect_site(&b->ch, b->out.buf, b->bin.buf, site, n, output, early, b->why, sizeof(b->why));
 	s->rep->site_runs++;
 	s->rep->site_seconds += now_sec() - b->t0;
@@ -242,8 +220,7 @@ void oracle_prefetch_start(struct oracle *s, const struct cand *c)
 {
 	if (s->pre.started)
 		return;
-	bg_launch(&s->base);   /* GPUREDUCE_SITE_LATE: the base's run starts here */
-	bg_start(s, &s->pre, c, "final-site", 0);
+	bg_start(s, &s->pre, c, "final-site");
 	if (s->pre.started && s->pre.hash == s->base.hash) {
 		child_kill(&s->pre.ch);
 		s->pre.started = 0;
@@ -350,20 +327,13 @@ void oracle_base_start(struct oracle *s, const struct cand *c, const char *name)
 {
 	if (s->base.started && !s->base.collected) {
 		/* started early on a state that did not become the base */
-		if (!s->base.deferred)
-			child_kill(&s->base.ch);
+		child_kill(&s->base.ch);
 		s->base.ch = (struct child)CHILD_INIT;
 		s->base.started = 0;
 		s->base.why[0] = 0;
 	}
 	s->base_name = name;
-	/* GPUREDUCE_SITE_LATE=1: written now, run from the final state's
-	 * confirmation on (oracle_prefetch_start), to measure on a GPU whether
-	 * its run beside the phases slows the workers' contexts */
-	{
-		const char *late = getenv("GPUREDUCE_SITE_LATE");
-		bg_start(s, &s->base, c, "slice-site", late && !strcmp(late, "1"));
-	}
+	bg_start(s, &s->base, c, "slice-site");
 }
 
 int oracle_base_started(const struct oracle *s)

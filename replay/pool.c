@@ -19,6 +19,8 @@
  * process took 0.42 s and eight started together 2.5 s: context creation
  * is served one after another, so starting all workers at once only made
  * the first one ready late (the confirm phase's two runs waited ~2 s).
+ * Four at a time made 14 shrinks slower, every one (median 5.41 s against
+ * 4.74; H200, docs/RESULTS.md 2026-12-06).
  */
 #include <errno.h>
 #include <poll.h>

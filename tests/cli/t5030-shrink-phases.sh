@@ -68,15 +68,6 @@ check_grep "  ...and the sanitizer runs with their waits" "sanitizer .*size-[0-9
 check "the cut repro compiles" cc -x c -w -I${CUDA:-/usr/local/cuda}/include -o s/repro s/repro.cu -L$DBL -Wl,-rpath,$DBL -lcuda
 check_exit "  ...and faults (exit 1)" 1 s/repro
 check_grep "  ...src allocated small" "buffer 0: 4 B, device; param 1 .float const\*." s/repro.cu
-
-# GPUREDUCE_SITE_LATE=1 (a measurement switch, oracle-san.c): the slice
-# state's sanitizer run is written at once but started only beside the
-# final state's confirmation; the site check comes out the same.
-check "shrink with the slice's sanitizer run started late" env GPUREDUCE_SITE_LATE=1 \
-	$GPUREDUCE shrink -j 2 --quiet --log=late.log -o late/repro.cu gather.bin
-check_grep "  ...the site is confirmed" "site_confirmed: true" late/repro.yaml
-check_grep "  ...the slice's: a wild read" "site: .*; a wild address" late/repro.yaml
-check_grep "  ...its run was collected" "sanitizer on the slice state: .*a wild address" late.log
 check_grep "  ...out kept whole" "buffer 1: 4000 B, device; param 0 .float\*." s/repro.cu
 
 # compute-sanitizer reports more than the first error: a cut whose first

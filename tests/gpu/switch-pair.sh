@@ -2,8 +2,7 @@
 # switch-pair.sh - one device call's worth (issue 26, shrink's median):
 # gpu-test on every sample but the two long ones (or CALL_GPUTEST_SAMPLES;
 # CALL_NO_GPUTEST=1 skips it), then shrink alone, this build against each
-# of its measurement switches in CALL_WAYS (late: GPUREDUCE_SITE_LATE=1,
-# the slice state's compute-sanitizer run started only at the end; sao4:
+# of its measurement switches in CALL_WAYS (sao4:
 # GPUREDUCE_POOL_START_AT_ONCE=4), on gpu-test's traces (CALL_PAIR_SAMPLES),
 # with each shrink's pool log, all under CALL_DEADLINE seconds (570), the
 # last CALL_PAIR_S (170) of them left to the pairs.  Logs under $OUT/<part>/.
@@ -21,10 +20,9 @@ if [ -z "${CALL_NO_GPUTEST:-}" ]; then
 		BUILD=build CUDA=/usr/local/cuda bash tests/gpu/device-session.sh gputest:4 2>&1 | tail -45
 fi
 P=${CALL_PAIR_SAMPLES:-"oob-write use-after-free shared-overflow device-global lineinfo-assert zero-copy nvrtc-oob cuda-graph uva-table tensor-overrun index-assert triton-mask managed-index ipc-table"}
-for way in ${CALL_WAYS:-late sao4}; do
+for way in ${CALL_WAYS:-sao4}; do
 	[ "$(left)" -gt 40 ] || break
 	case $way in
-	late) env="GPUREDUCE_SITE_LATE=1" ;;
 	sao4) env="GPUREDUCE_POOL_START_AT_ONCE=4" ;;
 	*) continue ;;
 	esac
