@@ -149,15 +149,23 @@ done
 # where idx points finds the wild entry: one fault in all (before: the
 # chunk search, 4 faulting candidates on the double, 9-16 for the samples'
 # segments on the H100)
-python3 - <<'EOP' > seg.list
-import random, struct
-random.seed(5)
+# segment KIND: the u64 list of a 256 KiB segment, floats around an int64
+# index tensor at word 8192 (seg: 1024 indices, entry 777 wild; hash: 256
+# entries, all 1 << 28)
+segment() {
+	python3 - "$1" <<'EOP'
+import random, struct, sys
+kind = sys.argv[1]
+random.seed(5 if kind == 'seg' else 7)
 w = [struct.unpack('<Q', struct.pack('<ff', random.gauss(0, 1), random.gauss(0, 1)))[0] for _ in range(32768)]
-for k in range(1024):
-    w[8192 + k] = random.randrange(0, 16000)
-w[8192 + 777] = 1663264414
+for k in range(1024 if kind == 'seg' else 256):
+    w[8192 + k] = random.randrange(0, 16000) if kind == 'seg' else 1 << 28
+if kind == 'seg':
+    w[8192 + 777] = 1663264414
 print(','.join('0x%x' % v for v in w))
 EOP
+}
+segment seg > seg.list
 { double_trace_head; cat <<EOT; } > seg.txt
 alloc 0x7f0000100000 64000
 alloc 0x7f0000400000 262144
@@ -177,14 +185,7 @@ faults_within seg 1 1
 # first word alone the next batch: the index tensor's first entry is kept,
 # after 2 faults in the data phase (13 with the chunk search; 11 with ddmin
 # over the heads' words)
-python3 - <<'EOP' > hash.list
-import random, struct
-random.seed(7)
-w = [struct.unpack('<Q', struct.pack('<ff', random.gauss(0, 1), random.gauss(0, 1)))[0] for _ in range(32768)]
-for k in range(256):
-    w[8192 + k] = 1 << 28
-print(','.join('0x%x' % v for v in w))
-EOP
+segment hash > hash.list
 { double_trace_head; cat <<EOT; } > hash.txt
 alloc 0x7f0000400000 262144
 h2d 0x7f0000400000 262144 u64:$(cat hash.list)
