@@ -79,17 +79,32 @@ static void one_line(struct strbuf *o, int id, const struct word *w)
 		w->dead ? ", a FREED buffer" : "");
 }
 
+/* "BASE + STEP * VAR" (BASE left out when 0) */
+static void affine(struct strbuf *o, const char *base, long long off, long long step, const char *var)
+{
+	sb_adds(o, base);
+	if (off)
+		sb_addf(o, " + %lld", off);
+	sb_addf(o, " + %lld * %s", step, var);
+}
+
 static void run_loop(struct strbuf *o, int id, const struct word *w, size_t len)
 {
 	unsigned long long ds = w[1].at - w[0].at;
 	long long dv = (long long)(w[1].delta - w[0].delta);
-	sb_addf(o, "\tfor (long long i_ = 0; i_ < %zu; i_++) {   /* %zu stored pointers, every %llu bytes from +%llu: "
-		"buffer %d + %lld + %lld*i (captured 0x%llx + %lld*i)%s */\n",
-		len, len, ds, (unsigned long long)w[0].at, w[0].buf, (long long)w[0].delta, dv,
-		(unsigned long long)w[0].v, dv, w[0].dead ? ", a FREED buffer" : "");
-	sb_addf(o, "\t\tCUdeviceptr p_ = buf[%d].ptr + %lld + %lld * i_;\n", w[0].buf, (long long)w[0].delta, dv);
-	sb_addf(o, "\t\tSETUP(cuMemcpyHtoD(buf[%d].ptr + %llu + %llu * (unsigned long long)i_, &p_, 8));\n\t}\n",
-		id, (unsigned long long)w[0].at, ds);
+	char b[32];
+	sb_addf(o, "\tfor (long long i_ = 0; i_ < %zu; i_++) {   /* %zu stored pointers, every %llu bytes from +%llu: ",
+		len, len, ds, (unsigned long long)w[0].at);
+	snprintf(b, sizeof(b), "buffer %d", w[0].buf);
+	affine(o, b, (long long)w[0].delta, dv, "i");
+	sb_addf(o, " (captured 0x%llx + %lld * i)%s */\n\t\tCUdeviceptr p_ = ", (unsigned long long)w[0].v, dv,
+		w[0].dead ? ", a FREED buffer" : "");
+	snprintf(b, sizeof(b), "buf[%d].ptr", w[0].buf);
+	affine(o, b, (long long)w[0].delta, dv, "i_");
+	sb_adds(o, ";\n\t\tSETUP(cuMemcpyHtoD(");
+	snprintf(b, sizeof(b), "buf[%d].ptr", id);
+	affine(o, b, (long long)w[0].at, (long long)ds, "i_");
+	sb_adds(o, ", &p_, 8));\n\t}\n");
 }
 
 /* The words no run took: one line each, or a table and a loop over it. */

@@ -96,7 +96,7 @@ EOT
 	if [ "$n" -le 16 ]; then ok "  ...in $n single line(s), not one per row"; else fail "$n single stored-pointer lines"; fi
 }
 long_table rows 'i'
-check_grep "  ...the rows at one stride are one loop" "4999 stored pointers, every 8 bytes from +0: buffer 0 + 0 + 4\*i (captured 0x5a0000100000 + 4\*i)" rows/repro.cu
+check_grep "  ...the rows at one stride are one loop" "4999 stored pointers, every 8 bytes from +0: buffer 0 + 4 \* i (captured 0x5a0000100000 + 4 \* i)" rows/repro.cu
 check_grep "  ...the last row a line of its own" "a stored pointer: captured 0x5a0000105000" rows/repro.cu
 long_table scattered '(i * 7919) % 4999'
 check_grep "  ...rows at no one stride are a table" "static const long long sp_\[\]\[3\]" scattered/repro.cu
