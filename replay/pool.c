@@ -279,12 +279,14 @@ struct pool *pool_create(int n, int fresh, double timeout, struct strbuf *err)
 	return p;
 }
 
-void pool_release(struct pool *p)
+/* The end of a pool: every ready worker's stdin closed first, so that all
+ * tear their contexts down at once; then, with `wait`, waited for together
+ * with the killed ones, else each left to a thread that reaps it
+ * (child_reap_later). */
+static void release(struct pool *p, int wait)
 {
 	if (!p)
 		return;
-	/* orderly for the ready ones: close every stdin first, so that all
-	 * tear their contexts down at once, then wait for them together */
 	for (int i = 0; i < p->n; i++) {
 		struct worker *w = &p->w[i];
 		if (w->state == W_READY && w->ch.in >= 0) {
@@ -295,16 +297,33 @@ void pool_release(struct pool *p)
 	for (int i = 0; i < p->n; i++) {
 		struct worker *w = &p->w[i];
 		if (w->state == W_READY) {
-			child_wait(&w->ch);
+			if (wait)
+				child_wait(&w->ch);
+			else
+				child_reap_later(&w->ch);
 			w->state = W_DOWN;
 		}
 		worker_stop(p, w);
 		sb_release(&w->line);
 	}
-	reap_dying(p, 1);
+	if (wait)
+		reap_dying(p, 1);
+	else
+		for (size_t i = 0; i < p->ndying; i++)
+			child_reap_later(&p->dying[i]);
 	free(p->dying);
 	free(p->w);
 	free(p);
+}
+
+void pool_release(struct pool *p)
+{
+	release(p, 1);
+}
+
+void pool_release_detached(struct pool *p)
+{
+	release(p, 0);
 }
 
 void pool_set_lazy(struct pool *p, int lazy)

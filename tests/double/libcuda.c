@@ -20,8 +20,9 @@
  *    first S processes' cuInit succeed and fails the next F (a GPU that
  *    drops out for a while).  DOUBLE_NO_DEVICE=1 makes cuInit fail with
  *    CUDA_ERROR_NO_DEVICE (a machine without a GPU).  DOUBLE_INIT_DELAY_MS
- *    slows it down like a real context creation (DOUBLE_INIT_LOG records
- *    when each process waited).
+ *    slows it down like a real context creation and DOUBLE_TEARDOWN_DELAY_MS
+ *    the primary context's last release like its teardown
+ *    (DOUBLE_INIT_LOG and DOUBLE_TEARDOWN_LOG record when each waited).
  *  - The primary context: retain/release/reset and a per-thread current
  *    context (cuCtxSetCurrent, push/pop).  Calls that need a context return
  *    CUDA_ERROR_INVALID_CONTEXT without a current one.  Releasing the last
@@ -815,7 +816,7 @@ static void env_log(const char *env, const char *fmt, ...)
  * context creation; with DOUBLE_INIT_LOG=FILE it appends "b NS COMM" and
  * "e NS COMM" (CLOCK_MONOTONIC, the process's name) around that wait, so a test can count how many
  * processes were starting at once. */
-static void init_log(char what)
+static void stamp_log(const char *env, char what)
 {
 	struct timespec ts;
 	char comm[32] = "?";
@@ -826,7 +827,34 @@ static void init_log(char what)
 		fclose(f);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	env_log("DOUBLE_INIT_LOG", "%c %lld %s\n", what, (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec, comm);
+	env_log(env, "%c %lld %s\n", what, (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec, comm);
+}
+
+static void init_log(char what)
+{
+	stamp_log("DOUBLE_INIT_LOG", what);
+}
+
+/* DOUBLE_TEARDOWN_DELAY_MS=N makes the release of the last reference to
+ * a primary context, or the exit of a process that holds one, take N ms,
+ * like a real context's teardown; with DOUBLE_TEARDOWN_LOG=FILE, "b NS
+ * COMM" and "e NS COMM" around it, as DOUBLE_INIT_LOG (a test can tell
+ * whether anyone waited for it). */
+static void teardown_slowly(void)
+{
+	const char *d = getenv("DOUBLE_TEARDOWN_DELAY_MS");
+	long ms = d && *d ? strtol(d, NULL, 10) : 0;
+	if (ms <= 0)
+		return;
+	stamp_log("DOUBLE_TEARDOWN_LOG", 'b');
+	usleep((useconds_t)ms * 1000);
+	stamp_log("DOUBLE_TEARDOWN_LOG", 'e');
+}
+
+__attribute__((destructor)) static void teardown_at_exit(void)
+{
+	if (S.ctx_alive)
+		teardown_slowly();
 }
 
 static void init_slowly(void)
@@ -1078,6 +1106,7 @@ CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
 	if (--S.ctx_refs == 0) {
 		context_destroy();
 		S.ctx_alive = 0;
+		teardown_slowly();
 	}
 out:
 	return leave(r);
