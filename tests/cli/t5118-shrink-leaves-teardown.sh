@@ -1,9 +1,9 @@
 #!/bin/sh
 # t5118-shrink-leaves-teardown.sh - a shrink whose results are in does not
 # wait for its workers' context teardown (reducer/oracle.c oracle_finish,
-# replay/pool.c pool_release_detached): on the H200 that wait was the last
-# 0.1-0.4 s of each shrink (2026-12-06: oob-write's last log line at 4.34 s,
-# its end at 4.73 s).  On the double, DOUBLE_TEARDOWN_DELAY_MS makes each
+# replay/pool.c pool_release_detached): on the H200, 0.1-0.4 s passed
+# between a shrink's last log line and its end, where that wait was
+# (2026-12-06: oob-write 4.34 and 4.73 s).  On the double, DOUBLE_TEARDOWN_DELAY_MS makes each
 # exiting process's teardown take 3 s and DOUBLE_TEARDOWN_LOG stamps when
 # it begins.  The shrink must have ended, its repro written, less than 3 s
 # after the last teardown began: the idle workers exit on their own once
