@@ -718,7 +718,7 @@ int hunt_run(struct trace *t, const struct hunt_opts *o, struct hunt_result *r, 
 	ret = 0;
 out:
 	r->seconds = now_sec() - t0;
-	pool_release(p);
+	pool_release_detached(p);   /* shrink's pool starts beside their teardown */
 	if (!o->keep)
 		remove(base.buf);
 	sb_release(&base);

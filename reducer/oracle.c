@@ -681,12 +681,8 @@ void oracle_finish(struct oracle *s)
 				   (long)pool_stats(s->pool)->spawned - s->spawned_before_end,
 				   s->winding_down ? "lazy: only for runs that waited" : "replaced at once");
 		pool_tally(s);
-		/* the results are in: the workers' teardown is nobody's wait
-		 * (an interrupted shrink still waits, so that none is left) */
-		if (interrupt_signal())
-			pool_release(s->pool);
-		else
-			pool_release_detached(s->pool);
+		/* the results are in: the workers' teardown is nobody's wait */
+		pool_release_detached(s->pool);
 		s->pool = NULL;
 	}
 }

@@ -323,7 +323,7 @@ void pool_release(struct pool *p)
 
 void pool_release_detached(struct pool *p)
 {
-	release(p, 0);
+	release(p, interrupt_signal() != 0);   /* interrupted: none is left behind */
 }
 
 void pool_set_lazy(struct pool *p, int lazy)

@@ -46,9 +46,11 @@ struct pool;
 struct pool *pool_create(int n, int fresh, double timeout, struct strbuf *err);
 void pool_release(struct pool *p);
 /* The same, but nobody waits for the workers' ends: each is left to a
- * thread that reaps it.  For a shrink whose results are in: the workers'
+ * thread that reaps it.  For a command whose results are in: the workers'
  * context teardown (0.1-0.4 s at the end of a shrink on the H200) is not
- * the user's wait.  Idle workers whose stdin closes exit on their own. */
+ * the user's wait.  Idle workers whose stdin closes exit on their own.
+ * After SIGINT or SIGTERM (common/interrupt.h) it waits, as pool_release:
+ * an interrupted command leaves no process behind. */
 void pool_release_detached(struct pool *p);
 /* Run jobs, up to n at a time; returns when all have results.  0, or -1
  * when workers cannot be started any more (err). */

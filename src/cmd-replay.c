@@ -234,7 +234,7 @@ int cmd_replay(int argc, char **argv)
 		break;
 	}
 out:
-	pool_release(p);
+	pool_release_detached(p);   /* the result is printed: nobody waits for the teardown */
 	sb_release(&err);
 	sb_release(&lacks);
 	return ret;

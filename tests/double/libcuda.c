@@ -21,8 +21,8 @@
  *    drops out for a while).  DOUBLE_NO_DEVICE=1 makes cuInit fail with
  *    CUDA_ERROR_NO_DEVICE (a machine without a GPU).  DOUBLE_INIT_DELAY_MS
  *    slows it down like a real context creation and DOUBLE_TEARDOWN_DELAY_MS
- *    the primary context's last release like its teardown
- *    (DOUBLE_INIT_LOG and DOUBLE_TEARDOWN_LOG record when each waited).
+ *    the primary context's last release or a process's exit with one like
+ *    its teardown (DOUBLE_INIT_LOG records when each process waited).
  *  - The primary context: retain/release/reset and a per-thread current
  *    context (cuCtxSetCurrent, push/pop).  Calls that need a context return
  *    CUDA_ERROR_INVALID_CONTEXT without a current one.  Releasing the last
@@ -816,7 +816,7 @@ static void env_log(const char *env, const char *fmt, ...)
  * context creation; with DOUBLE_INIT_LOG=FILE it appends "b NS COMM" and
  * "e NS COMM" (CLOCK_MONOTONIC, the process's name) around that wait, so a test can count how many
  * processes were starting at once. */
-static void stamp_log(const char *env, char what)
+static void init_log(char what)
 {
 	struct timespec ts;
 	char comm[32] = "?";
@@ -827,28 +827,18 @@ static void stamp_log(const char *env, char what)
 		fclose(f);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	env_log(env, "%c %lld %s\n", what, (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec, comm);
-}
-
-static void init_log(char what)
-{
-	stamp_log("DOUBLE_INIT_LOG", what);
+	env_log("DOUBLE_INIT_LOG", "%c %lld %s\n", what, (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec, comm);
 }
 
 /* DOUBLE_TEARDOWN_DELAY_MS=N makes the release of the last reference to
  * a primary context, or the exit of a process that holds one, take N ms,
- * like a real context's teardown; with DOUBLE_TEARDOWN_LOG=FILE, "b NS
- * COMM" and "e NS COMM" around it, as DOUBLE_INIT_LOG (a test can tell
- * whether anyone waited for it). */
+ * like a real context's teardown (t5118: whether anyone waits for it). */
 static void teardown_slowly(void)
 {
 	const char *d = getenv("DOUBLE_TEARDOWN_DELAY_MS");
 	long ms = d && *d ? strtol(d, NULL, 10) : 0;
-	if (ms <= 0)
-		return;
-	stamp_log("DOUBLE_TEARDOWN_LOG", 'b');
-	usleep((useconds_t)ms * 1000);
-	stamp_log("DOUBLE_TEARDOWN_LOG", 'e');
+	if (ms > 0)
+		usleep((useconds_t)ms * 1000);
 }
 
 __attribute__((destructor)) static void teardown_at_exit(void)
