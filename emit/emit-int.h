@@ -43,11 +43,12 @@ size_t emit_tmaps(struct strbuf *o, const struct trace *t, size_t ev, const stru
 /* How many recorded maps launch l holds (args[] then needs .align 64). */
 size_t emit_tmap_count(const struct trace *t, size_t ev, const struct tr_launch *l);
 
-/* emit-stored.c: after an embedded copy of len bytes to buffer `id` at
- * offset `off` (captured address dst), the lines that point each stored
- * device pointer at the repro's own buffer; returns how many. */
-size_t emit_stored_ptrs(struct strbuf *o, const struct memmap *mm, int id, uint64_t off, uint64_t dst,
-			const uint8_t *data, size_t len);
+/* emit-stored.c: the lines that copy len captured bytes (the C expression
+ * expr) into buffer `id` at offset `off` (captured address dst), every
+ * device pointer stored in them pointed at the repro's own buffer; returns
+ * how many such pointers. */
+size_t emit_copy_in(struct strbuf *o, const struct memmap *mm, int id, uint64_t off, uint64_t dst,
+		    const uint8_t *data, size_t len, const char *expr);
 
 /* emit-fnpick.c: the block that picks fn among the modules cand[0..ncand)
  * (newest first) defining launch l's kernel, with replay's passes

@@ -425,9 +425,7 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 					describe_elems(&data, ptypes[a->index], off, (const uint8_t *)d.buf, d.len);
 					sb_adds(&data, " */\n");
 					embed(&data, &init, name, (const uint8_t *)d.buf, d.len, expr, sizeof(expr));
-					sb_addf(&body, "\tSETUP(cuMemcpyHtoD(buf[%d].ptr + %llu, %s, %zu));\n",
-						id, (unsigned long long)off, expr, d.len);
-					emit_stored_ptrs(&body, &mm, id, off, r->u.copy.dst, (const uint8_t *)d.buf, d.len);
+					emit_copy_in(&body, &mm, id, off, r->u.copy.dst, (const uint8_t *)d.buf, d.len, expr);
 				}
 				sb_release(&d);
 			}
