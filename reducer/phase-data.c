@@ -282,7 +282,7 @@ static int64_t elem_at(const unsigned char *b, size_t off, size_t esize)
 			continue; \
 		else
 
-static void view_outliers(const unsigned char *b, size_t lo, size_t hi, size_t first, size_t esize,
+static void view_outliers(const unsigned char *b, size_t len, size_t lo, size_t hi, size_t first, size_t esize,
 			  const unsigned char *pw, unsigned char *spans, size_t first8, enum guess how, uint64_t *mag)
 {
 	size_t n = 0, nonneg = 0, nnz = 0, nlo = 0, nhi = 0;
@@ -304,7 +304,12 @@ static void view_outliers(const unsigned char *b, size_t lo, size_t hi, size_t f
 	if (n < 16)
 		return;
 	if (how == GUESS_EXTREMES) {
-		if (vlo == vhi)
+		/* more ties than EXTREME_TIES in a whole copy (one value
+		 * throughout: an evicted request's chunk, all "gone"): the
+		 * first of them.  (Not in a window where a launch points: the
+		 * heads guess, after this one, takes those.) */
+		int hi_first = lo == 0 && hi == len, lo_first = hi_first;
+		if (vlo == vhi && !vhi)
 			return;
 		VIEW_EACH(off) {
 			int64_t v = elem_at(b, off, esize);
@@ -313,8 +318,12 @@ static void view_outliers(const unsigned char *b, size_t lo, size_t hi, size_t f
 		}
 		VIEW_EACH(off) {
 			int64_t v = elem_at(b, off, esize);
-			if ((v == vhi && nhi <= EXTREME_TIES) || (v == vlo && vlo < 0 && nlo <= EXTREME_TIES))
+			int hi = v == vhi && (nhi <= EXTREME_TIES || hi_first);
+			int lo = v == vlo && vlo < 0 && (nlo <= EXTREME_TIES || lo_first);
+			if (hi || lo)
 				mark_span(spans, off, esize);
+			hi_first &= !(v == vhi);
+			lo_first &= !(v == vlo);
 		}
 		return;
 	}
@@ -345,8 +354,8 @@ static size_t region_outliers(const struct strbuf *data, size_t lo, size_t hi, u
 
 	/* m: the caller's map as large as map, all zeros, left so (only the
 	 * region's words are touched) */
-	view_outliers(b, lo, hi, (4 - (dst & 3)) & 3, 4, pw, m, first8, how, scratch);
-	view_outliers(b, lo, hi, first8, 8, pw, m, first8, how, scratch);
+	view_outliers(b, data->len, lo, hi, (4 - (dst & 3)) & 3, 4, pw, m, first8, how, scratch);
+	view_outliers(b, data->len, lo, hi, first8, 8, pw, m, first8, how, scratch);
 	for (size_t w = w0; w < w1; w++)
 		cnt += m[w];
 	if (cnt && cnt <= OUTLIERS_MAX && cnt * 4 <= (hi - lo) / 8)
@@ -530,29 +539,16 @@ static struct range *word_ranges(uint64_t size, size_t first8, const unsigned ch
 	return w;
 }
 
-/* After the heads guess faulted: the first word of each head alone (the
- * pointer words kept), side by side in one batch.  Where an index tensor
- * holds one wild value throughout, its first word faults and the others
- * run clean: one fault, where ddmin over the heads' words made one per
- * part it tried (11 on the CPU stand-in).  1 when one faulted: mk keeps
- * that word (the first such head in offset order); 0 leaves mk alone. */
-static int head_alone(struct data_dd *d, const struct range *w, const unsigned char *fixed, size_t nw,
-		      unsigned char *mk)
+/* After a guess faulted: words at[0..k) of it (k <= WINDOW_STARTS) each
+ * alone (the pointer words kept), side by side in one batch.  1 when one
+ * faulted: mk keeps that word (the first such in at[]'s order); 0 leaves
+ * mk alone. */
+static int one_alone(struct data_dd *d, const unsigned char *fixed, size_t nw, const size_t *at, size_t k,
+		     unsigned char *mk)
 {
 	unsigned char *m[WINDOW_STARTS];
-	size_t at[WINDOW_STARTS], k = 0, prev = (size_t)-1;
 	int res[WINDOW_STARTS] = { 0 }, won = 0;
 
-	for (size_t i = 0; i < nw; i++) {
-		if (fixed[i])
-			continue;
-		if (prev == (size_t)-1 || w[prev].off + w[prev].len != w[i].off) {
-			if (k == WINDOW_STARTS)
-				return 0;   /* not heads: more runs than parameters */
-			at[k++] = i;
-		}
-		prev = i;
-	}
 	if (k < 1)
 		return 0;
 	for (size_t j = 0; j < k; j++) {
@@ -571,13 +567,54 @@ static int head_alone(struct data_dd *d, const struct range *w, const unsigned c
 	return won;
 }
 
+/* The words one_alone tries after a guess faulted, into at[] (how many;
+ * 0: more than WINDOW_STARTS, ddmin instead).  The heads guess: each
+ * head's first word (an index tensor of one wild value throughout faults
+ * by its first entry, the heads of the float tensors beside it do not).
+ * The outliers and extremes: one word of each value they hold (ties and
+ * padding are one value: one fault where ddmin's parts faulted once each;
+ * the other extremes run clean). */
+static size_t alone_words(enum guess how, const struct strbuf *data, const struct range *w,
+			  const unsigned char *fixed, size_t nw, size_t *at)
+{
+	uint64_t val[WINDOW_STARTS];
+	size_t k = 0, prev = (size_t)-1;
+
+	for (size_t i = 0; i < nw; i++) {
+		uint64_t v = 0;
+		size_t j = 0;
+		if (fixed[i])
+			continue;
+		if (how == GUESS_HEADS) {
+			int first = prev == (size_t)-1 || w[prev].off + w[prev].len != w[i].off;
+			prev = i;
+			if (!first)
+				continue;
+		} else {
+			if (w[i].off + w[i].len <= data->len)
+				memcpy(&v, data->buf + w[i].off, w[i].len < 8 ? w[i].len : 8);
+			for (j = 0; j < k && val[j] != v; j++)
+				;
+			if (j < k)
+				continue;   /* a value tried already */
+		}
+		if (k == WINDOW_STARTS)
+			return 0;
+		val[k] = v;
+		at[k++] = i;
+	}
+	return k;
+}
+
 /*
  * The likely outcome first, for a copy's bytes: keep only its outliers
  * (outlier_words) and its pointer words, zeros elsewhere, tested alone;
  * when nothing stands out or that runs clean, its extremes the same way
  * (the largest value, the smallest when negative: a label one past the
  * class count), then the heads of the tensors the launch points into
- * (param_heads; each head's first word alone next, head_alone).  When a
+ * (param_heads).  When one faults, one word of each value it holds (each
+ * head's first word, for the heads) goes alone next, side by side
+ * (alone_words, one_alone).  When a
  * guess faults, ddmin goes on over its words only:
  * an index table whose one wild entry faults is found in one fault and a
  * few clean runs, where the chunk search costs a fault each round (8-16
@@ -623,9 +660,12 @@ static int guess_faults(struct data_dd *d, const struct strbuf *data, const unsi
 	fixed = xcalloc(nw + 1, 1);
 	for (size_t i = 0; i < nw; i++)
 		fixed[i] = (unsigned char)covers_pointer(pw, w[i].off, w[i].len);
-	if (nw > 1 && !(how == GUESS_HEADS && head_alone(d, w, fixed, nw, mk)))
-		/* each guessed word likely faults alone (tied maxima, padding entries) */
-		ddmin_run_redundant(mk, fixed, nw, oracle_dd_width(d->o), data_oracle, d, NULL);
+	if (nw > 1) {
+		size_t at[WINDOW_STARTS], k = alone_words(how, data, w, fixed, nw, at);
+		if (!one_alone(d, fixed, nw, at, k, mk))
+			/* each guessed word likely faults alone (tied maxima, padding entries) */
+			ddmin_run_redundant(mk, fixed, nw, oracle_dd_width(d->o), data_oracle, d, NULL);
+	}
 	free(fixed);
 	free(*keep);
 	*keep = mk;
