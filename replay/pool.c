@@ -234,6 +234,33 @@ static void worker_stop(struct pool *p, struct worker *w)
 	w->job = -1;
 }
 
+/* Workers a release left to end on their own (pool_release_detached),
+ * reaped without waiting by the next pool's start and release: no thread
+ * waits for them, and a command that ends first leaves them to init (and
+ * to PR_SET_PDEATHSIG). */
+static struct child *g_left;
+static size_t g_nleft, g_aleft;
+
+static void left_add(struct child *c)
+{
+	if (c->pid > 0) {
+		ALLOC_GROW(g_left, g_nleft + 1, g_aleft);
+		g_left[g_nleft++] = *c;
+	}
+	*c = (struct child)CHILD_INIT;
+}
+
+static void left_reap(void)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < g_nleft; i++) {
+		int st;
+		if (child_poll(&g_left[i], &st) == 0)
+			g_left[k++] = g_left[i];   /* still going */
+	}
+	g_nleft = k;
+}
+
 struct pool *pool_create(int n, int fresh, double timeout, struct strbuf *err)
 {
 	struct pool *p;
@@ -246,6 +273,7 @@ struct pool *pool_create(int n, int fresh, double timeout, struct strbuf *err)
 			"spreads them over %d: unset one of them", pin, count, count);
 		return NULL;
 	}
+	left_reap();   /* an earlier pool's workers that have ended */
 	p = xcalloc(1, sizeof(*p));
 	signal(SIGPIPE, SIG_IGN);
 	n = n < 1 ? 1 : n;
@@ -281,12 +309,12 @@ struct pool *pool_create(int n, int fresh, double timeout, struct strbuf *err)
 
 /* The end of a pool: every ready worker's stdin closed first, so that all
  * tear their contexts down at once; then, with `wait`, waited for together
- * with the killed ones, else each left to a thread that reaps it
- * (child_reap_later). */
+ * with the killed ones, else each left to end on its own (left_add). */
 static void release(struct pool *p, int wait)
 {
 	if (!p)
 		return;
+	left_reap();
 	for (int i = 0; i < p->n; i++) {
 		struct worker *w = &p->w[i];
 		if (w->state == W_READY && w->ch.in >= 0) {
@@ -300,7 +328,7 @@ static void release(struct pool *p, int wait)
 			if (wait)
 				child_wait(&w->ch);
 			else
-				child_reap_later(&w->ch);
+				left_add(&w->ch);
 			w->state = W_DOWN;
 		}
 		worker_stop(p, w);
@@ -310,7 +338,7 @@ static void release(struct pool *p, int wait)
 		reap_dying(p, 1);
 	else
 		for (size_t i = 0; i < p->ndying; i++)
-			child_reap_later(&p->dying[i]);
+			left_add(&p->dying[i]);
 	free(p->dying);
 	free(p->w);
 	free(p);

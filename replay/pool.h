@@ -45,10 +45,11 @@ struct pool;
  * worker comes up (no GPU, no driver: the worker's own message). */
 struct pool *pool_create(int n, int fresh, double timeout, struct strbuf *err);
 void pool_release(struct pool *p);
-/* The same, but nobody waits for the workers' ends: each is left to a
- * thread that reaps it.  For a command whose results are in: the workers'
- * context teardown (0.1-0.4 s at the end of a shrink on the H200) is not
- * the user's wait.  Idle workers whose stdin closes exit on their own.
+/* The same, but nobody waits for the workers' ends: idle workers, their
+ * stdin closed, exit on their own, and the next pool's start or release
+ * reaps what has ended (a command that ends first leaves them to init).
+ * For a command whose results are in: the workers' context teardown
+ * (0.1-0.4 s at the end of a shrink on the H200) is not the user's wait.
  * After SIGINT or SIGTERM (common/interrupt.h) it waits, as pool_release:
  * an interrupted command leaves no process behind. */
 void pool_release_detached(struct pool *p);
