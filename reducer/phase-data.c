@@ -539,12 +539,13 @@ static struct range *word_ranges(uint64_t size, size_t first8, const unsigned ch
 	return w;
 }
 
-/* After a guess faulted: words at[0..k) of it (k <= WINDOW_STARTS) each
- * alone (the pointer words kept), side by side in one batch.  1 when one
- * faulted: mk keeps that word (the first such in at[]'s order); 0 leaves
- * mk alone. */
-static int one_alone(struct data_dd *d, const unsigned char *fixed, size_t nw, const size_t *at, size_t k,
-		     unsigned char *mk)
+/* After a guess faulted: words at[0..k) of its n (k <= WINDOW_STARTS)
+ * each alone (with the `fixed` ones, may be NULL), side by side in one
+ * batch through fn (data_oracle, guess_oracle).  1 when one faulted: keep
+ * (n bytes) then keeps that word (the first such in at[]'s order); 0
+ * leaves keep alone. */
+static int one_alone(ddmin_oracle fn, void *arg, const unsigned char *fixed, size_t n, const size_t *at,
+		     size_t k, unsigned char *keep)
 {
 	unsigned char *m[WINDOW_STARTS];
 	int res[WINDOW_STARTS] = { 0 }, won = 0;
@@ -552,19 +553,43 @@ static int one_alone(struct data_dd *d, const unsigned char *fixed, size_t nw, c
 	if (k < 1)
 		return 0;
 	for (size_t j = 0; j < k; j++) {
-		m[j] = xmalloc(nw + 1);
-		for (size_t i = 0; i < nw; i++)
-			m[j][i] = fixed[i] || i == at[j];
+		m[j] = xmalloc(n + 1);
+		for (size_t i = 0; i < n; i++)
+			m[j][i] = (fixed && fixed[i]) || i == at[j];
 	}
-	if (data_oracle(d, (const unsigned char *const *)m, k, nw, res) == 0)
+	if (fn(arg, (const unsigned char *const *)m, k, n, res) == 0)
 		for (size_t j = 0; j < k && !won; j++)
 			if (res[j]) {
-				memcpy(mk, m[j], nw);
+				memcpy(keep, m[j], n);
 				won = 1;
 			}
 	for (size_t j = 0; j < k; j++)
 		free(m[j]);
 	return won;
+}
+
+/* Word i, of value v (its 8 bytes, or fewer at a copy's edge), into at[]
+ * when no word of that value is there yet: 1 added, 0 already there, -1
+ * when at[] holds WINDOW_STARTS values already. */
+static int value_first(uint64_t *val, size_t *at, size_t *k, uint64_t v, size_t i)
+{
+	for (size_t j = 0; j < *k; j++)
+		if (val[j] == v)
+			return 0;
+	if (*k == WINDOW_STARTS)
+		return -1;
+	val[*k] = v;
+	at[(*k)++] = i;
+	return 1;
+}
+
+/* The 8 bytes (fewer at its end) of range r of data, 0 past it. */
+static uint64_t range_value(const struct strbuf *data, const struct range *r)
+{
+	uint64_t v = 0;
+	if (r->off + r->len <= data->len)
+		memcpy(&v, data->buf + r->off, r->len < 8 ? r->len : 8);
+	return v;
 }
 
 /* The words one_alone tries after a guess faulted, into at[] (how many;
@@ -581,8 +606,6 @@ static size_t alone_words(enum guess how, const struct strbuf *data, const struc
 	size_t k = 0, prev = (size_t)-1;
 
 	for (size_t i = 0; i < nw; i++) {
-		uint64_t v = 0;
-		size_t j = 0;
 		if (fixed[i])
 			continue;
 		if (how == GUESS_HEADS) {
@@ -590,18 +613,12 @@ static size_t alone_words(enum guess how, const struct strbuf *data, const struc
 			prev = i;
 			if (!first)
 				continue;
-		} else {
-			if (w[i].off + w[i].len <= data->len)
-				memcpy(&v, data->buf + w[i].off, w[i].len < 8 ? w[i].len : 8);
-			for (j = 0; j < k && val[j] != v; j++)
-				;
-			if (j < k)
-				continue;   /* a value tried already */
-		}
-		if (k == WINDOW_STARTS)
+			if (k == WINDOW_STARTS)
+				return 0;
+			at[k++] = i;
+		} else if (value_first(val, at, &k, range_value(data, &w[i]), i) < 0) {
 			return 0;
-		val[k] = v;
-		at[k++] = i;
+		}
 	}
 	return k;
 }
@@ -614,8 +631,8 @@ static size_t alone_words(enum guess how, const struct strbuf *data, const struc
  * class count), then the heads of the tensors the launch points into
  * (param_heads).  When one faults, one word of each value it holds (each
  * head's first word, for the heads) goes alone next, side by side
- * (alone_words, one_alone).  When a
- * guess faults, ddmin goes on over its words only:
+ * (alone_words, one_alone); when none of those faults, ddmin goes on over
+ * the guess's words only:
  * an index table whose one wild entry faults is found in one fault and a
  * few clean runs, where the chunk search costs a fault each round (8-16
  * faulting candidates for the samples' index tables on the H100, 0.3 s
@@ -662,7 +679,7 @@ static int guess_faults(struct data_dd *d, const struct strbuf *data, const unsi
 		fixed[i] = (unsigned char)covers_pointer(pw, w[i].off, w[i].len);
 	if (nw > 1) {
 		size_t at[WINDOW_STARTS], k = alone_words(how, data, w, fixed, nw, at);
-		if (!one_alone(d, fixed, nw, at, k, mk))
+		if (!one_alone(data_oracle, d, fixed, nw, at, k, mk))
 			/* each guessed word likely faults alone (tied maxima, padding entries) */
 			ddmin_run_redundant(mk, fixed, nw, oracle_dd_width(d->o), data_oracle, d, NULL);
 	}
@@ -1036,10 +1053,6 @@ int phase_data_guess_test(struct oracle *o, struct cand *best, struct cand *was)
 	return r;
 }
 
-/* After a guess was kept: ddmin over the words it kept beside the pointer
- * words (the copies the guess set are DATA_KEEP: every word of their keep
- * ranges that is no pointer word), none of them first.  1 when *best
- * changed. */
 /* After the guess's words proved needed: one word of each value they hold
  * alone, side by side (alone_words' rule for a copy's guess, over every
  * copy the guess set): a ragged batch's padding, one value in a hundred
@@ -1050,50 +1063,25 @@ static int guess_value_alone(struct guess_dd *g, const struct cand *best, unsign
 {
 	uint64_t val[WINDOW_STARTS];
 	size_t at[WINDOW_STARTS], k = 0;
-	unsigned char *m[WINDOW_STARTS];
-	int res[WINDOW_STARTS] = { 0 }, won = 0, many = 0;
+	int many = 0;
 
 	for (size_t q = 0; q < g->nitems && !many; q++) {
 		const struct item *it = &best->it[g->items[q]];
 		struct strbuf data = STRBUF_INIT, e = STRBUF_INIT;
 		if (trace_blob_read(it->src, it->rec.u.copy.blob, &data, 0, &e) < 0)
 			many = 1;   /* (not decided here: ddmin as before) */
-		for (size_t j = g->w_at[q]; j < g->w_at[q + 1] && !many; j++) {
-			uint64_t v = 0;
-			size_t i;
-			if (g->w[j].r.off + g->w[j].r.len <= data.len)
-				memcpy(&v, data.buf + g->w[j].r.off, g->w[j].r.len < 8 ? g->w[j].r.len : 8);
-			for (i = 0; i < k && val[i] != v; i++)
-				;
-			if (i < k)
-				continue;
-			if (k == WINDOW_STARTS) {
-				many = 1;
-				break;
-			}
-			val[k] = v;
-			at[k++] = j;
-		}
+		for (size_t j = g->w_at[q]; j < g->w_at[q + 1] && !many; j++)
+			many = value_first(val, at, &k, range_value(&data, &g->w[j].r), j) < 0;
 		sb_release(&data);
 		sb_release(&e);
 	}
-	if (many || k < 1 || (k == 1 && g->nw == 1))
-		return 0;
-	for (size_t j = 0; j < k; j++) {
-		m[j] = xcalloc(g->nw + 1, 1);
-		m[j][at[j]] = 1;
-	}
-	if (guess_oracle(g, (const unsigned char *const *)m, k, g->nw, res) == 0)
-		for (size_t j = 0; j < k && !won; j++)
-			if (res[j]) {
-				memcpy(keep, m[j], g->nw);
-				won = 1;
-			}
-	for (size_t j = 0; j < k; j++)
-		free(m[j]);
-	return won;
+	return !many && one_alone(guess_oracle, g, NULL, g->nw, at, k, keep);
 }
 
+/* After a guess was kept: ddmin over the words it kept beside the pointer
+ * words (the copies the guess set are DATA_KEEP: every word of their keep
+ * ranges that is no pointer word), none of them first, then one word of
+ * each value alone (guess_value_alone).  1 when *best changed. */
 static int guess_refine(struct oracle *o, struct cand *best)
 {
 	struct guess_dd g;

@@ -203,19 +203,30 @@ static int start_some(struct pool *p, size_t waiting, struct strbuf *err)
 	return 0;
 }
 
+/* Reap the children of c[0, n) that have ended, without waiting; the
+ * others are moved to the front.  Returns how many are still going. */
+static size_t reap_ended(struct child *c, size_t n)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		int st;
+		if (child_poll(&c[i], &st) == 0)
+			c[k++] = c[i];   /* still going */
+	}
+	return k;
+}
+
 /* Reap the killed workers that have ended (all of them, waiting, when
  * `wait`). */
 static void reap_dying(struct pool *p, int wait)
 {
-	size_t k = 0;
-	for (size_t i = 0; i < p->ndying; i++) {
-		int st;
-		if (wait)
-			child_wait(&p->dying[i]);
-		else if (child_poll(&p->dying[i], &st) == 0)
-			p->dying[k++] = p->dying[i];   /* still going */
+	if (!wait) {
+		p->ndying = reap_ended(p->dying, p->ndying);
+		return;
 	}
-	p->ndying = k;
+	for (size_t i = 0; i < p->ndying; i++)
+		child_wait(&p->dying[i]);
+	p->ndying = 0;
 }
 
 /* Kill w without waiting for it (see the top of the file). */
@@ -252,13 +263,7 @@ static void left_add(struct child *c)
 
 static void left_reap(void)
 {
-	size_t k = 0;
-	for (size_t i = 0; i < g_nleft; i++) {
-		int st;
-		if (child_poll(&g_left[i], &st) == 0)
-			g_left[k++] = g_left[i];   /* still going */
-	}
-	g_nleft = k;
+	g_nleft = reap_ended(g_left, g_nleft);
 }
 
 struct pool *pool_create(int n, int fresh, double timeout, struct strbuf *err)

@@ -833,10 +833,16 @@ static void init_log(char what)
 /* DOUBLE_TEARDOWN_DELAY_MS=N makes the release of the last reference to
  * a primary context, or the exit of a process that holds one, take N ms,
  * like a real context's teardown (t5118: whether anyone waits for it). */
+/* Milliseconds from environment variable `name` (0 when unset). */
+static long env_ms(const char *name)
+{
+	const char *d = getenv(name);
+	return d && *d ? strtol(d, NULL, 10) : 0;
+}
+
 static void teardown_slowly(void)
 {
-	const char *d = getenv("DOUBLE_TEARDOWN_DELAY_MS");
-	long ms = d && *d ? strtol(d, NULL, 10) : 0;
+	long ms = env_ms("DOUBLE_TEARDOWN_DELAY_MS");
 	if (ms > 0)
 		usleep((useconds_t)ms * 1000);
 }
@@ -849,8 +855,7 @@ __attribute__((destructor)) static void teardown_at_exit(void)
 
 static void init_slowly(void)
 {
-	const char *d = getenv("DOUBLE_INIT_DELAY_MS");
-	long ms = d && *d ? strtol(d, NULL, 10) : 0;
+	long ms = env_ms("DOUBLE_INIT_DELAY_MS");
 	if (ms <= 0)
 		return;
 	init_log('b');
