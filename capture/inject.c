@@ -1880,7 +1880,9 @@ static void flush_tick(void)
  * writer thread (writeq.c), its ring GPUREDUCE_STAGING_MIB (64) MiB.  Off
  * by default: on the H200's host-fed loop (bench-hostfed, 2026-12-04) the
  * loop took 7.54 s with it against 6.83 s without (median of 3), though
- * the program's thread spent 0.34 ms per MiB copied in instead of 0.85. */
+ * the program's thread spent 0.34 ms per MiB copied in instead of 0.85;
+ * on an H100 (2026-12-06) five alternating pairs put it no faster (9.90 s
+ * against 9.63 s, medians). */
 static void start_buffering(void)
 {
 	const char *s = getenv("GPUREDUCE_FLUSH_MS");

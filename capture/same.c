@@ -15,9 +15,12 @@
  * bytes are less to encode, buffer and write on the program's thread, a
  * smaller trace on disk and a longer window in a flight recorder's budget.
  *
- * The writer keeps the table (trace/write.c, tw_short_launches: the
- * launches written, by function, name, layout and argument bytes, checked
- * byte for byte on a hit); what the capture adds is when to forget it.
+ * The writer keeps the table (trace/write.c, tw_short_launches_by_func:
+ * the launches written, by function, argument size and the XXH3 of the
+ * argument bytes, as blobs are named by theirs; the name, layout and bytes
+ * a repeat would be compared with are out of the cache by the loop's next
+ * step on a real host); what the capture adds is when to forget it, which
+ * is also what makes a function handle name one kernel and layout.
  * Back-references are relative, and never cross the
  * point where a checkpoint starts (the window a background checkpoint
  * copies into the next segment begins there, and keeps its records'
@@ -72,7 +75,7 @@ long cap_same_record(struct trace_writer *w, const struct tr_rec *r)
 		return tw_record(w, r);
 	ep = same_epoch();
 	if (!w->same) {
-		tw_short_launches(w);   /* the first launch, or a new segment's writer */
+		tw_short_launches_by_func(w);   /* the first launch, or a new segment's writer */
 		Z.epoch = ep;
 	} else if (ep != Z.epoch) {
 		tw_forget_launches(w);

@@ -649,9 +649,13 @@ struct trace_writer {
 	 * short, and the bytes of name, layout and arguments they left out */
 	struct tw_same_ent *same;
 	uint64_t same_short, same_saved;
+	/* tw_short_launches_by_func: a function handle names one kernel and
+	 * layout until tw_forget_launches, and argument bytes are matched by
+	 * their XXH3 (as blobs are): the table holds no copies to compare */
+	int same_by_func;
 };
 #define TW_OUT_MAX_IOV 3
-#define TRACE_WRITER_INIT { -1, NULL, 0, 0, 0, 0, 3, NULL, 0, 0, 0, NULL, NULL, 0, NULL, 0, 0, 0, NULL, 0, NULL, NULL, 0, 0, NULL, 0, 0 }
+#define TRACE_WRITER_INIT { -1, NULL, 0, 0, 0, 0, 3, NULL, 0, 0, 0, NULL, NULL, 0, NULL, 0, 0, 0, NULL, 0, NULL, NULL, 0, 0, NULL, 0, 0, 0 }
 
 /* Create/truncate path and write the header.  0 or -1 with err. */
 int tw_open(struct trace_writer *w, const char *path, struct strbuf *err);
@@ -662,6 +666,13 @@ int tw_open(struct trace_writer *w, const char *path, struct strbuf *err);
  * them, or are moved together (a capture's window copied into the next
  * segment): tw_forget_launches() where that does not hold. */
 void tw_short_launches(struct trace_writer *w);
+/* The same, for a writer whose every LAUNCH of one `func` has one name and
+ * parameter layout until tw_forget_launches() (the capture, which forgets
+ * at each module unload): a repeat is known by its function, argument size
+ * and the XXH3 of its argument bytes alone, without reading the name,
+ * layout or bytes it repeats (on a loop's host those are out of the cache
+ * by its next step: most of a launch's record write). */
+void tw_short_launches_by_func(struct trace_writer *w);
 /* Forget the launches written so far: later ones never name them. */
 void tw_forget_launches(struct trace_writer *w);
 /* Write the header into an already-open fd (capture uses this). */

@@ -500,9 +500,10 @@ static void write_nonptr(struct trace_writer *w, const struct tr_launch *l)
  *
  * A direct-mapped cache of the launches this writer wrote: (func, name,
  * layout, argument bytes) -> the event of the last one.  A hit is checked
- * field by field and byte for byte; the record written names it by how
- * many records back it stands and carries the XXH3 of the argument bytes,
- * which the reader checks. */
+ * field by field and byte for byte (by function, tw_short_launches_by_func:
+ * function, sizes and the bytes' XXH3 only, nothing else read); the record
+ * written names it by how many records back it stands and carries the
+ * XXH3 of the argument bytes, which the reader checks. */
 enum { SAME_SLOTS = 8192 };   /* a power of two */
 /* larger argument blocks (up to 32 KiB since CUDA 12.1) are written whole:
  * the table then holds at most SAME_SLOTS x 4 KiB of them */
@@ -512,10 +513,12 @@ struct tw_same_ent {
 	long ev;                 /* -1: empty */
 	uint64_t func, hash;
 	char *name;              /* compared by content: a writer's caller may reuse
-				  * one buffer for every name (mktrace's line) */
+				  * one buffer for every name (mktrace's line);
+				  * by function (same_by_func): none kept */
 	uint32_t nparams, argsize, pcap, acap;
+	uint32_t namelen;        /* by function: the name's length, for same_saved */
 	struct tr_param *params;
-	uint8_t *args;
+	uint8_t *args;           /* by function: none kept */
 };
 
 void tw_short_launches(struct trace_writer *w)
@@ -524,6 +527,12 @@ void tw_short_launches(struct trace_writer *w)
 		return;
 	w->same = xcalloc(SAME_SLOTS, sizeof(*w->same));
 	tw_forget_launches(w);
+}
+
+void tw_short_launches_by_func(struct trace_writer *w)
+{
+	tw_short_launches(w);
+	w->same_by_func = 1;
 }
 
 void tw_forget_launches(struct trace_writer *w)
@@ -544,6 +553,7 @@ static void same_release(struct trace_writer *w)
 	}
 	free(w->same);
 	w->same = NULL;
+	w->same_by_func = 0;
 }
 
 static struct tw_same_ent *same_slot(struct trace_writer *w, const struct tr_launch *l, uint64_t hash)
@@ -551,17 +561,31 @@ static struct tw_same_ent *same_slot(struct trace_writer *w, const struct tr_lau
 	return &w->same[(hash ^ (l->func * 0x9E3779B97F4A7C15ull)) & (SAME_SLOTS - 1)];
 }
 
-static int same_match(const struct tw_same_ent *e, const struct tr_launch *l, uint64_t hash, uint64_t nrec)
+static int same_match(const struct trace_writer *w, const struct tw_same_ent *e, const struct tr_launch *l,
+		      uint64_t hash, uint64_t nrec)
 {
-	return e->ev >= 0 && (uint64_t)e->ev < nrec && e->func == l->func && e->hash == hash &&
-	       e->argsize == l->argsize && e->nparams == l->nparams &&
-	       !strcmp(e->name, l->name) &&
+	if (!(e->ev >= 0 && (uint64_t)e->ev < nrec && e->func == l->func && e->hash == hash &&
+	      e->argsize == l->argsize && e->nparams == l->nparams))
+		return 0;
+	if (w->same_by_func)
+		return 1;   /* the function names its kernel and layout; the hash, its bytes */
+	return !strcmp(e->name, l->name) &&
 	       (!l->nparams || !memcmp(e->params, l->params, l->nparams * sizeof(*l->params))) &&
 	       (!l->argsize || !memcmp(e->args, l->args, l->argsize));
 }
 
-static void same_store(struct tw_same_ent *e, const struct tr_launch *l, uint64_t hash, long ev)
+static void same_store(const struct trace_writer *w, struct tw_same_ent *e, const struct tr_launch *l,
+		       uint64_t hash, long ev)
 {
+	e->func = l->func;
+	e->hash = hash;
+	e->nparams = l->nparams;
+	e->argsize = l->argsize;
+	e->ev = ev;
+	if (w->same_by_func) {
+		e->namelen = (uint32_t)strlen(l->name);
+		return;
+	}
 	if (!e->name || strcmp(e->name, l->name)) {
 		free(e->name);
 		e->name = xstrdup(l->name);
@@ -580,11 +604,6 @@ static void same_store(struct tw_same_ent *e, const struct tr_launch *l, uint64_
 	}
 	if (l->argsize)
 		memcpy(e->args, l->args, l->argsize);
-	e->func = l->func;
-	e->hash = hash;
-	e->nparams = l->nparams;
-	e->argsize = l->argsize;
-	e->ev = ev;
 }
 
 static long encode_record(struct trace_writer *w, const struct tr_rec *r);
@@ -599,7 +618,7 @@ static long same_record(struct trace_writer *w, const struct tr_rec *r)
 	struct tr_rec s;
 	long ev;
 
-	if (same_match(e, l, hash, w->nrec)) {
+	if (same_match(w, e, l, hash, w->nrec)) {
 		back = w->nrec - (uint64_t)e->ev;
 		s = *r;
 		s.u.launch.flags |= TR_F_SAME;
@@ -617,13 +636,14 @@ static long same_record(struct trace_writer *w, const struct tr_rec *r)
 		if (ev >= 0) {
 			e->ev = ev;
 			w->same_short++;
-			w->same_saved += strlen(l->name) + 8ull * l->nparams + l->argsize;
+			w->same_saved += (w->same_by_func ? e->namelen : strlen(l->name)) +
+					 8ull * l->nparams + l->argsize;
 		}
 		return ev;
 	}
 	ev = encode_record(w, r);
 	if (ev >= 0)
-		same_store(e, l, hash, ev);
+		same_store(w, e, l, hash, ev);
 	return ev;
 }
 

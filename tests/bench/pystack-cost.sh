@@ -16,7 +16,12 @@
 # parameter struct holding ten device addresses; capture-fakecuda.c's
 # 0xf002), COST_PINNED=N (N 4 MiB plain pinned buffers no kernel is given:
 # the "pinned" column is the managed/pinned memory part, where launches
-# are checked against them).
+# are checked against them), COST_VARIANTS=N (the big kernel's launches
+# cycle through N argument blocks: a step's distinct launches),
+# COST_THRASH_KB=K (K KiB of memory written before each launch: the
+# program's own work, which leaves the library's data out of the cache as
+# on a training loop's host; with K past the last-level cache use a few
+# thousand launches).
 set -u
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$(pwd)/$BUILD ;; esac

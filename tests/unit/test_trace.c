@@ -1049,6 +1049,50 @@ UNIT_TEST(trace_short_launch)
 		unlink(path);
 	}
 
+	/* by function (the capture's writer): a repeat of func, size and bytes
+	 * is short and reads back with the name, layout and bytes it repeats;
+	 * other bytes of the same size are whole; after tw_forget_launches
+	 * (the capture's module unload: the handle now names another kernel)
+	 * the same handle and bytes under a new name are whole */
+	{
+		struct tr_rec lr;
+		unsigned char args3[3][12] = { { 1, 2, 3 }, { 1, 2, 4 }, { 1, 2, 3 } };
+		struct tr_param p3[1] = { { 0, 12 } };
+		const char *names[5] = { "_Z4mainv", "_Z4mainv", "_Z4mainv", "_Z5otherv", "_Z5otherv" };
+		const int bytes[5] = { 0, 1, 2, 0, 0 };
+		const uint64_t back[5] = { 0, 0, 2, 0, 1 };
+		path = tmp_path();
+		w = (struct trace_writer)TRACE_WRITER_INIT;
+		CHECK(tw_open(&w, path, &err) == 0);
+		tw_short_launches_by_func(&w);
+		for (int k = 0; k < 5; k++) {
+			if (k == 3)
+				tw_forget_launches(&w);
+			memset(&lr, 0, sizeof(lr));
+			lr.type = TR_LAUNCH;
+			lr.u.launch.seq = (uint64_t)k;
+			lr.u.launch.func = 0x40;
+			lr.u.launch.name = names[k];
+			lr.u.launch.nparams = 1;
+			lr.u.launch.params = p3;
+			lr.u.launch.argsize = sizeof(args3[0]);
+			lr.u.launch.args = args3[bytes[k]];
+			CHECK(tw_record(&w, &lr) == k);
+		}
+		CHECK_EQ_U(w.same_short, 2);
+		CHECK_EQ_U(w.same_saved, (8 + 8 + 12) + (9 + 8 + 12));   /* the names each repeats */
+		CHECK(tw_close(&w) == 0);
+		CHECK(trace_open(&t2, path, TRACE_OPEN_STRICT, &err) == 0);
+		for (int k = 0; k < 5; k++) {
+			CHECK_STR(t2.rec[k].u.launch.name, names[k]);
+			CHECK_EQ_U(t2.rec[k].u.launch.same_back, back[k]);
+			CHECK_EQ_U(t2.rec[k].u.launch.nparams, 1);
+			CHECK(!memcmp(t2.rec[k].u.launch.args, args3[bytes[k]], 12));
+		}
+		trace_release(&t2);
+		unlink(path);
+	}
+
 	/* hostile back-references: 0, past the start, to a record that is no
 	 * LAUNCH, to a LAUNCH of another function, to the right LAUNCH with
 	 * the hash of other bytes (short_put's back 3) */

@@ -77,6 +77,37 @@ static void fake_call(CUpti_CallbackId cbid, const char *name, const void *param
 	fire(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &d);
 }
 
+/* pystack-cost.sh's knobs for a loop's shape (0: off): COST_VARIANTS=N,
+ * the big kernel's launches cycle through N argument blocks (a step's many
+ * distinct launches: as many entries of the short-launch table);
+ * COST_THRASH_KB=K, K KiB of memory written before each launch (the
+ * program's own work between launches, which leaves the library's data
+ * out of the cache). */
+static unsigned long cost_env(const char *name)
+{
+	const char *v = getenv(name);
+	return v && *v ? strtoul(v, NULL, 10) : 0;
+}
+
+static void cost_shape(int *n)
+{
+	static unsigned long variants, thrash, count;
+	static unsigned char *mem;
+	static int inited;
+
+	if (!inited) {
+		inited = 1;
+		variants = cost_env("COST_VARIANTS");
+		thrash = cost_env("COST_THRASH_KB") << 10;
+		mem = thrash ? malloc(thrash) : NULL;
+	}
+	if (variants)
+		*n += (int)(count % variants);
+	count++;
+	if (mem)
+		memset(mem, (int)count, thrash);
+}
+
 static void fake_launch(int result, int big)
 {
 	CUdeviceptr p = 0xd00000000000ull;
@@ -88,6 +119,7 @@ static void fake_launch(int result, int big)
 
 	if (!fire)
 		return;
+	cost_shape(&n);
 	memset(params, 0, sizeof(params));
 	memcpy(params, &p, sizeof(p));
 	memcpy(params + 8, &n, sizeof(n));
