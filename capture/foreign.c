@@ -155,14 +155,22 @@ static int scan_off(void)
 
 size_t cap_foreign_scan(const uint8_t *args, uint32_t argsize, struct cap_foreign *out, size_t max)
 {
+	return cap_foreign_scan_hashed(args, argsize, 0, out, max);
+}
+
+size_t cap_foreign_scan_hashed(const uint8_t *args, uint32_t argsize, uint64_t hash, struct cap_foreign *out,
+			       size_t max)
+{
 	size_t got = 0;
 	int asks = 0;
-	uint64_t hash = 0;
 
 	if (!args || scan_off())
 		return 0;
-	if (argsize >= MEMO_MIN) {
-		hash = tr_hash(args, argsize);
+	if (argsize < MEMO_MIN)
+		hash = 0;   /* small blocks are scanned each time, never memoised */
+	else {
+		if (!hash)
+			hash = tr_hash(args, argsize);
 		if (F.memo[hash % MEMO_SLOTS].hash == hash && F.memo[hash % MEMO_SLOTS].gen == F.gen + 1)
 			return 0;
 	}

@@ -663,11 +663,11 @@ static void rec_alloc_locked(uint64_t key, uint64_t addr, uint64_t size, uint32_
  * point into (foreign.c): recorded now, and from now on read back like
  * memory of another process (lock held).  Returns how many were found,
  * their addresses in found[]. */
-static size_t foreign_args(const char *kernel, const uint8_t *args, uint32_t argsize, uint64_t *found,
-			   size_t max)
+static size_t foreign_args(const char *kernel, const uint8_t *args, uint32_t argsize, uint64_t hash,
+			   uint64_t *found, size_t max)
 {
 	struct cap_foreign f[4];
-	size_t n = cap_foreign_scan(args, argsize, f, max < ARRAY_SIZE(f) ? max : ARRAY_SIZE(f));
+	size_t n = cap_foreign_scan_hashed(args, argsize, hash, f, max < ARRAY_SIZE(f) ? max : ARRAY_SIZE(f));
 
 	for (size_t i = 0; i < n; i++) {
 		rec_alloc_locked(f[i].addr, f[i].addr, f[i].size, TR_MEM_DEVICE, "found at a launch");
@@ -688,11 +688,11 @@ static size_t foreign_args(const char *kernel, const uint8_t *args, uint32_t arg
  * except in a launch captured into a graph (lock held): no driver call is
  * made while a stream captures (one the capture mode forbids would
  * invalidate the program's graph). */
-static void pinned_args(const char *kernel, const uint8_t *args, uint32_t argsize, int captured)
+static void pinned_args(const char *kernel, const uint8_t *args, uint32_t argsize, uint64_t hash, int captured)
 {
 	struct cap_mm_promoted got[4];
 	uint64_t found[4];
-	size_t nf = captured ? 0 : foreign_args(kernel, args, argsize, found, ARRAY_SIZE(found));
+	size_t nf = captured ? 0 : foreign_args(kernel, args, argsize, hash, found, ARRAY_SIZE(found));
 	size_t n = cap_mm_args(args, argsize, got, ARRAY_SIZE(got));
 
 	for (size_t i = 0; i < n && i < ARRAY_SIZE(got); i++) {
@@ -836,6 +836,8 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	r.u.launch.params = fi->params;
 	r.u.launch.argsize = argsize;
 	r.u.launch.args = args;
+	/* hashed once: the foreign scan's memo and the short-launch table */
+	r.u.launch.args_hash = args && argsize ? tr_hash(args, argsize) : 0;
 	r.u.launch.nattrs = nattrs;
 	r.u.launch.attrs = attrs;
 	r.u.launch.tid = my_tid();
@@ -853,7 +855,7 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	CAP_LAP(CP_L_FILL, t);
 	/* pinned memory it points into is tracked from now (a captured
 	 * launch's: written before the graph's launch) */
-	pinned_args(fi->name, args, argsize, captured);
+	pinned_args(fi->name, args, argsize, r.u.launch.args_hash, captured);
 	if (!captured)
 		cap_mm_sync(&S.w, &S.h2d, CAP_MM_LAUNCH);   /* what the CPU (or another process) wrote */
 	CAP_LAP(CP_L_MANAGED, t);
@@ -904,7 +906,7 @@ long cap_emit_node_launch(void *f, struct tr_dim3 grid, struct tr_dim3 block, ui
 	long ev;
 
 	fn_write_info_locked(fi);
-	pinned_args(fi->name, args, argsize, 0);   /* tracked before the graph's launch */
+	pinned_args(fi->name, args, argsize, 0, 0);   /* tracked before the graph's launch */
 	memset(&r, 0, sizeof(r));
 	r.type = TR_LAUNCH;
 	r.u.launch.seq = S.launches;

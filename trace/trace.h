@@ -222,6 +222,9 @@ struct tr_launch {
 	 * launches (tr_launch_nonptr); NULL when none */
 	const uint32_t *nonptr;
 	uint32_t nnonptr;
+	/* not on disk: tr_hash(args, argsize) when the writer's caller has it
+	 * already (the capture's launch path), else 0 and the writer hashes */
+	uint64_t args_hash;
 };
 
 struct tr_fault {

@@ -612,7 +612,7 @@ static long encode_record(struct trace_writer *w, const struct tr_rec *r);
 static long same_record(struct trace_writer *w, const struct tr_rec *r)
 {
 	const struct tr_launch *l = &r->u.launch;
-	uint64_t hash = tr_hash(l->args, l->argsize), back;
+	uint64_t hash = l->args_hash ? l->args_hash : tr_hash(l->args, l->argsize), back;
 	struct tw_same_ent *e = same_slot(w, l, hash);
 	uint8_t ref[16];
 	struct tr_rec s;
