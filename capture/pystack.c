@@ -97,17 +97,21 @@ static uint32_t lookup(uint64_t *hash, int *known)
 	return s->len == P.key.len && !memcmp(s->key, P.key.buf, s->len) ? s->id : 0;
 }
 
+/* At every launch: known by the key's XXH3 and length alone, both in the
+ * map's slot (as blobs are named by their hash), so the entry and its key
+ * are not read; on a loop's host they are out of the cache by the next
+ * step.  A stack written inline (its hash taken) is never found here. */
 uint32_t cap_pystack_find(const uint64_t *toks, const uint32_t *lines, uint32_t n)
 {
-	uint64_t hash;
-	int known;
+	struct cap_map_ent *e;
 	for (uint32_t i = 0; i < n; i++)
 		if (!toks[i])
 			return 0;
 	if (!n)
 		return 0;
 	token_key(&P.key, toks, lines, NULL, n);
-	return lookup(&hash, &known);
+	e = cap_map_get(&P.ids, tr_hash(P.key.buf, P.key.len) | 1);
+	return e && e->v2 >> 32 == P.key.len ? (uint32_t)e->v2 : 0;
 }
 
 uint32_t cap_pystack_id(struct trace_writer *w, const struct tr_frame *frames, const uint64_t *toks, uint32_t n)
@@ -138,7 +142,7 @@ uint32_t cap_pystack_id(struct trace_writer *w, const struct tr_frame *frames, c
 	memcpy(s->key, P.key.buf, P.key.len);
 	s->len = P.key.len;
 	s->id = r.u.pystack.id;
-	cap_map_put(&P.ids, hash, P.n, 0);
+	cap_map_put(&P.ids, hash, P.n, (uint64_t)P.key.len << 32 | s->id);   /* cap_pystack_find's */
 	P.n++;
 	return s->id;
 }
