@@ -49,10 +49,7 @@ struct words {
 static int collect(struct mm_alloc *a, size_t k, uint64_t v, int dead, void *arg)
 {
 	struct words *W = arg;
-	if (W->n == W->cap) {
-		W->cap = W->cap ? 2 * W->cap : 64;
-		W->w = xrealloc(W->w, W->cap * sizeof(*W->w));
-	}
+	ALLOC_GROW(W->w, W->n + 1, W->cap);
 	W->w[W->n++] = (struct word){ k, (int)(intptr_t)a->user - 1, dead, (int64_t)(v - a->addr), v };
 	return 0;
 }
