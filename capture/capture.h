@@ -222,13 +222,12 @@ struct cap_foreign {
 /* The allocations the driver knows that an 8-byte-aligned word of the
  * argument bytes points into, in 2 MiB regions where no recorded
  * allocation lies (up to max; each counts as known from now on: the caller
- * records it).  GPUREDUCE_FOREIGN=0 turns it off. */
-size_t cap_foreign_scan(const uint8_t *args, uint32_t argsize, struct cap_foreign *out, size_t max);
-/* The same, given tr_hash(args, argsize) (0: not known): the launch path
- * hashes a launch's bytes once, for this scan's memo and the record's
- * short-launch table both. */
-size_t cap_foreign_scan_hashed(const uint8_t *args, uint32_t argsize, uint64_t hash, struct cap_foreign *out,
-			       size_t max);
+ * records it).  hash: tr_hash(args, argsize) when the caller has it (the
+ * launch path hashes a launch's bytes once, for this scan's memo and the
+ * record's short-launch table both), else 0.  GPUREDUCE_FOREIGN=0 turns it
+ * off. */
+size_t cap_foreign_scan(const uint8_t *args, uint32_t argsize, uint64_t hash, struct cap_foreign *out,
+			size_t max);
 
 /* ---- graphapi.c (callers hold inject.c's lock, recording on) ---- */
 

@@ -153,13 +153,8 @@ static int scan_off(void)
 	return F.off || F.wide;
 }
 
-size_t cap_foreign_scan(const uint8_t *args, uint32_t argsize, struct cap_foreign *out, size_t max)
-{
-	return cap_foreign_scan_hashed(args, argsize, 0, out, max);
-}
-
-size_t cap_foreign_scan_hashed(const uint8_t *args, uint32_t argsize, uint64_t hash, struct cap_foreign *out,
-			       size_t max)
+size_t cap_foreign_scan(const uint8_t *args, uint32_t argsize, uint64_t hash, struct cap_foreign *out,
+			size_t max)
 {
 	size_t got = 0;
 	int asks = 0;

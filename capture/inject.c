@@ -667,7 +667,7 @@ static size_t foreign_args(const char *kernel, const uint8_t *args, uint32_t arg
 			   uint64_t *found, size_t max)
 {
 	struct cap_foreign f[4];
-	size_t n = cap_foreign_scan_hashed(args, argsize, hash, f, max < ARRAY_SIZE(f) ? max : ARRAY_SIZE(f));
+	size_t n = cap_foreign_scan(args, argsize, hash, f, max < ARRAY_SIZE(f) ? max : ARRAY_SIZE(f));
 
 	for (size_t i = 0; i < n; i++) {
 		rec_alloc_locked(f[i].addr, f[i].addr, f[i].size, TR_MEM_DEVICE, "found at a launch");

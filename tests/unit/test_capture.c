@@ -508,12 +508,12 @@ UNIT_TEST(capture_foreign_scan)
 	w[3] = host;                        /* not device memory */
 	w[4] = hidden + 16;                 /* found */
 	w[5] = known + (2ull << 20) + 5;    /* the recorded one's third region */
-	CHECK(cap_foreign_scan((const uint8_t *)w, sizeof(w), f, 4) == 1);
+	CHECK(cap_foreign_scan((const uint8_t *)w, sizeof(w), 0, f, 4) == 1);
 	CHECK(f[0].addr == hidden && f[0].size == 8000 && f[0].arg_offset == 32);
 	CHECK(range_asks == 2);             /* host and hidden */
 	/* the next launch: found ones count as known, the host word's region
 	 * is remembered: nothing asked */
-	CHECK(cap_foreign_scan((const uint8_t *)w, sizeof(w), f, 4) == 0);
+	CHECK(cap_foreign_scan((const uint8_t *)w, sizeof(w), 0, f, 4) == 0);
 	CHECK(range_asks == 2);
 	/* the recorded allocation is freed, and the driver still knows the
 	 * range (a pool keeps it mapped): a use after free, never taken for
@@ -521,21 +521,21 @@ UNIT_TEST(capture_foreign_scan)
 	cap_known_del(known, 3ull << 20);
 	fake_base = known;
 	fake_size = 4096;
-	CHECK(cap_foreign_scan((const uint8_t *)w, 8, f, 4) == 0);
+	CHECK(cap_foreign_scan((const uint8_t *)w, 8, 0, f, 4) == 0);
 	/* a word past the driver's answer (outside the range it names) is
 	 * not taken for it */
 	fake_base = 0x7f3000000000ull;
 	fake_size = 16;
 	w[0] = 0x7f3000000000ull + 64;
-	CHECK(cap_foreign_scan((const uint8_t *)w, 8, f, 4) == 0);
+	CHECK(cap_foreign_scan((const uint8_t *)w, 8, 0, f, 4) == 0);
 	/* a recorded allocation too wide to count turns the scan off */
 	w[0] = 0x7f4000000000ull;
 	fake_base = w[0];
 	fake_size = 64;
 	cap_known_add(0x100000000000ull, 1ull << 40);
-	CHECK(cap_foreign_scan((const uint8_t *)w, 8, f, 4) == 0);
+	CHECK(cap_foreign_scan((const uint8_t *)w, 8, 0, f, 4) == 0);
 	cap_known_del(0x100000000000ull, 1ull << 40);
-	CHECK(cap_foreign_scan((const uint8_t *)w, 8, f, 4) == 1);
+	CHECK(cap_foreign_scan((const uint8_t *)w, 8, 0, f, 4) == 1);
 	/* max bounds what one call returns */
 	memset(&F, 0, sizeof(F));
 	F.off_read = 1;
@@ -543,7 +543,7 @@ UNIT_TEST(capture_foreign_scan)
 	fake_size = 8ull << 20;
 	w[0] = fake_base;
 	w[1] = fake_base + (4ull << 20);   /* the same allocation: known once found */
-	CHECK(cap_foreign_scan((const uint8_t *)w, 16, f, 1) == 1);
+	CHECK(cap_foreign_scan((const uint8_t *)w, 16, 0, f, 1) == 1);
 	/* words that are two 32-bit fields side by side (a size, a count):
 	 * 3000 distinct ones, asked about at most four a launch, each only
 	 * once (regions that differ only in high bits must not evict each
@@ -562,7 +562,7 @@ UNIT_TEST(capture_foreign_scan)
 			if (step == 8)
 				asks_then = range_asks;
 			for (int k = 0; k < 300; k++)
-				CHECK(cap_foreign_scan((const uint8_t *)packed[k], sizeof(packed[k]), f, 4) == 0);
+				CHECK(cap_foreign_scan((const uint8_t *)packed[k], sizeof(packed[k]), 0, f, 4) == 0);
 		}
 		CHECK(range_asks == 3000);
 		CHECK(range_asks == asks_then);   /* none in the last two steps */
@@ -574,13 +574,13 @@ UNIT_TEST(capture_foreign_scan)
 		for (int i = 0; i < 64; i++)
 			blk[i] = (uint64_t)(i + 1) << 32 | 64;   /* asked about above: refused */
 		range_asks = 0;
-		CHECK(cap_foreign_scan((const uint8_t *)blk, sizeof(blk), f, 4) == 0);
+		CHECK(cap_foreign_scan((const uint8_t *)blk, sizeof(blk), 0, f, 4) == 0);
 		CHECK(F.memo[tr_hash(blk, sizeof(blk)) % MEMO_SLOTS].hash == tr_hash(blk, sizeof(blk)));
-		CHECK(cap_foreign_scan((const uint8_t *)blk, sizeof(blk), f, 4) == 0);
+		CHECK(cap_foreign_scan((const uint8_t *)blk, sizeof(blk), 0, f, 4) == 0);
 		blk[5] = 0x7f6000000000ull;   /* an allocation the driver knows */
 		fake_base = blk[5];
 		fake_size = 4096;
-		CHECK(cap_foreign_scan((const uint8_t *)blk, sizeof(blk), f, 4) == 1);
+		CHECK(cap_foreign_scan((const uint8_t *)blk, sizeof(blk), 0, f, 4) == 1);
 		CHECK(range_asks == 1 && f[0].addr == blk[5] && f[0].arg_offset == 40);
 		fake_size = 0;
 	}
@@ -589,7 +589,7 @@ UNIT_TEST(capture_foreign_scan)
 	notes = 0;
 	for (uint64_t i = 0; i < 40000 && !F.off; i++) {
 		uint64_t x = (i + 5000) << 32 | 7;
-		cap_foreign_scan((const uint8_t *)&x, 8, f, 4);
+		cap_foreign_scan((const uint8_t *)&x, 8, 0, f, 4);
 	}
 	CHECK(F.off && notes == 1 && F.refused == 32768);
 	memset(&F, 0, sizeof(F));
