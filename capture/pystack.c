@@ -83,12 +83,18 @@ static void make_key(struct strbuf *sb, const struct tr_frame *f, const uint64_t
 	}
 }
 
+/* P.key's name in P.ids (never 0: the map's empty slot) */
+static uint64_t key_hash(void)
+{
+	return tr_hash(P.key.buf, P.key.len) | 1;
+}
+
 /* the id of the key in P.key, or 0 (*known: the hash names another key) */
 static uint32_t lookup(uint64_t *hash, int *known)
 {
 	struct cap_map_ent *e;
 	const struct stack_ent *s;
-	*hash = tr_hash(P.key.buf, P.key.len) | 1;
+	*hash = key_hash();
 	*known = 0;
 	if (!(e = cap_map_get(&P.ids, *hash)))
 		return 0;
@@ -110,7 +116,7 @@ uint32_t cap_pystack_find(const uint64_t *toks, const uint32_t *lines, uint32_t 
 	if (!n)
 		return 0;
 	token_key(&P.key, toks, lines, NULL, n);
-	e = cap_map_get(&P.ids, tr_hash(P.key.buf, P.key.len) | 1);
+	e = cap_map_get(&P.ids, key_hash());
 	return e && e->v2 >> 32 == P.key.len ? (uint32_t)e->v2 : 0;
 }
 
