@@ -120,29 +120,25 @@ void cap_tmap_check_launch(const char *kernel, const struct tr_param *params, ui
 		m->oobfill = (q)->oobFill;                                                    \
 	} while (0)
 
+/* A TENSORMAP record, cleared: each case below starts with it, so that the
+ * exit callbacks that are none of them (every exit callback comes here)
+ * leave without clearing its 344 bytes */
+static void tmap_rec(struct tr_rec *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->type = TR_TENSORMAP;
+}
+
 int cap_tmap_exit(uint32_t cbid, const void *params)
 {
 	struct tr_rec r;
 	struct tr_tensormap *m = &r.u.tmap;
 	const CUtensorMap *out = NULL;
 
-	/* every exit callback comes here: the others leave before the memset */
-	switch (cbid) {
-	case CB(cuTensorMapEncodeTiled):
-	case CB(cuTensorMapEncodeIm2col):
-#if CUDA_VERSION >= 12080
-	case CB(cuTensorMapEncodeIm2colWide):
-#endif
-	case CB(cuTensorMapReplaceAddress):
-		break;
-	default:
-		return 0;
-	}
-	memset(&r, 0, sizeof(r));
-	r.type = TR_TENSORMAP;
 	switch (cbid) {
 	case CB(cuTensorMapEncodeTiled): {
 		const cuTensorMapEncodeTiled_params *q = params;
+		tmap_rec(&r);
 		ENCODE_COMMON(q, TR_TMAP_TILED);
 		get_u32s(m->box, q->boxDim, q->tensorRank);
 		break;
@@ -150,6 +146,7 @@ int cap_tmap_exit(uint32_t cbid, const void *params)
 	case CB(cuTensorMapEncodeIm2col): {
 		const cuTensorMapEncodeIm2col_params *q = params;
 		uint32_t sp = q->tensorRank > 2 ? q->tensorRank - 2 : 0;   /* spatial dims */
+		tmap_rec(&r);
 		ENCODE_COMMON(q, TR_TMAP_IM2COL);
 		for (uint32_t i = 0; i < sp && i < 3; i++) {
 			m->extra[i] = q->pixelBoxLowerCorner ? q->pixelBoxLowerCorner[i] : 0;
@@ -162,6 +159,7 @@ int cap_tmap_exit(uint32_t cbid, const void *params)
 #if CUDA_VERSION >= 12080
 	case CB(cuTensorMapEncodeIm2colWide): {
 		const cuTensorMapEncodeIm2colWide_params *q = params;
+		tmap_rec(&r);
 		ENCODE_COMMON(q, TR_TMAP_IM2COL_WIDE);
 		m->extra[0] = q->pixelBoxLowerCornerWidth;
 		m->extra[3] = q->pixelBoxUpperCornerWidth;
@@ -174,6 +172,7 @@ int cap_tmap_exit(uint32_t cbid, const void *params)
 	case CB(cuTensorMapReplaceAddress): {
 		const cuTensorMapReplaceAddress_params *q = params;
 		struct tr_tensormap g;
+		tmap_rec(&r);
 		out = q->tensorMap;
 		if (!out || cap_host_readable(out, TR_TMAP_BYTES) == 0)
 			return 1;
