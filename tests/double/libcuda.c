@@ -830,9 +830,6 @@ static void init_log(char what)
 	env_log("DOUBLE_INIT_LOG", "%c %lld %s\n", what, (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec, comm);
 }
 
-/* DOUBLE_TEARDOWN_DELAY_MS=N makes the release of the last reference to
- * a primary context, or the exit of a process that holds one, take N ms,
- * like a real context's teardown (t5118: whether anyone waits for it). */
 /* Milliseconds from environment variable `name` (0 when unset). */
 static long env_ms(const char *name)
 {
@@ -840,6 +837,9 @@ static long env_ms(const char *name)
 	return d && *d ? strtol(d, NULL, 10) : 0;
 }
 
+/* DOUBLE_TEARDOWN_DELAY_MS=N makes the release of the last reference to
+ * a primary context, or the exit of a process that holds one, take N ms,
+ * like a real context's teardown (t5118: whether anyone waits for it). */
 static void teardown_slowly(void)
 {
 	long ms = env_ms("DOUBLE_TEARDOWN_DELAY_MS");
