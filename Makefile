@@ -6,9 +6,10 @@
 #   make gpu-test   on a GPU machine: every sample through capture/replay/shrink/repro
 #   make hunt-clean on a GPU machine: every sample's clean variant must hunt clean
 #   make bench      on a GPU machine: capture overhead and shrink speed tables,
-#                   then bench-hostfed (BENCH_SKIP_HOSTFED=1: not) and bench-trace
-#                   (BENCH_SKIP_TRACE=1: not)
+#                   then bench-hostfed (BENCH_SKIP_HOSTFED=1: not), bench-launch
+#                   (BENCH_SKIP_LAUNCH=1: not) and bench-trace (BENCH_SKIP_TRACE=1: not)
 #   make bench-hostfed  on a GPU machine: capture on a host-fed training loop
+#   make bench-launch  on a GPU machine: capture's cost a blocking launch, no Python
 #   make bench-trace  on a GPU machine: bounded capture, trace bytes 1x vs 4x
 #   make install PREFIX=/usr/local
 #   make uninstall PREFIX=/usr/local
@@ -55,7 +56,7 @@ HAVE_CUPTI := $(wildcard $(CUDA)/include/cupti.h)
 CUPTI_DIRS := $(CUDA)/lib64 $(CUDA)/lib $(CUDA)/targets/x86_64-linux/lib $(CUDA)/extras/CUPTI/lib64
 CAPTURE_LIB := $(if $(HAVE_CUPTI),$(BUILD)/libgpureduce-capture.so)
 
-.PHONY: all test unit-test cli-test gpu-test hunt-clean demo bench bench-shrink-pair bench-hostfed bench-gpus bench-trace bench-hunt bench-cpu long-run install uninstall clean fuzz fuzz-run deps deps-fuzz
+.PHONY: all test unit-test cli-test gpu-test hunt-clean demo bench bench-shrink-pair bench-hostfed bench-launch bench-gpus bench-trace bench-hunt bench-cpu long-run install uninstall clean fuzz fuzz-run deps deps-fuzz
 all: $(BUILD)/gpureduce $(CAPTURE_LIB) $(BUILD)/libgpureduce-nvrtc.so
 
 # Before anything compiles: the headers (xxhash.h, zstd.h, yaml.h) and the

@@ -42,6 +42,7 @@ bench: $(GPU_DEPS)
 	@BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/bench.sh
 	@[ "$(BENCH_SKIP_GPUS)" = 1 ] || BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/bench-gpus.sh
 	@[ "$(BENCH_SKIP_HOSTFED)" = 1 ] || BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/bench-hostfed.sh
+	@[ "$(BENCH_SKIP_LAUNCH)" = 1 ] || BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/launch-cost.sh
 	@[ "$(BENCH_SKIP_TRACE)" = 1 ] || BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/bench-trace.sh
 	@[ "$(BENCH_SKIP_HUNT)" = 1 ] || BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/bench-hunt.sh
 
@@ -61,6 +62,11 @@ bench-shrink-pair: $(GPU_DEPS)
 # capture on a host-fed training loop: blocking vs capture vs --flight-recorder (issue 26)
 bench-hostfed: $(GPU_DEPS)
 	@BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/bench-hostfed.sh
+
+# capture's cost a blocking launch without Python, and what CUPTI's dispatch
+# alone costs (issue 26)
+bench-launch: $(GPU_DEPS)
+	@BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/launch-cost.sh
 
 # bounded capture alone (issue 13): trace bytes 1x vs 4x, capture overhead
 bench-trace: $(GPU_DEPS)

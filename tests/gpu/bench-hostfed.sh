@@ -37,7 +37,10 @@
 # launch: kept out of the capture figure the goal is judged on), and the
 # breakdown of the last round's flight recorder is printed: per launch
 # (callback, Python frames, parameter bytes, record write) and per MiB
-# copied in (hash, compress+write).  Goals are reported, not asserted; ends with
+# copied in (hash, compress+write).  Also each run's median step (hostfed.py's
+# "step ms" line) and the seconds its slow steps (over twice the median)
+# spent above it: a cost every launch pays moves the median, stalls do not.
+# Goals are reported, not asserted; ends with
 # "N passed, N failed" (one bench).
 #
 # Budget: 9 processes of ~15 s start-up + S steps' seconds: about 9 x 23 =
@@ -83,16 +86,20 @@ NOTES=$OUT/notes.txt
 
 loop_secs() { sed -n 's/^hostfed: trained [0-9]* steps in \([0-9.]*\) s.*/\1/p' "$1" | tail -n 1; }
 loop_steps() { sed -n 's/^hostfed: trained \([0-9]*\) steps in .*/\1/p' "$1" | tail -n 1; }
+# the steps' own median (ms) and the seconds slow steps spent above it
+step_med() { sed -n 's/^hostfed: step ms: median \([0-9.]*\) .*/\1/p' "$1" | tail -n 1; }
+step_stall() { sed -n 's/^hostfed: step ms: .*, \([0-9.]*\) s above the median in them.*/\1/p' "$1" | tail -n 1; }
 med3() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
 	if (!NR) print "n/a"; else if (NR % 2) printf "%.3f\n", v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 declare -a B=() C=() F=() A=() W=() X=() D=() N=()
+declare -a SB=() SC=() SF=() TB=() TC=() TF=()   # median step ms, stall s: blocking, capture, flight
 S=0
 OK=1
-echo "round|way|steps|loop s|wall s|exit|launches|trace bytes" >"$TAB"
+echo "round|way|steps|loop s|median step ms|stall s|wall s|exit|launches|trace bytes" >"$TAB"
 # one WAY ROUND: runs it, adds a row and its loop seconds
 one() {
-	local way=$1 r=$2 logf=$OUT/$1-$2.log t s steps env_steps=
+	local way=$1 r=$2 logf=$OUT/$1-$2.log t s steps env_steps= sm st
 	t=$(gr_step_timeout 120)
 	[ "$S" -gt 0 ] && env_steps="HOSTFED_STEPS=$S"
 	case $way in
@@ -120,8 +127,9 @@ one() {
 	esac
 	s=$(loop_secs "$logf")
 	steps=$(loop_steps "$logf")
+	sm=$(step_med "$logf") st=$(step_stall "$logf")
 	parse_capture "$logf"
-	echo "$r|$way|${steps:-?}|${s:-?}|$STEP_SECS|$STEP_RC|${CAP_LAUNCHES:--}|$(stat -c %s "$OUT/$way-$r.bin" 2>/dev/null || echo -)" >>"$TAB"
+	echo "$r|$way|${steps:-?}|${s:-?}|${sm:--}|${st:--}|$STEP_SECS|$STEP_RC|${CAP_LAUNCHES:--}|$(stat -c %s "$OUT/$way-$r.bin" 2>/dev/null || echo -)" >>"$TAB"
 	rm -f "$OUT/$way-$r.bin" "$OUT/$way-$r.bin.next"   # sized; not kept (hundreds of MB each)
 	if [ -z "$s" ] || [ "$STEP_RC" -ne 0 ]; then
 		OK=0
@@ -131,6 +139,8 @@ one() {
 	fi
 	[ "$S" -eq 0 ] && S=$steps
 	[ "$way" = wqprof ] && return 0   # its profile only, not a median's
+	case $way in blocking) SB+=("${sm:-}") TB+=("${st:-}") ;; capture) SC+=("${sm:-}") TC+=("${st:-}") ;;
+	flight) SF+=("${sm:-}") TF+=("${st:-}") ;; esac
 	case $way in blocking) B+=("$s") ;; capture) C+=("$s") ;; flight) F+=("$s") ;; allcb) A+=("$s") ;; wq) W+=("$s") ;;
 	base) X+=("$s") ;; dispatch) D+=("$s") ;; nobytes) N+=("$s") ;; esac
 	log "hostfed: round $r $way: $steps steps in $s s (wall $STEP_SECS s)"
@@ -170,6 +180,12 @@ echo "hostfed: median loop seconds over ${#B[@]}/${#C[@]}/${#F[@]} rounds: block
 pr=()
 for ((k = 0; k < ${#B[@]} && k < ${#C[@]}; k++)); do pr+=("$(ratio "${C[$k]}" "${B[$k]}")"); done
 echo "hostfed: capture over blocking, round by round: ${pr[*]:-n/a} (median $(med3 "${pr[@]}")x); blocking alone ranged $(printf '%s\n' "${B[@]}" | sort -g | head -n 1)-$(printf '%s\n' "${B[@]}" | sort -g | tail -n 1) s" |
+	tee -a "$OUT/summary.txt"
+# the steps' own medians: a cost every launch pays moves them, stalls (a
+# write-back, a collection, a checkpoint) do not; "stall" is the seconds
+# steps slower than twice their run's median spent above it
+sb=$(med3 "${SB[@]}") sc=$(med3 "${SC[@]}") sf=$(med3 "${SF[@]}")
+echo "hostfed: median step ms (each run's median, median over rounds): blocking $sb, capture $sc ($(ratio "$sc" "$sb")x), flight recorder $sf ($(ratio "$sf" "$sb")x); stall s: blocking $(med3 "${TB[@]}"), capture $(med3 "${TC[@]}"), flight recorder $(med3 "${TF[@]}")" |
 	tee -a "$OUT/summary.txt"
 if [ "$ALLCB" = 1 ]; then
 	ma=$(med3 "${A[@]}")

@@ -18,6 +18,7 @@
 #                SESSION_PAIR_ROUNDS rounds (1), into
 #                $BUILD/SESSION_PAIR_OUT (shrink-pair)
 #   hostfed      make bench-hostfed (BENCH_HOSTFED_BASE_LIB passes through)
+#   launchcost   make bench-launch (tests/gpu/launch-cost.sh)
 #   hunt         make bench-hunt
 #   huntloop     bench-hunt's training loop alone (--loop-only; its
 #                BENCH_HUNT_STEPS / _IMG / _BATCH pass through), under what
@@ -259,6 +260,7 @@ for p in "$@"; do
 				-o "$BUILD/${SESSION_PAIR_OUT:-shrink-pair}" "${dirs[@]}"
 		fi ;;
 	hostfed) run_part hostfed "$LOGS/hostfed.log" bash "$GR_ROOT/tests/gpu/bench-hostfed.sh" ;;
+	launchcost) run_part launchcost "$LOGS/launchcost.log" bash "$GR_ROOT/tests/gpu/launch-cost.sh" ;;
 	hunt) run_part hunt "$LOGS/hunt.log" bash "$GR_ROOT/tests/gpu/bench-hunt.sh" ;;
 	huntloop) run_part huntloop "$LOGS/huntloop.log" env BENCH_HUNT_DEADLINE=$(( $(gr_time_left) - 10 )) \
 		bash "$GR_ROOT/tests/gpu/bench-hunt.sh" --loop-only ;;
@@ -267,7 +269,7 @@ for p in "$@"; do
 	huntreplay) run_part huntreplay "$LOGS/huntreplay.log" huntreplay ;;
 	exitprobe) run_part exitprobe "$LOGS/exitprobe.log" exitprobe ;;
 	snaps) run_part snaps "$LOGS/snaps.log" snaps ;;
-	*) echo "device-session: unknown part '$p' (gputest[:N] pair hostfed hunt huntloop huntclean perf huntreplay exitprobe snaps)"; FAILED=$((FAILED + 1)) ;;
+	*) echo "device-session: unknown part '$p' (gputest[:N] pair hostfed launchcost hunt huntloop huntclean perf huntreplay exitprobe snaps)"; FAILED=$((FAILED + 1)) ;;
 	esac
 done
 pack_logs

@@ -18,7 +18,9 @@ default) launches the same kernel with the right mask.
 
 Prints "hostfed: trained N steps in S s (loss X)" with S the
 training loop's own seconds (start-up, imports and cuDNN's first-use
-autotuning in the warm-up steps, left out).
+autotuning in the warm-up steps, left out), then "hostfed: step ms:
+median ..." on the steps' own times (a cost every launch pays moves the
+median; stalls move the tail).
 
 Environment:
   HOSTFED_SECONDS  train this long (default 8)
@@ -116,12 +118,31 @@ def main():
         step()
     torch.cuda.synchronize()
     n, t0 = 0, time.perf_counter()
+    durs = []
     while (n < STEPS) if STEPS > 0 else (time.perf_counter() - t0 < SECONDS):
+        ts = time.perf_counter()
         loss = step()
+        durs.append(time.perf_counter() - ts)
         n += 1
     torch.cuda.synchronize()
     secs = time.perf_counter() - t0
     print("hostfed: trained %d steps in %.3f s (loss %.3f)" % (n, secs, loss.item()), flush=True)
+    print_steps(durs)
+
+
+def print_steps(durs):
+    """One line on the steps' own times: a cost paid at every launch moves
+    the median; one paid in stalls (a write-back, a collection) moves the
+    tail and the seconds above the median instead."""
+    if not durs:
+        return
+    d = sorted(durs)
+    med = d[len(d) // 2]
+    over = sum(x - med for x in durs if x > 2 * med)
+    print("hostfed: step ms: median %.3f p10 %.3f p90 %.3f max %.3f; %d step(s) over twice the median, "
+          "%.3f s above the median in them"
+          % (med * 1e3, d[len(d) // 10] * 1e3, d[(len(d) * 9) // 10] * 1e3, d[-1] * 1e3,
+             sum(1 for x in durs if x > 2 * med), over), flush=True)
 
 
 if __name__ == "__main__":
