@@ -213,6 +213,16 @@ if [ -f "$last" ]; then
 	grep -a '^gpureduce: capture profile: ' "$last" | sed 's/^gpureduce: capture profile: /  /'
 	grep -a '^gpureduce: checkpoints: ' "$OUT/capture-$ROUNDS.log" 2>/dev/null | sed 's/^/  capture: /'
 	grep -a '^gpureduce: checkpoints: ' "$last" | sed 's/^/  flight recorder: /'
+	# the library's own time a step beside what the median step grew by:
+	# whether capture's cost is its own work or comes from elsewhere.
+	# The kernels' first layouts (the warm-up's) are left out; the steps
+	# counted are the run's warm-up (hostfed.py's 5) and its loop.
+	lib=$(sed -n 's/^gpureduce: capture profile: driver callbacks ([^)]*): [0-9]* calls, \([0-9.]*\) s.*/\1/p' "$last" | tail -n 1)
+	lay=$(sed -n 's/^gpureduce: capture profile: *kernel layout from the driver ([^)]*): [0-9]* calls, \([0-9.]*\) s.*/\1/p' "$last" | tail -n 1)
+	awk -v lib="$lib" -v lay="${lay:-0}" -v n="$(loop_steps "$last")" -v w="${HOSTFED_WARMUP:-5}" -v sb="$sb" -v sc="$sc" 'BEGIN {
+		if (lib == "" || n == "" || n + w == 0 || sb !~ /^[0-9.]+$/ || sc !~ /^[0-9.]+$/) exit
+		printf "hostfed: the library'"'"'s own time a step (this profile, first layouts left out): %.3f ms; capture'"'"'s median step grew by %.3f ms\n",
+			(lib - lay) * 1000 / (n + w), sc - sb }' | tee -a "$OUT/summary.txt"
 	[ "$WQ" = 1 ] && grep -a '^gpureduce: capture profile: \(launch callback\|h2d copy\|  hash\|  compress\|  record write\|  progress\|writer\|waits\)' "$OUT/wqprof-1.log" 2>/dev/null |
 		sed 's/^gpureduce: capture profile: /  with the writer thread (one run apart): /'
 fi
