@@ -15,7 +15,8 @@
 # the ratios are reported, not asserted: a workload passes when every run
 # printed its time.  Ends with "N passed, N failed".
 # Usage: tests/gpu/launch-cost.sh    (BUILD and CUDA from make)
-# Env:   LC_N (200000 launches a run), LC_ROUNDS (3), COPY_KB (768)
+# Env:   LC_N (200000 launches a run), LC_ROUNDS (3), COPY_KB (768).
+# Each run is cut at 120 s (a run cut prints no time: its workload fails).
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 N=${LC_N:-200000}
@@ -29,10 +30,12 @@ one() {	# WAY WORKLOAD -> prints us a launch
 	local way=$1 wl=$2 env_copy=
 	[ "$wl" = copies ] && env_copy="COPY_EVERY=364"
 	case $way in
-	plain) env $env_copy CUDA_LAUNCH_BLOCKING=1 "$W/lc" "$N" ;;
-	capture) env $env_copy "$GR" capture -o "$W/t.bin" -- "$W/lc" "$N" 2>/dev/null ;;
-	shm) env $env_copy "$GR" capture -o /dev/shm/lc-t.bin -- "$W/lc" "$N" 2>/dev/null; rm -f /dev/shm/lc-t.bin* ;;
-	dispatch|nobytes) env $env_copy GPUREDUCE_CAPTURE_ABLATE=$way "$GR" capture -o "$W/t.bin" -- "$W/lc" "$N" 2>/dev/null ;;
+	plain) timeout 120 env $env_copy CUDA_LAUNCH_BLOCKING=1 "$W/lc" "$N" ;;
+	capture) timeout 120 env $env_copy "$GR" capture -o "$W/t.bin" -- "$W/lc" "$N" 2>/dev/null ;;
+	shm) timeout 120 env $env_copy "$GR" capture -o /dev/shm/lc-t.bin -- "$W/lc" "$N" 2>/dev/null
+		rm -f /dev/shm/lc-t.bin* ;;
+	dispatch|nobytes) timeout 120 env $env_copy GPUREDUCE_CAPTURE_ABLATE=$way "$GR" capture -o "$W/t.bin" \
+			-- "$W/lc" "$N" 2>/dev/null ;;
 	esac | sed -n 's/.*: \([0-9.]*\) us each.*/\1/p'
 	rm -f "$W"/t.bin*
 }
@@ -60,7 +63,7 @@ for wl in launches copies; do
 	rm -f "$W/med-$wl"
 	unset R
 	echo "  the library's own time (one profiled capture):"
-	env $([ "$wl" = copies ] && echo COPY_EVERY=364) GPUREDUCE_CAPTURE_PROFILE=1 "$GR" capture -o "$W/t.bin" -- "$W/lc" "$N" 2>&1 |
+	timeout 120 env $([ "$wl" = copies ] && echo COPY_EVERY=364) GPUREDUCE_CAPTURE_PROFILE=1 "$GR" capture -o "$W/t.bin" -- "$W/lc" "$N" 2>&1 |
 		grep -a 'capture profile: \(driver callbacks\|launch callback\|  *python\|  *parameter\|  *record\|  *managed\|  *dispatch\|h2d\|  *hash\|  *compress\|other\)' | sed 's/.*capture profile: /    /'
 	rm -f "$W"/t.bin*
 done
