@@ -93,7 +93,7 @@ med3() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
 	if (!NR) print "n/a"; else if (NR % 2) printf "%.3f\n", v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 declare -a B=() C=() F=() A=() W=() X=() D=() N=()
-declare -a SB=() SC=() SF=() TB=() TC=() TF=()   # median step ms, stall s: blocking, capture, flight
+declare -A SM=() ST=()   # way -> each run's median step ms, stall s (space-separated)
 S=0
 OK=1
 echo "round|way|steps|loop s|median step ms|stall s|wall s|exit|launches|trace bytes" >"$TAB"
@@ -139,8 +139,7 @@ one() {
 	fi
 	[ "$S" -eq 0 ] && S=$steps
 	[ "$way" = wqprof ] && return 0   # its profile only, not a median's
-	case $way in blocking) SB+=("${sm:-}") TB+=("${st:-}") ;; capture) SC+=("${sm:-}") TC+=("${st:-}") ;;
-	flight) SF+=("${sm:-}") TF+=("${st:-}") ;; esac
+	[ -n "$sm" ] && SM[$way]="${SM[$way]:-} $sm" ST[$way]="${ST[$way]:-} ${st:-0}"
 	case $way in blocking) B+=("$s") ;; capture) C+=("$s") ;; flight) F+=("$s") ;; allcb) A+=("$s") ;; wq) W+=("$s") ;;
 	base) X+=("$s") ;; dispatch) D+=("$s") ;; nobytes) N+=("$s") ;; esac
 	log "hostfed: round $r $way: $steps steps in $s s (wall $STEP_SECS s)"
@@ -184,9 +183,14 @@ echo "hostfed: capture over blocking, round by round: ${pr[*]:-n/a} (median $(me
 # the steps' own medians: a cost every launch pays moves them, stalls (a
 # write-back, a collection, a checkpoint) do not; "stall" is the seconds
 # steps slower than twice their run's median spent above it
-sb=$(med3 "${SB[@]}") sc=$(med3 "${SC[@]}") sf=$(med3 "${SF[@]}")
-echo "hostfed: median step ms (each run's median, median over rounds): blocking $sb, capture $sc ($(ratio "$sc" "$sb")x), flight recorder $sf ($(ratio "$sf" "$sb")x); stall s: blocking $(med3 "${TB[@]}"), capture $(med3 "${TC[@]}"), flight recorder $(med3 "${TF[@]}")" |
-	tee -a "$OUT/summary.txt"
+sb=$(med3 ${SM[blocking]:-}) sc=$(med3 ${SM[capture]:-})
+line="hostfed: median step ms (each run's median, median over rounds), stall s:"
+for way in blocking capture flight allcb wq base dispatch nobytes; do
+	[ -n "${SM[$way]:-}" ] || continue
+	m=$(med3 ${SM[$way]})
+	line="$line $way $m$([ "$way" = blocking ] || echo " ($(ratio "$m" "$sb")x)"), $(med3 ${ST[$way]:-});"
+done
+echo "${line%;}" | tee -a "$OUT/summary.txt"
 if [ "$ALLCB" = 1 ]; then
 	ma=$(med3 "${A[@]}")
 	echo "hostfed: capture with every driver callback (GPUREDUCE_CAPTURE_ALL_CALLBACKS=1): $ma s ($(ratio "$ma" "$mb")x), against $mc s subscribing only to the handled APIs" |
