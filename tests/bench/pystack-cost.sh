@@ -6,7 +6,8 @@
 # the fake CUPTI/driver of tests/cli/helpers/capture-fakecuda.c, under the
 # real libgpureduce-capture.so.  Printed per run: the launch callback's
 # microseconds and its parts that the frames touch (GPUREDUCE_CAPTURE_PROFILE:
-# reading them, the record's fields with the stack lookup, the record
+# reading them, the lock and the kernel's cached layout ("lookup"), the
+# record's fields with the stack lookup, the record
 # write), the trace's bytes per launch, and the loop's seconds.  With
 # COST_BASE_LIB=PATH (another build of the library: the tree before a
 # change) each round runs both, side by side.
@@ -104,10 +105,11 @@ run() {
 		/capture profile:   record fields/ { fields = $(NF - 5) }
 		/capture profile:   record write:/ { wr = $(NF - 5) }
 		/capture profile:   managed(\/pinned)? memory sync:/ { mm = $(NF - 5) }
-		END { printf "%8.3f %8.3f %8.3f %8.3f %8.3f %9.1f %8s\n", cb, py, fields, wr, mm, bytes / n, loop }' out.txt
+		/capture profile:   lock \+ cached kernel layout:/ { lk = $(NF - 5) }
+		END { printf "%8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %9.1f %8s\n", cb, py, lk, fields, wr, mm, bytes / n, loop }' out.txt
 }
 echo "$N launches, 8 Python frames each; us per launch inside the library, trace bytes per launch"
-printf '%-6s %8s %8s %8s %8s %8s %9s %8s\n' way callback pyframes fields write pinned bytes loop_s
+printf '%-6s %8s %8s %8s %8s %8s %8s %9s %8s\n' way callback pyframes lookup fields write pinned bytes loop_s
 for i in $(seq "$REPS"); do
 	printf '%-6s ' built; run "$BUILD/libgpureduce-capture.so"
 	if [ -n "${COST_BASE_LIB:-}" ]; then
