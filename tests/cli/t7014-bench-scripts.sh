@@ -1,0 +1,98 @@
+#!/bin/sh
+# t7014-bench-scripts.sh - issue 26's GPU benches, their arithmetic on the
+# CPU: tests/gpu/bench-hostfed.sh and tests/gpu/launch-cost.sh run here
+# against stand-ins (a "python" that prints what hostfed.py prints, a
+# "gpureduce capture" that runs its command and prints a profile, an
+# "nvcc" whose program prints what launch-cost.cu prints), so that what a
+# device call pays for is not lost to a broken parse.  Checked: the
+# median step and its ratio per way, the stall seconds, the library's own
+# time a step beside the step's growth, launch-cost's medians, ratios and
+# its pass/fail count (a run that prints no time fails its workload), and
+# hostfed.py's own step line (its print_steps, run without torch).
+. tests/cli/test-lib.sh
+
+cd "$TMP" || exit 1
+command -v bash >/dev/null 2>&1 || { echo "no bash here: the GPU scripts need it"; echo "0 passed, 0 failed"; exit 0; }
+mkdir -p fb fc out
+
+# --- hostfed.py's step line ----------------------------------------------------
+command -v python3 >/dev/null 2>&1 && {
+	python3 - "$SRCDIR/tests/gpu/hostfed.py" >steps.txt 2>&1 <<'EOF'
+import sys
+src = open(sys.argv[1]).read()
+ns = {}
+exec(src[src.index("def print_steps"):src.index("\nif __name__")], ns)
+ns["print_steps"]([0.020] * 9 + [0.090])
+EOF
+	check_grep "hostfed.py: the median, the tail and the stall" \
+		"^hostfed: step ms: median 20.000 p10 20.000 p90 90.000 max 90.000; 1 step(s) over twice the median, 0.070 s above the median in them" steps.txt
+}
+
+# --- bench-hostfed.sh ----------------------------------------------------------
+# blocking steps take 20 ms, captured ones 22; the profile says 0.769 s of
+# callbacks of which 0.267 s were the kernels' first layouts
+cat >fb/python <<'EOF'
+#!/bin/sh
+n=${HOSTFED_STEPS:-100}
+if [ -n "$CUDA_LAUNCH_BLOCKING" ]; then m=20.000 s=0.000; else m=22.000 s=0.125; fi
+echo "hostfed: trained $n steps in 5.000 s (loss 1.0)"
+echo "hostfed: step ms: median $m p10 1 p90 2 max 3; 0 step(s) over twice the median, $s s above the median in them"
+EOF
+cat >fb/gpureduce <<'EOF'
+#!/bin/sh
+while [ "$1" != "--" ]; do shift; done; shift
+"$@"
+if [ -n "$GPUREDUCE_CAPTURE_PROFILE" ]; then
+	echo "gpureduce: capture profile: driver callbacks (enter+exit, subscribed APIs): 218940 calls, 0.769 s: 3.514 us each, max 29097.2 us"
+	echo "gpureduce: capture profile:     kernel layout from the driver (not cached: first launch, module unload): 44 calls, 0.267 s: 6071.998 us each, max 29066.4 us"
+fi
+echo "gpureduce: captured 10 launches, 1 allocations, 1 KiB -> x; no fault (exit 0)" >&2
+EOF
+chmod +x fb/python fb/gpureduce
+check_exit "bench-hostfed on stand-ins: exit 0" 0 env PYTHON="$TMP/fb/python" BUILD="$TMP/fb" BENCH_OUT="$TMP/out" \
+	BENCH_HOSTFED_WQ=1 HOSTFED_WARMUP=5 bash "$SRCDIR/tests/gpu/bench-hostfed.sh"
+cp "$TMP/.out" hostfed.txt
+check_grep "  ...the table has each run's median step and stall" "^1 *| capture *| 100 *| 5.000 *| 22.000 *| 0.125" hostfed.txt
+check_grep "  ...every way's median step, its ratio and stall" \
+	"median step ms (each run's median, median over rounds), stall s: blocking 20.000, 0.000; capture 22.000 (1.10x), 0.125; flight 22.000 (1.10x), 0.125; wq 22.000 (1.10x), 0.125$" hostfed.txt
+# (0.769 - 0.267) s over 100 steps and 5 warm-up steps: 4.781 ms
+check_grep "  ...the library's own time a step beside the growth" \
+	"the library's own time a step (this profile, first layouts left out): 4.781 ms; capture's median step grew by 2.000 ms" hostfed.txt
+check_grep "  ...and its one bench passes" "^1 passed, 0 failed" hostfed.txt
+
+# --- launch-cost.sh --------------------------------------------------------------
+# the program prints 9.00 us a launch plainly, 10.00 under capture
+cat >fc/nvcc <<'EOF'
+#!/bin/sh
+while [ "$1" != "-o" ]; do shift; done
+cat >"$2" <<'E2'
+#!/bin/sh
+if [ -n "$UNDER_CAPTURE" ]; then us=10.00; else us=9.00; fi
+echo "launch-cost: $1 launches in 1.000 s: $us us each"
+E2
+chmod +x "$2"
+EOF
+mkdir -p fc/bin && mv fc/nvcc fc/bin/nvcc && chmod +x fc/bin/nvcc
+cat >fb/gpureduce <<'EOF'
+#!/bin/sh
+while [ "$1" != "--" ]; do shift; done; shift
+[ -n "$GPUREDUCE_CAPTURE_PROFILE" ] &&
+	echo "gpureduce: capture profile: launch callback (enter): 10 calls, 0.1 s: 1.000 us each, max 2.0 us" >&2
+UNDER_CAPTURE=1 exec "$@"
+EOF
+chmod +x fb/gpureduce
+check_exit "launch-cost on stand-ins: exit 0" 0 env BUILD="$TMP/fb" CUDA="$TMP/fc" LC_N=1000 LC_ROUNDS=3 \
+	bash "$SRCDIR/tests/gpu/launch-cost.sh"
+cp "$TMP/.out" lc.txt
+check_grep "  ...each way's runs and median" "^  capture:  10.00 10.00 10.00 (median 10.00)" lc.txt
+check_grep "  ...its ratio and difference to blocking launches" "^  capture over plain: 1.11x (+1.00 us)" lc.txt
+check_grep "  ...the library's own time" "^    launch callback (enter): 10 calls" lc.txt
+check_grep "  ...both workloads pass" "^2 passed, 0 failed" lc.txt
+printf '#!/bin/sh\nexit 1\n' >fb/gpureduce
+check_exit "launch-cost whose captures print nothing: exit 1" 1 env BUILD="$TMP/fb" CUDA="$TMP/fc" LC_N=1000 \
+	LC_ROUNDS=1 bash "$SRCDIR/tests/gpu/launch-cost.sh"
+check_grep "  ...says so" "some runs printed no time" "$TMP/.out"
+check_grep "  ...and fails both workloads" "^0 passed, 2 failed" "$TMP/.out"
+
+echo "$test_passed passed, $test_failed failed"
+[ "$test_failed" -eq 0 ]
