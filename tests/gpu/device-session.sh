@@ -19,6 +19,8 @@
 #                $BUILD/SESSION_PAIR_OUT (shrink-pair)
 #   hostfed      make bench-hostfed (BENCH_HOSTFED_BASE_LIB passes through)
 #   launchcost   make bench-launch (tests/gpu/launch-cost.sh)
+#   tensorscost  tests/gpu/tensors-cost.sh: capture --tensors against
+#                capture and the native run, whole processes (issue 28)
 #   hunt         make bench-hunt
 #   huntloop     bench-hunt's training loop alone (--loop-only; its
 #                BENCH_HUNT_STEPS / _IMG / _BATCH pass through), under what
@@ -261,6 +263,8 @@ for p in "$@"; do
 		fi ;;
 	hostfed) run_part hostfed "$LOGS/hostfed.log" bash "$GR_ROOT/tests/gpu/bench-hostfed.sh" ;;
 	launchcost) run_part launchcost "$LOGS/launchcost.log" bash "$GR_ROOT/tests/gpu/launch-cost.sh" ;;
+	tensorscost) run_part tensorscost "$LOGS/tensorscost.log" env TC_DEADLINE=$(( $(gr_time_left) - 10 )) \
+		bash "$GR_ROOT/tests/gpu/tensors-cost.sh" ;;
 	hunt) run_part hunt "$LOGS/hunt.log" bash "$GR_ROOT/tests/gpu/bench-hunt.sh" ;;
 	huntloop) run_part huntloop "$LOGS/huntloop.log" env BENCH_HUNT_DEADLINE=$(( $(gr_time_left) - 10 )) \
 		bash "$GR_ROOT/tests/gpu/bench-hunt.sh" --loop-only ;;
@@ -269,7 +273,7 @@ for p in "$@"; do
 	huntreplay) run_part huntreplay "$LOGS/huntreplay.log" huntreplay ;;
 	exitprobe) run_part exitprobe "$LOGS/exitprobe.log" exitprobe ;;
 	snaps) run_part snaps "$LOGS/snaps.log" snaps ;;
-	*) echo "device-session: unknown part '$p' (gputest[:N] pair hostfed launchcost hunt huntloop huntclean perf huntreplay exitprobe snaps)"; FAILED=$((FAILED + 1)) ;;
+	*) echo "device-session: unknown part '$p' (gputest[:N] pair hostfed launchcost tensorscost hunt huntloop huntclean perf huntreplay exitprobe snaps)"; FAILED=$((FAILED + 1)) ;;
 	esac
 done
 pack_logs
