@@ -706,6 +706,7 @@ static void adopt(struct trace_writer *w, struct seg *g, char **path, uint64_t i
 {
 	g->nw.zstd_level = w->zstd_level;   /* the window's level again */
 	g->nw.zstd_always = w->zstd_always;
+	g->nw.on_fail = w->on_fail;         /* and who says it when a write fails */
 	tw_close(w);
 	*w = g->nw;
 	g->nw = (struct trace_writer)TRACE_WRITER_INIT;

@@ -221,6 +221,18 @@ static void status_line(const char *fmt, ...)
 	close(fd);
 }
 
+/* The trace's first failed write (trace/write.c, tw_set_failed): said at
+ * once on stderr, since the program may go on for hours, and in the status
+ * file for capture's summary (a full disk must not pass for a program that
+ * stopped launching). */
+static void trace_write_failed(struct trace_writer *w)
+{
+	const char *why = strerror(w->err);
+	dprintf(2, "gpureduce: writing the trace failed at byte %llu (%s): it ends there, and the "
+		"program goes on without being recorded\n", (unsigned long long)w->err_offset, why);
+	status_line("write-error %d %llu %s", (int)S.pid, (unsigned long long)w->err_offset, why);
+}
+
 /* Caller holds the lock with recording on. */
 static void note_locked(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void note_locked(const char *fmt, ...)
@@ -2092,6 +2104,7 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
 		refuse(allow, err.buf);
 		goto out;
 	}
+	S.w.on_fail = trace_write_failed;
 	s = getenv("GPUREDUCE_ZSTD");
 	S.w.zstd_level = s && *s ? atoi(s) : -1;   /* capture speed first; shrink may recompress */
 	ckpt_init();

@@ -71,6 +71,7 @@ static struct {
 	struct wq_job jobs[NJOBS]; /* FIFO: jobs[first], ... n of them */
 	size_t first, n;
 	int failed;                /* a write failed: nothing more is written */
+	int err;                   /* ...its errno, for the writer's report */
 	/* what the thread wrote of blobs since the last cap_wq_poll */
 	uint64_t done_bytes, done_stored, done_blobs, done_raw;
 	unsigned test_slow_us;     /* tests: the thread sleeps this long per job */
@@ -186,7 +187,7 @@ static void *wq_main(void *arg)
 	for (;;) {
 		struct wq_job j;
 		uint64_t stored = 0;
-		int r = 0, failed;
+		int r = 0, failed, e;
 
 		while (!Q.n || !Q.jobs[Q.first].kind)
 			pthread_cond_wait(&Q.work, &Q.mu);
@@ -197,13 +198,16 @@ static void *wq_main(void *arg)
 			usleep(Q.test_slow_us);
 		if (!failed && j.kind != J_SKIP)
 			r = run_job(&j, &stored);
+		e = r < 0 ? errno : 0;
 		pthread_mutex_lock(&Q.mu);
 		Q.first = (Q.first + 1) % NJOBS;
 		Q.n--;
 		if (Q.n)
 			Q.tail = Q.jobs[Q.first].off;
-		if (r < 0)
+		if (r < 0 && !Q.failed) {
 			Q.failed = 1;
+			Q.err = e;
+		}
 		if (j.kind == J_BLOB) {
 			Q.done_bytes += stored;
 			Q.done_blobs++;
@@ -272,6 +276,7 @@ static int wq_out(struct trace_writer *w, const struct iovec *iov, int n)
 	pthread_mutex_lock(&Q.mu);
 	if (Q.failed) {
 		pthread_mutex_unlock(&Q.mu);
+		tw_set_failed(w, Q.err);
 		return -1;
 	}
 	if (total > Q.cap) {
@@ -293,7 +298,7 @@ static int wq_out(struct trace_writer *w, const struct iovec *iov, int n)
 void cap_wq_poll(struct trace_writer *w)
 {
 	uint64_t bytes, stored, blobs, raw;
-	int failed;
+	int failed, err;
 
 	if (!attached(w) || !unfolded)
 		return;
@@ -302,6 +307,7 @@ void cap_wq_poll(struct trace_writer *w)
 	blobs = Q.done_blobs;
 	raw = Q.done_raw;
 	failed = Q.failed;
+	err = Q.err;
 	Q.done_bytes = Q.done_blobs = Q.done_raw = 0;
 	pthread_mutex_unlock(&Q.mu);
 	stored = __atomic_exchange_n(&Q.done_stored, 0, __ATOMIC_RELAXED);
@@ -310,7 +316,7 @@ void cap_wq_poll(struct trace_writer *w)
 	unfolded -= blobs;
 	unfolded_raw -= raw;
 	if (failed)
-		w->failed = 1;
+		tw_set_failed(w, err);
 }
 
 int cap_wq_blob(struct trace_writer *w, const void *src, size_t len, uint64_t *hash)

@@ -12,7 +12,8 @@
  *
  * The library reports how it fared through a status file
  * (GPUREDUCE_STATUS): one line per CUDA process, "ok PID PATH",
- * "cupti-busy ERR", "cupti-error ERR" or "trace-error MSG".  A second CUDA
+ * "cupti-busy ERR", "cupti-error ERR", "trace-error MSG", or "write-error
+ * PID OFFSET WHY" (a write of the trace failed: it ends there).  A second CUDA
  * process of the same run (a subprocess that inherited the environment)
  * writes PATH.PID instead of overwriting the first one's trace; the summary
  * names those files.  With -o DIR/ (a trailing slash) every CUDA
@@ -148,8 +149,10 @@ static void abs_path(const char *path, struct strbuf *out)
 
 struct status {
 	int busy, cupti_error, trace_error, ok;
+	int faulted;              /* a "fault" line: the program faulted (in the trace or not) */
 	struct strbuf msg;        /* the error detail, first one */
 	struct strbuf others;     /* traces of further CUDA processes, ", "-separated */
+	struct strbuf write_err;  /* "byte N (why)": the trace's first failed write */
 };
 
 /* ", OUT was left as it was" when an old OUT exists */
@@ -183,6 +186,19 @@ static void read_status(const char *path, const char *main_trace, struct status 
 				if (st->others.len)
 					sb_adds(&st->others, ", ");
 				safe_stage_rename(p + 1, stage, final, &st->others);
+			}
+			continue;
+		}
+		if (!strncmp(line, "fault ", 6)) {
+			st->faulted = 1;
+			continue;
+		}
+		if (!strncmp(line, "write-error ", 12)) {
+			/* "PID OFFSET WHY": the library could not write on */
+			char *off = strchr(arg, ' '), *why = off ? strchr(off + 1, ' ') : NULL;
+			if (why && !st->write_err.len) {
+				*why = 0;
+				sb_addf(&st->write_err, "byte %s (%s)", off + 1, why + 1);
 			}
 			continue;
 		}
@@ -286,6 +302,9 @@ static int summarize(const char *path, const char *shown, int status, const stru
 		if (!fault->at_launch)
 			sb_addf(&line, " (reported by %s)", fault->api);
 		sb_addf(&line, " (%s)", child_status_str(status, sbuf));
+	} else if (st->faulted && st->write_err.len) {
+		sb_addf(&line, "; the program faulted after the trace ended, so the fault is not in it (%s)",
+			child_status_str(status, sbuf));
 	} else {
 		sb_addf(&line, "; no fault (%s)", child_status_str(status, sbuf));
 	}
@@ -300,6 +319,9 @@ static int summarize(const char *path, const char *shown, int status, const stru
 				ck_vars == 1 ? "" : "s");
 		sb_addf(&line, ", %s of device memory)", fmt_bytes(ck->bytes, b3));
 	}
+	if (st->write_err.len)   /* why it ends early, before what the reader saw */
+		sb_addf(&line, "; the trace could not be written past %s and ends there: free space "
+			"(or bound it: --flight-recorder=BUDGET) and capture again", st->write_err.buf);
 	if (t.truncated)
 		sb_addf(&line, "; trace truncated: %s", t.truncated_msg);
 	else if (!trace_complete(&t))
@@ -335,7 +357,7 @@ static void report_multi(const struct status *st, const char *status_path, const
 {
 	struct cr_run run = CR_RUN_INIT;
 	struct strbuf base = STRBUF_INIT, err = STRBUF_INIT, shown = STRBUF_INIT;
-	const struct status none = { 0, 0, 0, 0, STRBUF_INIT, STRBUF_INIT };
+	const struct status none = { 0, 0, 0, 0, 0, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT };
 
 	sb_adds(&base, out);
 	while (base.len > 1 && base.buf[base.len - 1] == '/')
@@ -372,7 +394,7 @@ int cmd_capture(int argc, char **argv)
 	struct strbuf lib = STRBUF_INIT, err = STRBUF_INIT, trace = STRBUF_INIT, dir = STRBUF_INIT;
 	struct strbuf stage = STRBUF_INIT, staged = STRBUF_INIT;   /* safe-out.h */
 	struct strbuf e_inj = STRBUF_INIT, e_trace = STRBUF_INIT, e_status = STRBUF_INIT;
-	struct status st = { 0, 0, 0, 0, STRBUF_INIT, STRBUF_INIT };
+	struct status st = { 0, 0, 0, 0, 0, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT };
 	struct strbuf status_path = STRBUF_INIT, progress_path = STRBUF_INIT, e_progress = STRBUF_INIT;
 	struct strbuf e_ckpt[6] = { STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT,
 				    STRBUF_INIT };
@@ -674,5 +696,6 @@ out:
 	sb_release(&e_status);
 	sb_release(&st.msg);
 	sb_release(&st.others);
+	sb_release(&st.write_err);
 	return ret;
 }

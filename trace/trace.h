@@ -656,9 +656,19 @@ struct trace_writer {
 	 * layout until tw_forget_launches, and argument bytes are matched by
 	 * their XXH3 (as blobs are): the table holds no copies to compare */
 	int same_by_func;
+	/* the first failed write: its errno (0: none seen) and the file's size
+	 * then; on_fail, when set, is called once then (capture says so: a
+	 * full disk must not pass for a program that stopped) */
+	int err;
+	uint64_t err_offset;
+	void (*on_fail)(struct trace_writer *w);
 };
+/* Mark w failed (a write of its went wrong with errno err, 0: unknown):
+ * nothing more is written; the first time, err is kept and on_fail is
+ * called. */
+void tw_set_failed(struct trace_writer *w, int err);
 #define TW_OUT_MAX_IOV 3
-#define TRACE_WRITER_INIT { -1, NULL, 0, 0, 0, 0, 3, NULL, 0, 0, 0, NULL, NULL, 0, NULL, 0, 0, 0, NULL, 0, NULL, NULL, 0, 0, NULL, 0, 0, 0 }
+#define TRACE_WRITER_INIT { -1, NULL, 0, 0, 0, 0, 3, NULL, 0, 0, 0, NULL, NULL, 0, NULL, 0, 0, 0, NULL, 0, NULL, NULL, 0, 0, NULL, 0, 0, 0, 0, 0, NULL }
 
 /* Create/truncate path and write the header.  0 or -1 with err. */
 int tw_open(struct trace_writer *w, const char *path, struct strbuf *err);

@@ -175,8 +175,11 @@ int tw_writev_all(int fd, const struct iovec *iov, int n)
 		got = writev(fd, v + k, n - k);
 		if (got < 0 && errno == EINTR)
 			continue;
-		if (got <= 0)
+		if (got <= 0) {
+			if (!got)
+				errno = EIO;   /* nothing written, no error said */
 			return -1;
+		}
 		while (got > 0 && k < n) {   /* a short write: skip what went */
 			size_t m = (size_t)got < v[k].iov_len ? (size_t)got : v[k].iov_len;
 			v[k].iov_base = (char *)v[k].iov_base + m;
@@ -195,8 +198,22 @@ static int write_out(struct trace_writer *w, const struct iovec *iov, int n)
 {
 	int r = w->out ? w->out(w, iov, n) : tw_writev_all(w->fd, iov, n);
 	if (r < 0)
-		w->failed = 1;
+		tw_set_failed(w, w->out ? 0 : errno);
 	return r;
+}
+
+void tw_set_failed(struct trace_writer *w, int err)
+{
+	struct stat sb;
+
+	if (w->failed)
+		return;
+	w->failed = 1;
+	w->err = err ? err : EIO;
+	/* what the file holds (the offset counts buffered records too) */
+	w->err_offset = w->fd >= 0 && fstat(w->fd, &sb) == 0 ? (uint64_t)sb.st_size : w->offset;
+	if (w->on_fail)
+		w->on_fail(w);
 }
 
 /* ---- buffered records ---- */
