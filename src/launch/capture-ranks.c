@@ -48,7 +48,7 @@ void cr_read_status(const char *status_path, struct cr_run *run)
 		char *rest = NULL;
 		long pid;
 		int kind = !strncmp(line, "ok ", 3) ? 1 : !strncmp(line, "rank ", 5) ? 2 :
-			   !strncmp(line, "fault ", 6) ? 3 : 0;
+			   !strncmp(line, "fault ", 6) ? 3 : !strncmp(line, "write-error ", 12) ? 4 : 0;
 		if (!kind)
 			continue;
 		pid = strtol(strchr(line, ' ') + 1, &rest, 10);
@@ -62,10 +62,20 @@ void cr_read_status(const char *status_path, struct cr_run *run)
 		} else if (kind == 2) {
 			struct cr_proc *p = proc_of(run, (int)pid);
 			snprintf(p->rank, sizeof(p->rank), "%s", rest);
-		} else {
+		} else if (kind == 3) {
 			struct cr_proc *p = proc_of(run, (int)pid);
 			if (!p->fault_ns)
 				p->fault_ns = strtoull(rest, NULL, 10);
+		} else {
+			/* "OFFSET WHY" */
+			struct cr_proc *p = proc_of(run, (int)pid);
+			char *why = strchr(rest, ' ');
+			if (why && !p->write_err) {
+				struct strbuf w = STRBUF_INIT;
+				*why = 0;
+				sb_addf(&w, "byte %s (%s)", rest, why + 1);
+				p->write_err = sb_detach(&w, NULL);
+			}
 		}
 	}
 	/* a "rank" or "fault" line without "ok": not a trace of ours */
@@ -179,6 +189,13 @@ static void end_text(const struct cr_run *run, const struct cr_proc *p, struct s
 
 	if (first && first != p)
 		who(first, &w);
+	if (p->write_err && p->end != CR_FAULTED) {
+		/* no END or FAULT record: it did not stop there, its trace did */
+		sb_addf(sb, "its trace could not be written past %s and ends there%s", p->write_err,
+			p->fault_ns ? "; it faulted after that (the fault is not in the trace)" : "");
+		sb_release(&w);
+		return;
+	}
 	switch (p->end) {
 	case CR_FAULTED: {
 		char *kname = params_demangle(p->kernel);   /* index.yaml keeps the mangled one */
@@ -303,6 +320,8 @@ int cr_write_index(const struct cr_run *run, const char *dir, char **argv, int s
 			yo_kv_str(&y, "kernel", p->kernel);
 			yo_kv_u64(&y, "launch", p->fault_seq);
 		}
+		if (p->write_err)
+			yo_kv_str(&y, "write_error", p->write_err);
 		yo_map_end(&y);
 	}
 	yo_seq_end(&y);
@@ -359,6 +378,7 @@ void cr_release(struct cr_run *run)
 		free(run->p[i].path);
 		free(run->p[i].error);
 		free(run->p[i].kernel);
+		free(run->p[i].write_err);
 	}
 	free(run->p);
 	run->p = NULL;

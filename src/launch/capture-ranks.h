@@ -31,6 +31,7 @@ struct cr_proc {
 	uint64_t launches, folded;
 	char *error, *kernel;    /* of its fault */
 	uint64_t fault_seq;
+	char *write_err;         /* "byte N (why)": its trace could not be written on */
 };
 
 struct cr_run {
@@ -40,7 +41,8 @@ struct cr_run {
 };
 #define CR_RUN_INIT { NULL, 0, -1 }
 
-/* The "ok"/"rank"/"fault" lines of the status file (see capture/inject.c). */
+/* The "ok"/"rank"/"fault"/"write-error" lines of the status file (see
+ * capture/inject.c). */
 void cr_read_status(const char *status_path, struct cr_run *run);
 /* Read every trace, classify its end, find the first fault (by time). */
 void cr_examine(struct cr_run *run);

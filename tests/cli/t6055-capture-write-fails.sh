@@ -4,7 +4,8 @@
 # summary, and is kept: the library prints one line when its first write
 # fails ("writing the trace failed at byte N (WHY)"), the summary says the
 # trace could not be written past that byte, and a fault the program met
-# afterwards is "after the trace ended", not "no fault".  The file size
+# afterwards is "after the trace ended", not "no fault"; with -o DIR/ the
+# process's line and index.yaml say the same.  The file size
 # limit (ulimit -f, SIGXFSZ ignored: writes fail with EFBIG) stands in for
 # a full disk; ckpt-prog on the driver double faults at its last launch.
 . tests/cli/test-lib.sh
@@ -48,6 +49,16 @@ for wq in 0 1; do
 	check_exit "  ...and replays as far as it goes" 3 "$GPUREDUCE" replay limited.bin
 	check_grep "  ...saying it is incomplete" "trace ends before the program did" "$TMP/.out"
 done
+
+# one trace per process (-o DIR/): the process's line and index.yaml say it
+check_exit "capture -o run/ with a file size limit: the program's exit" 3 \
+	sh -c "trap '' XFSZ; ulimit -f 200; exec \"\$0\" capture --no-checkpoint -o run/ -- ./prog $CUBIN 200" \
+	"$GPUREDUCE"
+cp "$TMP/.out" out-dir.txt
+check_grep "  ...the process's line says its trace ended, and the fault after it" \
+	"its trace could not be written past byte [0-9]* (File too large) and ends there; it faulted after that (the fault is not in the trace)" out-dir.txt
+check_no_grep "  ...not 'killed'" "killed (no end record)" out-dir.txt
+check_grep "  ...and index.yaml" "write_error: \"\{0,1\}byte [0-9]* (File too large)" run/index.yaml
 
 echo "$test_passed passed, $test_failed failed"
 [ "$test_failed" -eq 0 ]
