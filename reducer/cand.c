@@ -1,6 +1,7 @@
 /*
  * cand.c - candidate construction and writing (see cand.h).
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -198,26 +199,59 @@ static long write_end(struct trace_writer *w, const struct cand *c)
 	return tw_record(w, &r);
 }
 
+/* The errno of the first candidate that could not be written (a full
+ * disk): shrink then ends with the environment's exit code, not "does not
+ * reproduce" (cand_write_error). */
+static int g_write_errno;
+
+int cand_write_error(void)
+{
+	return g_write_errno;
+}
+
+void cand_write_error_reset(void)
+{
+	g_write_errno = 0;
+}
+
 int cand_write(const struct cand *c, const char *path, struct strbuf *err)
 {
 	struct trace_writer w = TRACE_WRITER_INIT;
-	int ret = -1;
-	if (tw_open(&w, path, err) < 0)
-		return -1;
+	struct strbuf e = STRBUF_INIT;
+	int ret = -1, io = 0, opened;
+
+	opened = tw_open(&w, path, &e) == 0;
+	if (!opened) {
+		io = errno ? errno : EIO;   /* it could not be created or written */
+		goto out;
+	}
 	tw_set_buffer(&w, WRITE_BUFFER_BYTES);   /* written whole, then read: no record needs its own write(2) */
 	for (size_t i = 0; i < c->n; i++)
-		if (c->it[i].rec.type != TR_END && write_item(&w, &c->it[i], err) < 0)
+		if (c->it[i].rec.type != TR_END && write_item(&w, &c->it[i], &e) < 0)
 			goto out;
 	if (write_end(&w, c) < 0)
 		goto out;
-	if (tw_close(&w) < 0) {
-		sb_addf(err, "%s: write failed", path);
-		return -1;
-	}
-	return 0;
+	opened = 0;
+	if (tw_close(&w) < 0)
+		goto out;
+	ret = 0;
 out:
-	if (!err->len)
-		sb_addf(err, "%s: write failed", path);
-	tw_close(&w);
+	if (w.failed)
+		io = w.err ? w.err : EIO;
+	if (opened && tw_close(&w) < 0 && w.failed && !io)
+		io = w.err ? w.err : EIO;
+	if (ret < 0) {
+		if (io && !g_write_errno)
+			g_write_errno = io;
+		if (err->len)
+			sb_adds(err, "; ");   /* after an earlier failure's message */
+		if (io && !e.len)
+			sb_addf(err, "%s: writing it failed: %s", path, strerror(io));
+		else if (io && !strstr(e.buf, strerror(io)))
+			sb_addf(err, "%s (%s)", e.buf, strerror(io));
+		else
+			sb_addf(err, "%s", e.len ? e.buf : "write failed");
+	}
+	sb_release(&e);
 	return ret;
 }

@@ -54,8 +54,13 @@ void cand_copy(struct cand *dst, const struct cand *src);
 struct item *cand_add(struct cand *c, const struct trace *src, size_t i);
 /* Append every record of src except BLOBs (they follow their users). */
 void cand_add_all(struct cand *c, const struct trace *src);
-/* Write as a trace file.  0 or -1 with err. */
+/* Write as a trace file.  0 or -1 with err (appended after "; " when err
+ * holds an earlier message). */
 int cand_write(const struct cand *c, const char *path, struct strbuf *err);
+/* The errno of the first cand_write since the last reset that failed to
+ * create or write its file (0: none did); and its reset. */
+int cand_write_error(void);
+void cand_write_error_reset(void);
 /* Count items of a type. */
 size_t cand_count(const struct cand *c, uint32_t type);
 /* The deterministic fill used by DATA_FILL (also emitted into repro.cu):

@@ -66,6 +66,7 @@ struct shrink_report {
 	long rel_ptr_words, rel_stray_words, rel_tmaps_encoded, rel_tmaps_word0;
 	double outage_seconds;  /* waited for workers to start again (--keep-going) */
 	int infra_failed;       /* replay workers could not run (no GPU, driver...) */
+	int write_failed;       /* errno of a trace shrink could not write (a full disk), 0 none */
 	int kept_faulted;       /* nothing confirmed, but a state that faulted once is in out_bin (final.c no_fault) */
 	int time_limited;       /* --time-limit ended the reduction early: the best so far */
 	int interrupted;        /* SIGINT/SIGTERM (interrupt.h) ended it: the signal; the

@@ -398,6 +398,7 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *opts, const c
 
 	memset(&ss, 0, sizeof(ss));
 	memset(rep, 0, sizeof(*rep));
+	cand_write_error_reset();
 	o = oracle_new(orig, opts, rep, err);
 	for (size_t i = 0; i < orig->nrec; i++) {
 		if (orig->rec[i].type == TR_LAUNCH)
@@ -499,6 +500,7 @@ out:
 	oracle_finish(o);
 	rep->seconds = oracle_elapsed(o);
 	rep->infra_failed = oracle_failed(o);
+	rep->write_failed = cand_write_error();
 	cand_release(&best);
 	states_release(&ss);
 	oracle_release(o);

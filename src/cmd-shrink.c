@@ -341,9 +341,10 @@ int cmd_shrink(int argc, char **argv)
 		cmd_error("shrink", "%s", err.buf);
 		if (rep.kept_faulted)
 			keep_work = 1;   /* the state the message names is in there */
-		/* 4: no GPU/driver/workers; 1: the trace has no fault, or it does
-		 * not reproduce (nothing was emitted) */
-		ret = rep.infra_failed ? EXIT_ENV : EXIT_FAULT;
+		/* 4: no GPU/driver/workers, or a trace could not be written (a
+		 * full disk); 1: the trace has no fault, or it does not reproduce
+		 * (nothing was emitted) */
+		ret = rep.infra_failed || rep.write_failed ? EXIT_ENV : EXIT_FAULT;
 		goto out;
 	}
 	if (trace_open(&red, s_bin.buf, TRACE_OPEN_STRICT, &err) < 0) {

@@ -32,7 +32,7 @@ int side_repro_run(const struct side_repro *s, struct shrink_opts *o, struct shr
 		o->check_repro = repro_check_trace;
 	o->check_arg = &rcheck;
 	if (shrink_run(s->bt, o, s->bin, rep, err) < 0) {
-		ret = rep->infra_failed ? EXIT_ENV : EXIT_FAULT;
+		ret = rep->infra_failed || rep->write_failed ? EXIT_ENV : EXIT_FAULT;
 		goto out;
 	}
 	if (trace_open(&red, s->bin, TRACE_OPEN_STRICT, err) < 0)

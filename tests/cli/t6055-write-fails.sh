@@ -1,11 +1,13 @@
 #!/bin/sh
-# t6055-capture-write-fails.sh - a trace that cannot be written on (a full
-# disk, a file size limit) is said to be so, at once and in capture's
-# summary, and is kept: the library prints one line when its first write
+# t6055-write-fails.sh - a trace that cannot be written on (a full disk, a
+# file size limit) is said to be so.  capture says it at once and in its
+# summary, and keeps the trace: the library prints one line when its first write
 # fails ("writing the trace failed at byte N (WHY)"), the summary says the
 # trace could not be written past that byte, and a fault the program met
 # afterwards is "after the trace ended", not "no fault"; with -o DIR/ the
-# process's line and index.yaml say the same.  The file size
+# process's line and index.yaml say the same.  shrink, whose candidates
+# cannot be written, ends with exit 4 (the environment), naming the file
+# and why, not 1 ("does not reproduce"), and leaves no work files.  The file size
 # limit (ulimit -f, SIGXFSZ ignored: writes fail with EFBIG) stands in for
 # a full disk; ckpt-prog on the driver double faults at its last launch.
 . tests/cli/test-lib.sh
@@ -59,6 +61,18 @@ check_grep "  ...the process's line says its trace ended, and the fault after it
 	"its trace could not be written past byte [0-9]* (File too large) and ends there; it faulted after that (the fault is not in the trace)" out-dir.txt
 check_no_grep "  ...not 'killed'" "killed (no end record)" out-dir.txt
 check_grep "  ...and index.yaml" "write_error: \"\{0,1\}byte [0-9]* (File too large)" run/index.yaml
+
+# shrink: its candidate traces cannot be written
+mkdir -p sh
+check_exit "shrink whose traces cannot be written: exit 4" 4 \
+	sh -c "trap '' XFSZ; ulimit -f 8; exec \"\$0\" shrink -j 1 -o sh/ whole.bin" "$GPUREDUCE"
+cp "$TMP/.out" shrink.txt
+check_grep "  ...naming the file and why" "gpureduce shrink: .*\.bin: .*File too large" shrink.txt
+check_no_grep "  ...not 'does not reproduce'" "does not reproduce" shrink.txt
+check_no_grep "  ...two messages never run together" "File too large/" shrink.txt
+n=$(ls sh | wc -l | tr -d ' ')
+[ "$n" = 0 ] && ok "  ...and leaves nothing in its folder" || { fail "  ...and leaves nothing in its folder ($n)"; ls -la sh; }
+check_exit "the same shrink without the limit: exit 0" 0 "$GPUREDUCE" shrink -j 1 -o sh/ whole.bin
 
 echo "$test_passed passed, $test_failed failed"
 [ "$test_failed" -eq 0 ]
