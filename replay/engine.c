@@ -1582,7 +1582,8 @@ static int write_snapshot(struct run *R, size_t at, struct strbuf *err)
 	ret = 0;
 	goto out;
 werr:
-	sb_addf(err, "%s: write failed while writing the snapshot", R->o->snap_path);
+	sb_addf(err, "%s: write failed while writing the snapshot%s%s", R->o->snap_path,
+		S.w.err ? ": " : "", S.w.err ? strerror(S.w.err) : "");
 out:
 	tw_close(&S.w);
 	if (S.stage.p)

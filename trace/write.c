@@ -130,8 +130,13 @@ int tw_open_append(struct trace_writer *w, const char *path, struct strbuf *err)
 int tw_close(struct trace_writer *w)
 {
 	int ret = tw_flush(w) < 0 || w->failed ? -1 : 0;
-	if (w->fd >= 0 && close(w->fd) < 0)
+	if (w->fd >= 0 && close(w->fd) < 0) {
+		if (!w->failed) {   /* a full disk may first show here (NFS) */
+			w->failed = 1;
+			w->err = errno;
+		}
 		ret = -1;
+	}
 	w->fd = -1;
 	free(w->path);
 	w->path = NULL;

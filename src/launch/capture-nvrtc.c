@@ -152,7 +152,8 @@ int nvrtc_finish(const char *trace, int append, struct strbuf *err)
 	unlink(lp.buf);
 out:
 	if (open_ && tw_close(&w) < 0 && n >= 0) {
-		sb_addf(err, "%s: could not append the NVRTC programs", trace);
+		sb_addf(err, "%s: could not append the NVRTC programs%s%s", trace,
+			w.err ? ": " : "", w.err ? strerror(w.err) : "");
 		n = -1;
 	}
 	free(seen);

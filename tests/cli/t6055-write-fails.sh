@@ -7,7 +7,8 @@
 # afterwards is "after the trace ended", not "no fault"; with -o DIR/ the
 # process's line and index.yaml say the same.  shrink, whose candidates
 # cannot be written, ends with exit 4 (the environment), naming the file
-# and why, not 1 ("does not reproduce"), and leaves no work files.  The file size
+# and why, not 1 ("does not reproduce"), and leaves no work files; hunt
+# too (exit 4, the file and why).  The file size
 # limit (ulimit -f, SIGXFSZ ignored: writes fail with EFBIG) stands in for
 # a full disk; ckpt-prog on the driver double faults at its last launch.
 . tests/cli/test-lib.sh
@@ -73,6 +74,11 @@ check_no_grep "  ...two messages never run together" "File too large/" shrink.tx
 n=$(ls sh | wc -l | tr -d ' ')
 [ "$n" = 0 ] && ok "  ...and leaves nothing in its folder" || { fail "  ...and leaves nothing in its folder ($n)"; ls -la sh; }
 check_exit "the same shrink without the limit: exit 0" 0 "$GPUREDUCE" shrink -j 1 -o sh/ whole.bin
+
+# hunt: the guarded trace it writes cannot be written
+check_exit "hunt whose trace cannot be written: exit 4" 4 \
+	sh -c "trap '' XFSZ; ulimit -f 8; exec \"\$0\" hunt --no-shrink -o hu/ whole.bin" "$GPUREDUCE"
+check_grep "  ...naming the file and why" "gpureduce hunt: .*hunt-base.bin: write failed: File too large" "$TMP/.out"
 
 echo "$test_passed passed, $test_failed failed"
 [ "$test_failed" -eq 0 ]
