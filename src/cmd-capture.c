@@ -64,7 +64,9 @@ static void usage(FILE *f)
 		"Run CMD under the CUPTI capture library and record every allocation, copy,\n"
 		"memset and kernel launch (with its exact parameters) up to the first GPU\n"
 		"fault into a trace.  CMD runs with CUDA_LAUNCH_BLOCKING=1 so the faulting\n"
-		"launch is the one that reports the fault.  Its exit status is passed on.\n\n"
+		"launch is the one that reports the fault.  Its exit status is passed on,\n"
+		"but a run in which no process made a CUDA call (nothing captured) exits 4\n"
+		"where CMD exited 0 (not with --allow-no-capture).\n\n"
 		"options:\n"
 		"  -o, --output FILE    trace to write (default trace.bin).  An existing FILE is\n"
 		"                       replaced only once a new trace was captured, and only\n"
@@ -352,9 +354,19 @@ out:
 }
 
 /* -o DIR/: the per-process traces, their index and the first fault. */
-static void report_multi(const struct status *st, const char *status_path, const char *dir,
-			 const char *out, char **argv, int status)
+/* Nothing was captured: the program's own failure, or 4 where it exited 0
+ * (a command that is not a CUDA program is not a capture), unless
+ * --allow-no-capture asked to run it whatever came of capturing. */
+static int nothing_captured(int status, int allow)
 {
+	return status || allow ? status : EXIT_ENV;
+}
+
+/* The -o DIR/ ending; the exit status (the program's, or nothing_captured's). */
+static int report_multi(const struct status *st, const char *status_path, const char *dir,
+			const char *out, char **argv, int status, int allow)
+{
+	int ret = status;
 	struct cr_run run = CR_RUN_INIT;
 	struct strbuf base = STRBUF_INIT, err = STRBUF_INIT, shown = STRBUF_INIT;
 	const struct status none = { 0, 0, 0, 0, 0, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT };
@@ -366,6 +378,7 @@ static void report_multi(const struct status *st, const char *status_path, const
 	if (!run.n) {
 		fprintf(stderr, "gpureduce: %s made no CUDA calls (or the capture library was not "
 			"loaded); nothing captured in %s\n", argv[0], out);
+		ret = nothing_captured(status, allow);
 		goto out;
 	}
 	cr_examine(&run);
@@ -385,6 +398,7 @@ out:
 	sb_release(&base);
 	sb_release(&err);
 	sb_release(&shown);
+	return ret;
 }
 
 int cmd_capture(int argc, char **argv)
@@ -631,12 +645,13 @@ int cmd_capture(int argc, char **argv)
 		fprintf(stderr, "gpureduce: %s died while writing a checkpoint; %s holds the one before "
 			"it, whole (the incomplete %s.next was removed)\n", argv[i], out, out);
 	if (multi) {
-		report_multi(&st, status_path.buf, trace.buf, out, argv + i, status);
+		ret = report_multi(&st, status_path.buf, trace.buf, out, argv + i, status, allow);
 		goto out;
 	}
 	if (stat(staged.buf, &sbuf) < 0) {
 		fprintf(stderr, "gpureduce: %s made no CUDA calls (or the capture library was not "
 			"loaded); nothing captured%s\n", argv[i], keep_note(trace.buf, out));
+		ret = nothing_captured(status, allow);
 		goto out;
 	}
 	if (sbuf.st_size <= TRACE_HEADER_SIZE) {

@@ -29,7 +29,9 @@ check_exit "missing program: 127 like a shell" 127 "$GPUREDUCE" capture -- /no/s
 check_grep "  ...with one line naming it" "cannot run /no/such/prog" "$TMP/.out"
 check_exit "exit code of a non-CUDA program passes through" 1 "$GPUREDUCE" capture -- /bin/false
 check_grep "  ...and says nothing was captured" "/bin/false made no CUDA calls" "$TMP/.out"
-check_exit "exit 0 passes through" 0 "$GPUREDUCE" capture true
+check_exit "a program that made no CUDA call and exited 0: exit 4, nothing captured" 4 "$GPUREDUCE" capture true
+check_grep "  ...saying so in one line" "^gpureduce: true made no CUDA calls (or the capture library was not loaded); nothing captured$" "$TMP/.out"
+check_exit "  ...but with --allow-no-capture its exit 0 passes through" 0 "$GPUREDUCE" capture --allow-no-capture true
 check_exit "options after the command belong to it" 3 "$GPUREDUCE" capture sh -c 'exit 3' -o x
 check_exit "death by signal is 128+sig" 137 "$GPUREDUCE" capture -- sh -c 'kill -9 $$'
 out=$(echo piped | "$GPUREDUCE" capture -o "$TMP/p.bin" -- cat 2>/dev/null)
@@ -41,7 +43,8 @@ cat >envdump.sh <<'EOS'
 env | grep -E '^(CUDA_INJECTION64_PATH|CUDA_LAUNCH_BLOCKING|GPUREDUCE_[A-Z_]*)=' | sort >"$1"
 EOS
 chmod +x envdump.sh
-check "program runs" "$GPUREDUCE" capture -o rel.bin ./envdump.sh env.txt
+# (these programs make no CUDA call: capture runs them, then exits 4)
+check_exit "program runs" 4 "$GPUREDUCE" capture -o rel.bin ./envdump.sh env.txt
 LIBREAL=$(cd "$(dirname "$LIB")" && pwd -P)/$(basename "$LIB")
 check_grep "CUDA_INJECTION64_PATH names the library" "^CUDA_INJECTION64_PATH=$LIBREAL\$" env.txt
 check_grep "CUDA_LAUNCH_BLOCKING=1" "^CUDA_LAUNCH_BLOCKING=1\$" env.txt
@@ -50,23 +53,24 @@ check_grep "GPUREDUCE_STATUS is set" "^GPUREDUCE_STATUS=/" env.txt
 if grep -q GPUREDUCE_ALLOW_NO_CAPTURE env.txt; then fail "no GPUREDUCE_ALLOW_NO_CAPTURE by default"; else ok "no GPUREDUCE_ALLOW_NO_CAPTURE by default"; fi
 check "--allow-no-capture" "$GPUREDUCE" capture --allow-no-capture -o rel.bin ./envdump.sh env2.txt
 check_grep "  ...sets GPUREDUCE_ALLOW_NO_CAPTURE=1" "^GPUREDUCE_ALLOW_NO_CAPTURE=1\$" env2.txt
-check "default output is trace.bin" "$GPUREDUCE" capture ./envdump.sh env3.txt
+check_exit "default output is trace.bin" 4 "$GPUREDUCE" capture ./envdump.sh env3.txt
 check_grep "  ...in the current directory" "^GPUREDUCE_TRACE=$TMP/\.gpureduce-capture-[^/]*/trace.bin\$" env3.txt
-check "--output=FILE" "$GPUREDUCE" capture --output=o2.bin ./envdump.sh env4.txt
+check_exit "--output=FILE" 4 "$GPUREDUCE" capture --output=o2.bin ./envdump.sh env4.txt
 check_grep "  ...is used" "^GPUREDUCE_TRACE=$TMP/\.gpureduce-capture-[^/]*/o2.bin\$" env4.txt
 status_file=$(sed -n 's/^GPUREDUCE_STATUS=//p' env.txt)
 [ -n "$status_file" ] && [ ! -e "$status_file" ] && ok "status file removed afterwards" || fail "status file removed afterwards ($status_file)"
 
 check_exit "CUDA_INJECTION64_PATH of another tool: refused" 4 env CUDA_INJECTION64_PATH=/opt/nsys/libinject.so "$GPUREDUCE" capture true
 check_grep "  ...saying why" "CUDA_INJECTION64_PATH is already set" "$TMP/.out"
-check_exit "CUDA_INJECTION64_PATH already our library: fine" 0 env CUDA_INJECTION64_PATH="$LIB" "$GPUREDUCE" capture true
+check_exit "CUDA_INJECTION64_PATH already our library: fine" 4 env CUDA_INJECTION64_PATH="$LIB" "$GPUREDUCE" capture true
+check_grep "  ...(run, not refused)" "made no CUDA calls" "$TMP/.out"
 check_exit "GPUREDUCE_CAPTURE_LIB missing: environment error" 4 env GPUREDUCE_CAPTURE_LIB=/no/lib.so "$GPUREDUCE" capture true
 check_grep "  ...naming it" "/no/lib.so" "$TMP/.out"
 
 # installed layout: bin/gpureduce finds lib/gpureduce/libgpureduce-capture.so
 mkdir -p inst/bin inst/lib/gpureduce lone
 cp "$GPUREDUCE" inst/bin/ && cp "$GPUREDUCE" lone/ && cp "$LIB" inst/lib/gpureduce/libgpureduce-capture.so
-check "installed layout finds its library" env -u GPUREDUCE_CAPTURE_LIB inst/bin/gpureduce capture -o i.bin ./envdump.sh env5.txt
+check_exit "installed layout finds its library" 4 env -u GPUREDUCE_CAPTURE_LIB inst/bin/gpureduce capture -o i.bin ./envdump.sh env5.txt
 check_grep "  ...under PREFIX/lib/gpureduce" "^CUDA_INJECTION64_PATH=$TMP/inst/lib/gpureduce/libgpureduce-capture.so\$" env5.txt
 check_exit "no library anywhere: environment error" 4 env -u GPUREDUCE_CAPTURE_LIB lone/gpureduce capture true
 check_grep "  ...with a hint" "cannot find libgpureduce-capture.so" "$TMP/.out"
@@ -79,7 +83,7 @@ check_exit "output is a directory: input error" 3 "$GPUREDUCE" capture -o adir t
 echo stale >old.bin
 check_exit "an output that is not a trace is refused" 2 "$GPUREDUCE" capture -o old.bin true
 check_grep "  ...saying --force would replace it" "not a gpureduce trace.*--force" "$TMP/.out"
-check "  ...with --force the program runs" "$GPUREDUCE" capture --force -o old.bin true
+check_exit "  ...with --force the program runs" 4 "$GPUREDUCE" capture --force -o old.bin true
 [ "$(cat old.bin)" = stale ] && ok "  ...and nothing captured leaves the old file as it was" ||
 	fail "  ...and nothing captured leaves the old file as it was"
 

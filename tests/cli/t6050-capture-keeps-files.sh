@@ -19,7 +19,7 @@ check_exit "a good trace (the program faults)" 3 "$GPUREDUCE" capture -o good.bi
 cp good.bin keep.bin
 check_exit "-o keep.bin -- ./nonexistent: 127" 127 "$GPUREDUCE" capture -o keep.bin -- ./nonexistent
 same good.bin keep.bin && ok "  ...keep.bin is as it was" || fail "  ...keep.bin is as it was"
-check "-o keep.bin -- /bin/true (nothing captured)" "$GPUREDUCE" capture -o keep.bin -- /bin/true
+check_exit "-o keep.bin -- /bin/true (nothing captured): exit 4" 4 "$GPUREDUCE" capture -o keep.bin -- /bin/true
 same good.bin keep.bin && ok "  ...keep.bin is as it was" || fail "  ...keep.bin is as it was"
 check_grep "  ...and says so" "keep.bin was left as it was" "$TMP/.out"
 check_fail "a program that exits on bad arguments" "$GPUREDUCE" capture -o keep.bin -- ./prog
