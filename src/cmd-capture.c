@@ -353,7 +353,6 @@ out:
 	return ret;
 }
 
-/* -o DIR/: the per-process traces, their index and the first fault. */
 /* Nothing was captured: the program's own failure, or 4 where it exited 0
  * (a command that is not a CUDA program is not a capture), unless
  * --allow-no-capture asked to run it whatever came of capturing. */
@@ -362,7 +361,8 @@ static int nothing_captured(int status, int allow)
 	return status || allow ? status : EXIT_ENV;
 }
 
-/* The -o DIR/ ending; the exit status (the program's, or nothing_captured's). */
+/* -o DIR/: the per-process traces, their index and the first fault; the
+ * exit status (the program's, or nothing_captured's). */
 static int report_multi(const struct status *st, const char *status_path, const char *dir,
 			const char *out, char **argv, int status, int allow)
 {
