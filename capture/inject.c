@@ -10,7 +10,9 @@
  *                               a directory, one trace per process (open_trace)
  *   GPUREDUCE_STATUS            file that gets one line per process: "ok PID PATH",
  *                               "cupti-busy ERR", "cupti-error ERR" or "trace-error MSG";
- *                               also "rank PID R" and "fault PID NS" (src/launch/capture-ranks.c)
+ *                               also "rank PID R" and "fault PID NS" (src/launch/capture-ranks.c),
+ *                               and "write-error PID OFFSET WHY" when the trace's first
+ *                               write fails (trace_write_failed)
  *   GPUREDUCE_FOLD_KERNELS/_MAX communication kernels to fold (fold.c)
  *   GPUREDUCE_ALLOW_NO_CAPTURE  "1": run the program uncaptured instead of refusing
  *   GPUREDUCE_PY_FRAMES         Python frames per launch (default 8, max 64)
