@@ -226,8 +226,7 @@ static int skipped(const struct rc *R, uint64_t seq)
 static int put_done(struct rc *R, long ev)
 {
 	if (ev < 0) {
-		sb_addf(R->err, "%s: write failed%s%s", R->w.path ? R->w.path : "blockified trace",
-			R->w.err ? ": " : "", R->w.err ? strerror(R->w.err) : "");
+		sb_addf(R->err, "%s: write failed%s", R->w.path ? R->w.path : "blockified trace", tw_why(&R->w));
 		return -1;
 	}
 	return 0;
@@ -590,7 +589,7 @@ int rc_blockify_opts(const struct trace *in, const char *out_path, const struct 
 	ret = 0;
 out:
 	if (tw_close(&R.w) < 0 && ret == 0) {
-		sb_addf(err, "%s: write failed%s%s", out_path, R.w.err ? ": " : "", R.w.err ? strerror(R.w.err) : "");
+		sb_addf(err, "%s: write failed%s", out_path, tw_why(&R.w));
 		ret = -1;
 	}
 	memmap_release(&R.segs);

@@ -1582,8 +1582,7 @@ static int write_snapshot(struct run *R, size_t at, struct strbuf *err)
 	ret = 0;
 	goto out;
 werr:
-	sb_addf(err, "%s: write failed while writing the snapshot%s%s", R->o->snap_path,
-		S.w.err ? ": " : "", S.w.err ? strerror(S.w.err) : "");
+	sb_addf(err, "%s: write failed while writing the snapshot%s", R->o->snap_path, tw_why(&S.w));
 out:
 	tw_close(&S.w);
 	if (S.stage.p)

@@ -667,6 +667,9 @@ struct trace_writer {
  * nothing more is written; the first time, err is kept and on_fail is
  * called. */
 void tw_set_failed(struct trace_writer *w, int err);
+/* ": WHY" (strerror of w's first failed write), or "" when none failed or
+ * its cause is unknown: for "PATH: write failed%s" messages. */
+const char *tw_why(const struct trace_writer *w);
 #define TW_OUT_MAX_IOV 3
 #define TRACE_WRITER_INIT { -1, NULL, 0, 0, 0, 0, 3, NULL, 0, 0, 0, NULL, NULL, 0, NULL, 0, 0, 0, NULL, 0, NULL, NULL, 0, 0, NULL, 0, 0, 0, 0, 0, NULL }
 

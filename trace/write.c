@@ -16,6 +16,7 @@
  * the variable-length parts.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -205,6 +206,15 @@ static int write_out(struct trace_writer *w, const struct iovec *iov, int n)
 	if (r < 0)
 		tw_set_failed(w, w->out ? 0 : errno);
 	return r;
+}
+
+const char *tw_why(const struct trace_writer *w)
+{
+	static _Thread_local char buf[128];
+	if (!w->err)
+		return "";
+	snprintf(buf, sizeof(buf), ": %s", strerror(w->err));
+	return buf;
 }
 
 void tw_set_failed(struct trace_writer *w, int err)

@@ -152,8 +152,7 @@ int nvrtc_finish(const char *trace, int append, struct strbuf *err)
 	unlink(lp.buf);
 out:
 	if (open_ && tw_close(&w) < 0 && n >= 0) {
-		sb_addf(err, "%s: could not append the NVRTC programs%s%s", trace,
-			w.err ? ": " : "", w.err ? strerror(w.err) : "");
+		sb_addf(err, "%s: could not append the NVRTC programs%s", trace, tw_why(&w));
 		n = -1;
 	}
 	free(seen);

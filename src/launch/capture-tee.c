@@ -188,8 +188,7 @@ int tee_finish(struct tee *t, const char *trace, int status, struct strbuf *err)
 	r.u.stderr_tail.exit_code = status;
 	r.u.stderr_tail.text = t->kept.buf;
 	if (tw_record(&w, &r) < 0 || tw_close(&w) < 0) {
-		sb_addf(err, "%s: could not append the program's stderr%s%s", trace,
-			w.err ? ": " : "", w.err ? strerror(w.err) : "");
+		sb_addf(err, "%s: could not append the program's stderr%s", trace, tw_why(&w));
 		ret = -1;
 	}
 out:
