@@ -13,6 +13,7 @@
  * source, How to reproduce, compute-sanitizer, What of your data is in
  * this repro, Checklist.  A CPU test checks each (t5024).
  */
+#include <errno.h>
 #include <ctype.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -671,20 +672,35 @@ void report_redact_paths(const char *text, struct strbuf *out)
 	free(dirs);
 }
 
+/* path written whole or not at all: through path.tmp, renamed over it, so
+ * that a failed write (a full disk) leaves an earlier report as it was */
 static int report_file_write(const char *path, const char *data, size_t n, struct strbuf *err)
 {
-	FILE *f = fopen(path, "w");
-	if (!f || fwrite(data, 1, n, f) != n) {
-		sb_addf(err, "%s: cannot write", path);
-		if (f)
-			fclose(f);
-		return -1;
+	struct strbuf tmp = STRBUF_INIT;
+	FILE *f;
+	int ret = -1;
+
+	sb_addf(&tmp, "%s.tmp", path);
+	f = fopen(tmp.buf, "w");
+	if (!f) {
+		sb_addf(err, "%s: cannot write: %s", path, strerror(errno));
+		goto out;
 	}
-	if (fclose(f) != 0) {
-		sb_addf(err, "%s: cannot write", path);
-		return -1;
+	if (fwrite(data, 1, n, f) != n || fflush(f) != 0) {
+		sb_addf(err, "%s: cannot write: %s", path, strerror(errno));
+		fclose(f);
+		unlink(tmp.buf);
+		goto out;
 	}
-	return 0;
+	if (fclose(f) != 0 || rename(tmp.buf, path) < 0) {
+		sb_addf(err, "%s: cannot write: %s", path, strerror(errno));
+		unlink(tmp.buf);
+		goto out;
+	}
+	ret = 0;
+out:
+	sb_release(&tmp);
+	return ret;
 }
 
 static int make_tar(const struct rctx *c, struct strbuf *err)

@@ -8,7 +8,7 @@
 # process's line and index.yaml say the same.  shrink, whose candidates
 # cannot be written, ends with exit 4 (the environment), naming the file
 # and why, not 1 ("does not reproduce"), and leaves no work files; hunt
-# too (exit 4, the file and why).  The file size
+# too (exit 4, the file and why); report keeps an earlier report.md whole.  The file size
 # limit (ulimit -f, SIGXFSZ ignored: writes fail with EFBIG) stands in for
 # a full disk; ckpt-prog on the driver double faults at its last launch.
 . tests/cli/test-lib.sh
@@ -74,6 +74,16 @@ check_no_grep "  ...two messages never run together" "File too large/" shrink.tx
 n=$(ls sh | wc -l | tr -d ' ')
 [ "$n" = 0 ] && ok "  ...and leaves nothing in its folder" || { fail "  ...and leaves nothing in its folder ($n)"; ls -la sh; }
 check_exit "the same shrink without the limit: exit 0" 0 "$GPUREDUCE" shrink -j 1 -o sh/ whole.bin
+
+# report: report.md cannot be written; an earlier one stays whole
+check_exit "report, written" 0 "$GPUREDUCE" report --runs=0 --no-sanitizer --no-tar sh
+cp sh/report.md report-before.md
+check_exit "report whose report.md cannot be written: exit 4" 4 \
+	sh -c "trap '' XFSZ; ulimit -f 1; exec \"\$0\" report --runs=0 --no-sanitizer --no-tar sh" "$GPUREDUCE"
+check_grep "  ...naming the file and why" "report.md: cannot write: File too large" "$TMP/.out"
+cmp -s sh/report.md report-before.md && ok "  ...the earlier report.md is as it was" ||
+	fail "  ...the earlier report.md is as it was"
+check_fail "  ...and no partial file is left" test -e sh/report.md.tmp
 
 # hunt: the guarded trace it writes cannot be written
 check_exit "hunt whose trace cannot be written: exit 4" 4 \
