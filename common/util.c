@@ -84,11 +84,17 @@ double now_sec(void)
 
 int read_file(const char *path, struct strbuf *sb, struct strbuf *err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO or socket is refused, not waited on for a writer */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	int ret = -1;
+	struct stat st;
 	if (fd < 0) {
 		sb_addf(err, "%s: cannot open: %s", path, strerror(errno));
 		return -1;
+	}
+	if (fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
+		sb_addf(err, "%s: a pipe or socket, not a file", path);
+		goto out;
 	}
 	for (;;) {
 		sb_grow(sb, 65536);

@@ -784,7 +784,8 @@ int trace_open(struct trace *t, const char *path, unsigned flags, struct strbuf 
 	void *m;
 
 	memset(t, 0, sizeof(*t));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO given as a trace is refused below, not waited on */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		sb_addf(err, "%s: cannot open trace: %s", path, strerror(errno));
 		return -1;

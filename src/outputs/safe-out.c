@@ -21,7 +21,7 @@
 int safe_is_trace(const char *path)
 {
 	char magic[sizeof(TRACE_MAGIC) - 1];
-	int fd = open(path, O_RDONLY | O_CLOEXEC), ok = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), ok = 0;   /* a FIFO: not waited on */
 	if (fd < 0)
 		return 0;
 	ok = read(fd, magic, sizeof(magic)) == (ssize_t)sizeof(magic) &&

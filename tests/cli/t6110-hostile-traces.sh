@@ -16,6 +16,7 @@
 #   d2dout      a device copy from memory no allocation holds
 #   freeunknown a free of an address never allocated
 #   faultseq    a fault naming a launch the trace does not have
+# and a FIFO where a trace should be (refused at once, not waited on).
 . tests/cli/test-lib.sh
 
 on_double nvcc no-sanitizer plain-path
@@ -82,4 +83,13 @@ for n in huge nokernel bigblock fewargs; do
 done
 check_exit "hunt freeunknown (it replays to its end): exit 0" 0 $GPUREDUCE hunt --no-shrink --no-diagnose freeunknown.bin
 check_grep "  ...clean" "^hunt: freeunknown.bin: clean" "$TMP/.out"
+
+# a FIFO where a trace should be: refused at once, never waited on for a
+# writer (timeout's 124 would say it hung)
+mkfifo fifo.bin
+for c in show replay shrink hunt diagnose; do
+	check_exit "$c of a FIFO: exit 3, at once" 3 timeout 20 $GPUREDUCE $c fifo.bin
+	check_grep "  ...not a regular file" "fifo.bin: not a regular file" "$TMP/.out"
+done
+check_exit "capture -o a FIFO: refused (exit 2), at once" 2 timeout 20 $GPUREDUCE capture -o fifo.bin -- true
 finish
