@@ -957,7 +957,8 @@ static void *job_main(void *arg)
 	J.ret = 0;
 	goto out;
 wfail:
-	sb_addf(&J.why, "cannot write %s: %s", J.next.buf, errno ? strerror(errno) : "write failed");
+	sb_addf(&J.why, "cannot write %s: %s", J.next.buf,
+		g->nw.err ? strerror(g->nw.err) : errno ? strerror(errno) : "write failed");
 out:
 	J.thread_ns = mono_ns() - t0;
 	__atomic_store_n(&J.done, 1, __ATOMIC_RELEASE);
@@ -1107,7 +1108,7 @@ static void job_finish(struct trace_writer *w)
 	start = J.g.nw.offset;
 	if (copy_range(&J.g, J.off0, w->offset - J.off0, w->nrec - J.nrec0) < 0 || J.g.nw.failed) {
 		sb_addf(&J.why, "cannot copy the records since the snapshot into %s: %s", J.next.buf,
-			errno ? strerror(errno) : "write failed");
+			J.g.nw.err ? strerror(J.g.nw.err) : errno ? strerror(errno) : "write failed");
 		goto fail;
 	}
 	/* blobs: the checkpoint's, and those written since off0 */
