@@ -353,6 +353,18 @@ out:
 	return ret;
 }
 
+/* SIGTERM and SIGHUP while the program runs (a scheduler ending the job, a
+ * closed terminal): passed on to the program, and capture stays to publish
+ * its trace and report; dying at once would strand the trace in the staging
+ * folder, where the user does not look for it. */
+static volatile pid_t g_child;
+
+static void forward_signal(int sig)
+{
+	if (g_child > 0)
+		kill(g_child, sig);
+}
+
 /* Nothing was captured: the program's own failure, or 4 where it exited 0
  * (a command that is not a CUDA program is not a capture), unless
  * --allow-no-capture asked to run it whatever came of capturing. */
@@ -423,7 +435,7 @@ int cmd_capture(int argc, char **argv)
 	struct strbuf perr = STRBUF_INIT;
 	const char *val = NULL;
 	struct stat sbuf;
-	struct sigaction ign, old_int, old_quit;
+	struct sigaction ign, fwd, old_int, old_quit, old_term, old_hup;
 	int have_status = 0, multi = 0, have_tee = 0;
 	struct strbuf e_preload = STRBUF_INIT, e_nvlog = STRBUF_INIT;
 	struct tee tee;
@@ -592,14 +604,24 @@ int cmd_capture(int argc, char **argv)
 		goto out;
 	}
 	/* Like a shell waiting for its foreground job: ^C and ^\ go to the
-	 * program (same process group); we stay to report what was captured. */
+	 * program (same process group); we stay to report what was captured.
+	 * SIGTERM and SIGHUP are passed on to it (forward_signal). */
 	memset(&ign, 0, sizeof(ign));
 	ign.sa_handler = SIG_IGN;
 	sigaction(SIGINT, &ign, &old_int);
 	sigaction(SIGQUIT, &ign, &old_quit);
+	memset(&fwd, 0, sizeof(fwd));
+	fwd.sa_handler = forward_signal;
+	fwd.sa_flags = SA_RESTART;
+	g_child = c.pid;
+	sigaction(SIGTERM, &fwd, &old_term);
+	sigaction(SIGHUP, &fwd, &old_hup);
 	status = ckpt_wait(&c, staged.buf, progress_path.buf);
+	g_child = 0;
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGHUP, &old_hup, NULL);
 	if (have_tee) {
 		struct stat tst;
 		have_tee = 0;

@@ -20,6 +20,7 @@
 #include "../replay/sidechan.h"
 #include "cmds.h"
 #include "repro/repro.h"
+#include "outputs/safe-out.h"
 
 static const char usage_str[] =
 	"usage: gpureduce diagnose [--guard=end|start|none|layout] REPRO.cu|TRACE\n\n"
@@ -73,6 +74,7 @@ int cmd_diagnose(int argc, char **argv)
 		sb_adds(&bin, path);
 	}
 	if (trace_open(&t, bin.buf, 0, &err) < 0) {
+		safe_stage_hint(bin.buf, &err);
 		cmd_error("diagnose", "%s%s", err.buf, is_cu ? " (diagnose needs the reduced trace beside the repro)" : "");
 		ret = EXIT_INPUT;
 		goto out;

@@ -37,6 +37,7 @@
 #include "repro/repro.h"
 #include "repro/side-repro.h"
 #include "testtimes.h"
+#include "outputs/safe-out.h"
 
 static const char usage_str[] =
 	"usage: gpureduce hunt [-o DIR] [--max-findings=N] [--every-launch] [--no-start] [--tensor-ends] [--no-shrink]\n"
@@ -285,6 +286,7 @@ static int hunt_one(struct hunt_cli *c, const char *path, int multi)
 
 	memset(&r, 0, sizeof(r));
 	if (trace_open(&t, path, 0, &err) < 0) {
+		safe_stage_hint(path, &err);
 		cmd_error("hunt", "%s", err.buf);
 		ret = EXIT_INPUT;
 		goto out;

@@ -18,6 +18,7 @@
 #include "../trace/trace.h"
 #include "cmds.h"
 #include "show/show.h"
+#include "outputs/safe-out.h"
 
 static const char usage_text[] =
 	"usage: gpureduce show [--event N | --range A:B | --launch SEQ] [--fault] [--no-events] TRACE\n"
@@ -138,6 +139,7 @@ int cmd_show(int argc, char **argv)
 		return usage_error("--range '%s': expected A:B with A <= B (A: and :B allowed)", range_arg);
 
 	if (trace_open(&t, path, 0, &err) < 0) {
+		safe_stage_hint(path, &err);
 		cmd_error("show", "%s", err.buf);
 		ret = EXIT_INPUT;
 		goto out;

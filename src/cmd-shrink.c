@@ -27,6 +27,7 @@
 #include "repro/repro.h"
 #include "shrink-root.h"
 #include "outputs/shrink-out.h"
+#include "outputs/safe-out.h"
 
 #define ES(n) ((n) == 1 ? "" : "es")   /* "1 launch", "2 launches" */
 #define S(n) ((n) == 1 ? "" : "s")
@@ -256,6 +257,7 @@ int cmd_shrink(int argc, char **argv)
 	for (int i = 0; i < argc; i++)
 		sb_addf(&cmdline, "%s%s", i ? " " : "gpureduce ", argv[i]);
 	if (trace_open(&t, path, 0, &err) < 0) {
+		safe_stage_hint(path, &err);
 		cmd_error("shrink", "%s", err.buf);
 		ret = EXIT_INPUT;
 		goto out;

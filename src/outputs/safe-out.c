@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../../common/strbuf.h"
@@ -129,6 +130,41 @@ out:
 	sb_release(&from);
 	sb_release(&to);
 	return ret;
+}
+
+void safe_stage_hint(const char *path, struct strbuf *err)
+{
+	struct strbuf dir = STRBUF_INIT, cand = STRBUF_INIT, best = STRBUF_INIT;
+	const char *name = base_name(path);
+	time_t newest = 0;
+	struct stat st;
+	struct dirent *e;
+	DIR *d;
+
+	if (lstat(path, &st) == 0 || errno != ENOENT || !*name)
+		return;
+	path_dir(path, &dir);
+	if (!(d = opendir(dir.buf)))
+		goto out;
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, ".gpureduce-capture-", 19))
+			continue;
+		sb_reset(&cand);
+		sb_addf(&cand, "%s/%s/%s", dir.buf, e->d_name, name);
+		if (stat(cand.buf, &st) == 0 && S_ISREG(st.st_mode) && st.st_mtime >= newest) {
+			newest = st.st_mtime;
+			sb_reset(&best);
+			sb_add(&best, cand.buf, cand.len);
+		}
+	}
+	closedir(d);
+	if (best.len)
+		sb_addf(err, "; a capture that did not finish (its gpureduce process was killed) left %s: "
+			"move it to %s to use it", best.buf, path);
+out:
+	sb_release(&dir);
+	sb_release(&cand);
+	sb_release(&best);
 }
 
 void safe_stage_drop(const char *folder)

@@ -37,6 +37,11 @@ int safe_stage_open(const char *final, struct strbuf *folder, struct strbuf *sta
  * files not moved stay in folder, which is then named in err). */
 int safe_stage_publish(const char *folder, const char *final, struct strbuf *err);
 
+/* A trace path that does not exist: when a capture that never finished (its
+ * gpureduce process killed) left a trace of that name in a staging folder
+ * beside it, "; ..." naming it is appended to err.  Nothing is moved. */
+void safe_stage_hint(const char *path, struct strbuf *err);
+
 /* Remove folder and what is in it (nothing was captured). */
 void safe_stage_drop(const char *folder);
 

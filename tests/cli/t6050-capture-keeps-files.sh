@@ -5,6 +5,9 @@
 # bad arguments leaves it alone), a file that is not a trace (a script,
 # the program itself, notes) is refused without --force, and a snapshot
 # never overwrites its own input, through a symlink or a hard link either.
+# SIGTERM to capture goes on to the program and the trace is still
+# published; a trace a capture killed outright left in its staging folder
+# is named by the commands that look for it.
 . tests/cli/test-lib.sh
 
 . tests/cli/capture-fakes.sh
@@ -57,4 +60,33 @@ check_exit "a snapshot over notes is refused" 2 "$GPUREDUCE" replay --stop-befor
 same script.sh script.orig && ok "  ...the script is kept" || fail "  ...the script is kept"
 check "a snapshot to a new file" "$GPUREDUCE" replay --stop-before=$ev --snapshot=snap.bin good.bin
 check "  ...is a trace" "$GPUREDUCE" show snap.bin
+
+# --- a capture whose gpureduce process is stopped -----------------------------
+# SIGTERM (a scheduler ending the job) goes on to the program; capture
+# stays to publish the trace it wrote and report
+"$GPUREDUCE" capture -o term.bin -- sh -c "./prog $CUBIN 200; sleep 60" >term.out 2>&1 &
+pid=$!
+for i in $(seq 1 100); do
+	ls .gpureduce-capture-*/term.bin >/dev/null 2>&1 && break
+	sleep 0.1
+done
+sleep 0.5   # the program's trace is written; the shell sleeps
+kill -TERM $pid
+wait $pid
+rc=$?
+[ $rc = 143 ] && ok "capture sent SIGTERM: the program's 128+15" || fail "capture sent SIGTERM: the program's 128+15 (exit $rc)"
+check "  ...its trace is published" "$GPUREDUCE" show --no-events term.bin
+check_grep "  ...and reported" "^gpureduce: captured .* -> term.bin" term.out
+n=$(ls -d .gpureduce-capture-* 2>/dev/null | wc -l | tr -d ' ')
+[ "$n" = 0 ] && ok "  ...no staging folder left" || fail "  ...no staging folder left ($n)"
+# a capture killed outright (SIGKILL) leaves its trace in the staging
+# folder: the commands that cannot find the trace say where it is
+mkdir .gpureduce-capture-k1ll3d
+cp good.bin .gpureduce-capture-k1ll3d/lost.bin
+for c in show replay shrink hunt; do
+	check_exit "$c of a trace a killed capture left staged: exit 3" 3 "$GPUREDUCE" $c lost.bin
+	check_grep "  ...naming where it is" "left ./.gpureduce-capture-k1ll3d/lost.bin: move it to lost.bin to use it" "$TMP/.out"
+done
+check_exit "show of a trace that is nowhere: exit 3" 3 "$GPUREDUCE" show nowhere.bin
+check_no_grep "  ...with no hint" "did not finish" "$TMP/.out"
 finish
