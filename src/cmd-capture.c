@@ -546,6 +546,13 @@ int cmd_capture(int argc, char **argv)
 		ret = EXIT_INPUT;
 		goto out;
 	}
+	if (flight_on) {
+		sb_reset(&err);
+		flight_check_space(dir.buf, &flight, &err);
+		if (err.len)
+			fprintf(stderr, "gpureduce: warning: %s\n", err.buf);
+		sb_reset(&err);
+	}
 	/* the old -o file stays untouched until a trace exists to replace it
 	 * (-o DIR/: the traces an earlier index listed were cleared above) */
 	if (!multi) {

@@ -19,8 +19,10 @@
  * checkpoint (the trace is never lost).  docs/CAPTURE-COST.md documents it.
  */
 #include <string.h>
+#include <sys/statvfs.h>
 
 #include "../../common/strbuf.h"
+#include "../../common/util.h"
 #include "capture-ckpt.h"
 #include "capture-flight.h"
 
@@ -39,4 +41,20 @@ int flight_policy(const char *val, struct ckpt_opts *o, struct strbuf *err)
 	o->bytes = budget / 4;
 	o->max_bytes = budget / 2;
 	return 0;
+}
+
+void flight_check_space(const char *dir, const struct ckpt_opts *o, struct strbuf *warn)
+{
+	struct statvfs v;
+	uint64_t budget = o->max_bytes * 2, avail;
+	char b1[32], b2[32];
+
+	if (!budget || statvfs(dir, &v) < 0)
+		return;
+	avail = (uint64_t)v.f_bavail * v.f_frsize;
+	if (avail >= budget)
+		return;
+	sb_addf(warn, "the file system holding %s has %s free, less than the flight recorder's budget "
+		"of %s: when it fills up the trace stops there (capture says so); free space or give a "
+		"smaller budget", dir, fmt_bytes(avail, b1), fmt_bytes(budget, b2));
 }

@@ -17,4 +17,9 @@ struct strbuf;
  * "20G") or NULL for the default.  0, or -1 with err. */
 int flight_policy(const char *val, struct ckpt_opts *o, struct strbuf *err);
 
+/* A warning in warn when the file system holding dir has less free space
+ * than o's budget (the flight recorder would stop recording there when it
+ * filled up); nothing when it has enough or cannot be asked. */
+void flight_check_space(const char *dir, const struct ckpt_opts *o, struct strbuf *warn);
+
 #endif

@@ -6,7 +6,8 @@
 # as one write(2) each (same records), at the fault, and within the flush
 # interval when the program is killed from outside; GPUREDUCE_CAPTURE_PROFILE
 # reports one launch callback per launch, split into parts that add up to
-# it; --flight-recorder=BUDGET keeps the trace within its budget over a run
+# it; --flight-recorder=BUDGET warns when the disk holds less than BUDGET,
+# and keeps the trace within its budget over a run
 # that copies far more, still replays to the fault, and its option errors.
 . tests/cli/test-lib.sh
 
@@ -82,8 +83,13 @@ check_exit "--flight-recorder=8M over 100 MiB copied in" 3 env CKPT_PROG_BATCH=2
 s=$(size fr.bin)
 [ "$s" -le 4194304 ] && ok "  ...the trace within half the budget ($s bytes)" || fail "  ...the trace within half the budget ($s bytes)"
 check_grep "  ...the window starts at a checkpoint" "from checkpoint [0-9]* at launch" "$TMP/.out"
+check_no_grep "  ...no warning about free space (8M fits)" "less than the flight recorder's budget" "$TMP/.out"
 check_exit "  ...it replays to the fault" 1 "$GPUREDUCE" replay fr.bin
 check_grep "  ...at launch #800" "(launch #800) in _Z6gatherPfPKfPKxi: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
+check_exit "--flight-recorder=1000000G, more than any disk here: it runs" 3 "$GPUREDUCE" capture \
+	--flight-recorder=1000000G -o frbig.bin -- ./prog $CUBIN 20
+check_grep "  ...warning first that the disk holds less than the budget" \
+	"^gpureduce: warning: the file system holding .* has .* free, less than the flight recorder's budget of 1000000.0 GiB" "$TMP/.out"
 check_exit "--flight-recorder (default budget)" 3 "$GPUREDUCE" capture --flight-recorder -o frd.bin -- ./prog $CUBIN 100
 check_exit "--flight-recorder=1M is refused" 2 "$GPUREDUCE" capture --flight-recorder=1M -o x.bin -- ./prog $CUBIN 10
 check_grep "  ...saying why" "budget under 4M cannot hold a checkpoint" "$TMP/.out"
