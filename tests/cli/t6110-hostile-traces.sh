@@ -66,7 +66,7 @@ replay_says faultseq 0 "ran clean"
 for n in huge zerogrid bigblock nokernel fewargs h2dout memsetover faultseq; do
 	check_exit "shrink $n: exit 1" 1 $GPUREDUCE shrink -j 2 --quiet -o "s-$n/repro.cu" "$n.bin"
 	l=$(grep -c . "$TMP/.out")
-	[ "$l" = 1 ] && ok "  ...in one line" || fail "  ...in one line ($l)"
+	[ "$l" = 1 ] && ok "  ...in one line" || { fail "  ...in one line ($l)"; sed 's/^/    | /' "$TMP/.out"; }
 	check_grep "  ...saying it does not reproduce" "does not reproduce in replay; tried guard=layout" "$TMP/.out"
 	[ -e "s-$n/repro.cu" ] && fail "  ...and emits nothing" || ok "  ...and emits nothing"
 done
