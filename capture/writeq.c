@@ -276,7 +276,7 @@ static int wq_out(struct trace_writer *w, const struct iovec *iov, int n)
 	pthread_mutex_lock(&Q.mu);
 	if (Q.failed) {
 		pthread_mutex_unlock(&Q.mu);
-		tw_set_failed(w, Q.err);
+		errno = Q.err;   /* the thread's failure, for the writer's report */
 		return -1;
 	}
 	if (total > Q.cap) {

@@ -663,6 +663,9 @@ struct trace_writer {
 	uint64_t err_offset;
 	void (*on_fail)(struct trace_writer *w);
 };
+#define TW_OUT_MAX_IOV 3
+#define TRACE_WRITER_INIT { -1, NULL, 0, 0, 0, 0, 3, NULL, 0, 0, 0, NULL, NULL, 0, NULL, 0, 0, 0, NULL, 0, NULL, NULL, 0, 0, NULL, 0, 0, 0, 0, 0, NULL }
+
 /* Mark w failed (a write of its went wrong with errno err, 0: unknown):
  * nothing more is written; the first time, err is kept and on_fail is
  * called. */
@@ -670,8 +673,6 @@ void tw_set_failed(struct trace_writer *w, int err);
 /* ": WHY" (strerror of w's first failed write), or "" when none failed or
  * its cause is unknown: for "PATH: write failed%s" messages. */
 const char *tw_why(const struct trace_writer *w);
-#define TW_OUT_MAX_IOV 3
-#define TRACE_WRITER_INIT { -1, NULL, 0, 0, 0, 0, 3, NULL, 0, 0, 0, NULL, NULL, 0, NULL, 0, 0, 0, NULL, 0, NULL, NULL, 0, 0, NULL, 0, 0, 0, 0, 0, NULL }
 
 /* Create/truncate path and write the header.  0 or -1 with err. */
 int tw_open(struct trace_writer *w, const char *path, struct strbuf *err);

@@ -16,8 +16,8 @@
  * the variable-length parts.
  */
 #include <errno.h>
-#include <stdio.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <stdlib.h>
@@ -130,15 +130,12 @@ int tw_open_append(struct trace_writer *w, const char *path, struct strbuf *err)
 
 int tw_close(struct trace_writer *w)
 {
-	int ret = tw_flush(w) < 0 || w->failed ? -1 : 0;
-	if (w->fd >= 0 && close(w->fd) < 0) {
-		if (!w->failed) {   /* a full disk may first show here (NFS) */
-			w->failed = 1;
-			w->err = errno;
-		}
+	int ret = tw_flush(w) < 0 || w->failed ? -1 : 0, fd = w->fd;
+	w->fd = -1;   /* (before tw_set_failed: the number may be reused already) */
+	if (fd >= 0 && close(fd) < 0) {
+		tw_set_failed(w, errno);   /* a full disk may first show here (NFS) */
 		ret = -1;
 	}
-	w->fd = -1;
 	free(w->path);
 	w->path = NULL;
 	free(w->seen);
@@ -204,7 +201,7 @@ static int write_out(struct trace_writer *w, const struct iovec *iov, int n)
 {
 	int r = w->out ? w->out(w, iov, n) : tw_writev_all(w->fd, iov, n);
 	if (r < 0)
-		tw_set_failed(w, w->out ? 0 : errno);
+		tw_set_failed(w, errno);   /* w->out sets errno too */
 	return r;
 }
 
