@@ -218,28 +218,25 @@ int cand_write(const struct cand *c, const char *path, struct strbuf *err)
 {
 	struct trace_writer w = TRACE_WRITER_INIT;
 	struct strbuf e = STRBUF_INIT;
-	int ret = -1, io = 0, opened;
+	int ret = -1, io = 0;
 
-	opened = tw_open(&w, path, &e) == 0;
-	if (!opened) {
-		io = errno ? errno : EIO;   /* it could not be created or written */
+	if (tw_open(&w, path, &e) < 0) {
+		io = errno ? errno : EIO;   /* it could not be created, or its header written */
 		goto out;
 	}
 	tw_set_buffer(&w, WRITE_BUFFER_BYTES);   /* written whole, then read: no record needs its own write(2) */
 	for (size_t i = 0; i < c->n; i++)
 		if (c->it[i].rec.type != TR_END && write_item(&w, &c->it[i], &e) < 0)
-			goto out;
+			goto close;
 	if (write_end(&w, c) < 0)
-		goto out;
-	opened = 0;
-	if (tw_close(&w) < 0)
-		goto out;
+		goto close;
 	ret = 0;
-out:
+close:
+	if (tw_close(&w) < 0)
+		ret = -1;
 	if (w.failed)
-		io = w.err ? w.err : EIO;
-	if (opened && tw_close(&w) < 0 && w.failed && !io)
-		io = w.err ? w.err : EIO;
+		io = w.err;   /* set with failed (tw_set_failed) */
+out:
 	if (ret < 0) {
 		if (io && !g_write_errno)
 			g_write_errno = io;
