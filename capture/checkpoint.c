@@ -480,6 +480,13 @@ static int is_readable(const struct ck_alloc *a)
 	return 1;
 }
 
+/* Why a segment's write failed: its writer's errno (tw_set_failed), else
+ * the last one here, for "cannot write ...: WHY". */
+static const char *seg_why(const struct seg *g)
+{
+	return g->nw.err ? strerror(g->nw.err) : errno ? strerror(errno) : "write failed";
+}
+
 /* Copy len bytes at off of the current file into the new segment: in the
  * kernel (copy_file_range) where it can, else through g->buf. */
 static int copy_range(struct seg *g, uint64_t off, uint64_t len, uint64_t nrec)
@@ -957,8 +964,7 @@ static void *job_main(void *arg)
 	J.ret = 0;
 	goto out;
 wfail:
-	sb_addf(&J.why, "cannot write %s: %s", J.next.buf,
-		g->nw.err ? strerror(g->nw.err) : errno ? strerror(errno) : "write failed");
+	sb_addf(&J.why, "cannot write %s: %s", J.next.buf, seg_why(g));
 out:
 	J.thread_ns = mono_ns() - t0;
 	__atomic_store_n(&J.done, 1, __ATOMIC_RELEASE);
@@ -1108,7 +1114,7 @@ static void job_finish(struct trace_writer *w)
 	start = J.g.nw.offset;
 	if (copy_range(&J.g, J.off0, w->offset - J.off0, w->nrec - J.nrec0) < 0 || J.g.nw.failed) {
 		sb_addf(&J.why, "cannot copy the records since the snapshot into %s: %s", J.next.buf,
-			J.g.nw.err ? strerror(J.g.nw.err) : errno ? strerror(errno) : "write failed");
+			seg_why(&J.g));
 		goto fail;
 	}
 	/* blobs: the checkpoint's, and those written since off0 */
