@@ -197,11 +197,9 @@ static void read_status(const char *path, const char *main_trace, struct status 
 		}
 		if (!strncmp(line, "write-error ", 12)) {
 			/* "PID OFFSET WHY": the library could not write on */
-			char *off = strchr(arg, ' '), *why = off ? strchr(off + 1, ' ') : NULL;
-			if (why && !st->write_err.len) {
-				*why = 0;
-				sb_addf(&st->write_err, "byte %s (%s)", off + 1, why + 1);
-			}
+			const char *off = strchr(arg, ' ');
+			if (off && !st->write_err.len)
+				cr_write_error_text(off + 1, &st->write_err);
 			continue;
 		}
 		if (!strncmp(line, "cupti-busy ", 11))

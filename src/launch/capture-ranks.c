@@ -37,6 +37,15 @@ static struct cr_proc *proc_of(struct cr_run *run, int pid)
 	return p;
 }
 
+int cr_write_error_text(const char *offset_why, struct strbuf *out)
+{
+	const char *why = strchr(offset_why, ' ');
+	if (!why)
+		return -1;
+	sb_addf(out, "byte %.*s (%s)", (int)(why - offset_why), offset_why, why + 1);
+	return 0;
+}
+
 void cr_read_status(const char *status_path, struct cr_run *run)
 {
 	struct strbuf sb = STRBUF_INIT, err = STRBUF_INIT;
@@ -67,15 +76,11 @@ void cr_read_status(const char *status_path, struct cr_run *run)
 			if (!p->fault_ns)
 				p->fault_ns = strtoull(rest, NULL, 10);
 		} else {
-			/* "OFFSET WHY" */
 			struct cr_proc *p = proc_of(run, (int)pid);
-			char *why = strchr(rest, ' ');
-			if (why && !p->write_err) {
-				struct strbuf w = STRBUF_INIT;
-				*why = 0;
-				sb_addf(&w, "byte %s (%s)", rest, why + 1);
+			struct strbuf w = STRBUF_INIT;
+			if (!p->write_err && cr_write_error_text(rest, &w) == 0)
 				p->write_err = sb_detach(&w, NULL);
-			}
+			sb_release(&w);
 		}
 	}
 	/* a "rank" or "fault" line without "ok": not a trace of ours */

@@ -44,6 +44,9 @@ struct cr_run {
 /* The "ok"/"rank"/"fault"/"write-error" lines of the status file (see
  * capture/inject.c). */
 void cr_read_status(const char *status_path, struct cr_run *run);
+/* A "write-error PID OFFSET WHY" line's "OFFSET WHY" as "byte OFFSET
+ * (WHY)" into out; 0, or -1 (out unchanged) when it is not that. */
+int cr_write_error_text(const char *offset_why, struct strbuf *out);
 /* Read every trace, classify its end, find the first fault (by time). */
 void cr_examine(struct cr_run *run);
 /* The per-process lines on stderr and, with the first fault, the shrink
