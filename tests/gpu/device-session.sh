@@ -239,7 +239,7 @@ perfpart() {
 pack_logs() {
 	tar -czf "$SOUT/session-logs.tgz" --exclude='*.bin' --exclude='*.bin.next' --exclude='*.o' \
 		--exclude='*/repro' -C "$BUILD" session-logs \
-		$(cd "$BUILD" && ls -d gpu-test-shard* shrink-pair* pair-* bench bench-hostfed bench-hunt hunt-clean 2>/dev/null)
+		$(cd "$BUILD" && ls -d gpu-test-shard* shrink-pair* pair-* bench bench-hostfed bench-hunt hunt-clean tensors-cost 2>/dev/null)
 }
 
 for p in "$@"; do
