@@ -65,6 +65,17 @@
  * read while the interpreter is not initialised or is finalising, nor
  * before torch is imported and its CUDA state initialised.
  *
+ * The first snapshot whose events carry Python frames costs seconds in a
+ * program that never imported torch._inductor: torch's symbolizer asks
+ * hasattr(torch, '_inductor') (for the frames of inductor's generated
+ * code), and torch's lazy module __getattr__ answers by importing
+ * inductor, dynamo, fx and sympy (3.4-4.5 s of the exit fetch on an H100,
+ * tests/gpu/tensors-cost.sh, 2026-12-06).  Without inductor imported there
+ * is no generated code to find frames for, so _snap() takes the snapshot
+ * with torch's __getattr__ wrapped to answer AttributeError for
+ * '_inductor', to the fetching thread only (other threads import as
+ * before), and puts the original back after it.
+ *
  * CuPy's memory pool is not read (TR_BLK_CUPY is reserved).
  * The CPython API comes from pyembed.c (resolved with dlsym): the library
  * never links libpython.
@@ -114,7 +125,7 @@ static int g_exiting;            /* the exit fetch: no launch follows */
  * carried, -1 none), 2 a free (free_completed), 3 a live block of the
  * allocator's state at the reading (its segments). */
 static const char reader_src[] =
-	"import sys, struct, os, bisect\n"
+	"import sys, struct, os, bisect, _thread\n"
 	"_st = {'on': False}\n"
 	"_MARK = 'gpureduce:fetch'\n"
 	"MAXE = 4000000\n"
@@ -139,6 +150,27 @@ static const char reader_src[] =
 	"    if t is None or not hasattr(t, 'cuda') or not t.cuda.is_initialized():\n"
 	"        return None\n"
 	"    return t\n"
+	"_quiet = set()\n"
+	"def _snap(t, m):\n"
+	"    if 'torch._inductor' in sys.modules:\n"
+	"        return m._snapshot()\n"
+	"    d = getattr(t, '__dict__', {})\n"
+	"    ga = d.get('__getattr__')\n"
+	"    if ga is None:\n"
+	"        return m._snapshot()\n"
+	"    def _ga(name):\n"
+	"        if name == '_inductor' and _thread.get_ident() in _quiet:\n"
+	"            raise AttributeError(name)\n"
+	"        return ga(name)\n"
+	"    me = _thread.get_ident()\n"
+	"    d['__getattr__'] = _ga\n"
+	"    _quiet.add(me)\n"
+	"    try:\n"
+	"        return m._snapshot()\n"
+	"    finally:\n"
+	"        _quiet.discard(me)\n"
+	"        if d.get('__getattr__') is _ga:\n"
+	"            d['__getattr__'] = ga\n"
 	"def read():\n"
 	"    try:\n"
 	"        t = _torch()\n"
@@ -153,7 +185,7 @@ static const char reader_src[] =
 	"                m._record_memory_history(True)\n"
 	"        out = []\n"
 	"        old, new = _st.get('cache', {}), {}\n"
-	"        for seg in m._snapshot().get('segments', ()):\n"
+	"        for seg in _snap(t, m).get('segments', ()):\n"
 	"            base = seg.get('address', 0)\n"
 	"            a = base\n"
 	"            for b in seg.get('blocks', ()):\n"
@@ -199,7 +231,7 @@ static const char reader_src[] =
 	"            return b'S' + r if isinstance(r, bytes) else r\n"
 	"        if sm is None:\n"
 	"            return 'GPUREDUCE_TENSORS_MODE=events: this torch has no torch.cuda.memory._set_memory_metadata'\n"
-	"        _st['m'] = m\n"
+	"        _st['m'], _st['t'] = m, t\n"
 	"        setm = getattr(getattr(t, '_C', None), '_cuda_setMemoryMetadata', None) or sm\n"
 	"        _history(m, False)\n"
 	"        import atexit\n"
@@ -212,7 +244,7 @@ static const char reader_src[] =
 	"    try:\n"
 	"        m = _st['m']\n"
 	"        setm(_MARK)\n"
-	"        s = m._snapshot()\n"
+	"        s = _snap(_st['t'], m)\n"
 	"        if seq >= 0:\n"
 	"            setm(str(seq))\n"
 	"        _history(m, True)\n"

@@ -21,7 +21,7 @@ cat >faketorch/torch/__init__.py <<'EOS2'
 # a stand-in for torch's CUDA caching allocator and its history; as in
 # torch 2.x, the metadata is the setting thread's own (thread_local), and
 # each event carries its time (us since the epoch)
-import os, threading, time
+import os, sys, threading, time
 SEG, SEGSZ = 0x7f0000000000, 2 << 20
 def _round(n):
     return 512 if n < 512 else (n + 511) // 512 * 512
@@ -72,6 +72,8 @@ class _Memory:
         self.tls.meta = s
     def _snapshot(self):
         self._rec('snapshot', 0, 0, None)
+        if self.hist:   # torch's symbolizer asks for inductor's generated code
+            hasattr(sys.modules['torch'], '_inductor')
         blocks, a = [], SEG
         for b in sorted(self.live):
             if b > a:
@@ -84,6 +86,16 @@ class _Memory:
                 'device_traces': [list(self.trace)]}
 if os.environ.get('FAKE_NO_METADATA') == '1':
     del _Memory._set_memory_metadata   # a torch from before 2025
+def __getattr__(name):   # torch's lazy submodules: _inductor costs seconds to import
+    if name == '_inductor':
+        import types
+        with open(os.environ['HIST_LOG'], 'a') as f:
+            f.write('import _inductor\n')
+        mod = types.ModuleType('torch._inductor')
+        sys.modules['torch._inductor'] = mod
+        globals()['_inductor'] = mod
+        return mod
+    raise AttributeError(name)
 class _Cuda:
     memory = _Memory()
     ready = False
@@ -99,6 +111,7 @@ cat >app.py <<'EOS2'
 import ctypes, os, signal, sys, threading
 sys.path.insert(0, sys.argv[2])
 import torch
+lazy = torch.__dict__['__getattr__']
 drv = ctypes.CDLL(sys.argv[1])                   # releases the GIL, as torch does
 assert drv.pyframes_fake_init() == 0
 m = torch.cuda.memory
@@ -155,6 +168,10 @@ for i in range(2, 18):
     if i == 14 and how == 'kill':
         os.kill(os.getpid(), signal.SIGKILL)
 m.free(b)
+assert torch.__dict__['__getattr__'] is lazy, 'torch.__getattr__ was left wrapped'
+with open(os.environ['HIST_LOG'], 'a') as f:
+    f.write('app asks for torch._inductor\n')
+assert torch._inductor.__name__ == 'torch._inductor'   # the program's own import works
 EOS2
 
 HIST_LOG=$TMP/hist.log; export HIST_LOG
@@ -196,6 +213,12 @@ check_grep "history: every event, with Python stacks" "^history all alloc python
 n=$(grep -c "^history all alloc python True\$" ev.hist)
 [ "$n" -ge 5 ] && ok "  ...cleared at every fetch ($n)" || fail "  ...cleared $n times"
 check_grep "the snapshot mode as before: history in its cheapest mode" "^history state alloc python False\$" snap.hist
+for h in snap ev; do
+	# the one import is the program's own, after it asked
+	w=$(awk '/^app asks/ { asked = 1 } /^import _inductor/ { print (asked ? "app" : "snapshot") }' $h.hist | tr '\n' ' ')
+	[ "$w" = "app " ] && ok "$h: no snapshot imported torch._inductor (the program did when it asked)" ||
+		fail "$h: torch._inductor imported by: ${w:-nobody} (want: app)"
+done
 grep -q "NOTE.*missed" ev.txt && fail "events mode: no event was missed" || ok "events mode: no event was missed"
 
 # GPUREDUCE_CAPTURE_PROFILE=1: the fetches apart from the per-launch cost
