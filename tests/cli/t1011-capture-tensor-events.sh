@@ -212,6 +212,13 @@ check_grep "  ...the exit fetch covers every launch" "^BLOCK_BATCH seq=18 known=
 check_grep "history: every event, with Python stacks" "^history all alloc python False\$" ev.hist
 n=$(grep -c "^history all alloc python True\$" ev.hist)
 [ "$n" -ge 5 ] && ok "  ...cleared at every fetch ($n)" || fail "  ...cleared $n times"
+: >"$HIST_LOG"
+check "capture with GPUREDUCE_TENSORS_STACKS=0" env GPUREDUCE_TENSORS_STACKS=0 "$GPUREDUCE" capture --tensors -o nostk.bin -- \
+	python3 app.py "$TMP/drive.so" "$TMP/faketorch"
+check_grep "  ...history without stacks (context None)" "^history all None python False\$" "$HIST_LOG"
+check "dump nostk" sh -c "./dump nostk.bin >nostk.txt"
+n=$(grep -c "^BLOCK_ALLOC" nostk.txt)
+[ "$n" -ge 16 ] && ok "  ...the blocks are still written ($n)" || fail "  ...$n BLOCK_ALLOC"
 check_grep "the snapshot mode as before: history in its cheapest mode" "^history state alloc python False\$" snap.hist
 for h in snap ev; do
 	# the one import is the program's own, after it asked

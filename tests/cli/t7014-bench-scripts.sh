@@ -35,13 +35,18 @@ cat >fb/python <<'EOF'
 #!/bin/sh
 n=${HOSTFED_STEPS:-100}
 if [ -n "$CUDA_LAUNCH_BLOCKING" ]; then m=20.000 s=0.000; else m=22.000 s=0.125; fi
-echo "hostfed: trained $n steps in 5.000 s (loss 1.0)"
+l=5.000   # under --tensors: 6 s, 5.75 without torch's stacks
+[ -n "$FAKE_TENSORS" ] && { l=6.000; m=24.000; }
+[ -n "$FAKE_TENSORS" ] && [ "$GPUREDUCE_TENSORS_STACKS" = 0 ] && { l=5.750; m=23.000; }
+echo "hostfed: trained $n steps in $l s (loss 1.0)"
 echo "hostfed: step ms: median $m p10 1 p90 2 max 3; 0 step(s) over twice the median, $s s above the median in them"
 EOF
 cat >fb/gpureduce <<'EOF'
 #!/bin/sh
-while [ "$1" != "--" ]; do shift; done; shift
+while [ "$1" != "--" ]; do [ "$1" = --tensors ] && { FAKE_TENSORS=1; export FAKE_TENSORS; }; shift; done; shift
 "$@"
+[ -n "$FAKE_TENSORS" ] && [ -n "$GPUREDUCE_CAPTURE_PROFILE" ] &&
+	echo "gpureduce: capture profile:   tensor blocks (--tensors): 1000 calls, 0.020 s: 20.000 us each, max 99.0 us"
 if [ -n "$GPUREDUCE_CAPTURE_PROFILE" ]; then
 	echo "gpureduce: capture profile: driver callbacks (enter+exit, subscribed APIs): 218940 calls, 0.769 s: 3.514 us each, max 29097.2 us"
 	echo "gpureduce: capture profile:     kernel layout from the driver (not cached: first launch, module unload): 44 calls, 0.267 s: 6071.998 us each, max 29066.4 us"
@@ -59,6 +64,13 @@ check_grep "  ...every way's median step, its ratio and stall" \
 check_grep "  ...the library's own time a step beside the growth" \
 	"the library's own time a step (this profile, first layouts left out): 4.781 ms; capture's median step grew by 2.000 ms" hostfed.txt
 check_grep "  ...and its one bench passes" "^1 passed, 0 failed" hostfed.txt
+check_exit "bench-hostfed with BENCH_HOSTFED_TENSORS=1: exit 0" 0 env PYTHON="$TMP/fb/python" BUILD="$TMP/fb" \
+	BENCH_OUT="$TMP/out" BENCH_HOSTFED_TENSORS=1 BENCH_HOSTFED_ROUNDS=1 bash "$SRCDIR/tests/gpu/bench-hostfed.sh"
+cp "$TMP/.out" tensors.txt
+check_grep "  ...--tensors with and without torch's stacks beside capture" \
+	"capture --tensors 6.000 s (1.20x), without torch's Python stacks (GPUREDUCE_TENSORS_STACKS=0) 5.750 s (1.15x), against capture 5.000 s (1.00x)" tensors.txt
+check_grep "  ...their median steps" "tensors 24.000 (1.20x), 0.125; tnostack 23.000 (1.15x), 0.125$" tensors.txt
+check_grep "  ...the profiled run's tensor blocks" "capture --tensors (one run apart, profiled):   tensor blocks (--tensors): 1000 calls" tensors.txt
 
 # --- launch-cost.sh --------------------------------------------------------------
 # the program prints 9.00 us a launch plainly, 10.00 under capture

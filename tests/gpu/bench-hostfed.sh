@@ -22,6 +22,15 @@
 #   nobytes    (BENCH_HOSTFED_ABLATE=1 only) capture recording copies in
 #              without their bytes (GPUREDUCE_CAPTURE_ABLATE=nobytes): the
 #              bytes' share.  Neither trace replays; for the breakdown only
+#   tensors    (BENCH_HOSTFED_TENSORS=1 only) capture --tensors: what
+#              reading PyTorch's allocator costs the loop (hunt -- CMD
+#              runs the program so), side by side
+#   tnostack   (BENCH_HOSTFED_TENSORS=1 only) capture --tensors with
+#              GPUREDUCE_TENSORS_STACKS=0: torch's allocator history
+#              without a Python stack at every allocation (torch's own
+#              cost, outside the library's profile); then one more
+#              --tensors run with the profile on (tprof), apart from the
+#              medians: the library's own share
 #   wq         (BENCH_HOSTFED_WQ=1 only) capture with the bytes copied in
 #              compressed and written by a writer thread
 #              (GPUREDUCE_WRITER_THREAD=1, capture/writeq.c; off by
@@ -49,7 +58,7 @@
 #      BENCH_HOSTFED_BUDGET (2G), BENCH_OUT ($BUILD/bench),
 #      BENCH_HOSTFED_DEADLINE (300; 400 with BENCH_HOSTFED_ALLCB=1),
 #      BENCH_HOSTFED_ALLCB (0), BENCH_HOSTFED_WQ (0), BENCH_HOSTFED_BASE_LIB,
-#      BENCH_HOSTFED_ABLATE (0),
+#      BENCH_HOSTFED_ABLATE (0), BENCH_HOSTFED_TENSORS (0),
 #      PYTHON (the interpreter with torch).
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -71,7 +80,8 @@ ALLCB=${BENCH_HOSTFED_ALLCB:-0}
 WQ=${BENCH_HOSTFED_WQ:-0}
 BASE=${BENCH_HOSTFED_BASE_LIB:-}
 ABL=${BENCH_HOSTFED_ABLATE:-0}
-gr_deadline_set "${BENCH_HOSTFED_DEADLINE:-$([ "$ALLCB" = 1 ] || [ "$WQ" = 1 ] || [ "$ABL" = 1 ] || [ -n "$BASE" ] && echo 400 || echo 300)}"
+TNS=${BENCH_HOSTFED_TENSORS:-0}
+gr_deadline_set "${BENCH_HOSTFED_DEADLINE:-$([ "$ALLCB" = 1 ] || [ "$WQ" = 1 ] || [ "$ABL" = 1 ] || [ "$TNS" = 1 ] || [ -n "$BASE" ] && echo 400 || echo 300)}"
 T0=$(now)
 if [ ! -x "$GR" ]; then
 	echo "bench-hostfed: $GR is missing: run make first"
@@ -92,7 +102,7 @@ step_stall() { sed -n 's/^hostfed: step ms: .*, \([0-9.]*\) s above the median i
 med3() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
 	if (!NR) print "n/a"; else if (NR % 2) printf "%.3f\n", v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-declare -a B=() C=() F=() A=() W=() X=() D=() N=()
+declare -a B=() C=() F=() A=() W=() X=() D=() N=() TT=() TN=()
 declare -A SM=() ST=()   # way -> each run's median step ms, stall s (space-separated)
 S=0
 OK=1
@@ -115,6 +125,11 @@ one() {
 	wq) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 \
 			GPUREDUCE_WRITER_THREAD=1 $env_steps \
 			"$GR" capture -o "$OUT/wq-$r.bin" -- "$PY" hostfed.py ;;
+	tensors|tprof) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 $env_steps \
+			$([ "$way" = tprof ] && echo GPUREDUCE_CAPTURE_PROFILE=1) \
+			"$GR" capture --tensors -o "$OUT/$way-$r.bin" -- "$PY" hostfed.py ;;
+	tnostack) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 GPUREDUCE_TENSORS_STACKS=0 $env_steps \
+			"$GR" capture --tensors -o "$OUT/$way-$r.bin" -- "$PY" hostfed.py ;;
 	wqprof) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 GPUREDUCE_CAPTURE_PROFILE=1 \
 			GPUREDUCE_WRITER_THREAD=1 $env_steps \
 			"$GR" capture -o "$OUT/wqprof-$r.bin" -- "$PY" hostfed.py ;;
@@ -138,10 +153,10 @@ one() {
 		return 1
 	fi
 	[ "$S" -eq 0 ] && S=$steps
-	[ "$way" = wqprof ] && return 0   # its profile only, not a median's
+	[ "$way" = wqprof ] || [ "$way" = tprof ] && return 0   # its profile only, not a median's
 	[ -n "$sm" ] && SM[$way]="${SM[$way]:-} $sm" ST[$way]="${ST[$way]:-} ${st:-0}"
 	case $way in blocking) B+=("$s") ;; capture) C+=("$s") ;; flight) F+=("$s") ;; allcb) A+=("$s") ;; wq) W+=("$s") ;;
-	base) X+=("$s") ;; dispatch) D+=("$s") ;; nobytes) N+=("$s") ;; esac
+	base) X+=("$s") ;; dispatch) D+=("$s") ;; nobytes) N+=("$s") ;; tensors) TT+=("$s") ;; tnostack) TN+=("$s") ;; esac
 	log "hostfed: round $r $way: $steps steps in $s s (wall $STEP_SECS s)"
 }
 # round 1 starts with blocking (it fixes the step count); later rounds
@@ -160,10 +175,12 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	[ "$WQ" = 1 ] && one wq "$r"
 	[ -n "$BASE" ] && one base "$r"
 	[ "$ABL" = 1 ] && one dispatch "$r" && one nobytes "$r"
+	[ "$TNS" = 1 ] && one tensors "$r" && one tnostack "$r"
 done
 # the writer thread's own profile (waits, its compress+write), one run
 # apart from the medians
 [ "$WQ" = 1 ] && one wqprof 1
+[ "$TNS" = 1 ] && one tprof 1
 mb=$(med3 "${B[@]}") mc=$(med3 "${C[@]}") mf=$(med3 "${F[@]}")
 rc=$(ratio "$mc" "$mb") rf=$(ratio "$mf" "$mb")
 goal() { awk -v r="$1" 'BEGIN { if (r == "n/a") print "n/a"; else if (r <= 1.05) print "met"; else print "NOT met" }'; }
@@ -185,7 +202,7 @@ echo "hostfed: capture over blocking, round by round: ${pr[*]:-n/a} (median $(me
 # steps slower than twice their run's median spent above it
 sb=$(med3 ${SM[blocking]:-}) sc=$(med3 ${SM[capture]:-})
 line="hostfed: median step ms (each run's median, median over rounds), stall s:"
-for way in blocking capture flight allcb wq base dispatch nobytes; do
+for way in blocking capture flight allcb wq base dispatch nobytes tensors tnostack; do
 	[ -n "${SM[$way]:-}" ] || continue
 	m=$(med3 ${SM[$way]})
 	line="$line $way $m$([ "$way" = blocking ] || echo " ($(ratio "$m" "$sb")x)"), $(med3 ${ST[$way]:-});"
@@ -210,6 +227,13 @@ if [ "$ABL" = 1 ]; then
 	md=$(med3 "${D[@]}") mn=$(med3 "${N[@]}")
 	echo "hostfed: ablation: callbacks subscribed, returning at once (dispatch) $md s ($(ratio "$md" "$mb")x); capture without the copies' bytes (nobytes) $mn s ($(ratio "$mn" "$mb")x); full capture $mc s (${rc}x)" |
 		tee -a "$OUT/summary.txt"
+fi
+if [ "$TNS" = 1 ]; then
+	mt=$(med3 "${TT[@]}") mu=$(med3 "${TN[@]}")
+	echo "hostfed: capture --tensors $mt s ($(ratio "$mt" "$mb")x), without torch's Python stacks (GPUREDUCE_TENSORS_STACKS=0) $mu s ($(ratio "$mu" "$mb")x), against capture $mc s (${rc}x)" |
+		tee -a "$OUT/summary.txt"
+	grep -a '^gpureduce: capture profile: \(driver callbacks\|launch callback (enter)\|  *tensor blocks\|tensor history\|  python frames\)' "$OUT/tprof-1.log" 2>/dev/null |
+		sed 's/^gpureduce: capture profile: /  capture --tensors (one run apart, profiled): /'
 fi
 last=$OUT/flight-$ROUNDS.log
 if [ -f "$last" ]; then
@@ -239,5 +263,6 @@ fi
 [ "$WQ" != 1 ] || [ ${#W[@]} -eq "$ROUNDS" ] || OK=0
 [ -z "$BASE" ] || [ ${#X[@]} -eq "$ROUNDS" ] || OK=0
 [ "$ABL" != 1 ] || { [ ${#D[@]} -eq "$ROUNDS" ] && [ ${#N[@]} -eq "$ROUNDS" ]; } || OK=0
+[ "$TNS" != 1 ] || { [ ${#TT[@]} -eq "$ROUNDS" ] && [ ${#TN[@]} -eq "$ROUNDS" ]; } || OK=0
 if [ "$OK" = 1 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi
 [ "$OK" = 1 ]
