@@ -36,6 +36,8 @@ enum cap_prof_slot {
 	CP_LAUNCH_EXIT, /* a launch's exit callback (result, fold) */
 	CP_TM_FETCH,    /* --tensors events mode: history fetches at launches (part of CP_L_TENSORS) */
 	CP_TM_FETCH_END,/* ...at Python's exit and after a fault */
+	CP_TM_TORCH,    /* ...of all fetches: torch's calls (_snapshot, history clear) */
+	CP_TM_PY,       /* ...of all fetches: the reader's Python turning them into records */
 	CP_OTHER,       /* every other callback, enter and exit */
 	CP_COPY,        /* an H2D copy callback, entry to return */
 	CP_HASH,        /* hashing the bytes copied in */

@@ -125,12 +125,13 @@ static int g_exiting;            /* the exit fetch: no launch follows */
  * carried, -1 none), 2 a free (free_completed), 3 a live block of the
  * allocator's state at the reading (its segments). */
 static const char reader_src[] =
-	"import sys, struct, os, bisect, _thread\n"
+	"import sys, struct, os, bisect, _thread, time\n"
 	"_st = {'on': False}\n"
 	"_MARK = 'gpureduce:fetch'\n"
 	"MAXE = 4000000\n"
 	"setm = None\n"
 	"_pk = struct.pack\n"
+	"_ns = time.perf_counter_ns\n"
 	"def _frame(frames):\n"
 	"    for f in frames or ():\n"
 	"        fn = f.get('filename') or ''\n"
@@ -140,16 +141,24 @@ static const char reader_src[] =
 	"def _enc(s):\n"
 	"    b = str(s).encode('utf-8', 'replace')[:1000]\n"
 	"    return b\n"
+	"_tails = {}\n"
+	"def _tail(f):\n"
+	"    k = (f.get('filename', ''), f.get('name', ''), f.get('line', 0))\n"
+	"    t = _tails.get(k)\n"
+	"    if t is None:\n"
+	"        if len(_tails) >= 65536:\n"
+	"            _tails.clear()\n"
+	"        fi, nm = _enc(k[0]), _enc(k[1])\n"
+	"        t = _tails[k] = _pk('<II', int(k[2] or 0), len(fi)) + fi + _pk('<I', len(nm)) + nm\n"
+	"    return t\n"
 	"def _rec(kind, tag, addr, size, asz, seg, f, tm=0):\n"
-	"    fi = _enc(f.get('filename', ''))\n"
-	"    nm = _enc(f.get('name', ''))\n"
-	"    return _pk('<IqqQQQQII', kind, tag, tm, addr, size, asz, seg, int(f.get('line', 0) or 0),\n"
-	"               len(fi)) + fi + _pk('<I', len(nm)) + nm\n"
+	"    return _pk('<IqqQQQQ', kind, tag, tm, addr, size, asz, seg) + _tail(f)\n"
 	"def _torch():\n"
 	"    t = sys.modules.get('torch')\n"
 	"    if t is None or not hasattr(t, 'cuda') or not t.cuda.is_initialized():\n"
 	"        return None\n"
 	"    return t\n"
+	"_LIVE = ('active_allocated', 'active_pending_free')\n"
 	"_quiet = set()\n"
 	"def _snap(t, m):\n"
 	"    if 'torch._inductor' in sys.modules:\n"
@@ -243,23 +252,31 @@ static const char reader_src[] =
 	"        return 'turning on the allocator history failed: %s: %s' % (type(e).__name__, e)\n"
 	"def fetch(seq, first=False):\n"
 	"    try:\n"
+	"        t0 = _ns()\n"
 	"        m = _st['m']\n"
 	"        setm(_MARK)\n"
 	"        s = _snap(_st['t'], m)\n"
 	"        if seq >= 0:\n"
 	"            setm(str(seq))\n"
 	"        _history(m, True)\n"
+	"        t1 = _ns()\n"
 	"        out, live, segs = [], [], []\n"
+	"        old, new = _st.get('live', {}), {}\n"
 	"        for seg in s.get('segments', ()):\n"
 	"            base = seg.get('address', 0)\n"
 	"            segs.append((base, seg.get('total_size', 0)))\n"
 	"            a = base\n"
 	"            for b in seg.get('blocks', ()):\n"
 	"                sz = b.get('size', 0)\n"
-	"                if b.get('state') in ('active_allocated', 'active_pending_free'):\n"
-	"                    live.append(_rec(3, -1, b.get('address', a), min(b.get('requested_size', sz), sz),\n"
-	"                                     sz, base, _frame(b.get('frames'))))\n"
+	"                if b.get('state') in _LIVE:\n"
+	"                    key = (b.get('address', a), b.get('requested_size', sz), sz, base)\n"
+	"                    p = old.get(key)\n"
+	"                    if p is None:\n"
+	"                        p = _rec(3, -1, key[0], min(key[1], sz), sz, base, _frame(b.get('frames')))\n"
+	"                    new[key] = p\n"
+	"                    live.append(p)\n"
 	"                a += sz\n"
+	"        _st['live'] = new\n"
 	"        dbg = os.environ.get('GPUREDUCE_TENSORS_DEBUG')\n"
 	"        if dbg:\n"
 	"            with open(dbg, 'a') as f:\n"
@@ -273,25 +290,31 @@ static const char reader_src[] =
 	"                if tr[k].get('action') == 'snapshot' and tr[k].get('user_metadata') == _MARK:\n"
 	"                    end = k\n"
 	"                    break\n"
-	"            for e in tr[:end]:\n"
-	"                if e.get('action') in ('segment_alloc', 'segment_map'):\n"
+	"            evs = []\n"
+	"            for k in range(end):\n"
+	"                e = tr[k]\n"
+	"                a = e.get('action')\n"
+	"                if a == 'alloc' or a == 'free_completed':\n"
+	"                    evs.append(e)\n"
+	"                elif a == 'segment_alloc' or a == 'segment_map':\n"
 	"                    segs.append((e.get('addr', 0), e.get('size', 0)))\n"
 	"            segs.sort()\n"
-	"            for e in tr[:end]:\n"
-	"                a = e.get('action')\n"
-	"                if a != 'alloc' and a != 'free_completed':\n"
-	"                    continue\n"
+	"            tags = {}\n"
+	"            for e in evs:\n"
 	"                md = e.get('user_metadata') or ''\n"
-	"                tag = int(md) if md.isdigit() else -1\n"
+	"                tag = tags.get(md)\n"
+	"                if tag is None:\n"
+	"                    tag = tags[md] = int(md) if md.isdigit() else -1\n"
 	"                ad = e.get('addr', 0)\n"
 	"                tm = int(e.get('time_us', 0) or 0)\n"
-	"                if a == 'alloc':\n"
+	"                if e.get('action') == 'alloc':\n"
 	"                    sz = e.get('size', 0)\n"
-	"                    out.append(_rec(1, tag, ad, sz, _round(sz), _seg(segs, ad), _frame(e.get('frames')), tm))\n"
+	"                    out.append(_pk('<IqqQQQQ', 1, tag, tm, ad, sz, _round(sz), _seg(segs, ad)) + _tail(_frame(e.get('frames'))))\n"
 	"                else:\n"
 	"                    out.append(_pk('<IqqQQQQIII', 2, tag, tm, ad, 0, 0, 0, 0, 0, 0))\n"
 	"        out.extend(live)\n"
-	"        return b''.join(out)\n"
+	"        r = b''.join(out)\n"
+	"        return _pk('<QQ', t1 - t0, _ns() - t1) + r\n"
 	"    except Exception as e:\n"
 	"        return 'fetching the allocator history failed: %s: %s' % (type(e).__name__, e)\n";
 
@@ -311,6 +334,7 @@ struct cap_tm_reading {
 	size_t n;
 	int fetched;             /* events mode: the records of a fetch */
 	uint64_t ns;             /* its time (profile) */
+	uint64_t torch_ns, py_ns;/* a fetch's: in torch's calls, in the reader's Python */
 	char error[300];
 };
 
@@ -571,6 +595,28 @@ static struct cap_tm_reading *take(PyObject *res, size_t skip)
 	return NULL;
 }
 
+/* take() for fetch()'s result: its first 16 bytes are two u64, the
+ * nanoseconds the fetch spent in torch's calls and in its own Python. */
+static struct cap_tm_reading *take_fetch(PyObject *res, size_t skip)
+{
+	struct cap_tm_reading *rd = take(res, skip + 16);
+	if (rd && !rd->error[0] && rd->raw.len >= skip + 16) {
+		memcpy(&rd->torch_ns, rd->raw.buf + skip, 8);
+		memcpy(&rd->py_ns, rd->raw.buf + skip + 8, 8);
+	}
+	return rd;
+}
+
+/* A fetch's time in the profile: the whole in `slot`, and its parts. */
+static void prof_fetch(enum cap_prof_slot slot, const struct cap_tm_reading *rd, uint64_t ns)
+{
+	if (!cap_prof_on)
+		return;
+	cap_prof_put(slot, ns);
+	cap_prof_put(CP_TM_TORCH, rd->torch_ns);
+	cap_prof_put(CP_TM_PY, rd->py_ns);
+}
+
 /* atexit (Python's, registered by begin()): the events since the last
  * fetch, written under inject.c's lock before the END record. */
 static void exit_write(struct trace_writer *w, uint64_t seq, void *arg);
@@ -584,15 +630,14 @@ static PyObject *at_exit(PyObject *self, PyObject *unused)
 	if (!__atomic_load_n(&g_on, __ATOMIC_RELAXED))   /* a failed reading stopped --tensors */
 		goto out;
 	res = g_fetch ? cap_py.CallFunction(g_fetch, "(i)", -1) : NULL;
-	rd = take(res, 0);
+	rd = take_fetch(res, 0);
 	if (res)
 		cap_py.DecRef(res);
 	if (rd) {
 		assign_targets(rd, cap_launch_seq());
 		rd->fetched = 1;
 		rd->ns = cap_prof_now_ns() - t0;
-		if (cap_prof_on)
-			cap_prof_put(CP_TM_FETCH_END, rd->ns);
+		prof_fetch(CP_TM_FETCH_END, rd, rd->ns);
 		cap_locked_write(exit_write, rd, 0);   /* frees rd */
 	}
 out:
@@ -629,7 +674,7 @@ void cap_tm_after_fault(const char *api)
 	gil = cap_py.Ensure();
 	t0 = cap_prof_now_ns();
 	res = cap_py.CallFunction(g_fetch, "(i)", -1);
-	rd = take(res, 0);
+	rd = take_fetch(res, 0);
 	if (res)
 		cap_py.DecRef(res);
 	if (rd)
@@ -637,8 +682,7 @@ void cap_tm_after_fault(const char *api)
 	cap_py.Release(gil);
 	if (!rd)
 		return;
-	if (cap_prof_on)
-		cap_prof_put(CP_TM_FETCH_END, cap_prof_now_ns() - t0);
+	prof_fetch(CP_TM_FETCH_END, rd, cap_prof_now_ns() - t0);
 	rd->fetched = 1;
 	cap_locked_write(exit_write, rd, 1);   /* frees rd */
 }
@@ -711,13 +755,12 @@ struct cap_tm_reading *cap_tm_read(void)
 		res = cap_py.CallFunction(g_fetch, "(K)", (unsigned long long)seq);
 		skip = 0;
 	}
-	rd = take(res, skip);
+	rd = g_mode == TM_EVENTS ? take_fetch(res, skip) : take(res, skip);
 	if (rd && g_mode == TM_EVENTS) {
 		assign_targets(rd, seq);
 		rd->fetched = 1;
 		rd->ns = cap_prof_now_ns() - t0;
-		if (cap_prof_on)
-			cap_prof_put(CP_TM_FETCH, rd->ns);
+		prof_fetch(CP_TM_FETCH, rd, rd->ns);
 	}
 	if (res)
 		cap_py.DecRef(res);

@@ -212,6 +212,17 @@ check_grep "  ...the exit fetch covers every launch" "^BLOCK_BATCH seq=18 known=
 check_grep "history: every event, with Python stacks" "^history all alloc python False\$" ev.hist
 n=$(grep -c "^history all alloc python True\$" ev.hist)
 [ "$n" -ge 5 ] && ok "  ...cleared at every fetch ($n)" || fail "  ...cleared $n times"
+# the profile splits every fetch: torch's calls, the reader's Python
+: >"$HIST_LOG"
+GPUREDUCE_CAPTURE_PROFILE=1 "$GPUREDUCE" capture --tensors -o prof.bin -- \
+	python3 app.py "$TMP/drive.so" "$TMP/faketorch" >prof.out 2>&1
+nl=$(sed -n 's/.*tensor history fetches at launches[^:]*: \([0-9]*\) calls.*/\1/p' prof.out)
+ne=$(sed -n 's/.*tensor history fetches at exit[^:]*: \([0-9]*\) calls.*/\1/p' prof.out)
+nt=$(sed -n "s/.*of all fetches: torch's _snapshot() and history calls: \([0-9]*\) calls.*/\1/p" prof.out)
+np=$(sed -n "s/.*of all fetches: the reader's Python (events to records): \([0-9]*\) calls.*/\1/p" prof.out)
+[ -n "$nl" ] && [ -n "$ne" ] && [ "$nt" = $((nl + ne)) ] && [ "$np" = "$nt" ] &&
+	ok "profile: every fetch split into torch's calls and the reader's Python ($nl + $ne fetches)" ||
+	{ fail "profile: fetches $nl + $ne, torch's part $nt, the reader's $np"; grep "capture profile" prof.out | sed 's/^/    | /'; }
 : >"$HIST_LOG"
 check "capture with GPUREDUCE_TENSORS_STACKS=0" env GPUREDUCE_TENSORS_STACKS=0 "$GPUREDUCE" capture --tensors -o nostk.bin -- \
 	python3 app.py "$TMP/drive.so" "$TMP/faketorch"
