@@ -123,7 +123,17 @@ static int g_exiting;            /* the exit fetch: no launch follows */
  * len(file)>,
  * file, <I len(func)>, func; kind 1 an allocation (tag: the metadata it
  * carried, -1 none), 2 a free (free_completed), 3 a live block of the
- * allocator's state at the reading (its segments). */
+ * allocator's state at the reading (its segments).  fetch()'s bytes (and
+ * begin()'s after its 'E') start with <QQ>: the nanoseconds it spent in
+ * torch's calls and in its own Python (the profile, take_fetch).
+ *
+ * A fetch is mostly Python per event (~1 us each on the build machine), so
+ * the reader keeps what repeats: a record's tail (line, file, function) by
+ * frame, and a live block's whole record by (address, requested size,
+ * size, segment) from one fetch to the next, as read() does (a block freed
+ * and allocated again with the same sizes between two fetches keeps its
+ * first "allocated at"; a live record's frame is used only where the
+ * events missed a block). */
 static const char reader_src[] =
 	"import sys, struct, os, bisect, _thread, time\n"
 	"_st = {'on': False}\n"
