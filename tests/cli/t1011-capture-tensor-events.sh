@@ -31,6 +31,7 @@ class _Memory:
         self.trace = []
         self.hist = None
         self.tls = threading.local()
+        self.other_done = False
         self.log = open(os.environ['HIST_LOG'], 'a')
     def _rec(self, action, addr, size, frames):
         if self.hist == 'all':
@@ -74,6 +75,15 @@ class _Memory:
         self._rec('snapshot', 0, 0, None)
         if self.hist:   # torch's symbolizer asks for inductor's generated code
             hasattr(sys.modules['torch'], '_inductor')
+        if self.hist and os.environ.get('FAKE_OTHER_THREAD') == '1' and not self.other_done:
+            # another thread of the program asks meanwhile: it gets inductor
+            self.other_done = True
+            got = []
+            th = threading.Thread(target=lambda: got.append(hasattr(sys.modules['torch'], '_inductor')))
+            th.start()
+            th.join()
+            self.log.write('other thread got _inductor: %s\n' % got[0])
+            self.log.flush()
         blocks, a = [], SEG
         for b in sorted(self.live):
             if b > a:
@@ -212,6 +222,13 @@ check_grep "  ...the exit fetch covers every launch" "^BLOCK_BATCH seq=18 known=
 check_grep "history: every event, with Python stacks" "^history all alloc python False\$" ev.hist
 n=$(grep -c "^history all alloc python True\$" ev.hist)
 [ "$n" -ge 5 ] && ok "  ...cleared at every fetch ($n)" || fail "  ...cleared $n times"
+# the refusal is the reading thread's alone: another thread of the program
+# that asks for torch._inductor while a snapshot is taken gets it
+: >"$HIST_LOG"
+check "capture with another thread asking for torch._inductor" env FAKE_OTHER_THREAD=1 \
+	"$GPUREDUCE" capture --tensors -o other.bin -- python3 app.py "$TMP/drive.so" "$TMP/faketorch"
+check_grep "  ...it got it" "^other thread got _inductor: True\$" "$HIST_LOG"
+
 # the profile splits every fetch: torch's calls, the reader's Python
 : >"$HIST_LOG"
 GPUREDUCE_CAPTURE_PROFILE=1 "$GPUREDUCE" capture --tensors -o prof.bin -- \
