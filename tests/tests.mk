@@ -78,12 +78,14 @@ long-run: $(GPU_DEPS)
 
 # capture's own costs on the CPU, against the driver double (issue 13);
 # shrink's replays, rounds and seconds per phase (issue 26); replay's and
-# show's cost per launch of a long trace
+# show's cost per launch of a long trace; capture --tensors' tag and
+# history fetches (issue 28)
 bench-cpu: all $(DOUBLE_TARGETS) $(BUILD)/mktrace
 	@BUILD=$(BUILD) CUDA=$(CUDA) sh tests/bench/capture-cost.sh
 	@BUILD=$(BUILD) CUDA=$(CUDA) sh tests/bench/pystack-cost.sh
 	@BUILD=$(BUILD) CUDA=$(CUDA) sh tests/bench/shrink-cost.sh
 	@BUILD=$(BUILD) CUDA=$(CUDA) sh tests/bench/replay-cost.sh
+	@BUILD=$(BUILD) CUDA=$(CUDA) sh tests/bench/tensors-cost.sh
 
 # ---- test helpers (tests/cli/helpers: see the comment atop each) -----------
 $(BUILD)/mktrace: tests/cli/helpers/mktrace.c $(BUILD)/libgpureduce.a
