@@ -17,7 +17,8 @@
 #                .dev/ is given as PAIR_B=.dev/old-gpureduce);
 #                SESSION_PAIR_ROUNDS rounds (1), into
 #                $BUILD/SESSION_PAIR_OUT (shrink-pair)
-#   hostfed      make bench-hostfed (BENCH_HOSTFED_BASE_LIB passes through)
+#   hostfed      make bench-hostfed (BENCH_HOSTFED_BASE_LIB, _TENSORS, _WQ,
+#                _ROUNDS, _SECONDS pass through)
 #   launchcost   make bench-launch (tests/gpu/launch-cost.sh)
 #   tensorscost  tests/gpu/tensors-cost.sh: capture --tensors against
 #                capture and the native run, whole processes (issue 28)
