@@ -32,13 +32,9 @@ REPS=${COST_REPS:-3}
 command -v python3 >/dev/null 2>&1 || { echo "pystack-cost: no python3 here: not measured"; exit 0; }
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/pystack.XXXXXX") || exit 2
 trap 'rm -rf "$TMP"' EXIT
-H=$(pwd)/tests/cli/helpers
-CF="-std=gnu11 -D_GNU_SOURCE -O2 -I$CUDA/include"
-mkdir -p "$TMP/fake" "$TMP/site-packages/torch/nn/modules" "$TMP/site-packages/torch/autograd"
-cc $CF -fPIC -shared -fvisibility=hidden -o "$TMP/fake/libfakecuda.so" $H/capture-fakecuda.c &&
-	cc $CF -DPYFRAMES_CUPTI -fPIC -shared -fvisibility=hidden -o "$TMP/drive.so" $H/capture-pyframes.c -ldl || exit 2
-ln -s libfakecuda.so "$TMP/fake/libcuda.so.1"
-ln -s libfakecuda.so "$TMP/fake/libcupti.so.13"
+. "$(dirname "$0")/pyfakes.sh"
+bench_pyfakes || exit 2
+mkdir -p "$TMP/site-packages/torch/nn/modules" "$TMP/site-packages/torch/autograd"
 cat >"$TMP/site-packages/torch/nn/modules/module.py" <<'EOS'
 class Module:
     def _wrapped_call_impl(self, *a):
@@ -87,11 +83,6 @@ for step in range(int(sys.argv[2]) // 8):
     net._wrapped_call_impl(step)
 print("loop %.3f s" % (time.perf_counter() - t0))
 EOS
-LD_LIBRARY_PATH="$TMP/fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-GPUREDUCE_NO_PROGRESS=1
-GPUREDUCE_CAPTURE_PROFILE=1
-export LD_LIBRARY_PATH GPUREDUCE_NO_PROGRESS GPUREDUCE_CAPTURE_PROFILE
-unset CUDA_INJECTION64_PATH
 cd "$TMP" || exit 2
 
 # run LIB: one capture; one line of figures

@@ -29,13 +29,8 @@ command -v python3 >/dev/null 2>&1 || { echo "tensors-cost: no python3 here: not
 [ -f "$BUILD/libgpureduce-capture.so" ] || { echo "tensors-cost: $BUILD/libgpureduce-capture.so is missing: run make first"; exit 2; }
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/tensors.XXXXXX") || exit 2
 trap 'rm -rf "$TMP"' EXIT
-H=$(cd "$(dirname "$0")/../cli/helpers" && pwd) || exit 2
-CF="-std=gnu11 -D_GNU_SOURCE -O2 -I$CUDA/include"
-mkdir -p "$TMP/fake"
-cc $CF -fPIC -shared -fvisibility=hidden -o "$TMP/fake/libfakecuda.so" $H/capture-fakecuda.c &&
-	cc $CF -DPYFRAMES_CUPTI -fPIC -shared -fvisibility=hidden -o "$TMP/drive.so" $H/capture-pyframes.c -ldl || exit 2
-ln -s libfakecuda.so "$TMP/fake/libcuda.so.1"
-ln -s libfakecuda.so "$TMP/fake/libcupti.so.13"
+. "$(dirname "$0")/pyfakes.sh"
+bench_pyfakes || exit 2
 cp -r "$H/faketorch" "$TMP/faketorch" || exit 2
 cat >"$TMP/train.py" <<'EOS'
 import ctypes, os, sys, time
@@ -60,15 +55,10 @@ for s in range(int(os.environ['COST_STEPS'])):
         m.free(a)
 print("loop %.3f s" % (time.perf_counter() - t0))
 EOS
-LD_LIBRARY_PATH="$TMP/fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-GPUREDUCE_NO_PROGRESS=1
-GPUREDUCE_CAPTURE_PROFILE=1
 HIST_LOG=$TMP/hist.log
 COST_STEPS=${COST_STEPS:-30} COST_LAUNCHES=${COST_LAUNCHES:-360} COST_LIVE=${COST_LIVE:-400}
 FAKE_FRAMES=${COST_FRAMES:-6}
-export LD_LIBRARY_PATH GPUREDUCE_NO_PROGRESS GPUREDUCE_CAPTURE_PROFILE HIST_LOG COST_STEPS COST_LAUNCHES \
-	COST_LIVE FAKE_FRAMES
-unset CUDA_INJECTION64_PATH
+export HIST_LOG COST_STEPS COST_LAUNCHES COST_LIVE FAKE_FRAMES
 cd "$TMP" || exit 2
 
 # the events a fetch brought, from a run with GPUREDUCE_TENSORS_DEBUG (one

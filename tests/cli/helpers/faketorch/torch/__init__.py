@@ -3,7 +3,8 @@
 # tests/bench/tensors-cost.sh); as in torch 2.x, the metadata is the setting
 # thread's own (thread_local), and each event carries its time (us since
 # the epoch).  Its allocations are made by the program itself
-# (torch.cuda.memory.alloc(size, line) / free(addr)); FAKE_FRAMES=N gives
+# (torch.cuda.memory.alloc(size, line) / free(addr)), or the program sets
+# torch.cuda.memory.segs, the segments _snapshot() gives; FAKE_FRAMES=N gives
 # each allocation N frames under torch's site-packages above the caller's
 # (default 1), FAKE_NO_METADATA=1 plays a torch from before 2025,
 # FAKE_TIMES=0 events without times, FAKE_SKEW_US a clock ahead,
@@ -20,6 +21,7 @@ class _Memory:
         self.trace = []
         self.hist = None
         self.tls = threading.local()
+        self.segs = None      # set by a program: the state _snapshot() gives
         self.other_done = False
         self.log = open(os.environ['HIST_LOG'], 'a')
     def _rec(self, action, addr, size, frames):
@@ -63,6 +65,8 @@ class _Memory:
         self.tls.meta = s
     def _snapshot(self):
         self._rec('snapshot', 0, 0, None)
+        if self.segs is not None:   # the program's own state (t1007)
+            return {'segments': self.segs, 'device_traces': [list(self.trace)]}
         if self.hist:   # torch's symbolizer asks for inductor's generated code
             hasattr(sys.modules['torch'], '_inductor')
         if self.hist and os.environ.get('FAKE_OTHER_THREAD') == '1' and not self.other_done:
