@@ -46,7 +46,8 @@ cat >fb/gpureduce <<'EOF'
 while [ "$1" != "--" ]; do [ "$1" = --tensors ] && { FAKE_TENSORS=1; export FAKE_TENSORS; }; shift; done; shift
 "$@"
 [ -n "$FAKE_TENSORS" ] && [ -n "$GPUREDUCE_CAPTURE_PROFILE" ] &&
-	echo "gpureduce: capture profile:   tensor blocks (--tensors): 1000 calls, 0.020 s: 20.000 us each, max 99.0 us"
+	echo "gpureduce: capture profile:   tensor blocks (--tensors): 1000 calls, 0.020 s: 20.000 us each, max 99.0 us" &&
+	echo "gpureduce: capture profile:   of all fetches: the reader's Python (events to records): 2 calls, 0.004 s: 2000.000 us each, max 2100.0 us"
 if [ -n "$GPUREDUCE_CAPTURE_PROFILE" ]; then
 	echo "gpureduce: capture profile: driver callbacks (enter+exit, subscribed APIs): 218940 calls, 0.769 s: 3.514 us each, max 29097.2 us"
 	echo "gpureduce: capture profile:     kernel layout from the driver (not cached: first launch, module unload): 44 calls, 0.267 s: 6071.998 us each, max 29066.4 us"
@@ -71,6 +72,7 @@ check_grep "  ...--tensors with and without torch's stacks beside capture" \
 	"capture --tensors 6.000 s (1.20x), without torch's Python stacks (GPUREDUCE_TENSORS_STACKS=0) 5.750 s (1.15x), against capture 5.000 s (1.00x)" tensors.txt
 check_grep "  ...their median steps" "tensors 24.000 (1.20x), 0.125; tnostack 23.000 (1.15x), 0.125$" tensors.txt
 check_grep "  ...the profiled run's tensor blocks" "capture --tensors (one run apart, profiled):   tensor blocks (--tensors): 1000 calls" tensors.txt
+check_grep "  ...and its fetches' split" "capture --tensors (one run apart, profiled):   of all fetches: the reader's Python" tensors.txt
 
 # --- launch-cost.sh --------------------------------------------------------------
 # the program prints 9.00 us a launch plainly, 10.00 under capture

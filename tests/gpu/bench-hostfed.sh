@@ -232,7 +232,7 @@ if [ "$TNS" = 1 ]; then
 	mt=$(med3 "${TT[@]}") mu=$(med3 "${TN[@]}")
 	echo "hostfed: capture --tensors $mt s ($(ratio "$mt" "$mb")x), without torch's Python stacks (GPUREDUCE_TENSORS_STACKS=0) $mu s ($(ratio "$mu" "$mb")x), against capture $mc s (${rc}x)" |
 		tee -a "$OUT/summary.txt"
-	grep -a '^gpureduce: capture profile: \(driver callbacks\|launch callback (enter)\|  *tensor blocks\|tensor history\|  python frames\)' "$OUT/tprof-1.log" 2>/dev/null |
+	grep -a '^gpureduce: capture profile: \(driver callbacks\|launch callback (enter)\|  *tensor blocks\|tensor history\|  python frames\|  of all fetches\)' "$OUT/tprof-1.log" 2>/dev/null |
 		sed 's/^gpureduce: capture profile: /  capture --tensors (one run apart, profiled): /'
 fi
 last=$OUT/flight-$ROUNDS.log
