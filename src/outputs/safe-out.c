@@ -19,6 +19,9 @@
 #include "../../trace/trace.h"
 #include "safe-out.h"
 
+/* the staging folders' names: STAGE_PREFIX then mkdtemp's six characters */
+#define STAGE_PREFIX ".gpureduce-capture-"
+
 int safe_is_trace(const char *path)
 {
 	char magic[sizeof(TRACE_MAGIC) - 1];
@@ -67,7 +70,7 @@ int safe_stage_open(const char *final, struct strbuf *folder, struct strbuf *sta
 	int ret = -1;
 
 	path_dir(final, &dir);
-	sb_addf(folder, "%s/.gpureduce-capture-XXXXXX", dir.buf);
+	sb_addf(folder, "%s/" STAGE_PREFIX "XXXXXX", dir.buf);
 	if (!mkdtemp(folder->buf)) {
 		sb_addf(err, "cannot create a folder beside %s to capture into: %s", final, strerror(errno));
 		goto out;
@@ -147,7 +150,7 @@ void safe_stage_hint(const char *path, struct strbuf *err)
 	if (!(d = opendir(dir.buf)))
 		goto out;
 	while ((e = readdir(d))) {
-		if (strncmp(e->d_name, ".gpureduce-capture-", 19))
+		if (strncmp(e->d_name, STAGE_PREFIX, sizeof(STAGE_PREFIX) - 1))
 			continue;
 		sb_reset(&cand);
 		sb_addf(&cand, "%s/%s/%s", dir.buf, e->d_name, name);
