@@ -73,8 +73,7 @@ int cmd_diagnose(int argc, char **argv)
 	} else {
 		sb_adds(&bin, path);
 	}
-	if (trace_open(&t, bin.buf, 0, &err) < 0) {
-		safe_stage_hint(bin.buf, &err);
+	if (safe_trace_open(&t, bin.buf, 0, &err) < 0) {
 		cmd_error("diagnose", "%s%s", err.buf, is_cu ? " (diagnose needs the reduced trace beside the repro)" : "");
 		ret = EXIT_INPUT;
 		goto out;

@@ -285,8 +285,7 @@ static int hunt_one(struct hunt_cli *c, const char *path, int multi)
 	char pidtag[48] = "";
 
 	memset(&r, 0, sizeof(r));
-	if (trace_open(&t, path, 0, &err) < 0) {
-		safe_stage_hint(path, &err);
+	if (safe_trace_open(&t, path, 0, &err) < 0) {
 		cmd_error("hunt", "%s", err.buf);
 		ret = EXIT_INPUT;
 		goto out;

@@ -125,8 +125,7 @@ int cmd_replay(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	/* Validate here, where a bad file gets a clear message and exit 3. */
-	if (trace_open(&t, path, 0, &err) < 0) {
-		safe_stage_hint(path, &err);
+	if (safe_trace_open(&t, path, 0, &err) < 0) {
 		cmd_error("replay", "%s", err.buf);
 		ret = EXIT_INPUT;
 		goto out;

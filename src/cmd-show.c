@@ -138,8 +138,7 @@ int cmd_show(int argc, char **argv)
 	if (range_arg && parse_range(range_arg, &o.first, &o.last))
 		return usage_error("--range '%s': expected A:B with A <= B (A: and :B allowed)", range_arg);
 
-	if (trace_open(&t, path, 0, &err) < 0) {
-		safe_stage_hint(path, &err);
+	if (safe_trace_open(&t, path, 0, &err) < 0) {
 		cmd_error("show", "%s", err.buf);
 		ret = EXIT_INPUT;
 		goto out;

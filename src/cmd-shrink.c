@@ -256,8 +256,7 @@ int cmd_shrink(int argc, char **argv)
 	yml = repro_sibling(out, ".yaml");
 	for (int i = 0; i < argc; i++)
 		sb_addf(&cmdline, "%s%s", i ? " " : "gpureduce ", argv[i]);
-	if (trace_open(&t, path, 0, &err) < 0) {
-		safe_stage_hint(path, &err);
+	if (safe_trace_open(&t, path, 0, &err) < 0) {
 		cmd_error("shrink", "%s", err.buf);
 		ret = EXIT_INPUT;
 		goto out;

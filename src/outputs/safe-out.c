@@ -135,7 +135,8 @@ out:
 	return ret;
 }
 
-void safe_stage_hint(const char *path, struct strbuf *err)
+/* "; ..." naming a staged trace of path's name beside it (safe_trace_open) */
+static void stage_hint(const char *path, struct strbuf *err)
 {
 	struct strbuf dir = STRBUF_INIT, cand = STRBUF_INIT, best = STRBUF_INIT;
 	const char *name = base_name(path);
@@ -168,6 +169,14 @@ out:
 	sb_release(&dir);
 	sb_release(&cand);
 	sb_release(&best);
+}
+
+int safe_trace_open(struct trace *t, const char *path, unsigned flags, struct strbuf *err)
+{
+	if (trace_open(t, path, flags, err) == 0)
+		return 0;
+	stage_hint(path, err);
+	return -1;
 }
 
 void safe_stage_drop(const char *folder)

@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 struct strbuf;
+struct trace;
 
 /* Does path start with the trace magic?  1 or 0 (0 for a missing file). */
 int safe_is_trace(const char *path);
@@ -37,10 +38,11 @@ int safe_stage_open(const char *final, struct strbuf *folder, struct strbuf *sta
  * files not moved stay in folder, which is then named in err). */
 int safe_stage_publish(const char *folder, const char *final, struct strbuf *err);
 
-/* A trace path that does not exist: when a capture that never finished (its
- * gpureduce process killed) left a trace of that name in a staging folder
- * beside it, "; ..." naming it is appended to err.  Nothing is moved. */
-void safe_stage_hint(const char *path, struct strbuf *err);
+/* trace_open for a trace the user names (show, replay, shrink, hunt,
+ * diagnose): when path does not exist and a capture that never finished
+ * (its gpureduce process killed) left a trace of that name in a staging
+ * folder beside it, err also names that one ("; ...").  Nothing is moved. */
+int safe_trace_open(struct trace *t, const char *path, unsigned flags, struct strbuf *err);
 
 /* Remove folder and what is in it (nothing was captured). */
 void safe_stage_drop(const char *folder);

@@ -83,7 +83,7 @@ n=$(ls -d .gpureduce-capture-* 2>/dev/null | wc -l | tr -d ' ')
 # folder: the commands that cannot find the trace say where it is
 mkdir .gpureduce-capture-k1ll3d
 cp good.bin .gpureduce-capture-k1ll3d/lost.bin
-for c in show replay shrink hunt; do
+for c in show replay shrink hunt diagnose; do
 	check_exit "$c of a trace a killed capture left staged: exit 3" 3 "$GPUREDUCE" $c lost.bin
 	check_grep "  ...naming where it is" "left ./.gpureduce-capture-k1ll3d/lost.bin: move it to lost.bin to use it" "$TMP/.out"
 done
