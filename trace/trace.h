@@ -670,8 +670,8 @@ struct trace_writer {
  * nothing more is written; the first time, err is kept and on_fail is
  * called. */
 void tw_set_failed(struct trace_writer *w, int err);
-/* ": WHY" (strerror of w's first failed write), or "" when none failed or
- * its cause is unknown: for "PATH: write failed%s" messages. */
+/* ": WHY" (strerror of w's first failed write; EIO where its cause was not
+ * known), or "" when none failed: for "PATH: write failed%s" messages. */
 const char *tw_why(const struct trace_writer *w);
 
 /* Create/truncate path and write the header.  0 or -1 with err. */
