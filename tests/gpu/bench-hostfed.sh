@@ -31,6 +31,11 @@
 #              cost, outside the library's profile); then one more
 #              --tensors run with the profile on (tprof), apart from the
 #              medians: the library's own share
+#   tfN        (BENCH_HOSTFED_FETCH="N ..." only) one profiled --tensors
+#              run per N with GPUREDUCE_TENSORS_FETCH=N (launches between
+#              fetches of torch's allocator history; 1000 by default),
+#              apart from the medians: what a fetch costs and how much of
+#              it is paid per fetch rather than per event
 #   wq         (BENCH_HOSTFED_WQ=1 only) capture with the bytes copied in
 #              compressed and written by a writer thread
 #              (GPUREDUCE_WRITER_THREAD=1, capture/writeq.c; off by
@@ -59,6 +64,7 @@
 #      BENCH_HOSTFED_DEADLINE (300; 400 with BENCH_HOSTFED_ALLCB=1),
 #      BENCH_HOSTFED_ALLCB (0), BENCH_HOSTFED_WQ (0), BENCH_HOSTFED_BASE_LIB,
 #      BENCH_HOSTFED_ABLATE (0), BENCH_HOSTFED_TENSORS (0),
+#      BENCH_HOSTFED_FETCH (none),
 #      PYTHON (the interpreter with torch).
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -81,7 +87,8 @@ WQ=${BENCH_HOSTFED_WQ:-0}
 BASE=${BENCH_HOSTFED_BASE_LIB:-}
 ABL=${BENCH_HOSTFED_ABLATE:-0}
 TNS=${BENCH_HOSTFED_TENSORS:-0}
-gr_deadline_set "${BENCH_HOSTFED_DEADLINE:-$([ "$ALLCB" = 1 ] || [ "$WQ" = 1 ] || [ "$ABL" = 1 ] || [ "$TNS" = 1 ] || [ -n "$BASE" ] && echo 400 || echo 300)}"
+FETCH=${BENCH_HOSTFED_FETCH:-}
+gr_deadline_set "${BENCH_HOSTFED_DEADLINE:-$([ "$ALLCB" = 1 ] || [ "$WQ" = 1 ] || [ "$ABL" = 1 ] || [ "$TNS" = 1 ] || [ -n "$BASE$FETCH" ] && echo 400 || echo 300)}"
 T0=$(now)
 if [ ! -x "$GR" ]; then
 	echo "bench-hostfed: $GR is missing: run make first"
@@ -128,6 +135,9 @@ one() {
 	tensors|tprof) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 $env_steps \
 			$([ "$way" = tprof ] && echo GPUREDUCE_CAPTURE_PROFILE=1) \
 			"$GR" capture --tensors -o "$OUT/$way-$r.bin" -- "$PY" hostfed.py ;;
+	tf[0-9]*) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 GPUREDUCE_CAPTURE_PROFILE=1 \
+			GPUREDUCE_TENSORS_FETCH="${way#tf}" $env_steps \
+			"$GR" capture --tensors -o "$OUT/$way-$r.bin" -- "$PY" hostfed.py ;;
 	tnostack) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 GPUREDUCE_TENSORS_STACKS=0 $env_steps \
 			"$GR" capture --tensors -o "$OUT/$way-$r.bin" -- "$PY" hostfed.py ;;
 	wqprof) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 GPUREDUCE_CAPTURE_PROFILE=1 \
@@ -153,7 +163,7 @@ one() {
 		return 1
 	fi
 	[ "$S" -eq 0 ] && S=$steps
-	[ "$way" = wqprof ] || [ "$way" = tprof ] && return 0   # its profile only, not a median's
+	case $way in wqprof|tprof|tf[0-9]*) return 0 ;; esac   # its profile only, not a median's
 	[ -n "$sm" ] && SM[$way]="${SM[$way]:-} $sm" ST[$way]="${ST[$way]:-} ${st:-0}"
 	case $way in blocking) B+=("$s") ;; capture) C+=("$s") ;; flight) F+=("$s") ;; allcb) A+=("$s") ;; wq) W+=("$s") ;;
 	base) X+=("$s") ;; dispatch) D+=("$s") ;; nobytes) N+=("$s") ;; tensors) TT+=("$s") ;; tnostack) TN+=("$s") ;; esac
@@ -181,6 +191,7 @@ done
 # apart from the medians
 [ "$WQ" = 1 ] && one wqprof 1
 [ "$TNS" = 1 ] && one tprof 1
+for n in $FETCH; do one "tf$n" 1; done
 mb=$(med3 "${B[@]}") mc=$(med3 "${C[@]}") mf=$(med3 "${F[@]}")
 rc=$(ratio "$mc" "$mb") rf=$(ratio "$mf" "$mb")
 goal() { awk -v r="$1" 'BEGIN { if (r == "n/a") print "n/a"; else if (r <= 1.05) print "met"; else print "NOT met" }'; }
@@ -235,6 +246,14 @@ if [ "$TNS" = 1 ]; then
 	grep -a '^gpureduce: capture profile: \(driver callbacks\|launch callback (enter)\|  *tensor blocks\|tensor history\|  python frames\|  of all fetches\)' "$OUT/tprof-1.log" 2>/dev/null |
 		sed 's/^gpureduce: capture profile: /  capture --tensors (one run apart, profiled): /'
 fi
+# the fetch intervals' profiled runs beside the default's (tprof): loop
+# seconds (all profiled alike) and what the fetches cost
+for w in $([ "$TNS" = 1 ] && echo tprof) $(for n in $FETCH; do echo "tf$n"; done); do
+	[ -f "$OUT/$w-1.log" ] || continue
+	echo "hostfed: $w (profiled --tensors$([ "$w" = tprof ] || echo ", GPUREDUCE_TENSORS_FETCH=${w#tf}")): $(loop_secs "$OUT/$w-1.log") s loop"
+	grep -a '^gpureduce: capture profile: \(  *tensor blocks\|tensor history\|  of all fetches\)' "$OUT/$w-1.log" |
+		sed "s/^gpureduce: capture profile: /  $w: /"
+done
 last=$OUT/flight-$ROUNDS.log
 if [ -f "$last" ]; then
 	echo "capture's own time, round $ROUNDS's flight recorder (GPUREDUCE_CAPTURE_PROFILE=1):"
