@@ -145,6 +145,36 @@ int write_file(const char *path, const void *data, size_t len, struct strbuf *er
 	return 0;
 }
 
+int write_file_whole(const char *path, const void *data, size_t len, struct strbuf *err)
+{
+	struct strbuf tmp = STRBUF_INIT;
+	int fd = -1, ret = -1;
+
+	sb_addf(&tmp, "%s.tmp", path);
+	fd = open(tmp.buf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		goto fail;
+	if (write_all(fd, data, len) < 0)
+		goto fail;
+	if (close(fd) < 0) {
+		fd = -1;
+		goto fail;
+	}
+	fd = -1;
+	if (rename(tmp.buf, path) < 0)
+		goto fail;
+	ret = 0;
+	goto out;
+fail:
+	sb_addf(err, "%s: cannot write: %s", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp.buf);
+out:
+	sb_release(&tmp);
+	return ret;
+}
+
 const char *fmt_bytes(uint64_t n, char buf[32])
 {
 	if (n < 10 * 1024)

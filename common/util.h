@@ -52,6 +52,11 @@ void fill_xorshift(uint8_t *dst, uint64_t n, uint32_t *state);
 extern const char fill_core_text[];
 /* Write (create/truncate) a whole file.  Returns 0 or -1 with err. */
 int write_file(const char *path, const void *data, size_t len, struct strbuf *err);
+/* Write a whole file or none of it: into PATH.tmp, then renamed over path,
+ * so that a failed write (a full disk) leaves an earlier file as it was
+ * and no PATH.tmp behind.  Returns 0 or -1 with "PATH: cannot write: WHY"
+ * in err. */
+int write_file_whole(const char *path, const void *data, size_t len, struct strbuf *err);
 /* write(2) all of buf, retrying on EINTR/short writes.  0 or -1 (errno). */
 int write_all(int fd, const void *buf, size_t len);
 

@@ -168,54 +168,57 @@ static const char *keep_note(const char *path, const char *shown)
 	return note;
 }
 
+struct status_read {
+	struct status *st;
+	const char *main_trace, *stage, *final;
+};
+
+static void status_line(const struct cr_status_line *l, void *arg)
+{
+	struct status_read *r = arg;
+	struct status *st = r->st;
+
+	switch (l->kind) {
+	case CR_ST_OK:
+		st->ok++;
+		if (strcmp(l->rest, r->main_trace)) {
+			if (st->others.len)
+				sb_adds(&st->others, ", ");
+			safe_stage_rename(l->rest, r->stage, r->final, &st->others);
+		}
+		return;
+	case CR_ST_FAULT:
+		st->faulted = 1;
+		return;
+	case CR_ST_WRITE_ERROR:
+		/* the library could not write on */
+		if (!st->write_err.len)
+			cr_write_error_text(l->rest, &st->write_err);
+		return;
+	case CR_ST_CUPTI_BUSY:
+		st->busy = 1;
+		break;
+	case CR_ST_CUPTI_ERROR:
+		st->cupti_error = 1;
+		break;
+	case CR_ST_TRACE_ERROR:
+		st->trace_error = 1;
+		break;
+	default:
+		return;
+	}
+	if (!st->msg.len)
+		sb_adds(&st->msg, l->rest);
+}
+
 /* The library reports its paths inside the staging folder (stage); the
  * names given to the user are where they will be (beside final). */
 static void read_status(const char *path, const char *main_trace, struct status *st,
 			const char *stage, const char *final)
 {
-	struct strbuf sb = STRBUF_INIT, err = STRBUF_INIT;
-	char *line, *save = NULL;
+	struct status_read r = { st, main_trace, stage, final };
 
-	if (read_file(path, &sb, &err) < 0)
-		goto out;
-	for (line = strtok_r(sb.buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *arg = strchr(line, ' ');
-		arg = arg ? arg + 1 : line + strlen(line);
-		if (!strncmp(line, "ok ", 3)) {
-			char *p = strchr(arg, ' ');   /* "PID PATH" */
-			st->ok++;
-			if (p && strcmp(p + 1, main_trace)) {
-				if (st->others.len)
-					sb_adds(&st->others, ", ");
-				safe_stage_rename(p + 1, stage, final, &st->others);
-			}
-			continue;
-		}
-		if (!strncmp(line, "fault ", 6)) {
-			st->faulted = 1;
-			continue;
-		}
-		if (!strncmp(line, "write-error ", 12)) {
-			/* "PID OFFSET WHY": the library could not write on */
-			const char *off = strchr(arg, ' ');
-			if (off && !st->write_err.len)
-				cr_write_error_text(off + 1, &st->write_err);
-			continue;
-		}
-		if (!strncmp(line, "cupti-busy ", 11))
-			st->busy = 1;
-		else if (!strncmp(line, "cupti-error ", 12))
-			st->cupti_error = 1;
-		else if (!strncmp(line, "trace-error ", 12))
-			st->trace_error = 1;
-		else
-			continue;
-		if (!st->msg.len)
-			sb_adds(&st->msg, arg);
-	}
-out:
-	sb_release(&sb);
-	sb_release(&err);
+	cr_status_each(path, status_line, &r);
 }
 
 /* One line on what the trace holds; returns 0, or -1 if it could not be read. */

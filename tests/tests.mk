@@ -7,8 +7,9 @@
 
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/%.o)
-# the command line's parts a unit test reaches (built repros' runs)
-UNIT_CLI_OBJ := $(BUILD)/src/repro/repro.o
+# the command line's parts a unit test reaches (built repros' runs, the
+# capture library's status file)
+UNIT_CLI_OBJ := $(BUILD)/src/repro/repro.o $(BUILD)/src/launch/capture-ranks.o
 
 $(BUILD)/unit: $(UNIT_OBJ) $(UNIT_CLI_OBJ) $(BUILD)/libgpureduce.a
 	$(CC) $(SANFLAGS) -o $@ $(UNIT_OBJ) $(UNIT_CLI_OBJ) $(BUILD)/libgpureduce.a $(LIBS)

@@ -46,43 +46,83 @@ int cr_write_error_text(const char *offset_why, struct strbuf *out)
 	return 0;
 }
 
-void cr_read_status(const char *status_path, struct cr_run *run)
+int cr_status_each(const char *status_path,
+		   void (*fn)(const struct cr_status_line *l, void *arg), void *arg)
 {
+	static const struct { const char *word; enum cr_status_kind kind; int has_pid; } kinds[] = {
+		{ "ok ", CR_ST_OK, 1 }, { "rank ", CR_ST_RANK, 1 }, { "fault ", CR_ST_FAULT, 1 },
+		{ "write-error ", CR_ST_WRITE_ERROR, 1 }, { "cupti-busy ", CR_ST_CUPTI_BUSY, 0 },
+		{ "cupti-error ", CR_ST_CUPTI_ERROR, 0 }, { "trace-error ", CR_ST_TRACE_ERROR, 0 },
+	};
 	struct strbuf sb = STRBUF_INIT, err = STRBUF_INIT;
 	char *line, *save = NULL;
+	int ret = -1;
 
 	if (read_file(status_path, &sb, &err) < 0)
 		goto out;
 	for (line = strtok_r(sb.buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *rest = NULL;
-		long pid;
-		int kind = !strncmp(line, "ok ", 3) ? 1 : !strncmp(line, "rank ", 5) ? 2 :
-			   !strncmp(line, "fault ", 6) ? 3 : !strncmp(line, "write-error ", 12) ? 4 : 0;
-		if (!kind)
+		struct cr_status_line l;
+		size_t k;
+		for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+			if (!strncmp(line, kinds[k].word, strlen(kinds[k].word)))
+				break;
+		if (k == sizeof(kinds) / sizeof(kinds[0]))
 			continue;
-		pid = strtol(strchr(line, ' ') + 1, &rest, 10);
-		if (pid <= 0 || !rest || *rest != ' ')
-			continue;
-		rest++;
-		if (kind == 1) {
-			struct cr_proc *p = proc_of(run, (int)pid);
-			free(p->path);
-			p->path = xstrdup(rest);
-		} else if (kind == 2) {
-			struct cr_proc *p = proc_of(run, (int)pid);
-			snprintf(p->rank, sizeof(p->rank), "%s", rest);
-		} else if (kind == 3) {
-			struct cr_proc *p = proc_of(run, (int)pid);
-			if (!p->fault_ns)
-				p->fault_ns = strtoull(rest, NULL, 10);
-		} else {
-			struct cr_proc *p = proc_of(run, (int)pid);
+		l.kind = kinds[k].kind;
+		l.pid = 0;
+		l.rest = line + strlen(kinds[k].word);
+		if (kinds[k].has_pid) {
+			char *end = NULL;
+			l.pid = strtol(l.rest, &end, 10);
+			if (l.pid <= 0 || !end || *end != ' ')
+				continue;
+			l.rest = end + 1;
+		}
+		fn(&l, arg);
+	}
+	ret = 0;
+out:
+	sb_release(&sb);
+	sb_release(&err);
+	return ret;
+}
+
+static void add_status_line(const struct cr_status_line *l, void *arg)
+{
+	struct cr_run *run = arg;
+	struct cr_proc *p;
+
+	if (!l->pid)
+		return;
+	p = proc_of(run, (int)l->pid);
+	switch (l->kind) {
+	case CR_ST_OK:
+		free(p->path);
+		p->path = xstrdup(l->rest);
+		break;
+	case CR_ST_RANK:
+		snprintf(p->rank, sizeof(p->rank), "%s", l->rest);
+		break;
+	case CR_ST_FAULT:
+		if (!p->fault_ns)
+			p->fault_ns = strtoull(l->rest, NULL, 10);
+		break;
+	case CR_ST_WRITE_ERROR:
+		if (!p->write_err) {
 			struct strbuf w = STRBUF_INIT;
-			if (!p->write_err && cr_write_error_text(rest, &w) == 0)
+			if (cr_write_error_text(l->rest, &w) == 0)
 				p->write_err = sb_detach(&w, NULL);
 			sb_release(&w);
 		}
+		break;
+	default:
+		break;
 	}
+}
+
+void cr_read_status(const char *status_path, struct cr_run *run)
+{
+	cr_status_each(status_path, add_status_line, run);
 	/* a "rank" or "fault" line without "ok": not a trace of ours */
 	for (size_t i = 0; i < run->n;) {
 		if (!run->p[i].path) {
@@ -91,9 +131,6 @@ void cr_read_status(const char *status_path, struct cr_run *run)
 		}
 		i++;
 	}
-out:
-	sb_release(&sb);
-	sb_release(&err);
 }
 
 static void examine_one(struct cr_proc *p)
@@ -273,17 +310,19 @@ static const char *end_word(enum cr_end e)
 
 int cr_write_index(const struct cr_run *run, const char *dir, char **argv, int status, struct strbuf *err)
 {
-	struct strbuf path = STRBUF_INIT, tmp = STRBUF_INIT;
+	struct strbuf path = STRBUF_INIT;
 	struct yout y;
+	char *text = NULL, sbuf[48];
+	size_t len = 0;
 	FILE *f;
 	int ret = -1;
-	char sbuf[48];
 
+	/* made in memory, then written whole: an earlier index stays as it
+	 * was when this one cannot be written */
 	sb_addf(&path, "%s/index.yaml", dir);
-	sb_addf(&tmp, "%s.tmp", path.buf);
-	f = fopen(tmp.buf, "w");
+	f = open_memstream(&text, &len);
 	if (!f) {
-		sb_addf(err, "%s: %s", tmp.buf, strerror(errno));
+		sb_addf(err, "%s: cannot write: %s", path.buf, strerror(errno));
 		goto out;
 	}
 	fprintf(f, "# gpureduce capture: one trace per CUDA process (docs/MULTI-RANK.md)\n");
@@ -335,16 +374,14 @@ int cr_write_index(const struct cr_run *run, const char *dir, char **argv, int s
 		fclose(f);
 		goto out;
 	}
-	if (fclose(f) != 0 || rename(tmp.buf, path.buf) < 0) {
-		sb_addf(err, "%s: %s", path.buf, strerror(errno));
+	if (fclose(f) != 0) {
+		sb_addf(err, "%s: cannot write: %s", path.buf, strerror(errno));
 		goto out;
 	}
-	ret = 0;
+	ret = write_file_whole(path.buf, text, len, err);
 out:
-	if (ret < 0)
-		unlink(tmp.buf);
+	free(text);
 	sb_release(&path);
-	sb_release(&tmp);
 	return ret;
 }
 

@@ -41,8 +41,27 @@ struct cr_run {
 };
 #define CR_RUN_INIT { NULL, 0, -1 }
 
-/* The "ok"/"rank"/"fault"/"write-error" lines of the status file (see
- * capture/inject.c). */
+/* The status file the capture library writes (GPUREDUCE_STATUS,
+ * capture/inject.c), one line per event of a process, read by one parser
+ * for every reader: "ok PID PATH", "rank PID R", "fault PID NS",
+ * "write-error PID OFFSET WHY" (a process's own lines, pid > 0), and
+ * "cupti-busy ERR", "cupti-error ERR", "trace-error MSG" (pid 0).  rest:
+ * what follows the pid (the message for the pid-less kinds).  Lines of no
+ * such kind, and process lines without a pid, are skipped. */
+enum cr_status_kind {
+	CR_ST_OK, CR_ST_RANK, CR_ST_FAULT, CR_ST_WRITE_ERROR,
+	CR_ST_CUPTI_BUSY, CR_ST_CUPTI_ERROR, CR_ST_TRACE_ERROR
+};
+struct cr_status_line {
+	enum cr_status_kind kind;
+	long pid;
+	const char *rest;
+};
+/* fn for each line, in the file's order; 0, or -1 when it cannot be read. */
+int cr_status_each(const char *status_path,
+		   void (*fn)(const struct cr_status_line *l, void *arg), void *arg);
+/* The process lines into run: each "ok" process with its rank, the time
+ * of its first fault and its first write error. */
 void cr_read_status(const char *status_path, struct cr_run *run);
 /* A "write-error PID OFFSET WHY" line's "OFFSET WHY" as "byte OFFSET
  * (WHY)" into out; 0, or -1 (out unchanged) when it is not that. */

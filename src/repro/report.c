@@ -672,37 +672,6 @@ void report_redact_paths(const char *text, struct strbuf *out)
 	free(dirs);
 }
 
-/* path written whole or not at all: through path.tmp, renamed over it, so
- * that a failed write (a full disk) leaves an earlier report as it was */
-static int report_file_write(const char *path, const char *data, size_t n, struct strbuf *err)
-{
-	struct strbuf tmp = STRBUF_INIT;
-	FILE *f;
-	int ret = -1;
-
-	sb_addf(&tmp, "%s.tmp", path);
-	f = fopen(tmp.buf, "w");
-	if (!f) {
-		sb_addf(err, "%s: cannot write: %s", path, strerror(errno));
-		goto out;
-	}
-	if (fwrite(data, 1, n, f) != n || fflush(f) != 0) {
-		sb_addf(err, "%s: cannot write: %s", path, strerror(errno));
-		fclose(f);
-		unlink(tmp.buf);
-		goto out;
-	}
-	if (fclose(f) != 0 || rename(tmp.buf, path) < 0) {
-		sb_addf(err, "%s: cannot write: %s", path, strerror(errno));
-		unlink(tmp.buf);
-		goto out;
-	}
-	ret = 0;
-out:
-	sb_release(&tmp);
-	return ret;
-}
-
 static int make_tar(const struct rctx *c, struct strbuf *err)
 {
 	struct strbuf stage = STRBUF_INIT, p = STRBUF_INIT, txt = STRBUF_INIT, red = STRBUF_INIT;
@@ -733,7 +702,7 @@ static int make_tar(const struct rctx *c, struct strbuf *err)
 			sb_add(&red, txt.buf ? txt.buf : "", txt.len);
 		sb_reset(&p);
 		sb_addf(&p, "%s/%s", stage.buf, names[i]);
-		if (report_file_write(p.buf, red.buf ? red.buf : "", red.len, err) < 0)
+		if (write_file_whole(p.buf, red.buf ? red.buf : "", red.len, err) < 0)
 			goto out;
 	}
 	{
@@ -823,7 +792,7 @@ int report_write(const struct report_opts *o, int *exit_code, struct strbuf *err
 	else
 		sb_add(&out, md.buf, md.len);
 	*exit_code = EXIT_ENV;
-	if (report_file_write(mdpath, out.buf, out.len, err) < 0)
+	if (write_file_whole(mdpath, out.buf, out.len, err) < 0)
 		goto out;
 	if (o->tar && make_tar(&c, err) < 0)
 		goto out;
