@@ -36,6 +36,10 @@
 #              fetches of torch's allocator history; 1000 by default),
 #              apart from the medians: what a fetch costs and how much of
 #              it is paid per fetch rather than per event
+#   shm        (BENCH_HOSTFED_SHM=1 only) capture with the trace in
+#              /dev/shm (memory) instead of $BENCH_OUT: how much of
+#              capture's cost is the trace's file system (the page cache,
+#              its write-back to the disk while the loop runs), side by side
 #   wq         (BENCH_HOSTFED_WQ=1 only) capture with the bytes copied in
 #              compressed and written by a writer thread
 #              (GPUREDUCE_WRITER_THREAD=1, capture/writeq.c; off by
@@ -64,7 +68,7 @@
 #      BENCH_HOSTFED_DEADLINE (300; 400 with BENCH_HOSTFED_ALLCB=1),
 #      BENCH_HOSTFED_ALLCB (0), BENCH_HOSTFED_WQ (0), BENCH_HOSTFED_BASE_LIB,
 #      BENCH_HOSTFED_ABLATE (0), BENCH_HOSTFED_TENSORS (0),
-#      BENCH_HOSTFED_FETCH (none),
+#      BENCH_HOSTFED_FETCH (none), BENCH_HOSTFED_SHM (0),
 #      PYTHON (the interpreter with torch).
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -88,7 +92,8 @@ BASE=${BENCH_HOSTFED_BASE_LIB:-}
 ABL=${BENCH_HOSTFED_ABLATE:-0}
 TNS=${BENCH_HOSTFED_TENSORS:-0}
 FETCH=${BENCH_HOSTFED_FETCH:-}
-gr_deadline_set "${BENCH_HOSTFED_DEADLINE:-$([ "$ALLCB" = 1 ] || [ "$WQ" = 1 ] || [ "$ABL" = 1 ] || [ "$TNS" = 1 ] || [ -n "$BASE$FETCH" ] && echo 400 || echo 300)}"
+SHM=${BENCH_HOSTFED_SHM:-0}
+gr_deadline_set "${BENCH_HOSTFED_DEADLINE:-$([ "$ALLCB" = 1 ] || [ "$WQ" = 1 ] || [ "$ABL" = 1 ] || [ "$TNS" = 1 ] || [ "$SHM" = 1 ] || [ -n "$BASE$FETCH" ] && echo 400 || echo 300)}"
 T0=$(now)
 if [ ! -x "$GR" ]; then
 	echo "bench-hostfed: $GR is missing: run make first"
@@ -109,14 +114,15 @@ step_stall() { sed -n 's/^hostfed: step ms: .*, \([0-9.]*\) s above the median i
 med3() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
 	if (!NR) print "n/a"; else if (NR % 2) printf "%.3f\n", v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-declare -a B=() C=() F=() A=() W=() X=() D=() N=() TT=() TN=()
+declare -a B=() C=() F=() A=() W=() X=() D=() N=() TT=() TN=() SH=()
 declare -A SM=() ST=()   # way -> each run's median step ms, stall s (space-separated)
 S=0
 OK=1
 echo "round|way|steps|loop s|median step ms|stall s|wall s|exit|launches|trace bytes" >"$TAB"
 # one WAY ROUND: runs it, adds a row and its loop seconds
 one() {
-	local way=$1 r=$2 logf=$OUT/$1-$2.log t s steps env_steps= sm st
+	local way=$1 r=$2 logf=$OUT/$1-$2.log t s steps env_steps= sm st tr=$OUT/$1-$2.bin
+	[ "$way" = shm ] && tr=/dev/shm/gpureduce-bench-hostfed-$$-$r.bin
 	t=$(gr_step_timeout 120)
 	[ "$S" -gt 0 ] && env_steps="HOSTFED_STEPS=$S"
 	case $way in
@@ -129,6 +135,8 @@ one() {
 	allcb) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 \
 			GPUREDUCE_CAPTURE_ALL_CALLBACKS=1 $env_steps \
 			"$GR" capture -o "$OUT/allcb-$r.bin" -- "$PY" hostfed.py ;;
+	shm) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 $env_steps \
+			"$GR" capture -o "$tr" -- "$PY" hostfed.py ;;
 	wq) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 \
 			GPUREDUCE_WRITER_THREAD=1 $env_steps \
 			"$GR" capture -o "$OUT/wq-$r.bin" -- "$PY" hostfed.py ;;
@@ -154,8 +162,8 @@ one() {
 	steps=$(loop_steps "$logf")
 	sm=$(step_med "$logf") st=$(step_stall "$logf")
 	parse_capture "$logf"
-	echo "$r|$way|${steps:-?}|${s:-?}|${sm:--}|${st:--}|$STEP_SECS|$STEP_RC|${CAP_LAUNCHES:--}|$(stat -c %s "$OUT/$way-$r.bin" 2>/dev/null || echo -)" >>"$TAB"
-	rm -f "$OUT/$way-$r.bin" "$OUT/$way-$r.bin.next"   # sized; not kept (hundreds of MB each)
+	echo "$r|$way|${steps:-?}|${s:-?}|${sm:--}|${st:--}|$STEP_SECS|$STEP_RC|${CAP_LAUNCHES:--}|$(stat -c %s "$tr" 2>/dev/null || echo -)" >>"$TAB"
+	rm -f "$tr" "$tr.next"   # sized; not kept (hundreds of MB each)
 	if [ -z "$s" ] || [ "$STEP_RC" -ne 0 ]; then
 		OK=0
 		echo "$way round $r: no loop time (exit $STEP_RC)" >>"$NOTES"
@@ -166,7 +174,7 @@ one() {
 	case $way in wqprof|tprof|tf[0-9]*) return 0 ;; esac   # its profile only, not a median's
 	[ -n "$sm" ] && SM[$way]="${SM[$way]:-} $sm" ST[$way]="${ST[$way]:-} ${st:-0}"
 	case $way in blocking) B+=("$s") ;; capture) C+=("$s") ;; flight) F+=("$s") ;; allcb) A+=("$s") ;; wq) W+=("$s") ;;
-	base) X+=("$s") ;; dispatch) D+=("$s") ;; nobytes) N+=("$s") ;; tensors) TT+=("$s") ;; tnostack) TN+=("$s") ;; esac
+	base) X+=("$s") ;; shm) SH+=("$s") ;; dispatch) D+=("$s") ;; nobytes) N+=("$s") ;; tensors) TT+=("$s") ;; tnostack) TN+=("$s") ;; esac
 	log "hostfed: round $r $way: $steps steps in $s s (wall $STEP_SECS s)"
 }
 # round 1 starts with blocking (it fixes the step count); later rounds
@@ -183,6 +191,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	one flight "$r"
 	[ "$ALLCB" = 1 ] && one allcb "$r"
 	[ "$WQ" = 1 ] && one wq "$r"
+	[ "$SHM" = 1 ] && one shm "$r"
 	[ -n "$BASE" ] && one base "$r"
 	[ "$ABL" = 1 ] && one dispatch "$r" && one nobytes "$r"
 	[ "$TNS" = 1 ] && one tensors "$r" && one tnostack "$r"
@@ -213,7 +222,7 @@ echo "hostfed: capture over blocking, round by round: ${pr[*]:-n/a} (median $(me
 # steps slower than twice their run's median spent above it
 sb=$(med3 ${SM[blocking]:-}) sc=$(med3 ${SM[capture]:-})
 line="hostfed: median step ms (each run's median, median over rounds), stall s:"
-for way in blocking capture flight allcb wq base dispatch nobytes tensors tnostack; do
+for way in blocking capture flight allcb wq shm base dispatch nobytes tensors tnostack; do
 	[ -n "${SM[$way]:-}" ] || continue
 	m=$(med3 ${SM[$way]})
 	line="$line $way $m$([ "$way" = blocking ] || echo " ($(ratio "$m" "$sb")x)"), $(med3 ${ST[$way]:-});"
@@ -227,6 +236,11 @@ fi
 if [ "$WQ" = 1 ]; then
 	mw=$(med3 "${W[@]}")
 	echo "hostfed: capture with the writer thread (GPUREDUCE_WRITER_THREAD=1): $mw s ($(ratio "$mw" "$mb")x), against $mc s without it" |
+		tee -a "$OUT/summary.txt"
+fi
+if [ "$SHM" = 1 ]; then
+	ms=$(med3 "${SH[@]}")
+	echo "hostfed: capture with the trace in /dev/shm: $ms s ($(ratio "$ms" "$mb")x), against $mc s with it in $OUT (${rc}x)" |
 		tee -a "$OUT/summary.txt"
 fi
 if [ -n "$BASE" ]; then
@@ -280,6 +294,7 @@ fi
 [ ${#B[@]} -eq "$ROUNDS" ] && [ ${#C[@]} -eq "$ROUNDS" ] && [ ${#F[@]} -eq "$ROUNDS" ] || OK=0
 [ "$ALLCB" != 1 ] || [ ${#A[@]} -eq "$ROUNDS" ] || OK=0
 [ "$WQ" != 1 ] || [ ${#W[@]} -eq "$ROUNDS" ] || OK=0
+[ "$SHM" != 1 ] || [ ${#SH[@]} -eq "$ROUNDS" ] || OK=0
 [ -z "$BASE" ] || [ ${#X[@]} -eq "$ROUNDS" ] || OK=0
 [ "$ABL" != 1 ] || { [ ${#D[@]} -eq "$ROUNDS" ] && [ ${#N[@]} -eq "$ROUNDS" ]; } || OK=0
 [ "$TNS" != 1 ] || { [ ${#TT[@]} -eq "$ROUNDS" ] && [ ${#TN[@]} -eq "$ROUNDS" ]; } || OK=0
