@@ -1066,7 +1066,7 @@ void cap_tm_write(struct trace_writer *w, struct cap_tm_reading *rd)
 {
 	if (rd && rd->error[0]) {
 		if (!g_noted++)
-			cap_note("--tensors: %s; tensor blocks are not recorded from here on", rd->error);
+			cap_note("--tensors: %s; " TR_NOTE_TENSORS_OFF, rd->error);
 		g_on = 0;
 		goto out;
 	}

@@ -338,6 +338,10 @@ static int summarize(const char *path, const char *shown, int status, const stru
 		fprintf(stderr, "gpureduce: %s\n", ck_cost);
 	if (ck_note)
 		fprintf(stderr, "gpureduce: warning: %s\n", ck_note);
+	/* --tensors that could not read the allocator (a fault's trace says
+	 * so below, with what else it lacks) */
+	if (!fault && trace_tensors_off_note(&t))
+		fprintf(stderr, "gpureduce: warning: %s\n", trace_tensors_off_note(&t));
 	{
 		/* what replay will lack, said now rather than when a shrink fails */
 		struct strbuf lacks = STRBUF_INIT;

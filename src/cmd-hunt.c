@@ -332,11 +332,15 @@ static int hunt_one(struct hunt_cli *c, const char *path, int multi)
 		ret = EXIT_ENV;
 		goto out;
 	}
-	if (!c->quiet)
+	if (!c->quiet) {
+		/* without blocks: why (capture --tensors could not read the
+		 * allocator), or how to get them */
+		const char *off = r.has_blocks ? NULL : trace_tensors_off_note(&t);
 		fprintf(stderr, "hunt: %s%s: %zu launch(es); %zu tensor(s) in %zu segment(s) guarded at their "
-			"block ends%s; %zu replay(s), %.2f s\n", tag, path, r.st.launches, r.st.blocks, r.st.segments,
-			r.has_blocks ? "" : " (no allocator blocks: capture --tensors for those)", r.replays,
-			r.seconds);
+			"block ends%s%s%s; %zu replay(s), %.2f s\n", tag, path, r.st.launches, r.st.blocks, r.st.segments,
+			r.has_blocks ? "" : " (no allocator blocks: ", r.has_blocks ? "" : off ? off : "capture --tensors for those",
+			r.has_blocks ? "" : ")", r.replays, r.seconds);
+	}
 	if (r.note[0])
 		fprintf(stderr, "gpureduce hunt: note: %s%s: %s\n", tag, path, r.note);
 	for (size_t k = 0; k < r.n; k++) {

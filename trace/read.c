@@ -507,6 +507,18 @@ int trace_unrecorded_notes(const struct trace *t, const char *prefix, int max, s
 	return n;
 }
 
+const char *trace_tensors_off_note(const struct trace *t)
+{
+	size_t n = strlen(TR_NOTE_TENSORS_OFF);
+	for (size_t i = 0; i < t->nrec; i++) {
+		const char *x = t->rec[i].type == TR_NOTE ? t->rec[i].u.note.text : NULL;
+		size_t l = x ? strlen(x) : 0;
+		if (l >= n && !strncmp(x, "--tensors: ", 11) && !strcmp(x + l - n, TR_NOTE_TENSORS_OFF))
+			return x;
+	}
+	return NULL;
+}
+
 int trace_blob_read(const struct trace *t, uint64_t hash, struct strbuf *out,
 		    uint64_t limit, struct strbuf *err)
 {

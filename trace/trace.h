@@ -595,6 +595,12 @@ long trace_find_launch(const struct trace *t, uint64_t seq);
  * appended to out as "PREFIX A; B." (nothing when there are none).
  * Returns how many. */
 int trace_unrecorded_notes(const struct trace *t, const char *prefix, int max, struct strbuf *out);
+/* The NOTE `capture --tensors` writes when it cannot read PyTorch's caching
+ * allocator ("--tensors: WHY; " TR_NOTE_TENSORS_OFF, e.g. torch on its
+ * cudaMallocAsync backend, which keeps no history): from there on the
+ * trace holds no allocator blocks.  Its text, or NULL. */
+#define TR_NOTE_TENSORS_OFF "tensor blocks are not recorded from here on"
+const char *trace_tensors_off_note(const struct trace *t);
 /*
  * Decode a blob into out (appended).  Checks the decompressed size against
  * the record's raw_size and `limit` (0: 64 GiB) before allocating, and the

@@ -8,7 +8,8 @@
 # (late batches), at exit, and across a checkpoint.  A process killed
 # before its exit fetch reads with no blocks from the first launch it never
 # fetched.  A free torch has not completed (record_stream) keeps its block
-# live until it completes.
+# live until it completes.  A torch that keeps no history (the
+# cudaMallocAsync backend) leaves a trace without blocks that says why.
 . tests/cli/test-lib.sh
 
 . tests/cli/capture-fakes.sh
@@ -135,6 +136,27 @@ n=$(grep -c "^history all alloc python True\$" ev.hist)
 check "capture with another thread asking for torch._inductor" env FAKE_OTHER_THREAD=1 \
 	"$GPUREDUCE" capture --tensors -o other.bin -- python3 app.py "$TMP/drive.so" "$TMP/faketorch"
 check_grep "  ...it got it" "^other thread got _inductor: True\$" "$HIST_LOG"
+
+# torch on its cudaMallocAsync backend keeps no history and gives no
+# snapshot: the program runs on, the trace says why it holds no blocks,
+# and capture says so at the end (both modes)
+for mode in events snapshot; do
+	: >"$HIST_LOG"
+	check "capture, torch on the cudaMallocAsync backend ($mode)" env FAKE_ASYNC_BACKEND=1 GPUREDUCE_TENSORS_MODE=$mode \
+		"$GPUREDUCE" capture --tensors -o async.bin -- python3 app.py "$TMP/drive.so" "$TMP/faketorch"
+	check_grep "  ...capture warns, with torch's reason" \
+		"^gpureduce: warning: --tensors: .*RuntimeError: cudaMallocAsync does not yet support recordHistory.*; tensor blocks are not recorded from here on\$" "$TMP/.out"
+	check "  ...dump" sh -c "./dump async.bin >async.txt"
+	n=$(grep -c "^NOTE --tensors: .*tensor blocks are not recorded from here on" async.txt)
+	[ "$n" = 1 ] && ok "  ...one NOTE in the trace" || fail "  ...$n such NOTEs"
+	grep -q "^BLOCK_" async.txt && fail "  ...no BLOCK record" || ok "  ...no BLOCK record"
+	n=$(grep -c "^LAUNCH" async.txt)
+	[ "$n" -ge 18 ] && ok "  ...every launch recorded ($n)" || fail "  ...$n launches"
+done
+: >"$HIST_LOG"
+check "a run whose allocator was read: no such warning" "$GPUREDUCE" capture --tensors -o read.bin -- \
+	python3 app.py "$TMP/drive.so" "$TMP/faketorch"
+grep -q "warning: --tensors" "$TMP/.out" && fail "  ...but it warned" || ok "  ...none"
 
 # the profile splits every fetch: torch's calls, the reader's Python
 : >"$HIST_LOG"

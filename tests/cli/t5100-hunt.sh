@@ -9,7 +9,7 @@
 # but within the allocator's rounded block is legal and must not be
 # reported (the guard sits at the rounded block end).  The clean variant
 # hunts clean.  The first finding becomes repro.cu, which faults (gcc
-# against the double).  Each launch has a Python line of its own (hunt
+# against the double).  A trace without blocks says why it has none.  Each launch has a Python line of its own (hunt
 # leaves a finding's later launches from the same line out: t5102).
 . tests/cli/test-lib.sh
 
@@ -150,6 +150,19 @@ n=$(grep -c "^finding" "$TMP/.out")
 [ "$n" = 2 ] && ok "  ...two findings (end guards only)" || fail "  ...$n findings, not 2"
 check_exit "--max-findings=1: exit 1" 1 $GPUREDUCE hunt --max-findings=1 --no-shrink bug.bin
 check_grep "  ...says it stopped" "stopped at 1 finding(s) (--max-findings): there may be more" "$TMP/.out"
+
+# a trace without allocator blocks: hunt says how to get them, or, when
+# capture --tensors could not read the allocator (torch on its
+# cudaMallocAsync backend keeps no history), why there are none
+grep -v '^block ' clean.txt >noblk.txt
+check "mktrace: a run without blocks" $MKTRACE noblk.bin <noblk.txt
+check "hunt of it: exit 0" $GPUREDUCE hunt --no-shrink noblk.bin
+check_grep "  ...says how to get the blocks" "(no allocator blocks: capture --tensors for those)" "$TMP/.out"
+why="--tensors: turning on the allocator history failed: RuntimeError: cudaMallocAsync does not yet support recordHistory.; tensor blocks are not recorded from here on"
+sed "s/^end 0\$/note $why\nend 0/" noblk.txt >offblk.txt
+check "mktrace: the same, with capture's note that --tensors could not read the allocator" $MKTRACE offblk.bin <offblk.txt
+check "hunt of it: exit 0" $GPUREDUCE hunt --no-shrink offblk.bin
+check_grep "  ...says why there are no blocks" "(no allocator blocks: --tensors: turning on the allocator history failed: RuntimeError: cudaMallocAsync does not yet support recordHistory" "$TMP/.out"
 
 # errors
 check_exit "no trace: usage (2)" 2 $GPUREDUCE hunt

@@ -8,7 +8,10 @@
 # each allocation N frames under torch's site-packages above the caller's
 # (default 1), FAKE_NO_METADATA=1 plays a torch from before 2025,
 # FAKE_TIMES=0 events without times, FAKE_SKEW_US a clock ahead,
-# FAKE_OTHER_THREAD=1 another thread asking for torch._inductor while a
+# FAKE_ASYNC_BACKEND=1 a torch on the cudaMallocAsync allocator backend
+# (PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync: no history, no
+# snapshot; its errors are torch's), FAKE_OTHER_THREAD=1 another thread
+# asking for torch._inductor while a
 # snapshot is taken.  HIST_LOG names a file that gets a line for every
 # history call (and for an import of torch._inductor).
 import os, sys, threading, time
@@ -56,6 +59,9 @@ class _Memory:
         del self.live[a]
     def _record_memory_history(self, enabled=None, context=None, stacks=None, max_entries=0,
                                clear_history=False):
+        if os.environ.get('FAKE_ASYNC_BACKEND') == '1':   # torch's own words for that backend
+            raise RuntimeError('cudaMallocAsync does not yet support recordHistory. '
+                               'If you need it, please file an issue describing your use case.')
         self.log.write('history %s %s %s %s\n' % (enabled, context, stacks, clear_history))
         self.log.flush()
         self.hist = enabled
@@ -64,6 +70,11 @@ class _Memory:
     def _set_memory_metadata(self, s):
         self.tls.meta = s
     def _snapshot(self):
+        if os.environ.get('FAKE_ASYNC_BACKEND') == '1':
+            raise RuntimeError('Calling snapshot with backend:cudaMallocAsync is not meaningful. '
+                               '(For backend:native, snapshot returns a detailed summary of all '
+                               'blocks tracked by the allocator, but the cudaMallocAsync backend '
+                               'does not track individual blocks.)')
         self._rec('snapshot', 0, 0, None)
         if self.segs is not None:   # the program's own state (t1007)
             return {'segments': self.segs, 'device_traces': [list(self.trace)]}
