@@ -335,11 +335,15 @@ static int hunt_one(struct hunt_cli *c, const char *path, int multi)
 	if (!c->quiet) {
 		/* without blocks: why (capture --tensors could not read the
 		 * allocator), or how to get them */
-		const char *off = r.has_blocks ? NULL : trace_tensors_off_note(&t);
+		struct strbuf nob = STRBUF_INIT;
+		if (!r.has_blocks) {
+			const char *off = trace_tensors_off_note(&t);
+			sb_addf(&nob, " (no allocator blocks: %s)", off ? off : "capture --tensors for those");
+		}
 		fprintf(stderr, "hunt: %s%s: %zu launch(es); %zu tensor(s) in %zu segment(s) guarded at their "
-			"block ends%s%s%s; %zu replay(s), %.2f s\n", tag, path, r.st.launches, r.st.blocks, r.st.segments,
-			r.has_blocks ? "" : " (no allocator blocks: ", r.has_blocks ? "" : off ? off : "capture --tensors for those",
-			r.has_blocks ? "" : ")", r.replays, r.seconds);
+			"block ends%s; %zu replay(s), %.2f s\n", tag, path, r.st.launches, r.st.blocks, r.st.segments,
+			nob.len ? nob.buf : "", r.replays, r.seconds);
+		sb_release(&nob);
 	}
 	if (r.note[0])
 		fprintf(stderr, "gpureduce hunt: note: %s%s: %s\n", tag, path, r.note);
