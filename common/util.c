@@ -133,45 +133,43 @@ int write_all(int fd, const void *buf, size_t len)
 
 int write_file(const char *path, const void *data, size_t len, struct strbuf *err)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), e;
 	if (fd < 0) {
-		sb_addf(err, "%s: cannot create: %s", path, strerror(errno));
+		e = errno;
+		sb_addf(err, "%s: cannot create: %s", path, strerror(e));
+		errno = e;
 		return -1;
 	}
-	if (write_all(fd, data, len) < 0 || close(fd) < 0) {
-		sb_addf(err, "%s: write failed: %s", path, strerror(errno));
-		return -1;
+	if (write_all(fd, data, len) < 0) {
+		e = errno;
+		close(fd);
+		goto fail;
+	}
+	if (close(fd) < 0) {
+		e = errno;
+		goto fail;
 	}
 	return 0;
+fail:
+	sb_addf(err, "%s: write failed: %s", path, strerror(e));
+	errno = e;
+	return -1;
 }
 
 int write_file_whole(const char *path, const void *data, size_t len, struct strbuf *err)
 {
-	struct strbuf tmp = STRBUF_INIT;
-	int fd = -1, ret = -1;
+	struct strbuf tmp = STRBUF_INIT, why = STRBUF_INIT;
+	int ret = 0;
 
 	sb_addf(&tmp, "%s.tmp", path);
-	fd = open(tmp.buf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		goto fail;
-	if (write_all(fd, data, len) < 0)
-		goto fail;
-	if (close(fd) < 0) {
-		fd = -1;
-		goto fail;
+	if (write_file(tmp.buf, data, len, &why) < 0 || rename(tmp.buf, path) < 0) {
+		int e = errno;
+		sb_addf(err, "%s: cannot write: %s", path, strerror(e));
+		unlink(tmp.buf);
+		ret = -1;
 	}
-	fd = -1;
-	if (rename(tmp.buf, path) < 0)
-		goto fail;
-	ret = 0;
-	goto out;
-fail:
-	sb_addf(err, "%s: cannot write: %s", path, strerror(errno));
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp.buf);
-out:
 	sb_release(&tmp);
+	sb_release(&why);
 	return ret;
 }
 

@@ -3,8 +3,10 @@
  * (GPUREDUCE_STATUS), read by its one parser (src/launch/capture-ranks.c:
  * cr_status_each, cr_read_status), and common/util.c's whole-file writer,
  * through which report.md and a capture's index.yaml are written (an
- * earlier file stays as it was when a new one cannot be written).
+ * earlier file stays as it was when a new one cannot be written), and
+ * write_file under it, which closes what it opened when a write fails.
  */
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -114,6 +116,36 @@ UNIT_TEST(status_lines_one_parser)
 	remove_tree(dir);
 	free(dir);
 	sb_release(&path);
+	sb_release(&err);
+}
+
+/* open descriptors of this process (/proc/self/fd), or -1 */
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* a write that fails (the full device) closes the file it opened, and
+ * says so with the path and the cause */
+UNIT_TEST(write_file_closes_on_failure)
+{
+	struct strbuf err = STRBUF_INIT;
+	int before = open_fds();
+
+	if (access("/dev/full", W_OK) != 0)
+		return;   /* (no /dev/full here) */
+	for (int i = 0; i < 3; i++)
+		CHECK(write_file("/dev/full", "x", 1, &err) < 0);
+	CHECK(strstr(err.buf, "/dev/full: write failed: ") != NULL);
+	CHECK_EQ_U(open_fds(), before);
 	sb_release(&err);
 }
 
