@@ -252,7 +252,7 @@ static int summarize(const char *path, const char *shown, int status, const stru
 	int in_ck = 0;
 	const struct tr_fault *fault = NULL;
 	const struct tr_checkpoint *ck = NULL;
-	const char *ck_note = NULL, *ck_cost = NULL;
+	const char *ck_note = NULL, *ck_cost = NULL, *tensors_off;
 	int has_end = 0, ret = -1;
 	char sbuf[48], b1[32], b2[32];
 
@@ -340,8 +340,8 @@ static int summarize(const char *path, const char *shown, int status, const stru
 		fprintf(stderr, "gpureduce: warning: %s\n", ck_note);
 	/* --tensors that could not read the allocator (a fault's trace says
 	 * so below, with what else it lacks) */
-	if (!fault && trace_tensors_off_note(&t))
-		fprintf(stderr, "gpureduce: warning: %s\n", trace_tensors_off_note(&t));
+	if (!fault && (tensors_off = trace_tensors_off_note(&t)))
+		fprintf(stderr, "gpureduce: warning: %s\n", tensors_off);
 	{
 		/* what replay will lack, said now rather than when a shrink fails */
 		struct strbuf lacks = STRBUF_INIT;
