@@ -73,6 +73,17 @@ check_grep "  ...--tensors with and without torch's stacks beside capture" \
 check_grep "  ...their median steps" "tensors 24.000 (1.20x), 0.125; tnostack 23.000 (1.15x), 0.125$" tensors.txt
 check_grep "  ...the profiled run's tensor blocks" "capture --tensors (one run apart, profiled):   tensor blocks (--tensors): 1000 calls" tensors.txt
 check_grep "  ...and its fetches' split" "capture --tensors (one run apart, profiled):   of all fetches: the reader's Python" tensors.txt
+check_exit "bench-hostfed with BENCH_HOSTFED_FETCH and BENCH_HOSTFED_SHM: exit 0" 0 env PYTHON="$TMP/fb/python" BUILD="$TMP/fb" \
+	BENCH_OUT="$TMP/out" BENCH_HOSTFED_TENSORS=1 BENCH_HOSTFED_FETCH=4000 BENCH_HOSTFED_SHM=1 BENCH_HOSTFED_ROUNDS=1 \
+	bash "$SRCDIR/tests/gpu/bench-hostfed.sh"
+cp "$TMP/.out" fetch.txt
+check_grep "  ...the trace in /dev/shm beside capture" \
+	"capture with the trace in /dev/shm: 5.000 s (1.00x), against 5.000 s with it in .* (1.00x)" fetch.txt
+check_grep "  ...the default interval's profiled loop" "^hostfed: tprof (profiled --tensors): 6.000 s loop$" fetch.txt
+check_grep "  ...the other interval's loop" "^hostfed: tf4000 (profiled --tensors, GPUREDUCE_TENSORS_FETCH=4000): 6.000 s loop$" fetch.txt
+check_grep "  ...and its fetch lines" "^  tf4000:   of all fetches: the reader's Python" fetch.txt
+n=$(grep -c "tensor blocks (--tensors): 1000 calls" fetch.txt)
+[ "$n" = 2 ] && ok "  ...each profiled run's lines once (tprof, tf4000)" || fail "  ...tensor-block lines printed $n times, not 2"
 
 # --- launch-cost.sh --------------------------------------------------------------
 # the program prints 9.00 us a launch plainly, 10.00 under capture

@@ -260,14 +260,18 @@ if [ "$TNS" = 1 ]; then
 	grep -a '^gpureduce: capture profile: \(driver callbacks\|launch callback (enter)\|  *tensor blocks\|tensor history\|  python frames\|  of all fetches\)' "$OUT/tprof-1.log" 2>/dev/null |
 		sed 's/^gpureduce: capture profile: /  capture --tensors (one run apart, profiled): /'
 fi
-# the fetch intervals' profiled runs beside the default's (tprof): loop
-# seconds (all profiled alike) and what the fetches cost
-for w in $([ "$TNS" = 1 ] && echo tprof) $(for n in $FETCH; do echo "tf$n"; done); do
-	[ -f "$OUT/$w-1.log" ] || continue
-	echo "hostfed: $w (profiled --tensors$([ "$w" = tprof ] || echo ", GPUREDUCE_TENSORS_FETCH=${w#tf}")): $(loop_secs "$OUT/$w-1.log") s loop"
-	grep -a '^gpureduce: capture profile: \(  *tensor blocks\|tensor history\|  of all fetches\)' "$OUT/$w-1.log" |
-		sed "s/^gpureduce: capture profile: /  $w: /"
-done
+# the fetch intervals' profiled runs beside the default's (tprof, whose
+# fetch lines are above): loop seconds (all profiled alike) and what the
+# fetches cost
+if [ -n "$FETCH" ]; then
+	[ -f "$OUT/tprof-1.log" ] && echo "hostfed: tprof (profiled --tensors): $(loop_secs "$OUT/tprof-1.log") s loop"
+	for n in $FETCH; do
+		[ -f "$OUT/tf$n-1.log" ] || continue
+		echo "hostfed: tf$n (profiled --tensors, GPUREDUCE_TENSORS_FETCH=$n): $(loop_secs "$OUT/tf$n-1.log") s loop"
+		grep -a '^gpureduce: capture profile: \(  *tensor blocks\|tensor history\|  of all fetches\)' "$OUT/tf$n-1.log" |
+			sed "s/^gpureduce: capture profile: /  tf$n: /"
+	done
+fi
 last=$OUT/flight-$ROUNDS.log
 if [ -f "$last" ]; then
 	echo "capture's own time, round $ROUNDS's flight recorder (GPUREDUCE_CAPTURE_PROFILE=1):"
