@@ -25,6 +25,9 @@
  *                               written at least this often (default 100; 0:
  *                               one write(2) each); flushed at once at a fault,
  *                               at exit and before a checkpoint (flusher.c)
+ *   GPUREDUCE_BLOCKING          "library": the library waits for each launch in
+ *                               its exit callback, the program running with
+ *                               CUDA_LAUNCH_BLOCKING=0 (lib_block_after)
  *   GPUREDUCE_CAPTURE_PROFILE   "1": where capture's time went, on stderr at
  *                               exit (prof.c; make bench-cpu prints it)
  *   GPUREDUCE_CAPTURE_ALL_CALLBACKS "1": every driver API's callback, not only
@@ -46,6 +49,8 @@
  *   alloc calls (exit, ok)    TR_ALLOC      free calls (enter)  TR_FREE
  *   copies, memsets (enter)   TR_MEMCPY_*, TR_MEMSET (H2D with the bytes; copies.c)
  *   launches (enter)          TR_LAUNCH with parameter bytes and Python frames
+ *                             (GPUREDUCE_BLOCKING=library: most launches' in
+ *                             the exit, before the library's wait)
  *   func attributes (exit)    TR_FUNC_ATTR
  *   tensor map encodes (exit) TR_TENSORMAP (tensormap.c)
  *   first sticky error (exit of any driver call)  TR_FAULT, then nothing more
@@ -72,6 +77,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -728,39 +734,344 @@ static void pinned_args(const char *kernel, const uint8_t *args, uint32_t argsiz
 	}
 }
 
-static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
-{
-	struct launch_in l;
+/* A launch's Python stack as its callback read it (pystack.c): the frames'
+ * tokens and lines, and their strings only for a stack not written yet. */
+struct launch_py {
 	struct tr_frame frames[CAP_PY_MAX_FRAMES];
 	uint64_t ftoks[CAP_PY_MAX_FRAMES];
 	uint32_t flines[CAP_PY_MAX_FRAMES];
-	uintptr_t py_ts = 0;
-	int have_strings = 0;   /* frames[] filled, not only ftoks/flines */
+	uintptr_t ts;
+	int have_strings;          /* frames[] filled, not only ftoks/flines */
+	uint32_t n, state;
+	struct strbuf store;
+};
+
+/* A launch's parameter bytes, in buf when they fit. */
+struct launch_args {
+	uint8_t *args;
+	uint32_t size;
+	int hashed;
+	uint64_t hash;
+	uint8_t buf[1024];
+};
+
+static void py_read(struct launch_py *py)
+{
+	py->n = 0;
+	py->ts = 0;
+	py->have_strings = 0;
+	py->state = cap_py_keys(py->ftoks, py->flines, S.py_frames, &py->n, &py->ts);
+	if (py->state == CAP_PY_NEED_FRAMES) {
+		py->state = cap_py_frames(py->frames, S.py_frames, &py->n, &py->store, py->ftoks);
+		py->have_strings = 1;
+	}
+}
+
+static void py_strings(struct launch_py *py)
+{
+	if (!py->have_strings && py->n) {
+		py->state = cap_py_frames_at(py->ts, py->frames, S.py_frames, &py->n, &py->store, py->ftoks);
+		py->have_strings = 1;
+	}
+}
+
+static void args_release(struct launch_args *a)
+{
+	if (a->args != a->buf)
+		free(a->args);
+	a->args = NULL;
+}
+
+/* The records of one launch, from its test name to its LAUNCH (lock held,
+ * recording on): the tensor and source readings are written (and taken
+ * over), the parameter bytes built unless a->args holds them already,
+ * and, with do_mm, the pinned and managed memory it points into is
+ * brought up to date before the LAUNCH (a deferred launch did that in
+ * its enter callback: defer_enter).  t: the profile's lap clock. */
+static void launch_emit(const struct launch_in *l, struct fn_info *fi, struct launch_py *py,
+			struct cap_tm_reading *tm, struct cap_src_reading *src, int captured,
+			struct launch_args *a, int do_mm, const CUpti_CallbackData *cb, uint64_t *tp)
+{
 	struct tr_launch_attr *attrs = NULL, attrbuf[8];
-	struct strbuf pystore = STRBUF_INIT;
+	uint32_t nattrs = 0;
+	struct tr_rec r;
+	uint64_t t = *tp;
+	long ev;
+
+	if (!captured)
+		cap_test_note(&S.w);   /* the test this launch belongs to (testname.c) */
+	cap_tm_write(&S.w, tm);   /* before the LAUNCH: the blocks live at this launch */
+	cap_src_write(&S.w, src);
+	fn_write_info_locked(fi);
+	CAP_LAP(CP_L_PRE, t);
+	if (!a->args)
+		a->args = build_args(fi, l, &a->size, a->buf, sizeof(a->buf));
+	if (l->cfg && l->cfg->numAttrs && l->cfg->attrs) {
+		nattrs = l->cfg->numAttrs;
+		/* a launch's few attributes need no allocation */
+		attrs = nattrs <= ARRAY_SIZE(attrbuf) ? attrbuf : xcalloc(nattrs, sizeof(*attrs));
+		for (uint32_t i = 0; i < nattrs; i++) {
+			size_t len = sizeof(l->cfg->attrs[i].value);
+			if (len > sizeof(attrs[i].value))
+				len = sizeof(attrs[i].value);
+			attrs[i].id = (uint32_t)l->cfg->attrs[i].id;
+			attrs[i].len = (uint32_t)len;
+			memcpy(attrs[i].value, &l->cfg->attrs[i].value, len);
+		}
+	}
+	if (a->args)
+		cap_tmap_check_launch(fi->name, fi->params, fi->nparams, a->args, a->size, &fi->tmap_noted);
+	if (!fi->noted && (fi->layout_unknown || !*fi->name)) {
+		fi->noted = 1;
+		note_locked("kernel %s (handle 0x%llx): the driver gave no %s; replay cannot rebuild its launches",
+			    *fi->name ? fi->name : "?", (unsigned long long)(uintptr_t)l->f,
+			    *fi->name ? "parameter layout" : "name");
+	}
+	CAP_LAP(CP_ARGS, t);
+
+	memset(&r, 0, sizeof(r));
+	r.type = TR_LAUNCH;
+	r.u.launch.seq = S.launches;
+	r.u.launch.func = (uint64_t)(uintptr_t)l->f;
+	r.u.launch.name = fi->name;
+	r.u.launch.api = l->api;
+	r.u.launch.flags = captured ? TR_F_CAPTURED : 0;
+	if (fi->comm || cap_fold_pending())   /* issue 25 */
+		r.u.launch.flags |= cap_fold_enter(fi->name, S.launches, a->args, a->size, captured);
+	r.u.launch.grid = l->grid;
+	r.u.launch.block = l->block;
+	r.u.launch.shmem = l->shmem;
+	r.u.launch.stream = (uint64_t)(uintptr_t)l->stream;
+	r.u.launch.nparams = fi->nparams;
+	r.u.launch.params = fi->params;
+	r.u.launch.argsize = a->size;
+	r.u.launch.args = a->args;
+	/* hashed once: the foreign scan's memo and the short-launch table */
+	if (!a->hashed) {
+		a->hash = a->args && a->size ? tr_hash(a->args, a->size) : 0;
+		a->hashed = 1;
+	}
+	r.u.launch.args_hash = a->hash;
+	r.u.launch.nattrs = nattrs;
+	r.u.launch.attrs = attrs;
+	r.u.launch.tid = my_tid();
+	/* the frames once, as a PYSTACK, and by id here (pystack.c); read
+	 * as strings only for a stack not written yet */
+	if (py->n && !py->have_strings &&
+	    !(r.u.launch.stack = cap_pystack_find(py->ftoks, py->flines, py->n)))
+		py_strings(py);
+	if (py->n && py->have_strings)
+		r.u.launch.stack = cap_pystack_id(&S.w, py->frames, py->ftoks, py->n);
+	r.u.launch.py_state = py->state;
+	r.u.launch.nframes = r.u.launch.stack ? 0 : py->n;
+	r.u.launch.frames = py->frames;
+	CAP_LAP(CP_L_FILL, t);
+	if (do_mm) {
+		/* pinned memory it points into is tracked from now (a captured
+		 * launch's: written before the graph's launch) */
+		pinned_args(fi->name, a->args, a->size, a->hash, captured);
+		if (!captured)
+			cap_mm_sync(&S.w, &S.h2d, CAP_MM_LAUNCH);   /* what the CPU (or another process) wrote */
+		CAP_LAP(CP_L_MANAGED, t);
+	}
+	ev = cap_same_record(&S.w, &r);
+	CAP_LAP(CP_RECORD, t);
+	S.last_seq = S.launches++;
+	ckpt_progress(S.launches, 0);
+	S.last_fi = fi;   /* its name is copied only if it is freed (fns_invalidate) */
+	if (ev >= 0 && cb->correlationData)
+		*cb->correlationData = S.last_seq + 1;
+	if (attrs != attrbuf)
+		free(attrs);
+	*tp = t;
+}
+
+/* ---- blocking in the library (GPUREDUCE_BLOCKING=library) ----------------
+ *
+ * `gpureduce capture` runs the program with CUDA_LAUNCH_BLOCKING=1: each
+ * launch returns once its kernel has finished, with the kernel's fault as
+ * its result.  With GPUREDUCE_BLOCKING=library (set with
+ * CUDA_LAUNCH_BLOCKING=0 by capture, src/cmd-capture.c) the driver
+ * launches asynchronously and the library blocks instead: in a launch's
+ * (or graph launch's) exit callback it waits for the launch's stream, and
+ * a sticky error that wait returns becomes the launch's own result.  What
+ * this buys: a launch's record (its Python stack, fields, the record's
+ * write) is made in the exit callback, while the kernel runs, instead of
+ * before it starts (defer_enter, defer_exit).  What must precede the
+ * kernel stays in the enter callback: a checkpoint, the parameter bytes,
+ * and the pinned, managed and foreign memory they point into.  A kernel's
+ * first launch, a communication kernel to fold, a launch captured into a
+ * graph and every launch under --tensors are recorded whole at enter, as
+ * without this mode (they still wait at exit).  docs/CAPTURE-COST.md. */
+static int g_libsync;
+
+struct launch_defer {         /* a launch recorded in halves, on this thread */
+	int on;
+	struct launch_in l;
+	struct launch_args a;
+};
+static __thread struct launch_defer t_defer;
+static __thread uint64_t t_sync_ns;   /* profile: the wait, left out of the callback's own time */
+
+/* The pre-kernel half of a launch, in its enter callback: 1 when done
+ * (defer_exit makes the record), 0 when the launch is to be recorded
+ * whole now. */
+static int defer_enter(const struct launch_in *l, uint64_t *tp)
+{
+	struct launch_defer *d = &t_defer;
+	struct fn_info *fi;
+	uint64_t t = *tp;
+
+	if (d->on) {   /* an exit callback never came (recording stopped) */
+		args_release(&d->a);
+		d->on = 0;
+	}
+	if (cap_tm_enabled() || capturing(l->stream))
+		return 0;
+	CAP_LAP(CP_L_CAPTURING, t);
+	t_fn_ns = 0;
+	fi = fn_get_locked(l->f);   /* lock held from here */
+	if (!fi->src_asked || fi->comm || cap_fold_pending() || !S.recording) {
+		unlock();
+		return 0;
+	}
+	CAP_LAP(CP_L_LOOKUP, t);
+	cap_wq_poll(&S.w);
+	ckpt_maybe(&S.w, S.launches);   /* may start a new segment */
+	if (g_wbuf && !S.w.wcap) {
+		tw_set_buffer(&S.w, g_wbuf);
+		cap_wq_attach(&S.w);
+	}
+	CAP_LAP(CP_L_CKPT, t);
+	memset(&d->a, 0, offsetof(struct launch_args, buf));
+	d->a.args = build_args(fi, l, &d->a.size, d->a.buf, sizeof(d->a.buf));
+	d->a.hash = d->a.args && d->a.size ? tr_hash(d->a.args, d->a.size) : 0;
+	d->a.hashed = 1;
+	CAP_LAP(CP_ARGS, t);
+	pinned_args(fi->name, d->a.args, d->a.size, d->a.hash, 0);
+	cap_mm_sync(&S.w, &S.h2d, CAP_MM_LAUNCH);   /* what the CPU (or another process) wrote */
+	CAP_LAP(CP_L_MANAGED, t);
+	d->l = *l;
+	d->on = 1;
+	unlock();
+	*tp = t;
+	return 1;
+}
+
+/* The rest of a launch deferred by defer_enter, in its exit callback,
+ * before the wait for its kernel (lib_block_after). */
+static void defer_exit(const CUpti_CallbackData *cb)
+{
+	struct launch_defer *d = &t_defer;
+	struct launch_py py;
+	struct cap_tm_reading *tm = NULL;
+	struct fn_info *fi;
+	uint64_t t = CAP_PROF_T0(), start = t;
+
+	d->on = 0;
+	py.store = (struct strbuf)STRBUF_INIT;
+	py_read(&py);
+	CAP_LAP(CP_PYFRAMES, t);
+	fi = fn_get_locked(d->l.f);   /* lock held from here */
+	if (S.recording)
+		launch_emit(&d->l, fi, &py, tm, NULL, 0, &d->a, 0, cb, &t);
+	unlock();
+	args_release(&d->a);
+	sb_release(&py.store);
+	if (cap_prof_on) {
+		CAP_LAP(CP_L_TAIL, t);
+		cap_prof_extend(CP_LAUNCH, t - start);
+	}
+}
+
+/* Wait for the stream s, in relaxed capture mode when any stream may be
+ * capturing (a wait on a stream that is not capturing is legal, but in
+ * the global mode another thread's capture forbids it). */
+static CUresult lib_block(CUstream s)
+{
+	CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_RELAXED;
+	int ex = __atomic_load_n(&g_captures, __ATOMIC_ACQUIRE) &&
+		 cuThreadExchangeStreamCaptureMode(&m) == CUDA_SUCCESS;
+	CUresult r = cuStreamSynchronize(s);
+
+	if (ex)
+		cuThreadExchangeStreamCaptureMode(&m);
+	return r;
+}
+
+/* A launch or graph launch that the driver accepted: wait for it, and give
+ * a sticky error as its result (a launch faults "at" itself, as under
+ * CUDA_LAUNCH_BLOCKING=1). */
+static void lib_block_after(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+	struct launch_in l;
+	CUstream s;
+	CUresult r;
+	uint64_t t0;
+
+	if (!cb->functionReturnValue || *(const CUresult *)cb->functionReturnValue != CUDA_SUCCESS)
+		return;
+	if (is_launch(cbid)) {
+		if (get_launch(cbid, cb->functionParams, &l) < 0)
+			return;
+		s = l.stream;
+	} else if (cbid == CB(cuGraphLaunch)) {
+		s = ((const cuGraphLaunch_params *)cb->functionParams)->hStream;
+	} else if (cbid == CB(cuGraphLaunch_ptsz)) {
+		s = eff_stream(((const cuGraphLaunch_ptsz_params *)cb->functionParams)->hStream, 1);
+	} else {
+		return;
+	}
+	if (capturing(s))
+		return;   /* nothing ran */
+	t0 = CAP_PROF_T0();
+	r = lib_block(s);
+	if (cap_prof_on) {
+		uint64_t ns = cap_prof_now_ns() - t0;
+		cap_prof_put(CP_LIBSYNC, ns);
+		t_sync_ns += ns;
+	}
+	if (r == CUDA_SUCCESS)
+		return;
+	if (is_sticky(r)) {
+		*(CUresult *)cb->functionReturnValue = r;
+	} else if (lock_rec()) {
+		if (S.failed_notes < MAX_FAILED_NOTES) {
+			S.failed_notes++;
+			note_locked("blocking in the library: waiting for %s's stream returned %s; this launch "
+				    "was not waited for", cb->functionName, err_name(r));
+		}
+		unlock();
+	}
+}
+
+static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+	struct launch_in l;
+	struct launch_py py;
+	struct launch_args a;
 	struct fn_info *fi;
 	struct cap_tm_reading *tm;
 	struct cap_src_reading *src = NULL;
-	uint32_t nframes = 0, py_state, nattrs = 0, argsize = 0;
-	uint8_t *args = NULL, argbuf[1024];
 	int captured;
-	struct tr_rec r;
-	long ev;
 	/* GPUREDUCE_CAPTURE_PROFILE: each CAP_LAP ends a part (prof.h) */
 	uint64_t t = t_cb_ns, start = t_cb_ns;
 
 	CAP_LAP(CP_L_DISPATCH, t);
 	if (get_launch(cbid, cb->functionParams, &l) < 0)
 		return;
+	if (g_libsync && defer_enter(&l, &t)) {
+		if (cap_prof_on)
+			cap_prof_put(CP_LAUNCH, t - start);
+		return;
+	}
+	a.args = NULL;
+	a.size = 0;
+	a.hashed = 0;
+	py.store = (struct strbuf)STRBUF_INIT;
 	/* Everything that may call into Python or the driver happens first,
 	 * outside the lock. */
-	/* the stack's tokens and lines: its strings only when it is new
-	 * (pystack.c), or when only the API walk can read it */
-	py_state = cap_py_keys(ftoks, flines, S.py_frames, &nframes, &py_ts);
-	if (py_state == CAP_PY_NEED_FRAMES) {
-		py_state = cap_py_frames(frames, S.py_frames, &nframes, &pystore, ftoks);
-		have_strings = 1;
-	}
+	py_read(&py);
 	CAP_LAP(CP_PYFRAMES, t);
 	tm = cap_tm_read();   /* capture --tensors: the allocator's blocks (torchmem.c) */
 	CAP_LAP(CP_L_TENSORS, t);
@@ -781,11 +1092,8 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		 * takes the GIL: not under the lock) */
 		fi->src_asked = 1;
 		unlock();
-		if (!have_strings && nframes) {
-			py_state = cap_py_frames_at(py_ts, frames, S.py_frames, &nframes, &pystore, ftoks);
-			have_strings = 1;
-		}
-		src = cap_src_read(l.f, py_state, frames, nframes);
+		py_strings(&py);
+		src = cap_src_read(l.f, py.state, py.frames, py.n);
 		fi = fn_get_locked(l.f);
 		CAP_LAP(CP_L_SOURCE, t);
 	}
@@ -801,94 +1109,15 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		}
 	}
 	CAP_LAP(CP_L_CKPT, t);
-	if (!captured)
-		cap_test_note(&S.w);   /* the test this launch belongs to (testname.c) */
-	cap_tm_write(&S.w, tm);   /* before the LAUNCH: the blocks live at this launch */
+	launch_emit(&l, fi, &py, tm, src, captured, &a, 1, cb, &t);
 	tm = NULL;
-	cap_src_write(&S.w, src);
 	src = NULL;
-	fn_write_info_locked(fi);
-	CAP_LAP(CP_L_PRE, t);
-	args = build_args(fi, &l, &argsize, argbuf, sizeof(argbuf));
-	if (l.cfg && l.cfg->numAttrs && l.cfg->attrs) {
-		nattrs = l.cfg->numAttrs;
-		/* a launch's few attributes need no allocation */
-		attrs = nattrs <= ARRAY_SIZE(attrbuf) ? attrbuf : xcalloc(nattrs, sizeof(*attrs));
-		for (uint32_t i = 0; i < nattrs; i++) {
-			size_t len = sizeof(l.cfg->attrs[i].value);
-			if (len > sizeof(attrs[i].value))
-				len = sizeof(attrs[i].value);
-			attrs[i].id = (uint32_t)l.cfg->attrs[i].id;
-			attrs[i].len = (uint32_t)len;
-			memcpy(attrs[i].value, &l.cfg->attrs[i].value, len);
-		}
-	}
-	if (args)
-		cap_tmap_check_launch(fi->name, fi->params, fi->nparams, args, argsize, &fi->tmap_noted);
-	if (!fi->noted && (fi->layout_unknown || !*fi->name)) {
-		fi->noted = 1;
-		note_locked("kernel %s (handle 0x%llx): the driver gave no %s; replay cannot rebuild its launches",
-			    *fi->name ? fi->name : "?", (unsigned long long)(uintptr_t)l.f,
-			    *fi->name ? "parameter layout" : "name");
-	}
-	CAP_LAP(CP_ARGS, t);
-
-	memset(&r, 0, sizeof(r));
-	r.type = TR_LAUNCH;
-	r.u.launch.seq = S.launches;
-	r.u.launch.func = (uint64_t)(uintptr_t)l.f;
-	r.u.launch.name = fi->name;
-	r.u.launch.api = l.api;
-	r.u.launch.flags = captured ? TR_F_CAPTURED : 0;
-	if (fi->comm || cap_fold_pending())   /* issue 25 */
-		r.u.launch.flags |= cap_fold_enter(fi->name, S.launches, args, argsize, captured);
-	r.u.launch.grid = l.grid;
-	r.u.launch.block = l.block;
-	r.u.launch.shmem = l.shmem;
-	r.u.launch.stream = (uint64_t)(uintptr_t)l.stream;
-	r.u.launch.nparams = fi->nparams;
-	r.u.launch.params = fi->params;
-	r.u.launch.argsize = argsize;
-	r.u.launch.args = args;
-	/* hashed once: the foreign scan's memo and the short-launch table */
-	r.u.launch.args_hash = args && argsize ? tr_hash(args, argsize) : 0;
-	r.u.launch.nattrs = nattrs;
-	r.u.launch.attrs = attrs;
-	r.u.launch.tid = my_tid();
-	/* the frames once, as a PYSTACK, and by id here (pystack.c); read
-	 * as strings only for a stack not written yet */
-	if (nframes && !have_strings && !(r.u.launch.stack = cap_pystack_find(ftoks, flines, nframes))) {
-		py_state = cap_py_frames_at(py_ts, frames, S.py_frames, &nframes, &pystore, ftoks);
-		have_strings = 1;
-	}
-	if (nframes && have_strings)
-		r.u.launch.stack = cap_pystack_id(&S.w, frames, ftoks, nframes);
-	r.u.launch.py_state = py_state;
-	r.u.launch.nframes = r.u.launch.stack ? 0 : nframes;
-	r.u.launch.frames = frames;
-	CAP_LAP(CP_L_FILL, t);
-	/* pinned memory it points into is tracked from now (a captured
-	 * launch's: written before the graph's launch) */
-	pinned_args(fi->name, args, argsize, r.u.launch.args_hash, captured);
-	if (!captured)
-		cap_mm_sync(&S.w, &S.h2d, CAP_MM_LAUNCH);   /* what the CPU (or another process) wrote */
-	CAP_LAP(CP_L_MANAGED, t);
-	ev = cap_same_record(&S.w, &r);
-	CAP_LAP(CP_RECORD, t);
-	S.last_seq = S.launches++;
-	ckpt_progress(S.launches, 0);
-	S.last_fi = fi;   /* its name is copied only if it is freed (fns_invalidate) */
-	if (ev >= 0 && cb->correlationData)
-		*cb->correlationData = S.last_seq + 1;
 out:
 	unlock();
 	cap_tm_free(tm);
 	cap_src_free(src);
-	if (args != argbuf)
-		free(args);
-	if (attrs != attrbuf)
-		free(attrs);
-	sb_release(&pystore);
+	args_release(&a);
+	sb_release(&py.store);
 	if (cap_prof_on) {
 		CAP_LAP(CP_L_TAIL, t);
 		cap_prof_put(CP_LAUNCH, t - start);
@@ -1769,6 +1998,10 @@ static void on_driver(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 			on_unsupported_enter(cbid, cb);
 		return;
 	}
+	if (t_defer.on && is_launch(cbid))
+		defer_exit(cb);   /* its record, while the kernel runs */
+	if (g_libsync)
+		lib_block_after(cbid, cb);   /* then the wait (GPUREDUCE_BLOCKING=library) */
 	on_result(cbid, cb);
 	if (is_launch(cbid) && cap_fold_pending() && lock_rec()) {
 		/* a communication kernel's effect (fold.c) */
@@ -1836,8 +2069,10 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain domain, CUpti_Ca
 		const CUpti_CallbackData *cb = data;
 		uint64_t t0 = cap_prof_now_ns(), t1;
 		t_cb_ns = t0;
+		t_sync_ns = 0;
 		on_driver(cbid, data);
-		t1 = cap_prof_add(CP_CALLBACK, t0, 0);
+		t1 = cap_prof_now_ns() - t_sync_ns;   /* the library's wait for a kernel is not its own time */
+		cap_prof_put(CP_CALLBACK, t1 - t0);
 		if (!is_launch(cbid))
 			cap_prof_put(CP_OTHER, t1 - t0);
 		else if (cb->callbackSite == CUPTI_API_EXIT)
@@ -2065,6 +2300,8 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
 	s = getenv("GPUREDUCE_CAPTURE_ABLATE");
 	g_ablate = !s ? ABLATE_NONE : !strcmp(s, "dispatch") ? ABLATE_DISPATCH
 		 : !strcmp(s, "nobytes") ? ABLATE_NOBYTES : ABLATE_NONE;
+	s = getenv("GPUREDUCE_BLOCKING");
+	g_libsync = s && !strcmp(s, "library");
 	s = getenv("GPUREDUCE_PY_FRAMES");
 	if (s && *s) {
 		long v = strtol(s, NULL, 10);

@@ -39,6 +39,7 @@ static const char *const slot_name[CP_NSLOTS] = {
 	[CP_RECORD] = "  record write",
 	[CP_L_TAIL] = "  progress, unlock, frees",
 	[CP_LAUNCH_EXIT] = "launch callback (exit)",
+	[CP_LIBSYNC] = "waiting for the kernel (GPUREDUCE_BLOCKING=library; not the library's own time)",
 	[CP_TM_FETCH] = "tensor history fetches at launches (--tensors events; part of tensor blocks)",
 	[CP_TM_FETCH_END] = "tensor history fetches at exit or after a fault",
 	[CP_TM_TORCH] = "  of all fetches: torch's _snapshot() and history calls",
@@ -94,6 +95,11 @@ void cap_prof_put(enum cap_prof_slot slot, uint64_t ns)
 	__atomic_fetch_add(&P[slot].ns, ns, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&P[slot].n, 1, __ATOMIC_RELAXED);
 	note_max(slot, ns);
+}
+
+void cap_prof_extend(enum cap_prof_slot slot, uint64_t ns)
+{
+	__atomic_fetch_add(&P[slot].ns, ns, __ATOMIC_RELAXED);
 }
 
 /* "gpureduce: capture profile: SLOT N calls S s: X us each[, Y ms per MiB],

@@ -33,7 +33,9 @@ enum cap_prof_slot {
 	CP_L_MANAGED,   /* managed/mapped/pinned memory the CPU wrote (managed.c) */
 	CP_RECORD,      /* encoding and writing the LAUNCH record */
 	CP_L_TAIL,      /* progress file, bookkeeping, unlock, frees */
-	CP_LAUNCH_EXIT, /* a launch's exit callback (result, fold) */
+	CP_LAUNCH_EXIT, /* a launch's exit callback (result, fold; a deferred record) */
+	CP_LIBSYNC,     /* GPUREDUCE_BLOCKING=library: waiting for the launch's stream
+	                 * (the kernel's run; not in the callbacks' own time) */
 	CP_TM_FETCH,    /* --tensors events mode: history fetches at launches (part of CP_L_TENSORS) */
 	CP_TM_FETCH_END,/* ...at Python's exit and after a fault */
 	CP_TM_TORCH,    /* ...of all fetches: torch's calls (_snapshot, history clear) */
@@ -67,6 +69,8 @@ uint64_t cap_prof_now_ns(void);
 uint64_t cap_prof_add(enum cap_prof_slot slot, uint64_t t0, uint64_t bytes);
 /* Add a measured duration to slot (one call). */
 void cap_prof_put(enum cap_prof_slot slot, uint64_t ns);
+/* Add a duration to slot's last call (a launch recorded in two halves). */
+void cap_prof_extend(enum cap_prof_slot slot, uint64_t ns);
 /* At exit: one line per slot on stderr (when on). */
 void cap_prof_report(void);
 

@@ -97,6 +97,8 @@ static void usage(FILE *f)
 		"environment:\n"
 		"  GPUREDUCE_CAPTURE_LIB  the capture library to use (default: next to gpureduce)\n"
 		"  GPUREDUCE_PY_FRAMES    Python frames recorded per launch (default 8)\n"
+		"  GPUREDUCE_BLOCKING     library: the capture library waits for each launch instead of\n"
+		"                         CUDA_LAUNCH_BLOCKING=1, and records it while the kernel runs\n"
 		"  GPUREDUCE_FOLD_KERNELS more communication kernels to fold like nccl* (comma-separated,\n"
 		"                         NAME or PREFIX*; docs/MULTI-RANK.md)\n"
 		"  GPUREDUCE_FOLD_MAX     bytes compared after each pointer of a folded kernel (default 256 MiB)\n"
@@ -590,7 +592,10 @@ int cmd_capture(int argc, char **argv)
 		sb_addf(&e_trace, "GPUREDUCE_TRACE=%s", staged.buf);
 	sb_addf(&e_status, "GPUREDUCE_STATUS=%s", status_path.buf);
 	env[0] = e_inj.buf;
-	env[1] = "CUDA_LAUNCH_BLOCKING=1";
+	/* GPUREDUCE_BLOCKING=library (inherited by the library): it waits for
+	 * each launch itself, the driver launching asynchronously */
+	env[1] = getenv("GPUREDUCE_BLOCKING") && !strcmp(getenv("GPUREDUCE_BLOCKING"), "library") ?
+		 "CUDA_LAUNCH_BLOCKING=0" : "CUDA_LAUNCH_BLOCKING=1";
 	env[2] = e_trace.buf;
 	env[3] = e_status.buf;
 	env[4] = allow ? "GPUREDUCE_ALLOW_NO_CAPTURE=1" : "GPUREDUCE_ALLOW_NO_CAPTURE";

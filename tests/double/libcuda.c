@@ -73,7 +73,10 @@
  *    CU_LAUNCH_PARAM_BUFFER_POINTER/SIZE), pack them at the registry's
  *    offsets and run the whole grid at once, sequentially: blocks outer,
  *    threads inner.  Streams are accepted and ignored: everything is
- *    synchronous, as under CUDA_LAUNCH_BLOCKING=1.  Racy kernels take a
+ *    synchronous, as under CUDA_LAUNCH_BLOCKING=1; with DOUBLE_ASYNC_FAULTS=1
+ *    and without CUDA_LAUNCH_BLOCKING=1, a launch that faults returns
+ *    CUDA_SUCCESS and the next call that needs the context returns the
+ *    fault, as a GPU's asynchronous launch does.  Racy kernels take a
  *    random value per launch (DOUBLE_SEED fixes the seed); with
  *    DOUBLE_RACE_COUNTER=FILE, L->race() counts up across all processes.
  *  - Faults: during a grid run a SIGSEGV/SIGBUS handler is installed (the
@@ -273,6 +276,7 @@ static struct {
 	uint64_t launches;
 	uint64_t rng;
 	int verbose;
+	int async_faults;           /* DOUBLE_ASYNC_FAULTS=1 without CUDA_LAUNCH_BLOCKING=1 */
 	int gpu_alloc;           /* DOUBLE_ALLOC=gpu: cuMemAlloc as the GPU does it */
 	int no_vmm;              /* DOUBLE_NO_VMM=1: no virtual memory management */
 	size_t page;
@@ -886,6 +890,9 @@ CUresult cuInit(unsigned int flags)
 	init_slowly();
 	e = getenv("DOUBLE_VERBOSE");
 	S.verbose = e && *e && strcmp(e, "0");
+	e = getenv("DOUBLE_ASYNC_FAULTS");
+	S.async_faults = e && !strcmp(e, "1") &&
+			 !(getenv("CUDA_LAUNCH_BLOCKING") && !strcmp(getenv("CUDA_LAUNCH_BLOCKING"), "1"));
 	e = getenv("DOUBLE_ALLOC");
 	S.gpu_alloc = e && !strcmp(e, "gpu");
 	e = getenv("DOUBLE_NO_VMM");
@@ -1273,6 +1280,19 @@ CUresult cuStreamIsCapturing(CUstream h, CUstreamCaptureStatus *st)
 	if (!r)
 		*st = CU_STREAM_CAPTURE_STATUS_NONE;
 	return leave(r);
+}
+
+/* The calling thread's capture mode, kept and swapped (nothing captures here). */
+CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
+{
+	static __thread CUstreamCaptureMode cur = CU_STREAM_CAPTURE_MODE_GLOBAL;
+	CUstreamCaptureMode m;
+	if (!mode)
+		return CUDA_ERROR_INVALID_VALUE;
+	m = cur;
+	cur = *mode;
+	*mode = m;
+	return CUDA_SUCCESS;
 }
 
 /* ---- memory -------------------------------------------------------------- */
@@ -2483,6 +2503,8 @@ static CUresult launch(CUfunction hf, unsigned gx, unsigned gy, unsigned gz, uns
 	S.fg.L.blockDim = (struct dbl_dim3){ bx, by, bz };
 	launch_mod = f->mod;
 	r = run_grid(f->k, args);
+	if (r && S.async_faults)
+		r = CUDA_SUCCESS;   /* asynchronous: the next call that needs the context says it */
 out:
 	return leave(r);
 }

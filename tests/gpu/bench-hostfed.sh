@@ -40,6 +40,12 @@
 #              /dev/shm (memory) instead of $BENCH_OUT: how much of
 #              capture's cost is the trace's file system (the page cache,
 #              its write-back to the disk while the loop runs), side by side
+#   lib        (BENCH_HOSTFED_LIBSYNC=1 only) capture with GPUREDUCE_BLOCKING=library:
+#              the program without CUDA_LAUNCH_BLOCKING, the library
+#              waiting for each launch and recording it while the kernel
+#              runs; libwq the same with the writer thread
+#              (GPUREDUCE_WRITER_THREAD=1); then one more lib run with the
+#              profile on (libprof), apart from the medians
 #   wq         (BENCH_HOSTFED_WQ=1 only) capture with the bytes copied in
 #              compressed and written by a writer thread
 #              (GPUREDUCE_WRITER_THREAD=1, capture/writeq.c; off by
@@ -68,7 +74,7 @@
 #      BENCH_HOSTFED_DEADLINE (300; 400 with BENCH_HOSTFED_ALLCB=1),
 #      BENCH_HOSTFED_ALLCB (0), BENCH_HOSTFED_WQ (0), BENCH_HOSTFED_BASE_LIB,
 #      BENCH_HOSTFED_ABLATE (0), BENCH_HOSTFED_TENSORS (0),
-#      BENCH_HOSTFED_FETCH (none), BENCH_HOSTFED_SHM (0),
+#      BENCH_HOSTFED_FETCH (none), BENCH_HOSTFED_SHM (0), BENCH_HOSTFED_LIBSYNC (0),
 #      PYTHON (the interpreter with torch).
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -93,7 +99,8 @@ ABL=${BENCH_HOSTFED_ABLATE:-0}
 TNS=${BENCH_HOSTFED_TENSORS:-0}
 FETCH=${BENCH_HOSTFED_FETCH:-}
 SHM=${BENCH_HOSTFED_SHM:-0}
-gr_deadline_set "${BENCH_HOSTFED_DEADLINE:-$([ "$ALLCB" = 1 ] || [ "$WQ" = 1 ] || [ "$ABL" = 1 ] || [ "$TNS" = 1 ] || [ "$SHM" = 1 ] || [ -n "$BASE$FETCH" ] && echo 400 || echo 300)}"
+LIBS=${BENCH_HOSTFED_LIBSYNC:-0}
+gr_deadline_set "${BENCH_HOSTFED_DEADLINE:-$([ "$ALLCB" = 1 ] || [ "$WQ" = 1 ] || [ "$ABL" = 1 ] || [ "$TNS" = 1 ] || [ "$SHM" = 1 ] || [ "$LIBS" = 1 ] || [ -n "$BASE$FETCH" ] && echo 400 || echo 300)}"
 T0=$(now)
 if [ ! -x "$GR" ]; then
 	echo "bench-hostfed: $GR is missing: run make first"
@@ -114,7 +121,7 @@ step_stall() { sed -n 's/^hostfed: step ms: .*, \([0-9.]*\) s above the median i
 med3() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
 	if (!NR) print "n/a"; else if (NR % 2) printf "%.3f\n", v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-declare -a B=() C=() F=() A=() W=() X=() D=() N=() TT=() TN=() SH=()
+declare -a B=() C=() F=() A=() W=() X=() D=() N=() TT=() TN=() SH=() L=() LW=()
 declare -A SM=() ST=()   # way -> each run's median step ms, stall s (space-separated)
 S=0
 OK=1
@@ -137,6 +144,12 @@ one() {
 			"$GR" capture -o "$OUT/allcb-$r.bin" -- "$PY" hostfed.py ;;
 	shm) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 $env_steps \
 			"$GR" capture -o "$tr" -- "$PY" hostfed.py ;;
+	lib|libprof) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 GPUREDUCE_BLOCKING=library \
+			$([ "$way" = libprof ] && echo GPUREDUCE_CAPTURE_PROFILE=1) $env_steps \
+			"$GR" capture -o "$OUT/$way-$r.bin" -- "$PY" hostfed.py ;;
+	libwq) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 GPUREDUCE_BLOCKING=library \
+			GPUREDUCE_WRITER_THREAD=1 $env_steps \
+			"$GR" capture -o "$OUT/$way-$r.bin" -- "$PY" hostfed.py ;;
 	wq) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 \
 			GPUREDUCE_WRITER_THREAD=1 $env_steps \
 			"$GR" capture -o "$OUT/wq-$r.bin" -- "$PY" hostfed.py ;;
@@ -171,10 +184,10 @@ one() {
 		return 1
 	fi
 	[ "$S" -eq 0 ] && S=$steps
-	case $way in wqprof|tprof|tf[0-9]*) return 0 ;; esac   # its profile only, not a median's
+	case $way in wqprof|tprof|libprof|tf[0-9]*) return 0 ;; esac   # its profile only, not a median's
 	[ -n "$sm" ] && SM[$way]="${SM[$way]:-} $sm" ST[$way]="${ST[$way]:-} ${st:-0}"
 	case $way in blocking) B+=("$s") ;; capture) C+=("$s") ;; flight) F+=("$s") ;; allcb) A+=("$s") ;; wq) W+=("$s") ;;
-	base) X+=("$s") ;; shm) SH+=("$s") ;; dispatch) D+=("$s") ;; nobytes) N+=("$s") ;; tensors) TT+=("$s") ;; tnostack) TN+=("$s") ;; esac
+	base) X+=("$s") ;; shm) SH+=("$s") ;; lib) L+=("$s") ;; libwq) LW+=("$s") ;; dispatch) D+=("$s") ;; nobytes) N+=("$s") ;; tensors) TT+=("$s") ;; tnostack) TN+=("$s") ;; esac
 	log "hostfed: round $r $way: $steps steps in $s s (wall $STEP_SECS s)"
 }
 # round 1 starts with blocking (it fixes the step count); later rounds
@@ -192,6 +205,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	[ "$ALLCB" = 1 ] && one allcb "$r"
 	[ "$WQ" = 1 ] && one wq "$r"
 	[ "$SHM" = 1 ] && one shm "$r"
+	[ "$LIBS" = 1 ] && one lib "$r" && one libwq "$r"
 	[ -n "$BASE" ] && one base "$r"
 	[ "$ABL" = 1 ] && one dispatch "$r" && one nobytes "$r"
 	[ "$TNS" = 1 ] && one tensors "$r" && one tnostack "$r"
@@ -200,6 +214,7 @@ done
 # apart from the medians
 [ "$WQ" = 1 ] && one wqprof 1
 [ "$TNS" = 1 ] && one tprof 1
+[ "$LIBS" = 1 ] && one libprof 1
 for n in $FETCH; do one "tf$n" 1; done
 mb=$(med3 "${B[@]}") mc=$(med3 "${C[@]}") mf=$(med3 "${F[@]}")
 rc=$(ratio "$mc" "$mb") rf=$(ratio "$mf" "$mb")
@@ -222,7 +237,7 @@ echo "hostfed: capture over blocking, round by round: ${pr[*]:-n/a} (median $(me
 # steps slower than twice their run's median spent above it
 sb=$(med3 ${SM[blocking]:-}) sc=$(med3 ${SM[capture]:-})
 line="hostfed: median step ms (each run's median, median over rounds), stall s:"
-for way in blocking capture flight allcb wq shm base dispatch nobytes tensors tnostack; do
+for way in blocking capture flight allcb wq shm lib libwq base dispatch nobytes tensors tnostack; do
 	[ -n "${SM[$way]:-}" ] || continue
 	m=$(med3 ${SM[$way]})
 	line="$line $way $m$([ "$way" = blocking ] || echo " ($(ratio "$m" "$sb")x)"), $(med3 ${ST[$way]:-});"
@@ -237,6 +252,15 @@ if [ "$WQ" = 1 ]; then
 	mw=$(med3 "${W[@]}")
 	echo "hostfed: capture with the writer thread (GPUREDUCE_WRITER_THREAD=1): $mw s ($(ratio "$mw" "$mb")x), against $mc s without it" |
 		tee -a "$OUT/summary.txt"
+fi
+if [ "$LIBS" = 1 ]; then
+	ml=$(med3 "${L[@]}") mlw=$(med3 "${LW[@]}")
+	lr=()
+	for ((k = 0; k < ${#B[@]} && k < ${#L[@]}; k++)); do lr+=("$(ratio "${L[$k]}" "${B[$k]}")"); done
+	echo "hostfed: capture waiting in the library (GPUREDUCE_BLOCKING=library): $ml s ($(ratio "$ml" "$mb")x; round by round ${lr[*]:-n/a}), with the writer thread $mlw s ($(ratio "$mlw" "$mb")x), against capture $mc s (${rc}x)" |
+		tee -a "$OUT/summary.txt"
+	grep -a '^gpureduce: capture profile: \(driver callbacks\|launch callback\|waiting for\|h2d copy\)' "$OUT/libprof-1.log" 2>/dev/null |
+		sed 's/^gpureduce: capture profile: /  GPUREDUCE_BLOCKING=library (one run apart, profiled): /'
 fi
 if [ "$SHM" = 1 ]; then
 	ms=$(med3 "${SH[@]}")

@@ -44,6 +44,9 @@
 #                managed memory) shrunk with --keep-work on gpu-test's
 #                trace, its snapshot traces (presnap-*.bin, snap*.bin) and
 #                repro.yaml packed into $OUT/snaps.tgz (run gputest first)
+#   libsync      GPUREDUCE_BLOCKING=library: tests/gpu/libsync-probe.cu's fault
+#                as the program and the trace see it, plainly and captured
+#                both ways, and the library-blocking trace shrunk to a repro
 #   perf         where capture's time goes on the host-fed loop, by perf
 #                (when the machine has it): the same HOSTFED_STEPS plainly
 #                with CUDA_LAUNCH_BLOCKING=1 and under capture, samples per
@@ -194,6 +197,36 @@ exitprobe() {
 	done
 }
 
+# GPUREDUCE_BLOCKING=library on a GPU: tests/gpu/libsync-probe.cu (a
+# faulting launch after good ones) run plainly both ways and captured both
+# ways: what the program sees of the fault (the launch's own result), and
+# where the trace puts it; then the library-blocking trace replayed and
+# shrunk, and its repro.cu run.  Fails when that trace does not put the
+# fault at the faulting launch (#5) or its repro does not fault.
+libsync() {
+	local d=$BUILD/libsync x rc=0
+	rm -rf "$d"; mkdir -p "$d"
+	x=$d/probe
+	"$CUDA/bin/nvcc" -O2 -o "$x" "$GR_ROOT/tests/gpu/libsync-probe.cu" >"$d/nvcc.log" 2>&1 ||
+		{ echo "libsync: nvcc failed"; cat "$d/nvcc.log"; return 1; }
+	echo "== CUDA_LAUNCH_BLOCKING=1"; CUDA_LAUNCH_BLOCKING=1 "$x"
+	echo "== asynchronous launches"; CUDA_LAUNCH_BLOCKING=0 "$x"
+	echo "== capture"; GPUREDUCE_NO_PROGRESS=1 "$GR" capture -o "$d/drv.bin" -- "$x" 2>&1
+	echo "== capture, GPUREDUCE_BLOCKING=library"
+	GPUREDUCE_NO_PROGRESS=1 GPUREDUCE_BLOCKING=library "$GR" capture -o "$d/lib.bin" -- "$x" >"$d/lib.log" 2>&1
+	cat "$d/lib.log"
+	grep -q 'fault: CUDA_ERROR_ILLEGAL_ADDRESS in fill(.*) at launch #5' "$d/lib.log" ||
+		{ echo "libsync: FAIL: the library-blocking trace does not put the fault at launch #5"; rc=1; }
+	timeout "$(gr_step_timeout 120)" "$GR" shrink --quiet -o "$d/r/repro.cu" "$d/lib.bin" 2>&1 | tail -n 3
+	if [ -f "$d/r/repro.cu" ] && "$CUDA/bin/nvcc" -o "$d/r/repro" "$d/r/repro.cu" -lcuda >/dev/null 2>&1; then
+		"$d/r/repro" 2>&1 | tail -n 2
+		[ "${PIPESTATUS[0]}" -ne 0 ] || { echo "libsync: FAIL: repro.cu ran clean"; rc=1; }
+	else
+		echo "libsync: FAIL: no repro.cu built"; rc=1
+	fi
+	return $rc
+}
+
 snaps() {
 	local s d=$BUILD/snaps
 	rm -rf "$d"
@@ -274,7 +307,8 @@ for p in "$@"; do
 	huntreplay) run_part huntreplay "$LOGS/huntreplay.log" huntreplay ;;
 	exitprobe) run_part exitprobe "$LOGS/exitprobe.log" exitprobe ;;
 	snaps) run_part snaps "$LOGS/snaps.log" snaps ;;
-	*) echo "device-session: unknown part '$p' (gputest[:N] pair hostfed launchcost tensorscost hunt huntloop huntclean perf huntreplay exitprobe snaps)"; FAILED=$((FAILED + 1)) ;;
+	libsync) run_part libsync "$LOGS/libsync.log" libsync ;;
+	*) echo "device-session: unknown part '$p' (gputest[:N] pair hostfed launchcost tensorscost hunt huntloop huntclean perf huntreplay exitprobe snaps libsync)"; FAILED=$((FAILED + 1)) ;;
 	esac
 done
 pack_logs

@@ -21,6 +21,7 @@
  * driver is the double).
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -142,6 +143,37 @@ VIS CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
 {
 	*st = (uintptr_t)s == 0xca97 ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
 	return CUDA_SUCCESS;
+}
+
+/* GPUREDUCE_BLOCKING=library's wait.  As the driver does, a thread whose
+ * capture mode is not relaxed may not wait while a capture is on (one
+ * began: stream 0xca97 is always capturing once FAKE_CAPTURE_ON is set);
+ * FAKE_SYNC_LOG=FILE gets a line per wait: the stream and the mode. */
+static __thread CUstreamCaptureMode fake_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+
+VIS CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
+{
+	CUstreamCaptureMode m = fake_mode;
+	fake_mode = *mode;
+	*mode = m;
+	return CUDA_SUCCESS;
+}
+
+VIS CUresult cuStreamSynchronize(CUstream s)
+{
+	const char *log = getenv("FAKE_SYNC_LOG"), *on = getenv("FAKE_CAPTURE_ON");
+	const char *res = getenv("FAKE_SYNC_RESULT");
+	if (log) {
+		FILE *f = fopen(log, "a");
+		if (f) {
+			fprintf(f, "sync 0x%llx %s\n", (unsigned long long)(uintptr_t)s,
+				fake_mode == CU_STREAM_CAPTURE_MODE_RELAXED ? "relaxed" : "strict");
+			fclose(f);
+		}
+	}
+	if (on && !strcmp(on, "1") && fake_mode != CU_STREAM_CAPTURE_MODE_RELAXED)
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	return res ? (CUresult)atoi(res) : CUDA_SUCCESS;
 }
 
 VIS CUresult cuPointerGetAttribute(void *data, CUpointer_attribute a, CUdeviceptr p)

@@ -51,12 +51,14 @@ static void enter(struct call *c, CUpti_CallbackId cbid, const char *name, const
 	fire(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &c->d);
 }
 
+/* The call's result as the exit callback left it (the capture library
+ * gives a launch it waited for the kernel's fault: GPUREDUCE_BLOCKING=library). */
 static CUresult leave(struct call *c, CUpti_CallbackId cbid, CUresult r)
 {
 	c->ret = r;
 	c->d.callbackSite = CUPTI_API_EXIT;
 	fire(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &c->d);
-	return r;
+	return c->ret;
 }
 
 /* Call fn(args) on the double between CUPTI's enter and exit callbacks. */

@@ -1,0 +1,68 @@
+#!/bin/sh
+# t1029-capture-library-blocking.sh - GPUREDUCE_BLOCKING=library: the
+# capture library, not CUDA_LAUNCH_BLOCKING=1, makes each launch wait for
+# its kernel (capture/inject.c, lib_block_after), and records most launches
+# in their exit callback, while the kernel runs (defer_enter, defer_exit).
+#
+# On the driver double with DOUBLE_ASYNC_FAULTS=1 (a launch that faults
+# returns CUDA_SUCCESS unless CUDA_LAUNCH_BLOCKING=1, the next call the
+# fault, as a GPU's asynchronous launch does), ckpt-prog's faulting gather:
+#   - captured as usual, and with the library waiting: the program's launch
+#     returns the fault both ways, and the traces say the same records
+#     (`show`, less pids, paths, times and host addresses);
+#   - the same library without the wait (the program run with the
+#     injection and CUDA_LAUNCH_BLOCKING=0, GPUREDUCE_BLOCKING unset): the
+#     launch returns success and the trace has no fault: what the wait is for;
+#   - the library-blocking trace replays to the fault and shrinks.
+# t1030 has the fake CUPTI/driver's side (which launches wait, in which
+# capture mode).
+. tests/cli/test-lib.sh
+
+. tests/cli/capture-fakes.sh
+capture_on_double $H/ckpt-prog.c
+PATH=/usr/bin:/bin     # no compute-sanitizer
+DOUBLE_ASYNC_FAULTS=1
+export DOUBLE_ASYNC_FAULTS PATH
+cd "$TMP" || exit 1
+CUBIN=$DBL/kernels.cubin
+# show's YAML without what differs between two runs of one program
+norm() { "$GPUREDUCE" show "$1" | grep -v '^ *\(path\|created_ns\|size\|pid\|tid\|src\|dst\|func\|addr\|cwd\): ' |
+	sed 's/0x[0-9a-f]\{10,\}/ADDR/g'; }
+
+check_exit "capture, CUDA_LAUNCH_BLOCKING=1 (the default)" 3 "$GPUREDUCE" capture -o drv.bin -- ./prog $CUBIN 30
+check_grep "  ...the launch returns its fault" "gather returned 700" "$TMP/.out"
+check_grep "  ...the fault at the gather launch" "fault: CUDA_ERROR_ILLEGAL_ADDRESS in gather(.*) at launch #60" "$TMP/.out"
+check_exit "capture, GPUREDUCE_BLOCKING=library" 3 env GPUREDUCE_BLOCKING=library "$GPUREDUCE" capture -o lib.bin -- ./prog $CUBIN 30
+check_grep "  ...the launch returns its fault (the library's wait gave it)" "gather returned 700" "$TMP/.out"
+check_grep "  ...the fault at the same launch" "fault: CUDA_ERROR_ILLEGAL_ADDRESS in gather(.*) at launch #60" "$TMP/.out"
+norm drv.bin >drv.yaml
+norm lib.bin >lib.yaml
+n=$(grep -c 'type: LAUNCH' lib.yaml)
+[ "$n" = 61 ] && ok "  ...61 launches recorded" || fail "  ...61 launches recorded ($n)"
+if cmp -s drv.yaml lib.yaml; then ok "  ...the same records as with CUDA_LAUNCH_BLOCKING=1"
+else fail "  ...the same records as with CUDA_LAUNCH_BLOCKING=1"; diff drv.yaml lib.yaml | head -20; fi
+check_grep "  ...the FAULT is the launch's own" "at_launch: true" lib.yaml
+
+# the library without its wait: the fault is the program's next call's
+check_exit "the same library, asynchronous launches, no wait: the launch returns success" 0 \
+	env CUDA_INJECTION64_PATH="$GPUREDUCE_CAPTURE_LIB" GPUREDUCE_TRACE="$TMP/nowait.bin" CUDA_LAUNCH_BLOCKING=0 \
+	./prog $CUBIN 30
+check_grep "  ...gather returned 0" "gather returned 0" "$TMP/.out"
+"$GPUREDUCE" show nowait.bin >nowait.yaml 2>&1
+if grep -q 'type: FAULT' nowait.yaml; then fail "  ...and its trace has no fault"; else ok "  ...and its trace has no fault"; fi
+
+check_exit "the library-blocking trace replays to the fault" 1 "$GPUREDUCE" replay lib.bin
+check_grep "  ...at the gather launch" "(launch #60) in _Z6gatherPfPKfPKxi: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
+use_double_nvcc
+check "  ...and shrinks" "$GPUREDUCE" shrink -j 2 --quiet -o s/repro.cu lib.bin
+check_grep "  ...to one launch" "launches -> 1 launch" "$TMP/.out"
+repro_faults_on_double s
+
+# the profile: the wait is apart from the library's own time, and a
+# deferred launch's two halves still add up to the launch callback
+check_exit "profiled, GPUREDUCE_BLOCKING=library" 3 env GPUREDUCE_BLOCKING=library GPUREDUCE_CAPTURE_PROFILE=1 \
+	"$GPUREDUCE" capture -o prof.bin -- ./prog $CUBIN 30
+check_grep "  ...the wait on a line of its own" "capture profile: waiting for the kernel (GPUREDUCE_BLOCKING=library; not the library's own time): 61 calls" "$TMP/.out"
+check_grep "  ...the launch's parts add up to it" "capture profile:   (parts: .* s of .* s, \(99\.[5-9]\|100\.[0-4]\)%)" "$TMP/.out"
+
+finish
