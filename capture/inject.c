@@ -131,6 +131,7 @@ static __thread uint32_t t_tid;  /* this thread's id, asked once (a syscall per 
 static size_t g_wbuf;          /* trace writer buffer (0: one write(2) per record); flusher.c */
 enum { ABLATE_NONE, ABLATE_DISPATCH, ABLATE_NOBYTES };
 static int g_ablate;           /* GPUREDUCE_CAPTURE_ABLATE (measurements only), set at init */
+static int g_paused;           /* atomic: gpureduce_capture_pause (measurements only) */
 
 static struct {                /* all under g_lock */
 	struct trace_writer w;
@@ -2064,6 +2065,15 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain domain, CUpti_Ca
 	if (domain != CUPTI_CB_DOMAIN_DRIVER_API || t_busy || g_ablate == ABLATE_DISPATCH ||
 	    !__atomic_load_n(&S.recording, __ATOMIC_RELAXED))
 		return;   /* after the fault or the end there is nothing to record */
+	if (__atomic_load_n(&g_paused, __ATOMIC_RELAXED)) {
+		/* paused: nothing recorded, but launches still block */
+		if (g_libsync && ((const CUpti_CallbackData *)data)->callbackSite == CUPTI_API_EXIT) {
+			t_busy = 1;
+			lib_block_after(cbid, data);
+			t_busy = 0;
+		}
+		return;
+	}
 	t_busy = 1;
 	if (cap_prof_on) {
 		const CUpti_CallbackData *cb = data;
@@ -2081,6 +2091,29 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain domain, CUpti_Ca
 		on_driver(cbid, data);
 	}
 	t_busy = 0;
+}
+
+/* For measurements only (tests/gpu/hostfed.py's HOSTFED_ALTERNATE): the
+ * program, having found this library among its loaded objects, turns its
+ * driver callbacks off (pause 1) and on again (0), so that steps with and
+ * without capture alternate in one process, on one machine state, where
+ * runs of their own differ by more than capture's cost.  The first pause
+ * leaves a NOTE: what ran while paused is missing, and the trace does not
+ * replay as captured.  Returns 0, or -1 when the library is not capturing. */
+__attribute__((visibility("default"))) int gpureduce_capture_pause(int pause)
+{
+	static int noted;
+
+	if (is_off())
+		return -1;
+	if (pause && !noted && lock_rec()) {
+		noted = 1;
+		note_locked("capture paused by the program (gpureduce_capture_pause, for measurements): what ran "
+			    "while paused is not recorded, and this trace does not replay as captured");
+		unlock();
+	}
+	__atomic_store_n(&g_paused, pause ? 1 : 0, __ATOMIC_RELEASE);
+	return 0;
 }
 
 /* ---- process lifetime ------------------------------------------------------ */

@@ -14,6 +14,8 @@
 #     injection and CUDA_LAUNCH_BLOCKING=0, GPUREDUCE_BLOCKING unset): the
 #     launch returns success and the trace has no fault: what the wait is for;
 #   - the library-blocking trace replays to the fault and shrinks.
+# Also gpureduce_capture_pause (tests/gpu/hostfed.py's HOSTFED_ALTERNATE):
+# what it leaves out, its NOTE, and that paused launches still wait.
 # t1030 has the fake CUPTI/driver's side (which launches wait, in which
 # capture mode).
 . tests/cli/test-lib.sh
@@ -64,5 +66,19 @@ check_exit "profiled, GPUREDUCE_BLOCKING=library" 3 env GPUREDUCE_BLOCKING=libra
 	"$GPUREDUCE" capture -o prof.bin -- ./prog $CUBIN 30
 check_grep "  ...the wait on a line of its own" "capture profile: waiting for the kernel (GPUREDUCE_BLOCKING=library; not the library's own time): 61 calls" "$TMP/.out"
 check_grep "  ...the launch's parts add up to it" "capture profile:   (parts: .* s of .* s, \(99\.[5-9]\|100\.[0-4]\)%)" "$TMP/.out"
+
+# --- gpureduce_capture_pause (hostfed.py's HOSTFED_ALTERNATE) ---------------
+# steps 5 to 14 paused: their 20 launches go unrecorded, a NOTE says the
+# trace does not replay as captured; with the library waiting, paused
+# launches still wait (every one of the 61 in the profile's wait line)
+check_exit "capture, the program pausing it for steps 5-14" 3 env CKPT_PROG_PAUSE=5-15 \
+	"$GPUREDUCE" capture -o pause.bin -- ./prog $CUBIN 30
+check_grep "  ...41 launches recorded, the fault the 41st" "captured 41 launches, .*fault: CUDA_ERROR_ILLEGAL_ADDRESS in gather(.*) at launch #40" "$TMP/.out"
+"$GPUREDUCE" show pause.bin >pause.yaml 2>&1
+check_grep "  ...and a NOTE says so" "capture paused by the program (gpureduce_capture_pause, for measurements)" pause.yaml
+check_exit "the same with GPUREDUCE_BLOCKING=library, profiled" 3 env CKPT_PROG_PAUSE=5-15 GPUREDUCE_BLOCKING=library \
+	GPUREDUCE_CAPTURE_PROFILE=1 "$GPUREDUCE" capture -o pausel.bin -- ./prog $CUBIN 30
+check_grep "  ...every launch waited for, paused or not" "waiting for the kernel (GPUREDUCE_BLOCKING=library; not the library's own time): 61 calls" "$TMP/.out"
+check_grep "  ...the program still sees its fault" "gather returned 700" "$TMP/.out"
 
 finish

@@ -40,6 +40,11 @@ l=5.000   # under --tensors: 6 s, 5.75 without torch's stacks
 [ -n "$FAKE_TENSORS" ] && [ "$GPUREDUCE_TENSORS_STACKS" = 0 ] && { l=5.750; m=23.000; }
 echo "hostfed: trained $n steps in $l s (loss 1.0)"
 echo "hostfed: step ms: median $m p10 1 p90 2 max 3; 0 step(s) over twice the median, $s s above the median in them"
+# HOSTFED_ALTERNATE: the library-blocking way's phases differ less
+if [ -n "$HOSTFED_ALTERNATE" ]; then
+	[ "$GPUREDUCE_BLOCKING" = library ] && r=1.050 || r=1.080
+	echo "hostfed: alternate $HOSTFED_ALTERNATE: capture on: median step 21.600 ms (40 steps); paused: 20.000 ms (40 steps); on/paused ${r}x (+1.600 ms a step)"
+fi
 EOF
 cat >fb/gpureduce <<'EOF'
 #!/bin/sh
@@ -84,6 +89,21 @@ check_grep "  ...the other interval's loop" "^hostfed: tf4000 (profiled --tensor
 check_grep "  ...and its fetch lines" "^  tf4000:   of all fetches: the reader's Python" fetch.txt
 n=$(grep -c "tensor blocks (--tensors): 1000 calls" fetch.txt)
 [ "$n" = 2 ] && ok "  ...each profiled run's lines once (tprof, tf4000)" || fail "  ...tensor-block lines printed $n times, not 2"
+
+check_exit "bench-hostfed with BENCH_HOSTFED_ALT and BENCH_HOSTFED_LIBSYNC: exit 0" 0 env PYTHON="$TMP/fb/python" \
+	BUILD="$TMP/fb" BENCH_OUT="$TMP/out" BENCH_HOSTFED_ALT=20 BENCH_HOSTFED_LIBSYNC=1 BENCH_HOSTFED_ROUNDS=3 \
+	bash "$SRCDIR/tests/gpu/bench-hostfed.sh"
+cp "$TMP/.out" alt.txt
+check_grep "  ...each alternating run's ratio, and their median" \
+	"^hostfed: alt (HOSTFED_ALTERNATE=20, one process, capture on and paused in turn): on/paused by run: 1.080 1.080 1.080 (median 1.080x)$" alt.txt
+check_grep "  ...the library-blocking way's apart" \
+	"^hostfed: libalt (HOSTFED_ALTERNATE=20, GPUREDUCE_BLOCKING=library, .*): on/paused by run: 1.050 1.050 1.050 (median 1.050x)$" alt.txt
+check_grep "  ...the library-blocking ways beside capture" \
+	"^hostfed: capture waiting in the library (GPUREDUCE_BLOCKING=library): 5.000 s (1.00x; round by round 1.00 1.00 1.00), with the writer thread 5.000 s" alt.txt
+n=$(grep -c '^  hostfed: alternate 20: ' alt.txt)
+[ "$n" = 6 ] && ok "  ...every alternating run's own line" || fail "  ...every alternating run's own line ($n, not 6)"
+n=$(grep -c "|alt|" out/hostfed/table)
+[ "$n" = 3 ] && ok "  ...in the table, out of the medians" || fail "  ...alt rows in the table ($n)"
 
 # --- launch-cost.sh --------------------------------------------------------------
 # the program prints 9.00 us a launch plainly, 10.00 under capture

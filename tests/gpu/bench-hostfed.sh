@@ -46,6 +46,13 @@
 #              runs; libwq the same with the writer thread
 #              (GPUREDUCE_WRITER_THREAD=1); then one more lib run with the
 #              profile on (libprof), apart from the medians
+#   alt        (BENCH_HOSTFED_ALT=K only) capture with hostfed.py's
+#              HOSTFED_ALTERNATE=K: in one process, K steps with capture
+#              on, K with it paused (the library's callbacks returning at
+#              once, launches still blocking), in turn; each run prints
+#              each phase's median step and their ratio, which no drift of
+#              the machine between runs moves (libalt: the same with
+#              GPUREDUCE_BLOCKING=library, with BENCH_HOSTFED_LIBSYNC=1)
 #   wq         (BENCH_HOSTFED_WQ=1 only) capture with the bytes copied in
 #              compressed and written by a writer thread
 #              (GPUREDUCE_WRITER_THREAD=1, capture/writeq.c; off by
@@ -75,6 +82,7 @@
 #      BENCH_HOSTFED_ALLCB (0), BENCH_HOSTFED_WQ (0), BENCH_HOSTFED_BASE_LIB,
 #      BENCH_HOSTFED_ABLATE (0), BENCH_HOSTFED_TENSORS (0),
 #      BENCH_HOSTFED_FETCH (none), BENCH_HOSTFED_SHM (0), BENCH_HOSTFED_LIBSYNC (0),
+#      BENCH_HOSTFED_ALT (none),
 #      PYTHON (the interpreter with torch).
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -100,7 +108,8 @@ TNS=${BENCH_HOSTFED_TENSORS:-0}
 FETCH=${BENCH_HOSTFED_FETCH:-}
 SHM=${BENCH_HOSTFED_SHM:-0}
 LIBS=${BENCH_HOSTFED_LIBSYNC:-0}
-gr_deadline_set "${BENCH_HOSTFED_DEADLINE:-$([ "$ALLCB" = 1 ] || [ "$WQ" = 1 ] || [ "$ABL" = 1 ] || [ "$TNS" = 1 ] || [ "$SHM" = 1 ] || [ "$LIBS" = 1 ] || [ -n "$BASE$FETCH" ] && echo 400 || echo 300)}"
+ALT=${BENCH_HOSTFED_ALT:-}
+gr_deadline_set "${BENCH_HOSTFED_DEADLINE:-$([ "$ALLCB" = 1 ] || [ "$WQ" = 1 ] || [ "$ABL" = 1 ] || [ "$TNS" = 1 ] || [ "$SHM" = 1 ] || [ "$LIBS" = 1 ] || [ -n "$BASE$FETCH$ALT" ] && echo 400 || echo 300)}"
 T0=$(now)
 if [ ! -x "$GR" ]; then
 	echo "bench-hostfed: $GR is missing: run make first"
@@ -118,11 +127,14 @@ loop_steps() { sed -n 's/^hostfed: trained \([0-9]*\) steps in .*/\1/p' "$1" | t
 # the steps' own median (ms) and the seconds slow steps spent above it
 step_med() { sed -n 's/^hostfed: step ms: median \([0-9.]*\) .*/\1/p' "$1" | tail -n 1; }
 step_stall() { sed -n 's/^hostfed: step ms: .*, \([0-9.]*\) s above the median in them.*/\1/p' "$1" | tail -n 1; }
+# hostfed.py's HOSTFED_ALTERNATE line: the on/paused ratio
+alt_ratio() { sed -n 's/^hostfed: alternate [0-9]*: .* on\/paused \([0-9.]*\)x .*/\1/p' "$1" | tail -n 1; }
 med3() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
 	if (!NR) print "n/a"; else if (NR % 2) printf "%.3f\n", v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 declare -a B=() C=() F=() A=() W=() X=() D=() N=() TT=() TN=() SH=() L=() LW=()
 declare -A SM=() ST=()   # way -> each run's median step ms, stall s (space-separated)
+declare -A AL=()          # alt, libalt -> each run's on/paused ratio
 S=0
 OK=1
 echo "round|way|steps|loop s|median step ms|stall s|wall s|exit|launches|trace bytes" >"$TAB"
@@ -146,6 +158,9 @@ one() {
 			"$GR" capture -o "$tr" -- "$PY" hostfed.py ;;
 	lib|libprof) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 GPUREDUCE_BLOCKING=library \
 			$([ "$way" = libprof ] && echo GPUREDUCE_CAPTURE_PROFILE=1) $env_steps \
+			"$GR" capture -o "$OUT/$way-$r.bin" -- "$PY" hostfed.py ;;
+	alt|libalt) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 HOSTFED_ALTERNATE="$ALT" \
+			$([ "$way" = libalt ] && echo GPUREDUCE_BLOCKING=library) $env_steps \
 			"$GR" capture -o "$OUT/$way-$r.bin" -- "$PY" hostfed.py ;;
 	libwq) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 GPUREDUCE_BLOCKING=library \
 			GPUREDUCE_WRITER_THREAD=1 $env_steps \
@@ -185,6 +200,7 @@ one() {
 	fi
 	[ "$S" -eq 0 ] && S=$steps
 	case $way in wqprof|tprof|libprof|tf[0-9]*) return 0 ;; esac   # its profile only, not a median's
+	case $way in alt|libalt) AL[$way]="${AL[$way]:-} $(alt_ratio "$logf")"; return 0 ;; esac   # its phases' ratio
 	[ -n "$sm" ] && SM[$way]="${SM[$way]:-} $sm" ST[$way]="${ST[$way]:-} ${st:-0}"
 	case $way in blocking) B+=("$s") ;; capture) C+=("$s") ;; flight) F+=("$s") ;; allcb) A+=("$s") ;; wq) W+=("$s") ;;
 	base) X+=("$s") ;; shm) SH+=("$s") ;; lib) L+=("$s") ;; libwq) LW+=("$s") ;; dispatch) D+=("$s") ;; nobytes) N+=("$s") ;; tensors) TT+=("$s") ;; tnostack) TN+=("$s") ;; esac
@@ -206,6 +222,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	[ "$WQ" = 1 ] && one wq "$r"
 	[ "$SHM" = 1 ] && one shm "$r"
 	[ "$LIBS" = 1 ] && one lib "$r" && one libwq "$r"
+	[ -n "$ALT" ] && one alt "$r" && { [ "$LIBS" = 1 ] && one libalt "$r" || true; }
 	[ -n "$BASE" ] && one base "$r"
 	[ "$ABL" = 1 ] && one dispatch "$r" && one nobytes "$r"
 	[ "$TNS" = 1 ] && one tensors "$r" && one tnostack "$r"
@@ -261,6 +278,14 @@ if [ "$LIBS" = 1 ]; then
 		tee -a "$OUT/summary.txt"
 	grep -a '^gpureduce: capture profile: \(driver callbacks\|launch callback\|waiting for\|h2d copy\)' "$OUT/libprof-1.log" 2>/dev/null |
 		sed 's/^gpureduce: capture profile: /  GPUREDUCE_BLOCKING=library (one run apart, profiled): /'
+fi
+if [ -n "$ALT" ]; then
+	for way in alt libalt; do
+		[ -n "${AL[$way]:-}" ] || continue
+		echo "hostfed: $way (HOSTFED_ALTERNATE=$ALT$([ "$way" = libalt ] && echo ", GPUREDUCE_BLOCKING=library"), one process, capture on and paused in turn): on/paused by run:${AL[$way]} (median $(med3 ${AL[$way]})x)" |
+			tee -a "$OUT/summary.txt"
+	done
+	grep -a -h '^hostfed: alternate' "$OUT"/alt-*.log "$OUT"/libalt-*.log 2>/dev/null | sed 's/^/  /'
 fi
 if [ "$SHM" = 1 ]; then
 	ms=$(med3 "${SH[@]}")

@@ -29,6 +29,15 @@ Environment:
   BATCH, IMG       batch size and image side (default 64, 64)
   HOSTFED_BUG      1: the monitoring kernel reads past the logits (above);
                    0: the same kernel, fixed; unset: no monitoring kernel
+  HOSTFED_ALTERNATE  K (under `gpureduce capture` only, for measurements):
+                   the timed steps alternate, K at a time, between capture
+                   on and capture paused (the capture library's
+                   gpureduce_capture_pause: its callbacks return at once,
+                   the launches still blocking), and a line "hostfed:
+                   alternate K: ..." gives each phase's median step and
+                   their ratio: capture's cost on one process and one
+                   machine state, where separate runs differ by more than
+                   the cost (the trace does not replay)
 """
 import os
 import time
@@ -44,6 +53,20 @@ BATCH = int(os.environ.get("BATCH", "64"))
 IMG = int(os.environ.get("IMG", "64"))
 N_CLASSES = 100
 BUG = os.environ.get("HOSTFED_BUG", "")
+ALTERNATE = int(os.environ.get("HOSTFED_ALTERNATE", "0"))
+
+
+def capture_pauser():
+    """The capture library's pause switch, from the copy the driver loaded
+    (CUDA_INJECTION64_PATH, set by `gpureduce capture`)."""
+    import ctypes
+    lib = os.environ.get("CUDA_INJECTION64_PATH")
+    if not lib:
+        raise SystemExit("hostfed: HOSTFED_ALTERNATE needs `gpureduce capture` (no CUDA_INJECTION64_PATH)")
+    f = ctypes.CDLL(lib, mode=os.RTLD_NOLOAD | os.RTLD_LAZY).gpureduce_capture_pause
+    f.argtypes = [ctypes.c_int]
+    f.restype = ctypes.c_int
+    return f
 
 
 def monitor_kernel():
@@ -117,17 +140,25 @@ def main():
     for _ in range(WARMUP):
         step()
     torch.cuda.synchronize()
+    pause = capture_pauser() if ALTERNATE > 0 else None
     n, t0 = 0, time.perf_counter()
-    durs = []
+    durs, paused = [], []
     while (n < STEPS) if STEPS > 0 else (time.perf_counter() - t0 < SECONDS):
+        if pause and n % ALTERNATE == 0 and pause((n // ALTERNATE) % 2) != 0:
+            raise SystemExit("hostfed: the capture library is not capturing")
         ts = time.perf_counter()
         loss = step()
         durs.append(time.perf_counter() - ts)
+        paused.append(bool(pause) and (n // ALTERNATE) % 2 == 1)
         n += 1
+    if pause:
+        pause(0)
     torch.cuda.synchronize()
     secs = time.perf_counter() - t0
     print("hostfed: trained %d steps in %.3f s (loss %.3f)" % (n, secs, loss.item()), flush=True)
     print_steps(durs)
+    if pause:
+        print_alternate(durs, paused, ALTERNATE)
 
 
 def print_steps(durs):
@@ -143,6 +174,20 @@ def print_steps(durs):
           "%.3f s above the median in them"
           % (med * 1e3, d[len(d) // 10] * 1e3, d[(len(d) * 9) // 10] * 1e3, d[-1] * 1e3,
              sum(1 for x in durs if x > 2 * med), over), flush=True)
+
+
+def print_alternate(durs, paused, k):
+    """Each phase's median step (capture on, capture paused) and their
+    ratio; the first step of each phase is left out (the switch)."""
+    on = sorted(d for i, (d, p) in enumerate(zip(durs, paused)) if not p and i % k)
+    off = sorted(d for i, (d, p) in enumerate(zip(durs, paused)) if p and i % k)
+    if not on or not off:
+        print("hostfed: alternate %d: too few steps for both phases" % k, flush=True)
+        return
+    mon, moff = on[len(on) // 2], off[len(off) // 2]
+    print("hostfed: alternate %d: capture on: median step %.3f ms (%d steps); paused: %.3f ms (%d steps); "
+          "on/paused %.3fx (+%.3f ms a step)" % (k, mon * 1e3, len(on), moff * 1e3, len(off), mon / moff,
+                                                (mon - moff) * 1e3), flush=True)
 
 
 if __name__ == "__main__":

@@ -37,6 +37,9 @@
  * It then prints "ckpt-prog: loop S s" (the step loop's own seconds) and
  * "ckpt-prog: loop cpu C s" (the loop thread's CPU seconds).
  *
+ * CKPT_PROG_PAUSE=A-B pauses the capture library (gpureduce_capture_pause)
+ * for steps A to B-1, as tests/gpu/hostfed.py's HOSTFED_ALTERNATE does.
+ *
  * CKPT_PROG_PHANTOM=1 also reports a cuMemAlloc of 4096 bytes at an address
  * the double never handed out (callbacks only, no call): memory that
  * cuMemcpyDtoH refuses to read back.
@@ -149,8 +152,13 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
 
+	long pause_a = -1, pause_b = -1;
+	if (getenv("CKPT_PROG_PAUSE") && sscanf(getenv("CKPT_PROG_PAUSE"), "%ld-%ld", &pause_a, &pause_b) != 2)
+		die("CKPT_PROG_PAUSE (A-B)", CUDA_ERROR_INVALID_VALUE);
 	for (long s = 0; s < steps; s++) {
 		void *kp1[] = { &W, &n };
+		if ((s == pause_a || s == pause_b) && (!capture_pause || capture_pause(s == pause_a) != 0))
+			die("gpureduce_capture_pause", CUDA_ERROR_NOT_FOUND);
 		void *kp2[] = { &B, &X, &n };
 		for (int i = 0; i < N; i++) {
 			rnd = rnd * 1103515245u + 12345u;

@@ -27,6 +27,8 @@
 #define FP_UNUSED __attribute__((unused))
 
 static int (*fire)(CUpti_CallbackDomain, CUpti_CallbackId, const void *);
+/* the capture library's gpureduce_capture_pause (measurements), or NULL */
+static FP_UNUSED int (*capture_pause)(int);
 
 struct call {
 	CUpti_CallbackData d;
@@ -91,6 +93,7 @@ static FP_UNUSED void load_injection(int plain)
 		exit(2);
 	}
 	*(void **)&inj = dlsym(h, "InitializeInjection");
+	*(void **)&capture_pause = dlsym(h, "gpureduce_capture_pause");
 	cupti = dlopen("libcupti.so.13", RTLD_LAZY | RTLD_NOLOAD);
 	*(void **)&fire = cupti ? dlsym(cupti, "fake_fire") : NULL;
 	if (!inj || !fire) {
