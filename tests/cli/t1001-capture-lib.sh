@@ -14,8 +14,11 @@ if [ ! -f "$LIB" ]; then
 fi
 
 syms=$(nm -D --defined-only "$LIB" | awk '{print $3}' | tr '\n' ' ')
-[ "$syms" = "InitializeInjection " ] && ok "exports only InitializeInjection" ||
-	fail "exports only InitializeInjection (got: $syms)"
+# InitializeInjection for the driver; gpureduce_capture_pause for
+# measurements (tests/gpu/hostfed.py's HOSTFED_ALTERNATE)
+[ "$syms" = "InitializeInjection gpureduce_capture_pause " ] &&
+	ok "exports only InitializeInjection and gpureduce_capture_pause" ||
+	fail "exports only InitializeInjection and gpureduce_capture_pause (got: $syms)"
 nm -D --defined-only "$LIB" | grep -q ' T InitializeInjection$' && ok "  ...as a function" || fail "  ...as a function"
 needed=$(readelf -d "$LIB" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
 case "$needed" in *libcupti.so*) ok "links CUPTI" ;; *) fail "links CUPTI ($needed)" ;; esac
