@@ -932,11 +932,17 @@ static int defer_enter(const struct launch_in *l, uint64_t *tp)
 	CAP_LAP(CP_L_CAPTURING, t);
 	t_fn_ns = 0;
 	fi = fn_get_locked(l->f);   /* lock held from here */
-	if (!fi->src_asked || fi->comm || cap_fold_pending() || !S.recording) {
-		unlock();
-		return 0;
+	if (cap_prof_on && t_fn_ns) {   /* a cache miss: its own line, as in on_launch_enter */
+		cap_prof_put(CP_L_FNINFO, t_fn_ns);
+		t += t_fn_ns;
+		t_fn_ns = 0;
 	}
 	CAP_LAP(CP_L_LOOKUP, t);
+	if (!fi->src_asked || fi->comm || cap_fold_pending() || !S.recording) {
+		unlock();
+		*tp = t;   /* the laps so far stand; the whole launch goes on from here */
+		return 0;
+	}
 	cap_wq_poll(&S.w);
 	ckpt_maybe(&S.w, S.launches);   /* may start a new segment */
 	if (g_wbuf && !S.w.wcap) {

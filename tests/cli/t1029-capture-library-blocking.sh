@@ -66,6 +66,11 @@ check_exit "profiled, GPUREDUCE_BLOCKING=library" 3 env GPUREDUCE_BLOCKING=libra
 	"$GPUREDUCE" capture -o prof.bin -- ./prog $CUBIN 30
 check_grep "  ...the wait on a line of its own" "capture profile: waiting for the kernel (GPUREDUCE_BLOCKING=library; not the library's own time): 61 calls" "$TMP/.out"
 check_grep "  ...the launch's parts add up to it" "capture profile:   (parts: .* s of .* s, \(99\.[5-9]\|100\.[0-4]\)%)" "$TMP/.out"
+lay_lib=$(sed -n 's/.*capture profile:   kernel layout from the driver ([^)]*): \([0-9]*\) calls.*/\1/p' "$TMP/.out")
+check_exit "profiled, CUDA_LAUNCH_BLOCKING=1" 3 env GPUREDUCE_CAPTURE_PROFILE=1 "$GPUREDUCE" capture -o profd.bin -- ./prog $CUBIN 30
+lay_drv=$(sed -n 's/.*capture profile:   kernel layout from the driver ([^)]*): \([0-9]*\) calls.*/\1/p' "$TMP/.out")
+[ -n "$lay_lib" ] && [ "$lay_lib" = "$lay_drv" ] && ok "  ...the kernels' first layouts on their own line both ways ($lay_lib)" ||
+	fail "  ...the kernels' first layouts on their own line both ways (library '$lay_lib', driver '$lay_drv')"
 
 # --- gpureduce_capture_pause (hostfed.py's HOSTFED_ALTERNATE) ---------------
 # steps 5 to 14 paused: their 20 launches go unrecorded, a NOTE says the
