@@ -39,4 +39,16 @@ check_exit "a wait refused (not a fault): the launch keeps its result, a note sa
 ./dump n.bin >n.txt
 check_grep "  ...the note" "^NOTE blocking in the library: waiting for cuLaunchKernel's stream returned CUDA_ERROR_INVALID_VALUE" n.txt
 
+# threads: each launch's two halves on its own thread (the deferred half is
+# kept per thread), every launch recorded once and waited for once
+check_exit "8 threads x 500 launches, GPUREDUCE_BLOCKING=library" 0 env GPUREDUCE_BLOCKING=library \
+	FAKE_SYNC_LOG="$TMP/thr-sync.log" "$GPUREDUCE" capture -o thr.bin -- ./fakeprog threads 8
+check_grep "  ...all counted" "captured 4000 launches" "$TMP/.out"
+./dump thr.bin >thr.txt
+n=$(grep '^LAUNCH' thr.txt | sed 's/.* seq=\([0-9]*\) .*/\1/' | sort -n | uniq | wc -l | tr -d ' ')
+[ "$n" = 4000 ] && ok "  ...every seq once" || fail "  ...every seq once ($n)"
+n=$(grep -c '^sync ' thr-sync.log)
+[ "$n" = 4000 ] && ok "  ...every launch waited for once" || fail "  ...every launch waited for once ($n waits)"
+if grep -q TRUNCATED thr.txt; then fail "  ...no torn records"; else ok "  ...no torn records"; fi
+
 finish
