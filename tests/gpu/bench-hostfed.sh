@@ -129,12 +129,14 @@ step_med() { sed -n 's/^hostfed: step ms: median \([0-9.]*\) .*/\1/p' "$1" | tai
 step_stall() { sed -n 's/^hostfed: step ms: .*, \([0-9.]*\) s above the median in them.*/\1/p' "$1" | tail -n 1; }
 # hostfed.py's HOSTFED_ALTERNATE line: the on/paused ratio
 alt_ratio() { sed -n 's/^hostfed: alternate [0-9]*: .* on\/paused \([0-9.]*\)x .*/\1/p' "$1" | tail -n 1; }
+# ...and each on phase over its paused neighbours (the machine's drift within the run cancels)
+alt_pair() { sed -n 's/^hostfed: alternate [0-9]*, each on phase over its paused neighbours: median \([0-9.]*\)x .*/\1/p' "$1" | tail -n 1; }
 med3() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
 	if (!NR) print "n/a"; else if (NR % 2) printf "%.3f\n", v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 declare -a B=() C=() F=() A=() W=() X=() D=() N=() TT=() TN=() SH=() L=() LW=()
 declare -A SM=() ST=()   # way -> each run's median step ms, stall s (space-separated)
-declare -A AL=()          # alt, libalt -> each run's on/paused ratio
+declare -A AL=() AP=()    # alt, libalt -> each run's on/paused ratio, and paired by neighbours
 S=0
 OK=1
 echo "round|way|steps|loop s|median step ms|stall s|wall s|exit|launches|trace bytes" >"$TAB"
@@ -200,7 +202,8 @@ one() {
 	fi
 	[ "$S" -eq 0 ] && S=$steps
 	case $way in wqprof|tprof|libprof|tf[0-9]*) return 0 ;; esac   # its profile only, not a median's
-	case $way in alt|libalt) AL[$way]="${AL[$way]:-} $(alt_ratio "$logf")"; return 0 ;; esac   # its phases' ratio
+	case $way in alt|libalt) AL[$way]="${AL[$way]:-} $(alt_ratio "$logf")" AP[$way]="${AP[$way]:-} $(alt_pair "$logf")"
+		return 0 ;; esac   # its phases' ratios
 	[ -n "$sm" ] && SM[$way]="${SM[$way]:-} $sm" ST[$way]="${ST[$way]:-} ${st:-0}"
 	case $way in blocking) B+=("$s") ;; capture) C+=("$s") ;; flight) F+=("$s") ;; allcb) A+=("$s") ;; wq) W+=("$s") ;;
 	base) X+=("$s") ;; shm) SH+=("$s") ;; lib) L+=("$s") ;; libwq) LW+=("$s") ;; dispatch) D+=("$s") ;; nobytes) N+=("$s") ;; tensors) TT+=("$s") ;; tnostack) TN+=("$s") ;; esac
@@ -282,7 +285,7 @@ fi
 if [ -n "$ALT" ]; then
 	for way in alt libalt; do
 		[ -n "${AL[$way]:-}" ] || continue
-		echo "hostfed: $way (HOSTFED_ALTERNATE=$ALT$([ "$way" = libalt ] && echo ", GPUREDUCE_BLOCKING=library"), one process, capture on and paused in turn): on/paused by run:${AL[$way]} (median $(med3 ${AL[$way]})x)" |
+		echo "hostfed: $way (HOSTFED_ALTERNATE=$ALT$([ "$way" = libalt ] && echo ", GPUREDUCE_BLOCKING=library"), one process, capture on and paused in turn): on/paused by run:${AL[$way]} (median $(med3 ${AL[$way]})x); each on phase over its paused neighbours, by run:${AP[$way]:- n/a} (median $(med3 ${AP[$way]:-})x)" |
 			tee -a "$OUT/summary.txt"
 	done
 	grep -a -h '^hostfed: alternate' "$OUT"/alt-*.log "$OUT"/libalt-*.log 2>/dev/null | sed 's/^/  /'

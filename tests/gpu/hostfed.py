@@ -37,7 +37,9 @@ Environment:
                    alternate K: ..." gives each phase's median step and
                    their ratio: capture's cost on one process and one
                    machine state, where separate runs differ by more than
-                   the cost (the trace does not replay)
+                   the cost (the trace does not replay); a second line
+                   divides each on phase by the paused phases beside it,
+                   so that the machine's drift within the run cancels
 """
 import os
 import time
@@ -178,17 +180,39 @@ def print_steps(durs):
 
 def print_alternate(durs, paused, k):
     """Each phase's median step (capture on, capture paused) and their
-    ratio; the first step of each phase is left out (the switch)."""
-    on = sorted(d for i, (d, p) in enumerate(zip(durs, paused)) if not p and i % k)
-    off = sorted(d for i, (d, p) in enumerate(zip(durs, paused)) if p and i % k)
+    ratio; the first step of each phase is left out (the switch).  Then
+    the same paired by neighbours: each on phase's median over the mean of
+    the paused phases' medians on either side of it, whose median drifts
+    of the machine within the run move less."""
+    phases = []   # (paused, [step seconds]) in order, first step of each left out
+    for i, (d, p) in enumerate(zip(durs, paused)):
+        if i % k == 0:
+            phases.append((p, []))
+        else:
+            phases[-1][1].append(d)
+    med = lambda v: sorted(v)[len(v) // 2]
+    on = [d for p, v in phases if not p for d in v]
+    off = [d for p, v in phases if p for d in v]
     if not on or not off:
         print("hostfed: alternate %d: too few steps for both phases" % k, flush=True)
         return
-    mon, moff = on[len(on) // 2], off[len(off) // 2]
+    mon, moff = med(on), med(off)
     print("hostfed: alternate %d: capture on: median step %.3f ms (%d steps); paused: %.3f ms (%d steps); "
           "on/paused %.3fx (+%.3f ms a step)" % (k, mon * 1e3, len(on), moff * 1e3, len(off), mon / moff,
                                                 (mon - moff) * 1e3), flush=True)
-
+    pairs = []
+    for j, (p, v) in enumerate(phases):
+        if p or not v:
+            continue
+        nb = [med(phases[i][1]) for i in (j - 1, j + 1)
+              if 0 <= i < len(phases) and phases[i][0] and phases[i][1]]
+        if nb:
+            pairs.append(med(v) / (sum(nb) / len(nb)))
+    if pairs:
+        q = sorted(pairs)
+        print("hostfed: alternate %d, each on phase over its paused neighbours: median %.3fx (%d phases, "
+              "quartiles %.3f-%.3f)" % (k, med(pairs), len(pairs), q[len(q) // 4], q[(3 * len(q)) // 4]),
+              flush=True)
 
 if __name__ == "__main__":
     main()
