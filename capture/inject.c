@@ -77,7 +77,6 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -776,11 +775,67 @@ static void py_strings(struct launch_py *py)
 	}
 }
 
+static void args_init(struct launch_args *a)
+{
+	a->args = NULL;
+	a->size = 0;
+	a->hashed = 0;
+	a->hash = 0;
+}
+
 static void args_release(struct launch_args *a)
 {
 	if (a->args != a->buf)
 		free(a->args);
 	a->args = NULL;
+}
+
+/* hashed once: the foreign scan's memo and the short-launch table */
+static void args_hash(struct launch_args *a)
+{
+	if (!a->hashed) {
+		a->hash = a->args && a->size ? tr_hash(a->args, a->size) : 0;
+		a->hashed = 1;
+	}
+}
+
+/* The kernel's cached name and layout (fn_get_locked: returns with the
+ * lock held); a cache miss (first launch, or after a module unload
+ * emptied the cache) is timed on its own line, out of the lap at t. */
+static struct fn_info *launch_fn_locked(CUfunction f, uint64_t *t)
+{
+	struct fn_info *fi;
+
+	t_fn_ns = 0;
+	fi = fn_get_locked(f);
+	if (cap_prof_on && t_fn_ns) {
+		cap_prof_put(CP_L_FNINFO, t_fn_ns);
+		*t += t_fn_ns;
+		t_fn_ns = 0;
+	}
+	return fi;
+}
+
+/* Before a launch that runs (lock held): a checkpoint if one is due, and
+ * a new segment's writer buffered and through the writer thread. */
+static void launch_ckpt_locked(void)
+{
+	cap_wq_poll(&S.w);   /* the bytes the writer thread wrote: in w.offset for due() */
+	ckpt_maybe(&S.w, S.launches);   /* may start a new segment */
+	if (g_wbuf && !S.w.wcap) {
+		tw_set_buffer(&S.w, g_wbuf);   /* a new segment's writer: buffered too */
+		cap_wq_attach(&S.w);   /* ...and through the writer thread */
+	}
+}
+
+/* Pinned memory the launch points into is tracked from now (a captured
+ * launch's: written before the graph's launch), and what the CPU (or
+ * another process) wrote is recorded before it (lock held). */
+static void launch_mm_locked(const struct fn_info *fi, const struct launch_args *a, int captured)
+{
+	pinned_args(fi->name, a->args, a->size, a->hash, captured);
+	if (!captured)
+		cap_mm_sync(&S.w, &S.h2d, CAP_MM_LAUNCH);
 }
 
 /* The records of one launch, from its test name to its LAUNCH (lock held,
@@ -847,11 +902,7 @@ static void launch_emit(const struct launch_in *l, struct fn_info *fi, struct la
 	r.u.launch.params = fi->params;
 	r.u.launch.argsize = a->size;
 	r.u.launch.args = a->args;
-	/* hashed once: the foreign scan's memo and the short-launch table */
-	if (!a->hashed) {
-		a->hash = a->args && a->size ? tr_hash(a->args, a->size) : 0;
-		a->hashed = 1;
-	}
+	args_hash(a);
 	r.u.launch.args_hash = a->hash;
 	r.u.launch.nattrs = nattrs;
 	r.u.launch.attrs = attrs;
@@ -868,11 +919,7 @@ static void launch_emit(const struct launch_in *l, struct fn_info *fi, struct la
 	r.u.launch.frames = py->frames;
 	CAP_LAP(CP_L_FILL, t);
 	if (do_mm) {
-		/* pinned memory it points into is tracked from now (a captured
-		 * launch's: written before the graph's launch) */
-		pinned_args(fi->name, a->args, a->size, a->hash, captured);
-		if (!captured)
-			cap_mm_sync(&S.w, &S.h2d, CAP_MM_LAUNCH);   /* what the CPU (or another process) wrote */
+		launch_mm_locked(fi, a, captured);
 		CAP_LAP(CP_L_MANAGED, t);
 	}
 	ev = cap_same_record(&S.w, &r);
@@ -930,33 +977,20 @@ static int defer_enter(const struct launch_in *l, uint64_t *tp)
 	if (cap_tm_enabled() || capturing(l->stream))
 		return 0;
 	CAP_LAP(CP_L_CAPTURING, t);
-	t_fn_ns = 0;
-	fi = fn_get_locked(l->f);   /* lock held from here */
-	if (cap_prof_on && t_fn_ns) {   /* a cache miss: its own line, as in on_launch_enter */
-		cap_prof_put(CP_L_FNINFO, t_fn_ns);
-		t += t_fn_ns;
-		t_fn_ns = 0;
-	}
+	fi = launch_fn_locked(l->f, &t);   /* lock held from here */
 	CAP_LAP(CP_L_LOOKUP, t);
 	if (!fi->src_asked || fi->comm || cap_fold_pending() || !S.recording) {
 		unlock();
 		*tp = t;   /* the laps so far stand; the whole launch goes on from here */
 		return 0;
 	}
-	cap_wq_poll(&S.w);
-	ckpt_maybe(&S.w, S.launches);   /* may start a new segment */
-	if (g_wbuf && !S.w.wcap) {
-		tw_set_buffer(&S.w, g_wbuf);
-		cap_wq_attach(&S.w);
-	}
+	launch_ckpt_locked();
 	CAP_LAP(CP_L_CKPT, t);
-	memset(&d->a, 0, offsetof(struct launch_args, buf));
+	args_init(&d->a);
 	d->a.args = build_args(fi, l, &d->a.size, d->a.buf, sizeof(d->a.buf));
-	d->a.hash = d->a.args && d->a.size ? tr_hash(d->a.args, d->a.size) : 0;
-	d->a.hashed = 1;
+	args_hash(&d->a);
 	CAP_LAP(CP_ARGS, t);
-	pinned_args(fi->name, d->a.args, d->a.size, d->a.hash, 0);
-	cap_mm_sync(&S.w, &S.h2d, CAP_MM_LAUNCH);   /* what the CPU (or another process) wrote */
+	launch_mm_locked(fi, &d->a, 0);
 	CAP_LAP(CP_L_MANAGED, t);
 	d->l = *l;
 	d->on = 1;
@@ -971,7 +1005,6 @@ static void defer_exit(const CUpti_CallbackData *cb)
 {
 	struct launch_defer *d = &t_defer;
 	struct launch_py py;
-	struct cap_tm_reading *tm = NULL;
 	struct fn_info *fi;
 	uint64_t t = CAP_PROF_T0(), start = t;
 
@@ -981,7 +1014,7 @@ static void defer_exit(const CUpti_CallbackData *cb)
 	CAP_LAP(CP_PYFRAMES, t);
 	fi = fn_get_locked(d->l.f);   /* lock held from here */
 	if (S.recording)
-		launch_emit(&d->l, fi, &py, tm, NULL, 0, &d->a, 0, cb, &t);
+		launch_emit(&d->l, fi, &py, NULL, NULL, 0, &d->a, 0, cb, &t);
 	unlock();
 	args_release(&d->a);
 	sb_release(&py.store);
@@ -1072,9 +1105,7 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 			cap_prof_put(CP_LAUNCH, t - start);
 		return;
 	}
-	a.args = NULL;
-	a.size = 0;
-	a.hashed = 0;
+	args_init(&a);
 	py.store = (struct strbuf)STRBUF_INIT;
 	/* Everything that may call into Python or the driver happens first,
 	 * outside the lock. */
@@ -1084,15 +1115,7 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	CAP_LAP(CP_L_TENSORS, t);
 	captured = capturing(l.stream);
 	CAP_LAP(CP_L_CAPTURING, t);
-	t_fn_ns = 0;
-	fi = fn_get_locked(l.f);   /* lock held from here */
-	if (cap_prof_on && t_fn_ns) {
-		/* a kernel the cache did not hold (first launch, or after a
-		 * module unload emptied the cache): its own line */
-		cap_prof_put(CP_L_FNINFO, t_fn_ns);
-		t += t_fn_ns;
-		t_fn_ns = 0;
-	}
+	fi = launch_fn_locked(l.f, &t);   /* lock held from here */
 	CAP_LAP(CP_L_LOOKUP, t);
 	if (!fi->src_asked) {
 		/* a kernel's first launch: ENV, Triton source (source.c, which
@@ -1107,14 +1130,8 @@ static void on_launch_enter(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	if (!S.recording)
 		goto out;
 
-	if (!captured) {
-		cap_wq_poll(&S.w);   /* the bytes the writer thread wrote: in w.offset for due() */
-		ckpt_maybe(&S.w, S.launches);   /* may start a new segment */
-		if (g_wbuf && !S.w.wcap) {
-			tw_set_buffer(&S.w, g_wbuf);   /* a new segment's writer: buffered too */
-			cap_wq_attach(&S.w);   /* ...and through the writer thread */
-		}
-	}
+	if (!captured)
+		launch_ckpt_locked();
 	CAP_LAP(CP_L_CKPT, t);
 	launch_emit(&l, fi, &py, tm, src, captured, &a, 1, cb, &t);
 	tm = NULL;
