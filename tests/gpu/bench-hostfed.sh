@@ -248,8 +248,16 @@ echo "hostfed: median loop seconds over ${#B[@]}/${#C[@]}/${#F[@]} rounds: block
 # the machine's drift between rounds moved the blocking loop by 22 % on the
 # H200 (2026-12-05), more than the goal's 5 %; the rounds' spread says how
 # far the medians above can be trusted
-pr=()
-for ((k = 0; k < ${#B[@]} && k < ${#C[@]}; k++)); do pr+=("$(ratio "${C[$k]}" "${B[$k]}")"); done
+# round_ratios ARRAY: each round's run of that way over the same round's
+# blocking run, into RR
+round_ratios() {
+	local -n way_s=$1
+	local k
+	RR=()
+	for ((k = 0; k < ${#B[@]} && k < ${#way_s[@]}; k++)); do RR+=("$(ratio "${way_s[$k]}" "${B[$k]}")"); done
+}
+round_ratios C
+pr=("${RR[@]}")
 echo "hostfed: capture over blocking, round by round: ${pr[*]:-n/a} (median $(med3 "${pr[@]}")x); blocking alone ranged $(printf '%s\n' "${B[@]}" | sort -g | head -n 1)-$(printf '%s\n' "${B[@]}" | sort -g | tail -n 1) s" |
 	tee -a "$OUT/summary.txt"
 # the steps' own medians: a cost every launch pays moves them, stalls (a
@@ -275,8 +283,8 @@ if [ "$WQ" = 1 ]; then
 fi
 if [ "$LIBS" = 1 ]; then
 	ml=$(med3 "${L[@]}") mlw=$(med3 "${LW[@]}")
-	lr=()
-	for ((k = 0; k < ${#B[@]} && k < ${#L[@]}; k++)); do lr+=("$(ratio "${L[$k]}" "${B[$k]}")"); done
+	round_ratios L
+	lr=("${RR[@]}")
 	echo "hostfed: capture waiting in the library (GPUREDUCE_BLOCKING=library): $ml s ($(ratio "$ml" "$mb")x; round by round ${lr[*]:-n/a}), with the writer thread $mlw s ($(ratio "$mlw" "$mb")x), against capture $mc s (${rc}x)" |
 		tee -a "$OUT/summary.txt"
 	grep -a '^gpureduce: capture profile: \(driver callbacks\|launch callback\|waiting for\|h2d copy\)' "$OUT/libprof-1.log" 2>/dev/null |
