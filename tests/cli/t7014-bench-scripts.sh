@@ -60,8 +60,10 @@ echo "hostfed: step ms: median $m p10 1 p90 2 max 3; 0 step(s) over twice the me
 # HOSTFED_ALTERNATE: the library-blocking way's phases differ less
 if [ -n "$HOSTFED_ALTERNATE" ]; then
 	[ "$GPUREDUCE_BLOCKING" = library ] && r=1.050 || r=1.080
+	[ "$GPUREDUCE_WRITER_THREAD" = 1 ] && r=1.030
 	echo "hostfed: alternate $HOSTFED_ALTERNATE: capture on: median step 21.600 ms (40 steps); paused: 20.000 ms (40 steps); on/paused ${r}x (+1.600 ms a step)"
 	[ "$GPUREDUCE_BLOCKING" = library ] && p=1.045 || p=1.048
+	[ "$GPUREDUCE_WRITER_THREAD" = 1 ] && p=1.025
 	echo "hostfed: alternate $HOSTFED_ALTERNATE, each on phase over its paused neighbours: median ${p}x (4 phases, quartiles 1.000-1.100)"
 fi
 EOF
@@ -123,6 +125,16 @@ n=$(grep -c '^  hostfed: alternate 20' alt.txt)
 [ "$n" = 12 ] && ok "  ...every alternating run's own lines" || fail "  ...every alternating run's own lines ($n, not 12)"
 n=$(grep -c "|alt|" out/hostfed/table)
 [ "$n" = 3 ] && ok "  ...in the table, out of the medians" || fail "  ...alt rows in the table ($n)"
+check_exit "bench-hostfed with BENCH_HOSTFED_ALT and BENCH_HOSTFED_WQ: exit 0" 0 env PYTHON="$TMP/fb/python" \
+	BUILD="$TMP/fb" BENCH_OUT="$TMP/out" BENCH_HOSTFED_ALT=10 BENCH_HOSTFED_WQ=1 BENCH_HOSTFED_ROUNDS=2 \
+	bash "$SRCDIR/tests/gpu/bench-hostfed.sh"
+cp "$TMP/.out" wqalt.txt
+check_grep "  ...the writer thread's alternating runs apart" \
+	"^hostfed: wqalt (HOSTFED_ALTERNATE=10, GPUREDUCE_WRITER_THREAD=1, .*): on/paused by run: 1.030 1.030 (median 1.030x); each on phase over its paused neighbours, by run: 1.025 1.025 (median 1.025x)$" wqalt.txt
+check_grep "  ...beside the plain alternation" \
+	"^hostfed: alt (HOSTFED_ALTERNATE=10, one process, capture on and paused in turn): on/paused by run: 1.080 1.080 (median 1.080x)" wqalt.txt
+n=$(grep -c "|wqalt|" out/hostfed/table)
+[ "$n" = 2 ] && ok "  ...a wqalt row a round" || fail "  ...wqalt rows in the table ($n, not 2)"
 
 # --- launch-cost.sh --------------------------------------------------------------
 # the program prints 9.00 us a launch plainly, 10.00 under capture

@@ -52,7 +52,8 @@
 #              once, launches still blocking), in turn; each run prints
 #              each phase's median step and their ratio, which no drift of
 #              the machine between runs moves (libalt: the same with
-#              GPUREDUCE_BLOCKING=library, with BENCH_HOSTFED_LIBSYNC=1)
+#              GPUREDUCE_BLOCKING=library, with BENCH_HOSTFED_LIBSYNC=1;
+#              wqalt: with the writer thread, with BENCH_HOSTFED_WQ=1)
 #   wq         (BENCH_HOSTFED_WQ=1 only) capture with the bytes copied in
 #              compressed and written by a writer thread
 #              (GPUREDUCE_WRITER_THREAD=1, capture/writeq.c; off by
@@ -161,8 +162,9 @@ one() {
 	lib|libprof) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 GPUREDUCE_BLOCKING=library \
 			$([ "$way" = libprof ] && echo GPUREDUCE_CAPTURE_PROFILE=1) $env_steps \
 			"$GR" capture -o "$OUT/$way-$r.bin" -- "$PY" hostfed.py ;;
-	alt|libalt) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 HOSTFED_ALTERNATE="$ALT" \
-			$([ "$way" = libalt ] && echo GPUREDUCE_BLOCKING=library) $env_steps \
+	alt|libalt|wqalt) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 HOSTFED_ALTERNATE="$ALT" \
+			$([ "$way" = libalt ] && echo GPUREDUCE_BLOCKING=library) \
+			$([ "$way" = wqalt ] && echo GPUREDUCE_WRITER_THREAD=1) $env_steps \
 			"$GR" capture -o "$OUT/$way-$r.bin" -- "$PY" hostfed.py ;;
 	libwq) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 GPUREDUCE_BLOCKING=library \
 			GPUREDUCE_WRITER_THREAD=1 $env_steps \
@@ -202,7 +204,7 @@ one() {
 	fi
 	[ "$S" -eq 0 ] && S=$steps
 	case $way in wqprof|tprof|libprof|tf[0-9]*) return 0 ;; esac   # its profile only, not a median's
-	case $way in alt|libalt) AL[$way]="${AL[$way]:-} $(alt_ratio "$logf")" AP[$way]="${AP[$way]:-} $(alt_pair "$logf")"
+	case $way in alt|libalt|wqalt) AL[$way]="${AL[$way]:-} $(alt_ratio "$logf")" AP[$way]="${AP[$way]:-} $(alt_pair "$logf")"
 		return 0 ;; esac   # its phases' ratios
 	[ -n "$sm" ] && SM[$way]="${SM[$way]:-} $sm" ST[$way]="${ST[$way]:-} ${st:-0}"
 	case $way in blocking) B+=("$s") ;; capture) C+=("$s") ;; flight) F+=("$s") ;; allcb) A+=("$s") ;; wq) W+=("$s") ;;
@@ -225,7 +227,8 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	[ "$WQ" = 1 ] && one wq "$r"
 	[ "$SHM" = 1 ] && one shm "$r"
 	[ "$LIBS" = 1 ] && one lib "$r" && one libwq "$r"
-	[ -n "$ALT" ] && one alt "$r" && { [ "$LIBS" = 1 ] && one libalt "$r" || true; }
+	[ -n "$ALT" ] && one alt "$r" && { [ "$LIBS" = 1 ] && one libalt "$r" || true; } &&
+		{ [ "$WQ" = 1 ] && one wqalt "$r" || true; }
 	[ -n "$BASE" ] && one base "$r"
 	[ "$ABL" = 1 ] && one dispatch "$r" && one nobytes "$r"
 	[ "$TNS" = 1 ] && one tensors "$r" && one tnostack "$r"
@@ -291,12 +294,12 @@ if [ "$LIBS" = 1 ]; then
 		sed 's/^gpureduce: capture profile: /  GPUREDUCE_BLOCKING=library (one run apart, profiled): /'
 fi
 if [ -n "$ALT" ]; then
-	for way in alt libalt; do
+	for way in alt libalt wqalt; do
 		[ -n "${AL[$way]:-}" ] || continue
-		echo "hostfed: $way (HOSTFED_ALTERNATE=$ALT$([ "$way" = libalt ] && echo ", GPUREDUCE_BLOCKING=library"), one process, capture on and paused in turn): on/paused by run:${AL[$way]} (median $(med3 ${AL[$way]})x); each on phase over its paused neighbours, by run:${AP[$way]:- n/a} (median $(med3 ${AP[$way]:-})x)" |
+		echo "hostfed: $way (HOSTFED_ALTERNATE=$ALT$([ "$way" = libalt ] && echo ", GPUREDUCE_BLOCKING=library")$([ "$way" = wqalt ] && echo ", GPUREDUCE_WRITER_THREAD=1"), one process, capture on and paused in turn): on/paused by run:${AL[$way]} (median $(med3 ${AL[$way]})x); each on phase over its paused neighbours, by run:${AP[$way]:- n/a} (median $(med3 ${AP[$way]:-})x)" |
 			tee -a "$OUT/summary.txt"
 	done
-	grep -a -h '^hostfed: alternate' "$OUT"/alt-*.log "$OUT"/libalt-*.log 2>/dev/null | sed 's/^/  /'
+	grep -a -h '^hostfed: alternate' "$OUT"/alt-*.log "$OUT"/libalt-*.log "$OUT"/wqalt-*.log 2>/dev/null | sed 's/^/  /'
 fi
 if [ "$SHM" = 1 ]; then
 	ms=$(med3 "${SH[@]}")
