@@ -27,7 +27,9 @@
  *                               at exit and before a checkpoint (flusher.c)
  *   GPUREDUCE_BLOCKING          "library": the library waits for each launch in
  *                               its exit callback, the program running with
- *                               CUDA_LAUNCH_BLOCKING=0 (lib_block_after)
+ *                               CUDA_LAUNCH_BLOCKING=0 (lib_block_after); it
+ *                               turns GPUREDUCE_WRITER_THREAD on unless that
+ *                               says 0 (`capture --blocking=library`)
  *   GPUREDUCE_CAPTURE_PROFILE   "1": where capture's time went, on stderr at
  *                               exit (prof.c; make bench-cpu prints it)
  *   GPUREDUCE_CAPTURE_ALL_CALLBACKS "1": every driver API's callback, not only
@@ -2185,7 +2187,8 @@ static void flush_tick(void)
  * write(2) per record, zstd tried on every blob), for make bench-cpu's
  * side-by-side rows.  With buffering and GPUREDUCE_WRITER_THREAD=1, the
  * writer thread (writeq.c), its ring GPUREDUCE_STAGING_MIB (64) MiB.  Off
- * by default: on the H200's host-fed loop (bench-hostfed, 2026-12-04) the
+ * by default (on with GPUREDUCE_BLOCKING=library, unless it is 0): on the
+ * H200's host-fed loop (bench-hostfed, 2026-12-04) the
  * loop took 7.54 s with it against 6.83 s without (median of 3), though
  * the program's thread spent 0.34 ms per MiB copied in instead of 0.85;
  * on an H100 (2026-12-06) five alternating pairs put it no faster (9.90 s
@@ -2207,7 +2210,10 @@ static void start_buffering(void)
 		return;
 	g_wbuf = 256 << 10;
 	tw_set_buffer(&S.w, g_wbuf);
-	if (wt && !strcmp(wt, "1") && stage > 0 &&
+	/* with the library blocking, on unless GPUREDUCE_WRITER_THREAD=0: the
+	 * two together were the cheapest way on an H100's host-fed loop
+	 * (2026-12-06, docs/CAPTURE-COST.md) */
+	if ((wt && *wt ? !strcmp(wt, "1") : g_libsync) && stage > 0 &&
 	    cap_wq_start((uint64_t)(stage > 65536 ? 65536 : stage) << 20) == 0)
 		cap_wq_attach(&S.w);
 }

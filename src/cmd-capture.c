@@ -60,7 +60,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: gpureduce capture [-o trace.bin] [--allow-no-capture] [--checkpoint-every=SPEC]\n"
 		"                         [--max-trace-bytes=B] [--no-checkpoint] [--flight-recorder[=BUDGET]]\n"
-		"                         [--tensors] [--force] [--] CMD [ARGS...]\n\n"
+		"                         [--tensors] [--blocking=driver|library] [--force] [--] CMD [ARGS...]\n\n"
 		"Run CMD under the CUPTI capture library and record every allocation, copy,\n"
 		"memset and kernel launch (with its exact parameters) up to the first GPU\n"
 		"fault into a trace.  CMD runs with CUDA_LAUNCH_BLOCKING=1 so the faulting\n"
@@ -93,12 +93,20 @@ static void usage(FILE *f)
 		"                       of disk (default 8G; docs/CAPTURE-COST.md)\n"
 		"  --tensors            also record the blocks of PyTorch's caching allocator (one per\n"
 		"                       tensor) inside each segment, read at every launch, for\n"
-		"                       `shrink --root-cause` (slower: off by default)\n\n"
+		"                       `shrink --root-cause` (slower: off by default)\n"
+		"  --blocking=driver|library\n"
+		"                       driver (default): CMD runs with CUDA_LAUNCH_BLOCKING=1;\n"
+		"                       library: CMD runs with CUDA_LAUNCH_BLOCKING=0 and the\n"
+		"                       capture library waits for each launch, recording it\n"
+		"                       while the kernel runs, its copies written by a thread:\n"
+		"                       cheaper on host-fed loops (docs/CAPTURE-COST.md); the\n"
+		"                       faulting launch still returns the fault\n\n"
 		"environment:\n"
 		"  GPUREDUCE_CAPTURE_LIB  the capture library to use (default: next to gpureduce)\n"
 		"  GPUREDUCE_PY_FRAMES    Python frames recorded per launch (default 8)\n"
-		"  GPUREDUCE_BLOCKING     library: the capture library waits for each launch instead of\n"
-		"                         CUDA_LAUNCH_BLOCKING=1, and records it while the kernel runs\n"
+		"  GPUREDUCE_BLOCKING     library: as --blocking=library (the option wins)\n"
+		"  GPUREDUCE_WRITER_THREAD 1: copies' bytes compressed and written by a thread (on with\n"
+		"                         --blocking=library unless 0)\n"
 		"  GPUREDUCE_FOLD_KERNELS more communication kernels to fold like nccl* (comma-separated,\n"
 		"                         NAME or PREFIX*; docs/MULTI-RANK.md)\n"
 		"  GPUREDUCE_FOLD_MAX     bytes compared after each pointer of a folded kernel (default 256 MiB)\n"
@@ -435,8 +443,10 @@ int cmd_capture(int argc, char **argv)
 	struct ckpt_opts flight = { 0, 0, 0, 0, 0, 0 };
 	int flight_on = 0, ck_given = 0;
 	const char *tmpdir = getenv("TMPDIR");
-	const char *env[16];
+	const char *env[18];
 	const char *inj;
+	const char *blk = getenv("GPUREDUCE_BLOCKING");
+	int libsync = blk && !strcmp(blk, "library");
 	struct child c = CHILD_INIT;
 	struct opts op;
 	struct strbuf perr = STRBUF_INIT;
@@ -483,6 +493,12 @@ int cmd_capture(int argc, char **argv)
 			flight_on = 1;
 		} else if (opts_flag(&op, "--tensors")) {
 			tensors = 1;
+		} else if (opts_str(&op, "--blocking", &val)) {
+			if (!op.failed && strcmp(val, "library") && strcmp(val, "driver"))
+				opts_fail(&op, "--blocking=%s: say driver (CUDA_LAUNCH_BLOCKING=1, the default) "
+					  "or library (the capture library waits for each launch)", val);
+			else if (!op.failed)
+				libsync = !strcmp(val, "library");
 		} else if (opts_flag(&op, "--force")) {
 			force = 1;
 		} else if (opts_unknown(&op)) {
@@ -592,10 +608,9 @@ int cmd_capture(int argc, char **argv)
 		sb_addf(&e_trace, "GPUREDUCE_TRACE=%s", staged.buf);
 	sb_addf(&e_status, "GPUREDUCE_STATUS=%s", status_path.buf);
 	env[0] = e_inj.buf;
-	/* GPUREDUCE_BLOCKING=library (inherited by the library): it waits for
-	 * each launch itself, the driver launching asynchronously */
-	env[1] = getenv("GPUREDUCE_BLOCKING") && !strcmp(getenv("GPUREDUCE_BLOCKING"), "library") ?
-		 "CUDA_LAUNCH_BLOCKING=0" : "CUDA_LAUNCH_BLOCKING=1";
+	/* --blocking=library (GPUREDUCE_BLOCKING=library for the library): it
+	 * waits for each launch itself, the driver launching asynchronously */
+	env[1] = libsync ? "CUDA_LAUNCH_BLOCKING=0" : "CUDA_LAUNCH_BLOCKING=1";
 	env[2] = e_trace.buf;
 	env[3] = e_status.buf;
 	env[4] = allow ? "GPUREDUCE_ALLOW_NO_CAPTURE=1" : "GPUREDUCE_ALLOW_NO_CAPTURE";
@@ -605,11 +620,12 @@ int cmd_capture(int argc, char **argv)
 	for (int k = 0; k < 6; k++)
 		env[6 + k] = e_ckpt[k].buf;
 	env[12] = tensors ? "GPUREDUCE_TENSORS=1" : "GPUREDUCE_TENSORS";   /* issue 17 */
-	env[13] = NULL;
+	env[13] = libsync ? "GPUREDUCE_BLOCKING=library" : "GPUREDUCE_BLOCKING";
+	env[14] = NULL;
 	if (nvrtc_env(lib.buf, multi ? trace.buf : staged.buf, &e_preload, &e_nvlog)) {   /* issue 24: NVRTC sources */
-		env[13] = e_preload.buf;
-		env[14] = e_nvlog.buf;
-		env[15] = NULL;
+		env[14] = e_preload.buf;
+		env[15] = e_nvlog.buf;
+		env[16] = NULL;
 	}
 
 	have_tee = tee_begin(&tee) == 0;   /* issue 24: the program's stderr tail (capture-tee.c) */

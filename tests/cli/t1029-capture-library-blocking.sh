@@ -14,6 +14,8 @@
 #     injection and CUDA_LAUNCH_BLOCKING=0, GPUREDUCE_BLOCKING unset): the
 #     launch returns success and the trace has no fault: what the wait is for;
 #   - the library-blocking trace replays to the fault and shrinks.
+# `capture --blocking=library` is the same, with the writer thread on unless
+# GPUREDUCE_WRITER_THREAD=0; --blocking=driver wins over the variable.
 # Also gpureduce_capture_pause (tests/gpu/hostfed.py's HOSTFED_ALTERNATE):
 # what it leaves out, its NOTE, and that paused launches still wait.
 # t1030 has the fake CUPTI/driver's side (which launches wait, in which
@@ -85,5 +87,28 @@ check_exit "the same with GPUREDUCE_BLOCKING=library, profiled" 3 env CKPT_PROG_
 	GPUREDUCE_CAPTURE_PROFILE=1 "$GPUREDUCE" capture -o pausel.bin -- ./prog $CUBIN 30
 check_grep "  ...every launch waited for, paused or not" "waiting for the kernel (GPUREDUCE_BLOCKING=library; not the library's own time): 61 calls" "$TMP/.out"
 check_grep "  ...the program still sees its fault" "gather returned 700" "$TMP/.out"
+
+# --- capture --blocking=library: the option, and the writer thread it brings
+check_exit "capture --blocking=library, profiled" 3 env GPUREDUCE_CAPTURE_PROFILE=1 \
+	"$GPUREDUCE" capture --blocking=library -o optp.bin -- ./prog $CUBIN 30
+check_grep "  ...the launch returns its fault" "gather returned 700" "$TMP/.out"
+check_grep "  ...the library waited for every launch" "waiting for the kernel (GPUREDUCE_BLOCKING=library; not the library's own time): 61 calls" "$TMP/.out"
+check_grep "  ...the writer thread on (drained at the fault and exit)" "capture profile: waits for the writer thread (ring full, drains): [1-9]" "$TMP/.out"
+check_exit "capture --blocking=library, not profiled" 3 "$GPUREDUCE" capture --blocking=library -o opt.bin -- ./prog $CUBIN 30
+norm opt.bin >opt.yaml
+if cmp -s drv.yaml opt.yaml; then ok "  ...the same records as with CUDA_LAUNCH_BLOCKING=1"
+else fail "  ...the same records as with CUDA_LAUNCH_BLOCKING=1"; diff drv.yaml opt.yaml | head -20; fi
+check_exit "--blocking=library with GPUREDUCE_WRITER_THREAD=0" 3 env GPUREDUCE_WRITER_THREAD=0 GPUREDUCE_CAPTURE_PROFILE=1 \
+	"$GPUREDUCE" capture --blocking=library -o optnt.bin -- ./prog $CUBIN 30
+check_grep "  ...still waits for every launch" "waiting for the kernel (GPUREDUCE_BLOCKING=library; not the library's own time): 61 calls" "$TMP/.out"
+check_no_grep "  ...without the writer thread" "writer thread" "$TMP/.out"
+check_exit "--blocking=driver over an exported GPUREDUCE_BLOCKING=library" 3 env GPUREDUCE_BLOCKING=library \
+	GPUREDUCE_CAPTURE_PROFILE=1 "$GPUREDUCE" capture --blocking=driver -o optd.bin -- ./prog $CUBIN 30
+check_grep "  ...the launch returns its fault (CUDA_LAUNCH_BLOCKING=1)" "gather returned 700" "$TMP/.out"
+check_no_grep "  ...and the library does not wait" "waiting for the kernel" "$TMP/.out"
+check_no_grep "  ...nor start the writer thread" "writer thread" "$TMP/.out"
+check_exit "--blocking=sometimes: a usage error" 2 "$GPUREDUCE" capture --blocking=sometimes -o bad.bin -- ./prog $CUBIN 30
+check_grep "  ...saying what it takes" "capture: --blocking=sometimes: say driver (CUDA_LAUNCH_BLOCKING=1, the default) or library" "$TMP/.out"
+[ ! -e bad.bin ] && ok "  ...and nothing run or written" || fail "  ...and nothing run or written (bad.bin exists)"
 
 finish

@@ -57,19 +57,28 @@ l=5.000   # under --tensors: 6 s, 5.75 without torch's stacks
 [ -n "$FAKE_TENSORS" ] && [ "$GPUREDUCE_TENSORS_STACKS" = 0 ] && { l=5.750; m=23.000; }
 echo "hostfed: trained $n steps in $l s (loss 1.0)"
 echo "hostfed: step ms: median $m p10 1 p90 2 max 3; 0 step(s) over twice the median, $s s above the median in them"
-# HOSTFED_ALTERNATE: the library-blocking way's phases differ less
+# HOSTFED_ALTERNATE: the library-blocking way's phases differ less (with
+# its writer thread, unless GPUREDUCE_WRITER_THREAD=0, less still)
 if [ -n "$HOSTFED_ALTERNATE" ]; then
-	[ "$GPUREDUCE_BLOCKING" = library ] && r=1.050 || r=1.080
-	[ "$GPUREDUCE_WRITER_THREAD" = 1 ] && r=1.030
+	if [ "$GPUREDUCE_BLOCKING" = library ]; then
+		if [ "$GPUREDUCE_WRITER_THREAD" = 0 ]; then r=1.050 p=1.045; else r=1.040 p=1.035; fi
+	elif [ "$GPUREDUCE_WRITER_THREAD" = 1 ]; then r=1.030 p=1.025
+	else r=1.080 p=1.048; fi
 	echo "hostfed: alternate $HOSTFED_ALTERNATE: capture on: median step 21.600 ms (40 steps); paused: 20.000 ms (40 steps); on/paused ${r}x (+1.600 ms a step)"
-	[ "$GPUREDUCE_BLOCKING" = library ] && p=1.045 || p=1.048
-	[ "$GPUREDUCE_WRITER_THREAD" = 1 ] && p=1.025
 	echo "hostfed: alternate $HOSTFED_ALTERNATE, each on phase over its paused neighbours: median ${p}x (4 phases, quartiles 1.000-1.100)"
 fi
 EOF
 cat >fb/gpureduce <<'EOF'
 #!/bin/sh
-while [ "$1" != "--" ]; do [ "$1" = --tensors ] && { FAKE_TENSORS=1; export FAKE_TENSORS; }; shift; done; shift
+# as the real one: --blocking=library makes the library wait (GPUREDUCE_BLOCKING)
+while [ "$1" != "--" ]; do
+	case $1 in
+	--tensors) FAKE_TENSORS=1; export FAKE_TENSORS ;;
+	--blocking=library) GPUREDUCE_BLOCKING=library; export GPUREDUCE_BLOCKING ;;
+	--blocking=driver) unset GPUREDUCE_BLOCKING ;;
+	esac
+	shift
+done; shift
 "$@"
 [ -n "$FAKE_TENSORS" ] && [ -n "$GPUREDUCE_CAPTURE_PROFILE" ] &&
 	echo "gpureduce: capture profile:   tensor blocks (--tensors): 1000 calls, 0.020 s: 20.000 us each, max 99.0 us" &&
@@ -118,15 +127,15 @@ cp "$TMP/.out" alt.txt
 check_grep "  ...each alternating run's ratio, and their median" \
 	"^hostfed: alt (HOSTFED_ALTERNATE=20, one process, capture on and paused in turn): on/paused by run: 1.080 1.080 1.080 (median 1.080x); each on phase over its paused neighbours, by run: 1.048 1.048 1.048 (median 1.048x)$" alt.txt
 check_grep "  ...the library-blocking way's apart" \
-	"^hostfed: libalt (HOSTFED_ALTERNATE=20, GPUREDUCE_BLOCKING=library, .*): on/paused by run: 1.050 1.050 1.050 (median 1.050x); each on phase over its paused neighbours, by run: 1.045 1.045 1.045 (median 1.045x)$" alt.txt
+	"^hostfed: libalt (HOSTFED_ALTERNATE=20, --blocking=library, .*): on/paused by run: 1.040 1.040 1.040 (median 1.040x); each on phase over its paused neighbours, by run: 1.035 1.035 1.035 (median 1.035x)$" alt.txt
 check_grep "  ...the library-blocking ways beside capture" \
-	"^hostfed: capture waiting in the library (GPUREDUCE_BLOCKING=library): 5.000 s (1.00x; round by round 1.00 1.00 1.00), with the writer thread 5.000 s" alt.txt
+	"^hostfed: capture waiting in the library (--blocking=library, with the writer thread): 5.000 s (1.00x; round by round 1.00 1.00 1.00), without the writer thread 5.000 s" alt.txt
 n=$(grep -c '^  hostfed: alternate 20' alt.txt)
 [ "$n" = 12 ] && ok "  ...every alternating run's own lines" || fail "  ...every alternating run's own lines ($n, not 12)"
 n=$(grep -c "|alt|" out/hostfed/table)
 [ "$n" = 3 ] && ok "  ...in the table, out of the medians" || fail "  ...alt rows in the table ($n)"
-check_exit "bench-hostfed with BENCH_HOSTFED_ALT and BENCH_HOSTFED_WQ: exit 0" 0 env PYTHON="$TMP/fb/python" \
-	BUILD="$TMP/fb" BENCH_OUT="$TMP/out" BENCH_HOSTFED_ALT=10 BENCH_HOSTFED_WQ=1 BENCH_HOSTFED_ROUNDS=2 \
+check_exit "bench-hostfed with BENCH_HOSTFED_ALT, _WQ and _LIBSYNC: exit 0" 0 env PYTHON="$TMP/fb/python" \
+	BUILD="$TMP/fb" BENCH_OUT="$TMP/out" BENCH_HOSTFED_ALT=10 BENCH_HOSTFED_WQ=1 BENCH_HOSTFED_LIBSYNC=1 BENCH_HOSTFED_ROUNDS=2 \
 	bash "$SRCDIR/tests/gpu/bench-hostfed.sh"
 cp "$TMP/.out" wqalt.txt
 check_grep "  ...the writer thread's alternating runs apart" \
@@ -135,6 +144,10 @@ check_grep "  ...beside the plain alternation" \
 	"^hostfed: alt (HOSTFED_ALTERNATE=10, one process, capture on and paused in turn): on/paused by run: 1.080 1.080 (median 1.080x)" wqalt.txt
 n=$(grep -c "|wqalt|" out/hostfed/table)
 [ "$n" = 2 ] && ok "  ...a wqalt row a round" || fail "  ...wqalt rows in the table ($n, not 2)"
+check_grep "  ...the library's wait without its writer thread apart" \
+	"^hostfed: libnowqalt (HOSTFED_ALTERNATE=10, --blocking=library, GPUREDUCE_WRITER_THREAD=0, .*): on/paused by run: 1.050 1.050 (median 1.050x); each on phase over its paused neighbours, by run: 1.045 1.045 (median 1.045x)$" wqalt.txt
+check_grep "  ...beside it with the thread" \
+	"^hostfed: libalt (HOSTFED_ALTERNATE=10, --blocking=library, .*): on/paused by run: 1.040 1.040 (median 1.040x)" wqalt.txt
 
 # --- launch-cost.sh --------------------------------------------------------------
 # the program prints 9.00 us a launch plainly, 10.00 under capture

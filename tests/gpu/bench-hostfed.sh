@@ -40,20 +40,21 @@
 #              /dev/shm (memory) instead of $BENCH_OUT: how much of
 #              capture's cost is the trace's file system (the page cache,
 #              its write-back to the disk while the loop runs), side by side
-#   lib        (BENCH_HOSTFED_LIBSYNC=1 only) capture with GPUREDUCE_BLOCKING=library:
+#   lib        (BENCH_HOSTFED_LIBSYNC=1 only) `capture --blocking=library`:
 #              the program without CUDA_LAUNCH_BLOCKING, the library
 #              waiting for each launch and recording it while the kernel
-#              runs; libwq the same with the writer thread
-#              (GPUREDUCE_WRITER_THREAD=1); then one more lib run with the
-#              profile on (libprof), apart from the medians
+#              runs, the writer thread on; libnowq the same without the
+#              writer thread (GPUREDUCE_WRITER_THREAD=0); then one more lib
+#              run with the profile on (libprof), apart from the medians
 #   alt        (BENCH_HOSTFED_ALT=K only) capture with hostfed.py's
 #              HOSTFED_ALTERNATE=K: in one process, K steps with capture
 #              on, K with it paused (the library's callbacks returning at
 #              once, launches still blocking), in turn; each run prints
 #              each phase's median step and their ratio, which no drift of
 #              the machine between runs moves (libalt: the same with
-#              GPUREDUCE_BLOCKING=library, with BENCH_HOSTFED_LIBSYNC=1;
-#              wqalt: with the writer thread, with BENCH_HOSTFED_WQ=1)
+#              --blocking=library, with BENCH_HOSTFED_LIBSYNC=1;
+#              wqalt: with the writer thread, with BENCH_HOSTFED_WQ=1;
+#              with both, libnowqalt: --blocking=library without it)
 #   wq         (BENCH_HOSTFED_WQ=1 only) capture with the bytes copied in
 #              compressed and written by a writer thread
 #              (GPUREDUCE_WRITER_THREAD=1, capture/writeq.c; off by
@@ -135,7 +136,7 @@ alt_pair() { sed -n 's/^hostfed: alternate [0-9]*, each on phase over its paused
 med3() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
 	if (!NR) print "n/a"; else if (NR % 2) printf "%.3f\n", v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-declare -a B=() C=() F=() A=() W=() X=() D=() N=() TT=() TN=() SH=() L=() LW=()
+declare -a B=() C=() F=() A=() W=() X=() D=() N=() TT=() TN=() SH=() L=() LN=()
 declare -A SM=() ST=()   # way -> each run's median step ms, stall s (space-separated)
 declare -A AL=() AP=()    # alt, libalt -> each run's on/paused ratio, and paired by neighbours
 S=0
@@ -159,16 +160,16 @@ one() {
 			"$GR" capture -o "$OUT/allcb-$r.bin" -- "$PY" hostfed.py ;;
 	shm) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 $env_steps \
 			"$GR" capture -o "$tr" -- "$PY" hostfed.py ;;
-	lib|libprof) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 GPUREDUCE_BLOCKING=library \
+	lib|libprof) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 \
 			$([ "$way" = libprof ] && echo GPUREDUCE_CAPTURE_PROFILE=1) $env_steps \
-			"$GR" capture -o "$OUT/$way-$r.bin" -- "$PY" hostfed.py ;;
-	alt|libalt|wqalt) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 HOSTFED_ALTERNATE="$ALT" \
-			$([ "$way" = libalt ] && echo GPUREDUCE_BLOCKING=library) \
-			$([ "$way" = wqalt ] && echo GPUREDUCE_WRITER_THREAD=1) $env_steps \
-			"$GR" capture -o "$OUT/$way-$r.bin" -- "$PY" hostfed.py ;;
-	libwq) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 GPUREDUCE_BLOCKING=library \
-			GPUREDUCE_WRITER_THREAD=1 $env_steps \
-			"$GR" capture -o "$OUT/$way-$r.bin" -- "$PY" hostfed.py ;;
+			"$GR" capture --blocking=library -o "$OUT/$way-$r.bin" -- "$PY" hostfed.py ;;
+	alt|libalt|wqalt|libnowqalt) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 HOSTFED_ALTERNATE="$ALT" \
+			$([ "$way" = wqalt ] && echo GPUREDUCE_WRITER_THREAD=1) \
+			$([ "$way" = libnowqalt ] && echo GPUREDUCE_WRITER_THREAD=0) $env_steps \
+			"$GR" capture --blocking=$(case $way in lib*) echo library ;; *) echo driver ;; esac) \
+			-o "$OUT/$way-$r.bin" -- "$PY" hostfed.py ;;
+	libnowq) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 GPUREDUCE_WRITER_THREAD=0 $env_steps \
+			"$GR" capture --blocking=library -o "$OUT/$way-$r.bin" -- "$PY" hostfed.py ;;
 	wq) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 \
 			GPUREDUCE_WRITER_THREAD=1 $env_steps \
 			"$GR" capture -o "$OUT/wq-$r.bin" -- "$PY" hostfed.py ;;
@@ -204,11 +205,11 @@ one() {
 	fi
 	[ "$S" -eq 0 ] && S=$steps
 	case $way in wqprof|tprof|libprof|tf[0-9]*) return 0 ;; esac   # its profile only, not a median's
-	case $way in alt|libalt|wqalt) AL[$way]="${AL[$way]:-} $(alt_ratio "$logf")" AP[$way]="${AP[$way]:-} $(alt_pair "$logf")"
+	case $way in alt|libalt|wqalt|libnowqalt) AL[$way]="${AL[$way]:-} $(alt_ratio "$logf")" AP[$way]="${AP[$way]:-} $(alt_pair "$logf")"
 		return 0 ;; esac   # its phases' ratios
 	[ -n "$sm" ] && SM[$way]="${SM[$way]:-} $sm" ST[$way]="${ST[$way]:-} ${st:-0}"
 	case $way in blocking) B+=("$s") ;; capture) C+=("$s") ;; flight) F+=("$s") ;; allcb) A+=("$s") ;; wq) W+=("$s") ;;
-	base) X+=("$s") ;; shm) SH+=("$s") ;; lib) L+=("$s") ;; libwq) LW+=("$s") ;; dispatch) D+=("$s") ;; nobytes) N+=("$s") ;; tensors) TT+=("$s") ;; tnostack) TN+=("$s") ;; esac
+	base) X+=("$s") ;; shm) SH+=("$s") ;; lib) L+=("$s") ;; libnowq) LN+=("$s") ;; dispatch) D+=("$s") ;; nobytes) N+=("$s") ;; tensors) TT+=("$s") ;; tnostack) TN+=("$s") ;; esac
 	log "hostfed: round $r $way: $steps steps in $s s (wall $STEP_SECS s)"
 }
 # round 1 starts with blocking (it fixes the step count); later rounds
@@ -226,9 +227,10 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	[ "$ALLCB" = 1 ] && one allcb "$r"
 	[ "$WQ" = 1 ] && one wq "$r"
 	[ "$SHM" = 1 ] && one shm "$r"
-	[ "$LIBS" = 1 ] && one lib "$r" && one libwq "$r"
+	[ "$LIBS" = 1 ] && one lib "$r" && one libnowq "$r"
 	[ -n "$ALT" ] && one alt "$r" && { [ "$LIBS" = 1 ] && one libalt "$r" || true; } &&
-		{ [ "$WQ" = 1 ] && one wqalt "$r" || true; }
+		{ [ "$WQ" = 1 ] && one wqalt "$r" || true; } &&
+		{ [ "$WQ$LIBS" = 11 ] && one libnowqalt "$r" || true; }
 	[ -n "$BASE" ] && one base "$r"
 	[ "$ABL" = 1 ] && one dispatch "$r" && one nobytes "$r"
 	[ "$TNS" = 1 ] && one tensors "$r" && one tnostack "$r"
@@ -268,7 +270,7 @@ echo "hostfed: capture over blocking, round by round: ${pr[*]:-n/a} (median $(me
 # steps slower than twice their run's median spent above it
 sb=$(med3 ${SM[blocking]:-}) sc=$(med3 ${SM[capture]:-})
 line="hostfed: median step ms (each run's median, median over rounds), stall s:"
-for way in blocking capture flight allcb wq shm lib libwq base dispatch nobytes tensors tnostack; do
+for way in blocking capture flight allcb wq shm lib libnowq base dispatch nobytes tensors tnostack; do
 	[ -n "${SM[$way]:-}" ] || continue
 	m=$(med3 ${SM[$way]})
 	line="$line $way $m$([ "$way" = blocking ] || echo " ($(ratio "$m" "$sb")x)"), $(med3 ${ST[$way]:-});"
@@ -285,21 +287,21 @@ if [ "$WQ" = 1 ]; then
 		tee -a "$OUT/summary.txt"
 fi
 if [ "$LIBS" = 1 ]; then
-	ml=$(med3 "${L[@]}") mlw=$(med3 "${LW[@]}")
+	ml=$(med3 "${L[@]}") mln=$(med3 "${LN[@]}")
 	round_ratios L
 	lr=("${RR[@]}")
-	echo "hostfed: capture waiting in the library (GPUREDUCE_BLOCKING=library): $ml s ($(ratio "$ml" "$mb")x; round by round ${lr[*]:-n/a}), with the writer thread $mlw s ($(ratio "$mlw" "$mb")x), against capture $mc s (${rc}x)" |
+	echo "hostfed: capture waiting in the library (--blocking=library, with the writer thread): $ml s ($(ratio "$ml" "$mb")x; round by round ${lr[*]:-n/a}), without the writer thread $mln s ($(ratio "$mln" "$mb")x), against capture $mc s (${rc}x)" |
 		tee -a "$OUT/summary.txt"
 	grep -a '^gpureduce: capture profile: \(driver callbacks\|launch callback\|waiting for\|h2d copy\)' "$OUT/libprof-1.log" 2>/dev/null |
-		sed 's/^gpureduce: capture profile: /  GPUREDUCE_BLOCKING=library (one run apart, profiled): /'
+		sed 's/^gpureduce: capture profile: /  --blocking=library (one run apart, profiled): /'
 fi
 if [ -n "$ALT" ]; then
-	for way in alt libalt wqalt; do
+	for way in alt libalt wqalt libnowqalt; do
 		[ -n "${AL[$way]:-}" ] || continue
-		echo "hostfed: $way (HOSTFED_ALTERNATE=$ALT$([ "$way" = libalt ] && echo ", GPUREDUCE_BLOCKING=library")$([ "$way" = wqalt ] && echo ", GPUREDUCE_WRITER_THREAD=1"), one process, capture on and paused in turn): on/paused by run:${AL[$way]} (median $(med3 ${AL[$way]})x); each on phase over its paused neighbours, by run:${AP[$way]:- n/a} (median $(med3 ${AP[$way]:-})x)" |
+		echo "hostfed: $way (HOSTFED_ALTERNATE=$ALT$(case $way in libalt) echo ", --blocking=library" ;; wqalt) echo ", GPUREDUCE_WRITER_THREAD=1" ;; libnowqalt) echo ", --blocking=library, GPUREDUCE_WRITER_THREAD=0" ;; esac), one process, capture on and paused in turn): on/paused by run:${AL[$way]} (median $(med3 ${AL[$way]})x); each on phase over its paused neighbours, by run:${AP[$way]:- n/a} (median $(med3 ${AP[$way]:-})x)" |
 			tee -a "$OUT/summary.txt"
 	done
-	grep -a -h '^hostfed: alternate' "$OUT"/alt-*.log "$OUT"/libalt-*.log "$OUT"/wqalt-*.log 2>/dev/null | sed 's/^/  /'
+	grep -a -h '^hostfed: alternate' "$OUT"/alt-*.log "$OUT"/libalt-*.log "$OUT"/wqalt-*.log "$OUT"/libnowqalt-*.log 2>/dev/null | sed 's/^/  /'
 fi
 if [ "$SHM" = 1 ]; then
 	ms=$(med3 "${SH[@]}")
