@@ -30,7 +30,7 @@ export DOUBLE_ASYNC_FAULTS PATH
 cd "$TMP" || exit 1
 CUBIN=$DBL/kernels.cubin
 # show's YAML without what differs between two runs of one program
-norm() { "$GPUREDUCE" show "$1" | grep -v '^ *\(path\|created_ns\|size\|pid\|tid\|src\|dst\|func\|addr\|cwd\): ' |
+norm() { "$GPUREDUCE" show "$1" | grep -v '^ *\(path\|created\|created_ns\|started\|size\|pid\|tid\|src\|dst\|func\|addr\|cwd\): ' |
 	sed 's/0x[0-9a-f]\{10,\}/ADDR/g'; }
 
 check_exit "capture, CUDA_LAUNCH_BLOCKING=1 (the default)" 3 "$GPUREDUCE" capture -o drv.bin -- ./prog $CUBIN 30
