@@ -4,13 +4,18 @@
  * the program's STDERR tail) is read from the captured trace; a source
  * file named by a "file.cu:6" place (line info through the sanitizer, a
  * device assert on stderr) is read when the repro is written, from the
- * path as given or relative to the captured program's cwd.
+ * path as given or relative to the captured program's cwd; failing both,
+ * the one .cu/.cuh file beside the captured program that defines the
+ * kernel (find_beside: `nvcc -o app app.cu && ./app`, no line info).
  */
 #include <ctype.h>
+#include <dirent.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../common/elf.h"
 #include "../common/strbuf.h"
@@ -31,6 +36,7 @@ const char *emit_source_origin(int origin)
 	case TR_SRC_EXTENSION: return "torch.utils.cpp_extension source";
 	case TR_SRC_FILE: return "source file named by the fault's location";
 	case TR_SRC_PTX: return "PTX";
+	case EMIT_SRC_BESIDE: return "CUDA source beside the program (the file there that defines the kernel)";
 	default: return "source";
 	}
 }
@@ -80,13 +86,13 @@ static char *base_name(const char *name)
 	return b;
 }
 
-/* 1 if text defines a kernel called `base` ("__global__ ... base(" or
- * "def base("). */
-static int defines(const char *text, const char *base)
+/* Where text defines a kernel called `base` ("__global__ ... base(" or
+ * "def base("): its name's first byte, or NULL. */
+static const char *defined_at(const char *text, const char *base)
 {
 	size_t bl = strlen(base);
 	if (!bl)
-		return 0;
+		return NULL;
 	for (const char *p = strstr(text, base); p; p = strstr(p + 1, base)) {
 		const char *q = p + bl;
 		if (p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_'))
@@ -98,9 +104,23 @@ static int defines(const char *text, const char *base)
 		/* a __global__ (or def) before it on the way back to the last ';' or '}' */
 		for (const char *r = p; r > text && r[-1] != ';' && r[-1] != '}'; r--)
 			if (!strncmp(r - 1, "__global__", 10) || (r - text >= 4 && !strncmp(r - 4, "def ", 4)))
-				return 1;
+				return p;
 	}
-	return 0;
+	return NULL;
+}
+
+static int defines(const char *text, const char *base)
+{
+	return defined_at(text, base) != NULL;
+}
+
+/* The line (1-based) of text that holds p. */
+static uint32_t line_of(const char *text, const char *p)
+{
+	uint32_t n = 1;
+	for (const char *q = text; q < p; q++)
+		n += *q == '\n';
+	return n;
 }
 
 static int is_src_ext(const char *f, size_t n)
@@ -191,6 +211,194 @@ out:
 	return ret;
 }
 
+/* ---- the source beside the program ------------------------------------- *
+ *
+ * A kernel built by plain nvcc (no -lineinfo) has no SOURCE record and no
+ * place in its fault: its source is looked for where the program's own
+ * files are, when the repro is written on the machine that captured it.
+ * The folders: the captured cwd and the folder of each argument that names
+ * a file (./app, train.py), each with its src, csrc, kernels, cuda and
+ * parent folders; in them the .cu and .cuh files (by name, at most 64 files
+ * and 16 MiB read).  A file counts when it defines the kernel
+ * (`__global__ ... name(`).  Kept: the one such file, or among several the
+ * one named like the program's (app.cu for ./app); else none, rather than
+ * a namesake.  GPUREDUCE_SOURCE=0 turns it off, as it does capture's. */
+
+enum { BESIDE_DIRS = 48, BESIDE_STEMS = 8, BESIDE_FILES = 64, BESIDE_BYTES = 16 << 20 };
+
+struct beside {
+	const char *base;             /* the kernel's bare name */
+	char *dirs[BESIDE_DIRS];      /* folders looked in (real paths) */
+	int ndirs;
+	char *stems[BESIDE_STEMS];    /* the program's files' names, no extension */
+	int nstems;
+	size_t files, bytes;          /* read so far */
+	int found;                    /* files that define the kernel */
+	int kept_stem;                /* the kept one is named like the program */
+	char *text, *path;            /* the one kept */
+};
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int is_cuda_src(const char *name)
+{
+	size_t n = strlen(name);
+	return (n > 3 && !strcmp(name + n - 3, ".cu")) || (n > 4 && !strcmp(name + n - 4, ".cuh"));
+}
+
+/* name less its folder and its last extension, malloc'd */
+static char *stem_of(const char *path)
+{
+	const char *b = strrchr(path, '/'), *dot;
+	b = b ? b + 1 : path;
+	dot = strrchr(b, '.');
+	return xstrndup(b, dot && dot > b ? (size_t)(dot - b) : strlen(b));
+}
+
+static int stem_match(const struct beside *b, const char *path)
+{
+	char *st = stem_of(path);
+	int hit = 0;
+	for (int i = 0; i < b->nstems && !hit; i++)
+		hit = !strcmp(st, b->stems[i]);
+	free(st);
+	return hit;
+}
+
+static void beside_file(struct beside *b, const char *path)
+{
+	char *text = NULL, *used = NULL;
+	struct stat st;
+	int named;
+
+	if (b->files >= BESIDE_FILES || stat(path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > MAX_FILE ||
+	    b->bytes + (size_t)st.st_size > BESIDE_BYTES)
+		return;
+	b->files++;
+	b->bytes += (size_t)st.st_size;
+	if (read_source(path, NULL, &text, &used) < 0)
+		return;
+	if (!defines(text, b->base)) {
+		free(text);
+		free(used);
+		return;
+	}
+	b->found++;
+	named = stem_match(b, path);
+	if (!b->text || (named && !b->kept_stem)) {
+		free(b->text);
+		free(b->path);
+		b->text = text;
+		b->path = used;
+		b->kept_stem = named;
+		return;
+	}
+	free(text);
+	free(used);
+}
+
+/* dir's .cu and .cuh files, in name order; each folder once */
+static void beside_dir(struct beside *b, const char *dir)
+{
+	char real[PATH_MAX];
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	DIR *d;
+
+	if (b->ndirs >= BESIDE_DIRS || !realpath(dir, real))
+		return;
+	for (int i = 0; i < b->ndirs; i++)
+		if (!strcmp(b->dirs[i], real))
+			return;
+	b->dirs[b->ndirs++] = xstrdup(real);
+	if (!(d = opendir(real)))
+		return;
+	while ((de = readdir(d)) && n < 4096) {
+		if (!is_cuda_src(de->d_name))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			names = xrealloc(names, cap * sizeof(*names));
+		}
+		names[n++] = xstrdup(de->d_name);
+	}
+	closedir(d);
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_str);
+	for (size_t i = 0; i < n; i++) {
+		struct strbuf p = STRBUF_INIT;
+		sb_addf(&p, "%s/%s", real, names[i]);
+		beside_file(b, p.buf);
+		sb_release(&p);
+		free(names[i]);
+	}
+	free(names);
+}
+
+static void beside_around(struct beside *b, const char *dir)
+{
+	static const char *const sub[] = { "", "/src", "/csrc", "/kernels", "/cuda", "/.." };
+	for (size_t i = 0; i < ARRAY_SIZE(sub); i++) {
+		struct strbuf p = STRBUF_INIT;
+		sb_addf(&p, "%s%s", dir, sub[i]);
+		beside_dir(b, p.buf);
+		sb_release(&p);
+	}
+}
+
+/* The one source beside the captured process p that defines kernel base:
+ * 0 with *text and *path (malloc'd), or -1. */
+static int find_beside(const struct tr_process *p, const char *base, char **text, char **path)
+{
+	const char *off = getenv("GPUREDUCE_SOURCE");
+	struct beside b;
+	int ret = -1;
+
+	if (!p || (off && !strcmp(off, "0")) || !*base)
+		return -1;
+	memset(&b, 0, sizeof(b));
+	b.base = base;
+	for (uint32_t i = 0; i < p->argc && i < BESIDE_STEMS && b.nstems < BESIDE_STEMS; i++) {
+		const char *a = p->argv[i];
+		struct strbuf f = STRBUF_INIT;
+		struct stat st;
+		if (!a || !*a)
+			continue;
+		if (a[0] == '/' || !p->cwd || !*p->cwd)
+			sb_adds(&f, a);
+		else
+			sb_addf(&f, "%s/%s", p->cwd, a);
+		if (stat(f.buf, &st) == 0 && S_ISREG(st.st_mode)) {
+			char *slash = strrchr(f.buf, '/');
+			b.stems[b.nstems++] = stem_of(f.buf);
+			if (slash && slash > f.buf) {
+				*slash = 0;
+				beside_around(&b, f.buf);
+			}
+		}
+		sb_release(&f);
+	}
+	if (p->cwd && *p->cwd)
+		beside_around(&b, p->cwd);
+	if (b.text && (b.found == 1 || b.kept_stem)) {
+		*text = b.text;
+		*path = b.path;
+		b.text = b.path = NULL;
+		ret = 0;
+	}
+	free(b.text);
+	free(b.path);
+	for (int i = 0; i < b.ndirs; i++)
+		free(b.dirs[i]);
+	for (int i = 0; i < b.nstems; i++)
+		free(b.stems[i]);
+	return ret;
+}
+
 /* The fault's place in s's file from the hints or the program's stderr. */
 static void find_fault_line(struct emit_src *s, const struct trace *orig, const char *hints)
 {
@@ -242,6 +450,7 @@ void emit_source_free(struct emit_src *s)
 struct emit_src *emit_source_find(const struct trace *orig, const struct tr_launch *l, const char *hints)
 {
 	const struct tr_source *best = NULL;
+	const struct tr_process *proc = NULL;
 	struct emit_src *s = NULL;
 	const char *cwd = NULL;
 	char *base = base_name(l->name);
@@ -249,8 +458,10 @@ struct emit_src *emit_source_find(const struct trace *orig, const struct tr_laun
 
 	for (size_t i = 0; orig && i < orig->nrec; i++) {
 		const struct tr_rec *r = &orig->rec[i];
-		if (r->type == TR_PROCESS && !cwd)
-			cwd = r->u.process.cwd;
+		if (r->type == TR_PROCESS && !proc) {
+			proc = &r->u.process;
+			cwd = proc->cwd;
+		}
 		if (r->type != TR_SOURCE)
 			continue;
 		if (r->u.source.origin == TR_SRC_PTX) {
@@ -309,12 +520,14 @@ struct emit_src *emit_source_find(const struct trace *orig, const struct tr_laun
 				p = rest;
 			}
 		}
+		s->origin = TR_SRC_FILE;
+		if (!s->text && find_beside(proc, base, &s->text, &s->path) == 0)
+			s->origin = EMIT_SRC_BESIDE;
 		if (!s->text) {
 			emit_source_free(s);
 			free(base);
 			return NULL;
 		}
-		s->origin = TR_SRC_FILE;
 		s->kernel = xstrdup(base);
 		s->version = xstrdup("");
 		s->constexpr_ = xstrdup("");
@@ -322,6 +535,10 @@ struct emit_src *emit_source_find(const struct trace *orig, const struct tr_laun
 	}
 	s->launch_params = l->nparams;
 	find_fault_line(s, orig, hints);
+	if (s->first_line == 1) {   /* a whole file: where the kernel is defined */
+		const char *at = defined_at(s->text, base);
+		s->def_line = at ? line_of(s->text, at) : 0;
+	}
 	free(base);
 	return s;
 }
@@ -359,6 +576,9 @@ void emit_source_block(struct strbuf *o, const struct emit_src *s, const char *i
 			to = from + BLOCK_LINES - 1;
 		}
 	} else if (nlines > BLOCK_LINES) {
+		/* no faulting line: from a little above the kernel's definition */
+		if (s->def_line > s->first_line + 3 && s->def_line <= to)
+			from = s->def_line - 3;
 		to = from + BLOCK_LINES - 1;
 	}
 	sb_addf(&pre, "%s * ", indent);
@@ -388,6 +608,12 @@ void emit_source_block(struct strbuf *o, const struct emit_src *s, const char *i
 			sb_reset(&h);
 		}
 	}
+	if (!s->fault_line && s->def_line && s->origin == EMIT_SRC_BESIDE) {
+		sb_addf(&h, "Kernel at:     line %u (the faulting line is not known: build with -lineinfo for it)",
+			s->def_line);
+		comment_line(o, pre.buf, h.buf, h.len);
+		sb_reset(&h);
+	}
 	if (s->nparams && s->nparams != s->launch_params) {
 		sb_addf(&h, "Note:          the source names %u parameters, the binary has %u: names may not line up",
 			s->nparams, s->launch_params);
@@ -395,6 +621,11 @@ void emit_source_block(struct strbuf *o, const struct emit_src *s, const char *i
 		sb_reset(&h);
 	}
 	comment_line(o, pre.buf, "", 0);
+	if (from > s->first_line) {
+		sb_reset(&h);
+		sb_addf(&h, "  ... (%u lines above)", from - s->first_line);
+		comment_line(o, pre.buf, h.buf, h.len);
+	}
 	ln = s->first_line;
 	for (p = s->text; *p && ln <= to; ln++) {
 		const char *e = strchr(p, '\n');

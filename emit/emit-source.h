@@ -16,14 +16,19 @@ struct strbuf;
 struct trace;
 struct tr_launch;
 
+/* origin of a source found beside the captured program when the repro is
+ * written (emit_source_find), not a trace origin (enum tr_src_origin) */
+#define EMIT_SRC_BESIDE 0x100
+
 struct emit_src {
-	int origin;              /* enum tr_src_origin */
+	int origin;              /* enum tr_src_origin, or EMIT_SRC_BESIDE */
 	char *kernel;            /* the kernel's name as the source has it */
 	char *path;              /* the file, "" when none */
 	char *text;              /* the source (owned) */
 	char *version, *constexpr_, *function;
 	uint32_t first_line;     /* line of text's first line in path (1 when unknown) */
 	uint32_t fault_line;     /* line in path marked as faulting, 0 unknown */
+	uint32_t def_line;       /* line in path where the kernel is defined, 0 unknown */
 	char *fault_why;         /* where fault_line came from ("device assert", "line info") */
 	char *fault_text;        /* the assert's own words ("Assertion `...` failed."), or NULL */
 	char **params, **types;  /* the launch's parameter names in order, and their types */

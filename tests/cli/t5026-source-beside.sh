@@ -1,0 +1,91 @@
+#!/bin/sh
+# t5026-source-beside.sh - a kernel built by plain nvcc (no -lineinfo, no
+# SOURCE record, no file:line in its fault) gets its source from the one
+# .cu/.cuh file beside the captured program that defines it
+# (emit/emit-source.c, find_beside): in repro.cu's header and report.md,
+# the window at the kernel's definition with its line said.  Among several
+# files that define it, the one named like the program wins; with two and
+# neither named so, none is shown (rather than a namesake); a file that
+# only calls it does not count; GPUREDUCE_SOURCE=0 turns the search off.
+. tests/cli/test-lib.sh
+
+on_double nvcc no-sanitizer plain-path
+
+mkdir -p proj/build proj/src
+echo "not a program" >proj/build/app
+# 200 lines before the kernel: the window must move to it
+{
+	echo "#include <cstdio>"
+	i=0
+	while [ $i -lt 200 ]; do echo "// filler line $i"; i=$((i + 1)); done
+	cat <<'EOS'
+__global__ void gather(float *out, const float *src, const long long *idx, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n) out[i] = src[idx[i]];
+}
+EOS
+} >proj/src/app.cu
+# a namesake elsewhere beside the program, and a file that only calls it
+cat >proj/other.cu <<'EOS'
+__global__ void gather(float *out, const float *src, const long long *idx, int n) { }
+EOS
+cat >proj/src/host.cu <<'EOS'
+void run(float *o, const float *s, const long long *i, int n) { gather<<<4, 256>>>(o, s, i, n); }
+EOS
+
+trace() {   # trace() CWD ARGV... : the gather fault of t5024, captured there
+	cat <<EOT
+process 100 $*
+device "gpureduce CPU double"
+module $DBL/kernels.cubin 1
+alloc 0x7f0000100000 4000
+alloc 0x7f0000200000 4000
+alloc 0x7f0000300000 8000
+h2d 0x7f0000100000 4000 seq
+h2d 0x7f0000300000 8000 0
+h2d 0x7f0000300088 8 127
+launch _Z6gatherPfPKfPKxi 4 256 ptr:0x7f0000200000 ptr:0x7f0000100000 ptr:0x7f0000300000 i32:1000
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
+EOT
+}
+
+trace "$TMP/proj" ./build/app >app.txt
+check "mktrace (./build/app run in proj/)" $MKTRACE a.bin <app.txt
+check "shrink" $GPUREDUCE shrink -j 2 --quiet -o a/repro.cu a.bin
+check_grep "repro.cu: the source beside the program" \
+	"Kernel source: CUDA source beside the program (the file there that defines the kernel)" a/repro.cu
+check_grep "  ...the one named like the program, not the namesake" "From:          $TMP/proj/src/app.cu" a/repro.cu
+check_grep "  ...where the kernel is" "Kernel at:     line 202 (the faulting line is not known: build with -lineinfo for it)" a/repro.cu
+check_grep "  ...the window at it" "^[[:space:]]*\*  *202 | __global__ void gather(float \*out" a/repro.cu
+check_grep "  ...the lines above it said" "^[[:space:]]*\*   \.\.\. (198 lines above)" a/repro.cu
+check "report" $GPUREDUCE report --runs=0 --no-sanitizer a
+check_grep "  ...report.md says where it came from" \
+	"Origin: CUDA source beside the program (the file there that defines the kernel), from .$TMP/proj/src/app.cu." a/report.md
+check_grep "  ...and shows the kernel" "202 | __global__ void gather" a/report.md
+
+# run from build/ as `app`: the folder of argv[0] and its parent are looked in
+trace "$TMP/proj/build" "$TMP/proj/build/app" >abs.txt
+check "mktrace (absolute argv[0], cwd build/)" $MKTRACE b.bin <abs.txt
+check "shrink" $GPUREDUCE shrink -j 2 --quiet -o b/repro.cu b.bin
+check_grep "  ...found from the program's folder" "From:          $TMP/proj/other.cu" b/repro.cu
+
+# two definitions, neither named like the program: none
+mkdir -p two
+cp proj/other.cu two/a.cu
+cp proj/other.cu two/b.cu
+echo x >two/tool
+trace "$TMP/two" ./tool >two.txt
+check "mktrace (two namesakes)" $MKTRACE c.bin <two.txt
+check "shrink" $GPUREDUCE shrink -j 2 --quiet -o c/repro.cu c.bin
+check_no_grep "  ...no source shown" "Kernel source:" c/repro.cu
+
+# the only definition, named otherwise: shown
+rm two/b.cu
+check "shrink (one definition left)" $GPUREDUCE shrink -j 2 --quiet --force -o c1/repro.cu c.bin
+check_grep "  ...shown" "From:          $TMP/two/a.cu" c1/repro.cu
+
+# GPUREDUCE_SOURCE=0: no search
+check "shrink with GPUREDUCE_SOURCE=0" env GPUREDUCE_SOURCE=0 $GPUREDUCE shrink -j 2 --quiet -o d/repro.cu a.bin
+check_no_grep "  ...no source shown" "Kernel source:" d/repro.cu
+finish
