@@ -114,6 +114,136 @@ static int defines(const char *text, const char *base)
 	return defined_at(text, base) != NULL;
 }
 
+/* ---- CUDA C parameter names --------------------------------------------- */
+
+static int is_ident(int c)
+{
+	return isalnum(c) || c == '_';
+}
+
+/* A name that is a type word, not a parameter's name ("const int": unnamed) */
+static int type_word(const char *w, size_t n)
+{
+	static const char *const words[] = { "int", "float", "double", "char", "short", "long", "unsigned", "signed",
+					     "bool", "void", "const", "volatile", "__restrict__", "__restrict",
+					     "size_t", "half", "auto", "struct" };
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++)
+		if (strlen(words[i]) == n && !strncmp(w, words[i], n))
+			return 1;
+	return 0;
+}
+
+/* The parameter list of the definition whose name (nl bytes) starts at
+ * name, comments blanked: malloc'd, or NULL. */
+static char *param_list(const char *name, size_t nl)
+{
+	const char *q = name + nl;
+	struct strbuf o = STRBUF_INIT;
+	int depth = 0;
+
+	while (isspace((unsigned char)*q))
+		q++;
+	if (*q == '<') {   /* an explicit specialisation's arguments */
+		for (depth = 1, q++; *q && depth; q++)
+			depth += *q == '<' ? 1 : *q == '>' ? -1 : 0;
+		while (isspace((unsigned char)*q))
+			q++;
+	}
+	if (*q != '(')
+		return NULL;
+	for (q++, depth = 0; *q; q++) {
+		if (q[0] == '/' && q[1] == '/') {
+			while (*q && *q != '\n')
+				q++;
+			sb_addch(&o, ' ');
+			if (!*q)
+				break;
+			continue;
+		}
+		if (q[0] == '/' && q[1] == '*') {
+			const char *e = strstr(q + 2, "*/");
+			if (!e)
+				break;
+			q = e + 1;
+			sb_addch(&o, ' ');
+			continue;
+		}
+		if (*q == '(' || *q == '[' || *q == '{')
+			depth++;
+		else if (*q == ']' || *q == '}')
+			depth--;
+		else if (*q == ')' && !depth--)
+			return sb_detach(&o, NULL);
+		sb_addch(&o, *q);
+	}
+	sb_release(&o);
+	return NULL;
+}
+
+/* The names of the parameters of the CUDA C definition whose name (nl
+ * bytes) starts at name, in *names (malloc'd): their count, or -1 when
+ * the list does not parse or one parameter has no name. */
+static int c_param_names(const char *name, size_t nl, char ***names)
+{
+	char *list = param_list(name, nl), *a;
+	int n = 0, angle = 0, paren = 0, ok = list != NULL;
+
+	*names = NULL;
+	for (a = list; ok; ) {
+		char *b = a, *e, *w;
+		/* the parameter ends at a comma outside (), [] and <> */
+		for (; *b && !(*b == ',' && !angle && !paren); b++) {
+			angle += *b == '<' ? 1 : *b == '>' ? -1 : 0;
+			paren += *b == '(' || *b == '[' ? 1 : *b == ')' || *b == ']' ? -1 : 0;
+		}
+		e = b;
+		for (char *d = a; d < e; d++)   /* a default value */
+			if (*d == '=') {
+				e = d;
+				break;
+			}
+		while (e > a && (isspace((unsigned char)e[-1]) || e[-1] == ']')) {
+			if (e[-1] == ']')   /* int a[4] */
+				while (e > a && e[-1] != '[')
+					e--;
+			e -= e > a;
+		}
+		for (w = e; w > a && is_ident((unsigned char)w[-1]); w--)
+			;
+		if (n == 0 && !*b) {   /* "()" or "(void)": no parameters */
+			char *t = a;
+			while (isspace((unsigned char)*t))
+				t++;
+			if (t == e || (e - t == 4 && !strncmp(t, "void", 4)))
+				break;
+		}
+		/* a name, after something (its type), and not itself a type word */
+		{
+			const char *t = a;
+			while (t < w && isspace((unsigned char)*t))
+				t++;
+			if (w == e || t == w || isdigit((unsigned char)*w) || type_word(w, (size_t)(e - w))) {
+				ok = 0;
+				break;
+			}
+		}
+		*names = xrealloc(*names, (size_t)(n + 1) * sizeof(**names));
+		(*names)[n++] = xstrndup(w, (size_t)(e - w));
+		if (!*b)
+			break;
+		a = b + 1;
+	}
+	free(list);
+	if (!ok) {
+		for (int i = 0; i < n; i++)
+			free((*names)[i]);
+		free(*names);
+		*names = NULL;
+		return -1;
+	}
+	return n;
+}
+
 /* The line (1-based) of text that holds p. */
 static uint32_t line_of(const char *text, const char *p)
 {
@@ -538,6 +668,20 @@ struct emit_src *emit_source_find(const struct trace *orig, const struct tr_laun
 	if (s->first_line == 1) {   /* a whole file: where the kernel is defined */
 		const char *at = defined_at(s->text, base);
 		s->def_line = at ? line_of(s->text, at) : 0;
+		/* CUDA C: the names its definition gives the parameters, when
+		 * there are as many as the binary has */
+		if (at && !s->nparams && s->origin != TR_SRC_TRITON && s->origin != TR_SRC_INDUCTOR) {
+			char **names = NULL;
+			int n = c_param_names(at, strlen(base), &names);
+			if (n > 0 && (uint32_t)n == l->nparams) {
+				s->params = names;
+				s->nparams = (uint32_t)n;
+			} else {
+				for (int i = 0; i < n; i++)
+					free(names[i]);
+				free(names);
+			}
+		}
 	}
 	free(base);
 	return s;

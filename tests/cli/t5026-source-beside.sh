@@ -19,7 +19,9 @@ echo "not a program" >proj/build/app
 	i=0
 	while [ $i -lt 200 ]; do echo "// filler line $i"; i=$((i + 1)); done
 	cat <<'EOS'
-__global__ void gather(float *out, const float *src, const long long *idx, int n)
+__global__ void gather(float *__restrict__ out,   // where it goes
+		       const float * src /* rows, (n, 4) */, const long long idx[],
+		       int n)
 {
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
 	if (i < n) out[i] = src[idx[i]];
@@ -57,7 +59,7 @@ check_grep "repro.cu: the source beside the program" \
 	"Kernel source: CUDA source beside the program (the file there that defines the kernel)" a/repro.cu
 check_grep "  ...the one named like the program, not the namesake" "From:          $TMP/proj/src/app.cu" a/repro.cu
 check_grep "  ...where the kernel is" "Kernel at:     line 202 (the faulting line is not known: build with -lineinfo for it)" a/repro.cu
-check_grep "  ...the window at it" "^[[:space:]]*\*  *202 | __global__ void gather(float \*out" a/repro.cu
+check_grep "  ...the window at it" "^[[:space:]]*\*  *202 | __global__ void gather(float \*__restrict__ out" a/repro.cu
 check_grep "  ...the lines above it said" "^[[:space:]]*\*   \.\.\. (198 lines above)" a/repro.cu
 check "report" $GPUREDUCE report --runs=0 --no-sanitizer a
 check_grep "  ...report.md says where it came from" \
@@ -80,10 +82,25 @@ check "mktrace (two namesakes)" $MKTRACE c.bin <two.txt
 check "shrink" $GPUREDUCE shrink -j 2 --quiet -o c/repro.cu c.bin
 check_no_grep "  ...no source shown" "Kernel source:" c/repro.cu
 
+# its parameters named as the source names them
+check_grep "  ...param 0 named" "/\* param 0: .out. (float\*), 8 bytes at offset 0 \*/" a/repro.cu
+check_grep "  ...param 2 named (an array parameter)" "/\* param 2: .idx. (long long const\*), 8 bytes at offset 16 \*/" a/repro.cu
+check_grep "  ...report.md lists them" "^- \*\*Parameters:\*\* .out., .src., .idx., .n.$" a/report.md
+
 # the only definition, named otherwise: shown
 rm two/b.cu
 check "shrink (one definition left)" $GPUREDUCE shrink -j 2 --quiet --force -o c1/repro.cu c.bin
 check_grep "  ...shown" "From:          $TMP/two/a.cu" c1/repro.cu
+
+# a definition without parameter names: the source, but no names
+mkdir -p unnamed
+echo x >unnamed/app
+echo "__global__ void gather(float *, const float *, const long long *, int) { }" >unnamed/app.cu
+trace "$TMP/unnamed" ./app >un.txt
+check "mktrace (unnamed parameters)" $MKTRACE u.bin <un.txt
+check "shrink" $GPUREDUCE shrink -j 2 --quiet -o u/repro.cu u.bin
+check_grep "  ...its source shown" "From:          $TMP/unnamed/app.cu" u/repro.cu
+check_grep "  ...its parameters by type only" "/\* param 0: float\*, 8 bytes at offset 0 \*/" u/repro.cu
 
 # GPUREDUCE_SOURCE=0: no search
 check "shrink with GPUREDUCE_SOURCE=0" env GPUREDUCE_SOURCE=0 $GPUREDUCE shrink -j 2 --quiet -o d/repro.cu a.bin
