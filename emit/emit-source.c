@@ -348,13 +348,13 @@ out:
  * files are, when the repro is written on the machine that captured it.
  * The folders: the captured cwd and the folder of each argument that names
  * a file (./app, train.py), each with its src, csrc, kernels, cuda and
- * parent folders; in them the .cu and .cuh files (by name, at most 64 files
- * and 16 MiB read).  A file counts when it defines the kernel
+ * parent folders; in them the .cu and .cuh files (by name, at most 256 files
+ * and 32 MiB read).  A file counts when it defines the kernel
  * (`__global__ ... name(`).  Kept: the one such file, or among several the
  * one named like the program's (app.cu for ./app); else none, rather than
  * a namesake.  GPUREDUCE_SOURCE=0 turns it off, as it does capture's. */
 
-enum { BESIDE_DIRS = 48, BESIDE_STEMS = 8, BESIDE_FILES = 64, BESIDE_BYTES = 16 << 20 };
+enum { BESIDE_DIRS = 48, BESIDE_STEMS = 8, BESIDE_FILES = 256, BESIDE_BYTES = 32 << 20 };
 
 struct beside {
 	const char *base;             /* the kernel's bare name */
