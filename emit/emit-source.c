@@ -86,11 +86,45 @@ static char *base_name(const char *name)
 	return b;
 }
 
-/* Where text defines a kernel called `base` ("__global__ ... base(" or
- * "def base("): its name's first byte, or NULL. */
-static const char *defined_at(const char *text, const char *base)
+/* Past the parameter list of the kernel whose name (nl bytes) starts at
+ * name, and the blanks after it: "{" for a definition, ";" for a
+ * declaration, ":" for a Python def.  NULL when the list does not close. */
+static const char *after_list(const char *name, size_t nl)
 {
+	const char *q = name + nl;
+	int depth;
+
+	while (isspace((unsigned char)*q))
+		q++;
+	if (*q == '<')
+		for (depth = 1, q++; *q && depth; q++)
+			depth += *q == '<' ? 1 : *q == '>' ? -1 : 0;
+	while (isspace((unsigned char)*q))
+		q++;
+	if (*q != '(')
+		return NULL;
+	for (depth = 0, q++; *q; q++) {
+		if (*q == '(')
+			depth++;
+		else if (*q == ')' && !depth--) {
+			for (q++; isspace((unsigned char)*q); q++)
+				;
+			return q;
+		}
+	}
+	return NULL;
+}
+
+/* Where text has a kernel called `base` ("__global__ ... base(" or
+ * "def base("): its name's first byte, or NULL.  A definition (a body
+ * follows its parameters) is preferred to a declaration before it; *is_def
+ * (may be NULL) says which was found. */
+static const char *kernel_at(const char *text, const char *base, int *is_def)
+{
+	const char *decl = NULL;
 	size_t bl = strlen(base);
+	if (is_def)
+		*is_def = 0;
 	if (!bl)
 		return NULL;
 	for (const char *p = strstr(text, base); p; p = strstr(p + 1, base)) {
@@ -103,10 +137,24 @@ static const char *defined_at(const char *text, const char *base)
 			continue;
 		/* a __global__ (or def) before it on the way back to the last ';' or '}' */
 		for (const char *r = p; r > text && r[-1] != ';' && r[-1] != '}'; r--)
-			if (!strncmp(r - 1, "__global__", 10) || (r - text >= 4 && !strncmp(r - 4, "def ", 4)))
-				return p;
+			if (!strncmp(r - 1, "__global__", 10) || (r - text >= 4 && !strncmp(r - 4, "def ", 4))) {
+				const char *a = after_list(p, bl);
+				if (a && (*a == '{' || *a == ':' || (a[0] == '-' && a[1] == '>'))) {
+					if (is_def)
+						*is_def = 1;
+					return p;
+				}
+				if (!decl)
+					decl = p;
+				break;
+			}
 	}
-	return NULL;
+	return decl;
+}
+
+static const char *defined_at(const char *text, const char *base)
+{
+	return kernel_at(text, base, NULL);
 }
 
 static int defines(const char *text, const char *base)
@@ -350,7 +398,7 @@ out:
  * a file (./app, train.py), each with its src, csrc, kernels, cuda and
  * parent folders; in them the .cu and .cuh files (by name, at most 256 files
  * and 32 MiB read).  A file counts when it defines the kernel
- * (`__global__ ... name(`).  Kept: the one such file, or among several the
+ * (`__global__ ... name(...) {`; a declaration ending in `;` does not).  Kept: the one such file, or among several the
  * one named like the program's (app.cu for ./app); else none, rather than
  * a namesake.  GPUREDUCE_SOURCE=0 turns it off, as it does capture's. */
 
@@ -411,7 +459,7 @@ static void beside_file(struct beside *b, const char *path)
 	b->bytes += (size_t)st.st_size;
 	if (read_source(path, NULL, &text, &used) < 0)
 		return;
-	if (!defines(text, b->base)) {
+	if (!kernel_at(text, b->base, &named) || !named) {   /* a header's declaration does not count */
 		free(text);
 		free(used);
 		return;

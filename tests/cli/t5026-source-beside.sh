@@ -6,7 +6,8 @@
 # the window at the kernel's definition with its line said.  Among several
 # files that define it, the one named like the program wins; with two and
 # neither named so, none is shown (rather than a namesake); a file that
-# only calls it does not count; GPUREDUCE_SOURCE=0 turns the search off.
+# only calls it, or a header that only declares it, does not count;
+# GPUREDUCE_SOURCE=0 turns the search off.
 . tests/cli/test-lib.sh
 
 on_double nvcc no-sanitizer plain-path
@@ -91,6 +92,20 @@ check_grep "  ...report.md lists them" "^- \*\*Parameters:\*\* .out., .src., .id
 rm two/b.cu
 check "shrink (one definition left)" $GPUREDUCE shrink -j 2 --quiet --force -o c1/repro.cu c.bin
 check_grep "  ...shown" "From:          $TMP/two/a.cu" c1/repro.cu
+
+# a header that declares it does not count, nor a declaration before the
+# definition in the same file
+mkdir -p decl
+echo x >decl/tool
+echo "__global__ void gather(float *, const float *, const long long *, int);" >decl/kernels.cuh
+printf '%s\n' '#include "kernels.cuh"' '__global__ void gather(float *o, const float *s, const long long *i, int n);' '' \
+	'__global__ void gather(float *o, const float *s, const long long *i, int n)' '{' '}' >decl/kernels.cu
+trace "$TMP/decl" ./tool >decl.txt
+check "mktrace (a header's declaration)" $MKTRACE e.bin <decl.txt
+check "shrink" $GPUREDUCE shrink -j 2 --quiet -o e/repro.cu e.bin
+check_grep "  ...the file with the definition" "From:          $TMP/decl/kernels.cu$" e/repro.cu
+check_grep "  ...the definition's line" "Kernel at:     line 4 " e/repro.cu
+check_grep "  ...its names" "/\* param 0: .o. (float\*), 8 bytes at offset 0 \*/" e/repro.cu
 
 # a definition without parameter names: the source, but no names
 mkdir -p unnamed
