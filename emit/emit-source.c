@@ -86,10 +86,10 @@ static char *base_name(const char *name)
 	return b;
 }
 
-/* Past the parameter list of the kernel whose name (nl bytes) starts at
- * name, and the blanks after it: "{" for a definition, ";" for a
- * declaration, ":" for a Python def.  NULL when the list does not close. */
-static const char *after_list(const char *name, size_t nl)
+/* The '(' that opens the parameter list of the kernel whose name (nl
+ * bytes) starts at name, past an explicit specialisation's <...>; NULL
+ * when none follows. */
+static const char *list_open(const char *name, size_t nl)
 {
 	const char *q = name + nl;
 	int depth;
@@ -101,7 +101,18 @@ static const char *after_list(const char *name, size_t nl)
 			depth += *q == '<' ? 1 : *q == '>' ? -1 : 0;
 	while (isspace((unsigned char)*q))
 		q++;
-	if (*q != '(')
+	return *q == '(' ? q : NULL;
+}
+
+/* Past the parameter list of the kernel whose name (nl bytes) starts at
+ * name, and the blanks after it: "{" for a definition, ";" for a
+ * declaration, ":" for a Python def.  NULL when the list does not close. */
+static const char *after_list(const char *name, size_t nl)
+{
+	const char *q = list_open(name, nl);
+	int depth;
+
+	if (!q)
 		return NULL;
 	for (depth = 0, q++; *q; q++) {
 		if (*q == '(')
@@ -185,19 +196,11 @@ static int type_word(const char *w, size_t n)
  * name, comments blanked: malloc'd, or NULL. */
 static char *param_list(const char *name, size_t nl)
 {
-	const char *q = name + nl;
+	const char *q = list_open(name, nl);
 	struct strbuf o = STRBUF_INIT;
-	int depth = 0;
+	int depth;
 
-	while (isspace((unsigned char)*q))
-		q++;
-	if (*q == '<') {   /* an explicit specialisation's arguments */
-		for (depth = 1, q++; *q && depth; q++)
-			depth += *q == '<' ? 1 : *q == '>' ? -1 : 0;
-		while (isspace((unsigned char)*q))
-			q++;
-	}
-	if (*q != '(')
+	if (!q)
 		return NULL;
 	for (q++, depth = 0; *q; q++) {
 		if (q[0] == '/' && q[1] == '/') {

@@ -53,6 +53,15 @@ fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
 EOT
 }
 
+# shrink_in OUT DIR PROG: the trace of ./PROG run in DIR (a stand-in file),
+# shrunk into OUT/repro.cu
+shrink_in() {
+	echo x >"$2/$3"
+	trace "$TMP/$2" "./$3" >"$1.txt"
+	check "mktrace ($3 in $2/)" $MKTRACE "$1.bin" <"$1.txt"
+	check "shrink" $GPUREDUCE shrink -j 2 --quiet -o "$1/repro.cu" "$1.bin"
+}
+
 trace "$TMP/proj" ./build/app >app.txt
 check "mktrace (./build/app run in proj/)" $MKTRACE a.bin <app.txt
 check "shrink" $GPUREDUCE shrink -j 2 --quiet -o a/repro.cu a.bin
@@ -77,10 +86,7 @@ check_grep "  ...found from the program's folder" "From:          $TMP/proj/othe
 mkdir -p two
 cp proj/other.cu two/a.cu
 cp proj/other.cu two/b.cu
-echo x >two/tool
-trace "$TMP/two" ./tool >two.txt
-check "mktrace (two namesakes)" $MKTRACE c.bin <two.txt
-check "shrink" $GPUREDUCE shrink -j 2 --quiet -o c/repro.cu c.bin
+shrink_in c two tool
 check_no_grep "  ...no source shown" "Kernel source:" c/repro.cu
 
 # its parameters named as the source names them
@@ -96,24 +102,18 @@ check_grep "  ...shown" "From:          $TMP/two/a.cu" c1/repro.cu
 # a header that declares it does not count, nor a declaration before the
 # definition in the same file
 mkdir -p decl
-echo x >decl/tool
 echo "__global__ void gather(float *, const float *, const long long *, int);" >decl/kernels.cuh
 printf '%s\n' '#include "kernels.cuh"' '__global__ void gather(float *o, const float *s, const long long *i, int n);' '' \
 	'__global__ void gather(float *o, const float *s, const long long *i, int n)' '{' '}' >decl/kernels.cu
-trace "$TMP/decl" ./tool >decl.txt
-check "mktrace (a header's declaration)" $MKTRACE e.bin <decl.txt
-check "shrink" $GPUREDUCE shrink -j 2 --quiet -o e/repro.cu e.bin
+shrink_in e decl tool
 check_grep "  ...the file with the definition" "From:          $TMP/decl/kernels.cu$" e/repro.cu
 check_grep "  ...the definition's line" "Kernel at:     line 4 " e/repro.cu
 check_grep "  ...its names" "/\* param 0: .o. (float\*), 8 bytes at offset 0 \*/" e/repro.cu
 
 # a definition without parameter names: the source, but no names
 mkdir -p unnamed
-echo x >unnamed/app
 echo "__global__ void gather(float *, const float *, const long long *, int) { }" >unnamed/app.cu
-trace "$TMP/unnamed" ./app >un.txt
-check "mktrace (unnamed parameters)" $MKTRACE u.bin <un.txt
-check "shrink" $GPUREDUCE shrink -j 2 --quiet -o u/repro.cu u.bin
+shrink_in u unnamed app
 check_grep "  ...its source shown" "From:          $TMP/unnamed/app.cu" u/repro.cu
 check_grep "  ...its parameters by type only" "/\* param 0: float\*, 8 bytes at offset 0 \*/" u/repro.cu
 
