@@ -38,7 +38,7 @@ UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:exitcode=86:print_stacktrace=1}
 export BUILD GPUREDUCE MKTRACE YAMLFLAT SRCDIR ASAN_OPTIONS UBSAN_OPTIONS
 # the capture's mode switches a user may have exported change what every
 # capture test expects; a test that wants one sets it itself
-unset GPUREDUCE_BLOCKING GPUREDUCE_WRITER_THREAD CUDA_LAUNCH_BLOCKING
+unset GPUREDUCE_BLOCKING GPUREDUCE_WRITER_THREAD CUDA_LAUNCH_BLOCKING GPUREDUCE_SOURCE
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpureduce-test.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 trap 'exit 130' INT TERM
