@@ -104,26 +104,58 @@ static const char *list_open(const char *name, size_t nl)
 	return *q == '(' ? q : NULL;
 }
 
-/* Past the parameter list of the kernel whose name (nl bytes) starts at
- * name, and the blanks after it: "{" for a definition, ";" for a
- * declaration, ":" for a Python def.  NULL when the list does not close. */
-static const char *after_list(const char *name, size_t nl)
+/* Scan the parameter list of the kernel whose name (nl bytes) starts at
+ * name to its closing ')', comments skipped: the character past it, or
+ * NULL when the list does not close.  out (may be NULL) gets the list's
+ * text, each comment a blank. */
+static const char *list_close(const char *name, size_t nl, struct strbuf *out)
 {
 	const char *q = list_open(name, nl);
 	int depth;
 
 	if (!q)
 		return NULL;
-	for (depth = 0, q++; *q; q++) {
-		if (*q == '(')
-			depth++;
-		else if (*q == ')' && !depth--) {
-			for (q++; isspace((unsigned char)*q); q++)
-				;
-			return q;
+	for (q++, depth = 0; *q; q++) {
+		if (q[0] == '/' && q[1] == '/') {
+			while (*q && *q != '\n')
+				q++;
+			if (out)
+				sb_addch(out, ' ');
+			if (!*q)
+				break;
+			continue;
 		}
+		if (q[0] == '/' && q[1] == '*') {
+			const char *e = strstr(q + 2, "*/");
+			if (!e)
+				break;
+			q = e + 1;
+			if (out)
+				sb_addch(out, ' ');
+			continue;
+		}
+		if (*q == '(' || *q == '[' || *q == '{')
+			depth++;
+		else if (*q == ']' || *q == '}')
+			depth--;
+		else if (*q == ')' && !depth--)
+			return q + 1;
+		if (out)
+			sb_addch(out, *q);
 	}
 	return NULL;
+}
+
+/* Past the parameter list of the kernel whose name (nl bytes) starts at
+ * name, and the blanks after it: "{" for a definition, ";" for a
+ * declaration, ":" for a Python def.  NULL when the list does not close. */
+static const char *after_list(const char *name, size_t nl)
+{
+	const char *q = list_close(name, nl, NULL);
+
+	while (q && isspace((unsigned char)*q))
+		q++;
+	return q;
 }
 
 /* Where text has a kernel called `base` ("__global__ ... base(" or
@@ -196,37 +228,10 @@ static int type_word(const char *w, size_t n)
  * name, comments blanked: malloc'd, or NULL. */
 static char *param_list(const char *name, size_t nl)
 {
-	const char *q = list_open(name, nl);
 	struct strbuf o = STRBUF_INIT;
-	int depth;
 
-	if (!q)
-		return NULL;
-	for (q++, depth = 0; *q; q++) {
-		if (q[0] == '/' && q[1] == '/') {
-			while (*q && *q != '\n')
-				q++;
-			sb_addch(&o, ' ');
-			if (!*q)
-				break;
-			continue;
-		}
-		if (q[0] == '/' && q[1] == '*') {
-			const char *e = strstr(q + 2, "*/");
-			if (!e)
-				break;
-			q = e + 1;
-			sb_addch(&o, ' ');
-			continue;
-		}
-		if (*q == '(' || *q == '[' || *q == '{')
-			depth++;
-		else if (*q == ']' || *q == '}')
-			depth--;
-		else if (*q == ')' && !depth--)
-			return sb_detach(&o, NULL);
-		sb_addch(&o, *q);
-	}
+	if (list_close(name, nl, &o))
+		return sb_detach(&o, NULL);
 	sb_release(&o);
 	return NULL;
 }
@@ -304,15 +309,21 @@ static uint32_t line_of(const char *text, const char *p)
 	return n;
 }
 
-static int is_src_ext(const char *f, size_t n)
+/* Do the n bytes at f end with one of the next extensions (and more)? */
+static int has_ext(const char *f, size_t n, const char *const *ext, size_t next)
 {
-	static const char *ext[] = { ".py", ".cu", ".cuh", ".cpp", ".cc", ".c", ".h", ".hpp" };
-	for (size_t i = 0; i < ARRAY_SIZE(ext); i++) {
+	for (size_t i = 0; i < next; i++) {
 		size_t el = strlen(ext[i]);
 		if (n > el && !strncmp(f + n - el, ext[i], el))
 			return 1;
 	}
 	return 0;
+}
+
+static int is_src_ext(const char *f, size_t n)
+{
+	static const char *const ext[] = { ".py", ".cu", ".cuh", ".cpp", ".cc", ".c", ".h", ".hpp" };
+	return has_ext(f, n, ext, ARRAY_SIZE(ext));
 }
 
 int emit_source_site(const char *text, char *file, size_t nfile, uint32_t *line, const char **rest)
@@ -426,15 +437,14 @@ static int cmp_str(const void *a, const void *b)
 
 static int is_cuda_src(const char *name)
 {
-	size_t n = strlen(name);
-	return (n > 3 && !strcmp(name + n - 3, ".cu")) || (n > 4 && !strcmp(name + n - 4, ".cuh"));
+	static const char *const ext[] = { ".cu", ".cuh" };
+	return has_ext(name, strlen(name), ext, ARRAY_SIZE(ext));
 }
 
 /* name less its folder and its last extension, malloc'd */
 static char *stem_of(const char *path)
 {
-	const char *b = strrchr(path, '/'), *dot;
-	b = b ? b + 1 : path;
+	const char *b = tail_name(path), *dot;
 	dot = strrchr(b, '.');
 	return xstrndup(b, dot && dot > b ? (size_t)(dot - b) : strlen(b));
 }
@@ -453,7 +463,7 @@ static void beside_file(struct beside *b, const char *path)
 {
 	char *text = NULL, *used = NULL;
 	struct stat st;
-	int named;
+	int is_def, named;
 
 	if (b->files >= BESIDE_FILES || stat(path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > MAX_FILE ||
 	    b->bytes + (size_t)st.st_size > BESIDE_BYTES)
@@ -462,7 +472,7 @@ static void beside_file(struct beside *b, const char *path)
 	b->bytes += (size_t)st.st_size;
 	if (read_source(path, NULL, &text, &used) < 0)
 		return;
-	if (!kernel_at(text, b->base, &named) || !named) {   /* a header's declaration does not count */
+	if (!kernel_at(text, b->base, &is_def) || !is_def) {   /* a header's declaration does not count */
 		free(text);
 		free(used);
 		return;
