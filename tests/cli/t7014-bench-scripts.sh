@@ -21,7 +21,7 @@ command -v python3 >/dev/null 2>&1 && {
 import sys
 src = open(sys.argv[1]).read()
 ns = {}
-exec(src[src.index("def print_steps"):src.index("\nif __name__")], ns)
+exec(src[src.index("def median"):src.index("\nif __name__")], ns)
 ns["print_steps"]([0.020] * 9 + [0.090])
 EOF
 	check_grep "hostfed.py: the median, the tail and the stall" \
@@ -33,7 +33,7 @@ command -v python3 >/dev/null 2>&1 && {
 import sys
 src = open(sys.argv[1]).read()
 ns = {}
-exec(src[src.index("def print_alternate"):src.index("\nif __name__")], ns)
+exec(src[src.index("def median"):src.index("\nif __name__")], ns)
 # the machine drifts: paused phases 20, 22, 24 ms; the on phases between
 # them 22 and 24.2 ms, 5 % over their neighbours' mean (21, 23 ms)
 ns["print_alternate"]([0.020] * 4 + [0.022] * 4 + [0.022] * 4 + [0.0242] * 4 + [0.024] * 4,

@@ -81,7 +81,7 @@
 # 280 s at the defaults (BENCH_HOSTFED_DEADLINE, 380, caps it).
 # Env: BENCH_HOSTFED_SECONDS (8), BENCH_HOSTFED_ROUNDS (3),
 #      BENCH_HOSTFED_BUDGET (2G), BENCH_OUT ($BUILD/bench),
-#      BENCH_HOSTFED_DEADLINE (300; 400 with BENCH_HOSTFED_ALLCB=1),
+#      BENCH_HOSTFED_DEADLINE (380; 450 with any of the optional ways),
 #      BENCH_HOSTFED_ALLCB (0), BENCH_HOSTFED_WQ (0), BENCH_HOSTFED_BASE_LIB,
 #      BENCH_HOSTFED_ABLATE (0), BENCH_HOSTFED_TENSORS (0),
 #      BENCH_HOSTFED_FETCH (none), BENCH_HOSTFED_SHM (0), BENCH_HOSTFED_LIBSYNC (0),
@@ -161,16 +161,15 @@ one() {
 			"$GR" capture -o "$OUT/allcb-$r.bin" -- "$PY" hostfed.py ;;
 	shm) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 $env_steps \
 			"$GR" capture -o "$tr" -- "$PY" hostfed.py ;;
-	lib|libprof) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 \
-			$([ "$way" = libprof ] && echo GPUREDUCE_CAPTURE_PROFILE=1) $env_steps \
+	lib|libprof|libnowq) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 \
+			$([ "$way" = libprof ] && echo GPUREDUCE_CAPTURE_PROFILE=1) \
+			$([ "$way" = libnowq ] && echo GPUREDUCE_WRITER_THREAD=0) $env_steps \
 			"$GR" capture --blocking=library -o "$OUT/$way-$r.bin" -- "$PY" hostfed.py ;;
 	alt|libalt|wqalt|libnowqalt) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 HOSTFED_ALTERNATE="$ALT" \
 			$([ "$way" = wqalt ] && echo GPUREDUCE_WRITER_THREAD=1) \
 			$([ "$way" = libnowqalt ] && echo GPUREDUCE_WRITER_THREAD=0) $env_steps \
 			"$GR" capture --blocking=$(case $way in lib*) echo library ;; *) echo driver ;; esac) \
 			-o "$OUT/$way-$r.bin" -- "$PY" hostfed.py ;;
-	libnowq) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 GPUREDUCE_WRITER_THREAD=0 $env_steps \
-			"$GR" capture --blocking=library -o "$OUT/$way-$r.bin" -- "$PY" hostfed.py ;;
 	wq) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 \
 			GPUREDUCE_WRITER_THREAD=1 $env_steps \
 			"$GR" capture -o "$OUT/wq-$r.bin" -- "$PY" hostfed.py ;;

@@ -163,6 +163,11 @@ def main():
         print_alternate(durs, paused, ALTERNATE)
 
 
+def median(v):
+    """The upper median of the step times v (non-empty)."""
+    return sorted(v)[len(v) // 2]
+
+
 def print_steps(durs):
     """One line on the steps' own times: a cost paid at every launch moves
     the median; one paid in stalls (a write-back, a collection) moves the
@@ -170,7 +175,7 @@ def print_steps(durs):
     if not durs:
         return
     d = sorted(durs)
-    med = d[len(d) // 2]
+    med = median(d)
     over = sum(x - med for x in durs if x > 2 * med)
     print("hostfed: step ms: median %.3f p10 %.3f p90 %.3f max %.3f; %d step(s) over twice the median, "
           "%.3f s above the median in them"
@@ -190,13 +195,12 @@ def print_alternate(durs, paused, k):
             phases.append((p, []))
         else:
             phases[-1][1].append(d)
-    med = lambda v: sorted(v)[len(v) // 2]
     on = [d for p, v in phases if not p for d in v]
     off = [d for p, v in phases if p for d in v]
     if not on or not off:
         print("hostfed: alternate %d: too few steps for both phases" % k, flush=True)
         return
-    mon, moff = med(on), med(off)
+    mon, moff = median(on), median(off)
     print("hostfed: alternate %d: capture on: median step %.3f ms (%d steps); paused: %.3f ms (%d steps); "
           "on/paused %.3fx (+%.3f ms a step)" % (k, mon * 1e3, len(on), moff * 1e3, len(off), mon / moff,
                                                 (mon - moff) * 1e3), flush=True)
@@ -204,14 +208,14 @@ def print_alternate(durs, paused, k):
     for j, (p, v) in enumerate(phases):
         if p or not v:
             continue
-        nb = [med(phases[i][1]) for i in (j - 1, j + 1)
+        nb = [median(phases[i][1]) for i in (j - 1, j + 1)
               if 0 <= i < len(phases) and phases[i][0] and phases[i][1]]
         if nb:
-            pairs.append(med(v) / (sum(nb) / len(nb)))
+            pairs.append(median(v) / (sum(nb) / len(nb)))
     if pairs:
         q = sorted(pairs)
         print("hostfed: alternate %d, each on phase over its paused neighbours: median %.3fx (%d phases, "
-              "quartiles %.3f-%.3f)" % (k, med(pairs), len(pairs), q[len(q) // 4], q[(3 * len(q)) // 4]),
+              "quartiles %.3f-%.3f)" % (k, median(pairs), len(pairs), q[len(q) // 4], q[(3 * len(q)) // 4]),
               flush=True)
 
 if __name__ == "__main__":

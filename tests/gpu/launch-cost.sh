@@ -8,8 +8,8 @@
 #   dispatch  capture with GPUREDUCE_CAPTURE_ABLATE=dispatch: CUPTI's
 #             dispatch and the driver's traced path, the library idle
 #   nobytes   capture with GPUREDUCE_CAPTURE_ABLATE=nobytes
-#   library   capture with GPUREDUCE_BLOCKING=library (the library waits for
-#             each launch, recording it while the kernel runs)
+#   library   capture --blocking=library (the library waits for each
+#             launch, recording it while the kernel runs)
 # and once with GPUREDUCE_CAPTURE_PROFILE=1 (the library's own time a
 # launch).  Two workloads: launches alone (LC_N), and the same with a
 # pageable COPY_KB (768) KiB copy in every 364 launches (a host-fed step).
@@ -36,7 +36,7 @@ one() {	# WAY WORKLOAD -> prints us a launch
 	capture) timeout 120 env $env_copy "$GR" capture -o "$W/t.bin" -- "$W/lc" "$N" 2>/dev/null ;;
 	shm) timeout 120 env $env_copy "$GR" capture -o /dev/shm/lc-t.bin -- "$W/lc" "$N" 2>/dev/null
 		rm -f /dev/shm/lc-t.bin* ;;
-	library) timeout 120 env $env_copy GPUREDUCE_BLOCKING=library "$GR" capture -o "$W/t.bin" -- "$W/lc" "$N" 2>/dev/null ;;
+	library) timeout 120 env $env_copy "$GR" capture --blocking=library -o "$W/t.bin" -- "$W/lc" "$N" 2>/dev/null ;;
 	dispatch|nobytes) timeout 120 env $env_copy GPUREDUCE_CAPTURE_ABLATE=$way "$GR" capture -o "$W/t.bin" \
 			-- "$W/lc" "$N" 2>/dev/null ;;
 	esac | sed -n 's/.*: \([0-9.]*\) us each.*/\1/p'
