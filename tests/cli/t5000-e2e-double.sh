@@ -13,16 +13,8 @@ unset GPUREDUCE_SANITIZER
 PATH=/usr/bin:/bin; export PATH     # no compute-sanitizer: diagnose says so
 cd "$TMP" || exit 1
 
-head() {
-	cat <<EOT
-process 100 /work ./app
-device "gpureduce CPU double"
-module $DBL/kernels.cubin 1
-EOT
-}
-
 # 1. the seed article's missing bounds check after healthy launches -------
-{ head; cat <<'EOT'
+{ double_trace_head; cat <<'EOT'
 alloc 0x7f0000100000 4000
 alloc 0x7f0000200000 4000
 h2d 0x7f0000100000 4000 seq
@@ -73,17 +65,7 @@ check_exit "diagnose without compute-sanitizer says so (exit 4)" 4 $GPUREDUCE di
 check_grep "diagnose gives the signature" "signature only: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
 
 # 2. data-dependent fault: only idx[17] matters ---------------------------
-{ head; cat <<'EOT'
-alloc 0x7f0000100000 4000
-alloc 0x7f0000200000 4000
-alloc 0x7f0000300000 8000
-h2d 0x7f0000100000 4000 seq
-h2d 0x7f0000300000 8000 0
-h2d 0x7f0000300088 8 127
-launch _Z6gatherPfPKfPKxi 4 256 ptr:0x7f0000200000 ptr:0x7f0000100000 ptr:0x7f0000300000 i32:1000
-fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
-EOT
-} > gather.txt
+gather_trace_text > gather.txt
 check "mktrace gather" $MKTRACE gather.bin < gather.txt
 check "shrink gather" $GPUREDUCE shrink -j 2 --quiet -o gather/repro.cu gather.bin
 check_grep "the idx bytes that matter are kept: 8 bytes at offset 136" "8 bytes for buffer 2 at offset 136" gather/repro.cu
@@ -99,7 +81,7 @@ check "fill repro compiles" cc -x c -w -I${CUDA:-/usr/local/cuda}/include -o fil
 check_exit "the generated contents fault as they did in replay" 1 ./fill/repro
 
 # 3. slippage: dropping `fill` makes check_index assert (710) first -------
-{ head; cat <<'EOT'
+{ double_trace_head; cat <<'EOT'
 alloc 0x7f0000100000 4096
 alloc 0x7f0000200000 4096
 alloc 0x7f0000300000 8192
@@ -122,7 +104,7 @@ if grep -q "^slipped: [1-9]" slip/repro.yaml; then ok "candidates that asserted 
 else fail "no slipped candidates counted"; sed 's/^/    | /' slip/repro.yaml; fi
 
 # 4. use after free ---------------------------------------------------------
-{ head; cat <<'EOT'
+{ double_trace_head; cat <<'EOT'
 alloc 0x7f0000100000 4096
 h2d 0x7f0000100000 4096 1
 launch _Z7use_bufPfi 4 256 ptr:0x7f0000100000 i32:1024
@@ -143,7 +125,7 @@ check_exit "uaf repro faults" 1 ./uaf/repro
 
 # 5. pointers inside a by-value struct are relocated -------------------------
 # hex: is raw bytes as written: the 24-byte struct { float *a, *b; int n; }
-{ head; cat <<'EOT'
+{ double_trace_head; cat <<'EOT'
 alloc 0x7f0000100000 4096
 alloc 0x7f0000200000 4096
 h2d 0x7f0000100000 4096 seq
@@ -155,7 +137,7 @@ check "mktrace pair" $MKTRACE pair.bin < pair.txt
 check_exit "struct parameter pointers relocate (runs clean)" 0 $GPUREDUCE replay pair.bin
 
 # 6. device-side assert -----------------------------------------------------
-{ head; cat <<'EOT'
+{ double_trace_head; cat <<'EOT'
 alloc 0x7f0000100000 800
 h2d 0x7f0000100000 800 0
 h2d 0x7f0000100040 8 1
@@ -170,7 +152,7 @@ check "shrink assert" $GPUREDUCE shrink -j 2 --quiet -o assert/repro.cu assert.b
 check_grep "assert shrink kept 710" "CUDA_ERROR_ASSERT in check_index(long long const\*, int, int)" "$TMP/.out"
 
 # 7. flaky (a race): rate measured and reported -----------------------------
-{ head; cat <<'EOT'
+{ double_trace_head; cat <<'EOT'
 alloc 0x7f0000100000 4096
 launch _Z7add_onePfi 4 256 ptr:0x7f0000100000 i32:1024
 launch _Z12racy_augmentPfii 4 256 ptr:0x7f0000100000 i32:1024 i32:3
@@ -189,7 +171,7 @@ check_grep "race flagged in the repro header" "FLAKY" race/repro.cu
 # clean, and shrink gives each placement 8 more runs before giving up: the
 # end placement's 28-35 holds 35, so it goes on, flaky, instead of "does not
 # reproduce".
-{ head; cat <<'EOT'
+{ double_trace_head; cat <<'EOT'
 alloc 0x7f0000100000 4096
 h2d 0x7f0000100000 4096 seq
 launch _Z9racy_rarePfi 2 128 ptr:0x7f0000100000 i32:1024
@@ -215,7 +197,7 @@ n=$(grep -c "confirm .*8 runs of" rare.log)
 # grid cut that faulted): repro.cu's runs see the drop, the earlier
 # states' repro.cu are checked, shrink backs off to the same state and
 # replays it 5 times.
-{ head; cat <<'EOT'
+{ double_trace_head; cat <<'EOT'
 alloc 0x7f0000100000 4096
 h2d 0x7f0000100000 4096 seq
 launch _Z9racy_gridPfi 8 128 ptr:0x7f0000100000 i32:1024
@@ -284,7 +266,7 @@ fi
 check_grep "  ...repro.yaml says one GPU" "^gpus: 1$" dev1/repro.yaml
 
 # 7b. a CUDA graph: the fault happens inside cuGraphLaunch ------------------
-{ head; cat <<'EOT'
+{ double_trace_head; cat <<'EOT'
 alloc 0x7f0000100000 4000
 alloc 0x7f0000200000 4000
 h2d 0x7f0000100000 4000 seq
@@ -315,7 +297,7 @@ check "  ...and verify agrees with it" $GPUREDUCE verify -n 2 graph/repro.cu
 # in before it): past GPUREDUCE_GRAPH_EXPAND_MAX nodes, shrink reduces from
 # a snapshot before the last graph launch, that launch's nodes expanded,
 # instead of expanding all 602 nodes; the same repro.bin either way
-{ head; cat <<'EOT'
+{ double_trace_head; cat <<'EOT'
 alloc 0x7f0000100000 65536
 alloc 0x7f0000200000 4000
 alloc 0x7f0000300000 8000
@@ -373,7 +355,7 @@ check "mktrace: the graph is never launched" $MKTRACE nolaunch.bin < nolaunch.tx
 check_exit "captured nodes alone do not run: replay is clean" 0 $GPUREDUCE replay nolaunch.bin
 
 # 8. refusals: no fault; a fault that does not reproduce ----------------------
-{ head; cat <<'EOT'
+{ double_trace_head; cat <<'EOT'
 alloc 0x7f0000100000 4096
 launch _Z7add_onePfi 4 256 ptr:0x7f0000100000 i32:1024
 end 0
@@ -383,7 +365,7 @@ check "mktrace clean" $MKTRACE clean.bin < clean.txt
 check_exit "replay of a healthy trace exits 0" 0 $GPUREDUCE replay clean.bin
 check_exit "shrink refuses a trace without fault" 1 $GPUREDUCE shrink --quiet -o clean/repro.cu clean.bin
 check_grep "says there is no fault" "holds no fault" "$TMP/.out"
-{ head; cat <<'EOT'
+{ double_trace_head; cat <<'EOT'
 alloc 0x7f0000100000 4096
 launch _Z7add_onePfi 4 256 ptr:0x7f0000100000 i32:1024
 fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
@@ -416,7 +398,7 @@ check_exit "replay of the one without notes: exit 0" 0 $GPUREDUCE replay nofault
 check_no_grep "  ...and no such note" "noted what the trace lacks" "$TMP/.out"
 
 # 8b. a hang: the time limit kills the worker --------------------------------
-{ head; cat <<'EOT'
+{ double_trace_head; cat <<'EOT'
 alloc 0x7f0000100000 64
 memset 0x7f0000100000 0 64
 launch _Z4spinPVKi 1 1 ptr:0x7f0000100000
@@ -428,7 +410,7 @@ check_exit "replay of a hanging launch gives up: exit 3" 3 $GPUREDUCE replay --t
 t1=$(date +%s)
 check_grep "says it hung" "no result within 2 s (hang?)" "$TMP/.out"
 if [ $((t1 - t0)) -le 10 ]; then ok "and within the limit ($((t1 - t0)) s)"; else fail "took $((t1 - t0)) s"; fi
-{ head; cat <<'EOT'
+{ double_trace_head; cat <<'EOT'
 alloc 0x7f0000100000 4096
 alloc 0x7f0000200000 64
 memset 0x7f0000200000 0 64
@@ -443,7 +425,7 @@ check_grep "and says replay timed out" "timed out" "$TMP/.out"
 
 # 8b'. --time-limit cuts a hung candidate short: zeroing gated_write's gate
 # makes it spin; the candidate timeout (60 s) is longer than the limit (3 s)
-{ head; cat <<'EOT'
+{ double_trace_head; cat <<'EOT'
 alloc 0x7f0000100000 4096
 alloc 0x7f0000200000 64
 h2d 0x7f0000200000 64 seq
@@ -465,7 +447,7 @@ check_grep "  ...whose repro.cu faults 5/5" "^  repro_cu: 5/5" gated/repro.yaml
 # (the slice left out) first tries the trace without its first half, which
 # drops the launch that opens gated_write's gate (add_one turns its zero
 # into 1.0f's bits): it hangs, the other half waits behind it
-{ head
+{ double_trace_head
 	printf 'alloc 0x7f0000100000 4096\nalloc 0x7f0000200000 64\nmemset 0x7f0000200000 0 64\n'
 	echo 'launch _Z7add_onePfi 1 32 ptr:0x7f0000200000 i32:1'          # opens the gate
 	for i in 1 2 3; do echo 'launch _Z7add_onePfi 4 256 ptr:0x7f0000100000 i32:1000'; done
@@ -489,7 +471,6 @@ check_exit "no driver library at all: exit 4" 4 env GPUREDUCE_LIBCUDA=/nonexiste
 check_grep "names the library" "cannot load the CUDA driver (/nonexistent/libcuda.so.1)" "$TMP/.out"
 
 # 9. bad input ---------------------------------------------------------------
-head -c 300 oob.bin > cut.bin
 check_exit "shrink on a missing file: exit 3" 3 $GPUREDUCE shrink -o x.cu /no/such/trace.bin
 check_grep "names the file" "/no/such/trace.bin" "$TMP/.out"
 check_exit "replay of a non-trace: exit 3" 3 $GPUREDUCE replay oob.txt

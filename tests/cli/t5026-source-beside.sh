@@ -37,32 +37,16 @@ cat >proj/src/host.cu <<'EOS'
 void run(float *o, const float *s, const long long *i, int n) { gather<<<4, 256>>>(o, s, i, n); }
 EOS
 
-trace() {   # trace() CWD ARGV... : the gather fault of t5024, captured there
-	cat <<EOT
-process 100 $*
-device "gpureduce CPU double"
-module $DBL/kernels.cubin 1
-alloc 0x7f0000100000 4000
-alloc 0x7f0000200000 4000
-alloc 0x7f0000300000 8000
-h2d 0x7f0000100000 4000 seq
-h2d 0x7f0000300000 8000 0
-h2d 0x7f0000300088 8 127
-launch _Z6gatherPfPKfPKxi 4 256 ptr:0x7f0000200000 ptr:0x7f0000100000 ptr:0x7f0000300000 i32:1000
-fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
-EOT
-}
-
 # shrink_in OUT DIR PROG: the trace of ./PROG run in DIR (a stand-in file),
 # shrunk into OUT/repro.cu
 shrink_in() {
 	echo x >"$2/$3"
-	trace "$TMP/$2" "./$3" >"$1.txt"
+	gather_trace_text "$TMP/$2" "./$3" >"$1.txt"
 	check "mktrace ($3 in $2/)" $MKTRACE "$1.bin" <"$1.txt"
 	check "shrink" $GPUREDUCE shrink -j 2 --quiet -o "$1/repro.cu" "$1.bin"
 }
 
-trace "$TMP/proj" ./build/app >app.txt
+gather_trace_text "$TMP/proj" ./build/app >app.txt
 check "mktrace (./build/app run in proj/)" $MKTRACE a.bin <app.txt
 check "shrink" $GPUREDUCE shrink -j 2 --quiet -o a/repro.cu a.bin
 check_grep "repro.cu: the source beside the program" \
@@ -77,7 +61,7 @@ check_grep "  ...report.md says where it came from" \
 check_grep "  ...and shows the kernel" "202 | __global__ void gather" a/report.md
 
 # run from build/ as `app`: the folder of argv[0] and its parent are looked in
-trace "$TMP/proj/build" "$TMP/proj/build/app" >abs.txt
+gather_trace_text "$TMP/proj/build" "$TMP/proj/build/app" >abs.txt
 check "mktrace (absolute argv[0], cwd build/)" $MKTRACE b.bin <abs.txt
 check "shrink" $GPUREDUCE shrink -j 2 --quiet -o b/repro.cu b.bin
 check_grep "  ...found from the program's folder" "From:          $TMP/proj/other.cu" b/repro.cu

@@ -12,8 +12,10 @@
 #   use_double_nvcc                  emitted repros built against the double
 #   oob_trace_text                   prints mktrace input of the standard one-launch
 #                                    out-of-bounds trace (after on_double: $DBL)
-#   double_trace_head                prints an mktrace script's first lines on the
+#   double_trace_head [CWD ARGV...]  prints an mktrace script's first lines on the
 #                                    double: process, device, its kernels
+#   gather_trace_text [CWD ARGV...]  prints mktrace input of the gather trace whose
+#                                    fault hangs on one index (idx[17])
 #
 # Provides $GPUREDUCE ($BUILD/gpureduce), $MKTRACE and $YAMLFLAT (the test
 # helpers in tests/cli/helpers, built by `make test`), $SRCDIR (the repository
@@ -188,11 +190,12 @@ EOT
 	chmod +x "$1"
 }
 
-# The first lines of an mktrace script on the double: the process, the
-# device and the double's kernels (its records follow).
+# The first lines of an mktrace script on the double: the process (its cwd
+# and argv, by default /work ./app), the device and the double's kernels
+# (its records follow).
 double_trace_head() {
 	cat <<EOT
-process 100 /work ./app
+process 100 ${*:-/work ./app}
 device "gpureduce CPU double"
 module $DBL/kernels.cubin 1
 EOT
@@ -208,6 +211,23 @@ alloc 0x7f0000100000 4000
 alloc 0x7f0000200000 4000
 h2d 0x7f0000100000 4000 seq
 launch _Z13scale_nocheckPfPKfi 8 256 ptr:0x7f0000200000 ptr:0x7f0000100000 i32:1000
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
+EOT
+}
+
+# gather(out, src, idx, 1000) over a 4000-byte src and an 8000-byte index
+# table that holds one wild entry (idx[17], byte 136): a fault that depends
+# on one index only.  Arguments: the process's cwd and argv (double_trace_head).
+gather_trace_text() {
+	double_trace_head "$@"
+	cat <<EOT
+alloc 0x7f0000100000 4000
+alloc 0x7f0000200000 4000
+alloc 0x7f0000300000 8000
+h2d 0x7f0000100000 4000 seq
+h2d 0x7f0000300000 8000 0
+h2d 0x7f0000300088 8 127
+launch _Z6gatherPfPKfPKxi 4 256 ptr:0x7f0000200000 ptr:0x7f0000100000 ptr:0x7f0000300000 i32:1000
 fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
 EOT
 }
