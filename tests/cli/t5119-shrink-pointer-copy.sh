@@ -1,5 +1,5 @@
 #!/bin/sh
-# t5110-shrink-pointer-copy.sh - a copy that holds pointers among other
+# t5119-shrink-pointer-copy.sh - a copy that holds pointers among other
 # words (a struct array, a descriptor workspace) goes through the data
 # phase's chunk search with its pointer words fixed.  When only the
 # pointers matter, keeping them alone is tried first (phase-data.c,
