@@ -115,10 +115,13 @@ check_exit "--blocking=sometimes: a usage error" 2 "$GPUREDUCE" capture --blocki
 check_grep "  ...saying what it takes" "capture: --blocking=sometimes: say driver (CUDA_LAUNCH_BLOCKING=1, the default) or library" "$TMP/.out"
 [ ! -e bad.bin ] && ok "  ...and nothing run or written" || fail "  ...and nothing run or written (bad.bin exists)"
 # checkpoints (what a job left on takes): the window from the checkpoint,
-# the same fault, and it replays to it
+# the same fault, and it replays to it.  Which checkpoint is a matter of
+# time (the default adaptive interval, and a background checkpoint still
+# being written defers the next): usually 1 at launch #20, at times 2 at
+# #40 or #41, so any is taken
 check_exit "--blocking=library with --checkpoint-every=20" 3 "$GPUREDUCE" capture --blocking=library \
 	--checkpoint-every=20 -o optck.bin -- ./prog $CUBIN 30
-check_grep "  ...from a checkpoint, the fault at the gather launch" "captured 41 launches, .*fault: CUDA_ERROR_ILLEGAL_ADDRESS in gather(.*) at launch #60 .*from checkpoint 1 at launch #20" "$TMP/.out"
+check_grep "  ...from a checkpoint, the fault at the gather launch" "fault: CUDA_ERROR_ILLEGAL_ADDRESS in gather(.*) at launch #60 .*from checkpoint [12] at launch #[24][01]\>" "$TMP/.out"
 check_grep "  ...the program saw it" "gather returned 700" "$TMP/.out"
 check_exit "  ...and replays to it" 1 "$GPUREDUCE" replay optck.bin
 check_grep "  ...at the gather launch" "(launch #60) in _Z6gatherPfPKfPKxi: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
