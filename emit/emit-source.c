@@ -11,6 +11,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -590,6 +591,71 @@ static int find_beside(const struct tr_process *p, const char *base, char **text
 	return ret;
 }
 
+/* ---- one search per process ------------------------------------------------
+ *
+ * shrink emits repro.cu several times (the prebuild thread, each check of
+ * repro.cu, the file written), and each would read up to 32 MiB of files
+ * beside the program again (six searches a shrink; ~15 ms each over 32 MiB
+ * on a warm page cache).  The answer for a process record (its cwd and
+ * argv) and a kernel is kept for the process's life, under a lock: the
+ * prebuild thread emits beside the reducer's thread. */
+
+enum { BESIDE_CACHE = 8 };
+
+static pthread_mutex_t beside_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct beside_memo {
+	char *key;          /* cwd, argv and the kernel, NUL-separated text */
+	int ret;
+	char *text, *path;
+} beside_memo[BESIDE_CACHE];
+static unsigned beside_next;
+
+static char *beside_key(const struct tr_process *p, const char *base)
+{
+	struct strbuf k = STRBUF_INIT;
+	sb_addf(&k, "%s\n%s\n%u", base, p->cwd ? p->cwd : "", p->argc);
+	for (uint32_t i = 0; i < p->argc; i++)
+		sb_addf(&k, "\n%s", p->argv[i] ? p->argv[i] : "");
+	return sb_detach(&k, NULL);
+}
+
+/* find_beside, asked once per process record and kernel in a process */
+static int find_beside_once(const struct tr_process *p, const char *base, char **text, char **path)
+{
+	const char *off = getenv("GPUREDUCE_SOURCE");
+	struct beside_memo *m = NULL;
+	char *key;
+	int ret;
+
+	if (!p || (off && !strcmp(off, "0")) || !*base)
+		return -1;
+	key = beside_key(p, base);
+	pthread_mutex_lock(&beside_lock);
+	for (unsigned i = 0; i < BESIDE_CACHE && !m; i++)
+		if (beside_memo[i].key && !strcmp(beside_memo[i].key, key))
+			m = &beside_memo[i];
+	if (!m) {
+		char *t = NULL, *pa = NULL;
+		m = &beside_memo[beside_next++ % BESIDE_CACHE];
+		free(m->key);
+		free(m->text);
+		free(m->path);
+		m->ret = find_beside(p, base, &t, &pa);
+		m->key = key;
+		key = NULL;
+		m->text = t;
+		m->path = pa;
+	}
+	ret = m->ret;
+	if (ret == 0) {
+		*text = xstrdup(m->text);
+		*path = xstrdup(m->path);
+	}
+	pthread_mutex_unlock(&beside_lock);
+	free(key);
+	return ret;
+}
+
 /* The fault's place in s's file from the hints or the program's stderr. */
 static void find_fault_line(struct emit_src *s, const struct trace *orig, const char *hints)
 {
@@ -712,7 +778,7 @@ struct emit_src *emit_source_find(const struct trace *orig, const struct tr_laun
 			}
 		}
 		s->origin = TR_SRC_FILE;
-		if (!s->text && find_beside(proc, base, &s->text, &s->path) == 0)
+		if (!s->text && find_beside_once(proc, base, &s->text, &s->path) == 0)
 			s->origin = EMIT_SRC_BESIDE;
 		if (!s->text) {
 			emit_source_free(s);
