@@ -10,6 +10,7 @@
  */
 #include <ctype.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "../common/elf.h"
 #include "../common/strbuf.h"
@@ -368,6 +370,23 @@ static int same_file(const char *a, const char *b)
 	return *a && *b && !strcmp(tail_name(a), tail_name(b));
 }
 
+/* path opened for reading when it is a regular file (never a FIFO or a
+ * device a trace's text might name: they could block or never end) */
+static FILE *open_regular(const char *path)
+{
+	struct stat st;
+	FILE *f;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || !(f = fdopen(fd, "r"))) {
+		close(fd);
+		return NULL;
+	}
+	return f;
+}
+
 /* Read path (as given, else relative to cwd) into *text.  0 or -1. */
 static int read_source(const char *path, const char *cwd, char **text, char **used)
 {
@@ -375,11 +394,11 @@ static int read_source(const char *path, const char *cwd, char **text, char **us
 	FILE *f;
 	int ret = -1;
 	sb_adds(&p, path);
-	f = fopen(p.buf, "r");
+	f = open_regular(p.buf);
 	if (!f && path[0] != '/' && cwd && *cwd) {
 		sb_reset(&p);
 		sb_addf(&p, "%s/%s", cwd, path);
-		f = fopen(p.buf, "r");
+		f = open_regular(p.buf);
 	}
 	if (!f)
 		goto out;

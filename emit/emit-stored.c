@@ -60,10 +60,12 @@ static size_t run_len(const struct word *w, size_t n, size_t i)
 	size_t j = i + 1;
 	if (j >= n || w[j].buf != w[i].buf || w[j].dead != w[i].dead)
 		return 1;
+	/* strides in modular arithmetic: a hostile trace's deltas span the
+	 * whole 64 bits, and the program adds them to a CUdeviceptr anyway */
 	uint64_t ds = w[j].at - w[i].at;
-	int64_t dv = w[j].delta - w[i].delta;
+	uint64_t dv = (uint64_t)w[j].delta - (uint64_t)w[i].delta;
 	while (j + 1 < n && w[j + 1].buf == w[i].buf && w[j + 1].dead == w[i].dead &&
-	       w[j + 1].at - w[j].at == ds && w[j + 1].delta - w[j].delta == dv)
+	       w[j + 1].at - w[j].at == ds && (uint64_t)w[j + 1].delta - (uint64_t)w[j].delta == dv)
 		j++;
 	return j - i + 1;
 }
@@ -101,7 +103,7 @@ static void host_line(struct strbuf *o, const struct word *w)
 static void run_loop(struct strbuf *o, const struct word *w, size_t len)
 {
 	unsigned long long ds = w[1].at - w[0].at;
-	long long dv = (long long)(w[1].delta - w[0].delta);
+	long long dv = (long long)((uint64_t)w[1].delta - (uint64_t)w[0].delta);
 	char b[32];
 	sb_addf(o, "\t\tfor (long long i_ = 0; i_ < %zu; i_++)   /* %zu stored pointers, every %llu bytes from +%llu: ",
 		len, len, ds, (unsigned long long)w[0].at);

@@ -103,9 +103,11 @@ test: $(BUILD)/mktrace $(BUILD)/yamlflat
 # corpus and fails on any crash, leak, timeout or out-of-memory.
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_SRC   := tests/fuzz/fuzz_trace.c src/show/show.c src/show/show-tensormap.c addr/tensormap.c trace/read.c trace/write.c \
-              common/strbuf.c common/util.c common/yamlout.c addr/memmap.c
-FUZZ_FLAGS := -std=gnu11 -g -O1 -fno-omit-frame-pointer -D_GNU_SOURCE $(WARN) \
+FUZZ_SRC   := tests/fuzz/fuzz_trace.c src/show/show.c src/show/show-tensormap.c trace/read.c trace/write.c \
+              $(wildcard common/*.c addr/*.c emit/*.c) replay/fnpick.c replay/launchattr.c replay/sidechan.c \
+              reducer/cand.c $(CORE_TEXTS:%=$(BUILD)/gen/%_text.c)
+FUZZ_FLAGS := -std=gnu11 -g -O1 -fno-omit-frame-pointer -D_GNU_SOURCE $(WARN) -I$(CUDA)/include \
+              -DGPUREDUCE_VERSION=\"$(VERSION)\" \
               -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 
 fuzz: $(BUILD)/fuzz_trace
@@ -113,7 +115,7 @@ fuzz: $(BUILD)/fuzz_trace
 deps-fuzz:
 	@sh tests/deps.sh fuzz
 
-$(BUILD)/fuzz_trace: $(FUZZ_SRC) $(wildcard common/*.h trace/*.h trace/*.def trace/*.inc addr/memmap.h addr/tensormap.h src/show/show.h) | deps-fuzz
+$(BUILD)/fuzz_trace: $(FUZZ_SRC) $(wildcard common/*.h common/*.inc trace/*.h trace/*.def trace/*.inc addr/*.h addr/*.inc emit/*.h emit/*.inc src/show/show.h) | deps-fuzz
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_SRC) -lyaml -lzstd -lm -lstdc++
 

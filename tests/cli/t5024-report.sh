@@ -158,6 +158,14 @@ check_grep "repro.cu: the .cu file the assert names" "Kernel source: source file
 check_grep "  ...its faulting line marked" ">>  *6 | 	if (i < n) out\[i\] = src\[idx\[i\]\];" p/repro.cu
 check "report" $GPUREDUCE report --runs=0 --no-sanitizer p
 check_grep "  ...in report.md too" ">>  *6 | " p/report.md
+# the file an assert names is read only when it is a regular file: a FIFO
+# of that name (a hostile or odd trace) would block the read for ever
+mkdir -p fifo
+mkfifo fifo/app.cu
+sed "s|^process 100 [^ ]*|process 100 $TMP/fifo|" plain.txt >fifo.txt
+check "mktrace (the assert names a FIFO)" $MKTRACE f.bin < fifo.txt
+check "  ...shrink run where app.cu is a FIFO ends" sh -c "cd fifo && timeout 60 $GPUREDUCE shrink -j 2 --quiet -o ../f/repro.cu ../f.bin"
+check_no_grep "  ...and shows no source from it" "source file named by the fault's location" f/repro.cu
 
 # an NVRTC program (kernel "": found by its __global__ name), options kept
 grep -v "^source \|^stderr " gather.txt >nvrtc.txt

@@ -2,7 +2,10 @@
  * fuzz_trace.c - libFuzzer target for everything that reads a trace:
  * trace_open_mem() (lenient and strict), every decoded record, every blob
  * (trace_blob_read with a 16 MiB limit), the YAML rendering of `show`
- * (show_render, to /dev/null) and the ELF symbol counter it uses.
+ * (show_render, to /dev/null) and the ELF symbol counter it uses, and
+ * repro.cu's emitter (emit_repro, into memory: what shrink and report do
+ * with a trace; GPUREDUCE_SOURCE=0, so no search of the disk beside the
+ * trace's cwd).
  *
  * Record checksums would make almost every mutation die at the first
  * record, so each input is also tried a second time after a "fix-up" that
@@ -24,6 +27,7 @@
 #include <zstd.h>
 
 #include "../../common/strbuf.h"
+#include "../../emit/emit.h"
 #include "../../src/show/show.h"
 #include "../../trace/trace.h"
 
@@ -185,6 +189,14 @@ static void exercise(const uint8_t *data, size_t size, unsigned flags)
 		fprintf(stderr, "show_render --fault failed: %s\n", err.buf);
 		abort();
 	}
+	/* repro.cu from it (a failure is an answer too, but must say why) */
+	{
+		struct emit_info info = { &t, NULL, NULL, "fuzz.bin", -1 };
+		sb_reset(&err);
+		sb_reset(&blob);
+		if (emit_repro(&t, &info, &blob, &err) < 0 && !err.len)
+			abort();
+	}
 	trace_release(&t);
 	sb_release(&err);
 	sb_release(&blob);
@@ -197,8 +209,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct rehash rh;
 	uint8_t *fixed;
 
-	if (!devnull && !(devnull = fopen("/dev/null", "w")))
-		abort();
+	if (!devnull) {
+		if (!(devnull = fopen("/dev/null", "w")))
+			abort();
+		setenv("GPUREDUCE_SOURCE", "0", 1);
+	}
 	exercise(data, size, 0);
 	exercise(data, size, TRACE_OPEN_STRICT);
 
