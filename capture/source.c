@@ -71,6 +71,8 @@ static const char helper_src[] =
 	"    try:\n"
 	"        t = sys.modules.get('torch')\n"
 	"        if t is not None and t.version.cuda: out.append('torch_cuda: %s' % t.version.cuda)\n"
+	"        g = getattr(t.version, 'git_version', None) if t is not None else None\n"
+	"        if g and g != 'Unknown': out.append('torch_git: %s' % g)\n"
 	"    except Exception: pass\n"
 	"    return '\\n'.join(out).encode('utf-8', 'replace')\n"
 	"def _one(s):\n"

@@ -1031,3 +1031,150 @@ int emit_source_ptx_load(struct strbuf *globals, struct strbuf *body, const stru
 		"\t\tload_module(&mod[%d], module%d_ptx);\n\t}\n", k, expr, k, k, k);
 	return 1;
 }
+
+/* ---- a source that is not on this machine --------------------------------
+ *
+ * A kernel of a library the user installed (PyTorch's ATen kernels above
+ * all: index, embedding and loss kernels assert on a bad index) has no
+ * source on the machine: the device assert names the file it was built
+ * from ("/pytorch/aten/src/ATen/native/cuda/IndexKernel.cu:92: ...
+ * Assertion `...` failed.").  For a PyTorch file the place is also a link
+ * into PyTorch's repository at the commit the captured torch was built
+ * from (ENV's torch_git), else at the release's tag, so the maintainer
+ * reading the report lands on the asserting line. */
+
+/* The value of key in the captured trace's ENV record, malloc'd; NULL. */
+static char *env_value(const struct trace *t, const char *key)
+{
+	for (size_t i = 0; t && i < t->nrec; i++)
+		if (t->rec[i].type == TR_ENV) {
+			char *v = meta_get(t->rec[i].u.env.text, key);
+			if (*v)
+				return v;
+			free(v);
+			return NULL;
+		}
+	return NULL;
+}
+
+static int all_hex(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!isxdigit((unsigned char)s[i]))
+			return 0;
+	return n > 0;
+}
+
+/* The git ref of the captured torch's source, malloc'd ("" when no exact
+ * one: a nightly): its commit, a source build's "+git<hash>", or a
+ * release's tag ("2.11.0+cu130" -> "v2.11.0", "2.6.0rc1" -> "v2.6.0-rc1"). */
+static char *torch_ref(const struct trace *t, char **version)
+{
+	char *git = env_value(t, "torch_git"), *v = env_value(t, "torch"), *ref;
+	const char *g;
+	unsigned a, b, c, rc = 0;
+	int n = 0;
+
+	*version = v ? xstrdup(v) : NULL;
+	if (git && strlen(git) >= 7 && all_hex(git, strlen(git))) {
+		free(v);
+		return git;
+	}
+	free(git);
+	if (!v)
+		return xstrdup("");
+	if ((g = strstr(v, "+git")) && strlen(g + 4) >= 7 && all_hex(g + 4, strlen(g + 4))) {
+		ref = xstrdup(g + 4);
+	} else if ((sscanf(v, "%u.%u.%u%n", &a, &b, &c, &n) == 3 && (!v[n] || v[n] == '+')) ||
+		   (sscanf(v, "%u.%u.%urc%u%n", &a, &b, &c, &rc, &n) == 4 && (!v[n] || v[n] == '+'))) {
+		struct strbuf r = STRBUF_INIT;
+		sb_addf(&r, "v%u.%u.%u", a, b, c);
+		if (rc)
+			sb_addf(&r, "-rc%u", rc);
+		ref = sb_detach(&r, NULL);
+	} else {
+		ref = xstrdup("");
+	}
+	free(v);
+	return ref;
+}
+
+static int is_native_src(const char *f)
+{
+	static const char *const ext[] = { ".cu", ".cuh", ".cpp", ".cc", ".c", ".h", ".hpp" };
+	return has_ext(f, strlen(f), ext, ARRAY_SIZE(ext));
+}
+
+/* The first native-code place in text; with assert_only, only on a line
+ * that is a device assert's ("... Assertion `...` failed."). */
+static int native_site(const char *text, int assert_only, char *file, size_t nfile, uint32_t *line)
+{
+	const char *p = text, *rest;
+	while (p && emit_source_site(p, file, nfile, line, &rest)) {
+		const char *eol = strchr(rest, '\n');
+		size_t n = eol ? (size_t)(eol - rest) : strlen(rest);
+		if (is_native_src(file) && (!assert_only || memmem(rest, n, "Assertion", 9)))
+			return 1;
+		p = rest;
+	}
+	return 0;
+}
+
+void emit_elsewhere_free(struct emit_elsewhere *e)
+{
+	if (!e)
+		return;
+	free(e->file);
+	free(e->version);
+	free(e->ref);
+	free(e->url);
+	memset(e, 0, sizeof(*e));
+}
+
+int emit_source_elsewhere(const struct trace *orig, const char *hints, struct emit_elsewhere *e)
+{
+	static const char *const torch_dirs[] = { "aten/src/", "c10/", "torch/csrc/" };
+	char file[1024];
+	uint32_t line = 0;
+	const char *why = NULL, *rel = NULL;
+
+	memset(e, 0, sizeof(*e));
+	if (hints && native_site(hints, 0, file, sizeof(file), &line))
+		why = "the fault's location (line info)";
+	for (size_t i = 0; !why && orig && i < orig->nrec; i++)
+		if (orig->rec[i].type == TR_STDERR &&
+		    native_site(orig->rec[i].u.stderr_tail.text, 1, file, sizeof(file), &line))
+			why = "the device assert";
+	if (!why)
+		return 0;
+	e->file = xstrdup(file);
+	e->line = line;
+	e->why = why;
+	for (size_t i = 0; i < ARRAY_SIZE(torch_dirs) && !rel; i++) {
+		const char *m = strstr(file, torch_dirs[i]);
+		if (m && (m == file || m[-1] == '/'))
+			rel = m;
+	}
+	if (rel && (e->ref = torch_ref(orig, &e->version))) {
+		e->project = "PyTorch";
+		if (*e->ref) {
+			struct strbuf u = STRBUF_INIT;
+			sb_addf(&u, "https://github.com/pytorch/pytorch/blob/%s/%s#L%u", e->ref, rel, line);
+			e->url = sb_detach(&u, NULL);
+		}
+	}
+	return 1;
+}
+
+void emit_elsewhere_block(struct strbuf *o, const struct emit_elsewhere *e, const char *indent)
+{
+	sb_addf(o, "%s/* Kernel source: not captured; %s names\n%s *   %s:%u\n", indent, e->why, indent,
+		e->file, e->line);
+	if (e->project && e->url)
+		sb_addf(o, "%s * %s's source of it, at the build the program ran (torch %s):\n%s *   %s\n", indent,
+			e->project, e->version ? e->version : "?", indent, e->url);
+	else if (e->project)
+		sb_addf(o, "%s * a %s file; torch %s names no exact commit or tag to link\n", indent, e->project,
+			e->version ? e->version : "(version not recorded)");
+	sb_addf(o, "%s */\n", indent);
+}

@@ -60,6 +60,26 @@ const char *emit_source_origin(int origin);
  * the rest of that line; 0 when none. */
 int emit_source_site(const char *text, char *file, size_t nfile, uint32_t *line, const char **rest);
 
+/* Where a kernel's source is, when it is not on this machine: the place
+ * its fault names (hints' line info, else a device assert on the
+ * program's stderr) and, for a PyTorch file, its URL in PyTorch's
+ * repository at the commit (ENV torch_git) or release tag of the captured
+ * torch.  emit_source_elsewhere: 1 with *e filled, 0 when no place is
+ * named. */
+struct emit_elsewhere {
+	char *file;              /* the place as named ("/pytorch/aten/src/...cu") */
+	uint32_t line;
+	const char *why;         /* "the device assert", "the fault's location (line info)" */
+	const char *project;     /* "PyTorch", or NULL */
+	char *version;           /* the captured torch's version, or NULL */
+	char *ref;               /* its git ref ("" when none is exact), or NULL */
+	char *url;               /* the line upstream, or NULL */
+};
+int emit_source_elsewhere(const struct trace *orig, const char *hints, struct emit_elsewhere *e);
+void emit_elsewhere_free(struct emit_elsewhere *e);
+/* A C comment block saying so (lines prefixed by `indent`). */
+void emit_elsewhere_block(struct strbuf *o, const struct emit_elsewhere *e, const char *indent);
+
 /* When orig holds the PTX of a kernel the cubin img defines: emit it
  * (globals) and a load of module k (body) that JIT-compiles it when the
  * cubin does not load (another GPU generation) or GPUREDUCE_REPRO_PTX=1

@@ -467,8 +467,15 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 			sb_addf(&body, "\n\t/* launch %d: %s */\n", nlaunch, dm);
 			/* the kernel's own source and parameter names (emit-source.c) */
 			struct emit_src *es = emit_source_find(info->orig ? info->orig : t, l, info->diagnosis);
-			if (es)
+			if (es) {
 				emit_source_block(&body, es, "\t");
+			} else {
+				/* not at hand: where it is (a library's file, upstream) */
+				struct emit_elsewhere ee;
+				if (emit_source_elsewhere(info->orig ? info->orig : t, info->diagnosis, &ee))
+					emit_elsewhere_block(&body, &ee, "\t");
+				emit_elsewhere_free(&ee);
+			}
 			if (ol && (ol->grid.x != l->grid.x || ol->grid.y != l->grid.y || ol->grid.z != l->grid.z))
 				sb_addf(&body, "\t/* the program launched grid (%u,%u,%u); (%u,%u,%u) is enough to fault */\n",
 					ol->grid.x, ol->grid.y, ol->grid.z, l->grid.x, l->grid.y, l->grid.z);

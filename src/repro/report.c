@@ -43,6 +43,8 @@ struct rctx {
 	const struct tr_launch *last;     /* the reduced trace's last launch */
 	const struct tr_launch *olaunch;  /* the same launch in the captured trace */
 	struct emit_src *src;
+	struct emit_elsewhere away;  /* where the source is when src is NULL */
+	int have_away;
 	char *exe;                        /* built repro, or NULL */
 	int runs, faults;
 	struct strbuf run_out;            /* first run's output */
@@ -170,7 +172,7 @@ static void sec_env(struct rctx *c, struct strbuf *md)
 	const struct tr_rec *dev = first_of(facts(c), TR_DEVICE);
 	struct strbuf v = STRBUF_INIT;
 	const char *drv;
-	static const char *pk[] = { "torch", "torch_cuda", "triton", "cupy", "numpy", "jax", "numba" };
+	static const char *pk[] = { "torch", "torch_cuda", "torch_git", "triton", "cupy", "numpy", "jax", "numba" };
 
 	sb_adds(md, "## Environment\n\n| | |\n|---|---|\n");
 	if (dev) {
@@ -203,6 +205,8 @@ static void sec_env(struct rctx *c, struct strbuf *md)
 			snprintf(k, sizeof(k), "%s", pk[i]);
 			if (!strcmp(pk[i], "torch_cuda"))
 				snprintf(k, sizeof(k), "torch built for CUDA");
+			else if (!strcmp(pk[i], "torch_git"))
+				snprintf(k, sizeof(k), "torch commit");
 			row(md, k, x);
 		}
 	}
@@ -305,6 +309,20 @@ static void sec_source(struct rctx *c, struct strbuf *md)
 {
 	struct strbuf blk = STRBUF_INIT, plain = STRBUF_INIT;
 	sb_adds(md, "## Kernel source\n\n");
+	if (!c->src && c->have_away) {
+		const struct emit_elsewhere *e = &c->away;
+		sb_addf(md, "Not captured. %c%s names `%s:%u`.", toupper((unsigned char)e->why[0]), e->why + 1, e->file,
+			e->line);
+		if (e->url)
+			sb_addf(md, " That is %s's source; the line at the build the program ran (torch %s): %s\n\n",
+				e->project, e->version ? e->version : "?", e->url);
+		else if (e->project)
+			sb_addf(md, " It is a %s file; torch %s names no exact commit or tag to link.\n\n", e->project,
+				e->version ? e->version : "(version not recorded)");
+		else
+			sb_adds(md, "\n\n");
+		return;
+	}
 	if (!c->src) {
 		sb_adds(md, "Not available: the kernel's source was not captured (a precompiled binary without "
 			"line info, or a trace from a gpureduce before 1.4). repro.cu holds the binary.\n\n");
@@ -623,7 +641,12 @@ static void sec_checklist(struct rctx *c, struct strbuf *md)
 	sb_addf(md, "- [%c] Reproduces: %s\n", c->runs && c->faults == c->runs ? 'x' : ' ',
 		c->runs ? (c->faults == c->runs ? "every run here" : "NOT every run here (see above)")
 			: "not run by report");
-	sb_addf(md, "- [%c] Kernel source: %s\n", c->src ? 'x' : ' ', c->src ? "above, and in repro.cu" : "not captured");
+	if (!c->src && c->have_away && c->away.url)
+		sb_addf(md, "- [x] Kernel source: %s's, linked above (the line %s names)\n", c->away.project, c->away.why);
+	else if (!c->src && c->have_away)
+		sb_addf(md, "- [ ] Kernel source: not captured; %s names `%s:%u`\n", c->away.why, c->away.file, c->away.line);
+	else
+		sb_addf(md, "- [%c] Kernel source: %s\n", c->src ? 'x' : ' ', c->src ? "above, and in repro.cu" : "not captured");
 	sb_adds(md, "\n");
 }
 
@@ -775,6 +798,8 @@ int report_write(const struct report_opts *o, int *exit_code, struct strbuf *err
 			c.olaunch = &c.orig.rec[i].u.launch;
 	if (c.last)
 		c.src = emit_source_find(facts(&c), c.last, yflat_get(&c.y, "diagnosis", NULL));
+	if (c.last && !c.src)
+		c.have_away = emit_source_elsewhere(facts(&c), yflat_get(&c.y, "diagnosis", NULL), &c.away);
 
 	run_repro(&c);
 	run_sanitizer(&c);
@@ -803,6 +828,7 @@ out:
 		unlink(c.exe);
 	free(c.exe);
 	emit_source_free(c.src);
+	emit_elsewhere_free(&c.away);
 	if (c.have_red)
 		trace_release(&c.red);
 	if (c.have_orig)

@@ -54,6 +54,10 @@ class JITFunction:
         kernel = CompiledKernel(self.drv)
         kernel.run(result)
 EOS
+# a fake torch: its version, the CUDA it was built for, its git commit
+mkdir -p site/torch
+printf '%s\n' '__version__ = "2.11.0+fake"' 'from . import version' >site/torch/__init__.py
+printf '%s\n' 'cuda = "13.0"' 'git_version = "0123456789abcdef0123456789abcdef01234567"' >site/torch/version.py
 cat >app.py <<'EOS'
 import ctypes, sys
 sys.path.insert(0, "site")
@@ -62,6 +66,7 @@ drv = ctypes.CDLL(sys.argv[1])
 def add_kernel(x_ptr, n_elements, BLOCK):
     offs = BLOCK + n_elements
     x_ptr[offs] = 0    # THE LINE
+import torch
 assert drv.pyframes_fake_init() == 0
 k = JITFunction(add_kernel, drv)
 k.run(1, 1000, BLOCK=128, grid=(4,))
@@ -88,6 +93,9 @@ check_grep "ENV: the OS" "os: Linux" show.yaml
 check_grep "ENV: glibc" "glibc: [0-9]" show.yaml
 check_grep "ENV: python" "python: 3\." show.yaml
 check_grep "ENV: an imported package's version" "triton: 3.6.0+fake" show.yaml
+check_grep "ENV: torch's version" "torch: 2.11.0+fake" show.yaml
+check_grep "ENV: the CUDA torch was built for" "torch_cuda: 13.0" show.yaml
+check_grep "ENV: the commit torch was built from" "torch_git: 0123456789abcdef0123456789abcdef01234567" show.yaml
 n=$(grep -c "$(hostname)" show.yaml)
 [ "$n" = 0 ] && ok "the host name is not recorded" || fail "the host name is not recorded ($n)"
 check_grep "STDERR: the assert's own words kept" "Assertion .index out of bounds: 0 <= tmp9 < 1000. failed" show.yaml

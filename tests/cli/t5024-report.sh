@@ -205,4 +205,48 @@ mkdir -p empty
 check_exit "a folder without repro.cu: exit 3" 3 $GPUREDUCE report empty
 check_grep "  ...says what to do" "no repro.cu here; run .gpureduce shrink" "$TMP/.out"
 check_exit "two folders: usage" 2 $GPUREDUCE report r p
+# a library's kernel (PyTorch's ATen): no source on this machine, but its
+# device assert names the file it was built from; report.md and repro.cu
+# say where, and link the line in PyTorch's repository at the captured
+# torch's commit (torch_git), else its release tag; a nightly gets no link
+mkdir -p lib/run
+# aten_trace ENV_TEXT: the gather trace, run in lib/run/ (nothing beside it),
+# no SOURCE record, an ATen device assert after a Python warning's file:line
+aten_trace() {
+	echo "process 100 $TMP/lib/run /usr/bin/python3 train.py"
+	ENVLINE="env \"python: 3.12.3\\n$1\"" awk '{ print } /^device / { print ENVIRON["ENVLINE"] }' gather.txt |
+		grep -v "^source \|^stderr \|^process "
+	printf '%s\n' 'stderr 1 "/venv/lib/python3.12/site-packages/torch/nn/modules/module.py:1501: UserWarning: whatever\n/pytorch/aten/src/ATen/native/cuda/IndexKernel.cu:92: operator(): block: [0,0,0], thread: [17,0,0] Assertion `-sizes[i] <= index && index < sizes[i]` failed.\nRuntimeError: CUDA error: device-side assert triggered\n"'
+}
+aten_case() {   # aten_case NAME ENV_TEXT
+	aten_trace "$2" >"$1.txt"
+	check "mktrace ($1)" $MKTRACE "$1.bin" <"$1.txt"
+	check "  ...shrink" $GPUREDUCE shrink -j 2 --quiet -o "$1/repro.cu" "$1.bin"
+	check "  ...report" $GPUREDUCE report --runs=0 --no-sanitizer "$1"
+}
+aten_case at-rel "torch: 2.11.0+cu130\ntorch_cuda: 13.0"
+check_grep "  ...repro.cu: the place the assert names" "Kernel source: not captured; the device assert names" at-rel/repro.cu
+check_grep "  ...the file and line" "^[[:space:]]*\*   /pytorch/aten/src/ATen/native/cuda/IndexKernel.cu:92\$" at-rel/repro.cu
+check_grep "  ...linked at the release tag" "https://github.com/pytorch/pytorch/blob/v2.11.0/aten/src/ATen/native/cuda/IndexKernel.cu#L92\$" at-rel/repro.cu
+check_no_grep "  ...not the Python warning's file" "module.py:1501" at-rel/repro.cu
+check_grep "  ...report.md says where it is" "^Not captured. The device assert names ./pytorch/aten/src/ATen/native/cuda/IndexKernel.cu:92.\." at-rel/report.md
+check_grep "  ...and links it" "That is PyTorch's source; the line at the build the program ran (torch 2.11.0+cu130): https://github.com/pytorch/pytorch/blob/v2.11.0/aten/src/ATen/native/cuda/IndexKernel.cu#L92\$" at-rel/report.md
+check_grep "  ...its checklist" "^- \[x\] Kernel source: PyTorch's, linked above" at-rel/report.md
+aten_case at-git "torch: 2.12.0a0+gitdeadbee\ntorch_git: 0123456789abcdef0123456789abcdef01234567"
+check_grep "torch_git: the link at that commit" "blob/0123456789abcdef0123456789abcdef01234567/aten/src/ATen/native/cuda/IndexKernel.cu#L92" at-git/repro.cu
+check_grep "  ...and the Environment table names it" "^| torch commit | 0123456789abcdef0123456789abcdef01234567 |\$" at-git/report.md
+aten_case at-src "torch: 2.12.0a0+gitdeadbee7"
+check_grep "a source build's +git hash: linked at it" "blob/deadbee7/aten/src/ATen" at-src/report.md
+aten_case at-rc "torch: 2.6.0rc1+cu126"
+check_grep "a release candidate: its tag" "blob/v2.6.0-rc1/aten/src/ATen" at-rc/repro.cu
+aten_case at-nightly "torch: 2.12.0.dev20261201+cu130"
+check_no_grep "a nightly: no link" "github.com" at-nightly/repro.cu
+check_grep "  ...says why" "a PyTorch file; torch 2.12.0.dev20261201+cu130 names no exact commit or tag to link" at-nightly/repro.cu
+check_grep "  ...and the checklist names the place" "^- \[ \] Kernel source: not captured; the device assert names ./pytorch/aten/src/ATen/native/cuda/IndexKernel.cu:92." at-nightly/report.md
+# not an assert's line (a kernel's printf of a file:line): no place
+sed 's/ Assertion `[^`]*` failed\././' at-rel.txt >noassert.txt
+check "mktrace (no Assertion on the line)" $MKTRACE na.bin <noassert.txt
+check "  ...shrink" $GPUREDUCE shrink -j 2 --quiet -o na/repro.cu na.bin
+check_no_grep "  ...no place said" "IndexKernel.cu" na/repro.cu
+
 finish
