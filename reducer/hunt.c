@@ -268,7 +268,7 @@ static int marks_hurt(const struct trace *t, const struct tr_launch *l, uint64_t
 	memmap_before(t, cl->seq, &mm);
 	for (int k = 0; k < n && !hurt; k++) {
 		uint64_t v;
-		if (off[k] + 8 > cl->argsize)
+		if (off[k] > cl->argsize || cl->argsize - off[k] < 8)   /* (off + 8 may wrap) */
 			continue;
 		memcpy(&v, cl->args + off[k], 8);
 		hurt = (v & 0xffffffffu) >= TR_INT_LOW_LIMIT && memmap_pointer_word(&mm, v, NULL);

@@ -701,7 +701,7 @@ static void emit_int_words(struct yout *y, const struct tr_launch *l, const stru
 		const struct mm_alloc *a;
 		uint64_t v;
 		int dead = 0;
-		if (off + 8 > l->argsize)
+		if (off > l->argsize || l->argsize - off < 8)   /* (off + 8 may wrap) */
 			continue;
 		v = le_u64(l->args + off, 8);
 		if (!(a = memmap_pointer_word(mm, v, &dead)))

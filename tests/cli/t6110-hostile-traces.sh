@@ -16,6 +16,8 @@
 #   d2dout      a device copy from memory no allocation holds
 #   freeunknown a free of an address never allocated
 #   faultseq    a fault naming a launch the trace does not have
+#   nonptrwrap  an integer word (NONPTR) at offset 0xfffffff8 of the
+#               kernel's parameters (offset + 8 wraps a uint32)
 # and a FIFO where a trace should be (refused at once, not waited on).
 . tests/cli/test-lib.sh
 
@@ -43,6 +45,14 @@ mk memsetover "$A" 'memset 0x7f0000100000 0 1000000' "$LAUNCH" "$FAULT"
 mk d2dout "$A" 'd2d 0x7f0000100000 0x7f0000900000 4096' "$LAUNCH" "$FAULT"
 mk freeunknown "$A" 'free 0x7f0000500000' "$LAUNCH" "$FAULT"
 mk faultseq "$A" "$LAUNCH" 'fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 99 at_launch=1'
+mk nonptrwrap "$A" 'nonptr _Z7add_onePfi 4294967288' "$LAUNCH" "$FAULT"
+
+# show: the integer words it lists stay inside the parameter bytes (the
+# fuzzer's find: show read 4 GiB past them)
+check "show nonptrwrap" sh -c "$GPUREDUCE show nonptrwrap.bin >nonptrwrap.yaml"
+check_grep "  ...the launch shown" "kernel: _Z7add_onePfi" nonptrwrap.yaml
+check_no_grep "  ...no integer word listed out of its bytes" "int_words" nonptrwrap.yaml
+check_exit "hunt nonptrwrap: it replays to its end, clean (exit 0)" 0 $GPUREDUCE hunt --no-shrink --no-diagnose nonptrwrap.bin
 
 # replay NAME EXIT PATTERN: exit EXIT, its last line matching PATTERN
 replay_says() {
