@@ -657,6 +657,23 @@ static int path_char(char ch)
 	return isalnum((unsigned char)ch) || strchr("/._-+~@", ch);
 }
 
+/* A URL's text from p ("https://github.com/..." is not a path of the
+ * user's to hide: the links to a library's source stay whole): its end,
+ * or p when p does not start "//" after a scheme's ':'. */
+static const char *url_end(const char *text, const char *p)
+{
+	const char *s = p;
+	if (p[0] != '/' || p[1] != '/' || p == text || p[-1] != ':')
+		return p;
+	for (s = p - 1; s > text && isalpha((unsigned char)s[-1]); s--)
+		;
+	if (s == p - 1)
+		return p;   /* no scheme before the ':' */
+	while (*p && !isspace((unsigned char)*p) && !strchr("<>\"'`)]", *p))
+		p++;
+	return p;
+}
+
 void report_redact_paths(const char *text, struct strbuf *out)
 {
 	char **dirs = NULL;
@@ -664,6 +681,11 @@ void report_redact_paths(const char *text, struct strbuf *out)
 	for (const char *p = text; *p;) {
 		const char *e, *slash;
 		size_t k;
+		if ((e = url_end(text, p)) != p) {
+			sb_add(out, p, (size_t)(e - p));
+			p = e;
+			continue;
+		}
 		if (*p != '/' || (p > text && path_char(p[-1]))) {
 			sb_addch(out, *p++);
 			continue;

@@ -232,6 +232,12 @@ check_no_grep "  ...not the Python warning's file" "module.py:1501" at-rel/repro
 check_grep "  ...report.md says where it is" "^Not captured. The device assert names ./pytorch/aten/src/ATen/native/cuda/IndexKernel.cu:92.\." at-rel/report.md
 check_grep "  ...and links it" "That is PyTorch's source; the line at the build the program ran (torch 2.11.0+cu130): https://github.com/pytorch/pytorch/blob/v2.11.0/aten/src/ATen/native/cuda/IndexKernel.cu#L92\$" at-rel/report.md
 check_grep "  ...its checklist" "^- \[x\] Kernel source: PyTorch's, linked above" at-rel/report.md
+# --redact hides paths, not links
+check "report --redact" $GPUREDUCE report --redact --runs=0 --no-sanitizer at-rel
+check_grep "  ...the link whole in report.md" "(torch 2.11.0+cu130): https://github.com/pytorch/pytorch/blob/v2.11.0/aten/src/ATen/native/cuda/IndexKernel.cu#L92\$" at-rel/report.md
+check_grep "  ...the place's folder hidden" "names .<path[0-9]*>/IndexKernel.cu:92." at-rel/report.md
+check "shrink --redact" $GPUREDUCE shrink -j 2 --quiet --redact -o at-red/repro.cu at-rel.bin
+check_grep "  ...the link whole in repro.cu" "^[[:space:]]*\*   https://github.com/pytorch/pytorch/blob/v2.11.0/aten/src/ATen/native/cuda/IndexKernel.cu#L92\$" at-red/repro.cu
 aten_case at-git "torch: 2.12.0a0+gitdeadbee\ntorch_git: 0123456789abcdef0123456789abcdef01234567"
 check_grep "torch_git: the link at that commit" "blob/0123456789abcdef0123456789abcdef01234567/aten/src/ATen/native/cuda/IndexKernel.cu#L92" at-git/repro.cu
 check_grep "  ...and the Environment table names it" "^| torch commit | 0123456789abcdef0123456789abcdef01234567 |\$" at-git/report.md
