@@ -632,7 +632,11 @@ int cmd_hunt(int argc, char **argv)
 		sb_release(&cout);
 		capture_traces(main_trace, since, &traces, &ntraces);
 		if (!ntraces) {
-			cmd_error("hunt", "capture wrote no trace (%s; exit %d): did the program use CUDA?", main_trace, rc);
+			if (rc == 126 || rc == 127)   /* capture said why: the command did not run */
+				cmd_error("hunt", "nothing to hunt: the command did not run (capture exit %d)", rc);
+			else
+				cmd_error("hunt", "capture wrote no trace (%s; exit %d): did the program use CUDA?",
+					  main_trace, rc);
 			ret = EXIT_ENV;
 			goto out;
 		}

@@ -105,4 +105,11 @@ n=$(grep -c ": clean (no launch faulted" "$TMP/.out")
 # a command that made no CUDA calls: no trace, exit 4
 check_exit "hunt -- true: no trace, exit 4" 4 $GPUREDUCE hunt -o suite3 -- true
 check_grep "  ...says why" "capture wrote no trace" "$TMP/.out"
+# a command that does not run: capture says why, hunt says there is nothing
+# to hunt (not "did the program use CUDA?")
+check_exit "hunt -- a command that does not exist: exit 4" 4 "$GPUREDUCE" hunt -o nocmd -- /no/such/prog
+check_grep "  ...capture names it" "cannot run /no/such/prog" "$TMP/.out"
+check_grep "  ...hunt: nothing to hunt" "gpureduce hunt: nothing to hunt: the command did not run (capture exit 127)" "$TMP/.out"
+check_no_grep "  ...not asking whether it used CUDA" "did the program use CUDA" "$TMP/.out"
+
 finish
