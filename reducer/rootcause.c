@@ -234,6 +234,8 @@ static int put_done(struct rc *R, long ev)
 
 static int put(struct rc *R, const struct tr_rec *r)
 {
+	if (!tr_type_known(r->type))
+		return 0;   /* a newer writer's record (cand.c's write_item leaves it out too) */
 	return put_done(R, tw_record(&R->w, r));
 }
 

@@ -853,6 +853,11 @@ static const char *const type_names[] = {
 	TR_RECORDS(TYPE_NAME_)
 };
 
+int tr_type_known(uint32_t type)
+{
+	return type < ARRAY_SIZE(type_names) && type_names[type];
+}
+
 const char *tr_type_name(uint32_t type)
 {
 	if (type < ARRAY_SIZE(type_names) && type_names[type])

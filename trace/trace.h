@@ -611,6 +611,10 @@ int trace_blob_read(const struct trace *t, uint64_t hash, struct strbuf *out,
 
 /* Name of a record type ("LAUNCH"...) or "UNKNOWN". */
 const char *tr_type_name(uint32_t type);
+/* 1 for a record type this reader knows (and a writer can encode); a
+ * newer writer's other types are read as records of their number, which
+ * replay skips and a reduced trace leaves out. */
+int tr_type_known(uint32_t type);
 const char *tr_alloc_kind_name(uint32_t kind);
 
 /* ---- writing ---------------------------------------------------------- */
