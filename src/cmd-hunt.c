@@ -271,6 +271,23 @@ static void print_note(const struct trace *t, uint64_t seq, const char *tag, con
 	sb_release(&test);
 }
 
+/* 1 when a record of t names a blob t does not store (err says which):
+ * the guarded replays would stop on it, and the traces hunt writes could
+ * not carry it. */
+static int missing_blob(const struct trace *t, struct strbuf *err)
+{
+	for (size_t i = 0; i < t->nrec; i++) {
+		const struct tr_rec *r = &t->rec[i];
+		uint64_t h = r->type == TR_MODULE ? r->u.module.blob : r->type == TR_MEMCPY_H2D ? r->u.copy.blob : 0;
+		if (h && trace_find_blob(t, h) < 0) {
+			sb_addf(err, "%s: event %zu: blob %016llx is referenced but not stored in the trace "
+				"(a damaged or truncated trace)", t->path, i, (unsigned long long)h);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* Hunt one trace: print its findings, shrink the first of the run.
  * Returns EXIT_OK (clean), EXIT_FAULT (findings) or another exit code. */
 static int hunt_one(struct hunt_cli *c, const char *path, int multi)
@@ -293,6 +310,11 @@ static int hunt_one(struct hunt_cli *c, const char *path, int multi)
 	have_t = 1;
 	if (t.truncated)
 		fprintf(stderr, "gpureduce hunt: warning: %s\n", t.truncated_msg);
+	if (missing_blob(&t, &err)) {   /* a damaged trace: say so now, not as a failed write later */
+		cmd_error("hunt", "%s", err.buf);
+		ret = EXIT_INPUT;
+		goto out;
+	}
 	if (multi) {
 		for (size_t i = 0; i < t.nrec; i++)
 			if (t.rec[i].type == TR_PROCESS) {

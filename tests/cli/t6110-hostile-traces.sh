@@ -49,6 +49,7 @@ mk d2dout "$A" 'd2d 0x7f0000100000 0x7f0000900000 4096' "$LAUNCH" "$FAULT"
 mk freeunknown "$A" 'free 0x7f0000500000' "$LAUNCH" "$FAULT"
 mk faultseq "$A" "$LAUNCH" 'fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 99 at_launch=1'
 mk nonptrwrap "$A" 'nonptr _Z7add_onePfi 4294967288' "$LAUNCH" "$FAULT"
+mk noblob "$A" 'rec MEMCPY_H2D dst=0x7f0000100000 size=4096 blob=0x1234' "$LAUNCH" "$FAULT"
 
 # show: the integer words it lists stay inside the parameter bytes (the
 # fuzzer's find: show read 4 GiB past them)
@@ -56,6 +57,13 @@ check "show nonptrwrap" sh -c "$GPUREDUCE show nonptrwrap.bin >nonptrwrap.yaml"
 check_grep "  ...the launch shown" "kernel: _Z7add_onePfi" nonptrwrap.yaml
 check_no_grep "  ...no integer word listed out of its bytes" "int_words" nonptrwrap.yaml
 check_exit "hunt nonptrwrap: it replays to its end, clean (exit 0)" 0 $GPUREDUCE hunt --no-shrink --no-diagnose nonptrwrap.bin
+
+# a copy whose bytes the trace does not store: a damaged trace (exit 3)
+# for replay, shrink and hunt alike, naming the blob
+check_exit "replay noblob: exit 3" 3 $GPUREDUCE replay noblob.bin
+check_grep "  ...naming the blob" "blob 0000000000001234 is referenced but not stored in the trace" "$TMP/.out"
+check_exit "hunt noblob: exit 3 (not 4, a machine's failure)" 3 $GPUREDUCE hunt --no-shrink --no-diagnose noblob.bin
+check_grep "  ...naming the blob and the event" "noblob.bin: event [0-9]*: blob 0000000000001234 is referenced but not stored in the trace" "$TMP/.out"
 
 # replay NAME EXIT PATTERN: exit EXIT, its last line matching PATTERN
 replay_says() {
