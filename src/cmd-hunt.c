@@ -271,6 +271,14 @@ static void print_note(const struct trace *t, uint64_t seq, const char *tag, con
 	sb_release(&test);
 }
 
+static int has_launch(const struct trace *t)
+{
+	for (size_t i = 0; i < t->nrec; i++)
+		if (t->rec[i].type == TR_LAUNCH || t->rec[i].type == TR_GRAPH_LAUNCH)
+			return 1;
+	return 0;
+}
+
 /* 1 when a record of t names a blob t does not store (err says which):
  * the guarded replays would stop on it, and the traces hunt writes could
  * not carry it. */
@@ -313,6 +321,11 @@ static int hunt_one(struct hunt_cli *c, const char *path, int multi)
 	if (missing_blob(&t, &err)) {   /* a damaged trace: say so now, not as a failed write later */
 		cmd_error("hunt", "%s", err.buf);
 		ret = EXIT_INPUT;
+		goto out;
+	}
+	if (!has_launch(&t)) {   /* not "clean": nothing ran to be guarded */
+		printf("hunt: %s: no kernel launches in the trace: nothing to hunt\n", path);
+		ret = EXIT_OK;
 		goto out;
 	}
 	if (multi) {

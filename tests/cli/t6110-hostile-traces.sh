@@ -50,6 +50,7 @@ mk freeunknown "$A" 'free 0x7f0000500000' "$LAUNCH" "$FAULT"
 mk faultseq "$A" "$LAUNCH" 'fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 99 at_launch=1'
 mk nonptrwrap "$A" 'nonptr _Z7add_onePfi 4294967288' "$LAUNCH" "$FAULT"
 mk noblob "$A" 'rec MEMCPY_H2D dst=0x7f0000100000 size=4096 blob=0x1234' "$LAUNCH" "$FAULT"
+mk nolaunch "$A" 'h2d 0x7f0000100000 4096 seq' 'end 0'
 
 # show: the integer words it lists stay inside the parameter bytes (the
 # fuzzer's find: show read 4 GiB past them)
@@ -64,6 +65,10 @@ check_exit "replay noblob: exit 3" 3 $GPUREDUCE replay noblob.bin
 check_grep "  ...naming the blob" "blob 0000000000001234 is referenced but not stored in the trace" "$TMP/.out"
 check_exit "hunt noblob: exit 3 (not 4, a machine's failure)" 3 $GPUREDUCE hunt --no-shrink --no-diagnose noblob.bin
 check_grep "  ...naming the blob and the event" "noblob.bin: event [0-9]*: blob 0000000000001234 is referenced but not stored in the trace" "$TMP/.out"
+# no launch at all: nothing was guarded, so not "clean"
+check_exit "hunt nolaunch: exit 0" 0 $GPUREDUCE hunt --no-shrink --no-diagnose nolaunch.bin
+check_grep "  ...nothing to hunt" "^hunt: nolaunch.bin: no kernel launches in the trace: nothing to hunt\$" "$TMP/.out"
+check_no_grep "  ...not called clean" "clean" "$TMP/.out"
 
 # replay NAME EXIT PATTERN: exit EXIT, its last line matching PATTERN
 replay_says() {
