@@ -7,6 +7,8 @@
  * path as given or relative to the captured program's cwd; failing both,
  * the one .cu/.cuh file beside the captured program that defines the
  * kernel (find_beside: `nvcc -o app app.cu && ./app`, no line info).
+ * With no source at all, the place a device assert names and, for a
+ * PyTorch file, its line upstream (emit_source_elsewhere).
  */
 #include <ctype.h>
 #include <dirent.h>
