@@ -564,15 +564,13 @@ static void beside_around(struct beside *b, const char *dir)
 }
 
 /* The one source beside the captured process p that defines kernel base:
- * 0 with *text and *path (malloc'd), or -1. */
+ * 0 with *text and *path (malloc'd), or -1.  (find_beside_once decides
+ * whether to look at all.) */
 static int find_beside(const struct tr_process *p, const char *base, char **text, char **path)
 {
-	const char *off = getenv("GPUREDUCE_SOURCE");
 	struct beside b;
 	int ret = -1;
 
-	if (!p || (off && !strcmp(off, "0")) || !*base)
-		return -1;
 	memset(&b, 0, sizeof(b));
 	b.base = base;
 	for (uint32_t i = 0; i < p->argc && i < BESIDE_STEMS && b.nstems < BESIDE_STEMS; i++) {
@@ -640,7 +638,8 @@ static char *beside_key(const struct tr_process *p, const char *base)
 	return sb_detach(&k, NULL);
 }
 
-/* find_beside, asked once per process record and kernel in a process */
+/* find_beside, asked once per process record and kernel in a process;
+ * not at all without a process, a kernel name, or with GPUREDUCE_SOURCE=0 */
 static int find_beside_once(const struct tr_process *p, const char *base, char **text, char **path)
 {
 	const char *off = getenv("GPUREDUCE_SOURCE");
@@ -1069,36 +1068,29 @@ static int all_hex(const char *s, size_t n)
 
 /* The git ref of the captured torch's source, malloc'd ("" when no exact
  * one: a nightly): its commit, a source build's "+git<hash>", or a
- * release's tag ("2.11.0+cu130" -> "v2.11.0", "2.6.0rc1" -> "v2.6.0-rc1"). */
+ * release's tag ("2.11.0+cu130" -> "v2.11.0", "2.6.0rc1" -> "v2.6.0-rc1").
+ * *version gets torch's version (malloc'd), or NULL. */
 static char *torch_ref(const struct trace *t, char **version)
 {
-	char *git = env_value(t, "torch_git"), *v = env_value(t, "torch"), *ref;
+	char *git = env_value(t, "torch_git"), *v = env_value(t, "torch");
+	struct strbuf r = STRBUF_INIT;
 	const char *g;
 	unsigned a, b, c, rc = 0;
 	int n = 0;
 
-	*version = v ? xstrdup(v) : NULL;
-	if (git && strlen(git) >= 7 && all_hex(git, strlen(git))) {
-		free(v);
+	*version = v;
+	if (git && strlen(git) >= 7 && all_hex(git, strlen(git)))
 		return git;
-	}
 	free(git);
-	if (!v)
-		return xstrdup("");
-	if ((g = strstr(v, "+git")) && strlen(g + 4) >= 7 && all_hex(g + 4, strlen(g + 4))) {
-		ref = xstrdup(g + 4);
-	} else if ((sscanf(v, "%u.%u.%u%n", &a, &b, &c, &n) == 3 && (!v[n] || v[n] == '+')) ||
-		   (sscanf(v, "%u.%u.%urc%u%n", &a, &b, &c, &rc, &n) == 4 && (!v[n] || v[n] == '+'))) {
-		struct strbuf r = STRBUF_INIT;
+	if (v && (g = strstr(v, "+git")) && strlen(g + 4) >= 7 && all_hex(g + 4, strlen(g + 4)))
+		sb_adds(&r, g + 4);
+	else if (v && ((sscanf(v, "%u.%u.%u%n", &a, &b, &c, &n) == 3 && (!v[n] || v[n] == '+')) ||
+		       (sscanf(v, "%u.%u.%urc%u%n", &a, &b, &c, &rc, &n) == 4 && (!v[n] || v[n] == '+')))) {
 		sb_addf(&r, "v%u.%u.%u", a, b, c);
 		if (rc)
 			sb_addf(&r, "-rc%u", rc);
-		ref = sb_detach(&r, NULL);
-	} else {
-		ref = xstrdup("");
 	}
-	free(v);
-	return ref;
+	return sb_detach(&r, NULL);
 }
 
 static int is_native_src(const char *f)
@@ -1128,7 +1120,6 @@ void emit_elsewhere_free(struct emit_elsewhere *e)
 		return;
 	free(e->file);
 	free(e->version);
-	free(e->ref);
 	free(e->url);
 	memset(e, 0, sizeof(*e));
 }
@@ -1157,13 +1148,15 @@ int emit_source_elsewhere(const struct trace *orig, const char *hints, struct em
 		if (m && (m == file || m[-1] == '/'))
 			rel = m;
 	}
-	if (rel && (e->ref = torch_ref(orig, &e->version))) {
+	if (rel) {
+		char *ref = torch_ref(orig, &e->version);
 		e->project = "PyTorch";
-		if (*e->ref) {
+		if (*ref) {
 			struct strbuf u = STRBUF_INIT;
-			sb_addf(&u, "https://github.com/pytorch/pytorch/blob/%s/%s#L%u", e->ref, rel, line);
+			sb_addf(&u, "https://github.com/pytorch/pytorch/blob/%s/%s#L%u", ref, rel, line);
 			e->url = sb_detach(&u, NULL);
 		}
+		free(ref);
 	}
 	return 1;
 }

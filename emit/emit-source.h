@@ -72,8 +72,7 @@ struct emit_elsewhere {
 	const char *why;         /* "the device assert", "the fault's location (line info)" */
 	const char *project;     /* "PyTorch", or NULL */
 	char *version;           /* the captured torch's version, or NULL */
-	char *ref;               /* its git ref ("" when none is exact), or NULL */
-	char *url;               /* the line upstream, or NULL */
+	char *url;               /* the line upstream at its commit or tag, or NULL */
 };
 int emit_source_elsewhere(const struct trace *orig, const char *hints, struct emit_elsewhere *e);
 void emit_elsewhere_free(struct emit_elsewhere *e);

@@ -466,13 +466,14 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 				}
 			sb_addf(&body, "\n\t/* launch %d: %s */\n", nlaunch, dm);
 			/* the kernel's own source and parameter names (emit-source.c) */
-			struct emit_src *es = emit_source_find(info->orig ? info->orig : t, l, info->diagnosis);
+			const struct trace *facts = info->orig ? info->orig : t;
+			struct emit_src *es = emit_source_find(facts, l, info->diagnosis);
 			if (es) {
 				emit_source_block(&body, es, "\t");
 			} else {
 				/* not at hand: where it is (a library's file, upstream) */
 				struct emit_elsewhere ee;
-				if (emit_source_elsewhere(info->orig ? info->orig : t, info->diagnosis, &ee))
+				if (emit_source_elsewhere(facts, info->diagnosis, &ee))
 					emit_elsewhere_block(&body, &ee, "\t");
 				emit_elsewhere_free(&ee);
 			}

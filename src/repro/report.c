@@ -662,7 +662,7 @@ static int path_char(char ch)
  * or p when p does not start "//" after a scheme's ':'. */
 static const char *url_end(const char *text, const char *p)
 {
-	const char *s = p;
+	const char *s;
 	if (p[0] != '/' || p[1] != '/' || p == text || p[-1] != ':')
 		return p;
 	for (s = p - 1; s > text && isalpha((unsigned char)s[-1]); s--)
