@@ -268,9 +268,8 @@ static int marks_hurt(const struct trace *t, const struct tr_launch *l, uint64_t
 	memmap_before(t, cl->seq, &mm);
 	for (int k = 0; k < n && !hurt; k++) {
 		uint64_t v;
-		if (off[k] > cl->argsize || cl->argsize - off[k] < 8)   /* (off + 8 may wrap) */
+		if (!tr_launch_word(cl, off[k], &v))
 			continue;
-		memcpy(&v, cl->args + off[k], 8);
 		hurt = (v & 0xffffffffu) >= TR_INT_LOW_LIMIT && memmap_pointer_word(&mm, v, NULL);
 	}
 	memmap_release(&mm);

@@ -860,7 +860,7 @@ int tr_type_known(uint32_t type)
 
 const char *tr_type_name(uint32_t type)
 {
-	if (type < ARRAY_SIZE(type_names) && type_names[type])
+	if (tr_type_known(type))
 		return type_names[type];
 	return "UNKNOWN";
 }

@@ -579,6 +579,10 @@ void trace_drop_nonptr(struct trace *t, size_t keep);
 #define TR_INT_LOW_LIMIT (1u << 24)
 /* 1 when the word at byte off of l's arguments is never a pointer. */
 int tr_launch_nonptr(const struct tr_launch *l, uint32_t off);
+/* The 8-byte (little-endian) argument word of l at byte off, in *v: 1, or
+ * 0 when it does not lie wholly inside the argument bytes (an offset taken
+ * from another record, a NONPTR's, may be anything: off + 8 may wrap). */
+int tr_launch_word(const struct tr_launch *l, uint32_t off, uint64_t *v);
 /* A hash of l's parameter layout (argsize, each parameter's offset and
  * size), never 0: a JIT loads one name in several builds whose layouts may
  * differ (Triton drops an int that was 1 from the signature), so words

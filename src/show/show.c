@@ -309,7 +309,7 @@ static void stats_collect(struct stats *st, const struct trace *t)
 			st->notes++;
 			break;
 		default:
-			st->unknown += !strcmp(tr_type_name(r->type), "UNKNOWN");
+			st->unknown += !tr_type_known(r->type);
 			break;
 		}
 	}
@@ -701,10 +701,7 @@ static void emit_int_words(struct yout *y, const struct tr_launch *l, const stru
 		const struct mm_alloc *a;
 		uint64_t v;
 		int dead = 0;
-		if (off > l->argsize || l->argsize - off < 8)   /* (off + 8 may wrap) */
-			continue;
-		v = le_u64(l->args + off, 8);
-		if (!(a = memmap_pointer_word(mm, v, &dead)))
+		if (!tr_launch_word(l, off, &v) || !(a = memmap_pointer_word(mm, v, &dead)))
 			continue;
 		if (!n++) {
 			yo_key(y, "int_words");
@@ -841,7 +838,7 @@ static void emit_record(struct yout *y, const struct trace *t, size_t i, const s
 	yo_map_start(y, 0);
 	yo_kv_u64(y, "event", i);
 	yo_key(y, "type");
-	if (strcmp(tr_type_name(r->type), "UNKNOWN"))
+	if (tr_type_known(r->type))
 		yo_str(y, tr_type_name(r->type));
 	else
 		yo_strf(y, "UNKNOWN(%u)", r->type);   /* a gap in the table too (docs/FORMAT.md) */
