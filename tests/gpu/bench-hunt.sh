@@ -7,7 +7,13 @@
 # BENCH_HUNT_LOOP=0, a training loop with a silent overrun in every step
 # (tests/gpu/hostfed.py with HOSTFED_BUG=1: ResNet-18 fed from the host,
 # a Triton monitoring kernel reading one float past the logits), the kind
-# of program memcheck's 20-50x slow-down is paid on.  For each: the plain
+# of program memcheck's 20-50x slow-down is paid on; then, unless
+# BENCH_HUNT_STENCIL=0, a GPU-bound plain CUDA program (tests/gpu/
+# hunt-stencil.cu: STENCIL_ITERS sweeps of a stencil, then a residual that
+# reads one row past the grid): a program whose seconds are its kernels
+# rather than Python's and CUDA's start-up, where memcheck's slow-down is
+# paid in full (no memcheck without the caching allocator there: no
+# PyTorch).  For each: the plain
 # run; `gpureduce hunt --no-shrink --no-diagnose -- RUN` (detection:
 # capture --tensors plus the guarded replays); `gpureduce hunt --no-shrink
 # -- RUN` (the same plus one compute-sanitizer run per finding for how far
@@ -25,13 +31,15 @@
 # time.  Ends with "N passed, N failed".
 #
 # Usage: tests/gpu/bench-hunt.sh [SAMPLE...]   (named samples: no loop)
-#        tests/gpu/bench-hunt.sh --loop-only
+#        tests/gpu/bench-hunt.sh --loop-only | --stencil-only
 # Env:   BENCH_OUT ($BUILD/bench), BENCH_HUNT_DEADLINE (560), BENCH_HUNT_TIMEOUT
 #        (240 per run), BENCH_HUNT_LOOP (1), BENCH_HUNT_STEPS (20: the loop's
 #        timed steps), BENCH_HUNT_IMG and BENCH_HUNT_BATCH (the loop's image
 #        side and batch, hostfed.py's IMG and BATCH: 64 and 64; a bigger
 #        image is more GPU work a step, what memcheck's slow-down grows
-#        with); GPUREDUCE_TENSORS_MODE=snapshot|events reaches the captures
+#        with); BENCH_HUNT_STENCIL (1), BENCH_HUNT_STENCIL_ITERS (6000) and
+#        BENCH_HUNT_STENCIL_N (4000): the stencil's sweeps and grid side;
+#        GPUREDUCE_TENSORS_MODE=snapshot|events reaches the captures
 #        (snapshot: --tensors as before format 1.6, a reading of the
 #        allocator at every launch; default events where torch has it)
 set -u
@@ -43,8 +51,12 @@ DEADLINE=${BENCH_HUNT_DEADLINE:-560}
 CAP=${BENCH_HUNT_TIMEOUT:-240}
 SAN=$(command -v compute-sanitizer || echo "$CUDA/bin/compute-sanitizer")
 LOOP=${BENCH_HUNT_LOOP:-1}
+STENCIL=${BENCH_HUNT_STENCIL:-1}
 ONLY_LOOP=0
-if [ "${1:-}" = --loop-only ]; then ONLY_LOOP=1; LOOP=1; shift; fi
+case ${1:-} in
+--loop-only) ONLY_LOOP=1; LOOP=1; STENCIL=0; shift ;;
+--stencil-only) ONLY_LOOP=1; LOOP=0; STENCIL=1; shift ;;
+esac
 STEPS=${BENCH_HUNT_STEPS:-20}
 
 gr_deadline_set "$DEADLINE"
@@ -76,7 +88,10 @@ san_summary() {
 }
 
 # bench_one NAME DIR RUN [VAR=VALUE...]: the five runs of one program (in
-# DIR, with the env words), a table row, PASSED/FAILED counted.
+# DIR, with the env words), a table row, PASSED/FAILED counted.  NOCACHE=0
+# leaves memcheck without the caching allocator out (a program without
+# PyTorch: it would be the same run twice).
+NOCACHE=1
 bench_one() {
 	local n=$1 dir=$2 run=$3 w=$OUT/$1 ok=1 p_s d_s h_s t_s s_s u_s h_f s_f u_f result
 	shift 3
@@ -103,11 +118,14 @@ bench_one() {
 		--target-processes all --print-limit 20 bash -c "$run"
 	s_s=$STEP_SECS; [ "$STEP_RC" -eq 124 ] && ok=0
 	s_f=$(san_summary "$w/memcheck.log")
-	run_step "$dir" "$w/memcheck-nocache.log" "$(gr_step_timeout "$CAP")" env "${envw[@]}" \
-		PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$SAN" --tool memcheck --target-processes all --print-limit 20 \
-		bash -c "$run"
-	u_s=$STEP_SECS; [ "$STEP_RC" -eq 124 ] && ok=0
-	u_f=$(san_summary "$w/memcheck-nocache.log")
+	u_s=- u_f=-
+	if [ "$NOCACHE" = 1 ]; then
+		run_step "$dir" "$w/memcheck-nocache.log" "$(gr_step_timeout "$CAP")" env "${envw[@]}" \
+			PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$SAN" --tool memcheck --target-processes all \
+			--print-limit 20 bash -c "$run"
+		u_s=$STEP_SECS; [ "$STEP_RC" -eq 124 ] && ok=0
+		u_f=$(san_summary "$w/memcheck-nocache.log")
+	fi
 	if [ "$ok" -eq 1 ]; then result=ok; PASSED=$((PASSED + 1)); else result=FAIL; FAILED=$((FAILED + 1)); fi
 	log "$n: plain ${p_s}s; hunt detect ${d_s}s, with distances ${h_s}s, of its trace ${t_s}s, $h_f;" \
 		"memcheck ${s_s}s, $s_f; no-cache ${u_s}s, $u_f; $result"
@@ -133,11 +151,27 @@ for dir in "${DIRS[@]}"; do
 	fi
 	bench_one "$n" "$dir" "$RUN"
 done
-if [ "$LOOP" != 0 ] && { [ $# -eq 0 ] || [ "$ONLY_LOOP" = 1 ]; }; then
+if [ "$LOOP" = 1 ] && { [ $# -eq 0 ] || [ "$ONLY_LOOP" = 1 ]; }; then
 	rm -rf -- "${OUT:?}/hostfed-bug"
 	mkdir -p "$OUT/hostfed-bug"
 	bench_one hostfed-bug "$GR_ROOT/tests/gpu" "python3 hostfed.py" HOSTFED_BUG=1 "HOSTFED_STEPS=$STEPS" \
 		HOSTFED_WARMUP=2 "IMG=${BENCH_HUNT_IMG:-64}" "BATCH=${BENCH_HUNT_BATCH:-64}"
+fi
+if [ "$STENCIL" = 1 ] && { [ $# -eq 0 ] || [ "$ONLY_LOOP" = 1 ]; }; then
+	w=$OUT/stencil
+	rm -rf -- "${w:?}"
+	mkdir -p "$w"
+	if run_step "$w" "$w/build.log" "$(gr_step_timeout 300)" "$CUDA/bin/nvcc" -O2 -o "$w/hunt-stencil" \
+		"$GR_ROOT/tests/gpu/hunt-stencil.cu"; then
+		NOCACHE=0
+		bench_one stencil "$w" ./hunt-stencil "STENCIL_ITERS=${BENCH_HUNT_STENCIL_ITERS:-6000}" \
+			"STENCIL_N=${BENCH_HUNT_STENCIL_N:-4000}"
+		NOCACHE=1
+	else
+		warn "stencil: nvcc failed (exit $STEP_RC): $w/build.log"
+		echo "stencil|-|-|-|-|-|-|-|-|-|-|-|-|FAIL (build)" >>"$TAB"
+		FAILED=$((FAILED + 1))
+	fi
 fi
 
 echo

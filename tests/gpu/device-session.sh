@@ -26,6 +26,8 @@
 #   huntloop     bench-hunt's training loop alone (--loop-only; its
 #                BENCH_HUNT_STEPS / _IMG / _BATCH pass through), under what
 #                is left of the deadline
+#   huntstencil  bench-hunt's GPU-bound CUDA program alone (--stencil-only;
+#                BENCH_HUNT_STENCIL_ITERS / _N pass through)
 #   huntclean    make hunt-clean
 #   huntreplay   hunt's replays two ways: recycling freed blocks' ranges
 #                (the default), and placing each block afresh (as before
@@ -302,13 +304,15 @@ for p in "$@"; do
 	hunt) run_part hunt "$LOGS/hunt.log" bash "$GR_ROOT/tests/gpu/bench-hunt.sh" ;;
 	huntloop) run_part huntloop "$LOGS/huntloop.log" env BENCH_HUNT_DEADLINE=$(( $(gr_time_left) - 10 )) \
 		bash "$GR_ROOT/tests/gpu/bench-hunt.sh" --loop-only ;;
+	huntstencil) run_part huntstencil "$LOGS/huntstencil.log" env BENCH_HUNT_DEADLINE=$(( $(gr_time_left) - 10 )) \
+		bash "$GR_ROOT/tests/gpu/bench-hunt.sh" --stencil-only ;;
 	huntclean) run_part huntclean "$LOGS/huntclean.log" bash "$GR_ROOT/tests/gpu/hunt-clean.sh" ;;
 	perf) run_part perf "$LOGS/perf.log" perfpart ;;
 	huntreplay) run_part huntreplay "$LOGS/huntreplay.log" huntreplay ;;
 	exitprobe) run_part exitprobe "$LOGS/exitprobe.log" exitprobe ;;
 	snaps) run_part snaps "$LOGS/snaps.log" snaps ;;
 	libsync) run_part libsync "$LOGS/libsync.log" libsync ;;
-	*) echo "device-session: unknown part '$p' (gputest[:N] pair hostfed launchcost tensorscost hunt huntloop huntclean perf huntreplay exitprobe snaps libsync)"; FAILED=$((FAILED + 1)) ;;
+	*) echo "device-session: unknown part '$p' (gputest[:N] pair hostfed launchcost tensorscost hunt huntloop huntstencil huntclean perf huntreplay exitprobe snaps libsync)"; FAILED=$((FAILED + 1)) ;;
 	esac
 done
 pack_logs
