@@ -37,7 +37,7 @@
 #        timed steps), BENCH_HUNT_IMG and BENCH_HUNT_BATCH (the loop's image
 #        side and batch, hostfed.py's IMG and BATCH: 64 and 64; a bigger
 #        image is more GPU work a step, what memcheck's slow-down grows
-#        with); BENCH_HUNT_STENCIL (1), BENCH_HUNT_STENCIL_ITERS (6000) and
+#        with); BENCH_HUNT_STENCIL (1), BENCH_HUNT_STENCIL_ITERS (3000) and
 #        BENCH_HUNT_STENCIL_N (4000): the stencil's sweeps and grid side;
 #        GPUREDUCE_TENSORS_MODE=snapshot|events reaches the captures
 #        (snapshot: --tensors as before format 1.6, a reading of the
@@ -164,7 +164,7 @@ if [ "$STENCIL" = 1 ] && { [ $# -eq 0 ] || [ "$ONLY_LOOP" = 1 ]; }; then
 	if run_step "$w" "$w/build.log" "$(gr_step_timeout 300)" "$CUDA/bin/nvcc" -O2 -o "$w/hunt-stencil" \
 		"$GR_ROOT/tests/gpu/hunt-stencil.cu"; then
 		NOCACHE=0
-		bench_one stencil "$w" ./hunt-stencil "STENCIL_ITERS=${BENCH_HUNT_STENCIL_ITERS:-6000}" \
+		bench_one stencil "$w" ./hunt-stencil "STENCIL_ITERS=${BENCH_HUNT_STENCIL_ITERS:-3000}" \
 			"STENCIL_N=${BENCH_HUNT_STENCIL_N:-4000}"
 		NOCACHE=1
 	else
