@@ -29,6 +29,32 @@ char *params_demangle(const char *name)
 	return xstrdup(name ? name : "");
 }
 
+char *params_base_name(const char *name)
+{
+	char *dm = params_demangle(name), *p, *b;
+	size_t depth = 0;
+	p = strchr(dm, '(');
+	if (p)
+		*p = 0;
+	/* drop template arguments */
+	for (p = b = dm; *p; p++) {
+		if (*p == '<')
+			depth++;
+		else if (*p == '>' && depth)
+			depth--;
+		else if (!depth)
+			*b++ = *p;
+	}
+	*b = 0;
+	p = strrchr(dm, ':');
+	b = xstrdup(p ? p + 1 : dm);
+	p = strrchr(b, ' ');   /* "void k" from some demanglers */
+	if (p)
+		memmove(b, p + 1, strlen(p));
+	free(dm);
+	return b;
+}
+
 int params_types(const char *dm, char **types, int max)
 {
 	const char *open = NULL, *p;

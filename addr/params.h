@@ -19,6 +19,9 @@ struct tr_launch;
 /* Demangle a kernel name ("_Z5scalePfPKfi" -> "scale(float*, float const*, int)");
  * returns a malloc'd string (the input copied when it is not mangled). */
 char *params_demangle(const char *name);
+/* The bare name of a kernel, demangled: "ns::k<int>(float*, int)" -> "k"
+ * (a C name as it is).  malloc'd. */
+char *params_base_name(const char *name);
 /* Split a demangled name's parameter list into n types; returns how many
  * were found (0 when not a C++ signature).  types[i] are malloc'd. */
 int params_types(const char *demangled, char **types, int max);

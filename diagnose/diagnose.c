@@ -467,7 +467,7 @@ int diagnose_explain(const char *output, const struct trace *red, struct strbuf 
 	return 0;
 }
 
-int diagnose_run(const char *bin_path, int guard, struct strbuf *o, struct strbuf *err)
+int diagnose_run(const char *bin_path, int guard, const char *kernel, struct strbuf *o, struct strbuf *err)
 {
 	struct strbuf path = STRBUF_INIT;
 	struct child c = CHILD_INIT;
@@ -488,7 +488,7 @@ int diagnose_run(const char *bin_path, int guard, struct strbuf *o, struct strbu
 		goto out;
 	}
 	close(fd);
-	if (diagnose_start(bin_path, guard, path.buf, &c, err) < 0)
+	if (diagnose_start(bin_path, guard, kernel, path.buf, &c, err) < 0)
 		goto out;
 	ret = diagnose_collect(&c, path.buf, 180, o, &early, err);
 out:
@@ -498,13 +498,68 @@ out:
 	return ret;
 }
 
-int diagnose_start(const char *bin_path, int guard, const char *out_path, struct child *c,
+/*
+ * Does this compute-sanitizer check only the kernels it is told to
+ * (--kernel-name)?  Asked once a process, of its --help (the filter is
+ * newer than some sanitizers gpureduce meets).  GPUREDUCE_SAN_FILTER=0
+ * says no.
+ */
+static int san_filters_kernels(void)
+{
+	static int known = -1;
+	const char *e = getenv("GPUREDUCE_SAN_FILTER");
+	const char *san = diagnose_find_sanitizer();
+	struct strbuf o = STRBUF_INIT, err = STRBUF_INIT;
+	char *argv[] = { (char *)san, "--help", NULL };
+
+	if (e && !strcmp(e, "0"))
+		return 0;
+	if (known >= 0 || !san)
+		return known > 0;
+	known = child_run(argv, NULL, CHILD_MERGE_ERR | CHILD_NULL_IN | CHILD_NEW_PGRP, &o, 20, &err) == 0 &&
+		strstr(o.buf, "--kernel-name") != NULL;
+	sb_release(&o);
+	sb_release(&err);
+	return known;
+}
+
+int diagnose_kernel_filter(const struct trace *t, char *out, size_t n)
+{
+	const char *name = NULL;
+	size_t launches = 0, len;
+	char *base;
+
+	if (!n)
+		return 0;
+	out[0] = 0;
+	for (size_t i = 0; i < t->nrec; i++) {
+		if (t->rec[i].type == TR_GRAPH_LAUNCH)
+			return 0;   /* a graph's nodes may fault after the last launch */
+		if (t->rec[i].type == TR_LAUNCH) {
+			name = t->rec[i].u.launch.name;
+			launches++;
+		}
+	}
+	if (launches < 2 || !name || !*name)
+		return 0;
+	base = params_base_name(name);
+	/* an identifier the sanitizer can match as it is, and not so short
+	 * that it would match most kernels */
+	len = strlen(base);
+	if (len >= 3 && len < n && strspn(base, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == len)
+		memcpy(out, base, len + 1);
+	free(base);
+	return out[0] != 0;
+}
+
+int diagnose_start(const char *bin_path, int guard, const char *kernel, const char *out_path, struct child *c,
 		   struct strbuf *err)
 {
 	const char *san = diagnose_find_sanitizer();
-	struct strbuf g = STRBUF_INIT;
+	struct strbuf g = STRBUF_INIT, k = STRBUF_INIT;
 	const char *env[] = { SC_REPLAY_ENV "=1", NULL };
-	int ret;
+	char *argv[20];
+	int n = 0, ret;
 
 	if (!san) {
 		sb_addf(err, "compute-sanitizer not found");
@@ -512,12 +567,30 @@ int diagnose_start(const char *bin_path, int guard, const char *out_path, struct
 	}
 	sb_addf(&g, "--guard=%s", place_guard_name(guard));
 	/* sh redirects the whole run's output into out_path */
-	char *argv[] = { "sh", "-c", "out=$1; shift; exec \"$@\" >\"$out\" 2>&1", "sh",
-			 (char *)out_path, (char *)san, "--target-processes", "all", "--print-limit", san_print_limit,
-			 (char *)self_exe(), "replay", g.buf, (char *)bin_path, NULL };
+	argv[n++] = "sh";
+	argv[n++] = "-c";
+	argv[n++] = "out=$1; shift; exec \"$@\" >\"$out\" 2>&1";
+	argv[n++] = "sh";
+	argv[n++] = (char *)out_path;
+	argv[n++] = (char *)san;
+	argv[n++] = "--target-processes";
+	argv[n++] = "all";
+	argv[n++] = "--print-limit";
+	argv[n++] = san_print_limit;
+	if (kernel && *kernel && san_filters_kernels()) {
+		sb_addf(&k, "kns=%s", kernel);
+		argv[n++] = "--kernel-name";
+		argv[n++] = k.buf;
+	}
+	argv[n++] = (char *)self_exe();
+	argv[n++] = "replay";
+	argv[n++] = g.buf;
+	argv[n++] = (char *)bin_path;
+	argv[n] = NULL;
 	*c = (struct child)CHILD_INIT;
 	ret = child_start(c, argv, env, CHILD_NULL_IN | CHILD_NEW_PGRP | CHILD_DIE_WITH_PARENT, err);
 	sb_release(&g);
+	sb_release(&k);
 	return ret;
 }
 
@@ -677,11 +750,23 @@ int diagnose_trace(const struct trace *red, const char *bin_path, int guard, str
 		   struct strbuf *err)
 {
 	struct strbuf o = STRBUF_INIT;
-	int ret = -1;
+	char kernel[256];
+	int ret = -1, filtered = diagnose_kernel_filter(red, kernel, sizeof(kernel)) && san_filters_kernels();
 
-	if (diagnose_run(bin_path, guard, &o, err) < 0)
+	/* only the last launch's kernel checked: the launches before it run at
+	 * their own speed instead of the sanitizer's (a hunt finding's trace
+	 * holds the whole program up to it).  A run that reports nothing so
+	 * is made again checking every kernel. */
+	if (filtered && (diagnose_run(bin_path, guard, kernel, &o, err) < 0 ||
+			 diagnose_explain(o.buf, red, out) < 0)) {
+		sb_reset(&o);
+		sb_reset(err);
+		sb_reset(out);
+		filtered = 0;
+	}
+	if (!filtered && diagnose_run(bin_path, guard, NULL, &o, err) < 0)
 		goto out;
-	if (diagnose_explain(o.buf, red, out) < 0) {
+	if (!filtered && diagnose_explain(o.buf, red, out) < 0) {
 		const char *l = strstr(o.buf, "=========");
 		sb_addf(err, "compute-sanitizer reported no memory error%s%.200s",
 			l ? "; it said: " : "", l ? l : "");

@@ -31,13 +31,21 @@ int diagnose_trace(const struct trace *red, const char *bin_path, int guard, str
 int diagnose_explain(const char *output, const struct trace *red, struct strbuf *out);
 
 /* Run the trace once under compute-sanitizer; its output goes to out.
- * 0, or -1 with err (no sanitizer, time-out). */
-int diagnose_run(const char *bin_path, int guard, struct strbuf *out, struct strbuf *err);
+ * kernel (or NULL): a bare kernel name (diagnose_kernel_filter); where the
+ * sanitizer can, only kernels whose names hold it are checked.  0, or -1
+ * with err (no sanitizer, time-out). */
+int diagnose_run(const char *bin_path, int guard, const char *kernel, struct strbuf *out,
+		 struct strbuf *err);
 /* The same, in the background: output goes to out_path; collect it with
  * diagnose_collect (which waits at most `timeout` seconds). */
 struct child;
-int diagnose_start(const char *bin_path, int guard, const char *out_path, struct child *c,
-		   struct strbuf *err);
+int diagnose_start(const char *bin_path, int guard, const char *kernel, const char *out_path,
+		   struct child *c, struct strbuf *err);
+/* The bare name of trace t's last kernel (its fault's, in a trace cut at
+ * it) into out, for diagnose_run: 1, or 0 when the whole trace is better
+ * checked (one launch only, a graph launch whose nodes may be the ones
+ * that fault, a name that is not a plain identifier). */
+int diagnose_kernel_filter(const struct trace *t, char *out, size_t n);
 int diagnose_collect(struct child *c, const char *out_path, double timeout, struct strbuf *out,
 		     int *early, struct strbuf *err);
 /* How many reports in a sanitizer run's output are complete (closed by a

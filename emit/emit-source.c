@@ -64,33 +64,6 @@ static char *meta_get(const char *meta, const char *key)
 	return xstrdup("");
 }
 
-/* The bare name of a kernel: "ns::k<int>(float*, int)" -> "k". */
-static char *base_name(const char *name)
-{
-	char *dm = params_demangle(name), *p, *b;
-	size_t depth = 0;
-	p = strchr(dm, '(');
-	if (p)
-		*p = 0;
-	/* drop template arguments */
-	for (p = b = dm; *p; p++) {
-		if (*p == '<')
-			depth++;
-		else if (*p == '>' && depth)
-			depth--;
-		else if (!depth)
-			*b++ = *p;
-	}
-	*b = 0;
-	p = strrchr(dm, ':');
-	b = xstrdup(p ? p + 1 : dm);
-	p = strrchr(b, ' ');   /* "void k" from some demanglers */
-	if (p)
-		memmove(b, p + 1, strlen(p));
-	free(dm);
-	return b;
-}
-
 /* The '(' that opens the parameter list of the kernel whose name (nl
  * bytes) starts at name, past an explicit specialisation's <...>; NULL
  * when none follows. */
@@ -730,7 +703,7 @@ struct emit_src *emit_source_find(const struct trace *orig, const struct tr_laun
 	const struct tr_process *proc = NULL;
 	struct emit_src *s = NULL;
 	const char *cwd = NULL;
-	char *base = base_name(l->name);
+	char *base = params_base_name(l->name);
 	int ptx = 0;
 
 	for (size_t i = 0; orig && i < orig->nrec; i++) {

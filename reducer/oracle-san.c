@@ -118,7 +118,7 @@ static int sanitize_run(struct oracle *s, char *const *paths, size_t n, char (*s
 			struct strbuf o = STRBUF_INIT, e = STRBUF_INIT;
 			sb_addf(&o, "%s.san.txt", paths[next + k]);
 			outs[k] = sb_detach(&o, NULL);
-			started[k] = diagnose_start(paths[next + k], s->guard, outs[k], &ch[k], &e) == 0;
+			started[k] = diagnose_start(paths[next + k], s->guard, NULL, outs[k], &ch[k], &e) == 0;
 			sb_release(&e);
 		}
 		for (size_t k = 0; k < m; k++) {
@@ -191,7 +191,7 @@ static void bg_start(struct oracle *s, struct bg_san *b, const struct cand *c, c
 	sb_addf(&b->out, "%s/%s.txt", s->o->workdir, name);
 	if (cand_write(c, b->bin.buf, &e) == 0) {
 		b->hash = oracle_file_hash(b->bin.buf);
-		if (diagnose_start(b->bin.buf, s->guard, b->out.buf, &b->ch, &e) == 0) {
+		if (diagnose_start(b->bin.buf, s->guard, NULL, b->out.buf, &b->ch, &e) == 0) {
 			b->started = 1;
 			b->t0 = now_sec();
 		}

@@ -1,0 +1,121 @@
+#!/bin/sh
+# t5120-diagnose-kernel-filter.sh - compute-sanitizer checking the faulting
+# kernel only.  A hunt finding's trace (and a crash's) holds every launch
+# before the one that faulted; under the sanitizer each of them runs at its
+# speed (memcheck: 10-100x), though the report needed is the last launch's.
+# Where the sanitizer has --kernel-name (its --help says so), diagnose asks
+# it to check kernels named like the last launch's only (kns=<bare name>);
+# a filtered run that reports nothing is made again unfiltered; a trace of
+# one launch, one with graph launches, GPUREDUCE_SAN_FILTER=0 or an older
+# sanitizer get no filter.  On the double, with stand-in sanitizers that
+# log their arguments.
+. tests/cli/test-lib.sh
+
+DBL=$BUILD/double
+export GPUREDUCE_LIBCUDA=$DBL/libcuda.so.1
+cd "$TMP" || exit 1
+
+# The stand-in: --help lists --kernel-name when FAKE_HELP_FILTER=1; each run
+# logs its options to $TMP/san.log ("run: OPTIONS"); it runs the replay and
+# reports the write 4 bytes past the worker's first buffer, at
+# scale_nocheck.  FAKE_FILTER_BLIND=1: a filtered run reports nothing (a
+# sanitizer whose filter matched no kernel).
+cat > san <<'EOT'
+#!/bin/sh
+if [ "$1" = --help ]; then
+	echo "--print-limit arg"
+	[ "${FAKE_HELP_FILTER:-0}" = 1 ] && echo "--kernel-name arg   Filter the kernels to be checked"
+	exit 0
+fi
+opts=
+for a in "$@"; do
+	case $a in -*|all|[0-9]*|kns=*) opts="$opts $a" ;; *) break ;; esac
+done
+echo "run:$opts" >> "$TMP/san.log"
+while case $1 in -*|all|[0-9]*|kns=*) true ;; *) false ;; esac; do shift; done
+. "$SRCDIR/tests/cli/helpers/fake-sanitizer.sh"
+san_run "$@"
+[ -n "$buf0" ] || exit 0
+case $opts in *kns=*) [ "${FAKE_FILTER_BLIND:-0}" = 1 ] && exit 0 ;; esac
+set -- $buf0 $buf0_size
+addr=$(printf '0x%x' $(( $1 + $2 + 4 )))
+cat <<EOR
+========= COMPUTE-SANITIZER
+========= Invalid __global__ write of size 4 bytes
+=========     at scale_nocheck(float *, const float *, int)+0x90
+=========     by thread (232,0,0) in block (3,0,0)
+=========     Access to $addr is out of bounds
+=========     and is 5 bytes after the nearest allocation at $1 of size $2 bytes
+=========
+EOR
+EOT
+chmod +x san
+export GPUREDUCE_SANITIZER=$TMP/san
+export TMP
+
+# three clean launches of another kernel, then the faulting one
+{ double_trace_head
+cat <<EOT
+alloc 0x7f0000100000 4000
+alloc 0x7f0000200000 4000
+h2d 0x7f0000100000 4000 seq
+launch _Z7add_onePfi 4 256 ptr:0x7f0000100000 i32:1000
+launch _Z7add_onePfi 4 256 ptr:0x7f0000100000 i32:1000
+launch _Z7add_onePfi 4 256 ptr:0x7f0000100000 i32:1000
+launch _Z13scale_nocheckPfPKfi 8 256 ptr:0x7f0000200000 ptr:0x7f0000100000 i32:1000
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=4
+EOT
+} > four.txt
+check "mktrace (four launches)" $MKTRACE four.bin < four.txt
+oob_trace_text > one.txt
+check "mktrace (one launch)" $MKTRACE one.bin < one.txt
+
+want="5 bytes past the end of param 1 .float const\*. (a 4000 B buffer)"
+
+rm -f san.log
+check "diagnose with a sanitizer that filters" env FAKE_HELP_FILTER=1 $GPUREDUCE diagnose four.bin
+check_grep "  the diagnosis is made" "$want" "$TMP/.out"
+check_grep "  the sanitizer checked kernels named like the last launch's only" \
+	"^run:.* --kernel-name kns=scale_nocheck$" san.log
+check "  ...in one run" test "$(grep -c '^run:' san.log)" = 1
+
+rm -f san.log
+check "a filtered run that reports nothing" env FAKE_HELP_FILTER=1 FAKE_FILTER_BLIND=1 $GPUREDUCE diagnose four.bin
+check_grep "  the diagnosis is still made" "$want" "$TMP/.out"
+check "  ...by a second run checking every kernel" test "$(grep -c '^run:' san.log)" = 2
+check "  ...the second without the filter" sh -c "tail -n 1 san.log | grep -v kernel-name"
+
+rm -f san.log
+check "GPUREDUCE_SAN_FILTER=0" env FAKE_HELP_FILTER=1 GPUREDUCE_SAN_FILTER=0 $GPUREDUCE diagnose four.bin
+check_grep "  the diagnosis is made" "$want" "$TMP/.out"
+check_no_grep "  no filter" "kernel-name" san.log
+
+rm -f san.log
+check "a sanitizer without --kernel-name" env FAKE_HELP_FILTER=0 $GPUREDUCE diagnose four.bin
+check_grep "  the diagnosis is made" "$want" "$TMP/.out"
+check_no_grep "  no filter asked of it" "kernel-name" san.log
+
+rm -f san.log
+check "a trace of one launch" env FAKE_HELP_FILTER=1 $GPUREDUCE diagnose one.bin
+check_grep "  the diagnosis is made" "$want" "$TMP/.out"
+check_no_grep "  no filter: nothing before the launch to spare" "kernel-name" san.log
+
+# a hunt's finding, diagnosed with the filter: the cut trace holds the
+# clean launches before it
+{ double_trace_head
+cat <<EOT
+alloc 0x7f0000100000 4096
+alloc 0x7f0000200000 4096
+h2d 0x7f0000100000 4096 seq
+launch _Z7add_onePfi 4 256 ptr:0x7f0000100000 i32:1024
+launch _Z7add_onePfi 4 256 ptr:0x7f0000100000 i32:1024
+launch _Z13scale_nocheckPfPKfi 5 256 ptr:0x7f0000200000 ptr:0x7f0000100000 i32:1280
+EOT
+} > hunt.txt
+check "mktrace (a clean run whose last launch overruns both buffers)" $MKTRACE hunt.bin < hunt.txt
+rm -f san.log
+check_exit "hunt the trace with the filter (exit 1: a finding)" 1 env FAKE_HELP_FILTER=1 $GPUREDUCE hunt --no-shrink -o h hunt.bin
+check_grep "  the finding is scale_nocheck" "^finding 1: .*scale_nocheck" "$TMP/.out"
+check_grep "  its diagnosis ran with the filter" "^run:.* --kernel-name kns=scale_nocheck$" san.log
+
+finish
