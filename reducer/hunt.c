@@ -16,6 +16,7 @@
 #include "../common/strbuf.h"
 #include "../common/util.h"
 #include "../trace/trace.h"
+#include "cand.h"
 #include "hunt.h"
 #include "oracle.h"
 #include "../addr/params.h"
@@ -683,6 +684,81 @@ out:
 	return ret;
 }
 
+/*
+ * Finding k's slice (hunt_finding.slice): its cut trace (hunt_cut) replayed
+ * as the replay that found it ran, stopped before its launch, the state
+ * that launch reaches written as a snapshot (the slice phase's
+ * SNAP_REACHABLE), then the launch itself and the cut's FAULT record.
+ * compute-sanitizer then runs one launch, not every launch of the program
+ * before it at the sanitizer's pace (a GPU-bound program's 3000 launches:
+ * 33 s on an H100, 2026-12-06).  Nothing when the cut holds one launch, a
+ * graph launch, or the replay does not reach the launch clean: the
+ * diagnosis runs the cut as before.
+ */
+static void slice_finding(const struct trace *t, struct pool *p, const struct hunt_opts *o,
+			  struct hunt_result *r, size_t k)
+{
+	struct hunt_finding *f = &r->f[k];
+	struct strbuf cut = STRBUF_INIT, snap = STRBUF_INIT, out = STRBUF_INIT, err = STRBUF_INIT;
+	struct trace ct, st;
+	struct cand c = CAND_INIT;
+	struct job job;
+	long last = -1, fault = -1;
+	size_t launches = 0;
+	int have_ct = 0, have_st = 0;
+
+	sb_addf(&cut, "%s/slice-%zu-cut.bin", o->workdir, k + 1);
+	sb_addf(&snap, "%s/slice-%zu-snap.bin", o->workdir, k + 1);
+	sb_addf(&out, "%s/slice-%zu.bin", o->workdir, k + 1);
+	if (hunt_cut(t, r, k, cut.buf, &err) < 0 || trace_open(&ct, cut.buf, TRACE_OPEN_STRICT, &err) < 0)
+		goto out;
+	have_ct = 1;
+	for (size_t i = 0; i < ct.nrec; i++) {
+		if (ct.rec[i].type == TR_GRAPH_LAUNCH)
+			goto out;
+		if (ct.rec[i].type == TR_LAUNCH) {
+			last = (long)i;
+			launches++;
+		} else if (ct.rec[i].type == TR_FAULT) {
+			fault = (long)i;
+		}
+	}
+	if (launches < 2 || (ct.rec[last].u.launch.flags & TR_F_CAPTURED))
+		goto out;
+	memset(&job, 0, sizeof(job));
+	job.trace = cut.buf;
+	job.opts = (struct replay_opts)REPLAY_OPTS_INIT;
+	job.opts.guard = f->guard;
+	job.opts.recycle = recycle_on();
+	job.opts.stop_before = last;
+	job.opts.snap_mode = SNAP_REACHABLE;
+	job.opts.snap_path = snap.buf;
+	if (pool_run(p, &job, 1, &err) < 0 || job.res.status != RS_CLEAN ||
+	    trace_open(&st, snap.buf, TRACE_OPEN_STRICT, &err) < 0)
+		goto out;
+	have_st = 1;
+	cand_add_all(&c, &st);
+	cand_add(&c, &ct, (size_t)last);
+	if (fault > last)
+		cand_add(&c, &ct, (size_t)fault);
+	if (cand_write(&c, out.buf, &err) == 0)
+		f->slice = sb_detach(&out, NULL);
+out:
+	cand_release(&c);
+	if (have_st)
+		trace_release(&st);
+	if (have_ct)
+		trace_release(&ct);
+	if (!o->keep) {
+		remove(cut.buf);
+		remove(snap.buf);
+	}
+	sb_release(&cut);
+	sb_release(&snap);
+	sb_release(&out);
+	sb_release(&err);
+}
+
 int hunt_run(struct trace *t, const struct hunt_opts *o, struct hunt_result *r, struct strbuf *err)
 {
 	struct pool *p;
@@ -714,9 +790,13 @@ int hunt_run(struct trace *t, const struct hunt_opts *o, struct hunt_result *r, 
 	r->bounded = k == 1;
 	if (o->tensor_ends && r->has_blocks && tensor_end_pass(t, p, o, r, err) < 0)
 		goto out;
+	r->seconds = now_sec() - t0;
+	for (size_t i = 0; o->slices && i < r->n; i++)
+		slice_finding(t, p, o, r, i);
 	ret = 0;
 out:
-	r->seconds = now_sec() - t0;
+	if (ret < 0)
+		r->seconds = now_sec() - t0;
 	pool_release_detached(p);   /* shrink's pool starts beside their teardown */
 	if (!o->keep)
 		remove(base.buf);
@@ -1027,6 +1107,7 @@ void hunt_result_release(struct hunt_result *r)
 	free(r->checked);
 	free(r->skip);
 	for (size_t i = 0; i < r->n; i++) {
+		free(r->f[i].slice);
 		free(r->f[i].diag);
 		free(r->f[i].diag_err);
 	}

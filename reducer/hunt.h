@@ -46,6 +46,8 @@ struct hunt_finding {
 	int crash_repeat;        /* the trace's own FAULT launch is one of those repeats */
 	int has_frames;          /* its launch has Python frames (repeats: same stack, else
 				    same kernel only) */
+	char *slice;             /* hunt_opts.slices: a trace of its launch alone, after the
+				    state the launches before it left (malloc'ed path), or NULL */
 	char *diag;              /* compute-sanitizer's diagnosis of it (malloc'ed), or NULL */
 	char *diag_err;          /* why compute-sanitizer gave none, when it ran (malloc'ed), or NULL */
 };
@@ -75,6 +77,9 @@ struct hunt_opts {
 				    launches from the same call site out with it */
 	int layout_check;        /* replay each fault's launch in the captured layout too: one
 				    that faults there as well is replay's own (r->artifacts) */
+	int slices;              /* write each finding's slice (hunt_finding.slice): its state
+				    snapshotted by one more replay, for a diagnosis that runs
+				    one launch under compute-sanitizer instead of the program */
 };
 
 struct hunt_result {

@@ -136,11 +136,21 @@ static void capture_traces(const char *main, time_t since, char ***v, size_t *n)
 	free(dir);
 }
 
-/* Run compute-sanitizer on finding k's cut trace: f->diag, or nothing. */
+/* Run compute-sanitizer on finding k's slice (hunt_finding.slice: its
+ * launch alone after the state it needs) or, without one or when the
+ * slice gives no report, its cut trace: f->diag, or nothing. */
 static void diagnose_finding(const struct trace *t, struct hunt_result *r, size_t k, const char *workdir)
 {
 	struct strbuf path = STRBUF_INIT, diag = STRBUF_INIT, err = STRBUF_INIT;
 	struct trace ct;
+	if (r->f[k].slice && trace_open(&ct, r->f[k].slice, TRACE_OPEN_STRICT, &err) == 0) {
+		if (diagnose_trace(&ct, r->f[k].slice, r->f[k].guard, &diag, &err) == 0)
+			r->f[k].diag = xstrdup(diag.buf);
+		trace_release(&ct);
+		if (r->f[k].diag)
+			goto out;
+		sb_reset(&err);
+	}
 	sb_addf(&path, "%s/finding-%zu.bin", workdir, k + 1);
 	if (hunt_cut(t, r, k, path.buf, &err) < 0 || trace_open(&ct, path.buf, TRACE_OPEN_STRICT, &err) < 0)
 		goto out;
@@ -361,6 +371,12 @@ static int hunt_one(struct hunt_cli *c, const char *path, int multi)
 		free(yml);
 		if (ret == EXIT_USAGE)
 			goto out;
+	}
+	/* GPUREDUCE_HUNT_SLICE=0: the diagnosis runs each finding's cut
+	 * trace whole, as before 2026-12-06 (to compare) */
+	{
+		const char *sl = getenv("GPUREDUCE_HUNT_SLICE");
+		ho.slices = !c->no_diag && diagnose_find_sanitizer() && !(sl && !strcmp(sl, "0"));
 	}
 	if (hunt_run(&t, &ho, &r, &err) < 0) {
 		cmd_error("hunt", "%s: %s", path, err.buf);

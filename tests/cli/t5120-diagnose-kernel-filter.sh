@@ -32,6 +32,8 @@ for a in "$@"; do
 	case $a in -*|all|[0-9]*|kns=*) opts="$opts $a" ;; *) break ;; esac
 done
 echo "run:$opts" >> "$TMP/san.log"
+for a in "$@"; do last=$a; done
+echo "trace: ${last##*/}" >> "$TMP/san.log"
 while case $1 in -*|all|[0-9]*|kns=*) true ;; *) false ;; esac; do shift; done
 . "$SRCDIR/tests/cli/helpers/fake-sanitizer.sh"
 san_run "$@"
@@ -100,8 +102,11 @@ check "a trace of one launch" env FAKE_HELP_FILTER=1 $GPUREDUCE diagnose one.bin
 check_grep "  the diagnosis is made" "$want" "$TMP/.out"
 check_no_grep "  no filter: nothing before the launch to spare" "kernel-name" san.log
 
-# a hunt's finding, diagnosed with the filter: the cut trace holds the
-# clean launches before it
+# A hunt's finding: its diagnosis runs the finding's slice (its launch
+# alone, after a snapshot of the state the launches before it left), so
+# the sanitizer runs one launch and no filter is needed; with
+# GPUREDUCE_HUNT_SLICE=0 it runs the cut trace (every launch before the
+# finding), filtered.  The finding reads the same both ways.
 { double_trace_head
 cat <<EOT
 alloc 0x7f0000100000 4096
@@ -114,8 +119,27 @@ EOT
 } > hunt.txt
 check "mktrace (a clean run whose last launch overruns both buffers)" $MKTRACE hunt.bin < hunt.txt
 rm -f san.log
-check_exit "hunt the trace with the filter (exit 1: a finding)" 1 env FAKE_HELP_FILTER=1 $GPUREDUCE hunt --no-shrink -o h hunt.bin
-check_grep "  the finding is scale_nocheck" "^finding 1: .*scale_nocheck" "$TMP/.out"
-check_grep "  its diagnosis ran with the filter" "^run:.* --kernel-name kns=scale_nocheck$" san.log
+check_exit "hunt the trace (exit 1: a finding)" 1 env FAKE_HELP_FILTER=1 $GPUREDUCE hunt --no-shrink --keep-work -o h hunt.bin
+check_grep "  the finding is scale_nocheck, with the sanitizer's distance" \
+	"^finding 1: .*scale_nocheck.*: wrote 5 bytes past the end of param 1" "$TMP/.out"
+grep '^finding 1' "$TMP/.out" > finding-slice.txt
+check "  the sanitizer ran once" test "$(grep -c '^run:' san.log)" = 1
+check_grep "  ...on the finding's slice" "^trace: slice-1.bin$" san.log
+check_no_grep "  ...without a filter (one launch)" "kernel-name" san.log
+slice=$(ls -d hunt.bin.hunt-*/slice-1.bin 2>/dev/null | head -n 1)
+check "  the slice is kept with --keep-work" test -n "$slice"
+$GPUREDUCE show "$slice" > slice.yaml 2>&1
+check "  ...and holds one launch, the finding's" test "$(grep -c 'type: LAUNCH' slice.yaml)" = 1
+check_grep "  ...of scale_nocheck" "_Z13scale_nocheckPfPKfi" slice.yaml
+check_no_grep "  ...and none of the launches before it" "_Z7add_onePfi" slice.yaml
+rm -rf hunt.bin.hunt-*
+
+rm -f san.log
+check_exit "hunt with GPUREDUCE_HUNT_SLICE=0 (exit 1)" 1 env FAKE_HELP_FILTER=1 GPUREDUCE_HUNT_SLICE=0 \
+	$GPUREDUCE hunt --no-shrink -o h hunt.bin
+check_grep "  its diagnosis ran the cut trace" "^trace: finding-1.bin$" san.log
+check_grep "  ...with the filter" "^run:.* --kernel-name kns=scale_nocheck$" san.log
+grep '^finding 1' "$TMP/.out" > finding-cut.txt
+check "  the finding reads the same as from the slice" cmp finding-slice.txt finding-cut.txt
 
 finish
