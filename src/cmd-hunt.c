@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../addr/params.h"
 #include "../addr/place.h"
 #include "../common/child.h"
 #include "../common/opts.h"
@@ -136,19 +137,36 @@ static void capture_traces(const char *main, time_t since, char ***v, size_t *n)
 	free(dir);
 }
 
+/* Is diag, the diagnosis of f's slice, about f: a report in f's kernel
+ * and, under end guards, an overrun of one of its parameters?  A slice
+ * whose state missed something the launch needed can fault elsewhere; its
+ * cut is diagnosed then. */
+static int slice_diag_fits(const struct hunt_finding *f, const char *diag)
+{
+	char *base = params_base_name(f->kernel), dist[80];
+	const char *access;
+	int ok = *base && strstr(diag, base) &&
+		 (f->guard != GUARD_END || rc_diag_param(diag, dist, sizeof(dist), &access) >= 0);
+	free(base);
+	return ok;
+}
+
 /* Run compute-sanitizer on finding k's slice (hunt_finding.slice: its
  * launch alone after the state it needs) or, without one or when the
- * slice gives no report, its cut trace: f->diag, or nothing. */
+ * slice's report is not about the finding, its cut trace: f->diag, or
+ * nothing. */
 static void diagnose_finding(const struct trace *t, struct hunt_result *r, size_t k, const char *workdir)
 {
 	struct strbuf path = STRBUF_INIT, diag = STRBUF_INIT, err = STRBUF_INIT;
 	struct trace ct;
 	if (r->f[k].slice && trace_open(&ct, r->f[k].slice, TRACE_OPEN_STRICT, &err) == 0) {
-		if (diagnose_trace(&ct, r->f[k].slice, r->f[k].guard, &diag, &err) == 0)
+		if (diagnose_trace(&ct, r->f[k].slice, r->f[k].guard, &diag, &err) == 0 &&
+		    slice_diag_fits(&r->f[k], diag.buf))
 			r->f[k].diag = xstrdup(diag.buf);
 		trace_release(&ct);
 		if (r->f[k].diag)
 			goto out;
+		sb_reset(&diag);
 		sb_reset(&err);
 	}
 	sb_addf(&path, "%s/finding-%zu.bin", workdir, k + 1);

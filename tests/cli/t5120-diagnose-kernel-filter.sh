@@ -19,7 +19,8 @@ cd "$TMP" || exit 1
 # logs its options to $TMP/san.log ("run: OPTIONS"); it runs the replay and
 # reports the write 4 bytes past the worker's first buffer, at
 # scale_nocheck.  FAKE_FILTER_BLIND=1: a filtered run reports nothing (a
-# sanitizer whose filter matched no kernel).
+# sanitizer whose filter matched no kernel); FAKE_SLICE_OTHER=1: a run of a
+# hunt finding's slice reports another kernel (a slice that missed state).
 cat > san <<'EOT'
 #!/bin/sh
 if [ "$1" = --help ]; then
@@ -41,10 +42,12 @@ san_run "$@"
 case $opts in *kns=*) [ "${FAKE_FILTER_BLIND:-0}" = 1 ] && exit 0 ;; esac
 set -- $buf0 $buf0_size
 addr=$(printf '0x%x' $(( $1 + $2 + 4 )))
+kernel="scale_nocheck(float *, const float *, int)"
+case ${last##*/} in slice-*) [ "${FAKE_SLICE_OTHER:-0}" = 1 ] && kernel="add_one(float *, int)" ;; esac
 cat <<EOR
 ========= COMPUTE-SANITIZER
 ========= Invalid __global__ write of size 4 bytes
-=========     at scale_nocheck(float *, const float *, int)+0x90
+=========     at $kernel+0x90
 =========     by thread (232,0,0) in block (3,0,0)
 =========     Access to $addr is out of bounds
 =========     and is 5 bytes after the nearest allocation at $1 of size $2 bytes
@@ -133,6 +136,15 @@ check "  ...and holds one launch, the finding's" test "$(grep -c 'type: LAUNCH' 
 check_grep "  ...of scale_nocheck" "_Z13scale_nocheckPfPKfi" slice.yaml
 check_no_grep "  ...and none of the launches before it" "_Z7add_onePfi" slice.yaml
 rm -rf hunt.bin.hunt-*
+
+rm -f san.log
+check_exit "hunt, the slice's report naming another kernel (exit 1)" 1 env FAKE_HELP_FILTER=1 FAKE_SLICE_OTHER=1 \
+	$GPUREDUCE hunt --no-shrink -o h hunt.bin
+grep '^finding 1' "$TMP/.out" > finding-other.txt
+check "  the sanitizer ran twice" test "$(grep -c '^run:' san.log)" = 2
+check "  ...the slice first, then the cut trace" \
+	test "$(grep '^trace:' san.log | tr '\n' ' ')" = "trace: slice-1.bin trace: finding-1.bin "
+check "  the finding reads as from a slice that fits" cmp finding-slice.txt finding-other.txt
 
 rm -f san.log
 check_exit "hunt with GPUREDUCE_HUNT_SLICE=0 (exit 1)" 1 env FAKE_HELP_FILTER=1 GPUREDUCE_HUNT_SLICE=0 \
