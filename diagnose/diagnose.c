@@ -753,10 +753,10 @@ int diagnose_trace(const struct trace *red, const char *bin_path, int guard, str
 	char kernel[256];
 	int ret = -1, filtered = diagnose_kernel_filter(red, kernel, sizeof(kernel)) && san_filters_kernels();
 
-	/* only the last launch's kernel checked: the launches before it run at
-	 * their own speed instead of the sanitizer's (a hunt finding's trace
-	 * holds the whole program up to it).  A run that reports nothing so
-	 * is made again checking every kernel. */
+	/* only the last launch's kernel checked, the launches before it (a
+	 * crash trace given to `gpureduce diagnose`; a hunt finding's cut when
+	 * its slice could not be made) unchecked.  A run that reports nothing
+	 * so is made again checking every kernel. */
 	if (filtered && (diagnose_run(bin_path, guard, kernel, &o, err) < 0 ||
 			 diagnose_explain(o.buf, red, out) < 0)) {
 		sb_reset(&o);
