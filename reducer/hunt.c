@@ -16,8 +16,8 @@
 #include "../common/strbuf.h"
 #include "../common/util.h"
 #include "../trace/trace.h"
-#include "cand.h"
 #include "hunt.h"
+#include "lastslice.h"
 #include "oracle.h"
 #include "../addr/params.h"
 #include "../replay/pool.h"
@@ -684,71 +684,27 @@ out:
 	return ret;
 }
 
-/*
- * Finding k's slice (hunt_finding.slice): its cut trace (hunt_cut) replayed
- * as the replay that found it ran, stopped before its launch, the state
- * that launch reaches written as a snapshot (the slice phase's
- * SNAP_REACHABLE), then the launch itself and the cut's FAULT record.
- * compute-sanitizer then runs one launch, not every launch of the program
- * before it at the sanitizer's pace (a GPU-bound program's 3000 launches:
- * 33 s on an H100, 2026-12-06).  Nothing when the cut holds one launch, a
- * graph launch, or the replay does not reach the launch clean: the
- * diagnosis runs the cut as before.
- */
+/* Finding k's slice (hunt_finding.slice, lastslice.h): its cut trace
+ * (hunt_cut) sliced at its launch, replayed as the replay that found it
+ * ran.  compute-sanitizer then runs one launch, not every launch of the
+ * program before it at the sanitizer's pace (a GPU-bound program's 3000
+ * launches: 33 s on an H100, 2026-12-06).  Nothing when the cut is better
+ * diagnosed whole or the slice cannot be made. */
 static void slice_finding(const struct trace *t, struct pool *p, const struct hunt_opts *o,
 			  struct hunt_result *r, size_t k)
 {
 	struct hunt_finding *f = &r->f[k];
 	struct strbuf cut = STRBUF_INIT, snap = STRBUF_INIT, out = STRBUF_INIT, err = STRBUF_INIT;
-	struct trace ct, st;
-	struct cand c = CAND_INIT;
-	struct job job;
-	long last = -1, fault = -1;
-	size_t launches = 0;
-	int have_ct = 0, have_st = 0;
+	struct trace ct;
 
 	sb_addf(&cut, "%s/slice-%zu-cut.bin", o->workdir, k + 1);
 	sb_addf(&snap, "%s/slice-%zu-snap.bin", o->workdir, k + 1);
 	sb_addf(&out, "%s/slice-%zu.bin", o->workdir, k + 1);
-	if (hunt_cut(t, r, k, cut.buf, &err) < 0 || trace_open(&ct, cut.buf, TRACE_OPEN_STRICT, &err) < 0)
-		goto out;
-	have_ct = 1;
-	for (size_t i = 0; i < ct.nrec; i++) {
-		if (ct.rec[i].type == TR_GRAPH_LAUNCH)
-			goto out;
-		if (ct.rec[i].type == TR_LAUNCH) {
-			last = (long)i;
-			launches++;
-		} else if (ct.rec[i].type == TR_FAULT) {
-			fault = (long)i;
-		}
-	}
-	if (launches < 2 || (ct.rec[last].u.launch.flags & TR_F_CAPTURED))
-		goto out;
-	memset(&job, 0, sizeof(job));
-	job.trace = cut.buf;
-	job.opts = (struct replay_opts)REPLAY_OPTS_INIT;
-	job.opts.guard = f->guard;
-	job.opts.recycle = recycle_on();
-	job.opts.stop_before = last;
-	job.opts.snap_mode = SNAP_REACHABLE;
-	job.opts.snap_path = snap.buf;
-	if (pool_run(p, &job, 1, &err) < 0 || job.res.status != RS_CLEAN ||
-	    trace_open(&st, snap.buf, TRACE_OPEN_STRICT, &err) < 0)
-		goto out;
-	have_st = 1;
-	cand_add_all(&c, &st);
-	cand_add(&c, &ct, (size_t)last);
-	if (fault > last)
-		cand_add(&c, &ct, (size_t)fault);
-	if (cand_write(&c, out.buf, &err) == 0)
-		f->slice = sb_detach(&out, NULL);
-out:
-	cand_release(&c);
-	if (have_st)
-		trace_release(&st);
-	if (have_ct)
+	if (hunt_cut(t, r, k, cut.buf, &err) == 0 && trace_open(&ct, cut.buf, TRACE_OPEN_STRICT, &err) == 0) {
+		if (lastslice_write(p, cut.buf, &ct, f->guard, recycle_on(), snap.buf, out.buf, &err) == 1)
+			f->slice = sb_detach(&out, NULL);
 		trace_release(&ct);
+	}
 	if (!o->keep) {
 		remove(cut.buf);
 		remove(snap.buf);

@@ -2,7 +2,9 @@
  * cmd-diagnose.c - `gpureduce diagnose repro.cu|TRACE`: run the fault under
  * compute-sanitizer and explain it in terms of the kernel's parameters.
  * For a repro.cu the reduced trace beside it (repro.bin) names the
- * parameters; the repro itself is built and run under the sanitizer.
+ * parameters; the repro itself is built and run under the sanitizer.  A
+ * long trace runs its last launch's slice (reducer/lastslice.h) under the
+ * sanitizer, the whole trace only when the slice's report is not about it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +19,8 @@
 #include "../addr/place.h"
 #include "../trace/trace.h"
 #include "../addr/params.h"
+#include "../reducer/lastslice.h"
+#include "../replay/pool.h"
 #include "../replay/sidechan.h"
 #include "cmds.h"
 #include "repro/repro.h"
@@ -25,12 +29,61 @@
 static const char usage_str[] =
 	"usage: gpureduce diagnose [--guard=end|start|none|layout] REPRO.cu|TRACE\n\n"
 	"Runs the fault once under compute-sanitizer and maps its report to the\n"
-	"launch's parameters.  For REPRO.cu, REPRO.bin beside it must exist.\n"
+	"launch's parameters.  For REPRO.cu, REPRO.bin beside it must exist.  A TRACE\n"
+	"with 64 launches or more before its last is diagnosed from that launch alone,\n"
+	"after a snapshot of the state it needs (GPUREDUCE_DIAG_SLICE=0: the whole trace).\n"
 	"  --guard=MODE  the placement for a TRACE's replay: end (each buffer ends at an\n"
 	"                unmapped page), start, none (plain cuMemAlloc) or layout\n"
 	"Exit: 0 explained, 1 compute-sanitizer saw no memory error (or the trace holds\n"
 	"no fault), 2 usage,\n"
 	"3 bad trace or the repro does not build, 4 no compute-sanitizer or nvcc.\n";
+
+/* Launches before a trace's last one from which its slice (lastslice.h)
+ * is diagnosed rather than the whole trace: a worker's context and one
+ * replay cost about what compute-sanitizer spends on a few dozen launches
+ * (1-11 ms each on an H100, by their grids). */
+#define SLICE_MIN_LAUNCHES 64
+
+/* Diagnose trace t (at path) from its last launch alone: 0 with out when
+ * the slice could be made and its report is about that launch; else 1
+ * (out left empty: the whole trace is diagnosed). */
+static int diagnose_slice(const struct trace *t, const char *path, int guard, struct strbuf *out)
+{
+	struct strbuf dir = STRBUF_INIT, snap = STRBUF_INIT, sl = STRBUF_INIT, e = STRBUF_INIT;
+	struct pool *p;
+	struct trace st;
+	int ret = 1;
+	const char *s = getenv("GPUREDUCE_DIAG_SLICE"), *tmp = getenv("TMPDIR");
+
+	if ((s && !strcmp(s, "0")) || !lastslice_worth(t, SLICE_MIN_LAUNCHES))
+		return 1;
+	sb_addf(&dir, "%s/gpureduce-diag-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir.buf)) {
+		sb_release(&dir);
+		return 1;
+	}
+	sb_addf(&snap, "%s/snap.bin", dir.buf);
+	sb_addf(&sl, "%s/slice.bin", dir.buf);
+	p = pool_create(1, 0, 600, &e);
+	if (p && lastslice_write(p, path, t, guard, 0, snap.buf, sl.buf, &e) == 1 &&
+	    trace_open(&st, sl.buf, TRACE_OPEN_STRICT, &e) == 0) {
+		if (diagnose_trace(&st, sl.buf, guard, out, &e) == 0 && lastslice_diag_is_last(&st, out->buf))
+			ret = 0;
+		trace_release(&st);
+	}
+	if (p)
+		pool_release(p);
+	if (ret)
+		sb_reset(out);
+	unlink(snap.buf);
+	unlink(sl.buf);
+	rmdir(dir.buf);
+	sb_release(&dir);
+	sb_release(&snap);
+	sb_release(&sl);
+	sb_release(&e);
+	return ret;
+}
 
 int cmd_diagnose(int argc, char **argv)
 {
@@ -133,7 +186,8 @@ int cmd_diagnose(int argc, char **argv)
 			ret = EXIT_FAULT;
 			goto out;
 		}
-	} else if (diagnose_trace(&t, bin.buf, guard, &out, &err) < 0) {
+	} else if (diagnose_slice(&t, bin.buf, guard, &out) != 0 &&
+		   (interrupt_signal() || diagnose_trace(&t, bin.buf, guard, &out, &err) < 0)) {
 		if (interrupt_signal())
 			goto out;
 		cmd_error("diagnose", "%s", err.buf);

@@ -23,7 +23,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../addr/params.h"
 #include "../addr/place.h"
 #include "../common/child.h"
 #include "../common/opts.h"
@@ -31,6 +30,7 @@
 #include "../common/util.h"
 #include "../diagnose/diagnose.h"
 #include "../reducer/hunt.h"
+#include "../reducer/lastslice.h"
 #include "../reducer/shrink.h"
 #include "../trace/trace.h"
 #include "cmds.h"
@@ -137,18 +137,15 @@ static void capture_traces(const char *main, time_t since, char ***v, size_t *n)
 	free(dir);
 }
 
-/* Is diag, the diagnosis of f's slice, about f: a report in f's kernel
- * and, under end guards, an overrun of one of its parameters?  A slice
- * whose state missed something the launch needed can fault elsewhere; its
- * cut is diagnosed then. */
-static int slice_diag_fits(const struct hunt_finding *f, const char *diag)
+/* Is diag, the diagnosis of f's slice sl, about f: a report in f's kernel
+ * (lastslice.h) and, under end guards, an overrun of one of its
+ * parameters?  Else its cut is diagnosed. */
+static int slice_diag_fits(const struct hunt_finding *f, const struct trace *sl, const char *diag)
 {
-	char *base = params_base_name(f->kernel), dist[80];
+	char dist[80];
 	const char *access;
-	int ok = *base && strstr(diag, base) &&
-		 (f->guard != GUARD_END || rc_diag_param(diag, dist, sizeof(dist), &access) >= 0);
-	free(base);
-	return ok;
+	return lastslice_diag_is_last(sl, diag) &&
+	       (f->guard != GUARD_END || rc_diag_param(diag, dist, sizeof(dist), &access) >= 0);
 }
 
 /* Run compute-sanitizer on finding k's slice (hunt_finding.slice: its
@@ -161,7 +158,7 @@ static void diagnose_finding(const struct trace *t, struct hunt_result *r, size_
 	struct trace ct;
 	if (r->f[k].slice && trace_open(&ct, r->f[k].slice, TRACE_OPEN_STRICT, &err) == 0) {
 		if (diagnose_trace(&ct, r->f[k].slice, r->f[k].guard, &diag, &err) == 0 &&
-		    slice_diag_fits(&r->f[k], diag.buf))
+		    slice_diag_fits(&r->f[k], &ct, diag.buf))
 			r->f[k].diag = xstrdup(diag.buf);
 		trace_release(&ct);
 		if (r->f[k].diag)
@@ -390,10 +387,10 @@ static int hunt_one(struct hunt_cli *c, const char *path, int multi)
 		if (ret == EXIT_USAGE)
 			goto out;
 	}
-	/* GPUREDUCE_HUNT_SLICE=0: the diagnosis runs each finding's cut
+	/* GPUREDUCE_DIAG_SLICE=0: the diagnosis runs each finding's cut
 	 * trace whole, as before 2026-12-06 (to compare) */
 	{
-		const char *sl = getenv("GPUREDUCE_HUNT_SLICE");
+		const char *sl = getenv("GPUREDUCE_DIAG_SLICE");
 		ho.slices = !c->no_diag && diagnose_find_sanitizer() && !(sl && !strcmp(sl, "0"));
 	}
 	if (hunt_run(&t, &ho, &r, &err) < 0) {

@@ -20,7 +20,8 @@ cd "$TMP" || exit 1
 # reports the write 4 bytes past the worker's first buffer, at
 # scale_nocheck.  FAKE_FILTER_BLIND=1: a filtered run reports nothing (a
 # sanitizer whose filter matched no kernel); FAKE_SLICE_OTHER=1: a run of a
-# hunt finding's slice reports another kernel (a slice that missed state).
+# slice (a hunt finding's, diagnose's) reports another kernel (a slice
+# that missed state).
 cat > san <<'EOT'
 #!/bin/sh
 if [ "$1" = --help ]; then
@@ -43,7 +44,7 @@ case $opts in *kns=*) [ "${FAKE_FILTER_BLIND:-0}" = 1 ] && exit 0 ;; esac
 set -- $buf0 $buf0_size
 addr=$(printf '0x%x' $(( $1 + $2 + 4 )))
 kernel="scale_nocheck(float *, const float *, int)"
-case ${last##*/} in slice-*) [ "${FAKE_SLICE_OTHER:-0}" = 1 ] && kernel="add_one(float *, int)" ;; esac
+case ${last##*/} in slice*) [ "${FAKE_SLICE_OTHER:-0}" = 1 ] && kernel="add_one(float *, int)" ;; esac
 cat <<EOR
 ========= COMPUTE-SANITIZER
 ========= Invalid __global__ write of size 4 bytes
@@ -108,7 +109,7 @@ check_no_grep "  no filter: nothing before the launch to spare" "kernel-name" sa
 # A hunt's finding: its diagnosis runs the finding's slice (its launch
 # alone, after a snapshot of the state the launches before it left), so
 # the sanitizer runs one launch and no filter is needed; with
-# GPUREDUCE_HUNT_SLICE=0 it runs the cut trace (every launch before the
+# GPUREDUCE_DIAG_SLICE=0 it runs the cut trace (every launch before the
 # finding), filtered.  The finding reads the same both ways.
 { double_trace_head
 cat <<EOT
@@ -147,11 +148,44 @@ check "  ...the slice first, then the cut trace" \
 check "  the finding reads as from a slice that fits" cmp finding-slice.txt finding-other.txt
 
 rm -f san.log
-check_exit "hunt with GPUREDUCE_HUNT_SLICE=0 (exit 1)" 1 env FAKE_HELP_FILTER=1 GPUREDUCE_HUNT_SLICE=0 \
+check_exit "hunt with GPUREDUCE_DIAG_SLICE=0 (exit 1)" 1 env FAKE_HELP_FILTER=1 GPUREDUCE_DIAG_SLICE=0 \
 	$GPUREDUCE hunt --no-shrink -o h hunt.bin
 check_grep "  its diagnosis ran the cut trace" "^trace: finding-1.bin$" san.log
 check_grep "  ...with the filter" "^run:.* --kernel-name kns=scale_nocheck$" san.log
 grep '^finding 1' "$TMP/.out" > finding-cut.txt
 check "  the finding reads the same as from the slice" cmp finding-slice.txt finding-cut.txt
+
+# gpureduce diagnose of a long crash trace: from its last launch's slice
+# (64 launches or more before it), with the whole trace as the fallback
+{ double_trace_head
+echo "alloc 0x7f0000100000 4000"
+echo "alloc 0x7f0000200000 4000"
+echo "h2d 0x7f0000100000 4000 seq"
+i=0; while [ $i -lt 70 ]; do echo "launch _Z7add_onePfi 4 256 ptr:0x7f0000100000 i32:1000"; i=$((i + 1)); done
+echo "launch _Z13scale_nocheckPfPKfi 8 256 ptr:0x7f0000200000 ptr:0x7f0000100000 i32:1000"
+echo "fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=70"
+} > long.txt
+check "mktrace (70 launches, then the fault)" $MKTRACE long.bin < long.txt
+rm -f san.log
+mkdir tmpd
+check "diagnose the long trace" env FAKE_HELP_FILTER=1 TMPDIR=$TMP/tmpd $GPUREDUCE diagnose long.bin
+check_grep "  the diagnosis is made" "$want" "$TMP/.out"
+check "  ...in one sanitizer run" test "$(grep -c '^run:' san.log)" = 1
+check_grep "  ...of the last launch's slice" "^trace: slice.bin$" san.log
+check "  its temporary folder (in TMPDIR) is gone" test -z "$(ls tmpd)"
+rm -f san.log
+check "diagnose it, the slice's report naming another kernel" env FAKE_HELP_FILTER=1 FAKE_SLICE_OTHER=1 \
+	$GPUREDUCE diagnose long.bin
+check_grep "  the diagnosis is made" "$want" "$TMP/.out"
+check "  ...by the slice, then the whole trace (filtered)" \
+	test "$(grep '^trace:' san.log | tr '\n' ' ')" = "trace: slice.bin trace: long.bin "
+check_grep "  ...the whole trace filtered to the last kernel" "^run:.* --kernel-name kns=scale_nocheck$" san.log
+rm -f san.log
+check "diagnose it with GPUREDUCE_DIAG_SLICE=0" env FAKE_HELP_FILTER=1 GPUREDUCE_DIAG_SLICE=0 $GPUREDUCE diagnose long.bin
+check_grep "  the diagnosis is made" "$want" "$TMP/.out"
+check_grep "  ...from the whole trace" "^trace: long.bin$" san.log
+rm -f san.log
+check "diagnose four.bin (3 launches before the fault: no slice)" env FAKE_HELP_FILTER=1 $GPUREDUCE diagnose four.bin
+check_grep "  ...from the whole trace" "^trace: four.bin$" san.log
 
 finish
