@@ -32,10 +32,19 @@ char *params_demangle(const char *name)
 char *params_base_name(const char *name)
 {
 	char *dm = params_demangle(name), *p, *b;
-	size_t depth = 0;
-	p = strchr(dm, '(');
-	if (p)
-		*p = 0;
+	size_t depth = 0, len = strlen(dm);
+	/* cut the parameter list: the '(' that matches the final ')' (the
+	 * name before it may hold parentheses: "(anonymous namespace)::k") */
+	if (len && dm[len - 1] == ')')
+		for (size_t i = len; i-- > 0;) {
+			if (dm[i] == ')')
+				depth++;
+			else if (dm[i] == '(' && --depth == 0) {
+				dm[i] = 0;
+				break;
+			}
+		}
+	depth = 0;
 	/* drop template arguments */
 	for (p = b = dm; *p; p++) {
 		if (*p == '<')

@@ -3,8 +3,10 @@
  * reports are complete (so shrink can stop the run there) and when they
  * are not yet.
  */
+#include <stdlib.h>
 #include <string.h>
 
+#include "../../addr/params.h"
 #include "../../diagnose/diagnose.h"
 #include "unit.h"
 
@@ -98,4 +100,28 @@ UNIT_TEST(diagnose_hardware_exception_is_a_site)
 	CHECK(strstr(site, "assert at k+0x10") != NULL);
 	/* cut before its closing line: not complete yet */
 	CHECK(diagnose_complete_reports("========= Warp illegal address\n=========     at k+0x990\n") == 0);
+}
+
+/* The bare kernel name the sanitizer's kernel filter and the slice's check
+ * match: an identifier, found in both the mangled and the demangled name. */
+UNIT_TEST(diagnose_kernel_bare_names)
+{
+	static const struct { const char *name, *bare; } cases[] = {
+		{ "_Z9row_normsPKfPfi", "row_norms" },
+		{ "_Z13scale_nocheckPfPKfi", "scale_nocheck" },
+		{ "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_",
+		  "vectorized_elementwise_kernel" },
+		{ "_ZN12_GLOBAL__N_110pad_kernelEPfi", "pad_kernel" },
+		{ "triton_poi_fused_add_0", "triton_poi_fused_add_0" },
+		{ "ragged_sum_kernel", "ragged_sum_kernel" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *b = params_base_name(cases[i].name);
+		CHECK(!strcmp(b, cases[i].bare));
+		if (strcmp(b, cases[i].bare))
+			fprintf(stderr, "    %s -> '%s', want '%s'\n", cases[i].name, b, cases[i].bare);
+		/* kns= matches a substring of the mangled name */
+		CHECK(strstr(cases[i].name, b) != NULL);
+		free(b);
+	}
 }
