@@ -523,23 +523,32 @@ static int san_filters_kernels(void)
 	return known;
 }
 
+long diagnose_last_launch(const struct trace *t, size_t *launches)
+{
+	long last = -1;
+
+	*launches = 0;
+	for (size_t i = 0; i < t->nrec; i++) {
+		if (t->rec[i].type == TR_GRAPH_LAUNCH)
+			return -1;   /* a graph's nodes may fault after the last launch */
+		if (t->rec[i].type == TR_LAUNCH) {
+			last = (long)i;
+			(*launches)++;
+		}
+	}
+	return last;
+}
+
 int diagnose_kernel_filter(const struct trace *t, char *out, size_t n)
 {
-	const char *name = NULL;
-	size_t launches = 0, len;
+	size_t launches, len;
+	long last = diagnose_last_launch(t, &launches);
+	const char *name = last >= 0 ? t->rec[last].u.launch.name : NULL;
 	char *base;
 
 	if (!n)
 		return 0;
 	out[0] = 0;
-	for (size_t i = 0; i < t->nrec; i++) {
-		if (t->rec[i].type == TR_GRAPH_LAUNCH)
-			return 0;   /* a graph's nodes may fault after the last launch */
-		if (t->rec[i].type == TR_LAUNCH) {
-			name = t->rec[i].u.launch.name;
-			launches++;
-		}
-	}
 	if (launches < 2 || !name || !*name)
 		return 0;
 	base = params_base_name(name);

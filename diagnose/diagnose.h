@@ -41,6 +41,10 @@ int diagnose_run(const char *bin_path, int guard, const char *kernel, struct str
 struct child;
 int diagnose_start(const char *bin_path, int guard, const char *kernel, const char *out_path,
 		   struct child *c, struct strbuf *err);
+/* The record index of trace t's last launch (the fault's, in a trace cut
+ * at it) and in *launches how many t holds; -1 when it holds none, or a
+ * graph launch (whose nodes may be what faulted, after that launch). */
+long diagnose_last_launch(const struct trace *t, size_t *launches);
 /* The bare name of trace t's last kernel (its fault's, in a trace cut at
  * it) into out, for diagnose_run: 1, or 0 when the whole trace is better
  * checked (one launch only, a graph launch whose nodes may be the ones

@@ -685,11 +685,11 @@ out:
 }
 
 /* Finding k's slice (hunt_finding.slice, lastslice.h): its cut trace
- * (hunt_cut) sliced at its launch, replayed as the replay that found it
- * ran.  compute-sanitizer then runs one launch, not every launch of the
- * program before it at the sanitizer's pace (a GPU-bound program's 3000
- * launches: 33 s on an H100, 2026-12-06).  Nothing when the cut is better
- * diagnosed whole or the slice cannot be made. */
+ * (hunt_cut, kept as hunt_finding.cut) sliced at its launch, replayed as
+ * the replay that found it ran.  compute-sanitizer then runs one launch,
+ * not every launch of the program before it at the sanitizer's pace (a
+ * GPU-bound program's 3000 launches: 33 s on an H100, 2026-12-06).  No
+ * slice when the cut is better diagnosed whole or it cannot be made. */
 static void slice_finding(const struct trace *t, struct pool *p, const struct hunt_opts *o,
 			  struct hunt_result *r, size_t k)
 {
@@ -697,18 +697,17 @@ static void slice_finding(const struct trace *t, struct pool *p, const struct hu
 	struct strbuf cut = STRBUF_INIT, snap = STRBUF_INIT, out = STRBUF_INIT, err = STRBUF_INIT;
 	struct trace ct;
 
-	sb_addf(&cut, "%s/slice-%zu-cut.bin", o->workdir, k + 1);
+	sb_addf(&cut, "%s/finding-%zu.bin", o->workdir, k + 1);
 	sb_addf(&snap, "%s/slice-%zu-snap.bin", o->workdir, k + 1);
 	sb_addf(&out, "%s/slice-%zu.bin", o->workdir, k + 1);
 	if (hunt_cut(t, r, k, cut.buf, &err) == 0 && trace_open(&ct, cut.buf, TRACE_OPEN_STRICT, &err) == 0) {
 		if (lastslice_write(p, cut.buf, &ct, f->guard, recycle_on(), snap.buf, out.buf, &err) == 1)
 			f->slice = sb_detach(&out, NULL);
 		trace_release(&ct);
+		f->cut = sb_detach(&cut, NULL);
 	}
-	if (!o->keep) {
-		remove(cut.buf);
+	if (!o->keep)
 		remove(snap.buf);
-	}
 	sb_release(&cut);
 	sb_release(&snap);
 	sb_release(&out);
@@ -1063,6 +1062,7 @@ void hunt_result_release(struct hunt_result *r)
 	free(r->checked);
 	free(r->skip);
 	for (size_t i = 0; i < r->n; i++) {
+		free(r->f[i].cut);
 		free(r->f[i].slice);
 		free(r->f[i].diag);
 		free(r->f[i].diag_err);

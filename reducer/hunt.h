@@ -46,6 +46,9 @@ struct hunt_finding {
 	int crash_repeat;        /* the trace's own FAULT launch is one of those repeats */
 	int has_frames;          /* its launch has Python frames (repeats: same stack, else
 				    same kernel only) */
+	char *cut;               /* hunt_opts.slices: its cut trace (hunt_cut, workdir/
+				    finding-N.bin), kept for a diagnosis of it whole
+				    (malloc'ed path), or NULL */
 	char *slice;             /* hunt_opts.slices: a trace of its launch alone, after the
 				    state the launches before it left (malloc'ed path), or NULL */
 	char *diag;              /* compute-sanitizer's diagnosis of it (malloc'ed), or NULL */

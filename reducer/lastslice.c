@@ -8,44 +8,40 @@
 
 #include "../addr/params.h"
 #include "../common/strbuf.h"
+#include "../diagnose/diagnose.h"
 #include "../replay/pool.h"
 #include "../trace/trace.h"
 #include "cand.h"
 #include "lastslice.h"
 
-/* The index of t's last launch, or -1 when t is better run whole. */
-static long last_launch(const struct trace *t)
+/* The index of t's last launch (diagnose_last_launch), or -1 when t is
+ * better run whole: fewer than min + 1 launches (at least two), a graph
+ * launch, a last launch captured into a graph. */
+static long last_launch(const struct trace *t, size_t min)
 {
-	long last = -1;
-	size_t launches = 0;
+	size_t launches;
+	long last = diagnose_last_launch(t, &launches);
 
-	for (size_t i = 0; i < t->nrec; i++) {
-		if (t->rec[i].type == TR_GRAPH_LAUNCH)
-			return -1;   /* a graph's nodes may be what faults */
-		if (t->rec[i].type == TR_LAUNCH) {
-			last = (long)i;
-			launches++;
-		}
-	}
-	if (launches < 2 || (t->rec[last].u.launch.flags & TR_F_CAPTURED))
+	if (last < 0 || launches < 2 || launches <= min || (t->rec[last].u.launch.flags & TR_F_CAPTURED))
 		return -1;
 	return last;
 }
 
-int lastslice_worth(const struct trace *t, long min)
+int lastslice_on(void)
 {
-	long n = 0;
-	if (last_launch(t) < 0)
-		return 0;
-	for (size_t i = 0; i < t->nrec && n <= min; i++)
-		n += t->rec[i].type == TR_LAUNCH;
-	return n > min;
+	const char *e = getenv("GPUREDUCE_DIAG_SLICE");
+	return !(e && !strcmp(e, "0"));
+}
+
+int lastslice_worth(const struct trace *t, size_t min)
+{
+	return last_launch(t, min) >= 0;
 }
 
 int lastslice_write(struct pool *p, const char *path, const struct trace *t, int guard, int recycle,
 		    const char *snap_path, const char *out_path, struct strbuf *err)
 {
-	long last = last_launch(t), fault = -1;
+	long last = last_launch(t, 0), fault = -1;
 	struct cand c = CAND_INIT;
 	struct trace st;
 	struct job job;
@@ -87,13 +83,12 @@ int lastslice_write(struct pool *p, const char *path, const struct trace *t, int
 
 int lastslice_diag_is_last(const struct trace *t, const char *diag)
 {
-	const char *name = NULL;
+	size_t launches;
+	long last = diagnose_last_launch(t, &launches);
+	const char *name = last >= 0 ? t->rec[last].u.launch.name : NULL;
 	char *base;
 	int ok;
 
-	for (size_t i = 0; i < t->nrec; i++)
-		if (t->rec[i].type == TR_LAUNCH)
-			name = t->rec[i].u.launch.name;
 	if (!name || !diag)
 		return 0;
 	base = params_base_name(name);

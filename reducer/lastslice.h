@@ -17,9 +17,13 @@ struct pool;
 struct strbuf;
 struct trace;
 
-/* Does t hold at least min launches before its last one, and can it be
- * sliced (no graph launch, a last launch not captured into a graph)? */
-int lastslice_worth(const struct trace *t, long min);
+/* Does t hold at least min launches before its last one (and one at
+ * least), and can it be sliced (no graph launch, a last launch not
+ * captured into a graph)? */
+int lastslice_worth(const struct trace *t, size_t min);
+/* Slices wanted: not GPUREDUCE_DIAG_SLICE=0 (the whole trace diagnosed,
+ * as before 2026-12-06, to compare). */
+int lastslice_on(void);
 
 /* Slice trace t (opened from path) into out_path, replaying it on a
  * worker of p under `guard` (recycle: replay_opts.recycle); the snapshot

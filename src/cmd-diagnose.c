@@ -53,9 +53,9 @@ static int diagnose_slice(const struct trace *t, const char *path, int guard, st
 	struct pool *p;
 	struct trace st;
 	int ret = 1;
-	const char *s = getenv("GPUREDUCE_DIAG_SLICE"), *tmp = getenv("TMPDIR");
+	const char *tmp = getenv("TMPDIR");
 
-	if ((s && !strcmp(s, "0")) || !lastslice_worth(t, SLICE_MIN_LAUNCHES))
+	if (!lastslice_on() || !lastslice_worth(t, SLICE_MIN_LAUNCHES))
 		return 1;
 	sb_addf(&dir, "%s/gpureduce-diag-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(dir.buf)) {

@@ -150,8 +150,8 @@ static int slice_diag_fits(const struct hunt_finding *f, const struct trace *sl,
 
 /* Run compute-sanitizer on finding k's slice (hunt_finding.slice: its
  * launch alone after the state it needs) or, without one or when the
- * slice's report is not about the finding, its cut trace: f->diag, or
- * nothing. */
+ * slice's report is not about the finding, its cut trace (hunt_finding.cut,
+ * else written here): f->diag, or nothing. */
 static void diagnose_finding(const struct trace *t, struct hunt_result *r, size_t k, const char *workdir)
 {
 	struct strbuf path = STRBUF_INIT, diag = STRBUF_INIT, err = STRBUF_INIT;
@@ -166,8 +166,14 @@ static void diagnose_finding(const struct trace *t, struct hunt_result *r, size_
 		sb_reset(&diag);
 		sb_reset(&err);
 	}
-	sb_addf(&path, "%s/finding-%zu.bin", workdir, k + 1);
-	if (hunt_cut(t, r, k, path.buf, &err) < 0 || trace_open(&ct, path.buf, TRACE_OPEN_STRICT, &err) < 0)
+	if (r->f[k].cut) {
+		sb_adds(&path, r->f[k].cut);
+	} else {
+		sb_addf(&path, "%s/finding-%zu.bin", workdir, k + 1);
+		if (hunt_cut(t, r, k, path.buf, &err) < 0)
+			goto out;
+	}
+	if (trace_open(&ct, path.buf, TRACE_OPEN_STRICT, &err) < 0)
 		goto out;
 	if (diagnose_trace(&ct, path.buf, r->f[k].guard, &diag, &err) == 0)
 		r->f[k].diag = xstrdup(diag.buf);
@@ -387,12 +393,7 @@ static int hunt_one(struct hunt_cli *c, const char *path, int multi)
 		if (ret == EXIT_USAGE)
 			goto out;
 	}
-	/* GPUREDUCE_DIAG_SLICE=0: the diagnosis runs each finding's cut
-	 * trace whole, as before 2026-12-06 (to compare) */
-	{
-		const char *sl = getenv("GPUREDUCE_DIAG_SLICE");
-		ho.slices = !c->no_diag && diagnose_find_sanitizer() && !(sl && !strcmp(sl, "0"));
-	}
+	ho.slices = !c->no_diag && diagnose_find_sanitizer() && lastslice_on();
 	if (hunt_run(&t, &ho, &r, &err) < 0) {
 		cmd_error("hunt", "%s: %s", path, err.buf);
 		ret = EXIT_ENV;
