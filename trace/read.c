@@ -754,6 +754,7 @@ static int cut_incomplete_checkpoint(struct trace *t, unsigned flags, struct str
 	return 0;
 }
 
+#include "vmmjoin.inc" /* vmm pieces mapped side by side: trace_join_vmm() */
 #include "batch.inc"   /* 1.6: trace_place_block_batches() */
 #include "nonptr.inc"  /* 1.7: trace_mark_nonptr() */
 
@@ -763,6 +764,8 @@ static int finish_open(struct trace *t, unsigned flags, struct strbuf *err)
 	int ret = parse(t, flags, &e);
 	if (ret == 0)
 		ret = cut_incomplete_checkpoint(t, flags, &e);
+	if (ret == 0)
+		ret = trace_join_vmm(t);               /* expandable segments' pieces (vmmjoin.inc) */
 	if (ret == 0)
 		ret = trace_place_block_batches(t);   /* 1.6: late allocator blocks (batch.inc) */
 	if (ret == 0)

@@ -482,6 +482,9 @@ struct trace {
 	size_t block_batches;
 	int blocks_cut;
 	uint64_t blocks_known;
+	/* vmm pieces the decoder joined into the allocation of a piece mapped
+	 * beside them (vmmjoin.inc: PyTorch's expandable segments) */
+	size_t vmm_joined;
 	struct trace_arena *arena;
 	/* 1.7 (trace_mark_nonptr): every (kernel, offset) whose argument word
 	 * is never a pointer, sorted by kernel then offset; launches point
@@ -551,6 +554,11 @@ int trace_complete(const struct trace *t);
  * BLOCK_BATCH to just before the LAUNCH it names (the BLOCK_BATCH stays),
  * and end the blocks before the first launch they do not cover.
  * A trace without BLOCK_BATCH is untouched.  Returns 0. */
+/* Join vmm pieces mapped side by side into one allocation each
+ * (trace/vmmjoin.inc); trace_open() calls it before the block batches.
+ * Returns 0. */
+int trace_join_vmm(struct trace *t);
+
 int trace_place_block_batches(struct trace *t);
 
 /*

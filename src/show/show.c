@@ -349,6 +349,8 @@ static void emit_header(struct yout *y, const struct trace *t)
 	yo_kv_bool(y, "complete", trace_complete(t));
 	if (!trace_complete(t))
 		yo_kv_str(y, "incomplete", TRACE_INCOMPLETE_MSG);
+	if (t->vmm_joined)      /* vmm pieces joined by the decoder (trace/vmmjoin.inc) */
+		yo_kv_u64(y, "vmm_pieces_joined", t->vmm_joined);
 	if (t->block_batches)   /* 1.6: late allocator blocks, placed by the decoder */
 		yo_kv_u64(y, "block_batches", t->block_batches);
 	if (t->blocks_cut) {

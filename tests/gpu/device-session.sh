@@ -36,6 +36,14 @@
 #                --tensors, then `hunt --no-shrink` on that trace
 #                HUNTREPLAY_ROUNDS (1) times each way, in turn, with
 #                GPUREDUCE_REPLAY_PROFILE=1 (seconds by kind of record)
+#   expandable   PyTorch's expandable segments
+#                (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: memory
+#                mapped piece by piece, tensors across the seams): the
+#                host-fed loop clean (HOSTFED_BUG=0) and buggy, EXPANDABLE_STEPS
+#                (20) steps, each captured with --tensors and hunted, with
+#                this build and, when EXPANDABLE_OLD names another gpureduce
+#                (carried, e.g. build/old-gpureduce), with that one too; the
+#                trace's vmm pieces as captured and as the decoder joined them
 #   exitprobe    what a process that faulted costs after its fault, exit()
 #                against _exit(), one at a time and 5 at once, and a context
 #                made beside a dying one (tests/gpu/exitprobe.c): whether
@@ -159,6 +167,35 @@ huntreplay() {
 		done
 	done
 	rm -f "$BUILD/huntreplay.bin"
+}
+
+# expandable: see the list at the top
+expandable() {
+	local py=python3 d=$LOGS/expandable v g bug n
+	python3 -c 'import torch' 2>/dev/null || py=/opt/torch/.venv/bin/python3
+	mkdir -p "$d"
+	for v in clean bug; do
+		bug=0
+		[ "$v" = bug ] && bug=1
+		rm -rf "$BUILD/expandable-$v.bin"
+		(cd "$GR_ROOT/tests/gpu" && timeout "$(gr_step_timeout 120)" env GPUREDUCE_NO_PROGRESS=1 \
+			PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True HOSTFED_BUG=$bug \
+			HOSTFED_STEPS=${EXPANDABLE_STEPS:-20} HOSTFED_WARMUP=2 \
+			"$GR" capture --tensors -o "$BUILD/expandable-$v.bin" -- "$py" hostfed.py) >"$d/capture-$v.log" 2>&1
+		echo "== $v: capture exit $?"
+		tail -n 2 "$d/capture-$v.log"
+		"$GR" show "$BUILD/expandable-$v.bin" >"$d/show-$v.yaml" 2>&1
+		n=$(grep -c '^  kind: vmm' "$d/show-$v.yaml")
+		echo "expandable: $v: $n vmm allocation(s) as decoded; $(grep -a 'vmm_pieces_joined' "$d/show-$v.yaml" || echo 'no vmm pieces joined')"
+		for g in "$GR" ${EXPANDABLE_OLD:+"$GR_ROOT/$EXPANDABLE_OLD"}; do
+			rm -rf "$BUILD/expandable-hunt"
+			timeout "$(gr_step_timeout 120)" "$g" hunt --no-shrink --no-diagnose -o "$BUILD/expandable-hunt" \
+				"$BUILD/expandable-$v.bin" >"$d/hunt-$v-$(basename "$g").log" 2>&1
+			echo "expandable: $v, hunt by $g: exit $?"
+			grep -a '^hunt: \|^finding\|^note' "$d/hunt-$v-$(basename "$g").log" | cut -c1-400 | head -n 6
+		done
+	done
+	rm -rf "$BUILD/expandable-hunt" "$BUILD"/expandable-*.bin
 }
 
 # exitprobe: what a faulted process costs after its fault (tests/gpu/exitprobe.c):
@@ -309,6 +346,7 @@ for p in "$@"; do
 	huntclean) run_part huntclean "$LOGS/huntclean.log" bash "$GR_ROOT/tests/gpu/hunt-clean.sh" ;;
 	perf) run_part perf "$LOGS/perf.log" perfpart ;;
 	huntreplay) run_part huntreplay "$LOGS/huntreplay.log" huntreplay ;;
+	expandable) run_part expandable "$LOGS/expandable.log" expandable ;;
 	exitprobe) run_part exitprobe "$LOGS/exitprobe.log" exitprobe ;;
 	snaps) run_part snaps "$LOGS/snaps.log" snaps ;;
 	libsync) run_part libsync "$LOGS/libsync.log" libsync ;;

@@ -1,0 +1,160 @@
+#!/bin/sh
+# t5121-vmm-pieces.sh - memory mapped piece by piece (cuMemMap; PyTorch's
+# expandable segments) on the CPU driver double.  Two 2 MiB pieces mapped
+# side by side hold a tensor that spans the seam.  Replayed as two
+# buffers against guards, the seam was a guard the program never had: a
+# kernel reading that tensor faulted under end guards, and hunt reported
+# an overrun that is not there.  The decoder joins pieces mapped side by
+# side into one allocation (trace/vmmjoin.inc): the reading replays clean
+# every way and hunts clean, a real overrun past the last piece still
+# faults and shrinks to a repro.cu that faults; a group's lifetime runs
+# from its first piece's map to its last piece's unmap; a piece mapped
+# into a group's hole joins it; a group whose range another allocation
+# held while it lived stays in pieces.
+. tests/cli/test-lib.sh
+
+on_double nvcc no-sanitizer plain-path
+
+P1=0x7f0000000000   # the first piece, 2 MiB
+P2=0x7f0000200000   # the next one, 2 MiB, right after it
+P3=0x7f0000400000   # a third
+IN=0x7f0010000000   # a cudaMalloc'ed input of its own
+T=0x7f00001ff000    # a tensor of 8192 bytes: 4096 in P1, 4096 in P2
+O=0x7f0000000000    # gather's output, 4096 bytes in P1
+TAIL=0x7f00003ff000 # the last 4096 bytes of P2
+
+head() {
+	cat <<EOT
+process 100 /work python3 train.py
+device "gpureduce CPU double"
+module $BUILD/double/kernels.cubin 1
+alloc $P1 2097152 vmm
+alloc $P2 2097152 vmm
+alloc $IN 8192
+h2d $IN 8192 0x3f
+h2d $T 8192 0
+EOT
+}
+# $1: "blocks" for the allocator's blocks (capture --tensors), else none
+span() {
+	head
+	[ "$1" = blocks ] && cat <<EOT
+block $O 4096 $P1 initial at=/home/u/train.py:10:main
+block $T 8192 $P1 initial at=/home/u/train.py:11:main
+EOT
+	cat <<EOT
+launch _Z7add_onePfi 4 256 ptr:$O i32:1024 frame=/home/u/train.py:20:main
+launch _Z6gatherPfPKfPKxi 4 256 ptr:$O ptr:$IN ptr:$T i32:1024 frame=/home/u/train.py:21:main
+end 0
+EOT
+}
+span none >span.txt
+span blocks >spanb.txt
+check "mktrace: a tensor across two pieces" $MKTRACE span.bin <span.txt
+check "mktrace: ...with the allocator's blocks" $MKTRACE spanb.bin <spanb.txt
+
+check "show: the trace" sh -c "$GPUREDUCE show span.bin >span.yaml"
+check_grep "  ...says the decoder joined a piece" "vmm_pieces_joined: 1" span.yaml
+awk '/^- event:/ { t = "" } /^  type:/ { t = $2 } /^  (addr|size|kind):/ && t == "ALLOC" { printf "%s=%s ", $1, $2 }
+	/^  type: ALLOC/ { print "" }' span.yaml >allocs.txt
+check_grep "  ...one allocation of both pieces, at the first" "addr:=$P1 size:=4194304 kind:=vmm" allocs.txt
+check_no_grep "  ...no allocation at the second piece" "addr:=$P2 " allocs.txt
+
+for g in end start layout; do
+	check "a reading across the seam replays clean under $g guards" $GPUREDUCE replay --guard=$g span.bin
+done
+check "hunt of the trace with blocks: clean (exit 0)" $GPUREDUCE hunt --no-shrink -o h1 spanb.bin
+check_grep "  ...says clean" "clean (no launch faulted under end or start guards)" "$TMP/.out"
+check "hunt of the trace without blocks: clean (exit 0)" $GPUREDUCE hunt --no-shrink -o h2 span.bin
+
+# a real overrun: add_one writes 8192 bytes from P2's last 4096
+{ head; cat <<EOT
+launch _Z7add_onePfi 8 256 ptr:$TAIL i32:2048 frame=/home/u/train.py:30:main
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
+EOT
+} >over.txt
+check "mktrace: a write past the last piece" $MKTRACE over.bin <over.txt
+check_exit "  ...faults under end guards" 1 $GPUREDUCE replay --guard=end over.bin
+check_grep "  ...in add_one" "in _Z7add_onePfi: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
+check "  ...shrinks" $GPUREDUCE shrink -j 2 -o out/repro.cu over.bin
+check_grep "  ...to a repro.cu that faults" "repro.cu faulted 5/5" "$TMP/.out"
+check "  ...repro.cu compiles as C against the double" cc -x c -w -I${CUDA:-/usr/local/cuda}/include \
+	-o out/repro out/repro.cu -L$BUILD/double -Wl,-rpath,$BUILD/double -lcuda
+check_exit "  ...and faults on its own" 1 ./out/repro
+check_grep "  ...in add_one" "add_one.* faulted: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
+
+# lifetimes: P2 unmapped first, then P1: one FREE, of the joined base,
+# where the last piece went; P3 mapped later beside nothing live is its own
+cat >life.txt <<EOT
+process 100 /work python3 train.py
+device "gpureduce CPU double"
+module $BUILD/double/kernels.cubin 1
+alloc $P1 2097152 vmm
+alloc $P2 2097152 vmm
+launch _Z7add_onePfi 8 256 ptr:$T i32:2048
+free $P2 vmm
+launch _Z7add_onePfi 4 256 ptr:$O i32:1024
+free $P1 vmm
+alloc $P2 2097152 vmm
+launch _Z7add_onePfi 4 256 ptr:$P2 i32:1024
+end 0
+EOT
+check "mktrace: pieces unmapped one by one" $MKTRACE life.bin <life.txt
+check "  ...show" sh -c "$GPUREDUCE show life.bin >life.yaml"
+awk '/^- event:/ { t = "" } /^  type:/ { t = $2 } /^  (addr|size):/ && (t == "ALLOC" || t == "FREE") { printf "%s %s=%s\n", t, $1, $2 }' \
+	life.yaml | tr '\n' ' ' >life1.txt
+check_grep "  ...the group's ALLOC, one FREE of its base after the second launch, then P2 alone" \
+	"ALLOC addr:=$P1 ALLOC size:=4194304 FREE addr:=$P1 ALLOC addr:=$P2 ALLOC size:=2097152 \$" life1.txt
+check "  ...replays clean under end guards" $GPUREDUCE replay --guard=end life.bin
+
+# a hole refilled: P1 P2 P3 side by side, P2 unmapped and mapped again
+cat >hole.txt <<EOT
+process 100 /work python3 train.py
+device "gpureduce CPU double"
+module $BUILD/double/kernels.cubin 1
+alloc $P1 2097152 vmm
+alloc $P2 2097152 vmm
+alloc $P3 2097152 vmm
+free $P2 vmm
+alloc $P2 2097152 vmm
+launch _Z7add_onePfi 8 256 ptr:$T i32:2048
+end 0
+EOT
+check "mktrace: a hole refilled" $MKTRACE hole.bin <hole.txt
+check "  ...show" sh -c "$GPUREDUCE show hole.bin >hole.yaml"
+check_grep "  ...three pieces joined" "vmm_pieces_joined: 3" hole.yaml
+n=$(grep -c "^  type: ALLOC" hole.yaml)
+[ "$n" = 1 ] && ok "  ...one ALLOC (6 MiB)" || fail "  ...$n ALLOCs"
+check_grep "  ...of 6 MiB" "size: 6291456" hole.yaml
+n=$(grep -c "^  type: FREE" hole.yaml)
+[ "$n" = 0 ] && ok "  ...no FREE (the group lives on)" || fail "  ...$n FREEs"
+check "  ...a write across P1 and the new P2 replays clean under end guards" $GPUREDUCE replay --guard=end hole.bin
+
+# a clash: P3 mapped alone, unmapped; then P2 and P3 again beside P1: the
+# group would lie over the first P3 while it lived, so nothing is joined
+cat >clash.txt <<EOT
+process 100 /work python3 train.py
+device "gpureduce CPU double"
+module $BUILD/double/kernels.cubin 1
+alloc $P1 2097152 vmm
+alloc $P3 2097152 vmm
+launch _Z7add_onePfi 4 256 ptr:$P3 i32:1024
+free $P3 vmm
+alloc $P2 2097152 vmm
+alloc $P3 2097152 vmm
+launch _Z7add_onePfi 8 256 ptr:$T i32:2048
+end 0
+EOT
+check "mktrace: a group over an earlier piece" $MKTRACE clash.bin <clash.txt
+check "  ...show" sh -c "$GPUREDUCE show clash.bin >clash.yaml"
+check_no_grep "  ...nothing joined" "vmm_pieces_joined" clash.yaml
+n=$(grep -c "^  type: ALLOC" clash.yaml)
+[ "$n" = 4 ] && ok "  ...four ALLOCs, as captured" || fail "  ...$n ALLOCs"
+
+# pieces of different names (a peer's import beside one's own) stay apart
+sed -e "s/^alloc $P2 2097152 vmm\$/alloc $P2 2097152 vmm cuMemImportFromShareableHandle/" span.txt >peer.txt
+check "mktrace: a peer's piece beside one's own" $MKTRACE peer.bin <peer.txt
+check "  ...show" sh -c "$GPUREDUCE show peer.bin >peer.yaml"
+check_no_grep "  ...not joined" "vmm_pieces_joined" peer.yaml
+
+finish
