@@ -1649,6 +1649,27 @@ static void rec_free(uint64_t key)
 	unlock();
 }
 
+/* cuMemUnmap(ptr, size): a FREE for each mapping recorded in the range,
+ * one after another from ptr (one call may unmap several pieces that were
+ * mapped one by one, as an expandable segment maps them). */
+static void rec_unmap(uint64_t ptr, uint64_t size)
+{
+	uint64_t at = ptr;
+	while (at && at - ptr < size) {
+		struct cap_map_ent *e = NULL;
+		uint64_t len = 0;
+		if (lock_rec()) {
+			e = cap_map_get(&S.live, at);
+			len = e ? e->v2 >> 8 : 0;
+			unlock();
+		}
+		if (!e || !len)
+			break;
+		rec_free(at);
+		at += len;
+	}
+}
+
 /* Memory the GPU reads without copies (managed, mapped or registered host
  * memory): recorded, then its content tracked from launch to launch
  * (managed.c). */
@@ -1861,7 +1882,7 @@ static int on_free_enter(CUpti_CallbackId cbid, const void *p)
 		rec_free((uint64_t)(uintptr_t)((const cuMemHostUnregister_params *)p)->p);
 		return 1;
 	case CB(cuMemUnmap):
-		rec_free(((const cuMemUnmap_params *)p)->ptr);
+		rec_unmap(((const cuMemUnmap_params *)p)->ptr, ((const cuMemUnmap_params *)p)->size);
 		return 1;
 	case CB(cuIpcCloseMemHandle):
 		rec_free(((const cuIpcCloseMemHandle_params *)p)->dptr);

@@ -121,4 +121,14 @@ n=$(grep -e '^FUNC_INFO' -e '^LAUNCH' un.txt | cut -d' ' -f1 | tr '\n' ' ')
 [ "$n" = "FUNC_INFO LAUNCH LAUNCH FUNC_INFO LAUNCH " ] && ok "  ...once before the first launch, again after the unload" ||
 	fail "  ...once before the first launch, again after the unload ($n)"
 
+# --- mapped memory: pieces mapped one by one, unmapped by one call --------
+check "vmm pieces: capture" "$GPUREDUCE" capture -o vm.bin -- ./fakeprog vmmunmap
+check "  ...dump (the decoder joins the pieces mapped side by side)" sh -c "./dump vm.bin >vm.txt"
+check_grep "  ...the three pieces as one allocation" "^ALLOC addr=0xd00010000000 size=6291456 kind=vmm" vm.txt
+check_grep "  ...one cuMemUnmap of the three frees it (a FREE for every piece it unmapped, the last one the group's)" \
+	"^FREE addr=0xd00010000000 kind=vmm" vm.txt
+check_grep "  ...the piece mapped and unmapped alone" "^FREE addr=0xd00011000000 kind=vmm" vm.txt
+check "  ...show" sh -c "$GPUREDUCE show vm.bin >vm.yaml"
+check_grep "  ...says two pieces were joined" "vmm_pieces_joined: 2" vm.yaml
+
 finish

@@ -561,6 +561,25 @@ int main(int argc, char **argv)
 		return run_threads(thread_main, argc > 2 ? atoi(argv[2]) : 4, 64);
 	if (!strcmp(what, "copythreads"))
 		return run_threads(copy_main, argc > 2 ? atoi(argv[2]) : 4, 16);
+	if (!strcmp(what, "vmmunmap")) {
+		/* three 2 MiB pieces mapped one by one side by side (an
+		 * expandable segment growing), one launch, then one cuMemUnmap
+		 * of all three; then a fourth mapped and unmapped alone */
+		const CUdeviceptr va = 0xd00010000000ull;
+		const size_t piece = 2u << 20;
+		for (int i = 0; i < 3; i++) {
+			cuMemMap_params q = { va + i * piece, piece, 0, (CUmemGenericAllocationHandle)(0x100 + i), 0 };
+			API(cuMemMap, &q, CUDA_SUCCESS);
+		}
+		launch_fill(va + piece - 64, 32, NULL, CUDA_SUCCESS);
+		cuMemUnmap_params qu = { va, 3 * piece };
+		API(cuMemUnmap, &qu, CUDA_SUCCESS);
+		cuMemMap_params q4 = { va + 8 * piece, piece, 0, (CUmemGenericAllocationHandle)0x104, 0 };
+		API(cuMemMap, &q4, CUDA_SUCCESS);
+		cuMemUnmap_params qu4 = { va + 8 * piece, piece };
+		API(cuMemUnmap, &qu4, CUDA_SUCCESS);
+		return 0;
+	}
 	if (!strcmp(what, "graphfault")) {
 		/* a plain launch, then a captured graph whose launch faults:
 		 * capture cannot know which node it was */
