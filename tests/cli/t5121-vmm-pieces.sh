@@ -9,8 +9,10 @@
 # every way and hunts clean, a real overrun past the last piece still
 # faults and shrinks to a repro.cu that faults; a group's lifetime runs
 # from its first piece's map to its last piece's unmap; a piece mapped
-# into a group's hole joins it; a group whose range another allocation
-# held while it lived stays in pieces.
+# into a group's hole joins it, and so does one that lay alone where the
+# group grew to; a group over which a plain allocation lay while it lived
+# stays in pieces; random maps and unmaps keep the joined allocations
+# whole (no overlap, every mapped piece covered).
 . tests/cli/test-lib.sh
 
 on_double nvcc no-sanitizer plain-path
@@ -130,9 +132,10 @@ n=$(grep -c "^  type: FREE" hole.yaml)
 [ "$n" = 0 ] && ok "  ...no FREE (the group lives on)" || fail "  ...$n FREEs"
 check "  ...a write across P1 and the new P2 replays clean under end guards" $GPUREDUCE replay --guard=end hole.bin
 
-# a clash: P3 mapped alone, unmapped; then P2 and P3 again beside P1: the
-# group would lie over the first P3 while it lived, so nothing is joined
-cat >clash.txt <<EOT
+# P3 mapped alone, unmapped; then P2 and P3 again beside P1: the group's
+# extent covers where the first P3 lay while the group lived, so that
+# piece joins it too (one allocation, not one over another)
+cat >grown.txt <<EOT
 process 100 /work python3 train.py
 device "gpureduce CPU double"
 module $BUILD/double/kernels.cubin 1
@@ -145,16 +148,150 @@ alloc $P3 2097152 vmm
 launch _Z7add_onePfi 8 256 ptr:$T i32:2048
 end 0
 EOT
-check "mktrace: a group over an earlier piece" $MKTRACE clash.bin <clash.txt
+check "mktrace: a group grown over an earlier piece" $MKTRACE grown.bin <grown.txt
+check "  ...show" sh -c "$GPUREDUCE show grown.bin >grown.yaml"
+check_grep "  ...all joined" "vmm_pieces_joined: 3" grown.yaml
+n=$(grep -c "^  type: ALLOC" grown.yaml)
+[ "$n" = 1 ] && ok "  ...one ALLOC" || fail "  ...$n ALLOCs"
+check "  ...replays clean under end guards" $GPUREDUCE replay --guard=end grown.bin
+
+# a piece mapped alone inside a live group's hole (nothing live beside
+# it) joins the group: its allocation covers the hole
+P4=0x7f0000600000
+P5=0x7f0000800000
+cat >alone.txt <<EOT
+process 100 /work python3 train.py
+device "gpureduce CPU double"
+module $BUILD/double/kernels.cubin 1
+alloc $P1 2097152 vmm
+alloc $P2 2097152 vmm
+alloc $P3 2097152 vmm
+alloc $P4 2097152 vmm
+alloc $P5 2097152 vmm
+free $P2 vmm
+free $P3 vmm
+free $P4 vmm
+alloc $P3 2097152 vmm
+launch _Z7add_onePfi 4 256 ptr:$P3 i32:1024
+end 0
+EOT
+check "mktrace: a piece alone in a group's hole" $MKTRACE alone.bin <alone.txt
+check "  ...show" sh -c "$GPUREDUCE show alone.bin >alone.yaml"
+check_grep "  ...joined to the group" "vmm_pieces_joined: 5" alone.yaml
+n=$(grep -c "^  type: ALLOC" alone.yaml)
+[ "$n" = 1 ] && ok "  ...one ALLOC" || fail "  ...$n ALLOCs"
+check "  ...replays clean under end guards" $GPUREDUCE replay --guard=end alone.bin
+
+# a clash: a plain allocation where the group's hole was, while the group
+# lived: the joined allocation would lie over it, so the group stays in
+# pieces
+cat >clash.txt <<EOT
+process 100 /work python3 train.py
+device "gpureduce CPU double"
+module $BUILD/double/kernels.cubin 1
+alloc $P1 2097152 vmm
+alloc $P2 2097152 vmm
+alloc $P3 2097152 vmm
+free $P2 vmm
+alloc $P2 2097152
+launch _Z7add_onePfi 4 256 ptr:$P2 i32:1024
+free $P2
+alloc $P2 2097152 vmm
+launch _Z7add_onePfi 8 256 ptr:$T i32:2048
+end 0
+EOT
+check "mktrace: a plain allocation in a group's hole" $MKTRACE clash.bin <clash.txt
 check "  ...show" sh -c "$GPUREDUCE show clash.bin >clash.yaml"
 check_no_grep "  ...nothing joined" "vmm_pieces_joined" clash.yaml
 n=$(grep -c "^  type: ALLOC" clash.yaml)
-[ "$n" = 4 ] && ok "  ...four ALLOCs, as captured" || fail "  ...$n ALLOCs"
+[ "$n" = 5 ] && ok "  ...five ALLOCs, as captured" || fail "  ...$n ALLOCs"
 
 # pieces of different names (a peer's import beside one's own) stay apart
 sed -e "s/^alloc $P2 2097152 vmm\$/alloc $P2 2097152 vmm cuMemImportFromShareableHandle/" span.txt >peer.txt
 check "mktrace: a peer's piece beside one's own" $MKTRACE peer.bin <peer.txt
 check "  ...show" sh -c "$GPUREDUCE show peer.bin >peer.yaml"
 check_no_grep "  ...not joined" "vmm_pieces_joined" peer.yaml
+
+# random maps and unmaps of 2 MiB pieces over 24 slots (three seeds),
+# growing as a segment does with some mapped anywhere: most are joined,
+# and as joined no two live allocations overlap, every piece the program
+# had mapped at a launch lies inside a live allocation, and every FREE ends
+# a live one (show's records against the script)
+for seed in 1 2 3; do
+	python3 - "$seed" "$BUILD/double/kernels.cubin" >rnd$seed.txt <<'EOP'
+import random, sys
+r = random.Random(int(sys.argv[1]))
+base, piece = 0x7f0000000000, 2 << 20
+print("process 100 /work python3 train.py")
+print('device "gpureduce CPU double"')
+print("module %s 1" % sys.argv[2])
+live = set()
+def put(s):
+	live.add(s)
+	print("alloc %#x %d vmm" % (base + s * piece, piece))
+for step in range(400):
+	x = r.random()
+	if x < 0.5:   # grow as a segment does: the lowest free slot beside a live one
+		c = [s for s in range(24) if s not in live and (s - 1 in live or s + 1 in live)]
+		if not live:
+			put(0)
+		elif c:
+			put(min(c))
+	elif x < 0.8 and live:   # unmap a piece
+		s = r.choice(sorted(live))
+		live.discard(s)
+		print("free %#x vmm" % (base + s * piece))
+	elif x >= 0.8:   # map one anywhere (alone, maybe)
+		c = [s for s in range(24) if s not in live]
+		if c:
+			put(r.choice(c))
+	if step % 10 == 9:
+		print("launch _Z7add_onePfi 1 1 ptr:%#x i32:1 %s" % (base, " ".join("m=%d" % x for x in sorted(live))))
+print("end 0")
+EOP
+	sed 's/ m=[0-9]*//g' rnd$seed.txt >rnd$seed.mk
+	check "random pieces (seed $seed): mktrace" $MKTRACE rnd$seed.bin <rnd$seed.mk
+	check "  ...show" sh -c "$GPUREDUCE show rnd$seed.bin >rnd$seed.yaml"
+	python3 - rnd$seed.txt rnd$seed.yaml >rnd$seed.check <<'EOP'
+import sys
+base, piece = 0x7f0000000000, 2 << 20
+mapped_at = [[int(w[2:]) for w in l.split() if w.startswith("m=")] for l in open(sys.argv[1]) if l.startswith("launch")]
+recs, cur = [], {}
+for l in open(sys.argv[2]):
+	if l.startswith("- event:"):
+		cur = {}
+		recs.append(cur)
+	elif l.startswith("  ") and not l.startswith("   ") and ":" in l:
+		k, v = l.strip().split(":", 1)
+		cur[k] = v.strip()
+live, bad, nl = {}, [], 0
+for x in recs:
+	t = x.get("type")
+	if t == "ALLOC":
+		a, n = int(x["addr"], 16), int(x["size"])
+		for b, m in live.items():
+			if a < b + m and b < a + n:
+				bad.append("overlap %#x+%d with %#x+%d" % (a, n, b, m))
+		live[a] = n
+	elif t == "FREE":
+		a = int(x["addr"], 16)
+		if a not in live:
+			bad.append("FREE of %#x, not live" % a)
+		live.pop(a, None)
+	elif t == "LAUNCH":
+		for s in mapped_at[nl]:
+			p = base + s * piece
+			if not any(b <= p and p + piece <= b + m for b, m in live.items()):
+				bad.append("launch %d: piece %d in no live allocation" % (nl, s))
+		nl += 1
+print("launches %d, bad %d" % (nl, len(bad)))
+for b in bad[:5]:
+	print(b)
+EOP
+	n=$(sed -n 's/^  vmm_pieces_joined: //p' rnd$seed.yaml)
+	[ "${n:-0}" -ge 50 ] && ok "  ...most pieces joined ($n)" || fail "  ...only ${n:-0} pieces joined"
+	check_grep "  ...40 launches checked, no overlap, every piece covered, every FREE of a live one" \
+		"^launches 40, bad 0\$" rnd$seed.check
+done
 
 finish
