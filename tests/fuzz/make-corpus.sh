@@ -147,6 +147,37 @@ fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0
 end 1
 EOF
 
+# memory mapped piece by piece (trace/vmmjoin.inc): a segment grown,
+# a hole unmapped and refilled, a piece alone in the hole, a peer's piece,
+# a plain allocation over an unmapped piece, the group unmapped, blocks
+$M "$C/vmm-pieces.bin" <<'EOF'
+process 7 /w python3 train.py
+device "NVIDIA H200"
+elfmodule 1 _Z4fillPfi
+alloc 0x7f0000000000 0x200000 vmm
+alloc 0x7f0000200000 0x200000 vmm
+alloc 0x7f0000400000 0x200000 vmm
+alloc 0x7f0000600000 0x200000 vmm
+block 0x7f00001ff000 8192 0x7f0000000000 initial
+launch _Z4fillPfi 8 256 ptr:0x7f00001ff000 i32:2048
+free 0x7f0000200000 vmm
+free 0x7f0000400000 vmm
+alloc 0x7f0000400000 0x200000 vmm
+alloc 0x7f0000800000 0x200000 vmm cuMemImportFromShareableHandle
+free 0x7f0000400000 vmm
+alloc 0x7f0000200000 0x200000
+free 0x7f0000200000
+alloc 0x7f0000200000 0x200000 vmm
+launch _Z4fillPfi 8 256 ptr:0x7f00001ff000 i32:2048
+free 0x7f0000000000 vmm
+free 0x7f0000200000 vmm
+free 0x7f0000600000 vmm
+alloc 0x7f0000000000 0x200000 vmm
+alloc 0x7f0000200000 0x200000 vmm
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 1
+end 1
+EOF
+
 # a bare ELF image, for the symbol counter
 $M --elf "$C/cubin.elf" _Z5scalePfPKfii _Z4fillPfi
 ls -l "$C"
