@@ -85,12 +85,24 @@ check "  ...repro.cu compiles as C against the double" cc -x c -w -I${CUDA:-/usr
 check_exit "  ...and faults on its own" 1 ./out/repro
 check_grep "  ...in add_one" "add_one.* faulted: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
 
+# vcase NAME TITLE < BODY: a trace of the double's process, device and
+# kernels, then BODY's lines (pieces, launches), as NAME.bin and NAME.yaml
+vcase() {
+	{ printf 'process 100 /work python3 train.py\ndevice "gpureduce CPU double"\n'
+	  printf 'module %s 1\n' "$BUILD/double/kernels.cubin"; cat; echo "end 0"; } >$1.txt
+	check "mktrace: $2" $MKTRACE $1.bin <$1.txt
+	check "  ...show" sh -c "$GPUREDUCE show $1.bin >$1.yaml"
+}
+# nrec NAME TYPE N: NAME.yaml holds N records of TYPE
+nrec() {
+	n=$(grep -c "^  type: $2\$" $1.yaml)
+	[ "$n" = "$3" ] && ok "  ...$3 $2 record(s)" || fail "  ...$n $2 records, not $3"
+}
+clean_end() { check "  ...replays clean under end guards" $GPUREDUCE replay --guard=end $1.bin; }
+
 # lifetimes: P2 unmapped first, then P1: one FREE, of the joined base,
-# where the last piece went; P3 mapped later beside nothing live is its own
-cat >life.txt <<EOT
-process 100 /work python3 train.py
-device "gpureduce CPU double"
-module $BUILD/double/kernels.cubin 1
+# where the last piece went; P2 mapped later beside nothing live is its own
+vcase life "pieces unmapped one by one" <<EOT
 alloc $P1 2097152 vmm
 alloc $P2 2097152 vmm
 launch _Z7add_onePfi 8 256 ptr:$T i32:2048
@@ -99,46 +111,32 @@ launch _Z7add_onePfi 4 256 ptr:$O i32:1024
 free $P1 vmm
 alloc $P2 2097152 vmm
 launch _Z7add_onePfi 4 256 ptr:$P2 i32:1024
-end 0
 EOT
-check "mktrace: pieces unmapped one by one" $MKTRACE life.bin <life.txt
-check "  ...show" sh -c "$GPUREDUCE show life.bin >life.yaml"
 awk '/^- event:/ { t = "" } /^  type:/ { t = $2 } /^  (addr|size):/ && (t == "ALLOC" || t == "FREE") { printf "%s %s=%s\n", t, $1, $2 }' \
 	life.yaml | tr '\n' ' ' >life1.txt
 check_grep "  ...the group's ALLOC, one FREE of its base after the second launch, then P2 alone" \
 	"ALLOC addr:=$P1 ALLOC size:=4194304 FREE addr:=$P1 ALLOC addr:=$P2 ALLOC size:=2097152 \$" life1.txt
-check "  ...replays clean under end guards" $GPUREDUCE replay --guard=end life.bin
+clean_end life
 
 # a hole refilled: P1 P2 P3 side by side, P2 unmapped and mapped again
-cat >hole.txt <<EOT
-process 100 /work python3 train.py
-device "gpureduce CPU double"
-module $BUILD/double/kernels.cubin 1
+vcase hole "a hole refilled" <<EOT
 alloc $P1 2097152 vmm
 alloc $P2 2097152 vmm
 alloc $P3 2097152 vmm
 free $P2 vmm
 alloc $P2 2097152 vmm
 launch _Z7add_onePfi 8 256 ptr:$T i32:2048
-end 0
 EOT
-check "mktrace: a hole refilled" $MKTRACE hole.bin <hole.txt
-check "  ...show" sh -c "$GPUREDUCE show hole.bin >hole.yaml"
 check_grep "  ...three pieces joined" "vmm_pieces_joined: 3" hole.yaml
-n=$(grep -c "^  type: ALLOC" hole.yaml)
-[ "$n" = 1 ] && ok "  ...one ALLOC (6 MiB)" || fail "  ...$n ALLOCs"
+nrec hole ALLOC 1
 check_grep "  ...of 6 MiB" "size: 6291456" hole.yaml
-n=$(grep -c "^  type: FREE" hole.yaml)
-[ "$n" = 0 ] && ok "  ...no FREE (the group lives on)" || fail "  ...$n FREEs"
-check "  ...a write across P1 and the new P2 replays clean under end guards" $GPUREDUCE replay --guard=end hole.bin
+nrec hole FREE 0
+clean_end hole
 
 # P3 mapped alone, unmapped; then P2 and P3 again beside P1: the group's
 # extent covers where the first P3 lay while the group lived, so that
 # piece joins it too (one allocation, not one over another)
-cat >grown.txt <<EOT
-process 100 /work python3 train.py
-device "gpureduce CPU double"
-module $BUILD/double/kernels.cubin 1
+vcase grown "a group grown over an earlier piece" <<EOT
 alloc $P1 2097152 vmm
 alloc $P3 2097152 vmm
 launch _Z7add_onePfi 4 256 ptr:$P3 i32:1024
@@ -146,23 +144,16 @@ free $P3 vmm
 alloc $P2 2097152 vmm
 alloc $P3 2097152 vmm
 launch _Z7add_onePfi 8 256 ptr:$T i32:2048
-end 0
 EOT
-check "mktrace: a group grown over an earlier piece" $MKTRACE grown.bin <grown.txt
-check "  ...show" sh -c "$GPUREDUCE show grown.bin >grown.yaml"
 check_grep "  ...all joined" "vmm_pieces_joined: 3" grown.yaml
-n=$(grep -c "^  type: ALLOC" grown.yaml)
-[ "$n" = 1 ] && ok "  ...one ALLOC" || fail "  ...$n ALLOCs"
-check "  ...replays clean under end guards" $GPUREDUCE replay --guard=end grown.bin
+nrec grown ALLOC 1
+clean_end grown
 
 # a piece mapped alone inside a live group's hole (nothing live beside
 # it) joins the group: its allocation covers the hole
 P4=0x7f0000600000
 P5=0x7f0000800000
-cat >alone.txt <<EOT
-process 100 /work python3 train.py
-device "gpureduce CPU double"
-module $BUILD/double/kernels.cubin 1
+vcase alone "a piece alone in a group's hole" <<EOT
 alloc $P1 2097152 vmm
 alloc $P2 2097152 vmm
 alloc $P3 2097152 vmm
@@ -173,22 +164,15 @@ free $P3 vmm
 free $P4 vmm
 alloc $P3 2097152 vmm
 launch _Z7add_onePfi 4 256 ptr:$P3 i32:1024
-end 0
 EOT
-check "mktrace: a piece alone in a group's hole" $MKTRACE alone.bin <alone.txt
-check "  ...show" sh -c "$GPUREDUCE show alone.bin >alone.yaml"
 check_grep "  ...joined to the group" "vmm_pieces_joined: 5" alone.yaml
-n=$(grep -c "^  type: ALLOC" alone.yaml)
-[ "$n" = 1 ] && ok "  ...one ALLOC" || fail "  ...$n ALLOCs"
-check "  ...replays clean under end guards" $GPUREDUCE replay --guard=end alone.bin
+nrec alone ALLOC 1
+clean_end alone
 
 # a clash: a plain allocation where the group's hole was, while the group
 # lived: the joined allocation would lie over it, so the group stays in
 # pieces
-cat >clash.txt <<EOT
-process 100 /work python3 train.py
-device "gpureduce CPU double"
-module $BUILD/double/kernels.cubin 1
+vcase clash "a plain allocation in a group's hole" <<EOT
 alloc $P1 2097152 vmm
 alloc $P2 2097152 vmm
 alloc $P3 2097152 vmm
@@ -198,13 +182,9 @@ launch _Z7add_onePfi 4 256 ptr:$P2 i32:1024
 free $P2
 alloc $P2 2097152 vmm
 launch _Z7add_onePfi 8 256 ptr:$T i32:2048
-end 0
 EOT
-check "mktrace: a plain allocation in a group's hole" $MKTRACE clash.bin <clash.txt
-check "  ...show" sh -c "$GPUREDUCE show clash.bin >clash.yaml"
 check_no_grep "  ...nothing joined" "vmm_pieces_joined" clash.yaml
-n=$(grep -c "^  type: ALLOC" clash.yaml)
-[ "$n" = 5 ] && ok "  ...five ALLOCs, as captured" || fail "  ...$n ALLOCs"
+nrec clash ALLOC 5
 
 # pieces of different names (a peer's import beside one's own) stay apart
 sed -e "s/^alloc $P2 2097152 vmm\$/alloc $P2 2097152 vmm cuMemImportFromShareableHandle/" span.txt >peer.txt
