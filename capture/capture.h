@@ -276,7 +276,8 @@ void cap_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cap_emit_graph(uint32_t type, uint64_t stream, uint64_t graph, uint64_t exec);
 /* One ALLOC record: a program's allocation, or one in a checkpoint (any
  * writer, no lock taken).  tw_record's result. */
-long cap_put_alloc(struct trace_writer *w, uint64_t addr, uint64_t size, uint32_t kind, const char *name);
+long cap_put_alloc(struct trace_writer *w, uint64_t addr, uint64_t size, uint32_t kind, uint32_t flags,
+		   const char *name);
 /* An H2D copy of host bytes p flagged TR_F_FOLDED (fold.c; lock held, recording on). */
 long cap_emit_fold_copy(uint64_t dst, const void *p, uint64_t size);
 
@@ -353,7 +354,7 @@ void ckpt_carry(const struct trace_writer *w, uint64_t start, uint64_t nrec, uin
  * records (checkpoint.c). */
 void ckpt_carry_tmap(const struct tr_tensormap *m);
 /* The live-allocation table a checkpoint snapshots. */
-void ckpt_on_alloc(uint64_t addr, uint64_t size, uint32_t kind, const char *name);
+void ckpt_on_alloc(uint64_t addr, uint64_t size, uint32_t kind, uint32_t flags, const char *name);
 void ckpt_on_free(uint64_t addr);
 /* A stream began capturing a graph: checkpoints stop (a NOTE says so). */
 void ckpt_graph_seen(struct trace_writer *w);

@@ -76,7 +76,7 @@ static const CUpti_CallbackId handled[] = {
 
 	/* frees and module unloads: inject.c on_free_enter */
 	CB(cuMemFree_v2), CB(cuMemFreeAsync), CB(cuMemFreeAsync_ptsz),
-	CB(cuMemFreeHost), CB(cuMemHostUnregister), CB(cuMemUnmap),
+	CB(cuMemFreeHost), CB(cuMemHostUnregister), CB(cuMemUnmap), CB(cuMemAddressFree),
 	CB(cuModuleUnload), CB(cuLibraryUnload),
 	CB(cuIpcCloseMemHandle), CB(cuMemRelease),
 	CB(cuGraphicsUnmapResources), CB(cuGraphicsUnmapResources_ptsz),
@@ -87,7 +87,7 @@ static const CUpti_CallbackId handled[] = {
 	CB(cuMemAllocFromPoolAsync), CB(cuMemAllocFromPoolAsync_ptsz),
 	CB(cuMemAllocHost_v2), CB(cuMemHostAlloc),
 	CB(cuMemHostRegister_v2), CB(cuMemHostRegister),
-	CB(cuMemMap),
+	CB(cuMemMap), CB(cuMemAddressReserve),
 	CB(cuModuleGetGlobal_v2), CB(cuLibraryGetGlobal),
 	/* ...and memory another process or API writes (managed.c's peer rule) */
 	CB(cuIpcOpenMemHandle), CB(cuIpcOpenMemHandle_v2),

@@ -125,6 +125,7 @@
 struct ck_alloc {
 	uint64_t addr, size, order;
 	uint32_t kind;
+	uint32_t flags;          /* the ALLOC's (TR_ALLOC_F_*) */
 	char *name;              /* globals: the symbol; else NULL */
 };
 
@@ -362,7 +363,7 @@ static int tmaps_write(struct trace_writer *w, const struct tr_tensormap *maps, 
 
 /* ---- live allocations ------------------------------------------------------ */
 
-void ckpt_on_alloc(uint64_t addr, uint64_t size, uint32_t kind, const char *name)
+void ckpt_on_alloc(uint64_t addr, uint64_t size, uint32_t kind, uint32_t flags, const char *name)
 {
 	struct cap_map_ent *e;
 	struct ck_alloc *a;
@@ -382,6 +383,7 @@ void ckpt_on_alloc(uint64_t addr, uint64_t size, uint32_t kind, const char *name
 	a->addr = addr;
 	a->size = size;
 	a->kind = kind;
+	a->flags = flags;
 	a->order = K.order++;
 	a->name = name && *name ? xstrdup(name) : NULL;
 	K.live += size;
@@ -637,7 +639,7 @@ static int put_allocs(struct seg *g, uint64_t id, struct strbuf *why)
 	int ret = -1;
 	for (size_t i = 0; i < K.na; i++) {
 		const struct ck_alloc *a = v[i];
-		if (cap_put_alloc(&g->nw, a->addr, a->size, a->kind, a->name) < 0) {
+		if (cap_put_alloc(&g->nw, a->addr, a->size, a->kind, a->flags, a->name) < 0) {
 			sb_addf(why, "cannot write %s: %s", g->nw.path, strerror(errno));
 			goto out;
 		}
@@ -872,6 +874,7 @@ static int due(const struct trace_writer *w, uint64_t seq)
 struct snap_alloc {
 	uint64_t addr, size, off;   /* off: where its bytes are in K.snap */
 	uint32_t kind;
+	uint32_t flags;             /* the ALLOC's */
 	int readable;
 	char *name;
 };
@@ -946,7 +949,7 @@ static void *job_main(void *arg)
 		goto wfail;
 	for (size_t i = 0; i < J.na; i++) {
 		const struct snap_alloc *a = &J.a[i];
-		if (cap_put_alloc(&g->nw, a->addr, a->size, a->kind, a->name) < 0)
+		if (cap_put_alloc(&g->nw, a->addr, a->size, a->kind, a->flags, a->name) < 0)
 			goto wfail;
 		if (a->readable && put_data(g, a->addr, K.snap + a->off, (size_t)a->size, J.id) < 0)
 			goto wfail;
@@ -1011,6 +1014,7 @@ static int job_start(struct trace_writer *w, uint64_t seq, struct strbuf *why)
 		a->addr = v[i]->addr;
 		a->size = v[i]->size;
 		a->kind = v[i]->kind;
+		a->flags = v[i]->flags;
 		a->name = v[i]->name ? xstrdup(v[i]->name) : NULL;
 		a->off = off;
 		a->readable = is_readable(v[i]);

@@ -148,6 +148,7 @@ static struct {                /* all under g_lock */
 	struct cap_map live;       /* pointer the free call names -> (recorded addr, kind) */
 	struct cap_map globals;    /* module global address -> 1 */
 	struct cap_map imported;   /* VMM handle imported from another process -> 1 */
+	struct cap_map reserved;   /* cuMemAddressReserve'd range: base -> size */
 	struct cap_map gfx;        /* graphics resource mapped now -> its pointer */
 	struct cap_map fns;        /* handle -> (struct fn_info *) */
 	struct cap_map attr_last;  /* hash(kernel, attribute) -> value last carried */
@@ -679,7 +680,8 @@ static uint8_t *build_args(const struct fn_info *fi, const struct launch_in *l, 
 	return args;
 }
 
-static void rec_alloc_locked(uint64_t key, uint64_t addr, uint64_t size, uint32_t kind, const char *name);
+static void rec_alloc_locked(uint64_t key, uint64_t addr, uint64_t size, uint32_t kind, uint32_t flags,
+			     const char *name);
 
 /* Device memory no recorded call brought in that this launch's arguments
  * point into (foreign.c): recorded now, and from now on read back like
@@ -692,7 +694,7 @@ static size_t foreign_args(const char *kernel, const uint8_t *args, uint32_t arg
 	size_t n = cap_foreign_scan(args, argsize, hash, f, max < ARRAY_SIZE(f) ? max : ARRAY_SIZE(f));
 
 	for (size_t i = 0; i < n; i++) {
-		rec_alloc_locked(f[i].addr, f[i].addr, f[i].size, TR_MEM_DEVICE, "found at a launch");
+		rec_alloc_locked(f[i].addr, f[i].addr, f[i].size, TR_MEM_DEVICE, 0, "found at a launch");
 		cap_mm_peer(f[i].addr, f[i].size);
 		found[i] = f[i].addr;
 		note_locked("kernel %s (launch #%llu) takes a pointer to device memory at 0x%llx (%llu bytes; "
@@ -1579,15 +1581,17 @@ static int on_unsupported_enter(CUpti_CallbackId cbid, const CUpti_CallbackData 
 
 /* ---- allocations -------------------------------------------------------- */
 
-long cap_put_alloc(struct trace_writer *w, uint64_t addr, uint64_t size, uint32_t kind, const char *name)
+long cap_put_alloc(struct trace_writer *w, uint64_t addr, uint64_t size, uint32_t kind, uint32_t flags,
+		   const char *name)
 {
-	return tw_alloc(w, &(struct tr_alloc){ .addr = addr, .size = size, .kind = kind,
+	return tw_alloc(w, &(struct tr_alloc){ .addr = addr, .size = size, .kind = kind, .flags = flags,
 					       .name = name ? name : "" });
 }
 
 /* (lock held) S.live holds the recorded address and, for the free, the
  * kind and size (kind | size << 8). */
-static void rec_alloc_locked(uint64_t key, uint64_t addr, uint64_t size, uint32_t kind, const char *name)
+static void rec_alloc_locked(uint64_t key, uint64_t addr, uint64_t size, uint32_t kind, uint32_t flags,
+			     const char *name)
 {
 	if (kind == TR_MEM_GLOBAL) {
 		if (cap_map_get(&S.globals, addr))
@@ -1598,18 +1602,42 @@ static void rec_alloc_locked(uint64_t key, uint64_t addr, uint64_t size, uint32_
 		cap_mm_drop_peer(addr, size);   /* a range found earlier, given out again */
 	}
 	cap_known_add(addr, size);
-	cap_put_alloc(&S.w, addr, size, kind, name);
-	ckpt_on_alloc(addr, size, kind, name);
+	cap_put_alloc(&S.w, addr, size, kind, flags, name);
+	ckpt_on_alloc(addr, size, kind, flags, name);
 	S.allocs++;
 }
 
-/* key: the pointer the matching free call will pass. */
-static void rec_alloc(uint64_t key, uint64_t addr, uint64_t size, uint32_t kind, const char *name)
+/* key: the pointer the matching free call will pass; flags: the ALLOC's
+ * (TR_ALLOC_F_*). */
+static void rec_alloc_flags(uint64_t key, uint64_t addr, uint64_t size, uint32_t kind, uint32_t flags,
+			    const char *name)
 {
 	if (!addr || !lock_rec())
 		return;
-	rec_alloc_locked(key, addr, size, kind, name);
+	rec_alloc_locked(key, addr, size, kind, flags, name);
 	unlock();
+}
+
+static void rec_alloc(uint64_t key, uint64_t addr, uint64_t size, uint32_t kind, const char *name)
+{
+	rec_alloc_flags(key, addr, size, kind, 0, name);
+}
+
+/* A cuMemMap at ptr: TR_ALLOC_F_VMM_CONT when ptr lies past the start of
+ * a range the program reserved (cuMemAddressReserve): the piece continues
+ * the range below it (docs/FORMAT.md, "Mapped memory"). */
+static uint32_t vmm_flags(uint64_t ptr)
+{
+	uint32_t f = 0;
+	if (!lock_rec())
+		return 0;
+	for (size_t i = 0; i < S.reserved.cap && !f; i++) {
+		const struct cap_map_ent *e = &S.reserved.slot[i];
+		if (e->key && e->key < ptr && ptr - e->key < e->v1)
+			f = TR_ALLOC_F_VMM_CONT;
+	}
+	unlock();
+	return f;
 }
 
 int cap_put_global(uint64_t addr, uint64_t size, const char *name)
@@ -1793,7 +1821,15 @@ static void on_alloc_exit(CUpti_CallbackId cbid, const void *p)
 		if (imported)
 			rec_alloc_peer(q->ptr, q->size, TR_MEM_VMM, "cuMemImportFromShareableHandle");
 		else
-			rec_alloc(q->ptr, q->ptr, q->size, TR_MEM_VMM, NULL);
+			rec_alloc_flags(q->ptr, q->ptr, q->size, TR_MEM_VMM, vmm_flags(q->ptr), NULL);
+		break;
+	}
+	case CB(cuMemAddressReserve): {
+		const cuMemAddressReserve_params *q = p;
+		if (q->ptr && *q->ptr && q->size && lock_rec()) {
+			cap_map_put(&S.reserved, (uint64_t)*q->ptr, q->size, 0);
+			unlock();
+		}
 		break;
 	}
 	case CB(cuIpcOpenMemHandle): case CB(cuIpcOpenMemHandle_v2): {
@@ -1901,6 +1937,12 @@ static int on_free_enter(CUpti_CallbackId cbid, const void *p)
 		}
 		return 1;
 	}
+	case CB(cuMemAddressFree):
+		if (lock_rec()) {
+			cap_map_del(&S.reserved, (uint64_t)((const cuMemAddressFree_params *)p)->ptr, NULL, NULL);
+			unlock();
+		}
+		return 1;
 	case CB(cuMemRelease):
 		if (lock_rec()) {
 			cap_map_del(&S.imported, (uint64_t)((const cuMemRelease_params *)p)->handle, NULL, NULL);

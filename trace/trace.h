@@ -32,7 +32,7 @@ struct strbuf;
 
 #define TRACE_MAGIC "GPURDTRC"   /* 8 bytes, no NUL on disk */
 #define TRACE_MAJOR 2
-#define TRACE_MINOR 0
+#define TRACE_MINOR 1
 #define TRACE_HEADER_SIZE 32
 #define TRACE_HEADER_SEED 0x48445243u   /* "CRDH": the header checksum's XXH32 seed (1.4) */
 #define TRACE_RECORD_HEADER_SIZE 16
@@ -158,10 +158,15 @@ struct tr_module {
 	uint64_t size;
 };
 
+/* ALLOC flags (2.1) */
+#define TR_ALLOC_F_VMM_CONT 0x1u   /* a VMM piece past the start of the range the
+				    * program reserved: it continues the range below
+				    * it (trace/vmmjoin.inc joins it only then) */
+
 struct tr_alloc {
 	uint64_t addr, size;
 	uint32_t kind;           /* enum tr_alloc_kind */
-	uint32_t flags;
+	uint32_t flags;          /* TR_ALLOC_F_* */
 	const char *name;        /* globals: symbol name; else "" */
 };
 

@@ -130,5 +130,9 @@ check_grep "  ...one cuMemUnmap of the three frees it (a FREE for every piece it
 check_grep "  ...the piece mapped and unmapped alone" "^FREE addr=0xd00011000000 kind=vmm" vm.txt
 check "  ...show" sh -c "$GPUREDUCE show vm.bin >vm.yaml"
 check_grep "  ...says two pieces were joined" "vmm_pieces_joined: 2" vm.yaml
+check_grep "  ...a piece past its reserved range's start is flagged as continuing it (0x1)" \
+	"^ALLOC addr=0xd00012200000 size=2097152 kind=vmm name= flags=0x1\$" vm.txt
+check_grep "  ...a piece at its range's start is not" "^ALLOC addr=0xd00011000000 size=2097152 kind=vmm name=\$" vm.txt
+check_grep "  ...nor one mapped after its range was freed" "^ALLOC addr=0xd00010200000 size=2097152 kind=vmm name=\$" vm.txt
 
 finish

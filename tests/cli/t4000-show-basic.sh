@@ -25,7 +25,7 @@ check "output is valid YAML" sh -c "'$YAMLFLAT' '$TMP/out.yaml' >'$TMP/flat'"
 
 has() { check "has: $1" grep -qxF -- "$1" "$TMP/flat"; }
 has "header/path: $TMP/t.bin"
-has "header/format: 2.0"
+has "header/format: 2.1"
 has "header/size: $(wc -c <"$TMP/t.bin" | tr -d ' ')"
 has "header/truncated: false"
 check "header/created is an ISO time" grep -qE '^header/created: [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z$' "$TMP/flat"

@@ -22,7 +22,7 @@ CUBIN=$DBL/kernels.cubin
 check_exit "a good stride runs clean under capture" 0 "$GPUREDUCE" capture -o good.bin -- ./prog $CUBIN good
 check_exit "a bad stride faults under capture" 3 "$GPUREDUCE" capture -o bad.bin -- ./prog $CUBIN bad
 check "show the trace" sh -c "'$GPUREDUCE' show bad.bin > bad.yaml"
-check_grep "format 2.0" 'format: "2.0"' bad.yaml
+check_grep "format 2.1" 'format: "2.1"' bad.yaml
 check_grep "a TENSORMAP record" "type: TENSORMAP" bad.yaml
 check_grep "  ...from cuTensorMapEncodeTiled" "api: tiled" bad.yaml
 check_grep "  ...described in the kernel's terms" "a TMA descriptor over a 64x256 f32 tensor, box 64x64, row strides 8192 bytes" bad.yaml

@@ -31,7 +31,7 @@ process 100 /work python3 train.py
 device "gpureduce CPU double"
 module $BUILD/double/kernels.cubin 1
 alloc $P1 2097152 vmm
-alloc $P2 2097152 vmm
+alloc $P2 2097152 vmm+cont
 alloc $IN 8192
 h2d $IN 8192 0x3f
 h2d $T 8192 0
@@ -104,12 +104,12 @@ clean_end() { check "  ...replays clean under end guards" $GPUREDUCE replay --gu
 # where the last piece went; P2 mapped later beside nothing live is its own
 vcase life "pieces unmapped one by one" <<EOT
 alloc $P1 2097152 vmm
-alloc $P2 2097152 vmm
+alloc $P2 2097152 vmm+cont
 launch _Z7add_onePfi 8 256 ptr:$T i32:2048
 free $P2 vmm
 launch _Z7add_onePfi 4 256 ptr:$O i32:1024
 free $P1 vmm
-alloc $P2 2097152 vmm
+alloc $P2 2097152 vmm+cont
 launch _Z7add_onePfi 4 256 ptr:$P2 i32:1024
 EOT
 awk '/^- event:/ { t = "" } /^  type:/ { t = $2 } /^  (addr|size):/ && (t == "ALLOC" || t == "FREE") { printf "%s %s=%s\n", t, $1, $2 }' \
@@ -121,10 +121,10 @@ clean_end life
 # a hole refilled: P1 P2 P3 side by side, P2 unmapped and mapped again
 vcase hole "a hole refilled" <<EOT
 alloc $P1 2097152 vmm
-alloc $P2 2097152 vmm
-alloc $P3 2097152 vmm
+alloc $P2 2097152 vmm+cont
+alloc $P3 2097152 vmm+cont
 free $P2 vmm
-alloc $P2 2097152 vmm
+alloc $P2 2097152 vmm+cont
 launch _Z7add_onePfi 8 256 ptr:$T i32:2048
 EOT
 check_grep "  ...three pieces joined" "vmm_pieces_joined: 3" hole.yaml
@@ -138,11 +138,11 @@ clean_end hole
 # piece joins it too (one allocation, not one over another)
 vcase grown "a group grown over an earlier piece" <<EOT
 alloc $P1 2097152 vmm
-alloc $P3 2097152 vmm
+alloc $P3 2097152 vmm+cont
 launch _Z7add_onePfi 4 256 ptr:$P3 i32:1024
 free $P3 vmm
-alloc $P2 2097152 vmm
-alloc $P3 2097152 vmm
+alloc $P2 2097152 vmm+cont
+alloc $P3 2097152 vmm+cont
 launch _Z7add_onePfi 8 256 ptr:$T i32:2048
 EOT
 check_grep "  ...all joined" "vmm_pieces_joined: 3" grown.yaml
@@ -155,14 +155,14 @@ P4=0x7f0000600000
 P5=0x7f0000800000
 vcase alone "a piece alone in a group's hole" <<EOT
 alloc $P1 2097152 vmm
-alloc $P2 2097152 vmm
-alloc $P3 2097152 vmm
-alloc $P4 2097152 vmm
-alloc $P5 2097152 vmm
+alloc $P2 2097152 vmm+cont
+alloc $P3 2097152 vmm+cont
+alloc $P4 2097152 vmm+cont
+alloc $P5 2097152 vmm+cont
 free $P2 vmm
 free $P3 vmm
 free $P4 vmm
-alloc $P3 2097152 vmm
+alloc $P3 2097152 vmm+cont
 launch _Z7add_onePfi 4 256 ptr:$P3 i32:1024
 EOT
 check_grep "  ...joined to the group" "vmm_pieces_joined: 5" alone.yaml
@@ -174,23 +174,45 @@ clean_end alone
 # pieces
 vcase clash "a plain allocation in a group's hole" <<EOT
 alloc $P1 2097152 vmm
-alloc $P2 2097152 vmm
-alloc $P3 2097152 vmm
+alloc $P2 2097152 vmm+cont
+alloc $P3 2097152 vmm+cont
 free $P2 vmm
 alloc $P2 2097152
 launch _Z7add_onePfi 4 256 ptr:$P2 i32:1024
 free $P2
-alloc $P2 2097152 vmm
+alloc $P2 2097152 vmm+cont
 launch _Z7add_onePfi 8 256 ptr:$T i32:2048
 EOT
 check_no_grep "  ...nothing joined" "vmm_pieces_joined" clash.yaml
 nrec clash ALLOC 5
 
 # pieces of different names (a peer's import beside one's own) stay apart
-sed -e "s/^alloc $P2 2097152 vmm\$/alloc $P2 2097152 vmm cuMemImportFromShareableHandle/" span.txt >peer.txt
+sed -e "s/^alloc $P2 2097152 vmm+cont\$/alloc $P2 2097152 vmm+cont cuMemImportFromShareableHandle/" span.txt >peer.txt
 check "mktrace: a peer's piece beside one's own" $MKTRACE peer.bin <peer.txt
 check "  ...show" sh -c "$GPUREDUCE show peer.bin >peer.yaml"
 check_no_grep "  ...not joined" "vmm_pieces_joined" peer.yaml
+check_grep "  ...show prints the continuing piece's flag" "flags: 0x1" peer.yaml
+
+# two ranges the program reserved apart that happen to lie side by side
+# (NCCL's buffers, an allocator that reserves per allocation): the upper
+# piece does not continue the lower one's range (no TR_ALLOC_F_VMM_CONT),
+# so they are not joined, and a write from one into the other is an
+# overrun under end guards
+vcase apart "two reservations side by side" <<EOT
+alloc $P1 2097152 vmm
+alloc $P2 2097152 vmm
+launch _Z7add_onePfi 8 256 ptr:$T i32:2048
+EOT
+check_no_grep "  ...not joined" "vmm_pieces_joined" apart.yaml
+nrec apart ALLOC 2
+check_exit "  ...the write across faults under end guards" 1 $GPUREDUCE replay --guard=end apart.bin
+check_grep "  ...in add_one" "in _Z7add_onePfi: CUDA_ERROR_ILLEGAL_ADDRESS" "$TMP/.out"
+
+# a trace of format 2.0 (before capture flagged continuing pieces): pieces
+# side by side are joined without the flag (the fuzz seed of mapped pieces)
+check "a 2.0 trace: show" sh -c "$GPUREDUCE show $SRCDIR/tests/fuzz/corpus/vmm-pieces.bin >v20.yaml"
+check_grep "  ...is 2.0" 'format: "2.0"' v20.yaml
+check_grep "  ...joins pieces side by side" "vmm_pieces_joined: 1" v20.yaml
 
 # random maps and unmaps of 2 MiB pieces over 24 slots (three seeds),
 # growing as a segment does with some mapped anywhere: most are joined,
@@ -208,7 +230,7 @@ print("module %s 1" % sys.argv[2])
 live = set()
 def put(s):
 	live.add(s)
-	print("alloc %#x %d vmm" % (base + s * piece, piece))
+	print("alloc %#x %d %s" % (base + s * piece, piece, "vmm+cont" if s else "vmm"))
 for step in range(400):
 	x = r.random()
 	if x < 0.5:   # grow as a segment does: the lowest free slot beside a live one

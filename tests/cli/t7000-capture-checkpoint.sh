@@ -46,7 +46,7 @@ echo "info: trace bytes 1x/4x: no checkpoint $f1/$f4, checkpoint every 50 launch
 	fail "with checkpoints the 4x trace is within 1.2x of the 1x ($c4 vs $c1 bytes)"
 [ $((c1 * 10)) -lt "$f1" ] && ok "  ...and a tenth of the unbounded one" || fail "  ...and a tenth of the unbounded one ($c1 vs $f1)"
 check "show the bounded trace" sh -c "'$GPUREDUCE' show ck4.bin >ck4.yaml"
-check_grep "format 2.0" 'format: "2.0"' ck4.yaml
+check_grep "format 2.1" 'format: "2.1"' ck4.yaml
 n=$(count "type: CHECKPOINT_BEGIN" ck4.yaml); [ "$n" = 1 ] && ok "one checkpoint in the file" || fail "one checkpoint in the file ($n)"
 check_grep "  ...complete" "type: CHECKPOINT_END" ck4.yaml
 n=$(count "checkpoint: true" ck4.yaml); [ "$n" = 7 ] && ok "its content: one H2D per live buffer and module variable (one chunk each)" || fail "its content ($n H2D flagged checkpoint, not 4 + 3)"
@@ -119,6 +119,15 @@ check_grep "  ...the checkpoints are still taken" "from checkpoint 8 at launch #
 check "show it" sh -c "'$GPUREDUCE' show phantom.bin >phantom.yaml"
 check_grep "  ...a note says what was left out" "checkpoint 8: 1 allocation(s) could not be read back" phantom.yaml
 check_exit "  ...and the trace replays to the fault" 1 "$GPUREDUCE" replay phantom.bin
+
+# --- mapped pieces of one reserved range: the checkpoint carries the flag --------
+check_exit "two mapped pieces of one reserved range" 3 env CKPT_PROG_VMM=1 "$GPUREDUCE" capture --checkpoint-every=50 -o vmm.bin -- ./prog $CUBIN 200
+check_grep "  ...the trace starts at a checkpoint" "from checkpoint 8 at launch #400" "$TMP/.out"
+check "show it" sh -c "'$GPUREDUCE' show vmm.bin >vmm.yaml"
+check_grep "  ...the checkpoint's two pieces are joined (the second flagged as continuing the range)" \
+	"vmm_pieces_joined: 1" vmm.yaml
+check_grep "  ...into one 4 MiB allocation" "size: 4194304" vmm.yaml
+check_exit "  ...and the trace replays to the fault" 1 "$GPUREDUCE" replay vmm.bin
 
 # --- a checkpoint that cannot be taken: a clear message, the trace kept -----------
 check_exit "no host memory for the read-back buffer" 3 env GPUREDUCE_CKPT_BUFFER=576460752303423488 \

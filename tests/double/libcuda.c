@@ -45,7 +45,8 @@
  *    maps PROT_NONE, aligned to max(alignment, 2 MiB); the address hint is
  *    ignored (as the real driver did, GPU-FACTS.md).  cuMemCreate records a
  *    size; cuMemMap gives the range fresh zero memory that stays PROT_NONE
- *    until cuMemSetAccess (READ or READWRITE), as on the GPU; cuMemUnmap
+ *    until cuMemSetAccess (READ or READWRITE; cuMemGetAccess says which),
+ *    as on the GPU; cuMemUnmap
  *    makes it PROT_NONE again.  Sizes, offsets and addresses must be
  *    multiples of 2 MiB (cuMemMap accepts a non-zero offset inside the
  *    handle, which CUDA documents as "must be zero"), flags 0, the location
@@ -1891,6 +1892,27 @@ CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
 		}
 	}
 	vmm_drop(p, size);
+	r = CUDA_SUCCESS;
+out:
+	return leave(r);
+}
+
+/* The access a mapping at ptr has (capture asks before reading one back
+ * at a checkpoint). */
+CUresult cuMemGetAccess(unsigned long long *flags, const CUmemLocation *location, CUdeviceptr ptr)
+{
+	CUresult r = enter_dev();
+	struct region *reg;
+	struct mapping *m;
+	if (r)
+		goto out;
+	r = CUDA_ERROR_INVALID_VALUE;
+	if (!flags || !location || location->type != CU_MEM_LOCATION_TYPE_DEVICE)
+		goto out;
+	if (!(reg = find_reserve((uintptr_t)ptr, 1)) || !(m = find_mapping(reg, (uintptr_t)ptr)))
+		goto out;
+	*flags = m->prot == (PROT_READ | PROT_WRITE) ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE :
+		 m->prot == PROT_READ ? CU_MEM_ACCESS_FLAGS_PROT_READ : CU_MEM_ACCESS_FLAGS_PROT_NONE;
 	r = CUDA_SUCCESS;
 out:
 	return leave(r);

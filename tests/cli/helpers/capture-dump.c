@@ -55,9 +55,11 @@ int main(int argc, char **argv)
 			       trace_find_blob(&t, r->u.module.blob) >= 0 ? "found" : "missing");
 			break;
 		case TR_ALLOC:
-			printf("ALLOC addr=0x%llx size=%llu kind=%s name=%s\n",
-			       (unsigned long long)r->u.alloc.addr, (unsigned long long)r->u.alloc.size,
-			       tr_alloc_kind_name(r->u.alloc.kind), r->u.alloc.name);
+			printf("ALLOC addr=0x%llx size=%llu kind=%s name=%s", (unsigned long long)r->u.alloc.addr,
+			       (unsigned long long)r->u.alloc.size, tr_alloc_kind_name(r->u.alloc.kind), r->u.alloc.name);
+			if (r->u.alloc.flags)
+				printf(" flags=0x%x", r->u.alloc.flags);
+			printf("\n");
 			break;
 		case TR_FREE:
 			printf("FREE addr=0x%llx kind=%s\n", (unsigned long long)r->u.free.addr,

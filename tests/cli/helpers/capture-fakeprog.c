@@ -562,11 +562,24 @@ int main(int argc, char **argv)
 	if (!strcmp(what, "copythreads"))
 		return run_threads(copy_main, argc > 2 ? atoi(argv[2]) : 4, 16);
 	if (!strcmp(what, "vmmunmap")) {
-		/* three 2 MiB pieces mapped one by one side by side (an
-		 * expandable segment growing), one launch, then one cuMemUnmap
-		 * of all three; then a fourth mapped and unmapped alone */
+		/* three 2 MiB pieces mapped one by one side by side in one
+		 * reserved range (an expandable segment growing), one launch,
+		 * then one cuMemUnmap of all three; a fourth in a range of its
+		 * own mapped and unmapped; a piece that continues its range */
 		const CUdeviceptr va = 0xd00010000000ull;
 		const size_t piece = 2u << 20;
+		CUdeviceptr r1 = 0, r2 = 0, r3 = 0;
+		/* three reserved ranges: 4 pieces at va, 1 at va + 8 pieces, 2 at
+		 * va + 16 pieces (the capture learns them from these calls) */
+		cuMemAddressReserve_params qr1 = { &r1, 4 * piece, 0, va, 0 };
+		r1 = va;
+		API(cuMemAddressReserve, &qr1, CUDA_SUCCESS);
+		cuMemAddressReserve_params qr2 = { &r2, piece, 0, va + 8 * piece, 0 };
+		r2 = va + 8 * piece;
+		API(cuMemAddressReserve, &qr2, CUDA_SUCCESS);
+		cuMemAddressReserve_params qr3 = { &r3, 2 * piece, 0, va + 16 * piece, 0 };
+		r3 = va + 16 * piece;
+		API(cuMemAddressReserve, &qr3, CUDA_SUCCESS);
 		for (int i = 0; i < 3; i++) {
 			cuMemMap_params q = { va + i * piece, piece, 0, (CUmemGenericAllocationHandle)(0x100 + i), 0 };
 			API(cuMemMap, &q, CUDA_SUCCESS);
@@ -578,6 +591,14 @@ int main(int argc, char **argv)
 		API(cuMemMap, &q4, CUDA_SUCCESS);
 		cuMemUnmap_params qu4 = { va + 8 * piece, piece };
 		API(cuMemUnmap, &qu4, CUDA_SUCCESS);
+		/* the second piece of the third range alone: it continues its range */
+		cuMemMap_params q5 = { va + 17 * piece, piece, 0, (CUmemGenericAllocationHandle)0x105, 0 };
+		API(cuMemMap, &q5, CUDA_SUCCESS);
+		cuMemAddressFree_params qf = { va, 4 * piece };
+		API(cuMemAddressFree, &qf, CUDA_SUCCESS);
+		/* mapped after its range was freed (and reserved by nobody): no flag */
+		cuMemMap_params q6 = { va + piece, piece, 0, (CUmemGenericAllocationHandle)0x106, 0 };
+		API(cuMemMap, &q6, CUDA_SUCCESS);
 		return 0;
 	}
 	if (!strcmp(what, "graphfault")) {

@@ -40,6 +40,9 @@
  * CKPT_PROG_PAUSE=A-B pauses the capture library (gpureduce_capture_pause)
  * for steps A to B-1, as tests/gpu/hostfed.py's HOSTFED_ALTERNATE does.
  *
+ * CKPT_PROG_VMM=1 also maps two pieces of one reserved range (see
+ * map_two_pieces).
+ *
  * CKPT_PROG_PHANTOM=1 also reports a cuMemAlloc of 4096 bytes at an address
  * the double never handed out (callbacks only, no call): memory that
  * cuMemcpyDtoH refuses to read back.
@@ -76,6 +79,41 @@ static CUresult launch(CUfunction f, unsigned grid, void **kp)
 			CALL(cuCtxGetCurrent, cuCtxGetCurrent, &qc, &ctx);
 	}
 	return launch_block(f, grid, 256, kp);
+}
+
+/* CKPT_PROG_VMM=1: one range reserved for two 2 MiB pieces, both mapped
+ * (as an expandable segment grows), through the double with callbacks:
+ * every checkpoint holds them, the second flagged as continuing the range */
+static void map_two_pieces(void)
+{
+	CUmemAllocationProp prop;
+	CUmemAccessDesc acc;
+	CUmemGenericAllocationHandle h[2];
+	CUdeviceptr va = 0;
+	const size_t gran = 2u << 20;
+	CUresult r;
+
+	memset(&prop, 0, sizeof(prop));
+	prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+	prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	memset(&acc, 0, sizeof(acc));
+	acc.location = prop.location;
+	acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+	cuMemAddressReserve_params qr = { &va, 2 * gran, 0, 0, 0 };
+	if ((r = CALL(cuMemAddressReserve, cuMemAddressReserve, &qr, &va, 2 * gran, 0, 0, 0)))
+		die("cuMemAddressReserve", r);
+	for (int i = 0; i < 2; i++) {
+		cuMemCreate_params qc = { &h[i], gran, &prop, 0 };
+		cuMemMap_params qm = { va + i * gran, gran, 0, 0, 0 };
+		if ((r = CALL(cuMemCreate, cuMemCreate, &qc, &h[i], gran, &prop, 0)))
+			die("cuMemCreate", r);
+		qm.handle = h[i];
+		if ((r = CALL(cuMemMap, cuMemMap, &qm, va + i * gran, gran, 0, h[i], 0)))
+			die("cuMemMap", r);
+	}
+	cuMemSetAccess_params qa = { va, 2 * gran, &acc, 1 };
+	if ((r = CALL(cuMemSetAccess, cuMemSetAccess, &qa, va, 2 * gran, &acc, 1)))
+		die("cuMemSetAccess", r);
 }
 
 int main(int argc, char **argv)
@@ -128,6 +166,8 @@ int main(int argc, char **argv)
 		enter(&c, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, "cuMemAlloc_v2", &q);
 		leave(&c, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, CUDA_SUCCESS);
 	}
+	if (getenv("CKPT_PROG_VMM"))
+		map_two_pieces();
 	h2d(W, host, sizeof(host));
 	h2d(B, host, sizeof(host));
 	h2d(I, idx, sizeof(idx));

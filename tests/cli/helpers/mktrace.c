@@ -21,7 +21,8 @@
  *   device NAME [CCMAJ CCMIN [DRIVER [TOOLKIT [MEM [SMS]]]]]
  *                                         defaults 9 0 13000 13000 150e9 132
  *   alloc ADDR SIZE [KIND [NAME]]          KIND: device host managed vmm async
- *                                         global, or a number (default device)
+ *                                         global, or a number (default device);
+ *                                         vmm+cont: vmm flagged TR_ALLOC_F_VMM_CONT
  *   free ADDR [KIND]
  *   h2d DST SIZE FILL [SRC] [async] [hostmem] [checkpoint]
  *                                         FILL: a byte 0..255, `seq` (i & 255),
@@ -282,6 +283,8 @@ static void fill(struct strbuf *sb, const char *how, uint64_t size)
 static uint32_t alloc_kind(const char *s)
 {
 	static const char *const k[] = { "", "device", "host", "managed", "vmm", "async", "global" };
+	if (!strcmp(s, "vmm+cont"))
+		return TR_MEM_VMM;
 	for (uint32_t i = 1; i < ARRAY_SIZE(k); i++)
 		if (!strcmp(s, k[i]))
 			return i;
@@ -654,6 +657,7 @@ static void command(int n, char **wv)
 		need_words(n, 3, "alloc ADDR SIZE [KIND [NAME]]");
 		done(tw_alloc(&w, &(struct tr_alloc){ .addr = num(wv[1]), .size = num(wv[2]),
 						     .kind = n > 3 ? alloc_kind(wv[3]) : TR_MEM_DEVICE,
+						     .flags = n > 3 && !strcmp(wv[3], "vmm+cont") ? TR_ALLOC_F_VMM_CONT : 0,
 						     .name = n > 4 ? wv[4] : "" }), TR_ALLOC, off);
 		n_alloc++;
 	} else if (!strcmp(c, "free")) {
