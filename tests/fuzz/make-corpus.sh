@@ -150,6 +150,7 @@ EOF
 # memory mapped piece by piece (trace/vmmjoin.inc): a segment grown,
 # a hole unmapped and refilled, a piece alone in the hole, a peer's piece,
 # a plain allocation over an unmapped piece, the group unmapped, blocks
+# (format 2.0: joined by adjacency; 2.1 would want the continuation flag)
 $M "$C/vmm-pieces.bin" <<'EOF'
 process 7 /w python3 train.py
 device "NVIDIA H200"
@@ -176,6 +177,7 @@ alloc 0x7f0000000000 0x200000 vmm
 alloc 0x7f0000200000 0x200000 vmm
 fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 1
 end 1
+version 2 0
 EOF
 
 # a bare ELF image, for the symbol counter
