@@ -960,6 +960,30 @@ void hunt_describe(const struct trace *t, const struct hunt_finding *f, struct s
 	free(k);
 }
 
+void hunt_describe_kin(const struct trace *t, const struct hunt_result *r, size_t k, size_t first,
+		       struct strbuf *out)
+{
+	const struct tr_launch *a = launch_of(t, r->f[k].seq, NULL);
+	if (!a || !a->name || !a->nframes)
+		return;
+	for (size_t j = 0; j < k; j++) {
+		const struct tr_launch *b = launch_of(t, r->f[j].seq, NULL);
+		uint32_t d = 0;
+		if (!b || !b->name || strcmp(a->name, b->name) || !b->nframes ||
+		    a->frames[0].line != b->frames[0].line || !str_eq(a->frames[0].file, b->frames[0].file))
+			continue;
+		while (d < a->nframes && d < b->nframes && a->frames[d].line == b->frames[d].line &&
+		       str_eq(a->frames[d].file, b->frames[d].file))
+			d++;
+		if (d >= a->nframes)
+			continue;   /* no frame of its own to name */
+		sb_addf(out, "; the same kernel and line as finding %zu, reached from %s:%u in %s", first + j,
+			a->frames[d].file ? a->frames[d].file : "?", a->frames[d].line,
+			a->frames[d].func ? a->frames[d].func : "?");
+		return;
+	}
+}
+
 void hunt_describe_note(const struct trace *t, const struct hunt_finding *f, struct strbuf *out)
 {
 	const struct tr_launch *l = launch_of(t, f->seq, NULL);

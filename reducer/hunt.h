@@ -129,6 +129,15 @@ int hunt_cut(const struct trace *t, const struct hunt_result *r, size_t k, const
  * launches from its line were left out with it. */
 void hunt_describe(const struct trace *t, const struct hunt_finding *f, struct strbuf *out);
 
+/* When an earlier finding of r (j < k) is the same kernel launched from the
+ * same Python line as finding k, reached through another call stack (hunt
+ * reports each call site: a warm-up and a training step, two tests):
+ * "; the same kernel and line as finding N (first + j), reached from
+ * FILE:LINE in FUNC" (the first frame of k's stack that differs).  Nothing
+ * otherwise. */
+void hunt_describe_kin(const struct trace *t, const struct hunt_result *r, size_t k, size_t first,
+		       struct strbuf *out);
+
 /* The innermost Python frame of launch seq outside site-packages (file:line
  * in func), "" when none was recorded. */
 void hunt_python_line(const struct trace *t, uint64_t seq, struct strbuf *out);

@@ -420,6 +420,7 @@ static int hunt_one(struct hunt_cli *c, const char *path, int multi)
 		sb_reset(&line);
 		sb_reset(&test);
 		hunt_describe(&t, &r.f[k], &line);
+		hunt_describe_kin(&t, &r, k, c->findings + 1, &line);
 		hunt_test_of(&t, r.f[k].seq, &test);
 		/* one line a finding: [pid P] [test T:] what faulted */
 		printf("finding %zu: %s%s%s%s%s\n", c->findings + k + 1, tag, test.len ? "test " : "",

@@ -151,7 +151,8 @@ check_grep "  ...finding 1 says the crash is among its repeats" \
 
 # the same kernel from three call sites: two lines, and one line reached from
 # two callers (the outer frame differs); each three times, interleaved: each
-# site is a finding, its two later launches left out
+# site is a finding, its two later launches left out; the second caller's
+# finding names the first one (the same kernel and line)
 { head_ "python3 train.py"
   for s in 1 2 3; do
 	echo "launch _Z13scale_nocheckPfPKfi 5 256 ptr:$W ptr:$IN i32:1024 $STEP"
@@ -166,6 +167,9 @@ findings s 3 "  ...three findings"
 check_grep "  ...model.py:30 from train.py" "^finding 1: launch #0 .* at /home/u/model.py:30 in forward .*; 2 later launches of it from the same line left out" s.txt
 check_grep "  ...model.py:60" "^finding 2: launch #1 .* at /home/u/model.py:60 in forward .*; 2 later launches of it from the same line left out" s.txt
 check_grep "  ...model.py:30 from eval.py" "^finding 3: launch #2 .* at /home/u/model.py:30 in forward .*; 2 later launches of it from the same line left out" s.txt
+check_grep "  ...which says it is finding 1's kernel and line, reached from eval.py" \
+	"^finding 3: .*; the same kernel and line as finding 1, reached from /home/u/eval.py:9 in evaluate\$" s.txt
+check_no_grep "  ...the other line's finding says no such thing" "^finding 2: .*the same kernel and line" s.txt
 n=$(replays s.log)
 [ "$n" = 8 ] && ok "  ...in eight replays (three of them layout checks)" || fail "  ...$n replays, not 8"
 
