@@ -780,24 +780,33 @@ static const struct tr_launch *launch_of(const struct trace *t, uint64_t seq, si
 	return NULL;
 }
 
-void hunt_python_line(const struct trace *t, uint64_t seq, struct strbuf *out)
+/* The index of l's frame a finding names (its "line"): the innermost one
+ * outside site-packages, torch and triton, else the innermost with a file;
+ * -1 when none has one. */
+static long user_frame(const struct tr_launch *l)
 {
-	const struct tr_launch *l = launch_of(t, seq, NULL);
-	const struct tr_frame *pick = NULL;
+	long pick = -1;
 	for (uint32_t i = 0; l && i < l->nframes; i++) {
 		const struct tr_frame *fr = &l->frames[i];
 		if (!fr->file || !*fr->file)
 			continue;
-		if (!pick)
-			pick = fr;
+		if (pick < 0)
+			pick = i;
 		if (!strstr(fr->file, "site-packages") && !strstr(fr->file, "/torch/") &&
-		    !strstr(fr->file, "/triton/")) {
-			pick = fr;
-			break;
-		}
+		    !strstr(fr->file, "/triton/"))
+			return i;
 	}
-	if (pick)
+	return pick;
+}
+
+void hunt_python_line(const struct trace *t, uint64_t seq, struct strbuf *out)
+{
+	const struct tr_launch *l = launch_of(t, seq, NULL);
+	long u = user_frame(l);
+	if (u >= 0) {
+		const struct tr_frame *pick = &l->frames[u];
 		sb_addf(out, "%s:%u in %s", pick->file, pick->line, pick->func ? pick->func : "?");
+	}
 }
 
 void hunt_test_of(const struct trace *t, uint64_t seq, struct strbuf *out)
@@ -964,19 +973,21 @@ void hunt_describe_kin(const struct trace *t, const struct hunt_result *r, size_
 		       struct strbuf *out)
 {
 	const struct tr_launch *a = launch_of(t, r->f[k].seq, NULL);
-	if (!a || !a->name || !a->nframes)
+	long u = user_frame(a);
+	if (!a || !a->name || u < 0)
 		return;
 	for (size_t j = 0; j < k; j++) {
 		const struct tr_launch *b = launch_of(t, r->f[j].seq, NULL);
 		uint32_t d = 0;
-		if (!b || !b->name || strcmp(a->name, b->name) || !b->nframes ||
-		    a->frames[0].line != b->frames[0].line || !str_eq(a->frames[0].file, b->frames[0].file))
+		if (!b || !b->name || strcmp(a->name, b->name) || user_frame(b) != u)
 			continue;
+		/* the same frames up to the line the findings name, then one
+		 * that differs */
 		while (d < a->nframes && d < b->nframes && a->frames[d].line == b->frames[d].line &&
 		       str_eq(a->frames[d].file, b->frames[d].file))
 			d++;
-		if (d >= a->nframes)
-			continue;   /* no frame of its own to name */
+		if (d <= (uint32_t)u || d >= a->nframes)
+			continue;   /* another line, or no frame of its own to name */
 		sb_addf(out, "; the same kernel and line as finding %zu, reached from %s:%u in %s", first + j,
 			a->frames[d].file ? a->frames[d].file : "?", a->frames[d].line,
 			a->frames[d].func ? a->frames[d].func : "?");

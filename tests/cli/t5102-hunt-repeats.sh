@@ -173,6 +173,22 @@ check_no_grep "  ...the other line's finding says no such thing" "^finding 2: .*
 n=$(replays s.log)
 [ "$n" = 8 ] && ok "  ...in eight replays (three of them layout checks)" || fail "  ...$n replays, not 8"
 
+# the frame a finding names is the first outside site-packages: two lines
+# under the same library frame are not "the same line"; one line under it
+# from two callers is
+JIT="frame=/usr/lib/python3/site-packages/triton/runtime/jit.py:600:run"
+{ head_ "python3 train.py"
+  echo "launch _Z13scale_nocheckPfPKfi 5 256 ptr:$W ptr:$IN i32:1024 $JIT frame=/home/u/model.py:30:forward frame=/home/u/train.py:50:main"
+  echo "launch _Z13scale_nocheckPfPKfi 5 256 ptr:$W ptr:$IN i32:1024 $JIT frame=/home/u/model.py:31:forward frame=/home/u/train.py:50:main"
+  echo "launch _Z13scale_nocheckPfPKfi 5 256 ptr:$W ptr:$IN i32:1024 $JIT frame=/home/u/model.py:30:forward frame=/home/u/warm.py:7:warmup"
+  echo "end 0"; } >lib.txt
+check "mktrace: one kernel under a library frame from three stacks" $MKTRACE lib.bin <lib.txt
+check_exit "hunt: exit 1" 1 $GPUREDUCE hunt --no-shrink lib.bin
+cp "$TMP/.out" lib.log
+check_no_grep "  ...model.py:31 is another line, not finding 1's" "^finding 2: .*the same kernel and line" lib.log
+check_grep "  ...model.py:30 from warm.py is finding 1's line" \
+	"^finding 3: .* at /home/u/model.py:30 in forward .*; the same kernel and line as finding 1, reached from /home/u/warm.py:7 in warmup\$" lib.log
+
 # --tensor-ends: a legal write past a tensor's requested bytes (3600 of a
 # 4096-byte block) every step is one note, its repeats left out the same way
 { head_ "python3 train.py" | sed "s/^block $W 4096 /block $W 3600 /"
