@@ -1657,13 +1657,15 @@ void cap_drop_global(uint64_t addr)
 	}
 }
 
-static void rec_free(uint64_t key)
+/* The FREE of the allocation recorded under key: its size, 0 when none
+ * was. */
+static uint64_t rec_free(uint64_t key)
 {
 	uint64_t addr = 0, kind = 0;
 	struct tr_rec r;
 
 	if (!key || !lock_rec())
-		return;
+		return 0;
 	if (cap_map_del(&S.live, key, &addr, &kind)) {
 		cap_mm_del(addr);
 		cap_known_del(addr, kind >> 8);
@@ -1675,6 +1677,7 @@ static void rec_free(uint64_t key)
 		ckpt_on_free(addr);
 	}
 	unlock();
+	return kind >> 8;
 }
 
 /* cuMemUnmap(ptr, size): a FREE for each mapping recorded in the range,
@@ -1682,20 +1685,9 @@ static void rec_free(uint64_t key)
  * mapped one by one, as an expandable segment maps them). */
 static void rec_unmap(uint64_t ptr, uint64_t size)
 {
-	uint64_t at = ptr;
-	while (at && at - ptr < size) {
-		struct cap_map_ent *e = NULL;
-		uint64_t len = 0;
-		if (lock_rec()) {
-			e = cap_map_get(&S.live, at);
-			len = e ? e->v2 >> 8 : 0;
-			unlock();
-		}
-		if (!e || !len)
-			break;
-		rec_free(at);
+	uint64_t at = ptr, len;
+	while (at && at - ptr < size && (len = rec_free(at)))
 		at += len;
-	}
 }
 
 /* Memory the GPU reads without copies (managed, mapped or registered host
