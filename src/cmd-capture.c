@@ -60,11 +60,12 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: gpureduce capture [-o trace.bin] [--allow-no-capture] [--checkpoint-every=SPEC]\n"
 		"                         [--max-trace-bytes=B] [--no-checkpoint] [--flight-recorder[=BUDGET]]\n"
-		"                         [--tensors] [--blocking=driver|library] [--force] [--] CMD [ARGS...]\n\n"
+		"                         [--tensors] [--blocking=library|driver] [--force] [--] CMD [ARGS...]\n\n"
 		"Run CMD under the CUPTI capture library and record every allocation, copy,\n"
 		"memset and kernel launch (with its exact parameters) up to the first GPU\n"
-		"fault into a trace.  CMD runs with CUDA_LAUNCH_BLOCKING=1 so the faulting\n"
-		"launch is the one that reports the fault.  Its exit status is passed on,\n"
+		"fault into a trace.  Each launch is waited for (by the capture library, or\n"
+		"with --blocking=driver by CUDA_LAUNCH_BLOCKING=1), so the faulting launch\n"
+		"is the one that reports the fault.  Its exit status is passed on,\n"
 		"but a run in which no process made a CUDA call (nothing captured) exits 4\n"
 		"where CMD exited 0 (not with --allow-no-capture).\n\n"
 		"options:\n"
@@ -94,19 +95,19 @@ static void usage(FILE *f)
 		"  --tensors            also record the blocks of PyTorch's caching allocator (one per\n"
 		"                       tensor) inside each segment, read at every launch, for\n"
 		"                       `shrink --root-cause` (slower: off by default)\n"
-		"  --blocking=driver|library\n"
-		"                       driver (default): CMD runs with CUDA_LAUNCH_BLOCKING=1;\n"
-		"                       library: CMD runs with CUDA_LAUNCH_BLOCKING=0 and the\n"
-		"                       capture library waits for each launch, recording it\n"
-		"                       while the kernel runs, its copies written by a thread:\n"
-		"                       cheaper on host-fed loops (docs/CAPTURE-COST.md); the\n"
-		"                       faulting launch still returns the fault\n\n"
+		"  --blocking=library|driver\n"
+		"                       library (default): CMD runs with CUDA_LAUNCH_BLOCKING=0\n"
+		"                       and the capture library waits for each launch, recording\n"
+		"                       it while the kernel runs, its copies written by a thread;\n"
+		"                       the faulting launch still returns the fault.  driver: CMD\n"
+		"                       runs with CUDA_LAUNCH_BLOCKING=1, the driver waiting\n"
+		"                       (slower on host-fed loops; docs/CAPTURE-COST.md)\n\n"
 		"environment:\n"
 		"  GPUREDUCE_CAPTURE_LIB  the capture library to use (default: next to gpureduce)\n"
 		"  GPUREDUCE_PY_FRAMES    Python frames recorded per launch (default 8)\n"
-		"  GPUREDUCE_BLOCKING     library: as --blocking=library (the option wins)\n"
+		"  GPUREDUCE_BLOCKING     driver or library: as --blocking= (the option wins)\n"
 		"  GPUREDUCE_WRITER_THREAD 1: copies' bytes compressed and written by a thread (on with\n"
-		"                         --blocking=library unless 0)\n"
+		"                         --blocking=library, the default, unless 0)\n"
 		"  GPUREDUCE_FOLD_KERNELS more communication kernels to fold like nccl* (comma-separated,\n"
 		"                         NAME or PREFIX*; docs/MULTI-RANK.md)\n"
 		"  GPUREDUCE_FOLD_MAX     bytes compared after each pointer of a folded kernel (default 256 MiB)\n"
@@ -446,7 +447,7 @@ int cmd_capture(int argc, char **argv)
 	const char *env[18];
 	const char *inj;
 	const char *blk = getenv("GPUREDUCE_BLOCKING");
-	int libsync = blk && !strcmp(blk, "library");
+	int libsync = !(blk && !strcmp(blk, "driver"));   /* library by default (issue 26) */
 	struct child c = CHILD_INIT;
 	struct opts op;
 	struct strbuf perr = STRBUF_INIT;
@@ -495,8 +496,8 @@ int cmd_capture(int argc, char **argv)
 			tensors = 1;
 		} else if (opts_str(&op, "--blocking", &val)) {
 			if (!op.failed && strcmp(val, "library") && strcmp(val, "driver"))
-				opts_fail(&op, "--blocking=%s: say driver (CUDA_LAUNCH_BLOCKING=1, the default) "
-					  "or library (the capture library waits for each launch)", val);
+				opts_fail(&op, "--blocking=%s: say library (the capture library waits for each "
+					  "launch, the default) or driver (CUDA_LAUNCH_BLOCKING=1)", val);
 			else if (!op.failed)
 				libsync = !strcmp(val, "library");
 		} else if (opts_flag(&op, "--force")) {

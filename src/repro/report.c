@@ -630,8 +630,8 @@ static void sec_data(struct rctx *c, struct strbuf *md)
 static void sec_checklist(struct rctx *c, struct strbuf *md)
 {
 	sb_adds(md, "## Checklist\n\n");
-	sb_adds(md, "- [x] Ran with blocking launches (`CUDA_LAUNCH_BLOCKING=1`, set by `gpureduce capture`): "
-		"the faulting kernel is the one named above\n");
+	sb_adds(md, "- [x] Ran with blocking launches (`gpureduce capture` waits for each launch, "
+		"as `CUDA_LAUNCH_BLOCKING=1` does): the faulting kernel is the one named above\n");
 	sb_addf(md, "- [%c] compute-sanitizer: %s\n", c->san_note ? ' ' : 'x',
 		c->san_note ? c->san_note : "output above");
 	sb_addf(md, "- [%c] Versions: %s\n", first_of(facts(c), TR_ENV) ? 'x' : ' ',

@@ -47,7 +47,16 @@ chmod +x envdump.sh
 check_exit "program runs" 4 "$GPUREDUCE" capture -o rel.bin ./envdump.sh env.txt
 LIBREAL=$(cd "$(dirname "$LIB")" && pwd -P)/$(basename "$LIB")
 check_grep "CUDA_INJECTION64_PATH names the library" "^CUDA_INJECTION64_PATH=$LIBREAL\$" env.txt
-check_grep "CUDA_LAUNCH_BLOCKING=1" "^CUDA_LAUNCH_BLOCKING=1\$" env.txt
+check_grep "by default the library waits for launches: CUDA_LAUNCH_BLOCKING=0" "^CUDA_LAUNCH_BLOCKING=0\$" env.txt
+check_grep "  ...and GPUREDUCE_BLOCKING=library" "^GPUREDUCE_BLOCKING=library\$" env.txt
+check_exit "--blocking=driver" 4 "$GPUREDUCE" capture --blocking=driver -o rel.bin ./envdump.sh envd.txt
+check_grep "  ...CUDA_LAUNCH_BLOCKING=1" "^CUDA_LAUNCH_BLOCKING=1\$" envd.txt
+if grep -q '^GPUREDUCE_BLOCKING=' envd.txt; then fail "  ...and no GPUREDUCE_BLOCKING"; else ok "  ...and no GPUREDUCE_BLOCKING"; fi
+GPUREDUCE_BLOCKING=driver "$GPUREDUCE" capture -o rel.bin ./envdump.sh enve.txt 2>/dev/null
+check_grep "GPUREDUCE_BLOCKING=driver in capture's environment: CUDA_LAUNCH_BLOCKING=1" "^CUDA_LAUNCH_BLOCKING=1\$" enve.txt
+GPUREDUCE_BLOCKING=driver "$GPUREDUCE" capture --blocking=library -o rel.bin ./envdump.sh envf.txt 2>/dev/null
+check_grep "  ...--blocking=library wins over it" "^CUDA_LAUNCH_BLOCKING=0\$" envf.txt
+check_exit "--blocking=sometimes is refused" 2 "$GPUREDUCE" capture --blocking=sometimes -o rel.bin ./envdump.sh envg.txt
 check_grep "GPUREDUCE_TRACE is the absolute -o path" "^GPUREDUCE_TRACE=$TMP/\.gpureduce-capture-[^/]*/rel.bin\$" env.txt
 check_grep "GPUREDUCE_STATUS is set" "^GPUREDUCE_STATUS=/" env.txt
 if grep -q GPUREDUCE_ALLOW_NO_CAPTURE env.txt; then fail "no GPUREDUCE_ALLOW_NO_CAPTURE by default"; else ok "no GPUREDUCE_ALLOW_NO_CAPTURE by default"; fi

@@ -14,8 +14,9 @@
 #     injection and CUDA_LAUNCH_BLOCKING=0, GPUREDUCE_BLOCKING unset): the
 #     launch returns success and the trace has no fault: what the wait is for;
 #   - the library-blocking trace replays to the fault and shrinks.
-# `capture --blocking=library` is the same, with the writer thread on unless
-# GPUREDUCE_WRITER_THREAD=0; --blocking=driver wins over the variable.
+# `capture` (--blocking=library, the default since 2026-12-07) is the same,
+# with the writer thread on unless GPUREDUCE_WRITER_THREAD=0;
+# --blocking=driver wins over the variable.
 # Also gpureduce_capture_pause (tests/gpu/hostfed.py's HOSTFED_ALTERNATE):
 # what it leaves out, its NOTE, and that paused launches still wait.
 # t1030 has the fake CUPTI/driver's side (which launches wait, in which
@@ -33,10 +34,10 @@ CUBIN=$DBL/kernels.cubin
 norm() { "$GPUREDUCE" show "$1" | grep -v '^ *\(path\|created\|created_ns\|started\|size\|pid\|tid\|src\|dst\|func\|addr\|cwd\): ' |
 	sed 's/0x[0-9a-f]\{10,\}/ADDR/g'; }
 
-check_exit "capture, CUDA_LAUNCH_BLOCKING=1 (the default)" 3 "$GPUREDUCE" capture -o drv.bin -- ./prog $CUBIN 30
+check_exit "capture --blocking=driver (CUDA_LAUNCH_BLOCKING=1)" 3 "$GPUREDUCE" capture --blocking=driver -o drv.bin -- ./prog $CUBIN 30
 check_grep "  ...the launch returns its fault" "gather returned 700" "$TMP/.out"
 check_grep "  ...the fault at the gather launch" "fault: CUDA_ERROR_ILLEGAL_ADDRESS in gather(.*) at launch #60" "$TMP/.out"
-check_exit "capture, GPUREDUCE_BLOCKING=library" 3 env GPUREDUCE_BLOCKING=library "$GPUREDUCE" capture -o lib.bin -- ./prog $CUBIN 30
+check_exit "capture (the default: the library waits)" 3 "$GPUREDUCE" capture -o lib.bin -- ./prog $CUBIN 30
 check_grep "  ...the launch returns its fault (the library's wait gave it)" "gather returned 700" "$TMP/.out"
 check_grep "  ...the fault at the same launch" "fault: CUDA_ERROR_ILLEGAL_ADDRESS in gather(.*) at launch #60" "$TMP/.out"
 norm drv.bin >drv.yaml
@@ -69,7 +70,7 @@ check_exit "profiled, GPUREDUCE_BLOCKING=library" 3 env GPUREDUCE_BLOCKING=libra
 check_grep "  ...the wait on a line of its own" "capture profile: waiting for the kernel (GPUREDUCE_BLOCKING=library; not the library's own time): 61 calls" "$TMP/.out"
 check_grep "  ...the launch's parts add up to it" "capture profile:   (parts: .* s of .* s, \(99\.[5-9]\|100\.[0-4]\)%)" "$TMP/.out"
 lay_lib=$(sed -n 's/.*capture profile:   kernel layout from the driver ([^)]*): \([0-9]*\) calls.*/\1/p' "$TMP/.out")
-check_exit "profiled, CUDA_LAUNCH_BLOCKING=1" 3 env GPUREDUCE_CAPTURE_PROFILE=1 "$GPUREDUCE" capture -o profd.bin -- ./prog $CUBIN 30
+check_exit "profiled, CUDA_LAUNCH_BLOCKING=1" 3 env GPUREDUCE_CAPTURE_PROFILE=1 "$GPUREDUCE" capture --blocking=driver -o profd.bin -- ./prog $CUBIN 30
 lay_drv=$(sed -n 's/.*capture profile:   kernel layout from the driver ([^)]*): \([0-9]*\) calls.*/\1/p' "$TMP/.out")
 [ -n "$lay_lib" ] && [ "$lay_lib" = "$lay_drv" ] && ok "  ...the kernels' first layouts on their own line both ways ($lay_lib)" ||
 	fail "  ...the kernels' first layouts on their own line both ways (library '$lay_lib', driver '$lay_drv')"
@@ -79,7 +80,7 @@ lay_drv=$(sed -n 's/.*capture profile:   kernel layout from the driver ([^)]*): 
 # trace does not replay as captured; with the library waiting, paused
 # launches still wait (every one of the 61 in the profile's wait line)
 check_exit "capture, the program pausing it for steps 5-14" 3 env CKPT_PROG_PAUSE=5-15 \
-	"$GPUREDUCE" capture -o pause.bin -- ./prog $CUBIN 30
+	"$GPUREDUCE" capture --blocking=driver -o pause.bin -- ./prog $CUBIN 30
 check_grep "  ...41 launches recorded, the fault the 41st" "captured 41 launches, .*fault: CUDA_ERROR_ILLEGAL_ADDRESS in gather(.*) at launch #40" "$TMP/.out"
 "$GPUREDUCE" show pause.bin >pause.yaml 2>&1
 check_grep "  ...and a NOTE says so" "capture paused by the program (gpureduce_capture_pause, for measurements)" pause.yaml
@@ -112,7 +113,7 @@ check_grep "  ...the launch returns its fault (CUDA_LAUNCH_BLOCKING=1)" "gather 
 check_no_grep "  ...and the library does not wait" "waiting for the kernel" "$TMP/.out"
 check_no_grep "  ...nor start the writer thread" "writer thread" "$TMP/.out"
 check_exit "--blocking=sometimes: a usage error" 2 "$GPUREDUCE" capture --blocking=sometimes -o bad.bin -- ./prog $CUBIN 30
-check_grep "  ...saying what it takes" "capture: --blocking=sometimes: say driver (CUDA_LAUNCH_BLOCKING=1, the default) or library" "$TMP/.out"
+check_grep "  ...saying what it takes" "capture: --blocking=sometimes: say library (the capture library waits for each launch, the default) or driver" "$TMP/.out"
 [ ! -e bad.bin ] && ok "  ...and nothing run or written" || fail "  ...and nothing run or written (bad.bin exists)"
 # checkpoints (what a job left on takes): the window from the checkpoint,
 # the same fault, and it replays to it.  Which checkpoint is a matter of

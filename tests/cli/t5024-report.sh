@@ -90,7 +90,7 @@ check_grep "data: the total" "8 bytes of your program's data are in repro.cu ver
 check_grep "data: the argv" "^/usr/bin/python3 /home/u/train.py --lr 0.1" data.md
 check_grep "data: a path" "^- \`/home/u/train.py\`" data.md
 sect Checklist >check.md
-check_grep "checklist: blocking launches" "\[x\] Ran with blocking launches" check.md
+check_grep "checklist: blocking launches" '\[x\] Ran with blocking launches (.gpureduce capture. waits for each launch' check.md
 check_grep "checklist: sanitizer" "\[x\] compute-sanitizer: output above" check.md
 check_grep "checklist: versions" "\[x\] Versions: above" check.md
 check_grep "checklist: reproduces" "\[x\] Reproduces: every run here" check.md

@@ -6,7 +6,9 @@
 # launches a step).  Three ways, interleaved (blocking and capture in turn first), BENCH_HOSTFED_ROUNDS (3)
 # rounds:
 #   blocking   CUDA_LAUNCH_BLOCKING=1 python3 hostfed.py
-#   capture    gpureduce capture -o T.bin -- python3 hostfed.py
+#   capture    gpureduce capture -o T.bin -- python3 hostfed.py (the
+#              library waits for each launch, --blocking=library, the
+#              default since 2026-12-07; the writer thread on)
 #   flight     gpureduce capture --flight-recorder=BENCH_HOSTFED_BUDGET (2G)
 #   allcb      (BENCH_HOSTFED_ALLCB=1 only) capture with every driver
 #              callback subscribed, as before capture/cbids.c
@@ -40,13 +42,13 @@
 #              /dev/shm (memory) instead of $BENCH_OUT: how much of
 #              capture's cost is the trace's file system (the page cache,
 #              its write-back to the disk while the loop runs), side by side
-#   lib        `capture --blocking=library` (every round; judged against
-#              the goal like capture): the program without
-#              CUDA_LAUNCH_BLOCKING, the library waiting for each launch and
-#              recording it while the kernel runs, the writer thread on;
-#              with BENCH_HOSTFED_LIBSYNC=1 also libnowq, the same without
-#              the writer thread (GPUREDUCE_WRITER_THREAD=0), and one more
-#              lib run with the profile on (libprof), apart from the medians
+#   drv        `capture --blocking=driver` (every round; judged against
+#              the goal like capture): the program with
+#              CUDA_LAUNCH_BLOCKING=1, as capture ran before 2026-12-07;
+#              with BENCH_HOSTFED_LIBSYNC=1 also libnowq, the default
+#              without the writer thread (GPUREDUCE_WRITER_THREAD=0), and
+#              one more default run with the profile on (libprof), apart
+#              from the medians
 #   alt        (BENCH_HOSTFED_ALT=K only) capture with hostfed.py's
 #              HOSTFED_ALTERNATE=K: in one process, K steps with capture
 #              on, K with it paused (the library's callbacks returning at
@@ -56,10 +58,10 @@
 #              --blocking=library, with BENCH_HOSTFED_LIBSYNC=1;
 #              wqalt: with the writer thread, with BENCH_HOSTFED_WQ=1;
 #              with both, libnowqalt: --blocking=library without it)
-#   wq         (BENCH_HOSTFED_WQ=1 only) capture with the bytes copied in
-#              compressed and written by a writer thread
+#   wq         (BENCH_HOSTFED_WQ=1 only) capture --blocking=driver with the
+#              bytes copied in compressed and written by a writer thread
 #              (GPUREDUCE_WRITER_THREAD=1, capture/writeq.c; off by
-#              default): what the thread saves or costs, side by side;
+#              default there): what the thread saves or costs, side by side;
 #              then one more such run with the profile on (wqprof), apart
 #              from the medians: its waits and the thread's own time
 # Round 1's blocking run trains BENCH_HOSTFED_SECONDS (8) and fixes the
@@ -161,7 +163,9 @@ one() {
 			"$GR" capture -o "$OUT/allcb-$r.bin" -- "$PY" hostfed.py ;;
 	shm) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 $env_steps \
 			"$GR" capture -o "$tr" -- "$PY" hostfed.py ;;
-	lib|libprof|libnowq) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 \
+	drv) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 $env_steps \
+			"$GR" capture --blocking=driver -o "$OUT/$way-$r.bin" -- "$PY" hostfed.py ;;
+	libprof|libnowq) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 \
 			$([ "$way" = libprof ] && echo GPUREDUCE_CAPTURE_PROFILE=1) \
 			$([ "$way" = libnowq ] && echo GPUREDUCE_WRITER_THREAD=0) $env_steps \
 			"$GR" capture --blocking=library -o "$OUT/$way-$r.bin" -- "$PY" hostfed.py ;;
@@ -172,7 +176,7 @@ one() {
 			-o "$OUT/$way-$r.bin" -- "$PY" hostfed.py ;;
 	wq) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 \
 			GPUREDUCE_WRITER_THREAD=1 $env_steps \
-			"$GR" capture -o "$OUT/wq-$r.bin" -- "$PY" hostfed.py ;;
+			"$GR" capture --blocking=driver -o "$OUT/wq-$r.bin" -- "$PY" hostfed.py ;;
 	tensors|tprof) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 $env_steps \
 			$([ "$way" = tprof ] && echo GPUREDUCE_CAPTURE_PROFILE=1) \
 			"$GR" capture --tensors -o "$OUT/$way-$r.bin" -- "$PY" hostfed.py ;;
@@ -183,7 +187,7 @@ one() {
 			"$GR" capture --tensors -o "$OUT/$way-$r.bin" -- "$PY" hostfed.py ;;
 	wqprof) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 GPUREDUCE_CAPTURE_PROFILE=1 \
 			GPUREDUCE_WRITER_THREAD=1 $env_steps \
-			"$GR" capture -o "$OUT/wqprof-$r.bin" -- "$PY" hostfed.py ;;
+			"$GR" capture --blocking=driver -o "$OUT/wqprof-$r.bin" -- "$PY" hostfed.py ;;
 	dispatch|nobytes) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 \
 			GPUREDUCE_CAPTURE_ABLATE="$way" $env_steps \
 			"$GR" capture -o "$OUT/$way-$r.bin" -- "$PY" hostfed.py ;;
@@ -209,7 +213,7 @@ one() {
 		return 0 ;; esac   # its phases' ratios
 	[ -n "$sm" ] && SM[$way]="${SM[$way]:-} $sm" ST[$way]="${ST[$way]:-} ${st:-0}"
 	case $way in blocking) B+=("$s") ;; capture) C+=("$s") ;; flight) F+=("$s") ;; allcb) A+=("$s") ;; wq) W+=("$s") ;;
-	base) X+=("$s") ;; shm) SH+=("$s") ;; lib) L+=("$s") ;; libnowq) LN+=("$s") ;; dispatch) D+=("$s") ;; nobytes) N+=("$s") ;; tensors) TT+=("$s") ;; tnostack) TN+=("$s") ;; esac
+	base) X+=("$s") ;; shm) SH+=("$s") ;; drv) L+=("$s") ;; libnowq) LN+=("$s") ;; dispatch) D+=("$s") ;; nobytes) N+=("$s") ;; tensors) TT+=("$s") ;; tnostack) TN+=("$s") ;; esac
 	log "hostfed: round $r $way: $steps steps in $s s (wall $STEP_SECS s)"
 }
 # round 1 starts with blocking (it fixes the step count); later rounds
@@ -224,7 +228,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		one blocking "$r"
 	fi
 	one flight "$r"
-	one lib "$r"
+	one drv "$r"
 	[ "$ALLCB" = 1 ] && one allcb "$r"
 	[ "$WQ" = 1 ] && one wq "$r"
 	[ "$SHM" = 1 ] && one shm "$r"
@@ -248,7 +252,7 @@ goal() { awk -v r="$1" 'BEGIN { if (r == "n/a") print "n/a"; else if (r <= 1.05)
 echo
 echo "== host-fed training loop (tests/gpu/hostfed.py: ResNet-18, 64x64, .cuda() each step), $(secs_since "$T0") s"
 print_table "$TAB"
-echo "hostfed: median loop seconds over ${#B[@]}/${#C[@]}/${#F[@]}/${#L[@]} rounds: blocking $mb s, capture $mc s (${rc}x, goal <= 1.05: $(goal "$rc")), capture --flight-recorder=$BUDGET $mf s (${rf}x: $(goal "$rf")), capture --blocking=library $ml s (${rl}x: $(goal "$rl"))" |
+echo "hostfed: median loop seconds over ${#B[@]}/${#C[@]}/${#F[@]}/${#L[@]} rounds: blocking $mb s, capture $mc s (${rc}x, goal <= 1.05: $(goal "$rc")), capture --flight-recorder=$BUDGET $mf s (${rf}x: $(goal "$rf")), capture --blocking=driver $ml s (${rl}x: $(goal "$rl"))" |
 	tee "$OUT/summary.txt"
 # each round's own ratio (its capture over its blocking run, side by side):
 # the machine's drift between rounds moved the blocking loop by 22 % on the
@@ -268,14 +272,14 @@ echo "hostfed: capture over blocking, round by round: ${pr[*]:-n/a} (median $(me
 	tee -a "$OUT/summary.txt"
 round_ratios L
 lr=("${RR[@]}")
-echo "hostfed: capture --blocking=library over blocking, round by round: ${lr[*]:-n/a} (median $(med3 "${lr[@]}")x)" |
+echo "hostfed: capture --blocking=driver over blocking, round by round: ${lr[*]:-n/a} (median $(med3 "${lr[@]}")x)" |
 	tee -a "$OUT/summary.txt"
 # the steps' own medians: a cost every launch pays moves them, stalls (a
 # write-back, a collection, a checkpoint) do not; "stall" is the seconds
 # steps slower than twice their run's median spent above it
 sb=$(med3 ${SM[blocking]:-}) sc=$(med3 ${SM[capture]:-})
 line="hostfed: median step ms (each run's median, median over rounds), stall s:"
-for way in blocking capture flight allcb wq shm lib libnowq base dispatch nobytes tensors tnostack; do
+for way in blocking capture flight allcb wq shm drv libnowq base dispatch nobytes tensors tnostack; do
 	[ -n "${SM[$way]:-}" ] || continue
 	m=$(med3 ${SM[$way]})
 	line="$line $way $m$([ "$way" = blocking ] || echo " ($(ratio "$m" "$sb")x)"), $(med3 ${ST[$way]:-});"
@@ -293,7 +297,7 @@ if [ "$WQ" = 1 ]; then
 fi
 if [ "$LIBS" = 1 ]; then
 	mln=$(med3 "${LN[@]}")
-	echo "hostfed: capture waiting in the library (--blocking=library, with the writer thread): $ml s (${rl}x; round by round ${lr[*]:-n/a}), without the writer thread $mln s ($(ratio "$mln" "$mb")x), against capture $mc s (${rc}x)" |
+	echo "hostfed: capture waiting in the library (the default, with the writer thread): $mc s (${rc}x; round by round ${pr[*]:-n/a}), without the writer thread $mln s ($(ratio "$mln" "$mb")x), against --blocking=driver $ml s (${rl}x)" |
 		tee -a "$OUT/summary.txt"
 	grep -a '^gpureduce: capture profile: \(driver callbacks\|launch callback\|waiting for\|h2d copy\)' "$OUT/libprof-1.log" 2>/dev/null |
 		sed 's/^gpureduce: capture profile: /  --blocking=library (one run apart, profiled): /'
