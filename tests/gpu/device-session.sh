@@ -236,7 +236,7 @@ exitprobe() {
 	done
 }
 
-# GPUREDUCE_BLOCKING=library on a GPU: tests/gpu/libsync-probe.cu (a
+# the library's wait (capture's default) on a GPU: tests/gpu/libsync-probe.cu (a
 # faulting launch after good ones) run plainly both ways and captured both
 # ways: what the program sees of the fault (the launch's own result), and
 # where the trace puts it; then the library-blocking trace replayed and
@@ -250,9 +250,9 @@ libsync() {
 		{ echo "libsync: nvcc failed"; cat "$d/nvcc.log"; return 1; }
 	echo "== CUDA_LAUNCH_BLOCKING=1"; CUDA_LAUNCH_BLOCKING=1 "$x"
 	echo "== asynchronous launches"; CUDA_LAUNCH_BLOCKING=0 "$x"
-	echo "== capture"; GPUREDUCE_NO_PROGRESS=1 "$GR" capture -o "$d/drv.bin" -- "$x" 2>&1
-	echo "== capture, GPUREDUCE_BLOCKING=library"
-	GPUREDUCE_NO_PROGRESS=1 GPUREDUCE_BLOCKING=library "$GR" capture -o "$d/lib.bin" -- "$x" >"$d/lib.log" 2>&1
+	echo "== capture --blocking=driver"; GPUREDUCE_NO_PROGRESS=1 "$GR" capture --blocking=driver -o "$d/drv.bin" -- "$x" 2>&1
+	echo "== capture (the library waits, the default)"
+	GPUREDUCE_NO_PROGRESS=1 "$GR" capture -o "$d/lib.bin" -- "$x" >"$d/lib.log" 2>&1
 	cat "$d/lib.log"
 	grep -q 'fault: CUDA_ERROR_ILLEGAL_ADDRESS in fill(.*) at launch #5' "$d/lib.log" ||
 		{ echo "libsync: FAIL: the library-blocking trace does not put the fault at launch #5"; rc=1; }

@@ -3,12 +3,13 @@
 # (issue 26): tests/gpu/launch-cost.cu run several ways side by side,
 # LC_ROUNDS rounds, the ways' order turned each round:
 #   plain     CUDA_LAUNCH_BLOCKING=1
-#   capture   gpureduce capture (its trace under $BUILD)
+#   capture   gpureduce capture --blocking=driver (its trace under $BUILD;
+#             CUDA_LAUNCH_BLOCKING=1, capture's default before 2026-12-07)
 #   shm       gpureduce capture, the trace in /dev/shm (page cache, no disk)
 #   dispatch  capture with GPUREDUCE_CAPTURE_ABLATE=dispatch: CUPTI's
 #             dispatch and the driver's traced path, the library idle
 #   nobytes   capture with GPUREDUCE_CAPTURE_ABLATE=nobytes
-#   library   capture --blocking=library (the library waits for each
+#   library   capture --blocking=library, the default (the library waits for each
 #             launch, recording it while the kernel runs)
 # and once with GPUREDUCE_CAPTURE_PROFILE=1 (the library's own time a
 # launch).  Two workloads: launches alone (LC_N), and the same with a
@@ -33,11 +34,11 @@ one() {	# WAY WORKLOAD -> prints us a launch
 	[ "$wl" = copies ] && env_copy="COPY_EVERY=364"
 	case $way in
 	plain) timeout 120 env $env_copy CUDA_LAUNCH_BLOCKING=1 "$W/lc" "$N" ;;
-	capture) timeout 120 env $env_copy "$GR" capture -o "$W/t.bin" -- "$W/lc" "$N" 2>/dev/null ;;
-	shm) timeout 120 env $env_copy "$GR" capture -o /dev/shm/lc-t.bin -- "$W/lc" "$N" 2>/dev/null
+	capture) timeout 120 env $env_copy "$GR" capture --blocking=driver -o "$W/t.bin" -- "$W/lc" "$N" 2>/dev/null ;;
+	shm) timeout 120 env $env_copy "$GR" capture --blocking=driver -o /dev/shm/lc-t.bin -- "$W/lc" "$N" 2>/dev/null
 		rm -f /dev/shm/lc-t.bin* ;;
 	library) timeout 120 env $env_copy "$GR" capture --blocking=library -o "$W/t.bin" -- "$W/lc" "$N" 2>/dev/null ;;
-	dispatch|nobytes) timeout 120 env $env_copy GPUREDUCE_CAPTURE_ABLATE=$way "$GR" capture -o "$W/t.bin" \
+	dispatch|nobytes) timeout 120 env $env_copy GPUREDUCE_CAPTURE_ABLATE=$way "$GR" capture --blocking=driver -o "$W/t.bin" \
 			-- "$W/lc" "$N" 2>/dev/null ;;
 	esac | sed -n 's/.*: \([0-9.]*\) us each.*/\1/p'
 	rm -f "$W"/t.bin*
@@ -66,7 +67,7 @@ for wl in launches copies; do
 	rm -f "$W/med-$wl"
 	unset R
 	echo "  the library's own time (one profiled capture):"
-	timeout 120 env $([ "$wl" = copies ] && echo COPY_EVERY=364) GPUREDUCE_CAPTURE_PROFILE=1 "$GR" capture -o "$W/t.bin" -- "$W/lc" "$N" 2>&1 |
+	timeout 120 env $([ "$wl" = copies ] && echo COPY_EVERY=364) GPUREDUCE_CAPTURE_PROFILE=1 "$GR" capture --blocking=driver -o "$W/t.bin" -- "$W/lc" "$N" 2>&1 |
 		grep -a 'capture profile: \(driver callbacks\|launch callback\|  *python\|  *parameter\|  *record\|  *managed\|  *dispatch\|h2d\|  *hash\|  *compress\|other\)' | sed 's/.*capture profile: /    /'
 	rm -f "$W"/t.bin*
 done
