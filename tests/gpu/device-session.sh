@@ -42,7 +42,8 @@
 #                host-fed loop clean (HOSTFED_BUG=0) and buggy, EXPANDABLE_STEPS
 #                (20) steps, each captured with --tensors and hunted, with
 #                this build and, when EXPANDABLE_OLD names another gpureduce
-#                (carried, e.g. build/old-gpureduce), with that one too; the
+#                (carried, e.g. build/old/gpureduce with its capture library
+#                beside it), with that one too, each capturing its own; the
 #                trace's vmm pieces as captured and as the decoder joined them
 #   exitprobe    what a process that faulted costs after its fault, exit()
 #                against _exit(), one at a time and 5 at once, and a context
@@ -171,31 +172,36 @@ huntreplay() {
 
 # expandable: see the list at the top
 expandable() {
-	local py=python3 d=$LOGS/expandable v g bug n
+	local py=python3 d=$LOGS/expandable v g bug n tag tr
 	python3 -c 'import torch' 2>/dev/null || py=/opt/torch/.venv/bin/python3
 	mkdir -p "$d"
-	for v in clean bug; do
-		bug=0
-		[ "$v" = bug ] && bug=1
-		rm -rf "$BUILD/expandable-$v.bin"
-		(cd "$GR_ROOT/tests/gpu" && timeout "$(gr_step_timeout 120)" env GPUREDUCE_NO_PROGRESS=1 \
-			PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True HOSTFED_BUG=$bug \
-			HOSTFED_STEPS=${EXPANDABLE_STEPS:-20} HOSTFED_WARMUP=2 \
-			"$GR" capture --tensors -o "$BUILD/expandable-$v.bin" -- "$py" hostfed.py) >"$d/capture-$v.log" 2>&1
-		echo "== $v: capture exit $?"
-		tail -n 2 "$d/capture-$v.log"
-		"$GR" show "$BUILD/expandable-$v.bin" >"$d/show-$v.yaml" 2>&1
-		n=$(grep -c '^  kind: vmm' "$d/show-$v.yaml")
-		echo "expandable: $v: $n vmm allocation(s) as decoded; $(grep -a 'vmm_pieces_joined' "$d/show-$v.yaml" || echo 'no vmm pieces joined')"
-		for g in "$GR" ${EXPANDABLE_OLD:+"$GR_ROOT/$EXPANDABLE_OLD"}; do
+	# each build captures its own traces (an older one may not read this
+	# build's format) and hunts them
+	for g in "$GR" ${EXPANDABLE_OLD:+"$GR_ROOT/$EXPANDABLE_OLD"}; do
+		tag=$(basename "$g")
+		for v in clean bug; do
+			bug=0
+			[ "$v" = bug ] && bug=1
+			tr=$BUILD/expandable-$tag-$v.bin
+			rm -rf "$tr"
+			(cd "$GR_ROOT/tests/gpu" && timeout "$(gr_step_timeout 120)" env GPUREDUCE_NO_PROGRESS=1 \
+				PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True HOSTFED_BUG=$bug \
+				HOSTFED_STEPS=${EXPANDABLE_STEPS:-20} HOSTFED_WARMUP=2 \
+				"$g" capture --tensors -o "$tr" -- "$py" hostfed.py) >"$d/capture-$tag-$v.log" 2>&1
+			echo "== $tag, $v: capture exit $?"
+			tail -n 2 "$d/capture-$tag-$v.log"
+			"$g" show "$tr" >"$d/show-$tag-$v.yaml" 2>&1
+			n=$(grep -c '^  kind: vmm' "$d/show-$tag-$v.yaml")
+			echo "expandable: $tag, $v: $n vmm allocation(s) as decoded; $(grep -a 'vmm_pieces_joined' "$d/show-$tag-$v.yaml" || echo 'no vmm pieces joined')"
 			rm -rf "$BUILD/expandable-hunt"
 			timeout "$(gr_step_timeout 120)" "$g" hunt --no-shrink --no-diagnose -o "$BUILD/expandable-hunt" \
-				"$BUILD/expandable-$v.bin" >"$d/hunt-$v-$(basename "$g").log" 2>&1
-			echo "expandable: $v, hunt by $g: exit $?"
-			grep -a '^hunt: \|^finding\|^note' "$d/hunt-$v-$(basename "$g").log" | cut -c1-400 | head -n 6
+				"$tr" >"$d/hunt-$tag-$v.log" 2>&1
+			echo "expandable: $tag, $v, hunt: exit $?"
+			grep -a '^hunt: \|^finding\|^note' "$d/hunt-$tag-$v.log" | cut -c1-400 | head -n 6
+			rm -f "$tr"
 		done
 	done
-	rm -rf "$BUILD/expandable-hunt" "$BUILD"/expandable-*.bin
+	rm -rf "$BUILD/expandable-hunt"
 }
 
 # exitprobe: what a faulted process costs after its fault (tests/gpu/exitprobe.c):
@@ -350,7 +356,7 @@ for p in "$@"; do
 	exitprobe) run_part exitprobe "$LOGS/exitprobe.log" exitprobe ;;
 	snaps) run_part snaps "$LOGS/snaps.log" snaps ;;
 	libsync) run_part libsync "$LOGS/libsync.log" libsync ;;
-	*) echo "device-session: unknown part '$p' (gputest[:N] pair hostfed launchcost tensorscost hunt huntloop huntstencil huntclean perf huntreplay exitprobe snaps libsync)"; FAILED=$((FAILED + 1)) ;;
+	*) echo "device-session: unknown part '$p' (gputest[:N] pair hostfed launchcost tensorscost hunt huntloop huntstencil huntclean perf huntreplay expandable exitprobe snaps libsync)"; FAILED=$((FAILED + 1)) ;;
 	esac
 done
 pack_logs
