@@ -14,7 +14,8 @@
 # Usage: tests/gpu/shrink-pair.sh [-r ROUNDS] [-o OUTDIR] TRACE...
 #   TRACE: a trace.bin, or a gpu-test work dir holding one (NAME/trace.bin)
 # Env:   PAIR_A (default: $BUILD/gpureduce), PAIR_B (default: PAIR_A with
-#        GPUREDUCE_VERIFY_RECALL=1), PAIR_A_NAME, PAIR_B_NAME (the column
+#        GPUREDUCE_VERIFY_RECALL=1; none: way A alone, each trace shrunk
+#        once a round, for seconds over many traces), PAIR_A_NAME, PAIR_B_NAME (the column
 #        titles), PAIR_JOBS (shrink -j; default shrink's own),
 #        PAIR_DEADLINE (seconds for the whole run, default 600: a trace
 #        not started by then is left out, and says so)
@@ -73,7 +74,10 @@ for arg in "$@"; do
 			echo "$name: left out, the deadline came"
 			continue
 		fi
-		if [ $((r % 2)) -eq 1 ]; then
+		if [ "$B" = none ]; then
+			ra=$(one_way "$AN" "$A" "$trace" "$OUTDIR/$name-$r-a")
+			rb="- - none"
+		elif [ $((r % 2)) -eq 1 ]; then
 			ra=$(one_way "$AN" "$A" "$trace" "$OUTDIR/$name-$r-a")
 			rb=$(one_way "$BN" "$B" "$trace" "$OUTDIR/$name-$r-b")
 		else
@@ -85,8 +89,8 @@ for arg in "$@"; do
 		set -- $rb; sb=$1 fb=$2 pb=$3
 		[ "$pa" = - ] && mark="$mark $AN emitted no repro.cu;"
 		[ "$pb" = - ] && mark="$mark $BN emitted no repro.cu;"
-		[ "$pa" != - ] && [ "$pb" != - ] && [ "${pa%%/*}" -lt "${pb%%/*}" ] && mark="$mark $AN's repro.cu faulted less;"
-		[ "$pa" != - ] && [ "$pb" != - ] && [ "${pb%%/*}" -lt "${pa%%/*}" ] && mark="$mark $BN's repro.cu faulted less;"
+		[ "$pa" != - ] && [ "$pb" != - ] && [ "$pb" != none ] && [ "${pa%%/*}" -lt "${pb%%/*}" ] && mark="$mark $AN's repro.cu faulted less;"
+		[ "$pa" != - ] && [ "$pb" != - ] && [ "$pb" != none ] && [ "${pb%%/*}" -lt "${pa%%/*}" ] && mark="$mark $BN's repro.cu faulted less;"
 		printf '%-22s %5s  %-26s %-26s%s\n' "$name" "$r" "$sa, $fa, $pa" "$sb, $fb, $pb" "$mark"
 		echo "$name $r $sa $fa $pa $sb $fb $pb" >>"$ROWS"
 	done
