@@ -40,7 +40,10 @@
 #                (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: memory
 #                mapped piece by piece, tensors across the seams): the
 #                host-fed loop clean (HOSTFED_BUG=0) and buggy, EXPANDABLE_STEPS
-#                (20) steps, each captured with --tensors and hunted, with
+#                (20) steps (EXPANDABLE_VARIANTS: "clean bug"; NAME-noexp:
+#                the same without expandable segments), each
+#                captured with --tensors and hunted (findings cut to
+#                EXPANDABLE_CUT, 400, characters), with
 #                this build and, when EXPANDABLE_OLD names another gpureduce
 #                (carried, e.g. build/old/gpureduce with its capture library
 #                beside it), with that one too, each capturing its own; the
@@ -172,20 +175,21 @@ huntreplay() {
 
 # expandable: see the list at the top
 expandable() {
-	local py=python3 d=$LOGS/expandable v g bug n tag tr
+	local py=python3 d=$LOGS/expandable v g bug n tag tr conf
 	python3 -c 'import torch' 2>/dev/null || py=/opt/torch/.venv/bin/python3
 	mkdir -p "$d"
 	# each build captures its own traces (an older one may not read this
 	# build's format) and hunts them
 	for g in "$GR" ${EXPANDABLE_OLD:+"$GR_ROOT/$EXPANDABLE_OLD"}; do
-		tag=$(basename "$g")
-		for v in clean bug; do
-			bug=0
-			[ "$v" = bug ] && bug=1
+		tag=$(basename "$(dirname "$g")")-$(basename "$g")   # build-gpureduce, old-gpureduce
+		for v in ${EXPANDABLE_VARIANTS:-clean bug}; do
+			bug=0 conf=expandable_segments:True
+			case $v in bug*) bug=1 ;; esac
+			case $v in *-noexp) conf= ;; esac   # the same loop on torch's default segments
 			tr=$BUILD/expandable-$tag-$v.bin
 			rm -rf "$tr"
 			(cd "$GR_ROOT/tests/gpu" && timeout "$(gr_step_timeout 120)" env GPUREDUCE_NO_PROGRESS=1 \
-				PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True HOSTFED_BUG=$bug \
+				${conf:+PYTORCH_CUDA_ALLOC_CONF=$conf} HOSTFED_BUG=$bug \
 				HOSTFED_STEPS=${EXPANDABLE_STEPS:-20} HOSTFED_WARMUP=2 \
 				"$g" capture --tensors -o "$tr" -- "$py" hostfed.py) >"$d/capture-$tag-$v.log" 2>&1
 			echo "== $tag, $v: capture exit $?"
@@ -197,7 +201,7 @@ expandable() {
 			timeout "$(gr_step_timeout 120)" "$g" hunt --no-shrink --no-diagnose -o "$BUILD/expandable-hunt" \
 				"$tr" >"$d/hunt-$tag-$v.log" 2>&1
 			echo "expandable: $tag, $v, hunt: exit $?"
-			grep -a '^hunt: \|^finding\|^note' "$d/hunt-$tag-$v.log" | cut -c1-400 | head -n 6
+			grep -a '^hunt: \|^finding\|^note' "$d/hunt-$tag-$v.log" | cut -c1-${EXPANDABLE_CUT:-400} | head -n 6
 			rm -f "$tr"
 		done
 	done
