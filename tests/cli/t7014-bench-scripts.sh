@@ -1,6 +1,7 @@
 #!/bin/sh
 # t7014-bench-scripts.sh - issue 26's GPU benches, their arithmetic on the
-# CPU: tests/gpu/bench-hostfed.sh and tests/gpu/launch-cost.sh run here
+# CPU: tests/gpu/bench-hostfed.sh, tests/gpu/launch-cost.sh and
+# tests/gpu/shrink-pair.sh (way A alone, two ways, a way with no repro.cu) run here
 # against stand-ins (a "python" that prints what hostfed.py prints, a
 # "gpureduce capture" that runs its command and prints a profile, an
 # "nvcc" whose program prints what launch-cost.cu prints), so that what a
@@ -192,6 +193,32 @@ check_exit "launch-cost whose captures print nothing: exit 1" 1 env BUILD="$TMP/
 	LC_ROUNDS=1 bash "$SRCDIR/tests/gpu/launch-cost.sh"
 check_grep "  ...says so" "some runs printed no time" "$TMP/.out"
 check_grep "  ...and fails both workloads" "^0 passed, 2 failed" "$TMP/.out"
+
+# --- shrink-pair.sh ---------------------------------------------------------------
+# a "gpureduce shrink" that writes repro.yaml: 7 faulting replays, repro.cu
+# 5/5 (4/10 for the trace named flaky; none for the trace named fails, way B)
+mkdir -p sp/a sp/flaky sp/fails
+: >sp/a/trace.bin; : >sp/flaky/trace.bin; : >sp/fails/trace.bin
+cat >fb/gpureduce <<'EOF'
+#!/bin/sh
+for a; do case $prev in -o) out=$a ;; esac; prev=$a; trace=$a; done
+case $trace in */fails/*) [ -n "$FAKE_B" ] && exit 1 ;; esac
+r=5/5; case $trace in */flaky/*) r=4/10 ;; esac
+printf 'faulted_replays: 7\nreduced:\n  repro_cu: %s\n' "$r" >"$(dirname "$out")/repro.yaml"
+: >"$out"
+EOF
+chmod +x fb/gpureduce
+check_exit "shrink-pair, way A alone (PAIR_B=none): exit 0" 0 env BUILD="$TMP/fb" PAIR_B=none \
+	bash "$SRCDIR/tests/gpu/shrink-pair.sh" -o "$TMP/spo" sp/a sp/flaky
+cp "$TMP/.out" sp1.txt
+check_grep "  ...a row per trace, B's columns saying none" "^flaky  *1  [0-9.]*, 7, 4/10  *-, -, none *\$" sp1.txt
+check_grep "  ...the medians: A's, and none for B" "^shrink-pair: 2 shrink(s) each way; A: median [0-9.]* s, max [0-9.]* s, median faulted replays 7.00; B: median - s" sp1.txt
+if grep -q "faulted less\|emitted no repro" sp1.txt; then fail "  ...no way marked against the other"; else ok "  ...no way marked against the other"; fi
+check_exit "shrink-pair, two ways: exit 0" 0 env BUILD="$TMP/fb" PAIR_B="env FAKE_B=1 $TMP/fb/gpureduce" \
+	bash "$SRCDIR/tests/gpu/shrink-pair.sh" -o "$TMP/spo2" sp/a sp/fails
+cp "$TMP/.out" sp2.txt
+check_grep "  ...both ways' columns" "^a  *1  [0-9.]*, 7, 5/5  *[0-9.]*, 7, 5/5 *\$" sp2.txt
+check_grep "  ...a way that emitted no repro.cu is marked" "^fails .* B emitted no repro.cu;" sp2.txt
 
 echo "$test_passed passed, $test_failed failed"
 [ "$test_failed" -eq 0 ]
