@@ -5,7 +5,8 @@
 #   plain     CUDA_LAUNCH_BLOCKING=1
 #   capture   gpureduce capture --blocking=driver (its trace under $BUILD;
 #             CUDA_LAUNCH_BLOCKING=1, capture's default before 2026-12-07)
-#   shm       gpureduce capture, the trace in /dev/shm (page cache, no disk)
+#   shm       the capture way (--blocking=driver), the trace in /dev/shm
+#             (page cache, no disk)
 #   dispatch  capture with GPUREDUCE_CAPTURE_ABLATE=dispatch: CUPTI's
 #             dispatch and the driver's traced path, the library idle
 #   nobytes   capture with GPUREDUCE_CAPTURE_ABLATE=nobytes
