@@ -7,7 +7,8 @@
 #   make hunt-clean on a GPU machine: every sample's clean variant must hunt clean
 #   make bench      on a GPU machine: capture overhead and shrink speed tables,
 #                   then bench-hostfed (BENCH_SKIP_HOSTFED=1: not), bench-launch
-#                   (BENCH_SKIP_LAUNCH=1: not) and bench-trace (BENCH_SKIP_TRACE=1: not)
+#                   (BENCH_SKIP_LAUNCH=1: not), bench-trace (BENCH_SKIP_TRACE=1: not) and
+#                   bench-hunt (BENCH_SKIP_HUNT=1: not); ends with one summary of them all
 #   make bench-hostfed  on a GPU machine: capture on a host-fed training loop
 #   make bench-launch  on a GPU machine: capture's cost a blocking launch, no Python
 #   make bench-trace  on a GPU machine: bounded capture, trace bytes 1x vs 4x

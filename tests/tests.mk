@@ -46,6 +46,7 @@ bench: $(GPU_DEPS)
 	@[ "$(BENCH_SKIP_LAUNCH)" = 1 ] || BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/launch-cost.sh
 	@[ "$(BENCH_SKIP_TRACE)" = 1 ] || BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/bench-trace.sh
 	@[ "$(BENCH_SKIP_HUNT)" = 1 ] || BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/bench-hunt.sh
+	@BUILD=$(BUILD) CUDA=$(CUDA) bash tests/gpu/bench-summary.sh
 
 # hunt beside compute-sanitizer memcheck alone (issue 28)
 bench-hunt: $(GPU_DEPS)

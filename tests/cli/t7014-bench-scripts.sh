@@ -220,5 +220,34 @@ cp "$TMP/.out" sp2.txt
 check_grep "  ...both ways' columns" "^a  *1  [0-9.]*, 7, 5/5  *[0-9.]*, 7, 5/5 *\$" sp2.txt
 check_grep "  ...a way that emitted no repro.cu is marked" "^fails .* B emitted no repro.cu;" sp2.txt
 
+# --- bench-summary.sh: the parts' figures side by side ----------------------------
+mkdir -p bs/hostfed bs/trace bs/hunt bs0
+cat >bs/hostfed/summary.txt <<'EOF'
+hostfed: median loop seconds over 3/3/3/3 rounds: blocking 8.006 s, capture 8.417 s (1.05x, goal <= 1.05: met), capture --flight-recorder=2G 8.314 s (1.04x: met), capture --blocking=driver 9.668 s (1.21x: NOT met)
+hostfed: capture over blocking, round by round: 0.96 1.13 0.99 (median 0.990x); blocking alone ranged 7.461-8.545 s
+EOF
+cat >bs/trace/summary.txt <<'EOF'
+trace 4x / 1x: 100 / 90 bytes = 1.11x (goal <= 1.2: met)
+capture overhead (training loop's own seconds, torch start-up left out; median of 3/3): plain 20.0 s, capture 21.5 s, ratio 1.07x (goal <= 1.10: met); whole process: plain 33.0 s, capture 35.0 s
+EOF
+printf 'a 4.00 x\nb 11.00 y\nc 5.50 z\n' >bs/phases-gpu-test.txt
+printf 'program | plain s\nstencil | 1.12\n' >bs/hunt/summary.txt
+check_exit "bench-summary over the parts' files: exit 0" 0 env BUILD="$TMP/fb" BENCH_OUT="$TMP/bs" \
+	bash "$SRCDIR/tests/gpu/bench-summary.sh"
+cp "$TMP/.out" bsum.txt
+check_grep "  ...the host-fed loop, its ratio to three decimals, judged" \
+	"^host-fed ResNet-18 (tests/gpu/hostfed.py) *| 8.006 *| 8.417 *| 1.051x *| <= 1.05: NOT met *| 3/3 *| bench-hostfed" bsum.txt
+check_grep "  ...torchvision-long beside it" \
+	"^samples/torchvision-long (bounded capture) *| 20.0 *| 21.5 *| 1.075x *| <= 1.10: met *| 3/3 *| bench-trace" bsum.txt
+check_grep "  ...the host-fed rounds" "^  host-fed loop, round by round: 0.96 1.13 0.99" bsum.txt
+check_grep "  ...shrink's median and max" "^shrink (gpu-test's shrinks): median 5.50 s, max 11.00 s over 3 samples" bsum.txt
+check_grep "  ...the hunt table" "^stencil | 1.12" bsum.txt
+rm -rf bs/trace
+env BUILD="$TMP/fb" BENCH_OUT="$TMP/bs" bash "$SRCDIR/tests/gpu/bench-summary.sh" >bsum2.txt 2>&1
+check_grep "  ...a part that did not run says so and what makes it" \
+	"^samples/torchvision-long (bounded capture) *| - *| - *| not run .*| make bench-trace" bsum2.txt
+check_exit "bench-summary with no part's files: exit 1" 1 env BUILD="$TMP/fb" BENCH_OUT="$TMP/bs0" \
+	bash "$SRCDIR/tests/gpu/bench-summary.sh"
+
 echo "$test_passed passed, $test_failed failed"
 [ "$test_failed" -eq 0 ]

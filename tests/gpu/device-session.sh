@@ -43,7 +43,10 @@
 #                (20) steps (EXPANDABLE_VARIANTS: "clean bug"; NAME-noexp:
 #                the same without expandable segments), each
 #                captured with --tensors and hunted (findings cut to
-#                EXPANDABLE_CUT, 400, characters), with
+#                EXPANDABLE_CUT, 400, characters; EXPANDABLE_HUNTS, 1,
+#                hunts of each trace; EXPANDABLE_DIAG=1: with
+#                compute-sanitizer's distances; each finding other than
+#                the bug's own kernel shown with the 40 events before it), with
 #                this build and, when EXPANDABLE_OLD names another gpureduce
 #                (carried, e.g. build/old/gpureduce with its capture library
 #                beside it), with that one too, each capturing its own; the
@@ -61,6 +64,11 @@
 #   libsync      GPUREDUCE_BLOCKING=library: tests/gpu/libsync-probe.cu's fault
 #                as the program and the trace see it, plainly and captured
 #                both ways, and the library-blocking trace shrunk to a repro
+#   trace        make bench-trace (samples/torchvision-long: bounded capture,
+#                its capture overhead; BENCH_TRACE_* pass through)
+#   summary      tests/gpu/bench-summary.sh: the figures the parts above
+#                left under $BUILD/bench, the host-fed loop beside
+#                torchvision-long (make bench ends with it)
 #   perf         where capture's time goes on the host-fed loop, by perf
 #                (when the machine has it): the same HOSTFED_STEPS plainly
 #                with CUDA_LAUNCH_BLOCKING=1 and under capture, samples per
@@ -175,7 +183,7 @@ huntreplay() {
 
 # expandable: see the list at the top
 expandable() {
-	local py=python3 d=$LOGS/expandable v g bug n tag tr conf
+	local py=python3 d=$LOGS/expandable v g bug n tag tr conf k e
 	python3 -c 'import torch' 2>/dev/null || py=/opt/torch/.venv/bin/python3
 	mkdir -p "$d"
 	# each build captures its own traces (an older one may not read this
@@ -197,11 +205,26 @@ expandable() {
 			"$g" show "$tr" >"$d/show-$tag-$v.yaml" 2>&1
 			n=$(grep -c '^  kind: vmm' "$d/show-$tag-$v.yaml")
 			echo "expandable: $tag, $v: $n vmm allocation(s) as decoded; $(grep -a 'vmm_pieces_joined' "$d/show-$tag-$v.yaml" || echo 'no vmm pieces joined')"
-			rm -rf "$BUILD/expandable-hunt"
-			timeout "$(gr_step_timeout 120)" "$g" hunt --no-shrink --no-diagnose -o "$BUILD/expandable-hunt" \
-				"$tr" >"$d/hunt-$tag-$v.log" 2>&1
-			echo "expandable: $tag, $v, hunt: exit $?"
-			grep -a '^hunt: \|^finding\|^note' "$d/hunt-$tag-$v.log" | cut -c1-${EXPANDABLE_CUT:-400} | head -n 6
+			rm -f "$d/show-$tag-$v.yaml"   # 10 MB a trace: what it said is above
+			for k in $(seq 1 "${EXPANDABLE_HUNTS:-1}"); do
+				rm -rf "$BUILD/expandable-hunt"
+				timeout "$(gr_step_timeout 180)" "$g" hunt --no-shrink \
+					$([ "${EXPANDABLE_DIAG:-0}" = 1 ] || echo --no-diagnose) -o "$BUILD/expandable-hunt" \
+					"$tr" >"$d/hunt-$tag-$v-$k.log" 2>&1
+				echo "expandable: $tag, $v, hunt $k: exit $?"
+				grep -a '^hunt: \|^finding\|note' "$d/hunt-$tag-$v-$k.log" | cut -c1-${EXPANDABLE_CUT:-400} | head -n 8
+			done
+			# each finding's launch and the 40 events before it (the
+			# allocator's blocks placed there), for the findings that
+			# are not the bug's own kernel
+			for n in $(grep -a '^finding' "$d/hunt-$tag-$v-1.log" | grep -av logit_row_sum_kernel |
+				sed -n 's/^finding [0-9]*: .*launch #\([0-9]*\) .*/\1/p' | head -n 3); do
+				"$g" show --launch "$n" "$tr" >"$d/launch-$tag-$v-$n.yaml" 2>&1
+				e=$(sed -n 's/^- event: \([0-9]*\)$/\1/p' "$d/launch-$tag-$v-$n.yaml" | head -n 1)
+				[ -n "$e" ] && "$g" show --range "$((e > 40 ? e - 40 : 0)):$((e + 2))" "$tr" \
+					>"$d/events-$tag-$v-$n.yaml" 2>&1
+				echo "expandable: $tag, $v: launch #$n (event ${e:-?}) shown: $(grep -c 'ptr:' "$d/launch-$tag-$v-$n.yaml") pointer word(s); $(grep -a 'ptr:' "$d/launch-$tag-$v-$n.yaml" | head -n 6 | tr -s ' ' | tr '\n' ';')"
+			done
 			rm -f "$tr"
 		done
 	done
@@ -360,7 +383,9 @@ for p in "$@"; do
 	exitprobe) run_part exitprobe "$LOGS/exitprobe.log" exitprobe ;;
 	snaps) run_part snaps "$LOGS/snaps.log" snaps ;;
 	libsync) run_part libsync "$LOGS/libsync.log" libsync ;;
-	*) echo "device-session: unknown part '$p' (gputest[:N] pair hostfed launchcost tensorscost hunt huntloop huntstencil huntclean perf huntreplay expandable exitprobe snaps libsync)"; FAILED=$((FAILED + 1)) ;;
+	trace) run_part trace "$LOGS/trace.log" bash "$GR_ROOT/tests/gpu/bench-trace.sh" ;;
+	summary) run_part summary "$LOGS/summary.log" bash "$GR_ROOT/tests/gpu/bench-summary.sh" ;;
+	*) echo "device-session: unknown part '$p' (gputest[:N] pair hostfed launchcost tensorscost hunt huntloop huntstencil huntclean perf huntreplay expandable exitprobe snaps libsync trace summary)"; FAILED=$((FAILED + 1)) ;;
 	esac
 done
 pack_logs
