@@ -94,7 +94,7 @@ mkdir -p "$OUT" || { echo "gpu-test: cannot create $OUT"; echo "0 passed, 1 fail
 
 mapfile -t DIRS < <(list_samples "$@")
 if [ ${#DIRS[@]} -eq 0 ]; then
-	echo "gpu-test: no samples found under $GR_ROOT/samples"
+	echo "gpu-test: no samples found under $GR_SAMPLES"
 	echo "0 passed, 1 failed"
 	exit 2
 fi

@@ -12,8 +12,9 @@
 #                                                         -> native.log
 #   hunt     env CLEAN_ENV gpureduce hunt --no-shrink --no-diagnose -o hunt
 #            -- bash -c "$RUN" must exit 0, print "clean (no launch faulted
-#            ..." once per CUDA process (at least sample.yaml's processes:)
-#            and no finding; a program that exits non-zero under capture
+#            ..." once per CUDA process (at least sample.yaml's processes:,
+#            where a process that launched no kernel, "nothing to hunt",
+#            counts too, but one at least must hunt clean) and no finding; a program that exits non-zero under capture
 #            fails it too (its trace is only part of the run) -> hunt.log;
 #            each finding's launch, `show --launch SEQ` -> finding-SEQ.yaml
 # The samples run in parallel, HUNT_CLEAN_JOBS (4) at a time, the longest
@@ -28,6 +29,7 @@
 #
 # Usage: tests/gpu/hunt-clean.sh [SAMPLE...]     (BUILD and CUDA from make)
 # Env:   HUNT_CLEAN_OUT ($BUILD/hunt-clean), HUNT_CLEAN_DEADLINE (400),
+#        GR_SAMPLES (the samples' folder, samples/),
 #        HUNT_CLEAN_JOBS (4), HUNT_CLEAN_BUILD_TIMEOUT (300 per build step)
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -52,7 +54,7 @@ mkdir -p "$OUT" || { echo "hunt-clean: cannot create $OUT"; echo "0 passed, 1 fa
 # The samples: those named, else every sample.yaml with a clean_env; the
 # longest timeout first (ties by name).
 mapfile -t DIRS < <(if [ $# -gt 0 ]; then list_samples "$@"; else
-	for d in "$GR_ROOT"/samples/*/; do
+	for d in "$GR_SAMPLES"/*/; do
 		[ -f "$d/sample.yaml" ] && "$SAMPLEINFO" "$d/sample.yaml" 2>/dev/null |
 			grep -q "^CLEAN_ENV='..*'" && echo "${d%/}"
 	done; fi)
@@ -71,7 +73,7 @@ fi
 # ("sample|native|hunt|notes|seconds|result") and, on failure, the reasons
 # and log tails to $OUT/NAME/fail.  Returns 0 on PASS.
 clean_sample() {
-	local dir=$1 n w t ok=1 why='' logs='' nrc=- hrc=- ns=0 hs=0 notes='' nf nc nn first
+	local dir=$1 n w t ok=1 why='' logs='' nrc=- hrc=- ns=0 hs=0 notes='' nf nc nl nn first
 	n=$(basename "$dir")
 	w=$OUT/$n
 	rm -rf -- "$w"
@@ -119,12 +121,17 @@ clean_sample() {
 		hs=$STEP_SECS
 		nf=$(grep -a -c '^finding [0-9]' "$w/hunt.log")
 		nc=$(grep -a -c ': clean (no launch faulted' "$w/hunt.log")
+		# a process that launched no kernel (a producer that only
+		# allocates and shares memory, a launcher) has nothing to hunt:
+		# it counts towards the sample's processes, but one at least
+		# must have hunted clean
+		nl=$(grep -a -c ': no kernel launches in the trace: nothing to hunt' "$w/hunt.log")
 		nn=$(grep -a -c '^note: ' "$w/hunt.log")
 		first=$(grep -a -m1 '^finding [0-9]' "$w/hunt.log" | cut -c1-90)
 		if [ "$nf" -gt 0 ]; then
 			notes="$nf finding(s): $first"
 		elif [ "$nc" -gt 0 ]; then
-			notes="clean ($nc process(es))"
+			notes="clean ($nc process(es)$([ "$nl" -gt 0 ] && echo "; $nl launched nothing"))"
 		elif [ "$hrc" -eq 124 ]; then
 			notes="hunt timed out"
 		else
@@ -149,10 +156,10 @@ clean_sample() {
 				[ -n "$seq" ] && timeout 120 "$GR" show --launch "$seq" "$tr" >"$w/finding-$seq.yaml" 2>&1
 			done
 		fi
-		if [ "$hrc" -ne 0 ] || [ "$nc" -lt "$PROCESSES" ] || [ "$nc" -eq 0 ] || [ "$nf" -gt 0 ]; then
+		if [ "$hrc" -ne 0 ] || [ $((nc + nl)) -lt "$PROCESSES" ] || [ "$nc" -eq 0 ] || [ "$nf" -gt 0 ]; then
 			ok=0
 			why="$why; hunt exited $hrc with $nf finding(s)${first:+ (first: $first)} and $nc clean"
-			why="$why process(es) of the $PROCESSES the sample starts"
+			why="$why process(es)$([ "$nl" -gt 0 ] && echo " ($nl more launched nothing)") of the $PROCESSES the sample starts"
 			case " $logs " in *" hunt.log "*) ;; *) logs="$logs hunt.log" ;; esac
 		fi
 	fi

@@ -18,6 +18,9 @@ case $BUILD in /*) ;; *) BUILD=$GR_ROOT/$BUILD ;; esac
 CUDA=${CUDA:-/usr/local/cuda}
 export PATH="$CUDA/bin:$PATH"
 GR=$BUILD/gpureduce
+# the samples (GR_SAMPLES: another folder of NAME/sample.yaml, for the CPU
+# tests of these scripts)
+GR_SAMPLES=${GR_SAMPLES:-$GR_ROOT/samples}
 SAMPLEINFO=$BUILD/sampleinfo
 NVCC=$CUDA/bin/nvcc
 [ -x "$NVCC" ] || NVCC=$(command -v nvcc 2>/dev/null || echo nvcc)
@@ -128,15 +131,15 @@ list_samples() {
 	if [ $# -gt 0 ]; then
 		for n in "$@"; do
 			n=${n%/}; n=${n##*/}
-			echo "$GR_ROOT/samples/$n"
+			echo "$GR_SAMPLES/$n"
 		done
 		return
 	fi
 	local order="oob-write use-after-free shared-overflow race torch-extension triton-mask index-assert"
 	for n in $order; do
-		[ -f "$GR_ROOT/samples/$n/sample.yaml" ] && echo "$GR_ROOT/samples/$n"
+		[ -f "$GR_SAMPLES/$n/sample.yaml" ] && echo "$GR_SAMPLES/$n"
 	done
-	for d in "$GR_ROOT"/samples/*/; do
+	for d in "$GR_SAMPLES"/*/; do
 		n=$(basename "$d")
 		[ -f "$d/sample.yaml" ] || continue
 		case " $order " in *" $n "*) continue ;; esac
