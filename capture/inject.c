@@ -39,7 +39,11 @@
  *                               subscribes as usual but returns from every
  *                               driver callback at once (what CUPTI's dispatch
  *                               and the driver's traced path cost alone);
- *                               "nobytes" records copies in without their bytes
+ *                               "nobytes" records copies in without their bytes;
+ *                               "wait" records nothing, but with the library's
+ *                               wait (the default) still waits for each launch
+ *                               (what the wait costs against the driver's
+ *                               CUDA_LAUNCH_BLOCKING=1)
  *
  * Records go through the trace writer (trace/trace.h) only, gathered in its
  * buffer (GPUREDUCE_FLUSH_MS) and flushed at the fault, so the file is
@@ -130,7 +134,7 @@ static __thread uint64_t t_cb_ns;  /* GPUREDUCE_CAPTURE_PROFILE: when this callb
 static __thread uint64_t t_fn_ns;  /* profile: fn_compute's time, taken out of the lookup lap */
 static __thread uint32_t t_tid;  /* this thread's id, asked once (a syscall per launch cost ~0.3 us) */
 static size_t g_wbuf;          /* trace writer buffer (0: one write(2) per record); flusher.c */
-enum { ABLATE_NONE, ABLATE_DISPATCH, ABLATE_NOBYTES };
+enum { ABLATE_NONE, ABLATE_DISPATCH, ABLATE_NOBYTES, ABLATE_WAIT };
 static int g_ablate;           /* GPUREDUCE_CAPTURE_ABLATE (measurements only), set at init */
 static int g_paused;           /* atomic: gpureduce_capture_pause (measurements only) */
 
@@ -2145,8 +2149,9 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain domain, CUpti_Ca
 	if (domain != CUPTI_CB_DOMAIN_DRIVER_API || t_busy || g_ablate == ABLATE_DISPATCH ||
 	    !__atomic_load_n(&S.recording, __ATOMIC_RELAXED))
 		return;   /* after the fault or the end there is nothing to record */
-	if (__atomic_load_n(&g_paused, __ATOMIC_RELAXED)) {
-		/* paused: nothing recorded, but launches still block */
+	if (__atomic_load_n(&g_paused, __ATOMIC_RELAXED) || g_ablate == ABLATE_WAIT) {
+		/* paused (or GPUREDUCE_CAPTURE_ABLATE=wait, for the whole run):
+		 * nothing recorded, but launches still block */
 		if (g_libsync && ((const CUpti_CallbackData *)data)->callbackSite == CUPTI_API_EXIT) {
 			t_busy = 1;
 			lib_block_after(cbid, data);
@@ -2416,7 +2421,7 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
 	cap_prof_init();
 	s = getenv("GPUREDUCE_CAPTURE_ABLATE");
 	g_ablate = !s ? ABLATE_NONE : !strcmp(s, "dispatch") ? ABLATE_DISPATCH
-		 : !strcmp(s, "nobytes") ? ABLATE_NOBYTES : ABLATE_NONE;
+		 : !strcmp(s, "nobytes") ? ABLATE_NOBYTES : !strcmp(s, "wait") ? ABLATE_WAIT : ABLATE_NONE;
 	s = getenv("GPUREDUCE_BLOCKING");
 	g_libsync = s && !strcmp(s, "library");
 	s = getenv("GPUREDUCE_PY_FRAMES");

@@ -18,7 +18,8 @@
 # with the writer thread on unless GPUREDUCE_WRITER_THREAD=0;
 # --blocking=driver wins over the variable.
 # Also gpureduce_capture_pause (tests/gpu/hostfed.py's HOSTFED_ALTERNATE):
-# what it leaves out, its NOTE, and that paused launches still wait.
+# what it leaves out, its NOTE, and that paused launches still wait; and
+# GPUREDUCE_CAPTURE_ABLATE=wait (the same for a whole run).
 # t1030 has the fake CUPTI/driver's side (which launches wait, in which
 # capture mode).
 . tests/cli/test-lib.sh
@@ -88,6 +89,16 @@ check_exit "the same with GPUREDUCE_BLOCKING=library, profiled" 3 env CKPT_PROG_
 	GPUREDUCE_CAPTURE_PROFILE=1 "$GPUREDUCE" capture -o pausel.bin -- ./prog $CUBIN 30
 check_grep "  ...every launch waited for, paused or not" "waiting for the kernel (GPUREDUCE_BLOCKING=library; not the library's own time): 61 calls" "$TMP/.out"
 check_grep "  ...the program still sees its fault" "gather returned 700" "$TMP/.out"
+# GPUREDUCE_CAPTURE_ABLATE=wait (bench-hostfed's wait way): nothing
+# recorded, every launch still waited for, the program still sees its fault
+check_exit "GPUREDUCE_CAPTURE_ABLATE=wait, profiled" 3 env GPUREDUCE_CAPTURE_ABLATE=wait GPUREDUCE_CAPTURE_PROFILE=1 \
+	"$GPUREDUCE" capture -o abw.bin -- ./prog $CUBIN 30
+check_grep "  ...every launch waited for" "waiting for the kernel (GPUREDUCE_BLOCKING=library; not the library's own time): 61 calls" "$TMP/.out"
+check_grep "  ...the program still sees its fault" "gather returned 700" "$TMP/.out"
+check_grep "  ...and nothing is recorded" "captured 0 launches, 0 allocations" "$TMP/.out"
+check_exit "GPUREDUCE_CAPTURE_ABLATE=wait with --blocking=driver" 3 env GPUREDUCE_CAPTURE_ABLATE=wait GPUREDUCE_CAPTURE_PROFILE=1 \
+	"$GPUREDUCE" capture --blocking=driver -o abwd.bin -- ./prog $CUBIN 30
+check_no_grep "  ...the library does not wait (the driver does)" "waiting for the kernel" "$TMP/.out"
 
 # --- capture --blocking=library: the option, and the writer thread it brings
 # (the writer thread slowed, GPUREDUCE_WQ_TEST_SLOW_US: the drain at the

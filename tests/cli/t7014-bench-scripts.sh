@@ -56,6 +56,13 @@ if [ -n "$CUDA_LAUNCH_BLOCKING" ]; then m=20.000 s=0.000; else m=22.000 s=0.125;
 l=5.000
 # the library's wait: 5.2 s, its steps 21 ms, no stalls
 [ "$GPUREDUCE_BLOCKING" = library ] && { l=5.200; m=21.000; s=0.000; }
+# the ablations: dispatch 5.05 s when run with --blocking=driver (4 s
+# asynchronously, as it would under the default), wait 5.1, nobytes 5.15
+case $GPUREDUCE_CAPTURE_ABLATE in
+dispatch) if [ "$GPUREDUCE_BLOCKING" = driver ]; then l=5.050; else l=4.000; fi ;;
+wait) l=5.100 ;;
+nobytes) l=5.150 ;;
+esac
 # under --tensors: 6 s, 5.75 without torch's stacks
 [ -n "$FAKE_TENSORS" ] && { l=6.000; m=24.000; s=0.125; }
 [ -n "$FAKE_TENSORS" ] && [ "$GPUREDUCE_TENSORS_STACKS" = 0 ] && { l=5.750; m=23.000; }
@@ -111,6 +118,11 @@ n=$(grep -c "|drv|" out/hostfed/table)
 check_grep "  ...the library's own time a step beside the growth" \
 	"the library's own time a step (this profile, first layouts left out): 4.781 ms; capture's median step grew by 1.000 ms" hostfed.txt
 check_grep "  ...and its one bench passes" "^1 passed, 0 failed" hostfed.txt
+check_exit "bench-hostfed with BENCH_HOSTFED_ABLATE=1: exit 0" 0 env PYTHON="$TMP/fb/python" BUILD="$TMP/fb" \
+	BENCH_OUT="$TMP/outab" BENCH_HOSTFED_ABLATE=1 BENCH_HOSTFED_ROUNDS=1 bash "$SRCDIR/tests/gpu/bench-hostfed.sh"
+cp "$TMP/.out" ablate.txt
+check_grep "  ...dispatch run with --blocking=driver, wait over it, capture over wait" \
+	"^hostfed: ablation: callbacks subscribed, returning at once (dispatch, --blocking=driver) 5.050 s (1.01x); nothing recorded, the library's wait (wait) 5.100 s (1.02x; over dispatch 1.01x); capture without the copies' bytes (nobytes) 5.150 s (1.03x); full capture 5.200 s (1.04x; over wait 1.02x)" ablate.txt
 check_exit "bench-hostfed with BENCH_HOSTFED_TENSORS=1: exit 0" 0 env PYTHON="$TMP/fb/python" BUILD="$TMP/fb" \
 	BENCH_OUT="$TMP/out" BENCH_HOSTFED_TENSORS=1 BENCH_HOSTFED_ROUNDS=1 bash "$SRCDIR/tests/gpu/bench-hostfed.sh"
 cp "$TMP/.out" tensors.txt

@@ -17,10 +17,15 @@
 #   base       (BENCH_HOSTFED_BASE_LIB=PATH only) capture injecting another
 #              build of libgpureduce-capture.so (the tree before a change):
 #              what the change saves, side by side
-#   dispatch   (BENCH_HOSTFED_ABLATE=1 only) capture subscribed as usual
-#              whose driver callbacks return at once
+#   dispatch   (BENCH_HOSTFED_ABLATE=1 only) capture --blocking=driver
+#              subscribed as usual whose driver callbacks return at once
 #              (GPUREDUCE_CAPTURE_ABLATE=dispatch): what CUPTI's dispatch and
 #              the driver's traced path cost before the library does anything
+#   wait       (BENCH_HOSTFED_ABLATE=1 only) capture (the default) recording
+#              nothing but still waiting for each launch
+#              (GPUREDUCE_CAPTURE_ABLATE=wait): over dispatch, what the
+#              library's wait costs against CUDA_LAUNCH_BLOCKING=1; capture
+#              over it, what recording costs
 #   nobytes    (BENCH_HOSTFED_ABLATE=1 only) capture recording copies in
 #              without their bytes (GPUREDUCE_CAPTURE_ABLATE=nobytes): the
 #              bytes' share.  Neither trace replays; for the breakdown only
@@ -139,7 +144,7 @@ alt_pair() { sed -n 's/^hostfed: alternate [0-9]*, each on phase over its paused
 med3() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
 	if (!NR) print "n/a"; else if (NR % 2) printf "%.3f\n", v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-declare -a B=() C=() F=() A=() W=() X=() D=() N=() TT=() TN=() SH=() L=() LN=()
+declare -a B=() C=() F=() A=() W=() X=() D=() N=() WT=() TT=() TN=() SH=() L=() LN=()
 declare -A SM=() ST=()   # way -> each run's median step ms, stall s (space-separated)
 declare -A AL=() AP=()    # alt, libalt -> each run's on/paused ratio, and paired by neighbours
 S=0
@@ -188,9 +193,10 @@ one() {
 	wqprof) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 GPUREDUCE_CAPTURE_PROFILE=1 \
 			GPUREDUCE_WRITER_THREAD=1 $env_steps \
 			"$GR" capture --blocking=driver -o "$OUT/wqprof-$r.bin" -- "$PY" hostfed.py ;;
-	dispatch|nobytes) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 \
+	dispatch|nobytes|wait) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 \
 			GPUREDUCE_CAPTURE_ABLATE="$way" $env_steps \
-			"$GR" capture -o "$OUT/$way-$r.bin" -- "$PY" hostfed.py ;;
+			"$GR" capture $([ "$way" = dispatch ] && echo --blocking=driver) -o "$OUT/$way-$r.bin" \
+			-- "$PY" hostfed.py ;;
 	base) run_step "$DIR" "$logf" "$t" env GPUREDUCE_NO_PROGRESS=1 \
 			GPUREDUCE_CAPTURE_LIB="$BASE" $env_steps \
 			"$GR" capture -o "$OUT/base-$r.bin" -- "$PY" hostfed.py ;;
@@ -213,7 +219,7 @@ one() {
 		return 0 ;; esac   # its phases' ratios
 	[ -n "$sm" ] && SM[$way]="${SM[$way]:-} $sm" ST[$way]="${ST[$way]:-} ${st:-0}"
 	case $way in blocking) B+=("$s") ;; capture) C+=("$s") ;; flight) F+=("$s") ;; allcb) A+=("$s") ;; wq) W+=("$s") ;;
-	base) X+=("$s") ;; shm) SH+=("$s") ;; drv) L+=("$s") ;; libnowq) LN+=("$s") ;; dispatch) D+=("$s") ;; nobytes) N+=("$s") ;; tensors) TT+=("$s") ;; tnostack) TN+=("$s") ;; esac
+	base) X+=("$s") ;; shm) SH+=("$s") ;; drv) L+=("$s") ;; libnowq) LN+=("$s") ;; dispatch) D+=("$s") ;; nobytes) N+=("$s") ;; wait) WT+=("$s") ;; tensors) TT+=("$s") ;; tnostack) TN+=("$s") ;; esac
 	log "hostfed: round $r $way: $steps steps in $s s (wall $STEP_SECS s)"
 }
 # round 1 starts with blocking (it fixes the step count); later rounds
@@ -237,7 +243,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		{ [ "$WQ" = 1 ] && one wqalt "$r" || true; } &&
 		{ [ "$WQ$LIBS" = 11 ] && one libnowqalt "$r" || true; }
 	[ -n "$BASE" ] && one base "$r"
-	[ "$ABL" = 1 ] && one dispatch "$r" && one nobytes "$r"
+	[ "$ABL" = 1 ] && one dispatch "$r" && one nobytes "$r" && one wait "$r"
 	[ "$TNS" = 1 ] && one tensors "$r" && one tnostack "$r"
 done
 # the writer thread's own profile (waits, its compress+write), one run
@@ -279,7 +285,7 @@ echo "hostfed: capture --blocking=driver over blocking, round by round: ${lr[*]:
 # steps slower than twice their run's median spent above it
 sb=$(med3 ${SM[blocking]:-}) sc=$(med3 ${SM[capture]:-})
 line="hostfed: median step ms (each run's median, median over rounds), stall s:"
-for way in blocking capture flight allcb wq shm drv libnowq base dispatch nobytes tensors tnostack; do
+for way in blocking capture flight allcb wq shm drv libnowq base dispatch wait nobytes tensors tnostack; do
 	[ -n "${SM[$way]:-}" ] || continue
 	m=$(med3 ${SM[$way]})
 	line="$line $way $m$([ "$way" = blocking ] || echo " ($(ratio "$m" "$sb")x)"), $(med3 ${ST[$way]:-});"
@@ -321,8 +327,8 @@ if [ -n "$BASE" ]; then
 		tee -a "$OUT/summary.txt"
 fi
 if [ "$ABL" = 1 ]; then
-	md=$(med3 "${D[@]}") mn=$(med3 "${N[@]}")
-	echo "hostfed: ablation: callbacks subscribed, returning at once (dispatch) $md s ($(ratio "$md" "$mb")x); capture without the copies' bytes (nobytes) $mn s ($(ratio "$mn" "$mb")x); full capture $mc s (${rc}x)" |
+	md=$(med3 "${D[@]}") mn=$(med3 "${N[@]}") mw=$(med3 "${WT[@]}")
+	echo "hostfed: ablation: callbacks subscribed, returning at once (dispatch, --blocking=driver) $md s ($(ratio "$md" "$mb")x); nothing recorded, the library's wait (wait) $mw s ($(ratio "$mw" "$mb")x; over dispatch $(ratio "$mw" "$md")x); capture without the copies' bytes (nobytes) $mn s ($(ratio "$mn" "$mb")x); full capture $mc s (${rc}x; over wait $(ratio "$mc" "$mw")x)" |
 		tee -a "$OUT/summary.txt"
 fi
 if [ "$TNS" = 1 ]; then
