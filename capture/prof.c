@@ -134,6 +134,17 @@ void cap_prof_report(void)
 			slot_name[i], (unsigned long long)n, ns / 1e9, ns / 1e3 / n, mib,
 			__atomic_load_n(&P[i].max, __ATOMIC_RELAXED) / 1e3);
 	}
+	if (P[CP_OTHER].n > P[CP_COPY].n && P[CP_COPY].n) {
+		/* "other callbacks" holds the h2d copies' callbacks too, whose
+		 * bytes make its mean: the rest on their own (the copies' exit
+		 * callbacks stay in, a test of the result each) */
+		uint64_t on = __atomic_load_n(&P[CP_OTHER].ns, __ATOMIC_RELAXED);
+		uint64_t cn = __atomic_load_n(&P[CP_COPY].ns, __ATOMIC_RELAXED);
+		uint64_t n = P[CP_OTHER].n - P[CP_COPY].n;
+		fprintf(stderr, "gpureduce: capture profile: other callbacks but the h2d copies' enter: %llu calls, "
+			"%.3f s: %.3f us each\n", (unsigned long long)n, (on > cn ? on - cn : 0) / 1e9,
+			(on > cn ? on - cn : 0) / 1e3 / n);
+	}
 	if (P[CP_TM_FETCH].n && P[CP_L_TENSORS].n) {   /* the events mode's per-launch cost */
 		uint64_t all = __atomic_load_n(&P[CP_L_TENSORS].ns, __ATOMIC_RELAXED);
 		uint64_t f = __atomic_load_n(&P[CP_TM_FETCH].ns, __ATOMIC_RELAXED);

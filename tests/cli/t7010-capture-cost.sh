@@ -66,6 +66,13 @@ awk -v p="${pct:-0}" 'BEGIN { exit !(p >= 99 && p <= 101) }' && ok "  ...the lau
 check_grep "  ...its exit callback" "capture profile: launch callback (exit): 101 calls" "$TMP/.out"
 check_grep "  ...every other callback apart" "capture profile: other callbacks (enter+exit): [0-9]* calls" "$TMP/.out"
 check_grep "  ...copies in, per MiB" "capture profile: h2d copy callback: [0-9]* calls, .* ms per MiB" "$TMP/.out"
+# "other callbacks" holds the copies' callbacks too: the rest apart, by count
+o=$(sed -n 's/.*capture profile: other callbacks (enter+exit): \([0-9]*\) calls.*/\1/p' "$TMP/.out")
+c=$(sed -n 's/.*capture profile: h2d copy callback: \([0-9]*\) calls.*/\1/p' "$TMP/.out")
+r=$(sed -n "s/.*capture profile: other callbacks but the h2d copies' enter: \([0-9]*\) calls, .* us each$/\1/p" "$TMP/.out")
+[ -n "$r" ] && [ -n "$o" ] && [ -n "$c" ] && [ "$r" -eq $((o - c)) ] && [ "$c" -gt 0 ] &&
+	ok "  ...and the other callbacks without the copies ($o - $c = $r)" ||
+	fail "  ...and the other callbacks without the copies (other ${o:-?}, copies ${c:-?}, rest ${r:-none})"
 check_grep "  ...their hashing" "capture profile:   hash: " "$TMP/.out"
 check_grep "  ...compressed and written on the program's thread (no writer thread by default)" \
 	"capture profile:   compress+write: [0-9]* calls, .* ms per MiB" "$TMP/.out"
