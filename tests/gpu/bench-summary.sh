@@ -39,36 +39,33 @@ verdict() {
 
 echo "workload|blocking s|capture s|capture / blocking|goal|rounds|from" >"$TAB"
 
+# row LABEL LINE PAIR ROUNDS GOAL PART: one table row from a part's summary
+# line (sed patterns: PAIR matches it with blocking's seconds in \1 and
+# capture's in \2, ROUNDS with the rounds in \1); a part with no line is
+# "not run".  Returns 1 then.
+row() {
+	local b c n r
+	if [ -z "$2" ]; then
+		echo "$1|-|-|not run|<= $5|-|make $6" >>"$TAB"
+		return 1
+	fi
+	b=$(printf '%s\n' "$2" | sed -n "s/$3/\1/p")
+	c=$(printf '%s\n' "$2" | sed -n "s/$3/\2/p")
+	n=$(printf '%s\n' "$2" | sed -n "s/$4/\1/p")
+	r=$(ratio3 "$c" "$b")
+	echo "$1|${b:-?}|${c:-?}|${r}x|<= $5: $(verdict "$r" "$5")|${n:-?}|$6" >>"$TAB"
+}
+
 # bench-hostfed: "hostfed: median loop seconds over B/C/F/L rounds:
 # blocking X s, capture Y s (...)"
 f=$OUT/hostfed/summary.txt
-line=$(grep -a '^hostfed: median loop seconds' "$f" 2>/dev/null | head -n 1)
-if [ -n "$line" ]; then
-	b=$(printf '%s\n' "$line" | sed -n 's/.*: blocking \([0-9.]*\) s, capture \([0-9.]*\) s .*/\1/p')
-	c=$(printf '%s\n' "$line" | sed -n 's/.*: blocking \([0-9.]*\) s, capture \([0-9.]*\) s .*/\2/p')
-	n=$(printf '%s\n' "$line" | sed -n 's/.* over \([0-9]*\)\/\([0-9]*\)\/.*/\1\/\2/p')
-	r=$(ratio3 "$c" "$b")
-	echo "host-fed ResNet-18 (tests/gpu/hostfed.py)|${b:-?}|${c:-?}|${r}x|<= 1.05: $(verdict "$r" 1.05)|${n:-?}|bench-hostfed" >>"$TAB"
-	rr=$(grep -a '^hostfed: capture over blocking, round by round' "$f" | sed 's/^hostfed: capture over blocking, //')
-	found=1
-else
-	echo "host-fed ResNet-18 (tests/gpu/hostfed.py)|-|-|not run|<= 1.05|-|make bench-hostfed" >>"$TAB"
-	rr=""
-fi
+row "host-fed ResNet-18 (tests/gpu/hostfed.py)" "$(grep -a '^hostfed: median loop seconds' "$f" 2>/dev/null | head -n 1)" \
+	'.*: blocking \([0-9.]*\) s, capture \([0-9.]*\) s .*' '.* over \([0-9]*\/[0-9]*\)\/.*' 1.05 bench-hostfed && found=1
+rr=$(grep -a '^hostfed: capture over blocking, round by round' "$f" 2>/dev/null | sed 's/^hostfed: capture over blocking, //')
 
 # bench-trace: "capture overhead (...; median of P/C): plain X s, capture Y s, ratio Zx ..."
-f=$OUT/trace/summary.txt
-line=$(grep -a '^capture overhead' "$f" 2>/dev/null | head -n 1)
-if [ -n "$line" ]; then
-	b=$(printf '%s\n' "$line" | sed -n 's/.*): plain \([0-9.]*\) s, capture \([0-9.]*\) s, ratio.*/\1/p')
-	c=$(printf '%s\n' "$line" | sed -n 's/.*): plain \([0-9.]*\) s, capture \([0-9.]*\) s, ratio.*/\2/p')
-	n=$(printf '%s\n' "$line" | sed -n 's/.*median of \([0-9]*\/[0-9]*\)).*/\1/p')
-	r=$(ratio3 "$c" "$b")
-	echo "samples/torchvision-long (bounded capture)|${b:-?}|${c:-?}|${r}x|<= 1.10: $(verdict "$r" 1.10)|${n:-?}|bench-trace" >>"$TAB"
-	found=1
-else
-	echo "samples/torchvision-long (bounded capture)|-|-|not run|<= 1.10|-|make bench-trace" >>"$TAB"
-fi
+row "samples/torchvision-long (bounded capture)" "$(grep -a '^capture overhead' "$OUT/trace/summary.txt" 2>/dev/null | head -n 1)" \
+	'.*): plain \([0-9.]*\) s, capture \([0-9.]*\) s, ratio.*' '.*median of \([0-9]*\/[0-9]*\)).*' 1.10 bench-trace && found=1
 
 echo "== make bench: summary (figures under $OUT)"
 echo "capture on training loops, the loop's own seconds (start-up left out), medians:"
