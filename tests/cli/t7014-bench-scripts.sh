@@ -261,5 +261,21 @@ check_grep "  ...a part that did not run says so and what makes it" \
 check_exit "bench-summary with no part's files: exit 1" 1 env BUILD="$TMP/fb" BENCH_OUT="$TMP/bs0" \
 	bash "$SRCDIR/tests/gpu/bench-summary.sh"
 
+# --- lib.sh's san_summary: memcheck's memory errors apart from API errors -------
+cat >san.log <<'EOF'
+========= COMPUTE-SANITIZER
+========= Program hit CUDA_ERROR_NOT_PERMITTED (error 800) due to "operation not permitted" on CUDA API call to cuMemCreate.
+=========     Saved host backtrace up to driver entry point at error
+========= Invalid __global__ read of size 4 bytes
+=========     at tail_sum_kernel+0x1a0
+========= ERROR SUMMARY: 2 errors
+EOF
+bash -c ". '$SRCDIR/tests/gpu/lib.sh'; san_summary san.log" >san.txt 2>&1
+check_grep "san_summary: one memory error in its kernel, the API error apart" "^1 (tail_sum_kernel); 1 API error(s)$" san.txt
+grep -v 'Program hit\|Invalid\|  at ' san.log | sed 's/2 errors/1 error/' >san2.log
+printf '========= Program hit CUDA_ERROR_NOT_PERMITTED (error 800) due to "x" on CUDA API call to cuMemCreate.\n' >>san2.log
+bash -c ". '$SRCDIR/tests/gpu/lib.sh'; san_summary san2.log" >san2.txt 2>&1
+check_grep "  ...an API error alone is no memory error" "^0; 1 API error(s)$" san2.txt
+
 echo "$test_passed passed, $test_failed failed"
 [ "$test_failed" -eq 0 ]

@@ -79,14 +79,6 @@ echo "program|plain s|hunt detect s|hunt s|hunt of the trace s|hunt findings (fi
 PASSED=0
 FAILED=0
 
-# san_summary LOG: "N (kernel)" from a compute-sanitizer log
-san_summary() {
-	local n k
-	n=$(grep -a -o 'ERROR SUMMARY: [0-9]*' "$1" | awk '{ s += $3 } END { print s + 0 }')
-	k=$(grep -a -A1 'Invalid __global__' "$1" | sed -n 's/^=* *at \([A-Za-z_0-9]*\).*/\1/p' | head -n 1)
-	echo "$n${k:+ ($k)}"
-}
-
 # bench_one NAME DIR RUN [VAR=VALUE...]: the five runs of one program (in
 # DIR, with the env words), a table row, PASSED/FAILED counted.  NOCACHE=0
 # leaves memcheck without the caching allocator out (a program without

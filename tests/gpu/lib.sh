@@ -300,6 +300,20 @@ ratio() {
 		else printf "%.2f\n", a / b }'
 }
 
+# san_summary LOG: "N (kernel)" from a compute-sanitizer memcheck log: N
+# its errors (ERROR SUMMARY, every process) less the API errors among
+# them ("Program hit CUDA_ERROR_... on CUDA API call": not a memory
+# access), which follow as "; A API error(s)"; the kernel of the first
+# invalid access
+san_summary() {
+	local n a k
+	n=$(grep -a -o 'ERROR SUMMARY: [0-9]*' "$1" | awk '{ s += $3 } END { print s + 0 }')
+	a=$(grep -a -c '^=* *Program hit CUDA_ERROR_[A-Z_]* .* on CUDA API call' "$1")
+	k=$(grep -a -A1 'Invalid __global__' "$1" | sed -n 's/^=* *at \([A-Za-z_0-9]*\).*/\1/p' | head -n 1)
+	[ "$a" -gt "$n" ] && a=$n
+	echo "$((n - a))${k:+ ($k)}$([ "$a" -gt 0 ] && echo "; $a API error(s)")"
+}
+
 # print_table FILE: rows of '|'-separated cells, the first row the header;
 # prints them aligned, with a rule under the header.
 print_table() {
