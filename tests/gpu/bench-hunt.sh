@@ -70,10 +70,7 @@ fi
 mkdir -p "$OUT"
 
 mapfile -t DIRS < <(if [ "$ONLY_LOOP" = 1 ]; then :; elif [ $# -gt 0 ]; then list_samples "$@"; else
-	for d in "$GR_ROOT"/samples/*/; do
-		[ -f "$d/sample.yaml" ] && "$SAMPLEINFO" "$d/sample.yaml" 2>/dev/null |
-			grep -q "^EXPECT_HUNT_KERNEL='..*'" && echo "${d%/}"
-	done; fi)
+	samples_with EXPECT_HUNT_KERNEL; fi)
 TAB=$OUT/summary.table
 echo "program|plain s|hunt detect s|hunt s|hunt of the trace s|hunt findings (first)|memcheck s|memcheck errors (first)|memcheck no-cache s|errors (first)|memcheck / detect|memcheck / hunt|memcheck / hunt of the trace|result" >"$TAB"
 PASSED=0

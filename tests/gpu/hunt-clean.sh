@@ -14,8 +14,8 @@
 #            -- bash -c "$RUN" must exit 0, print "clean (no launch faulted
 #            ..." once per CUDA process (at least sample.yaml's processes:,
 #            where a process that launched no kernel, "nothing to hunt",
-#            counts too, but one at least must hunt clean) and no finding; a program that exits non-zero under capture
-#            fails it too (its trace is only part of the run) -> hunt.log;
+#            counts too, but one at least must hunt clean) and no finding;
+#            a program that exits non-zero under capture fails it too (its trace is only part of the run) -> hunt.log;
 #            each finding's launch, `show --launch SEQ` -> finding-SEQ.yaml
 # The samples run in parallel, HUNT_CLEAN_JOBS (4) at a time, the longest
 # (by sample.yaml timeout) first so the short CUDA C ones fill in at the
@@ -53,11 +53,7 @@ mkdir -p "$OUT" || { echo "hunt-clean: cannot create $OUT"; echo "0 passed, 1 fa
 
 # The samples: those named, else every sample.yaml with a clean_env; the
 # longest timeout first (ties by name).
-mapfile -t DIRS < <(if [ $# -gt 0 ]; then list_samples "$@"; else
-	for d in "$GR_SAMPLES"/*/; do
-		[ -f "$d/sample.yaml" ] && "$SAMPLEINFO" "$d/sample.yaml" 2>/dev/null |
-			grep -q "^CLEAN_ENV='..*'" && echo "${d%/}"
-	done; fi)
+mapfile -t DIRS < <(if [ $# -gt 0 ]; then list_samples "$@"; else samples_with CLEAN_ENV; fi)
 mapfile -t DIRS < <(for d in "${DIRS[@]}"; do
 	t=$("$SAMPLEINFO" "$d/sample.yaml" 2>/dev/null | sed -n "s/^TIMEOUT='\{0,1\}\([0-9]*\)'\{0,1\}\$/\1/p")
 	printf '%s\t%s\n' "${t:-0}" "$d"

@@ -147,6 +147,16 @@ list_samples() {
 	done
 }
 
+# samples_with VAR: the sample directories (absolute, by name) whose
+# sample.yaml sets VAR (sampleinfo's VAR='...' not empty), e.g. CLEAN_ENV
+samples_with() {
+	local d
+	for d in "$GR_SAMPLES"/*/; do
+		[ -f "$d/sample.yaml" ] && "$SAMPLEINFO" "$d/sample.yaml" 2>/dev/null |
+			grep -q "^$1='..*'" && echo "${d%/}"
+	done
+}
+
 # err_in_list ERR "LIST": 0 if ERR is one of the space-separated names.
 err_in_list() {
 	local e
