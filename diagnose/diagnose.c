@@ -289,7 +289,9 @@ static unsigned last_shmem(const struct trace *t)
 }
 
 /* The buffer lines a verbose replay or repro printed in output (the side
- * channel, sidechan.h); lines that do not parse are skipped. */
+ * channel, sidechan.h); lines that do not parse are skipped.  A buffer
+ * printed again (a race's repro.cu places its buffers anew each try) is
+ * where the later line says: the last try is the one that faulted. */
 static size_t read_buffers(const char *output, struct rbuf **bufs)
 {
 	size_t nb = 0, ab = 0;
@@ -297,13 +299,18 @@ static size_t read_buffers(const char *output, struct rbuf **bufs)
 	*bufs = NULL;
 	for (; (p = sidechan_next(p, SC_BUFFER)); p++) {
 		struct sc_buffer l;
-		if (sidechan_parse_buffer(p, &l) == 0) {
+		size_t k;
+		if (sidechan_parse_buffer(p, &l) < 0)
+			continue;
+		for (k = 0; k < nb && (*bufs)[k].index != (size_t)l.index; k++)
+			;
+		if (k == nb) {
 			ALLOC_GROW(*bufs, nb + 1, ab);
-			(*bufs)[nb].index = (size_t)l.index;
-			(*bufs)[nb].ptr = l.ptr;
-			(*bufs)[nb].size = l.size;
 			nb++;
 		}
+		(*bufs)[k].index = (size_t)l.index;
+		(*bufs)[k].ptr = l.ptr;
+		(*bufs)[k].size = l.size;
 	}
 	return nb;
 }

@@ -140,9 +140,11 @@ void emit_header(struct strbuf *o, const struct trace *t, const struct emit_info
 				rep->phase[i].outcome ? rep->phase[i].outcome : "");
 		comment_text(o, " * ", line.buf);
 		sb_reset(&line);
-		sb_addf(&line, "Reproduction:   original %d/%d replays, this repro's trace %d/%d%s",
-			rep->orig_faults, rep->orig_runs, rep->final_faults, rep->final_runs,
-			rep->flaky ? " (FLAKY: a race; run it several times)" : "");
+		sb_addf(&line, "Reproduction:   original %d/%d replays, this repro's trace %d/%d",
+			rep->orig_faults, rep->orig_runs, rep->final_faults, rep->final_runs);
+		if (emit_tries(info) > 1)
+			sb_addf(&line, " (FLAKY: a race; this program tries up to %d times in one run, "
+				"REPRO_TRIES=N to change)", emit_tries(info));
 		comment_text(o, " * ", line.buf);
 		sb_reset(&line);
 		if (rep->repro_checked) {

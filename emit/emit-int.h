@@ -26,6 +26,8 @@ extern const char emit_prelude_placement[];
 extern const char emit_part_support[];
 extern const char emit_part_data[];
 extern const char emit_part_main[];
+/* A race's repro.cu: repro_tries() and release_try(), before main(). */
+extern const char emit_retry_support[];
 
 /* The first record of a type in t (t may be NULL), or NULL. */
 const struct tr_rec *emit_first_of(const struct trace *t, uint32_t type);

@@ -187,3 +187,43 @@ const char emit_part_main[] =
 " * Part 3 of 3: main(): set up the buffers as the program had them, then\n"
 " * the launch that faults.\n"
 " * ====================================================================== */\n";
+
+/* A race's repro.cu (FLAKY in its header): main() makes its set-up and
+ * launches up to `tries` times in this one process, releasing every
+ * buffer and module between tries.  A try that runs clean costs the
+ * copies and the launches, not a new CUDA context, so one run of the
+ * program is likely to show a fault that comes in some runs only. */
+const char emit_retry_support[] =
+"/* A race: the fault comes in some runs only.  main() makes the set-up and\n"
+" * the launches up to REPRO_TRIES times (the default is in main) in this\n"
+" * one process; between tries every buffer and module is released and\n"
+" * placed again, as a new run would.  REPRO_TRIES=1: one try. */\n"
+"static int repro_tries(int dflt)\n"
+"{\n"
+"\tconst char *e = getenv(\"REPRO_TRIES\");\n"
+"\tint n = e && *e ? atoi(e) : dflt;\n"
+"\treturn n >= 1 ? n : 1;\n"
+"}\n"
+"\n"
+"/* After a clean try: wait for the GPU, then release what the try mapped\n"
+" * and loaded.  Layout placement's reserved range stays (the next try maps\n"
+" * its buffers at the same addresses); every granule in it is unmapped. */\n"
+"static void release_try(CUmodule *mods, int nmods, struct pl_buf *bufs, int nbufs)\n"
+"{\n"
+"\tint i;\n"
+"\tSETUP(cuCtxSynchronize());\n"
+"\tfor (i = 0; i < nbufs; i++)\n"
+"\t\tpl_buf_destroy(have_layout ? &layout : NULL, &bufs[i]);\n"
+"\tmemset(bufs, 0, (size_t)nbufs * sizeof(*bufs));\n"
+"\tfor (i = 0; have_layout && i < layout.nchunk; i++) {\n"
+"\t\tcuMemUnmap(layout.base + layout.chunk[i].off, (size_t)layout.chunk[i].size);\n"
+"\t\tcuMemRelease(layout.chunk[i].h);\n"
+"\t}\n"
+"\tlayout.nchunk = 0;\n"
+"\tfor (i = 0; i < nmods; i++)\n"
+"\t\tif (mods[i]) {\n"
+"\t\t\tcuModuleUnload(mods[i]);\n"
+"\t\t\tmods[i] = 0;\n"
+"\t\t}\n"
+"\tn_attr = 0;\n"
+"}\n\n";

@@ -253,6 +253,26 @@ static int note_first_use(struct mm_alloc *a, uint32_t p, const char *type, uint
 	return 0;
 }
 
+/* Append src to out with each non-empty line one tab further in (a
+ * race's set-up and launches inside main's loop of tries). */
+static void indent_lines(struct strbuf *out, const struct strbuf *src)
+{
+	const char *p = src->buf, *end = src->buf + src->len;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
+		if (n > 1 || *p != '\n')
+			sb_addch(out, '\t');
+		sb_add(out, p, n);
+		p += n;
+	}
+}
+
+int emit_tries(const struct emit_info *info)
+{
+	return info && info->rep && info->rep->flaky ? EMIT_RACE_TRIES : 1;
+}
+
 /* ---- body ------------------------------------------------------------- */
 
 struct ebuf {
@@ -268,6 +288,7 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 	const struct tr_launch *last = NULL;
 	int nmod = 0, nbuf = 0, nlaunch = 0, ndata = 0, need_fnpick = 0;
 	int placement = info->placement >= 0 ? info->placement : info->rep ? info->rep->guard : PL_GUARD_END;
+	int tries = emit_tries(info);
 	uint64_t lo = 0, hi = 0;
 	int ret = -1;
 	uint64_t *mod_hash = xcalloc(t->nrec + 1, sizeof(uint64_t));
@@ -632,14 +653,18 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 		"\t\tif (!strcmp(pending_attr[i].kernel, kernel))\n"
 		"\t\t\tSETUP(cuFuncSetAttribute(f, (CUfunction_attribute)pending_attr[i].attr, pending_attr[i].value));\n}\n\n",
 		t->nrec + 1);
+	if (tries > 1)
+		sb_adds(out, emit_retry_support);
 	sb_adds(out, emit_part_main);
-	sb_addf(out, "int main(void)\n{\n\tCUdevice dev;\n\tCUcontext ctx;\n\tCUmodule mod[%d];\n"
-		"\tCUfunction fn;\n\tstatic struct pl_buf buf[%d];\n\n"
-		"\tverbose = getenv(\"" SC_REPRO_ENV "\") != NULL;\n"
+	sb_addf(out, "int main(void)\n{\n\tCUdevice dev;\n\tCUcontext ctx;\n\t%sCUmodule mod[%d];\n"
+		"\tCUfunction fn;\n\tstatic struct pl_buf buf[%d];\n", tries > 1 ? "static " : "",
+		nmod ? nmod : 1, nbuf ? nbuf : 1);
+	if (tries > 1)
+		sb_addf(out, "\tint try_, tries = repro_tries(%d);   /* a race: see repro_tries() */\n", tries);
+	sb_adds(out, "\n\tverbose = getenv(\"" SC_REPRO_ENV "\") != NULL;\n"
 		"\tSETUP(cuInit(0));\n\tSETUP(cuDeviceGet(&dev, 0));\n"
 		"\tSETUP(cuDevicePrimaryCtxRetain(&ctx, dev));\n\tSETUP(cuCtxSetCurrent(ctx));\n"
-		"\t(void)fn;\n\t(void)fill;\n\t(void)buf_free;\n\t(void)buf_global;\n\t(void)pl_buf_destroy;\n\t(void)pl_layout_close;\n",
-		nmod ? nmod : 1, nbuf ? nbuf : 1);
+		"\t(void)fn;\n\t(void)fill;\n\t(void)buf_free;\n\t(void)buf_global;\n\t(void)pl_buf_destroy;\n\t(void)pl_layout_close;\n");
 	sb_addf(out, "\t/* %s placement%s */\n\tplacement_begin(%s, 0x%llxull, 0x%llxull);\n",
 		place_guard_name(placement),
 		placement == PL_LAYOUT ? ": every device buffer at its captured offset from the others, "
@@ -648,8 +673,22 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 		placement == PL_GUARD_NONE ? "PL_GUARD_NONE" : "PL_GUARD_END",
 		(unsigned long long)(hi > lo ? lo : 0), (unsigned long long)(hi > lo ? hi : 0));
 	sb_add(out, init.buf, init.len);
-	sb_add(out, body.buf, body.len);
-	sb_adds(out, "\n\tprintf(\"repro: ran clean: the fault did not reproduce\\n\");\n\treturn 0;\n}\n");
+	if (tries > 1) {
+		/* placed once (the same addresses each try), unpacked once; each
+		 * try places the buffers, fills them and launches */
+		sb_adds(out, "\tfor (try_ = 1; ; try_++) {\n");
+		indent_lines(out, &body);
+	} else {
+		sb_add(out, body.buf, body.len);
+	}
+	if (tries > 1)
+		sb_addf(out, "\n\t\tif (try_ >= tries)\n\t\t\tbreak;\n"
+			"\t\tprintf(\"repro: try %%d of %%d ran clean; trying again (a race)\\n\", try_, tries);\n"
+			"\t\trelease_try(mod, %d, buf, %d);\n\t}\n"
+			"\tprintf(\"repro: ran clean%%s: the fault did not reproduce\\n\", tries > 1 ? \" in every try\" : \"\");\n"
+			"\treturn 0;\n}\n", nmod ? nmod : 1, nbuf ? nbuf : 1);
+	else
+		sb_adds(out, "\n\tprintf(\"repro: ran clean: the fault did not reproduce\\n\");\n\treturn 0;\n}\n");
 	ret = 0;
 out:
 	for (size_t i = 0; i <= t->nrec; i++) {

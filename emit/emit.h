@@ -29,6 +29,13 @@ struct emit_info {
 	int placement;                     /* enum guard_mode to emit; -1: rep's guard (else end) */
 };
 
+/* How many times a race's repro.cu tries (its set-up and launches, in one
+ * process) before it says it ran clean: a flaky fault's repro gets
+ * EMIT_RACE_TRIES (REPRO_TRIES=N in its environment overrides), any other
+ * one try. */
+#define EMIT_RACE_TRIES 20
+int emit_tries(const struct emit_info *info);
+
 /* Emit the reduced trace t as C source into out.  0 or -1 with err. */
 int emit_repro(const struct trace *t, const struct emit_info *info, struct strbuf *out,
 	       struct strbuf *err);

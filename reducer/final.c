@@ -497,6 +497,12 @@ int final_runs(struct oracle *o)
 	return opts->confirm_runs > 0 ? opts->confirm_runs : (oracle_report(o)->flaky ? 10 : 5);
 }
 
+int final_repro_runs(struct oracle *o)
+{
+	const struct shrink_opts *opts = oracle_opts(o);
+	return opts->confirm_runs > 0 ? opts->confirm_runs : 5;
+}
+
 /* GPUREDUCE_VERIFY_QUICK=N (1 to 5): the quick runs, to measure them
  * side by side on a GPU; else VERIFY_QUICK_RUNS. */
 static int verify_runs(struct oracle *o)

@@ -45,10 +45,16 @@ int final_verify(struct oracle *o, struct shrink_states *ss, struct cand *best, 
 int final_repro(struct oracle *o, struct shrink_states *ss, struct cand *best, const char *out_bin, int runs);
 /*
  * How often the final state is confirmed (--confirm, else 5, 10 for a
- * flaky fault): repro.cu's runs.  final_verify replays a steady fault
- * fewer times when repro.cu will be checked.
+ * flaky fault).  final_verify replays a steady fault fewer times when
+ * repro.cu will be checked.
  */
 int final_runs(struct oracle *o);
+/*
+ * How often repro.cu is run: --confirm, else 5, a flaky fault's too: its
+ * repro.cu tries up to EMIT_RACE_TRIES times a run in one process
+ * (emit.h), so one run stands for many of replay's.
+ */
+int final_repro_runs(struct oracle *o);
 /*
  * After final_repro: the site check final_verify deferred so that the
  * sanitizer's run overlaps repro.cu's (backing off as final_verify would),

@@ -480,12 +480,12 @@ int shrink_run(const struct trace *orig, const struct shrink_opts *opts, const c
 		ret = final_keep_interrupted(o, &best, out_bin);
 	if (rc)
 		goto out;
-	if (final_repro(o, &ss, &best, out_bin, final_runs(o)) < 0)
+	if (final_repro(o, &ss, &best, out_bin, final_repro_runs(o)) < 0)
 		goto out;
 	if (!interrupt_signal() && (rc = final_settle(o, &ss, &best, out_bin)) != 0) {
 		/* backed off: repro.cu again, then replay's runs topped up if it
 		 * is not built or misses (final_settle does nothing else now) */
-		if (rc < 0 || final_repro(o, &ss, &best, out_bin, final_runs(o)) < 0 ||
+		if (rc < 0 || final_repro(o, &ss, &best, out_bin, final_repro_runs(o)) < 0 ||
 		    (!interrupt_signal() && final_settle(o, &ss, &best, out_bin) < 0))
 			goto out;
 	}

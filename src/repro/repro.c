@@ -262,11 +262,16 @@ int repro_async_join(struct repro_async *a, struct strbuf *err)
 
 /* The fault line a repro prints, "repro: KERNEL faulted: CUDA_ERROR_X
  * (700): text" (emit-prelude.c): 1 with *kernel at KERNEL and *faulted at
- * " faulted: ", else 0. */
+ * " faulted: ", else 0.  Other "repro: " lines may come before it (a
+ * race's clean tries). */
 static int fault_line(const char *out, const char **kernel, const char **faulted)
 {
-	const char *p = strstr(out, "repro: "), *f;
-	if (!p || !(f = strstr(p, " faulted: ")))
+	const char *f = strstr(out, " faulted: "), *p;
+	if (!f)
+		return 0;
+	for (p = f; p > out && p[-1] != '\n'; p--)
+		;
+	if (strncmp(p, "repro: ", 7))
 		return 0;
 	*kernel = p + 7;
 	*faulted = f;

@@ -1,0 +1,91 @@
+#!/bin/sh
+# t5107-race-tries.sh - a race's repro.cu tries again in the same process:
+# shrink of a flaky trace emits main() as a loop of up to 20 tries (its
+# set-up and launches, buffers and modules released between tries), so one
+# run of the program a maintainer gets is likely to fault; REPRO_TRIES=N
+# changes the count; shrink runs it 5 times, as a steady fault's.  A steady
+# fault's repro.cu has no loop.  `verify`
+# reads the fault line after the clean tries' lines.  The double's
+# racy_rare kernel loses its race when DOUBLE_RACE_COUNTER's number is 11
+# modulo 12, so every run here is exact.
+. tests/cli/test-lib.sh
+
+DBL=$BUILD/double
+export GPUREDUCE_LIBCUDA=$DBL/libcuda.so.1
+export GPUREDUCE_NVCC="cc -x c -w -I${CUDA:-/usr/local/cuda}/include -L$DBL -Wl,-rpath,$DBL"
+unset GPUREDUCE_SANITIZER
+PATH=/usr/bin:/bin; export PATH
+cd "$TMP" || exit 1
+
+# a race lost in one launch of twelve, beside a second buffer the program
+# freed before it (layout placement must map and unmap both every try)
+{ double_trace_head; cat <<'EOT'
+alloc 0x7f0000100000 4096
+alloc 0x7f0000102000 256
+h2d 0x7f0000100000 4096 seq
+free 0x7f0000102000
+launch _Z9racy_rarePfi 2 128 ptr:0x7f0000100000 i32:1024
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
+EOT
+} > rare.txt
+check "mktrace racy_rare" $MKTRACE rare.bin < rare.txt
+echo 12 > counter
+check "shrink the race (grid phase only: both buffers stay)" env DOUBLE_RACE_COUNTER=$TMP/counter \
+	$GPUREDUCE shrink -j 2 --quiet --phases=grid -o rare/repro.cu rare.bin
+check_grep "  ...repro.cu run 5 times, as a steady fault's (each run is up to 20 tries)" \
+	"repro.cu faulted [0-9]/5 " "$TMP/.out"
+check_grep "  ...reported flaky" "flaky: true" rare/repro.yaml
+check_grep "the header says the program tries" \
+	"FLAKY: a race; this program tries up to 20 times in one run, REPRO_TRIES=N to change" rare/repro.cu
+check_grep "main() loops over the tries" "int try_, tries = repro_tries(20);" rare/repro.cu
+check_grep "  ...and releases each clean try" "release_try(mod, 1, buf, 2);" rare/repro.cu
+check "the repro builds with warnings on" cc -x c -Wall -Wextra -Werror -Wno-unused-function \
+	-I${CUDA:-/usr/local/cuda}/include -L$DBL -Wl,-rpath,$DBL -o repro rare/repro.cu -lcuda
+
+# counter 0: race() gives 0, 1, ... 11 to the tries; the twelfth faults
+echo 0 > counter
+check_exit "one run faults on its 12th try (exit 1)" 1 env DOUBLE_RACE_COUNTER=$TMP/counter ./repro
+check_grep "  ...after 11 clean tries" "^repro: try 11 of 20 ran clean; trying again (a race)$" "$TMP/.out"
+check_grep "  ...with the signature" \
+	"^repro: racy_rare(float\*, int) faulted: CUDA_ERROR_ILLEGAL_ADDRESS (700)" "$TMP/.out"
+n=$(grep -c "ran clean; trying again" "$TMP/.out")
+[ "$n" = 11 ] && ok "  ...11 lines of clean tries" || fail "  ...11 lines of clean tries ($n)"
+
+echo 0 > counter
+check_exit "REPRO_TRIES=1: one try, clean (exit 0)" 0 env DOUBLE_RACE_COUNTER=$TMP/counter REPRO_TRIES=1 ./repro
+check_grep "  ...says it ran clean" "^repro: ran clean: the fault did not reproduce$" "$TMP/.out"
+[ "$(cat counter)" = 1 ] && ok "  ...one launch made" || fail "  ...one launch made (counter $(cat counter))"
+
+echo 0 > counter
+check_exit "REPRO_TRIES=11: clean in every try (exit 0)" 0 env DOUBLE_RACE_COUNTER=$TMP/counter REPRO_TRIES=11 ./repro
+check_grep "  ...says so" "^repro: ran clean in every try: the fault did not reproduce$" "$TMP/.out"
+[ "$(cat counter)" = 11 ] && ok "  ...eleven launches made" || fail "  ...eleven launches made (counter $(cat counter))"
+
+# layout placement: the range stays reserved, each try maps both buffers
+# again (the freed one unmapped again).  The overrun lands in the mapped
+# granule there (no guard right after the buffer), so every try runs clean.
+echo 0 > counter
+check_exit "layout placement, 40 tries: clean, no set-up failure across tries" 0 \
+	env DOUBLE_RACE_COUNTER=$TMP/counter REPRO_TRIES=40 REPRO_PLACEMENT=layout ./repro
+check_grep "  ...all 40 made" "^repro: ran clean in every try" "$TMP/.out"
+check_no_grep "  ...no set-up failure" "setup failed" "$TMP/.out"
+[ "$(cat counter)" = 40 ] && ok "  ...40 launches made" || fail "  ...40 launches made (counter $(cat counter))"
+echo 0 > counter
+check_exit "guard placements, 40 tries each" 1 \
+	env DOUBLE_RACE_COUNTER=$TMP/counter REPRO_TRIES=40 REPRO_PLACEMENT=end ./repro
+check_no_grep "  ...no set-up failure" "setup failed" "$TMP/.out"
+
+# verify reads the fault line below the clean tries' lines
+echo 0 > counter
+check "verify counts a run that faulted on a later try" env DOUBLE_RACE_COUNTER=$TMP/counter \
+	$GPUREDUCE verify -n 1 rare/repro.cu
+check_grep "  ...with the kernel's signature" "^verify: 1/1 runs faulted with CUDA_ERROR_ILLEGAL_ADDRESS in racy_rare" "$TMP/.out"
+
+# a steady fault: one try, no loop
+oob_trace_text > oob.txt
+check "mktrace oob" $MKTRACE oob.bin < oob.txt
+check "shrink a steady fault" $GPUREDUCE shrink -j 2 --quiet -o oob/repro.cu oob.bin
+check_no_grep "  ...its repro.cu has no loop of tries" "repro_tries" oob/repro.cu
+check_no_grep "  ...nor says FLAKY" "FLAKY" oob/repro.cu
+
+finish
