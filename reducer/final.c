@@ -59,7 +59,9 @@ static int confirm_final(struct oracle *o, struct shrink_states *ss, struct cand
 /*
  * A deterministic fault must not become a matter of luck: when the
  * reduced trace faults less often than the original did (rate_need), the
- * other placements run it as many times before any back-off, and the one
+ * other placements run it as many times before any back-off, both in one
+ * batch (a race's runs fault about half the time, and every fault costs a
+ * worker a new context: side by side, those starts overlap), and the one
  * that faults most (more than replay's own) becomes replay's placement
  * (as final_repro does for repro.cu).  Returns 1 when the placement
  * changed (*faults is then its count), 0 when not, -1 on lost workers.
@@ -70,21 +72,30 @@ static int placement_check(struct oracle *o, struct shrink_states *ss, struct ca
 	struct shrink_report *rep = oracle_report(o);
 	const int modes[3] = { GUARD_LAYOUT, GUARD_END, GUARD_START };
 	int need = rate_need(runs, rep->orig_faults, rep->orig_runs), was = oracle_guard(o);
-	int top = *faults, top_guard = was;
+	int top = *faults, top_guard = was, alt[3], got[3], n = 0;
+	struct replay_result first[3];
 
 	if (*faults >= need || oracle_opts(o)->guard >= 0)
 		return 0;   /* the rate holds, or the user chose the placement */
-	for (int m = 0; m < 3 && top < runs && !interrupt_signal(); m++) {
-		int f = 0;
-		if (modes[m] == was)
-			continue;
-		if (confirm_guard(o, ss, best, out_bin, &f, runs, modes[m]) < 0)
+	for (int m = 0; m < 3; m++)
+		if (modes[m] != was)
+			alt[n++] = modes[m];
+	if (cand_write(best, out_bin, oracle_err(o)) < 0)
+		return -1;
+	/* --keep-going: runs that lost their workers get a fresh pool (twice
+	 * at most in all), as confirm_guard's */
+	while (oracle_run_file_guards(o, out_bin, alt, n, runs, got, first) < 0)
+		if (!oracle_failed(o) || ss->verify_recoveries++ >= 2 || !oracle_recover(o))
 			return -1;
+	oracle_phase(o)->candidates += n * runs;
+	for (int q = 0; q < n; q++) {
 		oracle_log(o, "the reduced trace with %s placement: %d/%d faulted (%s placement: %d/%d)",
-			   place_guard_name(modes[m]), f, runs, place_guard_name(was), *faults, runs);
-		if (f > top) {
-			top = f;
-			top_guard = modes[m];
+			   place_guard_name(alt[q]), got[q], runs, place_guard_name(was), *faults, runs);
+		if (got[q] > top) {
+			top = got[q];
+			top_guard = alt[q];
+			if (first[q].status == RS_FAULT || first[q].status == RS_CLEAN)
+				note_relocation(rep, &first[q]);
 		}
 	}
 	if (top_guard == was)

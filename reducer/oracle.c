@@ -611,6 +611,45 @@ out:
 	return ret;
 }
 
+int oracle_run_file_guards(struct oracle *s, const char *path, const int *guards, int n, int runs,
+			   int *got, struct replay_result *first)
+{
+	struct job *jobs = xcalloc((size_t)(n * runs) + 1, sizeof(*jobs));
+	double tb = now_sec();
+	int ret = -1;
+
+	for (int q = 0; q < n * runs; q++) {
+		jobs[q].trace = path;
+		jobs[q].opts = (struct replay_opts)REPLAY_OPTS_INIT;
+		jobs[q].opts.guard = guards[q / runs];
+		jobs[q].timeout = s->o->cand_timeout > 0 ? s->o->cand_timeout * 10 : 0;
+	}
+	if (pool_run(s->pool, jobs, (size_t)(n * runs), s->err) < 0) {
+		s->infra_failed = 1;
+		oracle_log(s, "%d runs of %s: workers lost: %s", n * runs, path, s->err->buf);
+		goto out;
+	}
+	for (int g = 0; g < n; g++) {
+		got[g] = 0;
+		first[g] = jobs[g * runs].res;
+	}
+	for (int q = 0; q < n * runs; q++) {
+		const struct replay_result *r = &jobs[q].res;
+		oracle_log(s, "run of %s, %s placement: %s (%.3f s in the worker)", path,
+			   place_guard_name(guards[q / runs]),
+			   r->status == RS_FAULT ? r->error : r->status == RS_CLEAN ? "clean" : "error/timeout",
+			   r->seconds);
+		if (sig_match(s, r) && !got[q / runs]++)
+			first[q / runs] = *r;
+	}
+	oracle_log(s, "%d runs of %s under %d placements side by side: %.3f s", n * runs, path, n,
+		   now_sec() - tb);
+	ret = 0;
+out:
+	free(jobs);
+	return ret;
+}
+
 int oracle_failed(const struct oracle *s)
 {
 	return s->infra_failed;

@@ -164,6 +164,12 @@ int oracle_faulted_before(struct oracle *o, const char *path);
 /* Run each of the n trace files `runs` times as candidates; got[i] counts
  * signature matches of file i.  0, or -1 when the workers are lost. */
 int oracle_run_files(struct oracle *o, char *const *paths, int n, int runs, int *got);
+/* Run one trace file `runs` times under each of the n placements
+ * guards[0..n), all in one batch (side by side on the workers); got[i]
+ * counts signature matches under guards[i], first[i] gets its first
+ * matching result (else its first).  0, or -1 when the workers are lost. */
+int oracle_run_file_guards(struct oracle *o, const char *path, const int *guards, int n, int runs,
+			   int *got, struct replay_result *first);
 
 /* From now on (on: 1), every candidate tested alone has its repro.cu
  * built ahead (shrink_opts.prebuild_repro) while it runs: in the last

@@ -5,7 +5,8 @@
 # run of the program a maintainer gets is likely to fault; REPRO_TRIES=N
 # changes the count; shrink runs it 5 times, as a steady fault's.  A steady
 # fault's repro.cu has no loop.  `verify`
-# reads the fault line after the clean tries' lines.  The double's
+# reads the fault line after the clean tries' lines.  A reduced race whose
+# rate dropped has the other two placements run side by side.  The double's
 # racy_rare kernel loses its race when DOUBLE_RACE_COUNTER's number is 11
 # modulo 12, so every run here is exact.
 . tests/cli/test-lib.sh
@@ -80,6 +81,24 @@ echo 0 > counter
 check "verify counts a run that faulted on a later try" env DOUBLE_RACE_COUNTER=$TMP/counter \
 	$GPUREDUCE verify -n 1 rare/repro.cu
 check_grep "  ...with the kernel's signature" "^verify: 1/1 runs faulted with CUDA_ERROR_ILLEGAL_ADDRESS in racy_rare" "$TMP/.out"
+
+# the placement check of a reduced race whose rate dropped (racy_grid: a
+# grid cut halves it; t5000 7a) runs the two other placements in one batch
+{ double_trace_head; cat <<'EOT'
+alloc 0x7f0000100000 4096
+h2d 0x7f0000100000 4096 seq
+launch _Z9racy_gridPfi 8 128 ptr:0x7f0000100000 i32:1024
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
+EOT
+} > rgrid.txt
+check "mktrace racy_grid" $MKTRACE rgrid.bin < rgrid.txt
+echo 0 > counter
+check "shrink a race whose rate the grid cut lowers" env DOUBLE_RACE_COUNTER=$TMP/counter \
+	$GPUREDUCE shrink -j 2 --quiet --log=rgrid.log -o rgrid/repro.cu rgrid.bin
+check_grep "  ...the other two placements side by side" \
+	"verify *10 runs of .* under 2 placements side by side" rgrid.log
+n=$(grep -c "verify *the reduced trace with \(layout\|start\) placement: [0-9]/5 faulted (end placement" rgrid.log)
+[ "$n" = 2 ] && ok "  ...each one's count logged" || fail "  ...each one's count logged ($n)"
 
 # a steady fault: one try, no loop
 oob_trace_text > oob.txt
