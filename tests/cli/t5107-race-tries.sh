@@ -4,9 +4,9 @@
 # set-up and launches, buffers and modules released between tries), so one
 # run of the program a maintainer gets is likely to fault; REPRO_TRIES=N
 # changes the count; shrink runs it 5 times, as a steady fault's.  A steady
-# fault's repro.cu has no loop.  `verify`
-# reads the fault line after the clean tries' lines.  A reduced race whose
-# rate dropped has the other two placements run side by side.  The double's
+# fault's repro.cu has no loop.  `verify` reads the fault line after the
+# clean tries' lines.  A reduced race whose rate dropped has the other two
+# placements run side by side.  The double's
 # racy_rare kernel loses its race when DOUBLE_RACE_COUNTER's number is 11
 # modulo 12, so every run here is exact.
 . tests/cli/test-lib.sh
