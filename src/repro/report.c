@@ -384,6 +384,28 @@ out:
 	sb_release(&err);
 }
 
+/* A race's repro.cu loops over its tries (emit.c: "repro_tries(N)" in
+ * main): say so, and how to change the count, where the maintainer reads
+ * how to run it. */
+static void repro_tries_note(const struct rctx *c, struct strbuf *md)
+{
+	char *cu = join_path(c->o->dir, "repro.cu");
+	struct strbuf text = STRBUF_INIT, err = STRBUF_INIT;
+	const char *p;
+	int n;
+
+	if (read_file(cu, &text, &err) == 0 && (p = strstr(text.buf, "tries = repro_tries(")) &&
+	    sscanf(p + 20, "%d", &n) == 1 && n > 1)
+		sb_addf(md, "The fault is a race (it came in %s of shrink's replays of the reduced trace): "
+			"one run of repro.cu makes its set-up and launches up to %d times in the same process "
+			"and stops at the first fault; each clean try prints `repro: try N of %d ran clean`. "
+			"`REPRO_TRIES=1 ./repro` makes one try, as the program did.\n\n",
+			yflat_get(&c->y, "reproduction.reduced", "some"), n, n);
+	free(cu);
+	sb_release(&text);
+	sb_release(&err);
+}
+
 static void sec_repro(struct rctx *c, struct strbuf *md)
 {
 	sb_adds(md, "## How to reproduce\n\n```sh\nnvcc -o repro repro.cu -lcuda\n./repro    # exit 1: the fault "
@@ -393,6 +415,7 @@ static void sec_repro(struct rctx *c, struct strbuf *md)
 		"replayed to the fault %s times, the original %s.\n\n",
 		yflat_get(&c->y, "reproduction.repro_cu", "?"), yflat_get(&c->y, "reproduction.reduced", "?"),
 		yflat_get(&c->y, "reproduction.original", "?"));
+	repro_tries_note(c, md);
 	if (c->o->runs <= 0) {
 		sb_adds(md, "Not run by `report` (--runs=0).\n\n");
 		return;

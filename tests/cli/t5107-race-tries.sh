@@ -5,10 +5,10 @@
 # run of the program a maintainer gets is likely to fault; REPRO_TRIES=N
 # changes the count; shrink runs it 5 times, as a steady fault's.  A steady
 # fault's repro.cu has no loop.  `verify` reads the fault line after the
-# clean tries' lines.  A reduced race whose rate dropped has the other two
-# placements run side by side.  The double's
-# racy_rare kernel loses its race when DOUBLE_RACE_COUNTER's number is 11
-# modulo 12, so every run here is exact.
+# clean tries' lines, and `report` says how the program runs.  A reduced
+# race whose rate dropped has the other two placements run side by side.
+# The double's racy_rare kernel loses its race when DOUBLE_RACE_COUNTER's
+# number is 11 modulo 12, so every run here is exact.
 . tests/cli/test-lib.sh
 
 DBL=$BUILD/double
@@ -82,6 +82,12 @@ check "verify counts a run that faulted on a later try" env DOUBLE_RACE_COUNTER=
 	$GPUREDUCE verify -n 1 rare/repro.cu
 check_grep "  ...with the kernel's signature" "^verify: 1/1 runs faulted with CUDA_ERROR_ILLEGAL_ADDRESS in racy_rare" "$TMP/.out"
 
+# report tells the maintainer how the race's repro.cu runs
+check "report of the race's folder" $GPUREDUCE report --runs=0 --no-sanitizer --no-tar rare
+check_grep "  ...says one run makes up to 20 tries" \
+	"one run of repro.cu makes its set-up and launches up to 20 times in the same process" rare/report.md
+check_grep "  ...and how to make one" "REPRO_TRIES=1 ./repro" rare/report.md
+
 # the placement check of a reduced race whose rate dropped (racy_grid: a
 # grid cut halves it; t5000 7a) runs the two other placements in one batch
 { double_trace_head; cat <<'EOT'
@@ -106,5 +112,7 @@ check "mktrace oob" $MKTRACE oob.bin < oob.txt
 check "shrink a steady fault" $GPUREDUCE shrink -j 2 --quiet -o oob/repro.cu oob.bin
 check_no_grep "  ...its repro.cu has no loop of tries" "repro_tries" oob/repro.cu
 check_no_grep "  ...nor says FLAKY" "FLAKY" oob/repro.cu
+check "report of the steady fault's folder" $GPUREDUCE report --runs=0 --no-sanitizer --no-tar oob
+check_no_grep "  ...says nothing of tries" "REPRO_TRIES" oob/report.md
 
 finish
