@@ -542,7 +542,7 @@ static int confirm_more(struct oracle *o, struct shrink_states *ss, struct cand 
 /* The final state never faulted in its confirmation: no repro is
  * emitted.  The latest saved state that faulted with the signature as a
  * candidate earlier in the reduction (a race that comes rarely or in
- * bursts) is written to out_bin for `gpureduce replay`, and the message
+ * bursts) is written to out_bin for `gpureduce replay --tries`, and the message
  * says so; with none, out_bin is removed.  -1 (err says so). */
 static int no_fault(struct oracle *o, struct shrink_states *ss, const char *out_bin, int runs)
 {
@@ -553,7 +553,7 @@ static int no_fault(struct oracle *o, struct shrink_states *ss, const char *out_
 		if (kept) {
 			sb_addf(oracle_err(o), "the reduced trace did not fault in %d confirmation runs; the state "
 				"after %s, which faulted with the signature once in the reduction (a race that comes "
-				"rarely or in bursts), is kept as %s for `gpureduce replay`; no repro.cu was emitted",
+				"rarely or in bursts), is kept as %s for `gpureduce replay --tries=20`; no repro.cu was emitted",
 				runs, ss->name[k], out_bin);
 			oracle_report(o)->kept_faulted = 1;
 			return -1;

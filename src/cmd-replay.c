@@ -1,6 +1,7 @@
 /*
- * cmd-replay.c - `gpureduce replay`: replay a trace once, in a worker
- * child process, and say what happened.  The gpureduce process itself never
+ * cmd-replay.c - `gpureduce replay`: replay a trace once (or, for a race,
+ * up to --tries times until it faults), in a worker child process, and say
+ * what happened.  The gpureduce process itself never
  * initialises CUDA.
  */
 #include <stdio.h>
@@ -18,7 +19,7 @@
 #include "outputs/safe-out.h"
 
 static const char usage_str[] =
-	"usage: gpureduce replay [--guard=end|start|none|layout] [--timeout=S] [--skip=FILE]\n"
+	"usage: gpureduce replay [--guard=end|start|none|layout] [--timeout=S] [--skip=FILE] [--tries=N]\n"
 	"                        [--stop-before=EVENT --snapshot=OUT.bin [--snapshot-all] [--force]] TRACE\n\n"
 	"Replays TRACE on the GPU in a child process.  Buffers are placed against\n"
 	"unmapped guard regions (--guard=end: overruns fault at once; start: underruns;\n"
@@ -33,6 +34,8 @@ static const char usage_str[] =
 	"  --timeout=S     seconds before a hung replay is stopped (default 600)\n"
 	"  --skip=FILE     leave out the launches FILE lists (captured launch numbers, one a\n"
 	"                  line), as hunt's replays do (hunt --keep-work keeps each one's list)\n"
+	"  --tries=N       a race: replay up to N times in the same worker process, until one\n"
+	"                  faults (a clean try costs no new CUDA context); default 1\n"
 	"--shift (or GPUREDUCE_SHIFT=1, which shrink's workers follow too): no buffer at its\n"
 	"captured address or offset, so a pointer left unrelocated cannot pass by luck.\n"
 	"Exit: 0 ran clean, 1 faulted, 3 bad or incomplete trace (one that ends without an END or\n"
@@ -66,6 +69,7 @@ int cmd_replay(int argc, char **argv)
 	double timeout = 600;
 	int complete = 1;
 	int ret = EXIT_INTERNAL, auto_guard = 1, force = 0, cut_fault = 0;   /* no --guard: layout, then end */
+	int tries = 1, try_ = 1;
 	long long fault_seq = -1;   /* the launch the capture faulted in, if at a launch */
 
 	opts_init(&op, argc, argv, &err);
@@ -88,6 +92,7 @@ int cmd_replay(int argc, char **argv)
 			force = 1;
 		} else if (opts_double(&op, "--timeout", &timeout, 0.01, 1e9)) {
 		} else if (opts_str(&op, "--skip", &o.skip_path)) {
+		} else if (opts_int(&op, "--tries", &tries, 1, 100000)) {
 		} else if (opts_flag(&op, "--shift")) {
 			setenv("GPUREDUCE_SHIFT", "1", 1);   /* the worker reads it (replay/shift.h) */
 		} else if (opts_unknown(&op)) {
@@ -156,31 +161,44 @@ int cmd_replay(int argc, char **argv)
 	 * shrink's site runs, it was one more sanitized context) */
 	pool_set_lazy(p, 1);
 	/* the default, as shrink confirms: layout-faithful placement first;
-	 * when it runs clean or cannot apply, guard placement (end) */
-	for (int pass = 0; pass < 2; pass++) {
-		if (pass == 1 && !(auto_guard && (job.res.status == RS_CLEAN ||
-						  (job.res.status == RS_ERROR &&
-						   job.res.error_kind == RE_NO_LAYOUT))))
+	 * when it runs clean or cannot apply, guard placement (end).  With
+	 * --tries, the same again while every try ran clean: the worker that
+	 * ran clean replays the next (a race's fault comes in some runs) */
+	for (try_ = 1; try_ <= tries; try_++) {
+		if (try_ > 1) {
+			printf("replay: try %d of %d ran clean; trying again\n", try_ - 1, tries);
+			fflush(stdout);
+		}
+		for (int pass = 0; pass < 2; pass++) {
+			if (pass == 1 && !(auto_guard && (job.res.status == RS_CLEAN ||
+							  (job.res.status == RS_ERROR &&
+							   job.res.error_kind == RE_NO_LAYOUT))))
+				break;
+			if (pass == 1 && job.res.status == RS_ERROR && try_ == 1)
+				fprintf(stderr, "gpureduce replay: %s; replaying with --guard=end\n", job.res.msg);
+			memset(&job, 0, sizeof(job));
+			job.trace = path;
+			job.opts = o;
+			if (auto_guard)
+				job.opts.guard = pass ? GUARD_END : GUARD_LAYOUT;
+			if (pool_run(p, &job, 1, &err) < 0) {
+				cmd_error("replay", "%s", err.buf);
+				ret = EXIT_ENV;
+				goto out;
+			}
+			if (interrupt_signal()) {
+				cmd_error("replay", "interrupted (%s): the replay worker was stopped",
+					  interrupt_name(interrupt_signal()));
+				ret = 128 + interrupt_signal();
+				goto out;
+			}
+		}
+		/* only a clean run is worth another try (a snapshot is written once) */
+		if (job.res.status != RS_CLEAN || o.snap_path || (!complete && o.stop_before < 0))
 			break;
-		if (pass == 1 && job.res.status == RS_ERROR)
-			fprintf(stderr, "gpureduce replay: %s; replaying with --guard=end\n", job.res.msg);
-		memset(&job, 0, sizeof(job));
-		job.trace = path;
-		job.opts = o;
-		if (auto_guard)
-			job.opts.guard = pass ? GUARD_END : GUARD_LAYOUT;
-		if (pool_run(p, &job, 1, &err) < 0) {
-			cmd_error("replay", "%s", err.buf);
-			ret = EXIT_ENV;
-			goto out;
-		}
-		if (interrupt_signal()) {
-			cmd_error("replay", "interrupted (%s): the replay worker was stopped",
-				  interrupt_name(interrupt_signal()));
-			ret = 128 + interrupt_signal();
-			goto out;
-		}
 	}
+	if (try_ > tries)
+		try_ = tries;
 	o.guard = job.opts.guard;
 	if (job.res.status == RS_CLEAN || job.res.status == RS_FAULT) {
 		/* relocation coverage: what replay rewrote, and what it could not
@@ -204,19 +222,22 @@ int cmd_replay(int argc, char **argv)
 			ret = EXIT_INPUT;
 			break;
 		}
-		printf("replay: ran clean (%ld launch%s, %.3f s, guard=%s%s)%s%s\n", job.res.launches,
+		printf("replay: ran clean (%ld launch%s, %.3f s, guard=%s%s%s)%s%s\n", job.res.launches,
 		       job.res.launches == 1 ? "" : "es",
 		       job.res.seconds, auto_guard ? "layout, then " : "", place_guard_name(o.guard),
-		       job.res.msg[0] ? "; " : "", job.res.msg);
+		       tries > 1 ? ", in every try" : "", job.res.msg[0] ? "; " : "", job.res.msg);
 		if (lacks.len)   /* the capture's fault did not come back: this may be why */
 			printf("%s\n", lacks.buf);
 		ret = EXIT_OK;
 		break;
 	case RS_FAULT:
-		printf("replay: faulted at event %ld (launch #%lld) in %s: %s (%d) after %ld launch%s, %.3f s, guard=%s\n",
+		printf("replay: faulted at event %ld (launch #%lld) in %s: %s (%d) after %ld launch%s, %.3f s, guard=%s",
 		       job.res.event, job.res.launch_seq, job.res.kernel, job.res.error, job.res.code,
 		       job.res.launches, job.res.launches == 1 ? "" : "es", job.res.seconds,
 		       place_guard_name(o.guard));
+		if (tries > 1)
+			printf(", try %d of %d", try_, tries);
+		printf("\n");
 		if (cut_fault)
 			printf("replay: note: %s; this fault is the replay's own (shrink needs the record "
 			       "whole: capture the program again)\n", TRACE_CUT_FAULT_MSG);

@@ -1,14 +1,15 @@
 #!/bin/sh
-# t5107-race-tries.sh - a race's repro.cu tries again in the same process:
+# t5122-race-tries.sh - a race's repro.cu tries again in the same process:
 # shrink of a flaky trace emits main() as a loop of up to 20 tries (its
 # set-up and launches, buffers and modules released between tries), so one
 # run of the program a maintainer gets is likely to fault; REPRO_TRIES=N
 # changes the count; shrink runs it 5 times, as a steady fault's.  A steady
 # fault's repro.cu has no loop.  `verify` reads the fault line after the
-# clean tries' lines, and `report` says how the program runs.  A reduced
-# race whose rate dropped has the other two placements run side by side.
-# The double's racy_rare kernel loses its race when DOUBLE_RACE_COUNTER's
-# number is 11 modulo 12, so every run here is exact.
+# clean tries' lines, `replay --tries=N` tries again in its worker, and
+# `report` says how the program runs.  A reduced race whose rate dropped
+# has the other two placements run side by side.  The double's racy_rare
+# kernel loses its race when DOUBLE_RACE_COUNTER's number is 11 modulo 12,
+# so every run here is exact.
 . tests/cli/test-lib.sh
 
 DBL=$BUILD/double
@@ -81,6 +82,21 @@ echo 0 > counter
 check "verify counts a run that faulted on a later try" env DOUBLE_RACE_COUNTER=$TMP/counter \
 	$GPUREDUCE verify -n 1 rare/repro.cu
 check_grep "  ...with the kernel's signature" "^verify: 1/1 runs faulted with CUDA_ERROR_ILLEGAL_ADDRESS in racy_rare" "$TMP/.out"
+
+# replay --tries: the same in a replay worker (a clean run keeps it)
+echo 0 > counter
+check_exit "replay once: clean (exit 0)" 0 env DOUBLE_RACE_COUNTER=$TMP/counter \
+	$GPUREDUCE replay --guard=end rare.bin
+echo 0 > counter
+check_exit "replay --tries=20: faults (exit 1)" 1 env DOUBLE_RACE_COUNTER=$TMP/counter \
+	$GPUREDUCE replay --guard=end --tries=20 rare.bin
+check_grep "  ...on the 12th try" "^replay: faulted at event .* in _Z9racy_rarePfi: .*guard=end, try 12 of 20$" "$TMP/.out"
+check_grep "  ...after 11 clean ones" "^replay: try 11 of 20 ran clean; trying again$" "$TMP/.out"
+echo 0 > counter
+check_exit "replay --tries=5: clean in every try (exit 0)" 0 env DOUBLE_RACE_COUNTER=$TMP/counter \
+	$GPUREDUCE replay --guard=end --tries=5 rare.bin
+check_grep "  ...says so" "^replay: ran clean (.*guard=end, in every try)" "$TMP/.out"
+check_exit "replay --tries=0 is refused (exit 2)" 2 $GPUREDUCE replay --tries=0 rare.bin
 
 # report tells the maintainer how the race's repro.cu runs
 check "report of the race's folder" $GPUREDUCE report --runs=0 --no-sanitizer --no-tar rare
