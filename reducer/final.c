@@ -371,6 +371,42 @@ static int repro_adopt_state(struct oracle *o, struct shrink_states *ss, struct 
 }
 
 /*
+ * The fault looked steady until repro.cu's runs missed: from now on it is
+ * a flaky fault, and the program is emitted as a race's (one run tries
+ * again, emit.h), not as the one just run.  Build and run that one with
+ * the placement kept, and make its count the figure (returned).  A build
+ * or run failure keeps the figure measured (the log says so).
+ */
+static int recheck_as_race(struct oracle *o, const char *out_bin, int guard, int runs)
+{
+	const struct shrink_opts *opts = oracle_opts(o);
+	struct shrink_report *rep = oracle_report(o);
+	struct strbuf why = STRBUF_INIT;
+	int faults = 0;
+
+	if (opts->check_repro(opts->check_arg, out_bin, guard, runs, &faults, &why) != 0) {
+		oracle_log(o, "repro.cu as a race's, %s placement: not checked (%s); the figure stays %d/%d",
+			   place_guard_name(guard), why.buf, rep->repro_faults, runs);
+		sb_release(&why);
+		return rep->repro_faults;
+	}
+	rep->repro_attempts++;
+	oracle_phase(o)->candidates += runs;
+	rep->candidates += runs;
+	oracle_log(o, "repro.cu as a race's (the fault is flaky from here on), %s placement: %s%d/%d faulted",
+		   place_guard_name(guard), why.buf, faults, runs);
+	{
+		size_t l = strlen(rep->note);
+		snprintf(rep->note + l, sizeof(rep->note) - l, "; emitted as a race's repro.cu, which tries again "
+			 "in one run, it faulted in %d of %d runs", faults, runs);
+	}
+	rep->repro_faults = faults;
+	rep->repro_ok = faults > 0;
+	sb_release(&why);
+	return faults;
+}
+
+/*
  * Build and run repro.cu as it will be emitted (o->check_repro) and make
  * its count the reproduction figure.  When it does not fault at the rate
  * replay measured for the same trace (every run, for a steady fault), try
@@ -389,7 +425,7 @@ int final_repro(struct oracle *o, struct shrink_states *ss, struct cand *best, c
 	int need = rep->final_faults >= rep->final_runs ? runs :
 		rate_need(runs, rep->final_faults, rep->final_runs);
 	struct strbuf why = STRBUF_INIT, tried = STRBUF_INIT, path = STRBUF_INIT;
-	int ret = 0, best_faults = -1, best_guard = oracle_guard(o), best_state = ss->cur;
+	int ret = 0, best_faults = -1, best_guard = oracle_guard(o), best_state = ss->cur, was_flaky = rep->flaky;
 
 	rep->repro_guard = oracle_guard(o);
 	if (!opts->check_repro)
@@ -465,6 +501,8 @@ int final_repro(struct oracle *o, struct shrink_states *ss, struct cand *best, c
 			snprintf(rep->note + l, sizeof(rep->note) - l, "%srepro.cu faulted in %d of %d runs, "
 				 "below replay's %d of %d (tried %s)", l ? "; " : "", best_faults, runs,
 				 rep->final_faults, rep->final_runs, tried.buf);
+			if (!was_flaky)
+				best_faults = recheck_as_race(o, out_bin, best_guard, runs);
 		}
 		if (!best_faults)
 			snprintf(rep->repro_why, sizeof(rep->repro_why),

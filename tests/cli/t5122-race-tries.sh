@@ -7,9 +7,10 @@
 # fault's repro.cu has no loop.  `verify` reads the fault line after the
 # clean tries' lines, `replay --tries=N` tries again in its worker, and
 # `report` says how the program runs.  A reduced race whose rate dropped
-# has the other two placements run side by side.  The double's racy_rare
-# kernel loses its race when DOUBLE_RACE_COUNTER's number is 11 modulo 12,
-# so every run here is exact.
+# has the other two placements run side by side; a fault that looked
+# steady until its single-try repro.cu missed is checked again as a
+# race's.  The double's racy_rare kernel loses its race when
+# DOUBLE_RACE_COUNTER's number is 11 modulo 12, so every run here is exact.
 . tests/cli/test-lib.sh
 
 DBL=$BUILD/double
@@ -122,9 +123,25 @@ check_grep "  ...the other two placements side by side" \
 n=$(grep -c "verify *the reduced trace with \(layout\|start\) placement: [0-9]/5 faulted (end placement" rgrid.log)
 [ "$n" = 2 ] && ok "  ...each one's count logged" || fail "  ...each one's count logged ($n)"
 
-# a steady fault: one try, no loop
+# a fault replay finds steady whose single-try repro.cu misses every other
+# run (the stand-in compiler's doing): shrink calls it flaky from there on,
+# and the program emitted then, a race's with its tries, is run again and
+# its count is the figure
 oob_trace_text > oob.txt
 check "mktrace oob" $MKTRACE oob.bin < oob.txt
+echo 0 > ctr
+check "shrink, the single-try repro.cu missing every other run" env HALF_DBL=$DBL HALF_CTR=$TMP/ctr \
+	GPUREDUCE_NVCC="sh $SRCDIR/tests/cli/helpers/half-clean-cc.sh" \
+	$GPUREDUCE shrink -j 2 --quiet --log=half.log -o half/repro.cu oob.bin
+check_grep "  ...checked again as a race's" \
+	"repro.cu as a race's (the fault is flaky from here on), .* placement: .*5/5 faulted" half.log
+check_grep "  ...whose count is the figure" "^  repro_cu: 5/5" half/repro.yaml
+check_grep "  ...flaky" "^  flaky: true" half/repro.yaml
+check_grep "  ...the note says both" \
+	"emitted as a race.*s repro.cu, which tries again in one run, it faulted in 5 of 5 runs" half/repro.yaml
+check_grep "  ...the repro.cu written is the race's" "int try_, tries = repro_tries(20);" half/repro.cu
+
+# a steady fault: one try, no loop
 check "shrink a steady fault" $GPUREDUCE shrink -j 2 --quiet -o oob/repro.cu oob.bin
 check_no_grep "  ...its repro.cu has no loop of tries" "repro_tries" oob/repro.cu
 check_no_grep "  ...nor says FLAKY" "FLAKY" oob/repro.cu
