@@ -674,21 +674,20 @@ int emit_repro(const struct trace *t, const struct emit_info *info, struct strbu
 		(unsigned long long)(hi > lo ? lo : 0), (unsigned long long)(hi > lo ? hi : 0));
 	sb_add(out, init.buf, init.len);
 	if (tries > 1) {
-		/* placed once (the same addresses each try), unpacked once; each
-		 * try places the buffers, fills them and launches */
+		/* a race: the data is unpacked and layout placement's range
+		 * reserved once; each try places the buffers, fills them and
+		 * launches, and a clean one releases what it placed and loaded */
 		sb_adds(out, "\tfor (try_ = 1; ; try_++) {\n");
 		indent_lines(out, &body);
-	} else {
-		sb_add(out, body.buf, body.len);
-	}
-	if (tries > 1)
 		sb_addf(out, "\n\t\tif (try_ >= tries)\n\t\t\tbreak;\n"
 			"\t\tprintf(\"repro: try %%d of %%d ran clean; trying again (a race)\\n\", try_, tries);\n"
 			"\t\trelease_try(mod, %d, buf, %d);\n\t}\n"
 			"\tprintf(\"repro: ran clean%%s: the fault did not reproduce\\n\", tries > 1 ? \" in every try\" : \"\");\n"
 			"\treturn 0;\n}\n", nmod ? nmod : 1, nbuf ? nbuf : 1);
-	else
+	} else {
+		sb_add(out, body.buf, body.len);
 		sb_adds(out, "\n\tprintf(\"repro: ran clean: the fault did not reproduce\\n\");\n\treturn 0;\n}\n");
+	}
 	ret = 0;
 out:
 	for (size_t i = 0; i <= t->nrec; i++) {
