@@ -197,13 +197,7 @@ n=$(grep -c "confirm .*8 runs of" rare.log)
 # grid cut that faulted): repro.cu's runs see the drop, the earlier
 # states' repro.cu are checked, shrink backs off to the same state and
 # replays it 5 times.
-{ double_trace_head; cat <<'EOT'
-alloc 0x7f0000100000 4096
-h2d 0x7f0000100000 4096 seq
-launch _Z9racy_gridPfi 8 128 ptr:0x7f0000100000 i32:1024
-fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
-EOT
-} > rgrid.txt
+racy_grid_trace_text > rgrid.txt
 check "mktrace racy_grid" $MKTRACE rgrid.bin < rgrid.txt
 echo 0 > race-counter
 check "shrink a race whose rate the grid cut lowers (verify's run recalled)" env DOUBLE_RACE_COUNTER=$TMP/race-counter \

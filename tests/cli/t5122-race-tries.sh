@@ -20,6 +20,15 @@ unset GPUREDUCE_SANITIZER
 PATH=/usr/bin:/bin; export PATH
 cd "$TMP" || exit 1
 
+# counted WHAT EXIT CMD...: the counter from 0, CMD run under it, its exit
+# checked; then the counter's value is $(cat counter)
+counted() {
+	what=$1 want=$2
+	shift 2
+	echo 0 > counter
+	check_exit "$what" "$want" env DOUBLE_RACE_COUNTER=$TMP/counter "$@"
+}
+
 # a race lost in one launch of twelve, beside a second buffer the program
 # freed before it (layout placement must map and unmap both every try)
 { double_trace_head; cat <<'EOT'
@@ -46,56 +55,42 @@ check "the repro builds with warnings on" cc -x c -Wall -Wextra -Werror -Wno-unu
 	-I${CUDA:-/usr/local/cuda}/include -L$DBL -Wl,-rpath,$DBL -o repro rare/repro.cu -lcuda
 
 # counter 0: race() gives 0, 1, ... 11 to the tries; the twelfth faults
-echo 0 > counter
-check_exit "one run faults on its 12th try (exit 1)" 1 env DOUBLE_RACE_COUNTER=$TMP/counter ./repro
+counted "one run faults on its 12th try (exit 1)" 1 ./repro
 check_grep "  ...after 11 clean tries" "^repro: try 11 of 20 ran clean; trying again (a race)$" "$TMP/.out"
 check_grep "  ...with the signature" \
 	"^repro: racy_rare(float\*, int) faulted: CUDA_ERROR_ILLEGAL_ADDRESS (700)" "$TMP/.out"
 n=$(grep -c "ran clean; trying again" "$TMP/.out")
 [ "$n" = 11 ] && ok "  ...11 lines of clean tries" || fail "  ...11 lines of clean tries ($n)"
 
-echo 0 > counter
-check_exit "REPRO_TRIES=1: one try, clean (exit 0)" 0 env DOUBLE_RACE_COUNTER=$TMP/counter REPRO_TRIES=1 ./repro
+counted "REPRO_TRIES=1: one try, clean (exit 0)" 0 env REPRO_TRIES=1 ./repro
 check_grep "  ...says it ran clean" "^repro: ran clean: the fault did not reproduce$" "$TMP/.out"
 [ "$(cat counter)" = 1 ] && ok "  ...one launch made" || fail "  ...one launch made (counter $(cat counter))"
 
-echo 0 > counter
-check_exit "REPRO_TRIES=11: clean in every try (exit 0)" 0 env DOUBLE_RACE_COUNTER=$TMP/counter REPRO_TRIES=11 ./repro
+counted "REPRO_TRIES=11: clean in every try (exit 0)" 0 env REPRO_TRIES=11 ./repro
 check_grep "  ...says so" "^repro: ran clean in every try: the fault did not reproduce$" "$TMP/.out"
 [ "$(cat counter)" = 11 ] && ok "  ...eleven launches made" || fail "  ...eleven launches made (counter $(cat counter))"
 
 # layout placement: the range stays reserved, each try maps both buffers
 # again (the freed one unmapped again).  The overrun lands in the mapped
 # granule there (no guard right after the buffer), so every try runs clean.
-echo 0 > counter
-check_exit "layout placement, 40 tries: clean, no set-up failure across tries" 0 \
-	env DOUBLE_RACE_COUNTER=$TMP/counter REPRO_TRIES=40 REPRO_PLACEMENT=layout ./repro
+counted "layout placement, 40 tries: clean, no set-up failure across tries" 0 \
+	env REPRO_TRIES=40 REPRO_PLACEMENT=layout ./repro
 check_grep "  ...all 40 made" "^repro: ran clean in every try" "$TMP/.out"
 check_no_grep "  ...no set-up failure" "setup failed" "$TMP/.out"
 [ "$(cat counter)" = 40 ] && ok "  ...40 launches made" || fail "  ...40 launches made (counter $(cat counter))"
-echo 0 > counter
-check_exit "guard placements, 40 tries each" 1 \
-	env DOUBLE_RACE_COUNTER=$TMP/counter REPRO_TRIES=40 REPRO_PLACEMENT=end ./repro
+counted "guard placements, 40 tries each" 1 env REPRO_TRIES=40 REPRO_PLACEMENT=end ./repro
 check_no_grep "  ...no set-up failure" "setup failed" "$TMP/.out"
 
 # verify reads the fault line below the clean tries' lines
-echo 0 > counter
-check "verify counts a run that faulted on a later try" env DOUBLE_RACE_COUNTER=$TMP/counter \
-	$GPUREDUCE verify -n 1 rare/repro.cu
+counted "verify counts a run that faulted on a later try" 0 $GPUREDUCE verify -n 1 rare/repro.cu
 check_grep "  ...with the kernel's signature" "^verify: 1/1 runs faulted with CUDA_ERROR_ILLEGAL_ADDRESS in racy_rare" "$TMP/.out"
 
 # replay --tries: the same in a replay worker (a clean run keeps it)
-echo 0 > counter
-check_exit "replay once: clean (exit 0)" 0 env DOUBLE_RACE_COUNTER=$TMP/counter \
-	$GPUREDUCE replay --guard=end rare.bin
-echo 0 > counter
-check_exit "replay --tries=20: faults (exit 1)" 1 env DOUBLE_RACE_COUNTER=$TMP/counter \
-	$GPUREDUCE replay --guard=end --tries=20 rare.bin
+counted "replay once: clean (exit 0)" 0 $GPUREDUCE replay --guard=end rare.bin
+counted "replay --tries=20: faults (exit 1)" 1 $GPUREDUCE replay --guard=end --tries=20 rare.bin
 check_grep "  ...on the 12th try" "^replay: faulted at event .* in _Z9racy_rarePfi: .*guard=end, try 12 of 20$" "$TMP/.out"
 check_grep "  ...after 11 clean ones" "^replay: try 11 of 20 ran clean; trying again$" "$TMP/.out"
-echo 0 > counter
-check_exit "replay --tries=5: clean in every try (exit 0)" 0 env DOUBLE_RACE_COUNTER=$TMP/counter \
-	$GPUREDUCE replay --guard=end --tries=5 rare.bin
+counted "replay --tries=5: clean in every try (exit 0)" 0 $GPUREDUCE replay --guard=end --tries=5 rare.bin
 check_grep "  ...says so" "^replay: ran clean (.*guard=end, in every try)" "$TMP/.out"
 check_exit "replay --tries=0 is refused (exit 2)" 2 $GPUREDUCE replay --tries=0 rare.bin
 
@@ -107,17 +102,9 @@ check_grep "  ...and how to make one" "REPRO_TRIES=1 ./repro" rare/report.md
 
 # the placement check of a reduced race whose rate dropped (racy_grid: a
 # grid cut halves it; t5000 7a) runs the two other placements in one batch
-{ double_trace_head; cat <<'EOT'
-alloc 0x7f0000100000 4096
-h2d 0x7f0000100000 4096 seq
-launch _Z9racy_gridPfi 8 128 ptr:0x7f0000100000 i32:1024
-fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
-EOT
-} > rgrid.txt
+racy_grid_trace_text > rgrid.txt
 check "mktrace racy_grid" $MKTRACE rgrid.bin < rgrid.txt
-echo 0 > counter
-check "shrink a race whose rate the grid cut lowers" env DOUBLE_RACE_COUNTER=$TMP/counter \
-	$GPUREDUCE shrink -j 2 --quiet --log=rgrid.log -o rgrid/repro.cu rgrid.bin
+counted "shrink a race whose rate the grid cut lowers" 0 $GPUREDUCE shrink -j 2 --quiet --log=rgrid.log -o rgrid/repro.cu rgrid.bin
 check_grep "  ...the other two placements side by side" \
 	"verify *10 runs of .* under 2 placements side by side" rgrid.log
 n=$(grep -c "verify *the reduced trace with \(layout\|start\) placement: [0-9]/5 faulted (end placement" rgrid.log)

@@ -215,6 +215,20 @@ fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
 EOT
 }
 
+# racy_grid(buf, 1024) over 4096 bytes with 8 blocks: a race the double
+# always loses with 4 or more blocks and, with fewer, only when the
+# launch's race() is even (DOUBLE_RACE_COUNTER): a grid cut keeps the
+# fault but halves its rate.  Feed it to $MKTRACE.
+racy_grid_trace_text() {
+	double_trace_head
+	cat <<EOT
+alloc 0x7f0000100000 4096
+h2d 0x7f0000100000 4096 seq
+launch _Z9racy_gridPfi 8 128 ptr:0x7f0000100000 i32:1024
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
+EOT
+}
+
 # gather(out, src, idx, 1000) over a 4000-byte src and an 8000-byte index
 # table that holds one wild entry (idx[17], byte 136): a fault that depends
 # on one index only.  Arguments: the process's cwd and argv (double_trace_head).
