@@ -58,7 +58,7 @@ static int confirm_final(struct oracle *o, struct shrink_states *ss, struct cand
 
 /*
  * A deterministic fault must not become a matter of luck: when the
- * reduced trace faults less often than the original did (rate_need), the
+ * reduced trace faults less often than the original did (rate_dropped), the
  * other placements run it as many times before any back-off, both in one
  * batch (a race's runs fault about half the time, and every fault costs a
  * worker a new context: side by side, those starts overlap), and the one
@@ -71,12 +71,11 @@ static int placement_check(struct oracle *o, struct shrink_states *ss, struct ca
 {
 	struct shrink_report *rep = oracle_report(o);
 	const int modes[3] = { GUARD_LAYOUT, GUARD_END, GUARD_START };
-	int need = rate_need(runs, rep->orig_faults, rep->orig_runs), was = oracle_guard(o);
-	int top = *faults, top_guard = was, alt[3], got[3], n = 0;
+	int was = oracle_guard(o), top = *faults, top_guard = was, alt[3], got[3], n = 0;
 	struct replay_result first[3];
 
-	if (*faults >= need || oracle_opts(o)->guard >= 0)
-		return 0;   /* the rate holds, or the user chose the placement */
+	if (!rate_dropped(*faults, runs, rep->orig_faults, rep->orig_runs) || oracle_opts(o)->guard >= 0)
+		return 0;   /* the rate holds (or a race's differs by chance), or the user chose the placement */
 	for (int m = 0; m < 3; m++)
 		if (modes[m] != was)
 			alt[n++] = modes[m];
@@ -159,7 +158,8 @@ static int write_states(struct oracle *o, const struct shrink_states *ss, int fr
  * A racy fault can fire less often once reduced: the candidates were
  * judged on a run or a few, and a data or grid cut may have made the race
  * rarer.  When the final confirmation's rate falls well below the
- * original's (fewer than 70 % of it), the states before *best are run as
+ * original's (fewer than 70 % of it, and for a flaky original by more than
+ * chance explains: rate_dropped), the states before *best are run as
  * many times side by side, and the latest one whose rate holds replaces
  * it (else the one that faulted most, if it beats *best).  Returns 1 when
  * *best changed (*faults is then its fresh confirmation, or its rate runs'
@@ -174,7 +174,7 @@ static int rate_check(struct oracle *o, struct shrink_states *ss, struct cand *b
 	char *paths[PH__COUNT];
 	uint64_t hf = oracle_file_hash(out_bin);
 
-	if (*faults >= need || ss->cur <= 0)
+	if (!rate_dropped(*faults, runs, rep->orig_faults, rep->orig_runs) || ss->cur <= 0)
 		return 0;
 	if ((n = write_states(o, ss, ss->cur - 1, 0, "rate", hf, hf, paths, idx, NULL)) <= 0) {
 		ret = n;

@@ -3,6 +3,8 @@
  * near the original's, and which earlier state a dropped rate falls back
  * to.
  */
+#include <math.h>
+
 #include "../../reducer/rate.h"
 #include "unit.h"
 
@@ -30,4 +32,33 @@ UNIT_TEST(rate_pick_latest_state_that_holds)
 	CHECK(rate_pick(c, 2, 4, 1) == -1);
 	CHECK(rate_pick(d, 2, 4, 2) == 0);   /* equals: the latest */
 	CHECK(rate_pick(d, 0, 4, 0) == -1);
+}
+
+UNIT_TEST(rate_drop_p_is_fishers_exact_test)
+{
+	/* 4/10 against 6/10: sum over x <= 4 of C(10,x) C(10,10-x) / C(20,10)
+	 * = 60626 / 184756 */
+	CHECK(fabs(rate_drop_p(4, 10, 6, 10) - 60626.0 / 184756) < 1e-9);
+	CHECK(fabs(rate_drop_p(0, 10, 6, 10) - 1001.0 / 184756) < 1e-9);
+	CHECK(fabs(rate_drop_p(1, 10, 6, 10) - 5291.0 / 184756) < 1e-9);
+	CHECK(fabs(rate_drop_p(2, 10, 6, 10) - 15686.0 / 184756) < 1e-9);
+	CHECK(rate_drop_p(10, 10, 6, 10) > 0.999);   /* every run: no drop at all */
+	CHECK(rate_drop_p(3, 0, 6, 10) == 1.0);      /* nothing measured */
+	CHECK(rate_drop_p(3, 10, 6, 0) == 1.0);
+}
+
+UNIT_TEST(rate_dropped_tells_a_race_s_chance_from_a_drop)
+{
+	/* a steady original: the 70 % rule alone */
+	CHECK(rate_dropped(2, 5, 2, 2) == 1);
+	CHECK(rate_dropped(3, 5, 2, 2) == 1);
+	CHECK(rate_dropped(4, 5, 2, 2) == 0);
+	CHECK(rate_dropped(2, 5, 0, 0) == 1);        /* no measurement: as steady */
+	/* a race at 6 of 10: 4 of 10 is below 70 % of it but chance (p 0.33),
+	 * 2 of 10 still chance (p 0.085), 1 of 10 a drop (p 0.029) */
+	CHECK(rate_dropped(4, 10, 6, 10) == 0);
+	CHECK(rate_dropped(2, 10, 6, 10) == 0);
+	CHECK(rate_dropped(1, 10, 6, 10) == 1);
+	CHECK(rate_dropped(0, 10, 6, 10) == 1);
+	CHECK(rate_dropped(5, 10, 6, 10) == 0);      /* at rate_need: holds */
 }
