@@ -406,17 +406,29 @@ int oracle_faulted_before(struct oracle *s, const char *path)
 	return cached_match(s, path, -1) != NULL;
 }
 
+/* A job that runs a whole trace file (not a candidate): ten times the
+ * candidates' timeout, as it goes through everything. */
+static void file_job(const struct oracle *s, struct job *j, const char *path, const struct replay_opts *opts)
+{
+	j->trace = path;
+	j->opts = *opts;
+	j->timeout = s->o->cand_timeout > 0 ? s->o->cand_timeout * 10 : 0;
+}
+
+/* How a run ended, for the log. */
+static const char *run_word(const struct replay_result *r)
+{
+	return r->status == RS_FAULT ? r->error : r->status == RS_CLEAN ? "clean" : "error/timeout";
+}
+
 int oracle_run_file_snap(struct oracle *s, const char *path, const struct replay_opts *opts, int n,
 			 const struct replay_opts *snap, int *snapped, struct replay_result *first, int *matches)
 {
 	struct job *jobs = xcalloc((size_t)n + 1, sizeof(*jobs));
 	int ret = -1;
 	*matches = 0;
-	for (int i = 0; i < n; i++) {
-		jobs[i].trace = path;
-		jobs[i].opts = snap && i == 0 ? *snap : *opts;
-		jobs[i].timeout = s->o->cand_timeout > 0 ? s->o->cand_timeout * 10 : 0;
-	}
+	for (int i = 0; i < n; i++)
+		file_job(s, &jobs[i], path, snap && i == 0 ? snap : opts);
 	double tb = now_sec();
 	if (pool_run(s->pool, jobs, (size_t)n, s->err) < 0) {
 		s->infra_failed = 1;
@@ -424,9 +436,7 @@ int oracle_run_file_snap(struct oracle *s, const char *path, const struct replay
 		goto out;
 	}
 	for (int i = 0; i < n; i++)
-		oracle_log(s, "run of %s: %s%s (%.3f s in the worker)", path,
-		     jobs[i].res.status == RS_FAULT ? jobs[i].res.error :
-		     jobs[i].res.status == RS_CLEAN ? "clean" : "error/timeout",
+		oracle_log(s, "run of %s: %s%s (%.3f s in the worker)", path, run_word(&jobs[i].res),
 		     !snap || i ? "" : jobs[i].res.snapped ? ", its snapshot written on the way" : ", no snapshot",
 		     jobs[i].res.seconds);
 	if (snap)
@@ -619,10 +629,9 @@ int oracle_run_file_guards(struct oracle *s, const char *path, const int *guards
 	int ret = -1;
 
 	for (int q = 0; q < n * runs; q++) {
-		jobs[q].trace = path;
-		jobs[q].opts = (struct replay_opts)REPLAY_OPTS_INIT;
-		jobs[q].opts.guard = guards[q / runs];
-		jobs[q].timeout = s->o->cand_timeout > 0 ? s->o->cand_timeout * 10 : 0;
+		struct replay_opts o = REPLAY_OPTS_INIT;
+		o.guard = guards[q / runs];
+		file_job(s, &jobs[q], path, &o);
 	}
 	if (pool_run(s->pool, jobs, (size_t)(n * runs), s->err) < 0) {
 		s->infra_failed = 1;
@@ -636,9 +645,7 @@ int oracle_run_file_guards(struct oracle *s, const char *path, const int *guards
 	for (int q = 0; q < n * runs; q++) {
 		const struct replay_result *r = &jobs[q].res;
 		oracle_log(s, "run of %s, %s placement: %s (%.3f s in the worker)", path,
-			   place_guard_name(guards[q / runs]),
-			   r->status == RS_FAULT ? r->error : r->status == RS_CLEAN ? "clean" : "error/timeout",
-			   r->seconds);
+			   place_guard_name(guards[q / runs]), run_word(r), r->seconds);
 		if (sig_match(s, r) && !got[q / runs]++)
 			first[q / runs] = *r;
 	}
