@@ -12,19 +12,10 @@ int rate_need(int runs, int orig_faults, int orig_runs)
 	return need < 1 ? 1 : need;
 }
 
-/* log(n!) */
-static double log_fact(int n)
-{
-	double s = 0;
-	for (int i = 2; i <= n; i++)
-		s += log((double)i);
-	return s;
-}
-
 /* log C(n, k) */
 static double log_choose(int n, int k)
 {
-	return log_fact(n) - log_fact(k) - log_fact(n - k);
+	return lgamma(n + 1.0) - lgamma(k + 1.0) - lgamma(n - k + 1.0);
 }
 
 double rate_drop_p(int faults, int runs, int orig_faults, int orig_runs)
