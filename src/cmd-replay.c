@@ -69,7 +69,7 @@ int cmd_replay(int argc, char **argv)
 	double timeout = 600;
 	int complete = 1;
 	int ret = EXIT_INTERNAL, auto_guard = 1, force = 0, cut_fault = 0;   /* no --guard: layout, then end */
-	int tries = 1, try_ = 1;
+	int tries = 1, try_;
 	long long fault_seq = -1;   /* the launch the capture faulted in, if at a launch */
 
 	opts_init(&op, argc, argv, &err);
@@ -164,11 +164,7 @@ int cmd_replay(int argc, char **argv)
 	 * when it runs clean or cannot apply, guard placement (end).  With
 	 * --tries, the same again while every try ran clean: the worker that
 	 * ran clean replays the next (a race's fault comes in some runs) */
-	for (try_ = 1; try_ <= tries; try_++) {
-		if (try_ > 1) {
-			printf("replay: try %d of %d ran clean; trying again\n", try_ - 1, tries);
-			fflush(stdout);
-		}
+	for (try_ = 1; ; try_++) {
 		for (int pass = 0; pass < 2; pass++) {
 			if (pass == 1 && !(auto_guard && (job.res.status == RS_CLEAN ||
 							  (job.res.status == RS_ERROR &&
@@ -194,11 +190,11 @@ int cmd_replay(int argc, char **argv)
 			}
 		}
 		/* only a clean run is worth another try (a snapshot is written once) */
-		if (job.res.status != RS_CLEAN || o.snap_path || (!complete && o.stop_before < 0))
+		if (try_ == tries || job.res.status != RS_CLEAN || o.snap_path || (!complete && o.stop_before < 0))
 			break;
+		printf("replay: try %d of %d ran clean; trying again\n", try_, tries);
+		fflush(stdout);
 	}
-	if (try_ > tries)
-		try_ = tries;
 	o.guard = job.opts.guard;
 	if (job.res.status == RS_CLEAN || job.res.status == RS_FAULT) {
 		/* relocation coverage: what replay rewrote, and what it could not
