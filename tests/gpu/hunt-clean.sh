@@ -15,7 +15,8 @@
 #            ..." once per CUDA process (at least sample.yaml's processes:,
 #            where a process that launched no kernel, "nothing to hunt",
 #            counts too, but one at least must hunt clean) and no finding;
-#            a program that exits non-zero under capture fails it too (its trace is only part of the run) -> hunt.log;
+#            a program that exits non-zero under capture fails it too (its
+#            trace is only part of the run) -> hunt.log;
 #            each finding's launch, `show --launch SEQ` -> finding-SEQ.yaml
 # The samples run in parallel, HUNT_CLEAN_JOBS (4) at a time, the longest
 # (by sample.yaml timeout) first so the short CUDA C ones fill in at the
