@@ -370,6 +370,16 @@ static int repro_adopt_state(struct oracle *o, struct shrink_states *ss, struct 
 	return cand_write(best, out_bin, oracle_err(o));
 }
 
+/* One build of repro.cu run `runs` times: the phase's and the report's
+ * counts. */
+static void count_repro_runs(struct oracle *o, int runs)
+{
+	struct shrink_report *rep = oracle_report(o);
+	rep->repro_attempts++;
+	oracle_phase(o)->candidates += runs;
+	rep->candidates += runs;
+}
+
 /*
  * The fault looked steady until repro.cu's runs missed: from now on it is
  * a flaky fault, and the program is emitted as a race's (one run tries
@@ -390,9 +400,7 @@ static int recheck_as_race(struct oracle *o, const char *out_bin, int guard, int
 		sb_release(&why);
 		return rep->repro_faults;
 	}
-	rep->repro_attempts++;
-	oracle_phase(o)->candidates += runs;
-	rep->candidates += runs;
+	count_repro_runs(o, runs);
 	oracle_log(o, "repro.cu as a race's (the fault is flaky from here on), %s placement: %s%d/%d faulted",
 		   place_guard_name(guard), why.buf, faults, runs);
 	{
@@ -461,9 +469,7 @@ int final_repro(struct oracle *o, struct shrink_states *ss, struct cand *best, c
 			oracle_phase_end(o, best, "not checked: no compiler or driver");
 			goto out;
 		}
-		rep->repro_attempts++;
-		oracle_phase(o)->candidates += runs;
-		rep->candidates += runs;
+		count_repro_runs(o, runs);
 		oracle_log(o, "repro.cu (%s placement, state after %s): %s%d/%d faulted", place_guard_name(guard),
 		     ss->n ? ss->name[st] : "-", why.buf, faults, runs);
 		sb_addf(&tried, "%s%s placement%s%s: %d/%d", tried.len ? "; " : "", place_guard_name(guard),
