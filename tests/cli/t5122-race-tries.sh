@@ -127,6 +127,9 @@ check_grep "  ...flaky" "^  flaky: true" half/repro.yaml
 check_grep "  ...the note says both" \
 	"emitted as a race.*s repro.cu, which tries again in one run, it faulted in 5 of 5 runs" half/repro.yaml
 check_grep "  ...the repro.cu written is the race's" "int try_, tries = repro_tries(20);" half/repro.cu
+n=$(grep -c "repro.cu repro.cu (.* placement, state after " half.log)
+[ "$n" = 1 ] && ok "  ...no other placement or state tried once it faulted in some runs" \
+	|| fail "  ...no other placement or state tried once it faulted in some runs ($n builds)"
 
 # a steady fault: one try, no loop
 check "shrink a steady fault" $GPUREDUCE shrink -j 2 --quiet -o oob/repro.cu oob.bin
