@@ -414,6 +414,78 @@ static int recheck_as_race(struct oracle *o, const char *out_bin, int guard, int
 	return faults;
 }
 
+/* Replays of the original trace original_flaky makes: a race that faults
+ * in 3 of 4 runs faults in all 8 one time in ten */
+#define ORIG_RECHECK_RUNS 8
+
+/*
+ * The fault looked steady (both of confirm's runs faulted) and repro.cu
+ * faulted in some of its runs only: replay the original trace
+ * ORIG_RECHECK_RUNS times more with replay's placement, side by side.  A
+ * miss means the original itself is flaky (a race), and no other
+ * placement or earlier state will make one run of the program steady; a
+ * fault every time means a phase made it flaky (a cut grid that races
+ * less), and an earlier state may not be.  The runs count towards the
+ * original's rate.  1 flaky, 0 steady, -1 when the workers are lost.
+ */
+static int original_flaky(struct oracle *o)
+{
+	struct shrink_report *rep = oracle_report(o);
+	struct replay_opts ro = REPLAY_OPTS_INIT;
+	struct replay_result first;
+	int matches = 0;
+
+	ro.guard = oracle_guard(o);
+	if (oracle_run_file(o, oracle_orig(o)->path, &ro, ORIG_RECHECK_RUNS, &first, &matches) < 0)
+		return -1;
+	oracle_phase(o)->candidates += ORIG_RECHECK_RUNS;
+	rep->candidates += ORIG_RECHECK_RUNS;
+	rep->orig_runs += ORIG_RECHECK_RUNS;
+	rep->orig_faults += matches;
+	oracle_log(o, "the original trace again, %s placement: %d/%d faulted (%s)", place_guard_name(ro.guard),
+		   matches, ORIG_RECHECK_RUNS, matches < ORIG_RECHECK_RUNS ? "flaky itself: a race" :
+		   "steady: the reduction made it flaky");
+	return matches < ORIG_RECHECK_RUNS;
+}
+
+/*
+ * A steady fault's single-try program faulted in none of its runs: run the
+ * race's program (it tries again in one run, emit.h) with the same
+ * placement before other placements and states are tried.  A race that
+ * loses most tries can fault in both of confirm's runs and look steady
+ * (the race sample: 2 of 2 in 6 of 8 shrinks on an H200, 2026-12-07).
+ * When it faults the fault is flaky from here on and that program is the
+ * one emitted; when it does not (or is not checked), rep->flaky is as it
+ * was.  Returns its count, 0 when none or not checked.
+ */
+static int race_probe(struct oracle *o, const char *bin, int guard, int runs)
+{
+	const struct shrink_opts *opts = oracle_opts(o);
+	struct shrink_report *rep = oracle_report(o);
+	struct strbuf why = STRBUF_INIT;
+	int faults = 0;
+
+	rep->flaky = 1;   /* emitted with its tries (emit_tries) */
+	if (opts->check_repro(opts->check_arg, bin, guard, runs, &faults, &why) != 0) {
+		oracle_log(o, "repro.cu as a race's, %s placement: not checked (%s)", place_guard_name(guard), why.buf);
+		faults = 0;
+	} else {
+		count_repro_runs(o, runs);
+		oracle_log(o, "repro.cu as a race's (one try faulted in none of %d runs), %s placement: %s%d/%d faulted",
+			   runs, place_guard_name(guard), why.buf, faults, runs);
+	}
+	if (faults > 0) {
+		size_t l = strlen(rep->note);
+		snprintf(rep->note + l, sizeof(rep->note) - l, "%srepro.cu faulted in none of %d runs as one try; "
+			 "emitted as a race's repro.cu, which tries again in one run, it faulted in %d of %d runs",
+			 l ? "; " : "", runs, faults, runs);
+	} else {
+		rep->flaky = 0;
+	}
+	sb_release(&why);
+	return faults;
+}
+
 /*
  * Build and run repro.cu as it will be emitted (o->check_repro) and make
  * its count the reproduction figure.  When it does not fault at the rate
@@ -424,9 +496,11 @@ static int recheck_as_race(struct oracle *o, const char *out_bin, int guard, int
  * fault is then reported flaky, at the program's own rate); when none
  * faulted at all, say plainly that the program does not reproduce and
  * what was tried (the caller exits 1).  A steady fault's program that
- * faults in some of its runs ends the search there: it is flaky, and is
- * checked again as a race's (recheck_as_race).  Returns 0, or -1 on a
- * write error.
+ * faults in some of its runs ends the search there when the original
+ * trace is flaky too (original_flaky): it is checked again as a race's
+ * (recheck_as_race); one that faults in none with replay's placement is
+ * first run as a race's (race_probe).  Returns 0, or -1 on a write error
+ * or when the workers are lost.
  */
 int final_repro(struct oracle *o, struct shrink_states *ss, struct cand *best, const char *out_bin, int runs)
 {
@@ -437,6 +511,8 @@ int final_repro(struct oracle *o, struct shrink_states *ss, struct cand *best, c
 		rate_need(runs, rep->final_faults, rep->final_runs);
 	struct strbuf why = STRBUF_INIT, tried = STRBUF_INIT, path = STRBUF_INIT;
 	int ret = 0, best_faults = -1, best_guard = oracle_guard(o), best_state = ss->cur, was_flaky = rep->flaky;
+	int raced = 0;   /* race_probe's program faulted: it is the one emitted */
+	int orig_checked = 0;   /* original_flaky ran */
 
 	rep->repro_guard = oracle_guard(o);
 	if (!opts->check_repro)
@@ -494,13 +570,26 @@ int final_repro(struct oracle *o, struct shrink_states *ss, struct cand *best, c
 		}
 		if (faults >= need)
 			break;
-		/* a steady fault whose program faulted in some runs only is
-		 * flaky in that program itself: another placement or an
+		/* a steady fault whose program faulted in some runs only:
+		 * when the original is flaky too, another placement or an
 		 * earlier state does not make one run steady (a race's round
 		 * on an H100 spent 11 s on seven more builds of 5 runs each,
 		 * 2026-12-07); it is emitted as a race's at once (below) */
-		if (!was_flaky && faults > 0)
+		if (!was_flaky && faults > 0 && !orig_checked) {
+			int of = original_flaky(o);
+			orig_checked = 1;
+			if (of < 0) {
+				ret = -1;
+				goto out;
+			}
+			if (of)
+				break;
+		}
+		if (!was_flaky && k == 0 && !faults && (faults = race_probe(o, bin, guard, runs)) > 0) {
+			raced = 1;
+			best_faults = faults;
 			break;
+		}
 	}
 	if (rep->repro_checked) {
 		rep->repro_runs = runs;
@@ -517,7 +606,7 @@ int final_repro(struct oracle *o, struct shrink_states *ss, struct cand *best, c
 			snprintf(rep->note + l, sizeof(rep->note) - l, "%srepro.cu faulted in %d of %d runs, "
 				 "below replay's %d of %d (tried %s)", l ? "; " : "", best_faults, runs,
 				 rep->final_faults, rep->final_runs, tried.buf);
-			if (!was_flaky)
+			if (!was_flaky && !raced)
 				best_faults = recheck_as_race(o, out_bin, best_guard, runs);
 		}
 		if (!best_faults)

@@ -39,8 +39,9 @@ int final_verify(struct oracle *o, struct shrink_states *ss, struct cand *best, 
 /*
  * Build and run repro.cu as it will be emitted (opts->check_repro) and
  * make its count the reproduction figure, trying other placements and
- * earlier states when it does not fault as replay did.  0, or -1 on a
- * write error.
+ * earlier states when it does not fault as replay did (or, when the fault
+ * turns out a race, the race's program at once).  0, or -1 on a write
+ * error or when the workers are lost.
  */
 int final_repro(struct oracle *o, struct shrink_states *ss, struct cand *best, const char *out_bin, int runs);
 /*

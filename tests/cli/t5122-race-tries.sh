@@ -9,7 +9,10 @@
 # `report` says how the program runs.  A reduced race whose rate dropped
 # has the other two placements run side by side; a fault that looked
 # steady until its single-try repro.cu missed is checked again as a
-# race's.  The double's racy_rare kernel loses its race when
+# race's: at once when its original, replayed 8 times more, misses too
+# (racy_burst), after the other placements and states when the original
+# faults every time, and before them when the single try missed every
+# run.  The double's racy_rare kernel loses its race when
 # DOUBLE_RACE_COUNTER's number is 11 modulo 12, so every run here is exact.
 . tests/cli/test-lib.sh
 
@@ -127,9 +130,61 @@ check_grep "  ...flaky" "^  flaky: true" half/repro.yaml
 check_grep "  ...the note says both" \
 	"emitted as a race.*s repro.cu, which tries again in one run, it faulted in 5 of 5 runs" half/repro.yaml
 check_grep "  ...the repro.cu written is the race's" "int try_, tries = repro_tries(20);" half/repro.cu
+check_grep "  ...the original replayed 8 times more: steady, so the reduction made it flaky" \
+	"the original trace again, .* placement: 8/8 faulted (steady: the reduction made it flaky)" half.log
 n=$(grep -c "repro.cu repro.cu (.* placement, state after " half.log)
-[ "$n" = 1 ] && ok "  ...no other placement or state tried once it faulted in some runs" \
-	|| fail "  ...no other placement or state tried once it faulted in some runs ($n builds)"
+[ "$n" -gt 1 ] && ok "  ...so other placements and earlier states were tried ($n builds)" \
+	|| fail "  ...so other placements and earlier states were tried ($n builds)"
+
+# a race lost in bursts (racy_burst under DOUBLE_RACE_COUNTER: 6 launches
+# in a row fault, then 18 run clean) whose confirmation runs both faulted
+# and whose single-try repro.cu then faulted in some runs: the original,
+# replayed 8 times more, misses too, so the race's program is built at
+# once, with no other placement or earlier state tried.  Which counter
+# value reaches this follows the sequence of replays: all 24 are shrunk.
+{ double_trace_head; cat <<EOT
+alloc 0x7f0000100000 4096
+alloc 0x7f0000200000 4096
+h2d 0x7f0000100000 4096 seq
+launch _Z7add_onePfi 4 256 ptr:0x7f0000200000 i32:1024
+launch _Z10racy_burstPfi 2 128 ptr:0x7f0000100000 i32:1024
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 1 at_launch=1
+EOT
+} > burst.txt
+check "mktrace racy_burst" $MKTRACE burst.bin < burst.txt
+reached=0 bad=""
+for c in 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23; do
+	echo $c > burst-counter
+	DOUBLE_RACE_COUNTER=$TMP/burst-counter $GPUREDUCE shrink -j 1 --quiet --log=b$c.log -o b$c/repro.cu \
+		burst.bin >b$c.txt 2>&1
+	grep -q "the original trace again, .* faulted (flaky itself: a race)" b$c.log || continue
+	reached=$((reached + 1))
+	n=$(grep -c "repro.cu repro.cu (.* placement, state after " b$c.log)
+	{ [ "$n" = 1 ] && grep -q "repro.cu as a race's (the fault is flaky from here on)" b$c.log &&
+		grep -q "^  flaky: true" b$c/repro.yaml && grep -q "int try_, tries = repro_tries(20);" b$c/repro.cu &&
+		grep -q "^  repro_cu: [1-5]/5" b$c/repro.yaml; } || bad="$bad $c($n builds)"
+done
+[ "$reached" -ge 1 ] && ok "a burst's original replayed again and found flaky in $reached of 24 shrinks" ||
+	fail "no burst's original was found flaky when its repro.cu missed (24 shrinks)"
+[ -z "$bad" ] && ok "  ...each one's race program built after one single-try build, emitted, faulting" ||
+	fail "  ...each one's race program built after one single-try build, emitted, faulting (not:$bad)"
+
+# the single-try repro.cu of a fault replay finds steady misses every run:
+# the race's program is run with the same placement before any other
+# placement or state, and it is the one emitted when it faults
+echo 0 > ctr
+check "shrink, the single-try repro.cu missing every run" env HALF_DBL=$DBL HALF_CTR=$TMP/ctr HALF_ALL=1 \
+	GPUREDUCE_NVCC="sh $SRCDIR/tests/cli/helpers/half-clean-cc.sh" \
+	$GPUREDUCE shrink -j 2 --quiet --log=none.log -o none/repro.cu oob.bin
+check_grep "  ...run as a race's at once" \
+	"repro.cu as a race's (one try faulted in none of 5 runs), .* placement: .*5/5 faulted" none.log
+n=$(grep -c "repro.cu repro.cu (.* placement, state after " none.log)
+[ "$n" = 1 ] && ok "  ...after one single-try build" || fail "  ...after one single-try build ($n)"
+check_grep "  ...whose count is the figure" "^  repro_cu: 5/5" none/repro.yaml
+check_grep "  ...flaky" "^  flaky: true" none/repro.yaml
+check_grep "  ...the note says both" \
+	"repro.cu faulted in none of 5 runs as one try; emitted as a race.*s repro.cu, which tries again in one run, it faulted in 5 of 5 runs" none/repro.yaml
+check_grep "  ...the repro.cu written is the race's" "int try_, tries = repro_tries(20);" none/repro.cu
 
 # a steady fault: one try, no loop
 check "shrink a steady fault" $GPUREDUCE shrink -j 2 --quiet -o oob/repro.cu oob.bin
