@@ -19,15 +19,7 @@
 
 on_double nvcc no-sanitizer plain-path
 
-{ double_trace_head; cat <<EOT
-alloc 0x7f0000100000 4096
-alloc 0x7f0000200000 4096
-h2d 0x7f0000100000 4096 seq
-launch _Z7add_onePfi 4 256 ptr:0x7f0000200000 i32:1024
-launch _Z10racy_burstPfi 2 128 ptr:0x7f0000100000 i32:1024
-fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 1 at_launch=1
-EOT
-} > burst.txt
+burst_trace_text > burst.txt
 check "mktrace racy_burst" $MKTRACE burst.bin < burst.txt
 
 backed=0 stood=0 lost="" kept=0 gone=""

@@ -142,15 +142,7 @@ n=$(grep -c "repro.cu repro.cu (.* placement, state after " half.log)
 # replayed 8 times more, misses too, so the race's program is built at
 # once, with no other placement or earlier state tried.  Which counter
 # value reaches this follows the sequence of replays: all 24 are shrunk.
-{ double_trace_head; cat <<EOT
-alloc 0x7f0000100000 4096
-alloc 0x7f0000200000 4096
-h2d 0x7f0000100000 4096 seq
-launch _Z7add_onePfi 4 256 ptr:0x7f0000200000 i32:1024
-launch _Z10racy_burstPfi 2 128 ptr:0x7f0000100000 i32:1024
-fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 1 at_launch=1
-EOT
-} > burst.txt
+burst_trace_text > burst.txt
 check "mktrace racy_burst" $MKTRACE burst.bin < burst.txt
 reached=0 bad=""
 for c in 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23; do

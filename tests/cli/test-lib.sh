@@ -16,6 +16,7 @@
 #                                    double: process, device, its kernels
 #   gather_trace_text [CWD ARGV...]  prints mktrace input of the gather trace whose
 #                                    fault hangs on one index (idx[17])
+#   racy_grid_trace_text, burst_trace_text   mktrace input of the double's races
 #
 # Provides $GPUREDUCE ($BUILD/gpureduce), $MKTRACE and $YAMLFLAT (the test
 # helpers in tests/cli/helpers, built by `make test`), $SRCDIR (the repository
@@ -212,6 +213,21 @@ alloc 0x7f0000200000 4000
 h2d 0x7f0000100000 4000 seq
 launch _Z13scale_nocheckPfPKfi 8 256 ptr:0x7f0000200000 ptr:0x7f0000100000 i32:1000
 fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
+EOT
+}
+
+# add_one, then racy_burst(buf, 1024) over 4096 bytes: a race lost in
+# bursts (under DOUBLE_RACE_COUNTER 6 launches in a row fault, then 18 run
+# clean) in the second launch.  Feed it to $MKTRACE.
+burst_trace_text() {
+	double_trace_head
+	cat <<EOT
+alloc 0x7f0000100000 4096
+alloc 0x7f0000200000 4096
+h2d 0x7f0000100000 4096 seq
+launch _Z7add_onePfi 4 256 ptr:0x7f0000200000 i32:1024
+launch _Z10racy_burstPfi 2 128 ptr:0x7f0000100000 i32:1024
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 1 at_launch=1
 EOT
 }
 
