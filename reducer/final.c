@@ -381,6 +381,39 @@ static void count_repro_runs(struct oracle *o, int runs)
 }
 
 /*
+ * Build and run repro.cu as a race's program (rep->flaky set: it tries
+ * again in one run, emit_tries) with `guard`, `runs` times; `again` says
+ * in the log why.  1 with *faults its count, 0 when it was not checked
+ * (the log says why; *faults is 0).
+ */
+static int run_as_race(struct oracle *o, const char *bin, int guard, int runs, const char *again, int *faults)
+{
+	const struct shrink_opts *opts = oracle_opts(o);
+	struct strbuf why = STRBUF_INIT;
+	int checked = opts->check_repro(opts->check_arg, bin, guard, runs, faults, &why) == 0;
+
+	if (checked) {
+		count_repro_runs(o, runs);
+		oracle_log(o, "repro.cu as a race's (%s), %s placement: %s%d/%d faulted", again,
+			   place_guard_name(guard), why.buf, *faults, runs);
+	} else {
+		*faults = 0;
+		oracle_log(o, "repro.cu as a race's, %s placement: not checked (%s)", place_guard_name(guard), why.buf);
+	}
+	sb_release(&why);
+	return checked;
+}
+
+/* The report's note: the program emitted is the race's, `before` (may be
+ * "") saying what led to it. */
+static void note_as_race(struct shrink_report *rep, const char *before, int faults, int runs)
+{
+	size_t l = strlen(rep->note);
+	snprintf(rep->note + l, sizeof(rep->note) - l, "%s%semitted as a race's repro.cu, which tries again in "
+		 "one run, it faulted in %d of %d runs", l ? "; " : "", before, faults, runs);
+}
+
+/*
  * The fault looked steady until repro.cu's runs missed: from now on it is
  * a flaky fault, and the program is emitted as a race's (one run tries
  * again, emit.h), not as the one just run.  Build and run that one with
@@ -389,28 +422,16 @@ static void count_repro_runs(struct oracle *o, int runs)
  */
 static int recheck_as_race(struct oracle *o, const char *out_bin, int guard, int runs)
 {
-	const struct shrink_opts *opts = oracle_opts(o);
 	struct shrink_report *rep = oracle_report(o);
-	struct strbuf why = STRBUF_INIT;
-	int faults = 0;
+	int faults;
 
-	if (opts->check_repro(opts->check_arg, out_bin, guard, runs, &faults, &why) != 0) {
-		oracle_log(o, "repro.cu as a race's, %s placement: not checked (%s); the figure stays %d/%d",
-			   place_guard_name(guard), why.buf, rep->repro_faults, runs);
-		sb_release(&why);
+	if (!run_as_race(o, out_bin, guard, runs, "the fault is flaky from here on", &faults)) {
+		oracle_log(o, "repro.cu: the figure stays %d/%d", rep->repro_faults, runs);
 		return rep->repro_faults;
 	}
-	count_repro_runs(o, runs);
-	oracle_log(o, "repro.cu as a race's (the fault is flaky from here on), %s placement: %s%d/%d faulted",
-		   place_guard_name(guard), why.buf, faults, runs);
-	{
-		size_t l = strlen(rep->note);
-		snprintf(rep->note + l, sizeof(rep->note) - l, "; emitted as a race's repro.cu, which tries again "
-			 "in one run, it faulted in %d of %d runs", faults, runs);
-	}
+	note_as_race(rep, "", faults, runs);
 	rep->repro_faults = faults;
 	rep->repro_ok = faults > 0;
-	sb_release(&why);
 	return faults;
 }
 
@@ -460,29 +481,18 @@ static int original_flaky(struct oracle *o)
  */
 static int race_probe(struct oracle *o, const char *bin, int guard, int runs)
 {
-	const struct shrink_opts *opts = oracle_opts(o);
 	struct shrink_report *rep = oracle_report(o);
-	struct strbuf why = STRBUF_INIT;
-	int faults = 0;
+	char what[96];
+	int faults;
 
 	rep->flaky = 1;   /* emitted with its tries (emit_tries) */
-	if (opts->check_repro(opts->check_arg, bin, guard, runs, &faults, &why) != 0) {
-		oracle_log(o, "repro.cu as a race's, %s placement: not checked (%s)", place_guard_name(guard), why.buf);
-		faults = 0;
-	} else {
-		count_repro_runs(o, runs);
-		oracle_log(o, "repro.cu as a race's (one try faulted in none of %d runs), %s placement: %s%d/%d faulted",
-			   runs, place_guard_name(guard), why.buf, faults, runs);
-	}
-	if (faults > 0) {
-		size_t l = strlen(rep->note);
-		snprintf(rep->note + l, sizeof(rep->note) - l, "%srepro.cu faulted in none of %d runs as one try; "
-			 "emitted as a race's repro.cu, which tries again in one run, it faulted in %d of %d runs",
-			 l ? "; " : "", runs, faults, runs);
+	snprintf(what, sizeof(what), "one try faulted in none of %d runs", runs);
+	if (run_as_race(o, bin, guard, runs, what, &faults) && faults > 0) {
+		snprintf(what, sizeof(what), "repro.cu faulted in none of %d runs as one try; ", runs);
+		note_as_race(rep, what, faults, runs);
 	} else {
 		rep->flaky = 0;
 	}
-	sb_release(&why);
 	return faults;
 }
 
