@@ -586,7 +586,9 @@ int final_repro(struct oracle *o, struct shrink_states *ss, struct cand *best, c
 		 * on an H100 spent 11 s on seven more builds of 5 runs each,
 		 * 2026-12-07); it is emitted as a race's at once (below) */
 		if (!was_flaky && faults > 0 && !orig_checked) {
-			int of = original_flaky(o);
+			/* (not again when the shrink measured it steady already:
+			 * oracle_recheck_clean) */
+			int of = rep->orig_rechecked ? 0 : original_flaky(o);
 			orig_checked = 1;
 			if (of < 0) {
 				ret = -1;

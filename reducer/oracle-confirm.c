@@ -53,6 +53,15 @@ static const char *describe(const struct replay_result *r, char *buf, size_t n)
  * every time): with the first pass's, ten runs a placement */
 #define CONFIRM_MORE 8
 
+/* A flaky fault: each candidate runs several times and counts when one
+ * of them faults, more runs the rarer the original's fault */
+static void flaky_repeats(struct oracle *s)
+{
+	double rate = s->rep->orig_runs ? (double)s->rep->orig_faults / s->rep->orig_runs : 1.0;
+	s->reps = rate >= 0.5 ? 3 : rate >= 0.25 ? 6 : 10;
+	s->need = 1;
+}
+
 /*
  * The record index the slice will snapshot before, as the trace tells it
  * before any replay: the launch the fault was reported at.  -1 when the
@@ -196,12 +205,8 @@ int oracle_confirm(struct oracle *s)
 				unlink(pre.buf);
 			}
 		}
-		if (s->rep->flaky) {
-			/* keep candidates whose rate stays near the original's */
-			double rate = (double)s->rep->orig_faults / s->rep->orig_runs;
-			s->reps = rate >= 0.5 ? 3 : rate >= 0.25 ? 6 : 10;
-			s->need = 1;
-		}
+		if (s->rep->flaky)
+			flaky_repeats(s);
 		ret = 0;
 		break;
 	}
@@ -283,4 +288,101 @@ long oracle_fault_record(const struct trace *t)
 const struct replay_result *oracle_foreign_fault(const struct oracle *s)
 {
 	return s->foreign.status == RS_FAULT ? &s->foreign : NULL;
+}
+
+/* Clean candidates run once more while a fault looks steady: those that
+ * ran clean in under RECHECK_CLEAN_SECS (a clean run costs milliseconds;
+ * a faulting one, its teardown), RECHECK_CLEAN_MAX in a shrink
+ * (oracle-int.h) */
+#define RECHECK_CLEAN_SECS 0.5
+/* replays of the original when a recheck faulted: a race that faults in
+ * 3 of 4 runs faults in all 8 one time in ten */
+#define RECHECK_ORIG_RUNS 8
+
+/* Replay the original RECHECK_ORIG_RUNS times more (its rate): 1 when it
+ * missed in some, 0 when it faulted every time, -1 when the workers are
+ * lost. */
+static int original_misses(struct oracle *s)
+{
+	struct replay_opts ro = REPLAY_OPTS_INIT;
+	struct replay_result first;
+	int matches = 0;
+
+	ro.guard = s->guard;
+	if (oracle_run_file(s, s->orig->path, &ro, RECHECK_ORIG_RUNS, &first, &matches) < 0)
+		return -1;
+	s->rep->orig_runs += RECHECK_ORIG_RUNS;
+	s->rep->orig_faults += matches;
+	s->rep->orig_rechecked = 1;
+	oracle_log(s, "the original trace again, %s placement: %d/%d faulted (%s)", place_guard_name(ro.guard),
+		   matches, RECHECK_ORIG_RUNS, matches < RECHECK_ORIG_RUNS ? "flaky itself: a race" :
+		   "steady: the candidate is flaky, not the fault");
+	return matches < RECHECK_ORIG_RUNS;
+}
+
+int oracle_recheck_clean(struct oracle *s, struct job *jobs, size_t nj, const size_t *owner, int *faults,
+			 int *reran)
+{
+	struct job *again;
+	size_t *from, n = 0;
+	int hits = 0, ret = -1;
+
+	if (s->reps != 1 || s->rep->flaky || s->rechecks_left <= 0)
+		return 0;
+	again = xcalloc(nj + 1, sizeof(*again));
+	from = xcalloc(nj + 1, sizeof(*from));
+	for (size_t j = 0; j < nj && (int)n < s->rechecks_left; j++)
+		if (jobs[j].res.status == RS_CLEAN && jobs[j].res.seconds < RECHECK_CLEAN_SECS) {
+			again[n] = jobs[j];
+			memset(&again[n].res, 0, sizeof(again[n].res));
+			from[n++] = j;
+		}
+	if (!n) {
+		ret = 0;
+		goto out;
+	}
+	s->rechecks_left -= (int)n;
+	double tb = now_sec();
+	if (pool_run(s->pool, again, n, s->err) < 0) {
+		s->infra_failed = 1;
+		oracle_log(s, "recheck of %zu clean candidate(s): workers lost: %s", n, s->err->buf);
+		goto out;
+	}
+	for (size_t q = 0; q < n; q++) {
+		const struct replay_result *r = &again[q].res;
+		reran[owner[from[q]]]++;
+		oracle_log(s, "  %s again: %s%s (%.3f s in the worker)", again[q].trace,
+			   r->status == RS_FAULT ? r->error : r->status == RS_CLEAN ? "clean" : "error/timeout",
+			   r->status == RS_FAULT ? (oracle_sig_match(s, r) ? ", the signature" : ", ANOTHER fault") : "",
+			   r->seconds);
+		hits += oracle_sig_match(s, r);
+	}
+	oracle_log(s, "recheck of %zu clean candidate(s): %d faulted the second time (%.3f s)", n, hits,
+		   now_sec() - tb);
+	if (!hits) {
+		ret = 0;
+		goto out;
+	}
+	/* a candidate that ran clean then faulted: the fault or the candidate
+	 * is flaky; the original's rate says which */
+	int m = original_misses(s);
+	if (m < 0)
+		goto out;
+	if (!m) {
+		s->rechecks_left = 0;   /* the fault is steady: no more rechecks */
+		ret = 0;
+		goto out;
+	}
+	s->rep->flaky = 1;
+	flaky_repeats(s);
+	for (size_t q = 0; q < n; q++)
+		if (oracle_sig_match(s, &again[q].res))
+			faults[owner[from[q]]]++;
+	oracle_log(s, "the fault is flaky from here on: each candidate runs %d times, %d fault(s) needed", s->reps,
+		   s->need);
+	ret = 0;
+out:
+	free(again);
+	free(from);
+	return ret;
 }

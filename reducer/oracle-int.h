@@ -10,11 +10,15 @@
 
 #include "../common/child.h"
 #include "../common/strbuf.h"
+#include "../replay/pool.h"
 #include "../replay/replay.h"
 #include "oracle.h"
 #include "shrink.h"
 
 #define ORACLE_MAX_SOURCES 64
+/* clean candidates a steady-looking fault's shrink runs a second time
+ * (oracle_recheck_clean) */
+#define RECHECK_CLEAN_MAX 12
 
 struct cache_ent {
 	uint64_t hash;
@@ -51,6 +55,7 @@ struct oracle {
 	long fault_event;         /* oracle_confirm: the faulting launch */
 	int reps;                 /* runs per candidate (flaky: > 1) */
 	int need;                 /* faults needed among reps */
+	int rechecks_left;        /* clean candidates oracle_recheck_clean may still run again */
 	int guard;
 	struct trace *src[ORACLE_MAX_SOURCES];
 	int nsrc;
@@ -99,6 +104,26 @@ struct oracle {
  * *snapped says whether it was written.  snap NULL: oracle_run_file. */
 int oracle_run_file_snap(struct oracle *s, const char *path, const struct replay_opts *opts, int n,
 			 const struct replay_opts *snap, int *snapped, struct replay_result *first, int *matches);
+
+/* The run faulted with the captured fault's signature. */
+int oracle_sig_match(const struct oracle *s, const struct replay_result *r);
+
+/*
+ * oracle_test's second look at a steady-looking fault (oracle-confirm.c):
+ * a race can fault in both of confirm's runs and then lose in a
+ * candidate's single run, which is judged clean, and the reduction goes
+ * astray (the race sample: 8 launches left at 2, 120 data candidates,
+ * 40 s).  Candidates of jobs[0..nj) that ran clean, quickly, are run once
+ * more, side by side (the first RECHECK_CLEAN_MAX of the shrink); when one
+ * faults with the signature the original is replayed again for its rate,
+ * and when that misses too the fault is flaky from here on (s->reps,
+ * s->need as confirm sets them for a flaky original) and the candidates
+ * that faulted count (faults[owner]).  A fault the original keeps every
+ * time ends the rechecks.  reran[owner] counts the runs added.  Returns 0,
+ * or -1 when the workers are lost.
+ */
+int oracle_recheck_clean(struct oracle *s, struct job *jobs, size_t nj, const size_t *owner, int *faults,
+			 int *reran);
 
 /* oracle-san.c */
 void oracle_san_init(struct oracle *s);

@@ -170,7 +170,7 @@ void oracle_phase_abandon(struct oracle *s, const char *outcome)
 	phase_count_stops(s, p);
 }
 
-static int sig_match(const struct oracle *s, const struct replay_result *r)
+int oracle_sig_match(const struct oracle *s, const struct replay_result *r)
 {
 	return r->status == RS_FAULT && sig_same_code(r->code, s->rep->code) &&
 	       (s->o->sig_code_only || s->kernel_from_replay || sig_same_kernel(s->rep->kernel, r->kernel, 0));
@@ -184,6 +184,14 @@ static struct cache_ent *cache_find(struct oracle *s, uint64_t h)
 		if (s->cache[i].hash == h)
 			return &s->cache[i];
 	return NULL;
+}
+
+/* A candidate's cached outcome that still holds: not a miss in fewer runs
+ * than a candidate gets now (the fault found flaky since: it runs again) */
+static struct cache_ent *cache_usable(struct oracle *s, uint64_t h)
+{
+	struct cache_ent *ce = cache_find(s, h);
+	return ce && (ce->faults || ce->runs >= s->reps) ? ce : NULL;
 }
 
 /* A replay job for a candidate's trace file: the shrink's guard mode and
@@ -209,6 +217,8 @@ int oracle_test(struct oracle *s, struct cand *const *cands, size_t k, int *inte
 	struct job *jobs = xcalloc(k * (size_t)s->reps + 1, sizeof(struct job));
 	size_t *owner = xcalloc(k * (size_t)s->reps + 1, sizeof(size_t));
 	int *faults = xcalloc(k + 1, sizeof(int));
+	int *reran = xcalloc(k + 1, sizeof(int));   /* oracle_recheck_clean's runs */
+	char *hit = xcalloc(k + 1, 1);              /* judged from the cache */
 	size_t nj = 0;
 	int ret = -1;
 
@@ -233,8 +243,9 @@ int oracle_test(struct oracle *s, struct cand *const *cands, size_t k, int *inte
 		if (cand_write(cands[i], paths[i], s->err) < 0)
 			goto out;
 		hashes[i] = oracle_file_hash(paths[i]);
-		struct cache_ent *ce = cache_find(s, hashes[i]);
+		struct cache_ent *ce = cache_usable(s, hashes[i]);
 		if (ce) {
+			hit[i] = 1;
 			s->rep->cache_hits++;
 			faults[i] = ce->faults;
 			interesting[i] = ce->faults >= s->need;
@@ -276,20 +287,22 @@ int oracle_test(struct oracle *s, struct cand *const *cands, size_t k, int *inte
 				snprintf(d, sizeof(d), "%s", r->status == RS_FAULT ? r->error :
 					 r->status == RS_CLEAN ? "clean" : "error");
 			oracle_log(s, "  %s: %s%s (%.3f s in the worker)", paths[owner[j]], d,
-			     r->status == RS_FAULT ? (sig_match(s, r) ? ", the signature" : ", ANOTHER fault") : "",
+			     r->status == RS_FAULT ? (oracle_sig_match(s, r) ? ", the signature" : ", ANOTHER fault") : "",
 			     r->seconds);
-			if (sig_match(s, &jobs[j].res))
+			if (oracle_sig_match(s, &jobs[j].res))
 				faults[owner[j]]++;
 			else if (jobs[j].res.status == RS_FAULT)
 				s->rep->slipped++;   /* faulted, but not our fault */
 		}
+		if (oracle_recheck_clean(s, jobs, nj, owner, faults, reran) < 0)
+			goto out;
 		/* --signature=site: what passed the cheap check must also fail at
 		 * the original's site under compute-sanitizer */
 		if (s->o->sig_site && s->have_ref) {
 			char **sp = xcalloc(k + 1, sizeof(char *));
 			size_t *si = xcalloc(k + 1, sizeof(size_t)), ns = 0;
 			for (size_t i = 0; i < k; i++)
-				if (faults[i] >= s->need && !cache_find(s, hashes[i])) {
+				if (faults[i] >= s->need && !hit[i]) {
 					sp[ns] = paths[i];
 					si[ns++] = i;
 				}
@@ -307,26 +320,29 @@ int oracle_test(struct oracle *s, struct cand *const *cands, size_t k, int *inte
 			free(si);
 		}
 		for (size_t i = 0; i < k; i++) {
-			if (cache_find(s, hashes[i]))
+			if (hit[i])
 				continue;
-			int ran = 0;
+			int ran = reran[i];
 			for (size_t j = 0; j < nj; j++)
 				ran += owner[j] == i;
 			if (!ran)
 				continue;
-			ALLOC_GROW(s->cache, s->ncache + 1, s->acache);
-			s->cache[s->ncache].hash = hashes[i];
-			s->cache[s->ncache].faults = faults[i];
-			s->cache[s->ncache].runs = ran;
-			s->cache[s->ncache].guard = s->guard;
-			s->cache[s->ncache].match = NULL;
-			for (size_t j = 0; j < nj && faults[i]; j++)
-				if (owner[j] == i && sig_match(s, &jobs[j].res)) {
-					s->cache[s->ncache].match = xmalloc(sizeof(struct replay_result));
-					*s->cache[s->ncache].match = jobs[j].res;
-					break;
+			/* a stale miss (cache_usable) is overwritten */
+			struct cache_ent *ce = cache_find(s, hashes[i]);
+			if (!ce) {
+				ALLOC_GROW(s->cache, s->ncache + 1, s->acache);
+				ce = &s->cache[s->ncache++];
+				ce->match = NULL;
+			}
+			ce->hash = hashes[i];
+			ce->faults = faults[i];
+			ce->runs = ran;
+			ce->guard = s->guard;
+			for (size_t j = 0; j < nj && faults[i] && !ce->match; j++)
+				if (owner[j] == i && oracle_sig_match(s, &jobs[j].res)) {
+					ce->match = xmalloc(sizeof(struct replay_result));
+					*ce->match = jobs[j].res;
 				}
-			s->ncache++;
 			interesting[i] = faults[i] >= s->need;
 			/* tested: the outcome is cached by content, the phases keep the
 			 * candidate in memory; the file stays only for --keep-work */
@@ -347,6 +363,8 @@ out:
 	free(jobs);
 	free(owner);
 	free(faults);
+	free(reran);
+	free(hit);
 	return ret;
 }
 
@@ -388,7 +406,7 @@ static const struct replay_result *cached_match(struct oracle *s, const char *pa
 	uint64_t h = oracle_file_hash(path);
 	for (size_t i = 0; i < s->ncache; i++)
 		if (s->cache[i].hash == h && (guard < 0 || s->cache[i].guard == guard) && s->cache[i].match &&
-		    sig_match(s, s->cache[i].match))
+		    oracle_sig_match(s, s->cache[i].match))
 			return s->cache[i].match;
 	return NULL;
 }
@@ -444,7 +462,7 @@ int oracle_run_file_snap(struct oracle *s, const char *path, const struct replay
 	oracle_log(s, "%d run%s of %s: %.3f s", n, n == 1 ? "" : "s", path, now_sec() - tb);
 	*first = jobs[0].res;
 	for (int i = 0; i < n; i++) {
-		if (sig_match(s, &jobs[i].res)) {
+		if (oracle_sig_match(s, &jobs[i].res)) {
 			if (!*matches)
 				*first = jobs[i].res;
 			(*matches)++;
@@ -614,7 +632,7 @@ int oracle_run_files(struct oracle *s, char *const *paths, int n, int runs, int 
 	}
 	s->ph->candidates += n * runs;
 	for (int q = 0; q < n * runs; q++)
-		got[q / runs] += sig_match(s, &jobs[q].res);
+		got[q / runs] += oracle_sig_match(s, &jobs[q].res);
 	ret = 0;
 out:
 	free(jobs);
@@ -646,7 +664,7 @@ int oracle_run_file_guards(struct oracle *s, const char *path, const int *guards
 		const struct replay_result *r = &jobs[q].res;
 		oracle_log(s, "run of %s, %s placement: %s (%.3f s in the worker)", path,
 			   place_guard_name(guards[q / runs]), run_word(r), r->seconds);
-		if (sig_match(s, r) && !got[q / runs]++)
+		if (oracle_sig_match(s, r) && !got[q / runs]++)
 			first[q / runs] = *r;
 	}
 	oracle_log(s, "%d runs of %s under %d placements side by side: %.3f s", n * runs, path, n,
@@ -681,6 +699,7 @@ struct oracle *oracle_new(const struct trace *orig, const struct shrink_opts *op
 	s->t0 = now_sec();
 	s->reps = 1;
 	s->need = 1;
+	s->rechecks_left = RECHECK_CLEAN_MAX;
 	s->fault_event = -1;
 	s->spawned_before_end = -1;
 	return s;

@@ -32,6 +32,8 @@ struct shrink_report {
 	int guard;               /* the placement replay confirmed the fault with */
 	/* reproduction */
 	int orig_runs, orig_faults;
+	int orig_rechecked;       /* the original was replayed again after a clean candidate faulted on its
+				  * second run (oracle_recheck_clean): its rate is measured */
 	int final_runs, final_faults;
 	/* the emitted repro.cu itself, built and run by check_repro */
 	int repro_checked;       /* 1: built and run (repro_faults of repro_runs) */

@@ -1,0 +1,93 @@
+#!/bin/sh
+# t5123-shrink-recheck.sh - a fault that looks steady gets a second look
+# at its clean candidates (oracle_recheck_clean): a race that faults in
+# both of confirm's runs and then loses in one candidate's single run
+# must not have that candidate judged clean (the race sample on an H100,
+# 2026-12-07: 8 launches cut to 2 instead of 1, 120 data candidates, 40
+# s).  A clean candidate that faults when run again has the original
+# replayed 8 times more: a miss makes the fault flaky from there on (each
+# candidate runs several times), 8 of 8 means the candidate is flaky and
+# not the fault (the rechecks stop, the fault stays steady).  A steady
+# fault's clean candidates stay clean, and at most 12 are run again.
+# The double's racy_often loses its race in three launches of four
+# (every fourth runs clean under DOUBLE_RACE_COUNTER), racy_grid always
+# with 4 or more blocks and on every other launch below that.
+. tests/cli/test-lib.sh
+
+on_double nvcc no-sanitizer plain-path
+
+# add_one on a second buffer, then racy_often(buf, 1024) over 4096 bytes
+{ double_trace_head; cat <<'EOT'
+alloc 0x7f0000100000 4096
+alloc 0x7f0000200000 4096
+h2d 0x7f0000100000 4096 seq
+h2d 0x7f0000200000 4096 seq
+launch _Z7add_onePfi 4 256 ptr:0x7f0000200000 i32:1024
+launch _Z10racy_oftenPfi 2 128 ptr:0x7f0000100000 i32:1024
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 1 at_launch=1
+EOT
+} > often.txt
+check "mktrace racy_often" $MKTRACE often.bin < often.txt
+
+# each counter value from 0 to 7 (the race's sequence of replays shifts
+# which candidate loses it)
+reached=0 bad="" grid=""
+for c in 0 1 2 3 4 5 6 7; do
+	echo $c > counter
+	DOUBLE_RACE_COUNTER=$TMP/counter $GPUREDUCE shrink -j 1 --quiet --log=o$c.log -o o$c/repro.cu \
+		often.bin >o$c.txt 2>&1 || { bad="$bad $c(exit $?)"; continue; }
+	grep -q "racy_often(float\*, int)\", 1, 1, 1," o$c/repro.cu || grid="$grid $c"
+	grep -q "recheck of .* [1-9] faulted the second time" o$c.log || continue
+	reached=$((reached + 1))
+	# found flaky in a phase, before repro.cu was built, which is then
+	# built once, as a race's
+	first=$(grep -n "the fault is flaky from here on: each candidate runs" o$c.log | head -1 | cut -d: -f1)
+	build=$(grep -n "repro.cu repro.cu" o$c.log | head -1 | cut -d: -f1)
+	{ grep -q "the original trace again, .* placement: [0-7]/8 faulted (flaky itself: a race)" o$c.log &&
+		[ -n "$first" ] && [ -n "$build" ] && [ "$first" -lt "$build" ] &&
+		[ "$(grep -c "repro.cu repro.cu" o$c.log)" = 1 ] &&
+		grep -q "^  flaky: true" o$c/repro.yaml && grep -q "int try_, tries = repro_tries(20);" o$c/repro.cu &&
+		grep -q "^  repro_cu: [1-5]/5" o$c/repro.yaml; } || bad="$bad $c"
+done
+[ -z "$bad" ] && ok "racy_often shrunk from 8 counter values" || fail "racy_often shrunk from 8 counter values (not:$bad)"
+[ "$reached" -ge 1 ] && ok "  ...a clean candidate that faulted again made the fault flaky in $reached of them" ||
+	fail "  ...no clean candidate was found to fault when run again"
+[ -z "$grid" ] && ok "  ...each cut to one block (no cut judged on one lost race)" ||
+	fail "  ...each cut to one block (no cut judged on one lost race; not:$grid)"
+
+# racy_grid: the original always faults, a grid under 4 blocks half the
+# time: a cut that ran clean and then faulted is the candidate's flakiness
+racy_grid_trace_text > grid.txt
+check "mktrace racy_grid" $MKTRACE grid.bin < grid.txt
+reached=0 bad=""
+for c in 0 1 2 3; do
+	echo $c > counter
+	DOUBLE_RACE_COUNTER=$TMP/counter $GPUREDUCE shrink -j 1 --quiet --log=g$c.log -o g$c/repro.cu \
+		grid.bin >g$c.txt 2>&1 || { bad="$bad $c(exit $?)"; continue; }
+	grep -q "recheck of .* [1-9] faulted the second time" g$c.log || continue
+	reached=$((reached + 1))
+	at=$(grep -n "8/8 faulted (steady: the candidate is flaky, not the fault)" g$c.log | head -1 | cut -d: -f1)
+	later=$(sed -n "${at:-1},\$p" g$c.log | grep -c "recheck of")
+	{ [ -n "$at" ] && [ "$later" = 0 ] && grep -q "^  flaky: false" g$c/repro.yaml &&
+		grep -q "^  repro_cu: 5/5" g$c/repro.yaml &&
+		grep -q "racy_grid(float\*, int)\", [48], 1, 1," g$c/repro.cu; } || bad="$bad $c"
+done
+[ "$reached" -ge 1 ] && ok "racy_grid: a cut that faulted when run again, in $reached of 4 counter values" ||
+	fail "racy_grid: no cut faulted when run again (4 counter values)"
+[ -z "$bad" ] && ok "  ...the original 8/8: steady, no more rechecks, a grid of 4 or 8, 5/5" ||
+	fail "  ...the original 8/8: steady, no more rechecks, a grid of 4 or 8, 5/5 (not:$bad)"
+
+# a steady fault (one wild index): its clean candidates are run again,
+# stay clean, and the original is not replayed for them
+gather_trace_text > gather.txt
+check "mktrace gather" $MKTRACE gather.bin < gather.txt
+check "shrink the steady gather" $GPUREDUCE shrink -j 2 --quiet --log=gather.log -o gather/repro.cu gather.bin
+n=$(sed -n 's/.*recheck of \([0-9]*\) clean candidate(s): 0 faulted.*/\1/p' gather.log | awk '{s += $1} END {print s + 0}')
+[ "$n" -ge 1 ] && [ "$n" -le 12 ] && ok "  ...$n clean candidates run again (at most 12), none faulted" ||
+	fail "  ...clean candidates run again: $n (want 1 to 12, none faulting)"
+check_no_grep "  ...none faulted" "recheck of .* [1-9] faulted the second time" gather.log
+check_no_grep "  ...the original not replayed again" "the original trace again" gather.log
+check_grep "  ...steady" "^  flaky: false" gather/repro.yaml
+check_grep "  ...5/5" "^  repro_cu: 5/5" gather/repro.yaml
+
+finish
