@@ -435,40 +435,6 @@ static int recheck_as_race(struct oracle *o, const char *out_bin, int guard, int
 	return faults;
 }
 
-/* Replays of the original trace original_flaky makes: a race that faults
- * in 3 of 4 runs faults in all 8 one time in ten */
-#define ORIG_RECHECK_RUNS 8
-
-/*
- * The fault looked steady (both of confirm's runs faulted) and repro.cu
- * faulted in some of its runs only: replay the original trace
- * ORIG_RECHECK_RUNS times more with replay's placement, side by side.  A
- * miss means the original itself is flaky (a race), and no other
- * placement or earlier state will make one run of the program steady; a
- * fault every time means a phase made it flaky (a cut grid that races
- * less), and an earlier state may not be.  The runs count towards the
- * original's rate.  1 flaky, 0 steady, -1 when the workers are lost.
- */
-static int original_flaky(struct oracle *o)
-{
-	struct shrink_report *rep = oracle_report(o);
-	struct replay_opts ro = REPLAY_OPTS_INIT;
-	struct replay_result first;
-	int matches = 0;
-
-	ro.guard = oracle_guard(o);
-	if (oracle_run_file(o, oracle_orig(o)->path, &ro, ORIG_RECHECK_RUNS, &first, &matches) < 0)
-		return -1;
-	oracle_phase(o)->candidates += ORIG_RECHECK_RUNS;
-	rep->candidates += ORIG_RECHECK_RUNS;
-	rep->orig_runs += ORIG_RECHECK_RUNS;
-	rep->orig_faults += matches;
-	oracle_log(o, "the original trace again, %s placement: %d/%d faulted (%s)", place_guard_name(ro.guard),
-		   matches, ORIG_RECHECK_RUNS, matches < ORIG_RECHECK_RUNS ? "flaky itself: a race" :
-		   "steady: the reduction made it flaky");
-	return matches < ORIG_RECHECK_RUNS;
-}
-
 /*
  * A steady fault's single-try program faulted in none of its runs: run the
  * race's program (it tries again in one run, emit.h) with the same
@@ -507,7 +473,7 @@ static int race_probe(struct oracle *o, const char *bin, int guard, int runs)
  * faulted at all, say plainly that the program does not reproduce and
  * what was tried (the caller exits 1).  A steady fault's program that
  * faults in some of its runs ends the search there when the original
- * trace is flaky too (original_flaky): it is checked again as a race's
+ * trace is flaky too (oracle_original_flaky): it is checked again as a race's
  * (recheck_as_race); one that faults in none with replay's placement is
  * first run as a race's (race_probe).  Returns 0, or -1 on a write error
  * or when the workers are lost.
@@ -522,7 +488,7 @@ int final_repro(struct oracle *o, struct shrink_states *ss, struct cand *best, c
 	struct strbuf why = STRBUF_INIT, tried = STRBUF_INIT, path = STRBUF_INIT;
 	int ret = 0, best_faults = -1, best_guard = oracle_guard(o), best_state = ss->cur, was_flaky = rep->flaky;
 	int raced = 0;   /* race_probe's program faulted: it is the one emitted */
-	int orig_checked = 0;   /* original_flaky ran */
+	int orig_checked = 0;   /* oracle_original_flaky ran */
 
 	rep->repro_guard = oracle_guard(o);
 	if (!opts->check_repro)
@@ -588,7 +554,7 @@ int final_repro(struct oracle *o, struct shrink_states *ss, struct cand *best, c
 		if (!was_flaky && faults > 0 && !orig_checked) {
 			/* (not again when the shrink measured it steady already:
 			 * oracle_recheck_clean) */
-			int of = rep->orig_rechecked ? 0 : original_flaky(o);
+			int of = rep->orig_rechecked ? 0 : oracle_original_flaky(o, "steady: the reduction made it flaky");
 			orig_checked = 1;
 			if (of < 0) {
 				ret = -1;

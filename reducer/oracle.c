@@ -687,6 +687,16 @@ int oracle_stopped(struct oracle *s)
 
 /* ---- life cycle and accessors ----------------------------------------------- */
 
+/* Clean candidates oracle_recheck_clean may run again in a shrink:
+ * RECHECK_CLEAN_MAX, or GPUREDUCE_RECHECK_CLEAN (0: none, as before
+ * 2026-12-07; a test whose double's sequence of launches is its subject) */
+static int rechecks_allowed(void)
+{
+	const char *e = getenv("GPUREDUCE_RECHECK_CLEAN");
+	long n = e && *e ? strtol(e, NULL, 10) : RECHECK_CLEAN_MAX;
+	return n < 0 ? 0 : n > 1000 ? 1000 : (int)n;
+}
+
 struct oracle *oracle_new(const struct trace *orig, const struct shrink_opts *opts, struct shrink_report *rep,
 			  struct strbuf *err)
 {
@@ -699,7 +709,7 @@ struct oracle *oracle_new(const struct trace *orig, const struct shrink_opts *op
 	s->t0 = now_sec();
 	s->reps = 1;
 	s->need = 1;
-	s->rechecks_left = RECHECK_CLEAN_MAX;
+	s->rechecks_left = rechecks_allowed();
 	s->fault_event = -1;
 	s->spawned_before_end = -1;
 	return s;

@@ -153,6 +153,21 @@ const struct trace *oracle_snapshot(struct oracle *o, long at, int mode);
  * first run).  0, or -1 when the workers are lost. */
 int oracle_run_file(struct oracle *o, const char *path, const struct replay_opts *opts, int n,
 		    struct replay_result *first, int *matches);
+/*
+ * A fault that looked steady (both of confirm's runs faulted) is in doubt
+ * (a clean candidate faulted when run again, oracle_recheck_clean; a
+ * single-try repro.cu faulted in some runs only): replay the original
+ * trace with replay's placement, ORACLE_RECHECK_RUNS times side by side
+ * in two halves, the second only when the first faulted every time (each
+ * faulting run ends its worker, and the next waits for a new context).  A
+ * miss means the original itself is flaky (a race); a fault every time
+ * means it is steady, and `steady` (for the log) says what was flaky
+ * instead.  The runs count towards the original's rate
+ * (rep->orig_rechecked is set).  1 flaky, 0 steady, -1 when the workers
+ * are lost.
+ */
+#define ORACLE_RECHECK_RUNS 8
+int oracle_original_flaky(struct oracle *o, const char *steady);
 /* 1 when a candidate with the content of the file at path ran earlier in
  * this reduction, with the current placement, and faulted with the
  * signature: *res gets that run's result.  0 otherwise (also for a fake

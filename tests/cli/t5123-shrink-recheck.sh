@@ -5,7 +5,8 @@
 # must not have that candidate judged clean (the race sample on an H100,
 # 2026-12-07: 8 launches cut to 2 instead of 1, 120 data candidates, 40
 # s).  A clean candidate that faults when run again has the original
-# replayed 8 times more: a miss makes the fault flaky from there on (each
+# replayed 4 times more, and 4 more when those all faulted: a miss makes
+# the fault flaky from there on (each
 # candidate runs several times), 8 of 8 means the candidate is flaky and
 # not the fault (the rechecks stop, the fault stays steady).  A steady
 # fault's clean candidates stay clean, and at most 12 are run again.
@@ -43,7 +44,7 @@ for c in 0 1 2 3 4 5 6 7; do
 	# built once, as a race's
 	first=$(grep -n "the fault is flaky from here on: each candidate runs" o$c.log | head -1 | cut -d: -f1)
 	build=$(grep -n "repro.cu repro.cu" o$c.log | head -1 | cut -d: -f1)
-	{ grep -q "the original trace again, .* placement: [0-7]/8 faulted (flaky itself: a race)" o$c.log &&
+	{ grep -q "the original trace again, .* placement: [0-7]/[48] faulted (flaky itself: a race)" o$c.log &&
 		[ -n "$first" ] && [ -n "$build" ] && [ "$first" -lt "$build" ] &&
 		[ "$(grep -c "repro.cu repro.cu" o$c.log)" = 1 ] &&
 		grep -q "^  flaky: true" o$c/repro.yaml && grep -q "int try_, tries = repro_tries(20);" o$c/repro.cu &&
@@ -54,6 +55,13 @@ done
 	fail "  ...no clean candidate was found to fault when run again"
 [ -z "$grid" ] && ok "  ...each cut to one block (no cut judged on one lost race)" ||
 	fail "  ...each cut to one block (no cut judged on one lost race; not:$grid)"
+
+# GPUREDUCE_RECHECK_CLEAN=0: no second runs (the shrinks before them)
+echo 2 > counter
+check "racy_often with GPUREDUCE_RECHECK_CLEAN=0" env DOUBLE_RACE_COUNTER=$TMP/counter GPUREDUCE_RECHECK_CLEAN=0 \
+	$GPUREDUCE shrink -j 1 --quiet --log=off.log -o off/repro.cu often.bin
+check_no_grep "  ...no clean candidate run again" "recheck of" off.log
+check_no_grep "  ...no phase found the fault flaky" "the fault is flaky from here on: each candidate" off.log
 
 # racy_grid: the original always faults, a grid under 4 blocks half the
 # time: a cut that ran clean and then faulted is the candidate's flakiness
