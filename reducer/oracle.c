@@ -204,9 +204,44 @@ static void cand_job(const struct oracle *s, struct job *j, const char *path)
 	j->timeout = s->o->cand_timeout;
 }
 
+/* Run n candidate jobs side by side, log each, and count the signature's
+ * faults of each one's candidate (faults[owner[j]]).  0, or -1 when the
+ * workers are lost. */
+static int run_batch(struct oracle *s, struct job *jobs, size_t n, const size_t *owner, char **paths, int *faults)
+{
+	double tb = now_sec();
+	size_t cands = 0;
+	for (size_t j = 0; j < n; j++)
+		cands += !j || owner[j] != owner[j - 1];
+	if (pool_run(s->pool, jobs, n, s->err) < 0) {
+		s->infra_failed = 1;
+		oracle_log(s, "batch of %zu jobs: workers lost: %s", n, s->err->buf);
+		return -1;
+	}
+	oracle_log(s, "batch of %zu jobs (%zu candidates): %.3f s", n, cands, now_sec() - tb);
+	for (size_t j = 0; j < n; j++) {
+		char d[300];
+		const struct replay_result *r = &jobs[j].res;
+		if (r->status == RS_TIMEOUT)
+			snprintf(d, sizeof(d), "timeout (%.200s)", r->msg);
+		else
+			snprintf(d, sizeof(d), "%s", r->status == RS_FAULT ? r->error :
+				 r->status == RS_CLEAN ? "clean" : "error");
+		oracle_log(s, "  %s: %s%s (%.3f s in the worker)", paths[owner[j]], d,
+			   r->status == RS_FAULT ? (oracle_sig_match(s, r) ? ", the signature" : ", ANOTHER fault") : "",
+			   r->seconds);
+		if (oracle_sig_match(s, r))
+			faults[owner[j]]++;
+		else if (r->status == RS_FAULT)
+			s->rep->slipped++;   /* faulted, but not our fault */
+	}
+	return 0;
+}
+
 /*
- * Test k candidates (each `reps` times); interesting[i] = 1 when candidate i
- * faulted with the signature at least `need` times.  Returns 0, or -1 when
+ * Test k candidates (each up to `reps` times: for a flaky fault, in rounds
+ * until it faults); interesting[i] = 1 when candidate i faulted with the
+ * signature at least `need` times.  Returns 0, or -1 when
  * the time limit passed or the workers are gone (then nothing is
  * interesting).
  */
@@ -221,6 +256,10 @@ int oracle_test(struct oracle *s, struct cand *const *cands, size_t k, int *inte
 	char *hit = xcalloc(k + 1, 1);              /* judged from the cache */
 	size_t nj = 0;
 	int ret = -1;
+	/* a flaky fault's candidate counts once it faults (need 1): its runs
+	 * go one round at a time, so one that faults first time costs one
+	 * faulting run, not reps side by side (each ends its worker) */
+	int one_at_a_time = s->reps > 1 && s->need == 1;
 
 	for (size_t i = 0; i < k; i++)
 		interesting[i] = 0;
@@ -256,7 +295,7 @@ int oracle_test(struct oracle *s, struct cand *const *cands, size_t k, int *inte
 			s->o->prebuild_repro(s->o->check_arg, paths[i], s->guard);
 			oracle_log(s, "  %s: its repro.cu is built ahead while it runs", paths[i]);
 		}
-		for (int r = 0; r < s->reps; r++) {
+		for (int r = 0; r < (one_at_a_time ? 1 : s->reps); r++) {
 			cand_job(s, &jobs[nj], paths[i]);
 			jobs[nj].stop_at = cand_stop_at(s);
 			owner[nj++] = i;
@@ -271,28 +310,22 @@ int oracle_test(struct oracle *s, struct cand *const *cands, size_t k, int *inte
 			oracle_progress(s, "%s: %ld tested, %zu running; candidates of %zu launch(es), %zu buffer(s), %s",
 				 s->ph->name, s->rep->candidates, nj, l, b, fmt_bytes(by, bb));
 		}
-		double tb = now_sec();
-		if (pool_run(s->pool, jobs, nj, s->err) < 0) {
-			s->infra_failed = 1;
-			oracle_log(s, "batch of %zu jobs: workers lost: %s", nj, s->err->buf);
-			goto out;
-		}
-		oracle_log(s, "batch of %zu jobs (%zu candidates): %.3f s", nj, k, now_sec() - tb);
-		for (size_t j = 0; j < nj; j++) {
-			char d[300];
-			const struct replay_result *r = &jobs[j].res;
-			if (r->status == RS_TIMEOUT)
-				snprintf(d, sizeof(d), "timeout (%.200s)", r->msg);
-			else
-				snprintf(d, sizeof(d), "%s", r->status == RS_FAULT ? r->error :
-					 r->status == RS_CLEAN ? "clean" : "error");
-			oracle_log(s, "  %s: %s%s (%.3f s in the worker)", paths[owner[j]], d,
-			     r->status == RS_FAULT ? (oracle_sig_match(s, r) ? ", the signature" : ", ANOTHER fault") : "",
-			     r->seconds);
-			if (oracle_sig_match(s, &jobs[j].res))
-				faults[owner[j]]++;
-			else if (jobs[j].res.status == RS_FAULT)
-				s->rep->slipped++;   /* faulted, but not our fault */
+		/* one_at_a_time: the candidates that have not faulted yet run
+		 * again, round after round, up to s->reps runs each */
+		for (size_t from = 0, round = 1;; round++) {
+			if (run_batch(s, jobs + from, nj - from, owner + from, paths, faults) < 0)
+				goto out;
+			if (!one_at_a_time || round >= (size_t)s->reps)
+				break;
+			from = nj;
+			for (size_t i = 0; i < k; i++)
+				if (!hit[i] && faults[i] < s->need) {
+					cand_job(s, &jobs[nj], paths[i]);
+					jobs[nj].stop_at = cand_stop_at(s);
+					owner[nj++] = i;
+				}
+			if (nj == from)
+				break;
 		}
 		if (oracle_recheck_clean(s, jobs, nj, owner, faults, reran) < 0)
 			goto out;

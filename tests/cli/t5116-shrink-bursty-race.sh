@@ -2,10 +2,12 @@
 # t5116-shrink-bursty-race.sh - a race lost in bursts (the double's
 # racy_burst: under DOUBLE_RACE_COUNTER 6 launches in a row fault, then 18
 # run clean), shrunk with one worker from each of the 24 counter values,
-# under three phase selections (all, --skip-phases=grid and
+# under three phase selections (all, --phases=data and
 # --skip-phases=scalars: which alignments reach which path follows the
-# sequence of replays, which any change to a phase moves; three sequences
-# keep the paths below reached).
+# sequence of replays, which any change to a phase or to how candidates
+# are run moves; three sequences keep the paths below reached, and
+# --skip-phases=grid no longer did once a flaky fault's candidates ran
+# one round at a time, 2026-12-07).
 # Whatever the alignment, a shrink whose rate check backed off to an
 # earlier state must emit that state: the state faulted in its rate runs,
 # so a fresh confirmation that falls in the clean stretch is not "did not
@@ -23,8 +25,8 @@ burst_trace_text > burst.txt
 check "mktrace racy_burst" $MKTRACE burst.bin < burst.txt
 
 backed=0 stood=0 lost="" kept=0 gone=""
-for sel in all grid scalars; do
-	case $sel in all) opt= ;; *) opt=--skip-phases=$sel ;; esac
+for sel in all data scalars; do
+	case $sel in all) opt= ;; data) opt=--phases=data ;; *) opt=--skip-phases=$sel ;; esac
 	for c in 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23; do
 		echo $c > counter
 		r=$sel-$c

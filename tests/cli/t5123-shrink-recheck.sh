@@ -7,7 +7,8 @@
 # s).  A clean candidate that faults when run again has the original
 # replayed 4 times more, and 4 more when those all faulted: a miss makes
 # the fault flaky from there on (each
-# candidate runs several times), 8 of 8 means the candidate is flaky and
+# candidate runs until it faults, up to several times, one round at a
+# time), 8 of 8 means the candidate is flaky and
 # not the fault (the rechecks stop, the fault stays steady).  A steady
 # fault's clean candidates stay clean, and at most 12 are run again.
 # The double's racy_often loses its race in three launches of four
@@ -51,6 +52,14 @@ for c in 0 1 2 3 4 5 6 7; do
 		grep -q "^  repro_cu: [1-5]/5" o$c/repro.yaml; } || bad="$bad $c"
 done
 [ -z "$bad" ] && ok "racy_often shrunk from 8 counter values" || fail "racy_often shrunk from 8 counter values (not:$bad)"
+# a flaky fault's candidate runs until it faults (up to 3 runs here), one
+# round at a time: none faults twice (each faulting run ends its worker)
+twice=$(for c in 0 1 2 3 4 5 6 7; do
+	grep -o "/c[0-9]*\.bin: CUDA_ERROR_ILLEGAL_ADDRESS, the signature" o$c.log | sort | uniq -d | sed "s/^/$c/"
+done | wc -l)
+flakyrounds=$(cat o?.log | grep -c "batch of .* jobs")
+[ "$twice" = 0 ] && [ "$flakyrounds" -gt 8 ] && ok "  ...no candidate run again once it faulted ($flakyrounds batches)" ||
+	fail "  ...no candidate run again once it faulted ($twice did, $flakyrounds batches)"
 [ "$reached" -ge 1 ] && ok "  ...a clean candidate that faulted again made the fault flaky in $reached of them" ||
 	fail "  ...no clean candidate was found to fault when run again"
 [ -z "$grid" ] && ok "  ...each cut to one block (no cut judged on one lost race)" ||
