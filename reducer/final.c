@@ -488,7 +488,6 @@ int final_repro(struct oracle *o, struct shrink_states *ss, struct cand *best, c
 	struct strbuf why = STRBUF_INIT, tried = STRBUF_INIT, path = STRBUF_INIT;
 	int ret = 0, best_faults = -1, best_guard = oracle_guard(o), best_state = ss->cur, was_flaky = rep->flaky;
 	int raced = 0;   /* race_probe's program faulted: it is the one emitted */
-	int orig_checked = 0;   /* oracle_original_flaky ran */
 
 	rep->repro_guard = oracle_guard(o);
 	if (!opts->check_repro)
@@ -551,11 +550,10 @@ int final_repro(struct oracle *o, struct shrink_states *ss, struct cand *best, c
 		 * earlier state does not make one run steady (a race's round
 		 * on an H100 spent 11 s on seven more builds of 5 runs each,
 		 * 2026-12-07); it is emitted as a race's at once (below) */
-		if (!was_flaky && faults > 0 && !orig_checked) {
-			/* (not again when the shrink measured it steady already:
-			 * oracle_recheck_clean) */
-			int of = rep->orig_rechecked ? 0 : oracle_original_flaky(o, "steady: the reduction made it flaky");
-			orig_checked = 1;
+		if (!was_flaky && faults > 0 && !rep->orig_rechecked) {
+			/* (not again when the shrink or an earlier try measured
+			 * it: oracle_recheck_clean) */
+			int of = oracle_original_flaky(o, "steady: the reduction made it flaky");
 			if (of < 0) {
 				ret = -1;
 				goto out;

@@ -290,11 +290,6 @@ const struct replay_result *oracle_foreign_fault(const struct oracle *s)
 	return s->foreign.status == RS_FAULT ? &s->foreign : NULL;
 }
 
-/* Clean candidates run once more while a fault looks steady: those that
- * ran clean in under RECHECK_CLEAN_SECS (a clean run costs milliseconds;
- * a faulting one, its teardown), RECHECK_CLEAN_MAX in a shrink
- * (oracle-int.h) */
-#define RECHECK_CLEAN_SECS 0.5
 int oracle_original_flaky(struct oracle *s, const char *steady)
 {
 	struct replay_opts ro = REPLAY_OPTS_INIT;
@@ -322,21 +317,33 @@ int oracle_original_flaky(struct oracle *s, const char *steady)
 	return matches < runs;
 }
 
+/* Clean candidates run once more while a fault looks steady: those that
+ * ran clean in under RECHECK_CLEAN_SECS (a clean run costs milliseconds;
+ * a faulting one, its teardown), RECHECK_CLEAN_MAX in a shrink
+ * (oracle-int.h) */
+#define RECHECK_CLEAN_SECS 0.5
+
 int oracle_recheck_clean(struct oracle *s, struct job *jobs, size_t nj, const size_t *owner, int *faults,
 			 int *reran)
 {
 	struct job *again;
-	size_t *from, n = 0;
-	int hits = 0, ret = -1;
+	size_t *from, *self, n = 0;
+	const char **names;
+	int *got, hits = 0, ret = -1;
 
 	if (s->reps != 1 || s->rep->flaky || s->rechecks_left <= 0)
 		return 0;
 	again = xcalloc(nj + 1, sizeof(*again));
 	from = xcalloc(nj + 1, sizeof(*from));
+	self = xcalloc(nj + 1, sizeof(*self));
+	names = xcalloc(nj + 1, sizeof(*names));
+	got = xcalloc(nj + 1, sizeof(*got));
 	for (size_t j = 0; j < nj && (int)n < s->rechecks_left; j++)
 		if (jobs[j].res.status == RS_CLEAN && jobs[j].res.seconds < RECHECK_CLEAN_SECS) {
 			again[n] = jobs[j];
 			memset(&again[n].res, 0, sizeof(again[n].res));
+			names[n] = jobs[j].trace;
+			self[n] = n;
 			from[n++] = j;
 		}
 	if (!n) {
@@ -345,19 +352,11 @@ int oracle_recheck_clean(struct oracle *s, struct job *jobs, size_t nj, const si
 	}
 	s->rechecks_left -= (int)n;
 	double tb = now_sec();
-	if (pool_run(s->pool, again, n, s->err) < 0) {
-		s->infra_failed = 1;
-		oracle_log(s, "recheck of %zu clean candidate(s): workers lost: %s", n, s->err->buf);
+	if (oracle_run_batch(s, again, n, self, names, got) < 0)
 		goto out;
-	}
 	for (size_t q = 0; q < n; q++) {
-		const struct replay_result *r = &again[q].res;
 		reran[owner[from[q]]]++;
-		oracle_log(s, "  %s again: %s%s (%.3f s in the worker)", again[q].trace,
-			   r->status == RS_FAULT ? r->error : r->status == RS_CLEAN ? "clean" : "error/timeout",
-			   r->status == RS_FAULT ? (oracle_sig_match(s, r) ? ", the signature" : ", ANOTHER fault") : "",
-			   r->seconds);
-		hits += oracle_sig_match(s, r);
+		hits += got[q];
 	}
 	oracle_log(s, "recheck of %zu clean candidate(s): %d faulted the second time (%.3f s)", n, hits,
 		   now_sec() - tb);
@@ -378,13 +377,15 @@ int oracle_recheck_clean(struct oracle *s, struct job *jobs, size_t nj, const si
 	s->rep->flaky = 1;
 	flaky_repeats(s);
 	for (size_t q = 0; q < n; q++)
-		if (oracle_sig_match(s, &again[q].res))
-			faults[owner[from[q]]]++;
+		faults[owner[from[q]]] += got[q];
 	oracle_log(s, "the fault is flaky from here on: each candidate runs %d times, %d fault(s) needed", s->reps,
 		   s->need);
 	ret = 0;
 out:
 	free(again);
 	free(from);
+	free(self);
+	free(names);
+	free(got);
 	return ret;
 }

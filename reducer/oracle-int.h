@@ -105,6 +105,13 @@ struct oracle {
 int oracle_run_file_snap(struct oracle *s, const char *path, const struct replay_opts *opts, int n,
 			 const struct replay_opts *snap, int *snapped, struct replay_result *first, int *matches);
 
+/* Run n candidate jobs side by side, log each (paths[owner[j]] names
+ * job j's candidate), and count the signature's faults of each one's
+ * candidate (faults[owner[j]]; another fault counts as slipped).  0, or
+ * -1 when the workers are lost. */
+int oracle_run_batch(struct oracle *s, struct job *jobs, size_t n, const size_t *owner, const char *const *paths,
+		     int *faults);
+
 /* The run faulted with the captured fault's signature. */
 int oracle_sig_match(const struct oracle *s, const struct replay_result *r);
 

@@ -204,10 +204,8 @@ static void cand_job(const struct oracle *s, struct job *j, const char *path)
 	j->timeout = s->o->cand_timeout;
 }
 
-/* Run n candidate jobs side by side, log each, and count the signature's
- * faults of each one's candidate (faults[owner[j]]).  0, or -1 when the
- * workers are lost. */
-static int run_batch(struct oracle *s, struct job *jobs, size_t n, const size_t *owner, char **paths, int *faults)
+int oracle_run_batch(struct oracle *s, struct job *jobs, size_t n, const size_t *owner, const char *const *paths,
+		     int *faults)
 {
 	double tb = now_sec();
 	size_t cands = 0;
@@ -313,7 +311,7 @@ int oracle_test(struct oracle *s, struct cand *const *cands, size_t k, int *inte
 		/* one_at_a_time: the candidates that have not faulted yet run
 		 * again, round after round, up to s->reps runs each */
 		for (size_t from = 0, round = 1;; round++) {
-			if (run_batch(s, jobs + from, nj - from, owner + from, paths, faults) < 0)
+			if (oracle_run_batch(s, jobs + from, nj - from, owner + from, (const char *const *)paths, faults) < 0)
 				goto out;
 			if (!one_at_a_time || round >= (size_t)s->reps)
 				break;
