@@ -16,6 +16,7 @@
 #include "../addr/memmap.h"
 #include "../addr/place.h"
 #include "../replay/replay.h"
+#include "cand.h"
 #include "oracle-int.h"
 #include "shrink-phases.h"
 
@@ -55,11 +56,15 @@ static const char *describe(const struct replay_result *r, char *buf, size_t n)
 
 /* A flaky fault: each candidate runs several times and counts when one
  * of them faults, more runs the rarer the original's fault */
-static void flaky_repeats(struct oracle *s)
+static void flaky_repeats_at(struct oracle *s, double rate)
 {
-	double rate = s->rep->orig_runs ? (double)s->rep->orig_faults / s->rep->orig_runs : 1.0;
 	s->reps = rate >= 0.5 ? 3 : rate >= 0.25 ? 6 : 10;
 	s->need = 1;
+}
+
+static void flaky_repeats(struct oracle *s)
+{
+	flaky_repeats_at(s, s->rep->orig_runs ? (double)s->rep->orig_faults / s->rep->orig_runs : 1.0);
 }
 
 /*
@@ -371,6 +376,13 @@ int oracle_recheck_clean(struct oracle *s, struct job *jobs, size_t nj, const si
 		goto out;
 	if (!m) {
 		s->rechecks_left = 0;   /* the fault is steady: no more rechecks */
+		s->cand_flaky = 1;      /* but the states the phases start from are replayed */
+		/* this one's first: when it misses too, the fault is flaky from
+		 * here on, and the candidates that faulted when run again count */
+		if ((ret = oracle_check_state(s, &s->phase_state)) <= 0)
+			goto out;
+		for (size_t q = 0; q < n; q++)
+			faults[owner[from[q]]] += got[q];
 		ret = 0;
 		goto out;
 	}
@@ -387,5 +399,74 @@ out:
 	free(self);
 	free(names);
 	free(got);
+	return ret;
+}
+
+/* States oracle_check_state replays in a shrink */
+#define STATE_CHECK_MAX 2
+
+/*
+ * A candidate ran clean, then faulted when run again, while the original
+ * faulted every time (oracle_recheck_clean): cutting the trace can make
+ * the fault flaky (a race that the launches around it made the program
+ * lose every time).  A table phase then judges each candidate on one run
+ * of a state that misses, keeps cuts that make it miss more, and
+ * verify's back-off pays for them (the race sample on an H100,
+ * 2026-12-07: one launch faulting 4 times in 5, a data phase of 9.5 s
+ * whose cuts took it to 2 in 5, then the back-off: 18.6 s in all).  So
+ * the state each later table phase starts from is replayed as the
+ * original was (4 runs, 4 more when all faulted), each state once and
+ * STATE_CHECK_MAX in a shrink: a miss makes the fault flaky from here
+ * on, each candidate run by this state's rate.
+ */
+int oracle_check_state(struct oracle *s, const struct cand *state)
+{
+	struct replay_opts ro = REPLAY_OPTS_INIT;
+	struct replay_result first;
+	struct strbuf path = STRBUF_INIT, err = STRBUF_INIT;
+	int runs = 0, matches = 0, ret = 0;
+	uint64_t h;
+
+	if (!s->cand_flaky || s->rep->flaky || s->reps != 1 || s->fake.test || !state->n ||
+	    s->state_checks >= STATE_CHECK_MAX || interrupt_signal())
+		return 0;
+	sb_addf(&path, "%s/state-check.bin", s->o->workdir);
+	if (cand_write(state, path.buf, &err) < 0) {
+		oracle_log(s, "the state this phase starts from was not replayed: %s", err.buf);
+		goto out;
+	}
+	h = oracle_file_hash(path.buf);
+	if (h == s->state_checked)
+		goto out;
+	s->state_checked = h;
+	s->state_checks++;
+	ro.guard = s->guard;
+	while (runs < ORACLE_RECHECK_RUNS && matches == runs) {
+		int half = ORACLE_RECHECK_RUNS / 2, m = 0;
+		if (oracle_run_file(s, path.buf, &ro, half, &first, &m) < 0) {
+			ret = -1;
+			goto out;
+		}
+		runs += half;
+		matches += m;
+	}
+	if (s->ph)
+		s->ph->candidates += runs;
+	s->rep->candidates += runs;
+	if (matches == runs) {
+		oracle_log(s, "the state this phase starts from, %s placement: %d/%d faulted (steady)",
+			   place_guard_name(ro.guard), matches, runs);
+		goto out;
+	}
+	ret = 1;
+	s->rep->flaky = 1;
+	flaky_repeats_at(s, (double)matches / runs);
+	oracle_log(s, "the state this phase starts from, %s placement: %d/%d faulted (the original: every time): "
+		   "the reduction made the fault flaky; from here on each candidate runs %d times, %d fault(s) needed",
+		   place_guard_name(ro.guard), matches, runs, s->reps, s->need);
+out:
+	unlink(path.buf);
+	sb_release(&path);
+	sb_release(&err);
 	return ret;
 }

@@ -12,6 +12,7 @@
 #include "../common/strbuf.h"
 #include "../replay/pool.h"
 #include "../replay/replay.h"
+#include "cand.h"
 #include "oracle.h"
 #include "shrink.h"
 
@@ -56,6 +57,13 @@ struct oracle {
 	int reps;                 /* runs per candidate (flaky: > 1) */
 	int need;                 /* faults needed among reps */
 	int rechecks_left;        /* clean candidates oracle_recheck_clean may still run again */
+	/* a candidate ran clean, then faulted, and the original faulted every
+	 * time (oracle_recheck_clean): the states the table phases start from
+	 * are replayed (oracle_check_state), STATE_CHECK_MAX of them at most */
+	int cand_flaky;
+	int state_checks;
+	uint64_t state_checked;   /* the content hash of the last one replayed */
+	struct cand phase_state;  /* the state the current table phase started from (else empty) */
 	int guard;
 	struct trace *src[ORACLE_MAX_SOURCES];
 	int nsrc;
@@ -104,6 +112,14 @@ struct oracle {
  * *snapped says whether it was written.  snap NULL: oracle_run_file. */
 int oracle_run_file_snap(struct oracle *s, const char *path, const struct replay_opts *opts, int n,
 			 const struct replay_opts *snap, int *snapped, struct replay_result *first, int *matches);
+
+/* The state a table phase starts from, when a candidate turned out
+ * flaky while the original did not (oracle-confirm.c): replayed as the
+ * original is re-checked; a miss makes the fault flaky from here on.
+ * Called by oracle_phase_begin, and by oracle_recheck_clean on the
+ * current phase's.  1 when it made the fault flaky, 0 when not (or not
+ * replayed), -1 when the workers are lost. */
+int oracle_check_state(struct oracle *s, const struct cand *state);
 
 /* Run n candidate jobs side by side, log each (paths[owner[j]] names
  * job j's candidate), and count the signature's faults of each one's

@@ -26,6 +26,7 @@
 #include "oracle-int.h"
 #include "../replay/pool.h"
 #include "shrink.h"
+#include "shrink-phases.h"
 
 /* ---- bookkeeping ---------------------------------------------------------- */
 
@@ -128,6 +129,7 @@ static void phase_count_stops(struct oracle *s, struct shrink_phase *p)
 struct shrink_phase *oracle_phase_begin(struct oracle *s, const char *name, const struct cand *c)
 {
 	struct shrink_phase *p;
+	int id;
 	if (s->rep->nphases >= PH__COUNT)
 		BUG("phase %s: more report rows than the phase table has (a phase opened twice)", name);
 	p = &s->rep->phase[s->rep->nphases++];
@@ -139,6 +141,13 @@ struct shrink_phase *oracle_phase_begin(struct oracle *s, const char *name, cons
 	s->ph = p;
 	s->stopped_at_phase = runs_stopped(s);
 	oracle_progress(s, "phase %s ...", name);
+	cand_release(&s->phase_state);
+	if (c && (id = phase_lookup(name)) >= 0 && phase_defs[id].fn) {
+		/* a table phase (lost workers show in its first test) */
+		oracle_check_state(s, c);
+		if (!s->rep->flaky && s->reps == 1 && (s->rechecks_left > 0 || s->cand_flaky))
+			cand_copy(&s->phase_state, c);
+	}
 	return p;
 }
 
@@ -805,6 +814,7 @@ void oracle_release(struct oracle *s)
 		free(s->src[i]);
 	}
 	oracle_san_release(s);
+	cand_release(&s->phase_state);
 	if (s->presnap.path) {
 		if (!s->presnap.used)
 			unlink(s->presnap.path);

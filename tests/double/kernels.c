@@ -193,6 +193,25 @@ static void k_racy_often(const struct dbl_launch *L, const void *a)
 	racy_counted(L, a, 4, 0, 3);
 }
 
+/* racy_warm(float *buf, int n): a race that a busy GPU makes the program
+ * lose every time: every thread i < n does buf[i] += 1, and thread 0
+ * writes buf[n + 256], 1 KiB past the end (faults against a guard, as
+ * racy_augment), when this process ran 4 launches or more before this
+ * one, else when the launch's L->race() is even (asked only then).  A
+ * trace with 4 launches before it faults every time; the slice to its
+ * one launch half the time (every other one under DOUBLE_RACE_COUNTER). */
+static void k_racy_warm(const struct dbl_launch *L, const void *a)
+{
+	float *buf = ARG(float *, a, 0);
+	int n = ARG(int, a, 8);
+	long long i = dbl_tid_x(L);
+	if (i < n)
+		buf[i] += 1.0f;
+	if (i == 0 && L->blockIdx.y == 0 && L->threadIdx.y == 0 && L->threadIdx.z == 0 &&
+	    (L->seq > 4 || !(L->race() & 1)))
+		buf[(long long)n + 256] = 1.0f;
+}
+
 /* use_buf(float *p, int n): p[i] = p[i] * 0.5f + 1 for i < n.  Correct on
  * live memory; faults when p was freed (the double's freed memory is
  * PROT_NONE). */
@@ -467,6 +486,8 @@ const struct dbl_kernel dbl_kernels[] = {
 	  2, { {0, 8}, {8, 4} }, k_racy_burst },
 	{ "_Z10racy_oftenPfi", "racy_often(float*, int)",
 	  2, { {0, 8}, {8, 4} }, k_racy_often },
+	{ "_Z9racy_warmPfi", "racy_warm(float*, int)",
+	  2, { {0, 8}, {8, 4} }, k_racy_warm },
 	{ "_Z7use_bufPfi", "use_buf(float*, int)",
 	  2, { {0, 8}, {8, 4} }, k_use_buf },
 	{ "_Z13struct_params4Pair", "struct_params(Pair)",

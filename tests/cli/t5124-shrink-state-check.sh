@@ -1,0 +1,87 @@
+#!/bin/sh
+# t5124-shrink-state-check.sh - when a candidate turned out flaky while
+# the original faulted every time (t5123), the state each later table
+# phase starts from is replayed (oracle_check_state): a miss makes the
+# fault flaky from there on, so that no candidate is judged on one run of
+# a trace that misses (the race sample on an H100, 2026-12-07: a one-launch
+# state faulting 4 times in 5, judged as steady, a data phase of 9.5 s
+# whose cuts took it to 2 in 5, and verify's back-off: 18.6 s).  A state
+# that faults every time leaves the fault steady.  The double's racy_warm
+# loses its race every time after 4 launches in its process, and every
+# other time (DOUBLE_RACE_COUNTER) alone; racy_grid (t5123) always with 4
+# or more blocks.
+. tests/cli/test-lib.sh
+
+on_double nvcc no-sanitizer plain-path
+
+# four add_one launches, then racy_warm(buf, 1024) over 4096 bytes
+{ double_trace_head; cat <<'EOT'
+alloc 0x7f0000100000 4096
+alloc 0x7f0000200000 4096
+h2d 0x7f0000100000 4096 seq
+h2d 0x7f0000200000 4096 seq
+launch _Z7add_onePfi 4 256 ptr:0x7f0000200000 i32:1024
+launch _Z7add_onePfi 4 256 ptr:0x7f0000200000 i32:1024
+launch _Z7add_onePfi 4 256 ptr:0x7f0000200000 i32:1024
+launch _Z7add_onePfi 4 256 ptr:0x7f0000200000 i32:1024
+launch _Z9racy_warmPfi 2 128 ptr:0x7f0000100000 i32:1024
+fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 4 at_launch=1
+EOT
+} > warm.txt
+check "mktrace racy_warm" $MKTRACE warm.bin < warm.txt
+
+# each counter value from 0 to 7 (which candidate loses the race shifts)
+bad="" single="" reached=0
+for c in 0 1 2 3 4 5 6 7; do
+	echo $c > counter
+	DOUBLE_RACE_COUNTER=$TMP/counter $GPUREDUCE shrink -j 1 --quiet --log=w$c.log -o w$c/repro.cu \
+		warm.bin >w$c.txt 2>&1 || { bad="$bad $c(exit $?)"; continue; }
+	grep -q "8/8 faulted (steady: the candidate is flaky, not the fault)" w$c.log || continue
+	reached=$((reached + 1))
+	at=$(grep -n "the state this phase starts from, end placement: [0-7]/[48] faulted (the original: every time): the reduction made the fault flaky; from here on each candidate runs 3 times" w$c.log | head -1 | cut -d: -f1)
+	build=$(grep -n "repro.cu repro.cu" w$c.log | head -1 | cut -d: -f1)
+	{ [ -n "$at" ] && [ -n "$build" ] && [ "$at" -lt "$build" ] &&
+		[ "$(grep -c "the state this phase starts from" w$c.log)" = 1 ] &&
+		grep -q "^  flaky: true" w$c/repro.yaml && grep -q "^  repro_cu: [1-5]/5" w$c/repro.yaml &&
+		grep -q "int try_, tries = repro_tries(20);" w$c/repro.cu; } || bad="$bad $c"
+	# after it, a candidate that never faulted ran 3 times, not once
+	sed -n "${at:-1},${build:-\$}p" w$c.log | grep -o "/c[0-9]*\.bin: [a-zA-Z_]*" | sort | uniq -c |
+		awk '{ n[$2] += $1; if ($3 != "clean") f[$2] = 1 } END { for (k in n) if (!f[k] && n[k] != 3) print k }' \
+		> once.$c
+	[ -s once.$c ] && single="$single $c"
+done
+[ "$reached" -ge 4 ] && ok "racy_warm: a candidate flaky while the original is not, in $reached of 8 counter values" ||
+	fail "racy_warm: a candidate flaky while the original is not, in $reached of 8 counter values (want 4 or more)"
+[ -z "$bad" ] && ok "  ...one state replayed (the phase's or the next's), found flaky before repro.cu; a race's program" ||
+	fail "  ...one state replayed (the phase's or the next's), found flaky before repro.cu (not:$bad)"
+[ -z "$single" ] && ok "  ...from then on no candidate judged clean on fewer than 3 runs" ||
+	fail "  ...from then on no candidate judged clean on fewer than 3 runs (not:$single)"
+
+# racy_grid: the state after a flaky grid cut faults every time (8 or 4
+# blocks): replayed (the grid phase's state, then the next's), steady
+racy_grid_trace_text > grid.txt
+check "mktrace racy_grid" $MKTRACE grid.bin < grid.txt
+reached=0 bad=""
+for c in 0 1 2 3; do
+	echo $c > counter
+	DOUBLE_RACE_COUNTER=$TMP/counter $GPUREDUCE shrink -j 1 --quiet --log=g$c.log -o g$c/repro.cu \
+		grid.bin >g$c.txt 2>&1 || { bad="$bad $c(exit $?)"; continue; }
+	grep -q "8/8 faulted (steady: the candidate is flaky, not the fault)" g$c.log || continue
+	reached=$((reached + 1))
+	n=$(grep -c "the state this phase starts from" g$c.log)
+	{ [ "$n" -ge 1 ] && [ "$n" -le 2 ] &&
+		[ "$(grep -c "the state this phase starts from, end placement: 8/8 faulted (steady)" g$c.log)" = "$n" ] &&
+		grep -q "^  flaky: false" g$c/repro.yaml && grep -q "^  repro_cu: 5/5" g$c/repro.yaml; } || bad="$bad $c"
+done
+[ "$reached" -ge 1 ] && ok "racy_grid: a flaky cut in $reached of 4 counter values" ||
+	fail "racy_grid: no flaky cut in 4 counter values"
+[ -z "$bad" ] && ok "  ...the states replayed (1 or 2), each 8/8: steady, 5/5" ||
+	fail "  ...the states replayed (1 or 2), each 8/8: steady, 5/5 (not:$bad)"
+
+# a steady fault whose candidates never turn out flaky: no state replayed
+gather_trace_text > gather.txt
+check "mktrace gather" $MKTRACE gather.bin < gather.txt
+check "shrink the steady gather" $GPUREDUCE shrink -j 2 --quiet --log=gather.log -o gather/repro.cu gather.bin
+check_no_grep "  ...no state replayed" "the state this phase starts from" gather.log
+
+finish
