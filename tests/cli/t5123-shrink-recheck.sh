@@ -19,25 +19,14 @@
 on_double nvcc no-sanitizer plain-path
 
 # add_one on a second buffer, then racy_often(buf, 1024) over 4096 bytes
-{ double_trace_head; cat <<'EOT'
-alloc 0x7f0000100000 4096
-alloc 0x7f0000200000 4096
-h2d 0x7f0000100000 4096 seq
-h2d 0x7f0000200000 4096 seq
-launch _Z7add_onePfi 4 256 ptr:0x7f0000200000 i32:1024
-launch _Z10racy_oftenPfi 2 128 ptr:0x7f0000100000 i32:1024
-fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 1 at_launch=1
-EOT
-} > often.txt
+race_trace_text _Z10racy_oftenPfi 1 > often.txt
 check "mktrace racy_often" $MKTRACE often.bin < often.txt
 
 # each counter value from 0 to 7 (the race's sequence of replays shifts
 # which candidate loses it)
 reached=0 bad="" grid=""
 for c in 0 1 2 3 4 5 6 7; do
-	echo $c > counter
-	DOUBLE_RACE_COUNTER=$TMP/counter $GPUREDUCE shrink -j 1 --quiet --log=o$c.log -o o$c/repro.cu \
-		often.bin >o$c.txt 2>&1 || { bad="$bad $c(exit $?)"; continue; }
+	shrink_at_counter $c o often.bin || { bad="$bad $c(exit $?)"; continue; }
 	grep -q "racy_often(float\*, int)\", 1, 1, 1," o$c/repro.cu || grid="$grid $c"
 	grep -q "recheck of .* [1-9] faulted the second time" o$c.log || continue
 	reached=$((reached + 1))
@@ -78,9 +67,7 @@ racy_grid_trace_text > grid.txt
 check "mktrace racy_grid" $MKTRACE grid.bin < grid.txt
 reached=0 bad=""
 for c in 0 1 2 3; do
-	echo $c > counter
-	DOUBLE_RACE_COUNTER=$TMP/counter $GPUREDUCE shrink -j 1 --quiet --log=g$c.log -o g$c/repro.cu \
-		grid.bin >g$c.txt 2>&1 || { bad="$bad $c(exit $?)"; continue; }
+	shrink_at_counter $c g grid.bin || { bad="$bad $c(exit $?)"; continue; }
 	grep -q "recheck of .* [1-9] faulted the second time" g$c.log || continue
 	reached=$((reached + 1))
 	at=$(grep -n "8/8 faulted (steady: the candidate is flaky, not the fault)" g$c.log | head -1 | cut -d: -f1)

@@ -15,27 +15,13 @@
 on_double nvcc no-sanitizer plain-path
 
 # four add_one launches, then racy_warm(buf, 1024) over 4096 bytes
-{ double_trace_head; cat <<'EOT'
-alloc 0x7f0000100000 4096
-alloc 0x7f0000200000 4096
-h2d 0x7f0000100000 4096 seq
-h2d 0x7f0000200000 4096 seq
-launch _Z7add_onePfi 4 256 ptr:0x7f0000200000 i32:1024
-launch _Z7add_onePfi 4 256 ptr:0x7f0000200000 i32:1024
-launch _Z7add_onePfi 4 256 ptr:0x7f0000200000 i32:1024
-launch _Z7add_onePfi 4 256 ptr:0x7f0000200000 i32:1024
-launch _Z9racy_warmPfi 2 128 ptr:0x7f0000100000 i32:1024
-fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 4 at_launch=1
-EOT
-} > warm.txt
+race_trace_text _Z9racy_warmPfi 4 > warm.txt
 check "mktrace racy_warm" $MKTRACE warm.bin < warm.txt
 
 # each counter value from 0 to 7 (which candidate loses the race shifts)
 bad="" single="" reached=0
 for c in 0 1 2 3 4 5 6 7; do
-	echo $c > counter
-	DOUBLE_RACE_COUNTER=$TMP/counter $GPUREDUCE shrink -j 1 --quiet --log=w$c.log -o w$c/repro.cu \
-		warm.bin >w$c.txt 2>&1 || { bad="$bad $c(exit $?)"; continue; }
+	shrink_at_counter $c w warm.bin || { bad="$bad $c(exit $?)"; continue; }
 	grep -q "8/8 faulted (steady: the candidate is flaky, not the fault)" w$c.log || continue
 	reached=$((reached + 1))
 	at=$(grep -n "the state this phase starts from, end placement: [0-7]/[48] faulted (the original: every time): the reduction made the fault flaky; from here on each candidate runs 3 times" w$c.log | head -1 | cut -d: -f1)
@@ -63,9 +49,7 @@ racy_grid_trace_text > grid.txt
 check "mktrace racy_grid" $MKTRACE grid.bin < grid.txt
 reached=0 bad=""
 for c in 0 1 2 3; do
-	echo $c > counter
-	DOUBLE_RACE_COUNTER=$TMP/counter $GPUREDUCE shrink -j 1 --quiet --log=g$c.log -o g$c/repro.cu \
-		grid.bin >g$c.txt 2>&1 || { bad="$bad $c(exit $?)"; continue; }
+	shrink_at_counter $c g grid.bin || { bad="$bad $c(exit $?)"; continue; }
 	grep -q "8/8 faulted (steady: the candidate is flaky, not the fault)" g$c.log || continue
 	reached=$((reached + 1))
 	n=$(grep -c "the state this phase starts from" g$c.log)

@@ -17,6 +17,8 @@
 #   gather_trace_text [CWD ARGV...]  prints mktrace input of the gather trace whose
 #                                    fault hangs on one index (idx[17])
 #   racy_grid_trace_text, burst_trace_text   mktrace input of the double's races
+#   race_trace_text KERNEL N         ...N add_one launches, then KERNEL's race
+#   shrink_at_counter C PREFIX TRACE [ENV=V...]   shrink under the race counter C
 #
 # Provides $GPUREDUCE ($BUILD/gpureduce), $MKTRACE and $YAMLFLAT (the test
 # helpers in tests/cli/helpers, built by `make test`), $SRCDIR (the repository
@@ -229,6 +231,34 @@ launch _Z7add_onePfi 4 256 ptr:0x7f0000200000 i32:1024
 launch _Z10racy_burstPfi 2 128 ptr:0x7f0000100000 i32:1024
 fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 1 at_launch=1
 EOT
+}
+
+# race_trace_text KERNEL N: N add_one launches on a second buffer, then
+# KERNEL(buf, 1024) over 4096 bytes (a racy kernel's mangled name, e.g.
+# _Z10racy_oftenPfi), which faults.  Feed it to $MKTRACE.
+race_trace_text() {
+	double_trace_head
+	printf '%s\n' "alloc 0x7f0000100000 4096" "alloc 0x7f0000200000 4096" \
+		"h2d 0x7f0000100000 4096 seq" "h2d 0x7f0000200000 4096 seq"
+	i=0
+	while [ "$i" -lt "$2" ]; do
+		echo "launch _Z7add_onePfi 4 256 ptr:0x7f0000200000 i32:1024"
+		i=$((i + 1))
+	done
+	echo "launch $1 2 128 ptr:0x7f0000100000 i32:1024"
+	echo "fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel $2 at_launch=1"
+}
+
+# shrink_at_counter C PREFIX TRACE [ENV=VALUE...]: shrink TRACE (one
+# worker) with the double's race counter starting at C
+# (DOUBLE_RACE_COUNTER=$TMP/counter) and the given environment: log
+# PREFIX$C.log, PREFIX$C/repro.cu, output in PREFIX$C.txt; shrink's status
+shrink_at_counter() {
+	echo "$1" > "$TMP/counter"
+	c_=$1 p_=$2 t_=$3
+	shift 3
+	env DOUBLE_RACE_COUNTER="$TMP/counter" "$@" $GPUREDUCE shrink -j 1 --quiet --log="$p_$c_.log" \
+		-o "$p_$c_/repro.cu" "$t_" >"$p_$c_.txt" 2>&1
 }
 
 # racy_grid(buf, 1024) over 4096 bytes with 8 blocks: a race the double
