@@ -1,7 +1,8 @@
 /*
  * oracle-int.h - the oracle's own state, shared by oracle.c (testing,
- * workers, bookkeeping) and oracle-san.c (compute-sanitizer runs).
- * Nothing outside those two files includes it: phases use oracle.h.
+ * workers, bookkeeping), oracle-confirm.c (replays of the original and
+ * of states) and oracle-san.c (compute-sanitizer runs).  Nothing outside
+ * those three files includes it: phases use oracle.h.
  */
 #ifndef GPUREDUCE_ORACLE_INT_H
 #define GPUREDUCE_ORACLE_INT_H
