@@ -9,7 +9,8 @@
 # median step and its ratio per way, the stall seconds, the library's own
 # time a step beside the step's growth, launch-cost's medians, ratios and
 # its pass/fail count (a run that prints no time fails its workload), and
-# hostfed.py's own step line (its print_steps, run without torch).
+# hostfed.py's own step line (its print_steps, run without torch); and
+# the archive device-session.sh packs (gr_pack_logs).
 . tests/cli/test-lib.sh
 
 cd "$TMP" || exit 1
@@ -276,6 +277,27 @@ grep -v 'Program hit\|Invalid\|  at ' san.log | sed 's/2 errors/1 error/' >san2.
 printf '========= Program hit CUDA_ERROR_NOT_PERMITTED (error 800) due to "x" on CUDA API call to cuMemCreate.\n' >>san2.log
 bash -c ". '$SRCDIR/tests/gpu/lib.sh'; san_summary san2.log" >san2.txt 2>&1
 check_grep "  ...an API error alone is no memory error" "^0; 1 API error(s)$" san2.txt
+
+# --- lib.sh's gr_pack_logs: device-session's archive ------------------------------
+# what this call wrote, no traces; over the limit, the logs and summaries only
+mkdir -p pk/session-logs pk/gpu-test-shard0/s1 pk/bench/hostfed
+echo old >pk/gpu-test-shard0/s1/old.log
+touch -d '1 hour ago' pk/gpu-test-shard0/s1/old.log 2>/dev/null || touch -t 202001010000 pk/gpu-test-shard0/s1/old.log
+touch -d '30 minutes ago' pk/stamp 2>/dev/null || touch -t 202001010100 pk/stamp
+echo "hostfed: 1.01x" >pk/bench/hostfed/summary.txt
+echo log >pk/session-logs/hostfed.log
+echo ok >pk/gpu-test-shard0/s1/shrink.log
+echo trace >pk/gpu-test-shard0/s1/trace.bin
+echo cu >pk/gpu-test-shard0/s1/repro.cu
+pack() { bash -c ". '$SRCDIR/tests/gpu/lib.sh'; gr_pack_logs '$TMP/pk.tgz' '$TMP/pk' '$TMP/pk/stamp' $1 session-logs gpu-test-shard0 bench" &&
+	tar -tzf pk.tgz | sort >pk.txt; }
+pack 1000000
+printf '%s\n' bench/hostfed/summary.txt gpu-test-shard0/s1/repro.cu gpu-test-shard0/s1/shrink.log session-logs/hostfed.log >pk-want.txt
+check "gr_pack_logs: this call's files, no trace, not an earlier call's" cmp pk-want.txt pk.txt
+head -c 300000 /dev/urandom >pk/gpu-test-shard0/s1/pool.log
+pack 100000
+printf '%s\n' bench/hostfed/summary.txt gpu-test-shard0/s1/shrink.log session-logs/hostfed.log >pk-want.txt
+check "  ...over its limit: the logs and summaries, no per-run logs or sources" cmp pk-want.txt pk.txt
 
 echo "$test_passed passed, $test_failed failed"
 [ "$test_failed" -eq 0 ]

@@ -339,13 +339,25 @@ perfpart() {
 	rm -f "$d"/*.data
 }
 
-# every log, the traces left out (their size says nothing the logs do not);
+# every log this call's parts wrote (not an earlier call's on the same warm
+# machine), the traces left out (their size says nothing the logs do not);
 # packed again after each part, so that a call cut short by the device's
-# time limit still brings back what the finished parts wrote
+# time limit still brings back what the finished parts wrote; a slimmer
+# one when it would be too large to come back (gr_pack_logs: session 42
+# lost its host-fed table so).
+STAMP=$LOGS/.started
+touch "$STAMP"
 pack_logs() {
-	tar -czf "$SOUT/session-logs.tgz" --exclude='*.bin' --exclude='*.bin.next' --exclude='*.o' \
-		--exclude='*/repro' -C "$BUILD" session-logs \
+	gr_pack_logs "$SOUT/session-logs.tgz" "$BUILD" "$STAMP" $((15 * 1024 * 1024)) session-logs \
 		$(cd "$BUILD" && ls -d gpu-test-shard* shrink-pair* pair-* bench bench-hostfed bench-hunt hunt-clean tensors-cost 2>/dev/null)
+}
+
+# The lines a part's figures are in, beside its log's tail: the host-fed
+# loop's ratios sit above its profile, which is what a tail shows.
+part_summary() {   # LOG
+	case $(basename "$1") in
+	hostfed.log) cat "$BUILD/bench/hostfed/summary.txt" 2>/dev/null ;;
+	esac
 }
 
 for p in "$@"; do
@@ -393,6 +405,7 @@ pack_logs
 for f in "$LOGS"/*.log; do
 	echo "== $(basename "$f")"
 	tail -n 25 "$f"
+	part_summary "$f"
 done
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]

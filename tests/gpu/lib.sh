@@ -45,6 +45,29 @@ gr_step_timeout() {
 	if [ "$1" -lt "$left" ]; then echo "$1"; else echo "$left"; fi
 }
 
+# gr_pack_logs TGZ ROOT STAMP MAX PATH...: pack into TGZ the files under
+# ROOT/PATH... written after STAMP (a file; not what an earlier call on the
+# same warm machine left), traces (*.bin, *.bin.next), objects and built
+# repro programs left out.  When that archive is over MAX bytes (the
+# device tool brings back no file over 16 MiB), it is packed again with
+# only session-logs/ and each part's summary files and logs, less the
+# per-run logs (repro-run-N, capture-N, pool, build, nvcc-repro).
+gr_pack_logs() {
+	local tgz=$1 root=$2 stamp=$3 max=$4 list
+	shift 4
+	list=$(mktemp) || return 1
+	(cd "$root" && find "$@" -type f -newer "$stamp" ! -name '*.bin' ! -name '*.bin.next' ! -name '*.o' \
+		! -name repro ! -name '.*' 2>/dev/null) >"$list"
+	tar -czf "$tgz" -C "$root" -T "$list" 2>/dev/null
+	if [ "$(stat -c %s "$tgz" 2>/dev/null || echo 0)" -gt "$max" ]; then
+		grep -E '^session-logs/|(/table|summary\.txt|rows\.txt|notes\.txt|\.log)$' "$list" |
+			grep -Ev '/(repro-run-[0-9]+|capture-[0-9]+|pool|build|nvcc-repro)\.log$' >"$list.slim"
+		tar -czf "$tgz" -C "$root" -T "$list.slim" 2>/dev/null
+		rm -f "$list.slim"
+	fi
+	rm -f "$list"
+}
+
 # ---- running commands ---------------------------------------------------
 
 # run_step DIR LOG TIMEOUT CMD [ARG...]
