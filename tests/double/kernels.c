@@ -212,6 +212,17 @@ static void k_racy_warm(const struct dbl_launch *L, const void *a)
 		buf[(long long)n + 256] = 1.0f;
 }
 
+/* racy_wide(float *buf, int n): a race lost in three launches of four
+ * with 4 blocks or more, one in four below (race() % 4: < 3, else == 0):
+ * a grid cut keeps the fault of a flaky trace, but a third of its rate.
+ * Every thread i < n does buf[i] += 1; thread 0 writes buf[n + 256] (1
+ * KiB past the end, as racy_augment) when the race is lost. */
+static void k_racy_wide(const struct dbl_launch *L, const void *a)
+{
+	unsigned hi = L->gridDim.x >= 4 ? 3 : 1;
+	racy_counted(L, a, 4, 0, hi);
+}
+
 /* use_buf(float *p, int n): p[i] = p[i] * 0.5f + 1 for i < n.  Correct on
  * live memory; faults when p was freed (the double's freed memory is
  * PROT_NONE). */
@@ -488,6 +499,8 @@ const struct dbl_kernel dbl_kernels[] = {
 	  2, { {0, 8}, {8, 4} }, k_racy_often },
 	{ "_Z9racy_warmPfi", "racy_warm(float*, int)",
 	  2, { {0, 8}, {8, 4} }, k_racy_warm },
+	{ "_Z9racy_widePfi", "racy_wide(float*, int)",
+	  2, { {0, 8}, {8, 4} }, k_racy_wide },
 	{ "_Z7use_bufPfi", "use_buf(float*, int)",
 	  2, { {0, 8}, {8, 4} }, k_use_buf },
 	{ "_Z13struct_params4Pair", "struct_params(Pair)",
