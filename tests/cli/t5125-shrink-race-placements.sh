@@ -13,13 +13,7 @@
 
 on_double nvcc no-sanitizer plain-path
 
-{ double_trace_head; cat <<'EOT'
-alloc 0x7f0000100000 4096
-h2d 0x7f0000100000 4096 seq
-launch _Z9racy_widePfi 8 128 ptr:0x7f0000100000 i32:1024
-fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
-EOT
-} > wide.txt
+wide_race_trace_text _Z9racy_widePfi > wide.txt
 check "mktrace racy_wide" $MKTRACE wide.bin < wide.txt
 
 flaky=0 dropped=0 bad="" missed=""

@@ -18,6 +18,7 @@
 #                                    fault hangs on one index (idx[17])
 #   racy_grid_trace_text, burst_trace_text   mktrace input of the double's races
 #   race_trace_text KERNEL N         ...N add_one launches, then KERNEL's race
+#   wide_race_trace_text KERNEL      ...KERNEL's race alone, 8 blocks
 #   shrink_at_counter C PREFIX TRACE [ENV=V...]   shrink under the race counter C
 #
 # Provides $GPUREDUCE ($BUILD/gpureduce), $MKTRACE and $YAMLFLAT (the test
@@ -266,11 +267,17 @@ shrink_at_counter() {
 # launch's race() is even (DOUBLE_RACE_COUNTER): a grid cut keeps the
 # fault but halves its rate.  Feed it to $MKTRACE.
 racy_grid_trace_text() {
+	wide_race_trace_text _Z9racy_gridPfi
+}
+
+# wide_race_trace_text KERNEL: KERNEL(buf, 1024) over 4096 bytes with 8
+# blocks, which faults (a racy kernel's mangled name).  For $MKTRACE.
+wide_race_trace_text() {
 	double_trace_head
 	cat <<EOT
 alloc 0x7f0000100000 4096
 h2d 0x7f0000100000 4096 seq
-launch _Z9racy_gridPfi 8 128 ptr:0x7f0000100000 i32:1024
+launch $1 8 128 ptr:0x7f0000100000 i32:1024
 fault 700 CUDA_ERROR_ILLEGAL_ADDRESS cuLaunchKernel 0 at_launch=1
 EOT
 }
