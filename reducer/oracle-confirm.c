@@ -402,9 +402,6 @@ out:
 	return ret;
 }
 
-/* States oracle_check_state replays in a shrink */
-#define STATE_CHECK_MAX 2
-
 /*
  * A candidate ran clean, then faulted when run again, while the original
  * faulted every time (oracle_recheck_clean): cutting the trace can make

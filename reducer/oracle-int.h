@@ -21,6 +21,8 @@
 /* clean candidates a steady-looking fault's shrink runs a second time
  * (oracle_recheck_clean) */
 #define RECHECK_CLEAN_MAX 12
+/* states oracle_check_state replays in a shrink */
+#define STATE_CHECK_MAX 2
 
 struct cache_ent {
 	uint64_t hash;

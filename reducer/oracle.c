@@ -145,8 +145,9 @@ struct shrink_phase *oracle_phase_begin(struct oracle *s, const char *name, cons
 	if (c && (id = phase_lookup(name)) >= 0 && phase_defs[id].fn) {
 		/* a table phase (lost workers show in its first test) */
 		oracle_check_state(s, c);
-		if (!s->rep->flaky && s->reps == 1 && (s->rechecks_left > 0 || s->cand_flaky))
-			cand_copy(&s->phase_state, c);
+		if (!s->rep->flaky && s->reps == 1 && s->state_checks < STATE_CHECK_MAX &&
+		    (s->rechecks_left > 0 || s->cand_flaky))
+			cand_copy(&s->phase_state, c);   /* (oracle_recheck_clean may replay it) */
 	}
 	return p;
 }
