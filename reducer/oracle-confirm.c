@@ -295,29 +295,42 @@ const struct replay_result *oracle_foreign_fault(const struct oracle *s)
 	return s->foreign.status == RS_FAULT ? &s->foreign : NULL;
 }
 
-int oracle_original_flaky(struct oracle *s, const char *steady)
+/* Replay the trace at path with replay's placement ORACLE_RECHECK_RUNS
+ * times side by side in two halves, the second only when the first
+ * faulted every time (a race that faults in 3 of 4 runs misses in the
+ * first half 7 times in ten, and faults in all 8 one time in ten);
+ * *runs and *matches get the counts, which the phase and report count as
+ * candidates.  0, or -1 when the workers are lost. */
+static int run_in_halves(struct oracle *s, const char *path, int *runs, int *matches)
 {
 	struct replay_opts ro = REPLAY_OPTS_INIT;
 	struct replay_result first;
-	int runs = 0, matches = 0;
 
 	ro.guard = s->guard;
-	/* a race that faults in 3 of 4 runs misses in the first half 7 times
-	 * in ten, and faults in all 8 one time in ten */
-	while (runs < ORACLE_RECHECK_RUNS && matches == runs) {
+	*runs = *matches = 0;
+	while (*runs < ORACLE_RECHECK_RUNS && *matches == *runs) {
 		int half = ORACLE_RECHECK_RUNS / 2, m = 0;
-		if (oracle_run_file(s, s->orig->path, &ro, half, &first, &m) < 0)
+		if (oracle_run_file(s, path, &ro, half, &first, &m) < 0)
 			return -1;
-		runs += half;
-		matches += m;
+		*runs += half;
+		*matches += m;
 	}
 	if (s->ph)
-		s->ph->candidates += runs;
-	s->rep->candidates += runs;
+		s->ph->candidates += *runs;
+	s->rep->candidates += *runs;
+	return 0;
+}
+
+int oracle_original_flaky(struct oracle *s, const char *steady)
+{
+	int runs, matches;
+
+	if (run_in_halves(s, s->orig->path, &runs, &matches) < 0)
+		return -1;
 	s->rep->orig_runs += runs;
 	s->rep->orig_faults += matches;
 	s->rep->orig_rechecked = 1;
-	oracle_log(s, "the original trace again, %s placement: %d/%d faulted (%s)", place_guard_name(ro.guard),
+	oracle_log(s, "the original trace again, %s placement: %d/%d faulted (%s)", place_guard_name(s->guard),
 		   matches, runs, matches < runs ? "flaky itself: a race" : steady);
 	return matches < runs;
 }
@@ -381,17 +394,14 @@ int oracle_recheck_clean(struct oracle *s, struct job *jobs, size_t nj, const si
 		 * here on, and the candidates that faulted when run again count */
 		if ((ret = oracle_check_state(s, &s->phase_state)) <= 0)
 			goto out;
-		for (size_t q = 0; q < n; q++)
-			faults[owner[from[q]]] += got[q];
-		ret = 0;
-		goto out;
+	} else {
+		s->rep->flaky = 1;
+		flaky_repeats(s);
+		oracle_log(s, "the fault is flaky from here on: each candidate runs %d times, %d fault(s) needed",
+			   s->reps, s->need);
 	}
-	s->rep->flaky = 1;
-	flaky_repeats(s);
 	for (size_t q = 0; q < n; q++)
 		faults[owner[from[q]]] += got[q];
-	oracle_log(s, "the fault is flaky from here on: each candidate runs %d times, %d fault(s) needed", s->reps,
-		   s->need);
 	ret = 0;
 out:
 	free(again);
@@ -418,10 +428,8 @@ out:
  */
 int oracle_check_state(struct oracle *s, const struct cand *state)
 {
-	struct replay_opts ro = REPLAY_OPTS_INIT;
-	struct replay_result first;
 	struct strbuf path = STRBUF_INIT, err = STRBUF_INIT;
-	int runs = 0, matches = 0, ret = 0;
+	int runs, matches, ret = 0;
 	uint64_t h;
 
 	if (!s->cand_flaky || s->rep->flaky || s->reps != 1 || s->fake.test || !state->n ||
@@ -437,22 +445,13 @@ int oracle_check_state(struct oracle *s, const struct cand *state)
 		goto out;
 	s->state_checked = h;
 	s->state_checks++;
-	ro.guard = s->guard;
-	while (runs < ORACLE_RECHECK_RUNS && matches == runs) {
-		int half = ORACLE_RECHECK_RUNS / 2, m = 0;
-		if (oracle_run_file(s, path.buf, &ro, half, &first, &m) < 0) {
-			ret = -1;
-			goto out;
-		}
-		runs += half;
-		matches += m;
+	if (run_in_halves(s, path.buf, &runs, &matches) < 0) {
+		ret = -1;
+		goto out;
 	}
-	if (s->ph)
-		s->ph->candidates += runs;
-	s->rep->candidates += runs;
 	if (matches == runs) {
 		oracle_log(s, "the state this phase starts from, %s placement: %d/%d faulted (steady)",
-			   place_guard_name(ro.guard), matches, runs);
+			   place_guard_name(s->guard), matches, runs);
 		goto out;
 	}
 	ret = 1;
@@ -460,7 +459,7 @@ int oracle_check_state(struct oracle *s, const struct cand *state)
 	flaky_repeats_at(s, (double)matches / runs);
 	oracle_log(s, "the state this phase starts from, %s placement: %d/%d faulted (the original: every time): "
 		   "the reduction made the fault flaky; from here on each candidate runs %d times, %d fault(s) needed",
-		   place_guard_name(ro.guard), matches, runs, s->reps, s->need);
+		   place_guard_name(s->guard), matches, runs, s->reps, s->need);
 out:
 	unlink(path.buf);
 	sb_release(&path);
