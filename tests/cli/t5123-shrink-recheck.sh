@@ -65,7 +65,7 @@ check_no_grep "  ...no phase found the fault flaky" "the fault is flaky from her
 # time: a cut that ran clean and then faulted is the candidate's flakiness
 racy_grid_trace_text > grid.txt
 check "mktrace racy_grid" $MKTRACE grid.bin < grid.txt
-reached=0 bad=""
+reached=0 bad="" states=""
 for c in 0 1 2 3; do
 	shrink_at_counter $c g grid.bin || { bad="$bad $c(exit $?)"; continue; }
 	grep -q "recheck of .* [1-9] faulted the second time" g$c.log || continue
@@ -75,11 +75,18 @@ for c in 0 1 2 3; do
 	{ [ -n "$at" ] && [ "$later" = 0 ] && grep -q "^  flaky: false" g$c/repro.yaml &&
 		grep -q "^  repro_cu: 5/5" g$c/repro.yaml &&
 		grep -q "racy_grid(float\*, int)\", [48], 1, 1," g$c/repro.cu; } || bad="$bad $c"
+	# t5124: the grid phase's state, then the next's, replayed: 8/8 each
+	n=$(grep -c "the state this phase starts from" g$c.log)
+	{ [ "$n" -ge 1 ] && [ "$n" -le 2 ] &&
+		[ "$(grep -c "the state this phase starts from, end placement: 8/8 faulted (steady)" g$c.log)" = "$n" ]; } ||
+		states="$states $c"
 done
 [ "$reached" -ge 1 ] && ok "racy_grid: a cut that faulted when run again, in $reached of 4 counter values" ||
 	fail "racy_grid: no cut faulted when run again (4 counter values)"
 [ -z "$bad" ] && ok "  ...the original 8/8: steady, no more rechecks, a grid of 4 or 8, 5/5" ||
 	fail "  ...the original 8/8: steady, no more rechecks, a grid of 4 or 8, 5/5 (not:$bad)"
+[ -z "$states" ] && ok "  ...the states the phases started from replayed (1 or 2), each 8/8 (t5124)" ||
+	fail "  ...the states the phases started from replayed (1 or 2), each 8/8 (t5124; not:$states)"
 
 # a steady fault (one wild index): its clean candidates are run again,
 # stay clean, and the original is not replayed for them
@@ -91,6 +98,7 @@ n=$(sed -n 's/.*recheck of \([0-9]*\) clean candidate(s): 0 faulted.*/\1/p' gath
 	fail "  ...clean candidates run again: $n (want 1 to 12, none faulting)"
 check_no_grep "  ...none faulted" "recheck of .* [1-9] faulted the second time" gather.log
 check_no_grep "  ...the original not replayed again" "the original trace again" gather.log
+check_no_grep "  ...no state replayed (t5124)" "the state this phase starts from" gather.log
 check_grep "  ...steady" "^  flaky: false" gather/repro.yaml
 check_grep "  ...5/5" "^  repro_cu: 5/5" gather/repro.yaml
 

@@ -5,11 +5,12 @@
 # fault flaky from there on, so that no candidate is judged on one run of
 # a trace that misses (the race sample on an H100, 2026-12-07: a one-launch
 # state faulting 4 times in 5, judged as steady, a data phase of 9.5 s
-# whose cuts took it to 2 in 5, and verify's back-off: 18.6 s).  A state
-# that faults every time leaves the fault steady.  The double's racy_warm
-# loses its race every time after 4 launches in its process, and every
-# other time (DOUBLE_RACE_COUNTER) alone; racy_grid (t5123) always with 4
-# or more blocks.
+# whose cuts took it to 2 in 5, and verify's back-off: 18.6 s).  The
+# double's racy_warm loses its race every time after 4 launches in its
+# process, and every other time (DOUBLE_RACE_COUNTER) alone.  A state that
+# faults every time leaving the fault steady (racy_grid), and a steady
+# fault replaying no state (the gather), are checked in t5123, on the
+# shrinks it makes of them already.
 . tests/cli/test-lib.sh
 
 on_double nvcc no-sanitizer plain-path
@@ -42,30 +43,5 @@ done
 	fail "  ...one state replayed (the phase's or the next's), found flaky before repro.cu (not:$bad)"
 [ -z "$single" ] && ok "  ...from then on no candidate judged clean on fewer than 3 runs" ||
 	fail "  ...from then on no candidate judged clean on fewer than 3 runs (not:$single)"
-
-# racy_grid: the state after a flaky grid cut faults every time (8 or 4
-# blocks): replayed (the grid phase's state, then the next's), steady
-racy_grid_trace_text > grid.txt
-check "mktrace racy_grid" $MKTRACE grid.bin < grid.txt
-reached=0 bad=""
-for c in 0 1 2 3; do
-	shrink_at_counter $c g grid.bin || { bad="$bad $c(exit $?)"; continue; }
-	grep -q "8/8 faulted (steady: the candidate is flaky, not the fault)" g$c.log || continue
-	reached=$((reached + 1))
-	n=$(grep -c "the state this phase starts from" g$c.log)
-	{ [ "$n" -ge 1 ] && [ "$n" -le 2 ] &&
-		[ "$(grep -c "the state this phase starts from, end placement: 8/8 faulted (steady)" g$c.log)" = "$n" ] &&
-		grep -q "^  flaky: false" g$c/repro.yaml && grep -q "^  repro_cu: 5/5" g$c/repro.yaml; } || bad="$bad $c"
-done
-[ "$reached" -ge 1 ] && ok "racy_grid: a flaky cut in $reached of 4 counter values" ||
-	fail "racy_grid: no flaky cut in 4 counter values"
-[ -z "$bad" ] && ok "  ...the states replayed (1 or 2), each 8/8: steady, 5/5" ||
-	fail "  ...the states replayed (1 or 2), each 8/8: steady, 5/5 (not:$bad)"
-
-# a steady fault whose candidates never turn out flaky: no state replayed
-gather_trace_text > gather.txt
-check "mktrace gather" $MKTRACE gather.bin < gather.txt
-check "shrink the steady gather" $GPUREDUCE shrink -j 2 --quiet --log=gather.log -o gather/repro.cu gather.bin
-check_no_grep "  ...no state replayed" "the state this phase starts from" gather.log
 
 finish
