@@ -299,5 +299,36 @@ pack 100000
 printf '%s\n' bench/hostfed/summary.txt gpu-test-shard0/s1/shrink.log session-logs/hostfed.log >pk-want.txt
 check "  ...over its limit: the logs and summaries, no per-run logs or sources" cmp pk-want.txt pk.txt
 
+# --- lib.sh's gr_xid_lines and gr_gpu_lost: a GPU lost mid-call ------------------------
+cat >dmesg.txt <<'EOF'
+[   29.771012] NVRM: Xid (PCI:0000:00:06): 31, pid=1733, name=plan, channel 0x0000000a, intr 00000000. MMU Fault
+[   34.602966] NVRM: Xid (PCI:0000:00:06): 43, pid=2250, name=gpureduce, channel 0x0000000f
+[   35.100000] NVRM: Xid (PCI:0000:00:06): 13, Graphics Exception: assert
+[  205.911878] NVRM: Xid (PCI:0000:00:06): 109, pid=10773, name=gpureduce, channel 0x00000020, errorString CTX SWITCH TIMEOUT
+[  257.720760] NVRM: _kgspLogXid119: ***** GSP Timeout *****
+[  257.720773] NVRM: Xid (PCI:0000:00:06): 119, pid=10988, name=gpureduce, Timeout after 45s of waiting for RPC response from GPU0 GSP!
+[  260.000000] NVRM: Xid (PCI:0000:00:06): 31, pid=1800, name=x, MMU Fault
+[  347.749051] NVRM: Xid (PCI:0000:00:06): 154, GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)
+EOF
+bash -c ". '$SRCDIR/tests/gpu/lib.sh'; gr_xid_lines <dmesg.txt" >xid.txt 2>&1
+check "gr_xid_lines: the machine's Xids shown, the samples' own not" test "$(grep -c 'Xid (' xid.txt)" = 3
+check "  ...in the order they came" sh -c "head -n 1 xid.txt | grep -q ': 109,' && sed -n 3p xid.txt | grep -q ': 154,'"
+check_grep "  ...and a count of every Xid, in the order first seen" "^xids: 31 x2 43 x1 13 x1 109 x1 119 x1 154 x1$" xid.txt
+printf '[ 1.0] NVRM: loaded\n' | bash -c ". '$SRCDIR/tests/gpu/lib.sh'; gr_xid_lines" >xid0.txt 2>&1
+check "  ...no Xid at all: nothing printed" test ! -s xid0.txt
+printf '#!/bin/sh\necho "    Product Brand : GPU requires reset"\n' >smi-reset
+printf '#!/bin/sh\necho "    Product Brand : NVIDIA H100"\n' >smi-ok
+printf '#!/bin/sh\necho "Unable to determine the device handle"; exit 15\n' >smi-gone
+chmod +x smi-reset smi-ok smi-gone
+lost() { GR_SMI=$TMP/$1 bash -c ". '$SRCDIR/tests/gpu/lib.sh'; gr_gpu_lost"; }
+check "gr_gpu_lost: a GPU that needs a reset is lost, and says so" \
+	test "$(lost smi-reset)" = "nvidia-smi: GPU requires reset"
+check "  ...nvidia-smi failing is lost, with its first line" \
+	test "$(lost smi-gone)" = "nvidia-smi failed: Unable to determine the device handle"
+lost smi-ok >lost-ok.txt; rc=$?
+check "  ...a healthy one is not: exit 1, nothing printed" test "$rc" = 1 -a ! -s lost-ok.txt
+lost smi-none >lost-none.txt; rc=$?
+check "  ...no nvidia-smi to ask: not lost (exit 1, nothing printed)" test "$rc" = 1 -a ! -s lost-none.txt
+
 echo "$test_passed passed, $test_failed failed"
 [ "$test_failed" -eq 0 ]

@@ -360,8 +360,20 @@ part_summary() {   # LOG
 	esac
 }
 
+# a part that would only fail on a GPU that needs a reset is not started
+# (gr_gpu_lost; the Xid lines are printed at the end)
+GPU_LOST=
 for p in "$@"; do
 	pack_logs
+	if [ -z "$GPU_LOST" ] && why=$(gr_gpu_lost); then
+		GPU_LOST=$why
+		log "the GPU is lost ($why): the parts from $p on are not run"
+	fi
+	if [ -n "$GPU_LOST" ]; then
+		echo "(not run: $GPU_LOST)" >"$LOGS/$p.notrun.log"
+		FAILED=$((FAILED + 1))
+		continue
+	fi
 	case $p in
 	gputest|gputest:*)
 		n=${p#gputest}; n=${n#:}; n=${n:-2}
@@ -407,5 +419,11 @@ for f in "$LOGS"/*.log; do
 	tail -n 25 "$f"
 	part_summary "$f"
 done
+# the machine's own Xid lines (not the samples' faults): what to say when
+# a GPU went away mid-call
+echo "== gpu health"
+{ dmesg 2>/dev/null || journalctl -k --no-pager 2>/dev/null; } | gr_xid_lines | tee "$LOGS/xid.txt"
+why=$(gr_gpu_lost) && echo "GPU lost: $why"
+pack_logs
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]

@@ -68,6 +68,55 @@ gr_pack_logs() {
 	rm -f "$list"
 }
 
+# ---- the GPU's own health ------------------------------------------------
+# Twice a GPU needed a reset mid-call (H100s, 2026-12-05 and 2026-12-07:
+# Xid 109 "CTX SWITCH TIMEOUT", then Xid 119 GSP timeouts, "GPU requires
+# reset"); every step after it failed with CUDA_ERROR_NO_DEVICE, some only
+# after hanging for minutes.  What the samples' faults themselves raise:
+# 13 (graphics engine exception: asserts, traps), 31 (MMU fault), 43 (a
+# faulted context stopped), 45 (its channels cleaned up); any other Xid is
+# the machine's, and is shown.
+GR_OWN_XIDS="13 31 43 45"
+
+# gr_xid_lines: dmesg's text on stdin; prints its Xid lines other than
+# GR_OWN_XIDS (at most 12, the first ones: what came first set it off),
+# then one line "xids: CODE xN ..." over all its Xid lines (nothing when
+# there were none).
+gr_xid_lines() {
+	awk -v own=" $GR_OWN_XIDS " '
+		/Xid \(/ {
+			s = $0; sub(/.*Xid \([^)]*\): */, "", s); code = s; sub(/[^0-9].*/, "", code)
+			if (code == "") next
+			if (!(code in n)) order[++k] = code
+			n[code]++
+			if (index(own, " " code " ") == 0 && shown < 12) { print; shown++ }
+		}
+		END {
+			if (!k) exit
+			line = "xids:"
+			for (i = 1; i <= k; i++) line = line " " order[i] " x" n[order[i]]
+			print line
+		}'
+}
+
+# gr_gpu_lost: exit 0 when the GPU can no longer be used (nvidia-smi fails
+# or says it needs a reset), printing why in one line; 1 when it looks
+# usable, or when there is no nvidia-smi to ask.  GR_SMI (default
+# nvidia-smi) is what is asked.
+gr_gpu_lost() {
+	local out
+	command -v "${GR_SMI:-nvidia-smi}" >/dev/null 2>&1 || return 1
+	if ! out=$(${GR_SMI:-nvidia-smi} -q 2>&1); then
+		echo "nvidia-smi failed: $(printf '%s\n' "$out" | head -n 1)"
+		return 0
+	fi
+	if printf '%s\n' "$out" | grep -q 'GPU requires reset'; then
+		echo "nvidia-smi: GPU requires reset"
+		return 0
+	fi
+	return 1
+}
+
 # ---- running commands ---------------------------------------------------
 
 # run_step DIR LOG TIMEOUT CMD [ARG...]
