@@ -263,17 +263,24 @@ int repro_async_join(struct repro_async *a, struct strbuf *err)
 /* The fault line a repro prints, "repro: KERNEL faulted: CUDA_ERROR_X
  * (700): text" (emit-prelude.c): 1 with *kernel at KERNEL and *faulted at
  * " faulted: ", else 0.  Other "repro: " lines may come before it (a
- * race's clean tries). */
+ * race's clean tries).  The line need not start with it: the driver
+ * prints a device assert's messages to stderr from a thread of its own,
+ * a piece at a time, and one can stop mid-line where the repro's line
+ * comes ("...block: [0,0repro: histogram(...) faulted: CUDA_ERROR_ASSERT";
+ * lineinfo-assert on an H100, 2026-12-07, counted as a run that failed
+ * to run).  So the last "repro: " before " faulted: " on its line. */
 static int fault_line(const char *out, const char **kernel, const char **faulted)
 {
-	const char *f = strstr(out, " faulted: "), *p;
+	const char *f = strstr(out, " faulted: "), *p, *k = NULL;
 	if (!f)
 		return 0;
 	for (p = f; p > out && p[-1] != '\n'; p--)
 		;
-	if (strncmp(p, "repro: ", 7))
+	for (; (p = strstr(p, "repro: ")) && p < f; p++)
+		k = p;
+	if (!k)
 		return 0;
-	*kernel = p + 7;
+	*kernel = k + 7;
 	*faulted = f;
 	return 1;
 }

@@ -88,6 +88,17 @@ UNIT_TEST(repro_run_many_counts_the_fault_line)
 			       "exec sleep 5\n");
 	char *clean = script("#!/bin/sh\necho 'k ran clean'\nexit 0\n");
 	char *slow = script("#!/bin/sh\nprintf 'repro: k(int) faulted: CUDA_ERROR_'\nexec sleep 5\n");
+	/* a device assert's message cut short by the driver where the
+	 * repro's line comes, on the same line */
+	char *mid = script("#!/bin/sh\n"
+			   "echo 'a.cu:24: void k(int): block: [0,0,0], thread: [71,0,0] Assertion `b < n` failed.'\n"
+			   "printf 'a.cu:24: void k(int): block: [0,0' >&2\n"
+			   "echo 'repro: k(int) faulted: CUDA_ERROR_ASSERT (710): device-side assert triggered'\n"
+			   "echo ',0], thread: [72,0,0] Assertion `b < n` failed.' >&2\n"
+			   "exit 1\n");
+	/* "repro: " must come before " faulted: ", on the same line */
+	char *noline = script("#!/bin/sh\necho 'repro: try 1 of 20 ran clean'\n"
+			      "echo 'k(int) faulted: CUDA_ERROR_ASSERT (710): x'\nexit 1\n");
 	struct repro_run r[4];
 	struct strbuf e = STRBUF_INIT;
 	double t0;
@@ -112,9 +123,24 @@ UNIT_TEST(repro_run_many_counts_the_fault_line)
 	CHECK(repro_run_many(slow, 1, 1, 0.5, r, &e) == 0);
 	CHECK_EQ_U(r[0].exit_code, 124);
 	CHECK(now_sec() - t0 < 3);
+	CHECK(mid && noline);
+	if (!mid || !noline)
+		goto out;
+	CHECK(repro_run_many(mid, 2, 2, 60, r, &e) == 0);
+	for (int i = 0; i < 2; i++) {
+		CHECK_EQ_U(r[i].exit_code, 1);
+		CHECK_STR(r[i].error, "CUDA_ERROR_ASSERT");
+		CHECK_STR(r[i].kernel, "k(int)");
+	}
+	CHECK(repro_run_many(noline, 1, 1, 60, r, &e) == 0);
+	CHECK_EQ_U(r[0].exit_code, 1);
+	CHECK(!r[0].error[0]);
+	CHECK(!r[0].kernel[0]);
 out:
 	sb_release(&e);
 	rm_script(lingers);
 	rm_script(clean);
 	rm_script(slow);
+	rm_script(mid);
+	rm_script(noline);
 }
