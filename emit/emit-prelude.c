@@ -158,7 +158,10 @@ const char emit_prelude_placement[] =
 "\t\treturn;\n"
 "\tcuGetErrorName(r, &name);\n"
 "\tcuGetErrorString(r, &text);\n"
-"\tprintf(\"repro: %s faulted: %s (%d): %s\\n\", kernel, name, (int)r, text);\n"
+"\t/* after a device assert the driver prints its messages from a thread of\n"
+"\t * its own, and one can stop mid-line: this line starts a line of its own */\n"
+"\tprintf(\"%srepro: %s faulted: %s (%d): %s\\n\", r == CUDA_ERROR_ASSERT ? \"\\n\" : \"\",\n"
+"\t       kernel, name, (int)r, text);\n"
 "\tfflush(stdout);   /* before the driver's teardown of the faulted context */\n"
 "\texit(1);\n"
 "}\n\n";

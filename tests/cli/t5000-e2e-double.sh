@@ -150,6 +150,14 @@ check_exit "assert replays (exit 1)" 1 $GPUREDUCE replay assert.bin
 check_grep "assert signature" "CUDA_ERROR_ASSERT (710)" "$TMP/.out"
 check "shrink assert" $GPUREDUCE shrink -j 2 --quiet -o assert/repro.cu assert.bin
 check_grep "assert shrink kept 710" "CUDA_ERROR_ASSERT in check_index(long long const\*, int, int)" "$TMP/.out"
+check "the assert's repro.cu compiles against the double" cc -x c -Wall -Werror -I${CUDA:-/usr/local/cuda}/include \
+	-o assert/repro assert/repro.cu -L$DBL -Wl,-rpath,$DBL -lcuda
+check_exit "it exits 1" 1 ./assert/repro
+cp "$TMP/.out" assert/run.out
+# the driver's assert messages can stop mid-line: the fault line starts one
+grep -B1 '^repro: check_index.*faulted: CUDA_ERROR_ASSERT (710)' assert/run.out >assert/before.txt
+check "  ...its fault line starts a line, after an empty one (a device assert's messages can end mid-line)" \
+	test "$(head -n 1 assert/before.txt)" = "" -a "$(wc -l <assert/before.txt)" -eq 2
 
 # 7. flaky (a race): rate measured and reported -----------------------------
 { double_trace_head; cat <<'EOT'
