@@ -77,6 +77,16 @@ static void rm_script(char *path)
 	free(path);
 }
 
+/* Each of r[0..n) exited 1 with kernel k(int)'s fault line, error err */
+static void check_faulted(const struct repro_run *r, int n, const char *err)
+{
+	for (int i = 0; i < n; i++) {
+		CHECK_EQ_U(r[i].exit_code, 1);
+		CHECK_STR(r[i].error, err);
+		CHECK_STR(r[i].kernel, "k(int)");
+	}
+}
+
 /* repro.cu's runs at the end of a shrink: a run that printed its fault
  * line is counted then, without waiting for its exit (on a GPU, the
  * driver's teardown of the faulted context); clean runs and runs past the
@@ -88,17 +98,6 @@ UNIT_TEST(repro_run_many_counts_the_fault_line)
 			       "exec sleep 5\n");
 	char *clean = script("#!/bin/sh\necho 'k ran clean'\nexit 0\n");
 	char *slow = script("#!/bin/sh\nprintf 'repro: k(int) faulted: CUDA_ERROR_'\nexec sleep 5\n");
-	/* a device assert's message cut short by the driver where the
-	 * repro's line comes, on the same line */
-	char *mid = script("#!/bin/sh\n"
-			   "echo 'a.cu:24: void k(int): block: [0,0,0], thread: [71,0,0] Assertion `b < n` failed.'\n"
-			   "printf 'a.cu:24: void k(int): block: [0,0' >&2\n"
-			   "echo 'repro: k(int) faulted: CUDA_ERROR_ASSERT (710): device-side assert triggered'\n"
-			   "echo ',0], thread: [72,0,0] Assertion `b < n` failed.' >&2\n"
-			   "exit 1\n");
-	/* "repro: " must come before " faulted: ", on the same line */
-	char *noline = script("#!/bin/sh\necho 'repro: try 1 of 20 ran clean'\n"
-			      "echo 'k(int) faulted: CUDA_ERROR_ASSERT (710): x'\nexit 1\n");
 	struct repro_run r[4];
 	struct strbuf e = STRBUF_INIT;
 	double t0;
@@ -109,11 +108,7 @@ UNIT_TEST(repro_run_many_counts_the_fault_line)
 	t0 = now_sec();
 	CHECK(repro_run_many(lingers, 4, 3, 60, r, &e) == 0);
 	CHECK(now_sec() - t0 < 2.5);
-	for (int i = 0; i < 4; i++) {
-		CHECK_EQ_U(r[i].exit_code, 1);
-		CHECK_STR(r[i].error, "CUDA_ERROR_ILLEGAL_ADDRESS");
-		CHECK_STR(r[i].kernel, "k(int)");
-	}
+	check_faulted(r, 4, "CUDA_ERROR_ILLEGAL_ADDRESS");
 	CHECK(repro_run_many(clean, 2, 2, 60, r, &e) == 0);
 	CHECK_EQ_U(r[0].exit_code, 0);
 	CHECK_EQ_U(r[1].exit_code, 0);
@@ -123,24 +118,41 @@ UNIT_TEST(repro_run_many_counts_the_fault_line)
 	CHECK(repro_run_many(slow, 1, 1, 0.5, r, &e) == 0);
 	CHECK_EQ_U(r[0].exit_code, 124);
 	CHECK(now_sec() - t0 < 3);
+out:
+	sb_release(&e);
+	rm_script(lingers);
+	rm_script(clean);
+	rm_script(slow);
+}
+
+/* The driver prints a device assert's messages from a thread of its own,
+ * a piece at a time: the repro's fault line can come in mid-line
+ * (lineinfo-assert on an H100, 2026-12-07). */
+UNIT_TEST(repro_run_finds_the_fault_line_mid_line)
+{
+	char *mid = script("#!/bin/sh\n"
+			   "echo 'a.cu:24: void k(int): block: [0,0,0], thread: [71,0,0] Assertion `b < n` failed.'\n"
+			   "printf 'a.cu:24: void k(int): block: [0,0' >&2\n"
+			   "echo 'repro: k(int) faulted: CUDA_ERROR_ASSERT (710): device-side assert triggered'\n"
+			   "echo ',0], thread: [72,0,0] Assertion `b < n` failed.' >&2\n"
+			   "exit 1\n");
+	/* "repro: " must come before " faulted: ", on the same line */
+	char *noline = script("#!/bin/sh\necho 'repro: try 1 of 20 ran clean'\n"
+			      "echo 'k(int) faulted: CUDA_ERROR_ASSERT (710): x'\nexit 1\n");
+	struct repro_run r[2];
+	struct strbuf e = STRBUF_INIT;
+
 	CHECK(mid && noline);
 	if (!mid || !noline)
 		goto out;
 	CHECK(repro_run_many(mid, 2, 2, 60, r, &e) == 0);
-	for (int i = 0; i < 2; i++) {
-		CHECK_EQ_U(r[i].exit_code, 1);
-		CHECK_STR(r[i].error, "CUDA_ERROR_ASSERT");
-		CHECK_STR(r[i].kernel, "k(int)");
-	}
+	check_faulted(r, 2, "CUDA_ERROR_ASSERT");
 	CHECK(repro_run_many(noline, 1, 1, 60, r, &e) == 0);
 	CHECK_EQ_U(r[0].exit_code, 1);
 	CHECK(!r[0].error[0]);
 	CHECK(!r[0].kernel[0]);
 out:
 	sb_release(&e);
-	rm_script(lingers);
-	rm_script(clean);
-	rm_script(slow);
 	rm_script(mid);
 	rm_script(noline);
 }
