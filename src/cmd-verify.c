@@ -73,7 +73,7 @@ int cmd_verify(int argc, char **argv)
 	char sig_err[64] = "", sig_kernel[512] = "", seen[64] = "";
 	int from_header = 0, other_code = 0;
 	char first_other[48] = "", sbuf[48];
-	int hung = 0, st;
+	int hung = 0, unread = 0, st;
 	int ret = EXIT_INTERNAL, made = 0;
 
 	opts_init(&op, argc, argv, &err);
@@ -144,6 +144,11 @@ int cmd_verify(int argc, char **argv)
 			}
 		} else if (r.exit_code == 0) {
 			clean++;
+		} else if (r.exit_code == 1) {
+			/* it ran and failed, but its fault line was not found in
+			 * what it printed: show the end of that, once */
+			if (!unread++)
+				fprintf(stderr, "%s", log.len > 2000 ? log.buf + log.len - 2000 : log.buf);
 		} else if (r.exit_code == 124) {
 			hung++;
 		} else if (r.exit_code == 2) {
@@ -181,6 +186,8 @@ int cmd_verify(int argc, char **argv)
 		printf("; %d faulted differently", mixed);
 	if (hung)
 		printf("; %d timed out after %.0f s", hung, timeout);
+	if (unread)
+		printf("; %d exited 1 without a fault line (the end of the first one's output is above)", unread);
 	if (setup || other)
 		printf("; %d failed to run", setup + other);
 	printf(" (rate %.2f)\n", (double)faulted / n);

@@ -13,7 +13,7 @@ cd "$TMP" || exit 1
 
 # fake_repro NAME ERROR KERNEL OUTCOMES...: a repro.cu whose header says it
 # faults with ERROR in KERNEL and whose k-th run prints OUTCOMES[k]
-# (clean | ERROR@KERNEL).
+# (clean | noline: exit 1 without a fault line | ERROR@KERNEL).
 fake_repro() {
 	name=$1 herr=$2 hker=$3
 	shift 3
@@ -37,6 +37,7 @@ int main(void)
 	fclose(f);
 	const char *o = runs[k % $#];
 	if (!strcmp(o, "clean")) { printf("repro: ran clean\n"); return 0; }
+	if (!strcmp(o, "noline")) { printf("repro: something else went wrong\n"); return 1; }
 	char err[64];
 	const char *at = strchr(o, '@');
 	snprintf(err, sizeof(err), "%.*s", (int)(at - o), o);
@@ -72,6 +73,14 @@ check_grep "  ...0/2, both different" "^verify: 0/2 runs faulted with CUDA_ERROR
 fake_repro d CUDA_ERROR_ILLEGAL_ADDRESS "$K" "clean"
 check_exit "a repro that runs clean fails (exit 1)" 1 $GPUREDUCE verify -n 2 d.cu
 check_grep "  ...and says so" "; 2 ran clean" "$TMP/.out"
+
+# a run that exits 1 without its fault line ran: it is not "failed to run"
+fake_repro g CUDA_ERROR_ILLEGAL_ADDRESS "$K" "CUDA_ERROR_ILLEGAL_ADDRESS@$K" "noline"
+check_exit "a run that exits 1 without a fault line is not a fault (exit 1)" 1 $GPUREDUCE verify -n 2 g.cu
+check_grep "  ...it is counted as that, not as one that failed to run" \
+	"^verify: 1/2 runs faulted with CUDA_ERROR_ILLEGAL_ADDRESS in $KR; 1 exited 1 without a fault line" "$TMP/.out"
+check_grep "  ...and what it printed is shown" "^repro: something else went wrong" "$TMP/.out"
+check_no_grep "  ...no 'failed to run'" "failed to run" "$TMP/.out"
 
 # a file without gpureduce's header: the first run sets the signature
 fake_repro e CUDA_ERROR_ILLEGAL_ADDRESS "$K" "CUDA_ERROR_MISALIGNED_ADDRESS@k(int)"
