@@ -412,6 +412,10 @@ for p in "$@"; do
 	*) echo "device-session: unknown part '$p' (gputest[:N] pair hostfed launchcost tensorscost hunt huntloop huntstencil huntclean perf huntreplay expandable exitprobe snaps libsync trace summary)"; FAILED=$((FAILED + 1)) ;;
 	esac
 done
+# the machine's own Xid lines (not the samples' faults): what to say when
+# a GPU went away mid-call; packed with the rest, printed last
+{ dmesg 2>/dev/null || journalctl -k --no-pager 2>/dev/null; } | gr_xid_lines >"$LOGS/xid.txt"
+why=$(gr_gpu_lost) && echo "GPU lost: $why" >>"$LOGS/xid.txt"
 pack_logs
 
 for f in "$LOGS"/*.log; do
@@ -419,11 +423,7 @@ for f in "$LOGS"/*.log; do
 	tail -n 25 "$f"
 	part_summary "$f"
 done
-# the machine's own Xid lines (not the samples' faults): what to say when
-# a GPU went away mid-call
 echo "== gpu health"
-{ dmesg 2>/dev/null || journalctl -k --no-pager 2>/dev/null; } | gr_xid_lines | tee "$LOGS/xid.txt"
-why=$(gr_gpu_lost) && echo "GPU lost: $why"
-pack_logs
+cat "$LOGS/xid.txt"
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]

@@ -72,10 +72,10 @@ gr_pack_logs() {
 # Three times a GPU needed a reset mid-call (two H100s: 2026-12-05 twice,
 # Xid 119 GSP timeouts; 2026-12-07, Xid 109 "CTX SWITCH TIMEOUT" and then
 # Xid 119, "GPU requires reset"); every step after it failed with
-# CUDA_ERROR_NO_DEVICE, some only after hanging for minutes.  What the samples' faults themselves raise:
-# 13 (graphics engine exception: asserts, traps), 31 (MMU fault), 43 (a
-# faulted context stopped), 45 (its channels cleaned up); any other Xid is
-# the machine's, and is shown.
+# CUDA_ERROR_NO_DEVICE, some only after hanging for minutes.  What the
+# samples' faults themselves raise: 13 (graphics engine exception:
+# asserts, traps), 31 (MMU fault), 43 (a faulted context stopped), 45 (its
+# channels cleaned up); any other Xid is the machine's, and is shown.
 GR_OWN_XIDS="13 31 43 45"
 
 # gr_xid_lines: dmesg's text on stdin; prints its Xid lines other than
