@@ -124,6 +124,13 @@ void cap_sync_hostmem(uint64_t src);
 /* Lock held: one record through the writer; its event number or -1. */
 long cap_write_record(const struct tr_rec *r);
 
+/* ---- allocs.c (for globals.c and checkpoint.c; the program's callbacks:
+ * allocs.h) ---- */
+
+/* One ALLOC record: a program's allocation, or one in a checkpoint (any
+ * writer, no lock taken).  tw_record's result. */
+long cap_put_alloc(struct trace_writer *w, uint64_t addr, uint64_t size, uint32_t kind, uint32_t flags,
+		   const char *name);
 /* Lock held: a module variable (address, size, name) as an ALLOC of kind
  * global, unless one at that address was recorded already (then 0; 1 when
  * recorded now). */
@@ -274,10 +281,6 @@ long cap_emit_node_copy(uint32_t type, uint64_t dst, uint64_t src, uint64_t size
 int cap_is_device_ptr(uint64_t p);
 void cap_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cap_emit_graph(uint32_t type, uint64_t stream, uint64_t graph, uint64_t exec);
-/* One ALLOC record: a program's allocation, or one in a checkpoint (any
- * writer, no lock taken).  tw_record's result. */
-long cap_put_alloc(struct trace_writer *w, uint64_t addr, uint64_t size, uint32_t kind, uint32_t flags,
-		   const char *name);
 /* An H2D copy of host bytes p flagged TR_F_FOLDED (fold.c; lock held, recording on). */
 long cap_emit_fold_copy(uint64_t dst, const void *p, uint64_t size);
 

@@ -7,9 +7,9 @@
  * callbacks.  inject.c enables exactly the ids below instead.
  *
  * Each group names the code that handles it.  An id is here because a
- * switch in capture/ has a case for it (the launch, copy, memset, free,
- * alloc, graph, attribute, tensor-map and "unsupported" dispatch of
- * inject.c and tensormap.c), or, for the last group, because it may be
+ * switch in capture/ has a case for it (the launch, unload, graph,
+ * attribute and "unsupported" dispatch of inject.c, and copies.c's,
+ * allocs.c's and tensormap.c's), or, for the last group, because it may be
  * the first call to return a fault that no launch returned (a copy or
  * graph that faulted, or a program run without blocking launches):
  * on_result turns the first sticky error of any subscribed call into the
@@ -34,7 +34,7 @@ static const CUpti_CallbackId handled[] = {
 	CB(cuLaunchKernelEx), CB(cuLaunchKernelEx_ptsz),
 	CB(cuLaunchCooperativeKernel), CB(cuLaunchCooperativeKernel_ptsz),
 
-	/* copies: inject.c on_copy_enter */
+	/* copies: copies.c cap_copy_enter */
 	CB(cuMemcpyHtoD_v2), CB(cuMemcpyHtoD_v2_ptds),
 	CB(cuMemcpyHtoDAsync_v2), CB(cuMemcpyHtoDAsync_v2_ptsz),
 	CB(cuMemcpyDtoD_v2), CB(cuMemcpyDtoD_v2_ptds),
@@ -60,7 +60,7 @@ static const CUpti_CallbackId handled[] = {
 	CB(cuStreamBatchMemOp), CB(cuStreamBatchMemOp_ptsz),
 	CB(cuStreamBatchMemOp_v2), CB(cuStreamBatchMemOp_v2_ptsz),
 
-	/* memsets: inject.c get_memset */
+	/* memsets: copies.c cap_memset_enter */
 	CB(cuMemsetD8_v2), CB(cuMemsetD8_v2_ptds),
 	CB(cuMemsetD16_v2), CB(cuMemsetD16_v2_ptds),
 	CB(cuMemsetD32_v2), CB(cuMemsetD32_v2_ptds),
@@ -74,14 +74,14 @@ static const CUpti_CallbackId handled[] = {
 	CB(cuMemsetD2D16Async), CB(cuMemsetD2D16Async_ptsz),
 	CB(cuMemsetD2D32Async), CB(cuMemsetD2D32Async_ptsz),
 
-	/* frees and module unloads: inject.c on_free_enter */
+	/* frees (allocs.c cap_free_enter) and module unloads (inject.c) */
 	CB(cuMemFree_v2), CB(cuMemFreeAsync), CB(cuMemFreeAsync_ptsz),
 	CB(cuMemFreeHost), CB(cuMemHostUnregister), CB(cuMemUnmap), CB(cuMemAddressFree),
 	CB(cuModuleUnload), CB(cuLibraryUnload),
 	CB(cuIpcCloseMemHandle), CB(cuMemRelease),
 	CB(cuGraphicsUnmapResources), CB(cuGraphicsUnmapResources_ptsz),
 
-	/* allocations, VMM maps, module globals: inject.c on_alloc_exit */
+	/* allocations, VMM maps, module globals: allocs.c cap_alloc_exit */
 	CB(cuMemAlloc_v2), CB(cuMemAllocPitch_v2), CB(cuMemAllocManaged),
 	CB(cuMemAllocAsync), CB(cuMemAllocAsync_ptsz),
 	CB(cuMemAllocFromPoolAsync), CB(cuMemAllocFromPoolAsync_ptsz),

@@ -52,7 +52,7 @@
  *   init                      TR_PROCESS
  *   first context             TR_DEVICE
  *   module loaded             blob of the cubin + TR_MODULE
- *   alloc calls (exit, ok)    TR_ALLOC      free calls (enter)  TR_FREE
+ *   alloc calls (exit, ok)    TR_ALLOC      free calls (enter)  TR_FREE (allocs.c)
  *   copies, memsets (enter)   TR_MEMCPY_*, TR_MEMSET (H2D with the bytes; copies.c)
  *   launches (enter)          TR_LAUNCH with parameter bytes and Python frames
  *                             (GPUREDUCE_BLOCKING=library: most launches' in
@@ -94,6 +94,7 @@
 #include "../common/strbuf.h"
 #include "../common/util.h"
 #include "../trace/trace.h"
+#include "allocs.h"
 #include "capture.h"
 #include "cbids.h"
 #include "copies.h"
@@ -145,15 +146,10 @@ static struct {                /* all under g_lock */
 	pid_t pid;
 	uint32_t py_frames;
 	int device_done;
-	uint64_t launches, allocs, h2d;
+	uint64_t launches, h2d;
 	uint64_t last_seq;         /* UINT64_MAX: no launch yet */
 	struct strbuf last_name;   /* the last launch's kernel name once last_fi is gone */
 	const struct fn_info *last_fi;   /* the last launch's kernel (NULL: see last_name) */
-	struct cap_map live;       /* pointer the free call names -> (recorded addr, kind) */
-	struct cap_map globals;    /* module global address -> 1 */
-	struct cap_map imported;   /* VMM handle imported from another process -> 1 */
-	struct cap_map reserved;   /* cuMemAddressReserve'd range: base -> size */
-	struct cap_map gfx;        /* graphics resource mapped now -> its pointer */
 	struct cap_map fns;        /* handle -> (struct fn_info *) */
 	struct cap_map attr_last;  /* hash(kernel, attribute) -> value last carried */
 	unsigned char noted[CUPTI_DRIVER_TRACE_CBID_SIZE];
@@ -684,9 +680,6 @@ static uint8_t *build_args(const struct fn_info *fi, const struct launch_in *l, 
 	return args;
 }
 
-static void rec_alloc_locked(uint64_t key, uint64_t addr, uint64_t size, uint32_t kind, uint32_t flags,
-			     const char *name);
-
 /* Device memory no recorded call brought in that this launch's arguments
  * point into (foreign.c): recorded now, and from now on read back like
  * memory of another process (lock held).  Returns how many were found,
@@ -698,7 +691,7 @@ static size_t foreign_args(const char *kernel, const uint8_t *args, uint32_t arg
 	size_t n = cap_foreign_scan(args, argsize, hash, f, max < ARRAY_SIZE(f) ? max : ARRAY_SIZE(f));
 
 	for (size_t i = 0; i < n; i++) {
-		rec_alloc_locked(f[i].addr, f[i].addr, f[i].size, TR_MEM_DEVICE, 0, "found at a launch");
+		cap_alloc_found_locked(f[i].addr, f[i].size);
 		cap_mm_peer(f[i].addr, f[i].size);
 		found[i] = f[i].addr;
 		note_locked("kernel %s (launch #%llu) takes a pointer to device memory at 0x%llx (%llu bytes; "
@@ -1583,368 +1576,11 @@ static int on_unsupported_enter(CUpti_CallbackId cbid, const CUpti_CallbackData 
 	}
 }
 
-/* ---- allocations -------------------------------------------------------- */
-
-long cap_put_alloc(struct trace_writer *w, uint64_t addr, uint64_t size, uint32_t kind, uint32_t flags,
-		   const char *name)
-{
-	return tw_alloc(w, &(struct tr_alloc){ .addr = addr, .size = size, .kind = kind, .flags = flags,
-					       .name = name ? name : "" });
-}
-
-/* (lock held) S.live holds the recorded address and, for the free, the
- * kind and size (kind | size << 8). */
-static void rec_alloc_locked(uint64_t key, uint64_t addr, uint64_t size, uint32_t kind, uint32_t flags,
-			     const char *name)
-{
-	if (kind == TR_MEM_GLOBAL) {
-		if (cap_map_get(&S.globals, addr))
-			return;
-		cap_map_put(&S.globals, addr, size, 0);
-	} else {
-		cap_map_put(&S.live, key ? key : addr, addr, kind | size << 8);
-		cap_mm_drop_peer(addr, size);   /* a range found earlier, given out again */
-	}
-	cap_known_add(addr, size);
-	cap_put_alloc(&S.w, addr, size, kind, flags, name);
-	ckpt_on_alloc(addr, size, kind, flags, name);
-	S.allocs++;
-}
-
-/* key: the pointer the matching free call will pass; flags: the ALLOC's
- * (TR_ALLOC_F_*). */
-static void rec_alloc_flags(uint64_t key, uint64_t addr, uint64_t size, uint32_t kind, uint32_t flags,
-			    const char *name)
-{
-	if (!addr || !lock_rec())
-		return;
-	rec_alloc_locked(key, addr, size, kind, flags, name);
-	unlock();
-}
-
-static void rec_alloc(uint64_t key, uint64_t addr, uint64_t size, uint32_t kind, const char *name)
-{
-	rec_alloc_flags(key, addr, size, kind, 0, name);
-}
-
-/* A cuMemMap at ptr: TR_ALLOC_F_VMM_CONT when ptr lies past the start of
- * a range the program reserved (cuMemAddressReserve): the piece continues
- * the range below it (docs/FORMAT.md, "Mapped memory"). */
-static uint32_t vmm_flags(uint64_t ptr)
-{
-	uint32_t f = 0;
-	if (!lock_rec())
-		return 0;
-	for (size_t i = 0; i < S.reserved.cap && !f; i++) {
-		const struct cap_map_ent *e = &S.reserved.slot[i];
-		if (e->key && e->key < ptr && ptr - e->key < e->v1)
-			f = TR_ALLOC_F_VMM_CONT;
-	}
-	unlock();
-	return f;
-}
-
-int cap_put_global(uint64_t addr, uint64_t size, const char *name)
-{
-	if (!addr || cap_map_get(&S.globals, addr))
-		return 0;
-	rec_alloc(0, addr, size, TR_MEM_GLOBAL, name);
-	return cap_map_get(&S.globals, addr) != NULL;
-}
-
-void cap_drop_global(uint64_t addr)
-{
-	uint64_t size = 0;
-	if (cap_map_del(&S.globals, addr, &size, NULL)) {
-		cap_known_del(addr, size);
-		ckpt_on_free(addr);
-	}
-}
-
-/* The FREE of the allocation recorded under key: its size, 0 when none
- * was. */
-static uint64_t rec_free(uint64_t key)
-{
-	uint64_t addr = 0, kind = 0;
-	struct tr_rec r;
-
-	if (!key || !lock_rec())
-		return 0;
-	if (cap_map_del(&S.live, key, &addr, &kind)) {
-		cap_mm_del(addr);
-		cap_known_del(addr, kind >> 8);
-		memset(&r, 0, sizeof(r));
-		r.type = TR_FREE;
-		r.u.free.addr = addr;
-		r.u.free.kind = (uint32_t)(kind & 0xff);
-		tw_record(&S.w, &r);
-		ckpt_on_free(addr);
-	}
-	unlock();
-	return kind >> 8;
-}
-
-/* cuMemUnmap(ptr, size): a FREE for each mapping recorded in the range,
- * one after another from ptr (one call may unmap several pieces that were
- * mapped one by one, as an expandable segment maps them). */
-static void rec_unmap(uint64_t ptr, uint64_t size)
-{
-	uint64_t at = ptr, len;
-	while (at && at - ptr < size && (len = rec_free(at)))
-		at += len;
-}
-
-/* Memory the GPU reads without copies (managed, mapped or registered host
- * memory): recorded, then its content tracked from launch to launch
- * (managed.c). */
-static void rec_alloc_hostmem(const void *host, uint64_t addr, uint64_t size, uint32_t kind,
-			      int user_pages)
-{
-	rec_alloc(kind == TR_MEM_MANAGED ? 0 : (uint64_t)(uintptr_t)host, addr, size, kind, NULL);
-	if (!addr || !lock_rec())
-		return;
-	if (kind != TR_MEM_MANAGED && size >= cap_mm_onuse_min())
-		cap_mm_pinned(addr, host, size, user_pages);   /* large: hashed only where a launch points */
-	else if (cap_mm_add(addr, host, size, user_pages) < 0)
-		note_locked("%s memory at 0x%llx (%llu bytes) passes GPUREDUCE_HOSTMEM_MAX: the bytes the "
-			    "CPU writes into it are not recorded", kind == TR_MEM_MANAGED ? "managed" : "mapped host",
-			    (unsigned long long)addr, (unsigned long long)size);
-	unlock();
-}
-
-/* Plain pinned host memory (not mapped): recorded, and remembered so
- * that a launch pointing into it starts tracking its content (managed.c). */
-static void rec_alloc_pinned(void *host, uint64_t addr, uint64_t size)
-{
-	rec_alloc((uint64_t)(uintptr_t)host, addr, size, TR_MEM_HOST, NULL);
-	if (!addr || !lock_rec())
-		return;
-	cap_mm_pinned(addr, host, size, 0);
-	unlock();
-}
-
-/* Device memory another process or API writes (CUDA IPC, an imported
- * pool pointer or VMM handle, external memory, a mapped graphics
- * resource): recorded, named by the call that brought it in, and read back
- * before the launches that point into it (managed.c). */
-static void rec_alloc_peer(uint64_t addr, uint64_t size, uint32_t kind, const char *how)
-{
-	rec_alloc(addr, addr, size, kind, how);
-	if (!addr || !size || !lock_rec())
-		return;
-	cap_mm_peer(addr, size);
-	unlock();
-}
-
-/* The bytes from p to the end of its allocation, as the driver tells it
- * (0 if unknown). */
-static uint64_t alloc_size_at(CUdeviceptr p)
-{
-	uint64_t base, size;
-	return cap_alloc_range(p, &base, &size) ? base + size - p : 0;
-}
-
-/* Pinned host memory as the GPU addresses it, or the host pointer. */
-static uint64_t host_dev_addr(void *p)
-{
-	CUdeviceptr d = 0;
-	if (cuMemHostGetDevicePointer(&d, p, 0) == CUDA_SUCCESS && d)
-		return d;
-	return (uint64_t)(uintptr_t)p;
-}
-
-static void on_alloc_exit(CUpti_CallbackId cbid, const void *p)
+/* A module or library is being unloaded: its kernels' handles may come
+ * back as others (allocs.c records the frees). */
+static int on_unload_enter(CUpti_CallbackId cbid)
 {
 	switch (cbid) {
-	case CB(cuMemAlloc_v2): {
-		const cuMemAlloc_v2_params *q = p;
-		if (q->dptr)
-			rec_alloc(0, *q->dptr, q->bytesize, TR_MEM_DEVICE, NULL);
-		break;
-	}
-	case CB(cuMemAllocPitch_v2): {
-		const cuMemAllocPitch_v2_params *q = p;
-		if (q->dptr && q->pPitch)
-			rec_alloc(0, *q->dptr, (uint64_t)*q->pPitch * q->Height, TR_MEM_DEVICE, NULL);
-		break;
-	}
-	case CB(cuMemAllocManaged): {
-		const cuMemAllocManaged_params *q = p;
-		if (q->dptr)
-			rec_alloc_hostmem((const void *)(uintptr_t)*q->dptr, *q->dptr, q->bytesize,
-					  TR_MEM_MANAGED, 0);
-		break;
-	}
-	case CB(cuMemAllocAsync): case CB(cuMemAllocAsync_ptsz): {
-		const cuMemAllocAsync_params *q = p;
-		if (q->dptr)
-			rec_alloc(0, *q->dptr, q->bytesize, TR_MEM_ASYNC, NULL);
-		break;
-	}
-	case CB(cuMemAllocFromPoolAsync): case CB(cuMemAllocFromPoolAsync_ptsz): {
-		const cuMemAllocFromPoolAsync_params *q = p;
-		if (q->dptr)
-			rec_alloc(0, *q->dptr, q->bytesize, TR_MEM_ASYNC, NULL);
-		break;
-	}
-	case CB(cuMemAllocHost_v2): {
-		const cuMemAllocHost_v2_params *q = p;
-		if (q->pp && *q->pp)
-			rec_alloc_pinned(*q->pp, host_dev_addr(*q->pp), q->bytesize);
-		break;
-	}
-	case CB(cuMemHostAlloc): {
-		const cuMemHostAlloc_params *q = p;
-		if (q->pp && *q->pp && (q->Flags & CU_MEMHOSTALLOC_DEVICEMAP))
-			rec_alloc_hostmem(*q->pp, host_dev_addr(*q->pp), q->bytesize, TR_MEM_HOST, 0);
-		else if (q->pp && *q->pp)
-			rec_alloc_pinned(*q->pp, host_dev_addr(*q->pp), q->bytesize);
-		break;
-	}
-	case CB(cuMemHostRegister_v2): case CB(cuMemHostRegister): {
-		const cuMemHostRegister_v2_params *q = p;
-		if (q->p)
-			rec_alloc_hostmem(q->p, host_dev_addr(q->p), q->bytesize, TR_MEM_HOST, 1);
-		break;
-	}
-	case CB(cuMemMap): {
-		const cuMemMap_params *q = p;
-		int imported = 0;
-		if (lock_rec()) {
-			imported = cap_map_get(&S.imported, (uint64_t)q->handle) != NULL;
-			unlock();
-		}
-		if (imported)
-			rec_alloc_peer(q->ptr, q->size, TR_MEM_VMM, "cuMemImportFromShareableHandle");
-		else
-			rec_alloc_flags(q->ptr, q->ptr, q->size, TR_MEM_VMM, vmm_flags(q->ptr), NULL);
-		break;
-	}
-	case CB(cuMemAddressReserve): {
-		const cuMemAddressReserve_params *q = p;
-		if (q->ptr && *q->ptr && q->size && lock_rec()) {
-			cap_map_put(&S.reserved, (uint64_t)*q->ptr, q->size, 0);
-			unlock();
-		}
-		break;
-	}
-	case CB(cuIpcOpenMemHandle): case CB(cuIpcOpenMemHandle_v2): {
-		const cuIpcOpenMemHandle_v2_params *q = p;
-		if (q->pdptr && *q->pdptr)
-			rec_alloc_peer(*q->pdptr, alloc_size_at(*q->pdptr), TR_MEM_DEVICE, "cuIpcOpenMemHandle");
-		break;
-	}
-	case CB(cuMemPoolImportPointer): {
-		const cuMemPoolImportPointer_params *q = p;
-		if (q->ptr_out && *q->ptr_out)
-			rec_alloc_peer(*q->ptr_out, alloc_size_at(*q->ptr_out), TR_MEM_ASYNC,
-				       "cuMemPoolImportPointer");
-		break;
-	}
-	case CB(cuExternalMemoryGetMappedBuffer): {
-		const cuExternalMemoryGetMappedBuffer_params *q = p;
-		if (q->devPtr && *q->devPtr && q->bufferDesc)
-			rec_alloc_peer(*q->devPtr, q->bufferDesc->size, TR_MEM_DEVICE, "cuExternalMemoryGetMappedBuffer");
-		break;
-	}
-	case CB(cuGraphicsResourceGetMappedPointer_v2): {
-		const cuGraphicsResourceGetMappedPointer_v2_params *q = p;
-		if (!q->pDevPtr || !*q->pDevPtr)
-			break;
-		rec_alloc_peer(*q->pDevPtr, q->pSize ? *q->pSize : alloc_size_at(*q->pDevPtr), TR_MEM_DEVICE,
-			       "cuGraphicsResourceGetMappedPointer");
-		if (lock_rec()) {   /* freed when the resource is unmapped */
-			cap_map_put(&S.gfx, (uint64_t)(uintptr_t)q->resource, *q->pDevPtr, 0);
-			unlock();
-		}
-		break;
-	}
-	case CB(cuMemImportFromShareableHandle): {
-		const cuMemImportFromShareableHandle_params *q = p;
-		if (q->handle && *q->handle && lock_rec()) {
-			cap_map_put(&S.imported, (uint64_t)*q->handle, 1, 0);
-			unlock();
-		}
-		break;
-	}
-	case CB(cuModuleGetGlobal_v2): {
-		const cuModuleGetGlobal_v2_params *q = p;
-		size_t bytes = 0;
-		CUdeviceptr d = 0;
-		if (!q->dptr)
-			break;
-		if (q->bytes)
-			bytes = *q->bytes;
-		else if (cuModuleGetGlobal(&d, &bytes, q->hmod, q->name) != CUDA_SUCCESS)
-			bytes = 0;
-		rec_alloc(0, *q->dptr, bytes, TR_MEM_GLOBAL, q->name);
-		break;
-	}
-	case CB(cuLibraryGetGlobal): {
-		const cuLibraryGetGlobal_params *q = p;
-		size_t bytes = 0;
-		CUdeviceptr d = 0;
-		if (!q->dptr)
-			break;
-		if (q->bytes)
-			bytes = *q->bytes;
-		else if (cuLibraryGetGlobal(&d, &bytes, q->library, q->name) != CUDA_SUCCESS)
-			bytes = 0;
-		rec_alloc(0, *q->dptr, bytes, TR_MEM_GLOBAL, q->name);
-		break;
-	}
-	default:
-		break;
-	}
-}
-
-static int on_free_enter(CUpti_CallbackId cbid, const void *p)
-{
-	switch (cbid) {
-	case CB(cuMemFree_v2):
-		rec_free(((const cuMemFree_v2_params *)p)->dptr);
-		return 1;
-	case CB(cuMemFreeAsync): case CB(cuMemFreeAsync_ptsz):
-		rec_free(((const cuMemFreeAsync_params *)p)->dptr);
-		return 1;
-	case CB(cuMemFreeHost):
-		rec_free((uint64_t)(uintptr_t)((const cuMemFreeHost_params *)p)->p);
-		return 1;
-	case CB(cuMemHostUnregister):
-		rec_free((uint64_t)(uintptr_t)((const cuMemHostUnregister_params *)p)->p);
-		return 1;
-	case CB(cuMemUnmap):
-		rec_unmap(((const cuMemUnmap_params *)p)->ptr, ((const cuMemUnmap_params *)p)->size);
-		return 1;
-	case CB(cuIpcCloseMemHandle):
-		rec_free(((const cuIpcCloseMemHandle_params *)p)->dptr);
-		return 1;
-	case CB(cuGraphicsUnmapResources): case CB(cuGraphicsUnmapResources_ptsz): {
-		const cuGraphicsUnmapResources_params *q = p;
-		for (unsigned i = 0; q->resources && i < q->count; i++) {
-			uint64_t dptr = 0;
-			int had = 0;
-			if (lock_rec()) {
-				had = cap_map_del(&S.gfx, (uint64_t)(uintptr_t)q->resources[i], &dptr, NULL);
-				unlock();
-			}
-			if (had)
-				rec_free(dptr);
-		}
-		return 1;
-	}
-	case CB(cuMemAddressFree):
-		if (lock_rec()) {
-			cap_map_del(&S.reserved, (uint64_t)((const cuMemAddressFree_params *)p)->ptr, NULL, NULL);
-			unlock();
-		}
-		return 1;
-	case CB(cuMemRelease):
-		if (lock_rec()) {
-			cap_map_del(&S.imported, (uint64_t)((const cuMemRelease_params *)p)->handle, NULL, NULL);
-			unlock();
-		}
-		return 1;
 	case CB(cuModuleUnload): case CB(cuLibraryUnload):
 		fns_invalidate();
 		return 1;
@@ -2079,7 +1715,7 @@ static void on_driver(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		if (is_launch(cbid))
 			on_launch_enter(cbid, cb);
 		else if (!cap_copy_enter(cbid, cb) && !cap_memset_enter(cbid, cb) &&
-			 !on_free_enter(cbid, cb->functionParams))
+			 !cap_free_enter(cbid, cb->functionParams) && !on_unload_enter(cbid))
 			on_unsupported_enter(cbid, cb);
 		return;
 	}
@@ -2109,7 +1745,7 @@ static void on_driver(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	default:
 		if (cap_tmap_exit(cbid, cb->functionParams))
 			break;
-		on_alloc_exit(cbid, cb->functionParams);
+		cap_alloc_exit(cbid, cb->functionParams);
 		on_graph_exit(cbid, cb->functionParams);
 	}
 }
@@ -2217,7 +1853,7 @@ static void at_exit(int status, void *arg)
 		r.type = TR_END;
 		r.u.end.exit_code = status;
 		r.u.end.launches = S.launches;
-		r.u.end.allocs = S.allocs;
+		r.u.end.allocs = cap_alloc_count();
 		r.u.end.bytes_h2d = S.h2d;
 		tw_record(&S.w, &r);
 		cap_wq_sync(&S.w);   /* the writer thread's queue too */
