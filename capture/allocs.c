@@ -211,6 +211,15 @@ static uint64_t host_dev_addr(void *p)
 	return (uint64_t)(uintptr_t)p;
 }
 
+/* A module variable the program asked for (cuModuleGetGlobal,
+ * cuLibraryGetGlobal): its size as the call gave it (given), else as
+ * capture asked for it again (asked; 0 when that failed). */
+static void rec_global(const CUdeviceptr *dptr, const size_t *given, size_t asked, const char *name)
+{
+	if (dptr)
+		rec_alloc(0, *dptr, given ? *given : asked, TR_MEM_GLOBAL, name);
+}
+
 void cap_alloc_exit(CUpti_CallbackId cbid, const void *p)
 {
 	switch (cbid) {
@@ -329,26 +338,18 @@ void cap_alloc_exit(CUpti_CallbackId cbid, const void *p)
 		const cuModuleGetGlobal_v2_params *q = p;
 		size_t bytes = 0;
 		CUdeviceptr d = 0;
-		if (!q->dptr)
-			break;
-		if (q->bytes)
-			bytes = *q->bytes;
-		else if (cuModuleGetGlobal(&d, &bytes, q->hmod, q->name) != CUDA_SUCCESS)
+		if (q->dptr && !q->bytes && cuModuleGetGlobal(&d, &bytes, q->hmod, q->name) != CUDA_SUCCESS)
 			bytes = 0;
-		rec_alloc(0, *q->dptr, bytes, TR_MEM_GLOBAL, q->name);
+		rec_global(q->dptr, q->bytes, bytes, q->name);
 		break;
 	}
 	case CB(cuLibraryGetGlobal): {
 		const cuLibraryGetGlobal_params *q = p;
 		size_t bytes = 0;
 		CUdeviceptr d = 0;
-		if (!q->dptr)
-			break;
-		if (q->bytes)
-			bytes = *q->bytes;
-		else if (cuLibraryGetGlobal(&d, &bytes, q->library, q->name) != CUDA_SUCCESS)
+		if (q->dptr && !q->bytes && cuLibraryGetGlobal(&d, &bytes, q->library, q->name) != CUDA_SUCCESS)
 			bytes = 0;
-		rec_alloc(0, *q->dptr, bytes, TR_MEM_GLOBAL, q->name);
+		rec_global(q->dptr, q->bytes, bytes, q->name);
 		break;
 	}
 	default:
