@@ -1404,6 +1404,15 @@ static void rec_explicit_graph(CUgraph graph, const CUgraphExec *exec)
 	unlock();
 }
 
+/* A graph was instantiated as *exec: an explicit graph's nodes, then
+ * GRAPH_EXEC (every form of cuGraphInstantiate). */
+static void rec_instantiate(CUgraph graph, const CUgraphExec *exec)
+{
+	rec_explicit_graph(graph, exec);
+	if (exec)
+		rec_graph(TR_GRAPH_EXEC, NULL, (uint64_t)(uintptr_t)graph, (uint64_t)(uintptr_t)*exec);
+}
+
 /* A node of an instantiated explicit graph got new parameters. */
 static void rec_exec_update(CUpti_CallbackId cbid, const void *p)
 {
@@ -1481,26 +1490,17 @@ static void on_graph_exit(CUpti_CallbackId cbid, const void *p)
 	}
 	case CB(cuGraphInstantiate): case CB(cuGraphInstantiate_v2): {
 		const cuGraphInstantiate_params *q = p;
-		rec_explicit_graph(q->hGraph, q->phGraphExec);
-		if (q->phGraphExec)
-			rec_graph(TR_GRAPH_EXEC, NULL, (uint64_t)(uintptr_t)q->hGraph,
-				  (uint64_t)(uintptr_t)*q->phGraphExec);
+		rec_instantiate(q->hGraph, q->phGraphExec);
 		break;
 	}
 	case CB(cuGraphInstantiateWithFlags): {
 		const cuGraphInstantiateWithFlags_params *q = p;
-		rec_explicit_graph(q->hGraph, q->phGraphExec);
-		if (q->phGraphExec)
-			rec_graph(TR_GRAPH_EXEC, NULL, (uint64_t)(uintptr_t)q->hGraph,
-				  (uint64_t)(uintptr_t)*q->phGraphExec);
+		rec_instantiate(q->hGraph, q->phGraphExec);
 		break;
 	}
 	case CB(cuGraphInstantiateWithParams): case CB(cuGraphInstantiateWithParams_ptsz): {
 		const cuGraphInstantiateWithParams_params *q = p;
-		rec_explicit_graph(q->hGraph, q->phGraphExec);
-		if (q->phGraphExec)
-			rec_graph(TR_GRAPH_EXEC, NULL, (uint64_t)(uintptr_t)q->hGraph,
-				  (uint64_t)(uintptr_t)*q->phGraphExec);
+		rec_instantiate(q->hGraph, q->phGraphExec);
 		break;
 	}
 	case CB(cuGraphExecKernelNodeSetParams): case CB(cuGraphExecKernelNodeSetParams_v2):
