@@ -236,42 +236,17 @@ struct cap_foreign {
 size_t cap_foreign_scan(const uint8_t *args, uint32_t argsize, uint64_t hash, struct cap_foreign *out,
 			size_t max);
 
-/* ---- graphapi.c (callers hold inject.c's lock, recording on) ---- */
+/* ---- inject.c, for graphapi.c (the graph calls; its entry point is in
+ * graphapi.h): lock held, recording on, but cap_graph_mark takes the lock
+ * itself ---- */
 
-/* A kernel node's launch as the graph API gives it. */
-struct cap_knode {
-	void *f;                 /* CUfunction (or CUkernel when func was NULL) */
-	struct tr_dim3 grid, block;
-	uint32_t shmem;
-	void **kp, **extra;
-};
-#define CAP_KNODE_FROM(k, p) do { \
-	(k)->f = (void *)(p)->func; \
-	(k)->grid = (struct tr_dim3){ (p)->gridDimX, (p)->gridDimY, (p)->gridDimZ }; \
-	(k)->block = (struct tr_dim3){ (p)->blockDimX, (p)->blockDimY, (p)->blockDimZ }; \
-	(k)->shmem = (p)->sharedMemBytes; \
-	(k)->kp = (p)->kernelParams; \
-	(k)->extra = (p)->extra; \
-} while (0)
-
-/* This CUgraph came from stream capture: its nodes are already recorded. */
-void cap_gx_stream_graph(uint64_t graph);
-/* cuGraphDestroy: the handle may be reused by a graph of either kind. */
-void cap_gx_graph_destroyed(uint64_t graph);
-/* graph was instantiated as exec: unless it came from stream capture, walk
- * its nodes in dependency order and write GRAPH_BEGIN, the nodes (records
- * flagged captured), GRAPH_END; the caller then writes GRAPH_EXEC. */
-void cap_gx_instantiate(uint64_t graph, uint64_t exec);
-/* cuGraphExecUpdate(exec, graph) succeeded: the exec now runs graph's
- * parameters.  A stream-captured graph: GRAPH_EXEC pointing exec at its
- * records; else its nodes walked and written as a synthetic graph, then
- * GRAPH_EXEC.  0, or -1 when the nodes could not be read (a note says so). */
-int cap_gx_exec_update(uint64_t graph, uint64_t exec);
-/* cuGraphExec*SetParams on a kernel node of exec: write the exec's nodes
- * again, as a new graph, with GRAPH_EXEC pointing exec at it. */
-void cap_gx_kernel_update(uint64_t exec, void *node, const struct cap_knode *k);
-
-/* inject.c, for graphapi.c (lock held, recording on) */
+/* A stream capture began (TR_GRAPH_BEGIN) or ended (TR_GRAPH_END), a graph
+ * was instantiated (TR_GRAPH_EXEC) or launched (TR_GRAPH_LAUNCH): its
+ * record, only handles (no driver call). */
+void cap_graph_mark(uint32_t type, struct CUstream_st *stream, uint64_t graph, uint64_t exec);
+/* A graph's nodes are in the trace: they cannot be carried across
+ * checkpoint segments (checkpoint.c). */
+void cap_graph_seen(void);
 uint8_t *cap_kernel_args(void *f, void **kp, void **extra, uint32_t *size);
 long cap_emit_node_launch(void *f, struct tr_dim3 grid, struct tr_dim3 block, uint32_t shmem,
 			  uint8_t *args, uint32_t argsize, uint64_t stream);

@@ -7,9 +7,9 @@
  * callbacks.  inject.c enables exactly the ids below instead.
  *
  * Each group names the code that handles it.  An id is here because a
- * switch in capture/ has a case for it (the launch, unload, graph,
- * attribute and "unsupported" dispatch of inject.c, and copies.c's,
- * allocs.c's and tensormap.c's), or, for the last group, because it may be
+ * switch in capture/ has a case for it (the launch, unload, attribute
+ * and "unsupported" dispatch of inject.c, and copies.c's, allocs.c's,
+ * graphapi.c's and tensormap.c's), or, for the last group, because it may be
  * the first call to return a fault that no launch returned (a copy or
  * graph that faulted, or a program run without blocking launches):
  * on_result turns the first sticky error of any subscribed call into the
@@ -101,7 +101,7 @@ static const CUpti_CallbackId handled[] = {
 	CB(cuTensorMapEncodeTiled), CB(cuTensorMapEncodeIm2col),
 	CB(cuTensorMapEncodeIm2colWide), CB(cuTensorMapReplaceAddress),
 
-	/* graphs: inject.c on_graph_exit, rec_exec_update, on_unsupported_enter */
+	/* graphs: graphapi.c cap_graph_exit; launches: inject.c on_unsupported_enter */
 	CB(cuStreamBeginCapture), CB(cuStreamBeginCapture_ptsz),
 	CB(cuStreamBeginCapture_v2), CB(cuStreamBeginCapture_v2_ptsz),
 	CB(cuStreamBeginCaptureToGraph), CB(cuStreamBeginCaptureToGraph_ptsz),

@@ -8,9 +8,11 @@
  * instantiation the graph is walked (cuGraphGetNodes, cuGraphGetEdges,
  * cuGraph*NodeGetParams) and written exactly as a stream-captured graph
  * is: GRAPH_BEGIN, the nodes in a dependency order as records flagged
- * TR_F_CAPTURED on a stream named after the graph, GRAPH_END; inject.c then
- * writes GRAPH_EXEC.  Replay, shrink's graph expansion and slicing need no
- * change.
+ * TR_F_CAPTURED on a stream named after the graph, GRAPH_END; then
+ * GRAPH_EXEC.  Replay, shrink's graph expansion and slicing need no
+ * change.  Graphs made by stream capture need no walk: their nodes were
+ * recorded as launches and copies flagged captured, between the GRAPH_BEGIN
+ * and GRAPH_END this file writes when the capture begins and ends.
  *
  * An instantiated graph may change later (cuGraphExecKernelNodeSetParams,
  * cuGraphExecNodeSetParams on a kernel node, cuGraphExecUpdate with
@@ -25,8 +27,13 @@
  * and wait nodes, like empty ones, only order the others.  Other node
  * types (host, conditional, memory, 2D/3D copies) are not recorded (a note
  * says so).  State is under inject.c's lock.
+ *
+ * inject.c's dispatch calls cap_graph_exit at the exit of every graph call
+ * that succeeded (graphapi.h); the records go through inject.c's writer
+ * (cap_graph_mark, cap_emit_graph and the node emitters in capture.h).
  */
 #include <cuda.h>
+#include <cupti.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +41,25 @@
 
 #include "../common/util.h"
 #include "capture.h"
+#include "graphapi.h"
+
+#define CB(name) CUPTI_DRIVER_TRACE_CBID_##name
+
+/* A kernel node's launch as the graph API gives it. */
+struct cap_knode {
+	void *f;                 /* CUfunction (or CUkernel when func was NULL) */
+	struct tr_dim3 grid, block;
+	uint32_t shmem;
+	void **kp, **extra;
+};
+#define CAP_KNODE_FROM(k, p) do { \
+	(k)->f = (void *)(p)->func; \
+	(k)->grid = (struct tr_dim3){ (p)->gridDimX, (p)->gridDimY, (p)->gridDimZ }; \
+	(k)->block = (struct tr_dim3){ (p)->blockDimX, (p)->blockDimY, (p)->blockDimZ }; \
+	(k)->shmem = (p)->sharedMemBytes; \
+	(k)->kp = (p)->kernelParams; \
+	(k)->extra = (p)->extra; \
+} while (0)
 
 struct gnode {
 	CUgraphNode h;
@@ -61,13 +87,13 @@ static struct {
 
 #define SYNTH_GRAPH 0xff00000000000000ull   /* no CUgraph has these handles */
 
-void cap_gx_stream_graph(uint64_t graph)
+static void gx_stream_graph(uint64_t graph)
 {
 	if (graph)
 		cap_map_put(&G.stream_graphs, graph, 1, 0);
 }
 
-void cap_gx_graph_destroyed(uint64_t graph)
+static void gx_graph_destroyed(uint64_t graph)
 {
 	cap_map_del(&G.stream_graphs, graph, NULL, NULL);
 }
@@ -353,7 +379,7 @@ static void forget_exec(uint64_t exec)
 	*x = G.x[--G.n];
 }
 
-void cap_gx_instantiate(uint64_t graph, uint64_t exec)
+static void gx_instantiate(uint64_t graph, uint64_t exec)
 {
 	struct gexec *x;
 	struct gnode *nodes;
@@ -374,7 +400,7 @@ void cap_gx_instantiate(uint64_t graph, uint64_t exec)
 	write_graph(x, graph);
 }
 
-int cap_gx_exec_update(uint64_t graph, uint64_t exec)
+static int gx_exec_update(uint64_t graph, uint64_t exec)
 {
 	struct gexec *x;
 	struct gnode *nodes;
@@ -411,7 +437,7 @@ int cap_gx_exec_update(uint64_t graph, uint64_t exec)
 	return 0;
 }
 
-void cap_gx_kernel_update(uint64_t exec, void *node, const struct cap_knode *k)
+static void gx_kernel_update(uint64_t exec, void *node, const struct cap_knode *k)
 {
 	struct gexec *x = find_exec(exec);
 	uint64_t gid;
@@ -426,5 +452,148 @@ void cap_gx_kernel_update(uint64_t exec, void *node, const struct cap_knode *k)
 		write_graph(x, gid);
 		cap_emit_graph(TR_GRAPH_EXEC, 0, gid, exec);
 		return;
+	}
+}
+
+/* ---- the graph calls, at their exit (inject.c's dispatch) ---- */
+
+/* An instantiated graph not made by stream capture: its nodes, walked now
+ * (graphapi.c), written ahead of the GRAPH_EXEC record. */
+static void rec_explicit_graph(CUgraph graph, const CUgraphExec *exec)
+{
+	if (!exec || !cap_lock_rec())
+		return;
+	cap_graph_seen();   /* its nodes cannot be carried across segments either */
+	gx_instantiate((uint64_t)(uintptr_t)graph, (uint64_t)(uintptr_t)*exec);
+	cap_unlock();
+}
+
+/* A graph was instantiated as *exec: an explicit graph's nodes, then
+ * GRAPH_EXEC (every form of cuGraphInstantiate). */
+static void rec_instantiate(CUgraph graph, const CUgraphExec *exec)
+{
+	rec_explicit_graph(graph, exec);
+	if (exec)
+		cap_graph_mark(TR_GRAPH_EXEC, NULL, (uint64_t)(uintptr_t)graph, (uint64_t)(uintptr_t)*exec);
+}
+
+/* A node of an instantiated explicit graph got new parameters. */
+static void rec_exec_update(CUpti_CallbackId cbid, const void *p)
+{
+	struct cap_knode k;
+	uint64_t exec;
+	void *node;
+
+	memset(&k, 0, sizeof(k));
+	switch (cbid) {
+	case CB(cuGraphExecKernelNodeSetParams): {
+		const cuGraphExecKernelNodeSetParams_params *q = p;
+		if (!q->nodeParams)
+			return;
+		exec = (uint64_t)(uintptr_t)q->hGraphExec;
+		node = q->hNode;
+		CAP_KNODE_FROM(&k, q->nodeParams);
+		break;
+	}
+	case CB(cuGraphExecKernelNodeSetParams_v2): {
+		const cuGraphExecKernelNodeSetParams_v2_params *q = p;
+		if (!q->nodeParams)
+			return;
+		exec = (uint64_t)(uintptr_t)q->hGraphExec;
+		node = q->hNode;
+		CAP_KNODE_FROM(&k, q->nodeParams);
+		if (!k.f)
+			k.f = (void *)q->nodeParams->kern;
+		break;
+	}
+	case CB(cuGraphExecNodeSetParams): {
+		const cuGraphExecNodeSetParams_params *q = p;
+		if (!q->nodeParams || q->nodeParams->type != CU_GRAPH_NODE_TYPE_KERNEL)
+			return;
+		exec = (uint64_t)(uintptr_t)q->hGraphExec;
+		node = q->hNode;
+		CAP_KNODE_FROM(&k, &q->nodeParams->kernel);
+		if (!k.f)
+			k.f = (void *)q->nodeParams->kernel.kern;
+		break;
+	}
+	default:
+		return;
+	}
+	if (!cap_lock_rec())
+		return;
+	gx_kernel_update(exec, node, &k);
+	cap_unlock();
+}
+
+/* On a successful exit of the capture and instantiate calls. */
+void cap_graph_exit(CUpti_CallbackId cbid, const void *p)
+{
+	switch (cbid) {
+	case CB(cuStreamBeginCapture): case CB(cuStreamBeginCapture_ptsz):
+		cap_graph_mark(TR_GRAPH_BEGIN, cap_eff_stream(((const cuStreamBeginCapture_params *)p)->hStream,
+			  cbid != CB(cuStreamBeginCapture)), 0, 0);
+		break;
+	case CB(cuStreamBeginCapture_v2): case CB(cuStreamBeginCapture_v2_ptsz):
+		cap_graph_mark(TR_GRAPH_BEGIN, cap_eff_stream(((const cuStreamBeginCapture_v2_params *)p)->hStream,
+			  cbid != CB(cuStreamBeginCapture_v2)), 0, 0);
+		break;
+	case CB(cuStreamBeginCaptureToGraph): case CB(cuStreamBeginCaptureToGraph_ptsz):
+		cap_graph_mark(TR_GRAPH_BEGIN, cap_eff_stream(((const cuStreamBeginCaptureToGraph_params *)p)->hStream,
+			  cbid != CB(cuStreamBeginCaptureToGraph)), 0, 0);
+		break;
+	case CB(cuStreamEndCapture): case CB(cuStreamEndCapture_ptsz): {
+		const cuStreamEndCapture_params *q = p;
+		cap_graph_mark(TR_GRAPH_END, cap_eff_stream(q->hStream, cbid != CB(cuStreamEndCapture)),
+			  q->phGraph ? (uint64_t)(uintptr_t)*q->phGraph : 0, 0);
+		if (q->phGraph && cap_lock_rec()) {
+			gx_stream_graph((uint64_t)(uintptr_t)*q->phGraph);
+			cap_unlock();
+		}
+		break;
+	}
+	case CB(cuGraphInstantiate): case CB(cuGraphInstantiate_v2): {
+		const cuGraphInstantiate_params *q = p;
+		rec_instantiate(q->hGraph, q->phGraphExec);
+		break;
+	}
+	case CB(cuGraphInstantiateWithFlags): {
+		const cuGraphInstantiateWithFlags_params *q = p;
+		rec_instantiate(q->hGraph, q->phGraphExec);
+		break;
+	}
+	case CB(cuGraphInstantiateWithParams): case CB(cuGraphInstantiateWithParams_ptsz): {
+		const cuGraphInstantiateWithParams_params *q = p;
+		rec_instantiate(q->hGraph, q->phGraphExec);
+		break;
+	}
+	case CB(cuGraphExecKernelNodeSetParams): case CB(cuGraphExecKernelNodeSetParams_v2):
+	case CB(cuGraphExecNodeSetParams):
+		rec_exec_update(cbid, p);
+		break;
+	case CB(cuGraphDestroy):
+		if (cap_lock_rec()) {   /* its handle may come back as another graph */
+			gx_graph_destroyed((uint64_t)(uintptr_t)((const cuGraphDestroy_params *)p)->hGraph);
+			cap_unlock();
+		}
+		break;
+	case CB(cuGraphExecUpdate): case CB(cuGraphExecUpdate_v2): {
+		/* both forms start with the exec and the graph */
+		const cuGraphExecUpdate_v2_params *q = p;
+		if (!cap_lock_rec())
+			break;
+		cap_graph_seen();
+		gx_exec_update((uint64_t)(uintptr_t)q->hGraph, (uint64_t)(uintptr_t)q->hGraphExec);
+		cap_unlock();
+		break;
+	}
+	case CB(cuGraphExecMemsetNodeSetParams): case CB(cuGraphExecMemcpyNodeSetParams):
+		cap_note_once(cbid, "%s: a graph exec changed in a way the trace does not follow; replay "
+			  "runs the graph as instantiated",
+			  cbid == CB(cuGraphExecMemsetNodeSetParams) ? "cuGraphExecMemsetNodeSetParams" :
+			  "cuGraphExecMemcpyNodeSetParams");
+		break;
+	default:
+		break;
 	}
 }

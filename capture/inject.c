@@ -99,6 +99,7 @@
 #include "cbids.h"
 #include "copies.h"
 #include "flusher.h"
+#include "graphapi.h"
 #include "prof.h"
 
 #define CB(name) CUPTI_DRIVER_TRACE_CBID_##name
@@ -1393,145 +1394,16 @@ static void rec_graph(uint32_t type, CUstream stream, uint64_t graph, uint64_t e
 	unlock();
 }
 
-/* An instantiated graph not made by stream capture: its nodes, walked now
- * (graphapi.c), written ahead of the GRAPH_EXEC record. */
-static void rec_explicit_graph(CUgraph graph, const CUgraphExec *exec)
+/* ---- the writer's side of graphs, for graphapi.c (capture.h) ---- */
+
+void cap_graph_mark(uint32_t type, struct CUstream_st *stream, uint64_t graph, uint64_t exec)
 {
-	if (!exec || !lock_rec())
-		return;
-	ckpt_graph_seen(&S.w);   /* its nodes cannot be carried across segments either */
-	cap_gx_instantiate((uint64_t)(uintptr_t)graph, (uint64_t)(uintptr_t)*exec);
-	unlock();
+	rec_graph(type, stream, graph, exec);
 }
 
-/* A graph was instantiated as *exec: an explicit graph's nodes, then
- * GRAPH_EXEC (every form of cuGraphInstantiate). */
-static void rec_instantiate(CUgraph graph, const CUgraphExec *exec)
+void cap_graph_seen(void)
 {
-	rec_explicit_graph(graph, exec);
-	if (exec)
-		rec_graph(TR_GRAPH_EXEC, NULL, (uint64_t)(uintptr_t)graph, (uint64_t)(uintptr_t)*exec);
-}
-
-/* A node of an instantiated explicit graph got new parameters. */
-static void rec_exec_update(CUpti_CallbackId cbid, const void *p)
-{
-	struct cap_knode k;
-	uint64_t exec;
-	void *node;
-
-	memset(&k, 0, sizeof(k));
-	switch (cbid) {
-	case CB(cuGraphExecKernelNodeSetParams): {
-		const cuGraphExecKernelNodeSetParams_params *q = p;
-		if (!q->nodeParams)
-			return;
-		exec = (uint64_t)(uintptr_t)q->hGraphExec;
-		node = q->hNode;
-		CAP_KNODE_FROM(&k, q->nodeParams);
-		break;
-	}
-	case CB(cuGraphExecKernelNodeSetParams_v2): {
-		const cuGraphExecKernelNodeSetParams_v2_params *q = p;
-		if (!q->nodeParams)
-			return;
-		exec = (uint64_t)(uintptr_t)q->hGraphExec;
-		node = q->hNode;
-		CAP_KNODE_FROM(&k, q->nodeParams);
-		if (!k.f)
-			k.f = (void *)q->nodeParams->kern;
-		break;
-	}
-	case CB(cuGraphExecNodeSetParams): {
-		const cuGraphExecNodeSetParams_params *q = p;
-		if (!q->nodeParams || q->nodeParams->type != CU_GRAPH_NODE_TYPE_KERNEL)
-			return;
-		exec = (uint64_t)(uintptr_t)q->hGraphExec;
-		node = q->hNode;
-		CAP_KNODE_FROM(&k, &q->nodeParams->kernel);
-		if (!k.f)
-			k.f = (void *)q->nodeParams->kernel.kern;
-		break;
-	}
-	default:
-		return;
-	}
-	if (!lock_rec())
-		return;
-	cap_gx_kernel_update(exec, node, &k);
-	unlock();
-}
-
-/* On a successful exit of the capture and instantiate calls. */
-static void on_graph_exit(CUpti_CallbackId cbid, const void *p)
-{
-	switch (cbid) {
-	case CB(cuStreamBeginCapture): case CB(cuStreamBeginCapture_ptsz):
-		rec_graph(TR_GRAPH_BEGIN, eff_stream(((const cuStreamBeginCapture_params *)p)->hStream,
-			  cbid != CB(cuStreamBeginCapture)), 0, 0);
-		break;
-	case CB(cuStreamBeginCapture_v2): case CB(cuStreamBeginCapture_v2_ptsz):
-		rec_graph(TR_GRAPH_BEGIN, eff_stream(((const cuStreamBeginCapture_v2_params *)p)->hStream,
-			  cbid != CB(cuStreamBeginCapture_v2)), 0, 0);
-		break;
-	case CB(cuStreamBeginCaptureToGraph): case CB(cuStreamBeginCaptureToGraph_ptsz):
-		rec_graph(TR_GRAPH_BEGIN, eff_stream(((const cuStreamBeginCaptureToGraph_params *)p)->hStream,
-			  cbid != CB(cuStreamBeginCaptureToGraph)), 0, 0);
-		break;
-	case CB(cuStreamEndCapture): case CB(cuStreamEndCapture_ptsz): {
-		const cuStreamEndCapture_params *q = p;
-		rec_graph(TR_GRAPH_END, eff_stream(q->hStream, cbid != CB(cuStreamEndCapture)),
-			  q->phGraph ? (uint64_t)(uintptr_t)*q->phGraph : 0, 0);
-		if (q->phGraph && lock_rec()) {
-			cap_gx_stream_graph((uint64_t)(uintptr_t)*q->phGraph);
-			unlock();
-		}
-		break;
-	}
-	case CB(cuGraphInstantiate): case CB(cuGraphInstantiate_v2): {
-		const cuGraphInstantiate_params *q = p;
-		rec_instantiate(q->hGraph, q->phGraphExec);
-		break;
-	}
-	case CB(cuGraphInstantiateWithFlags): {
-		const cuGraphInstantiateWithFlags_params *q = p;
-		rec_instantiate(q->hGraph, q->phGraphExec);
-		break;
-	}
-	case CB(cuGraphInstantiateWithParams): case CB(cuGraphInstantiateWithParams_ptsz): {
-		const cuGraphInstantiateWithParams_params *q = p;
-		rec_instantiate(q->hGraph, q->phGraphExec);
-		break;
-	}
-	case CB(cuGraphExecKernelNodeSetParams): case CB(cuGraphExecKernelNodeSetParams_v2):
-	case CB(cuGraphExecNodeSetParams):
-		rec_exec_update(cbid, p);
-		break;
-	case CB(cuGraphDestroy):
-		if (lock_rec()) {   /* its handle may come back as another graph */
-			cap_gx_graph_destroyed((uint64_t)(uintptr_t)((const cuGraphDestroy_params *)p)->hGraph);
-			unlock();
-		}
-		break;
-	case CB(cuGraphExecUpdate): case CB(cuGraphExecUpdate_v2): {
-		/* both forms start with the exec and the graph */
-		const cuGraphExecUpdate_v2_params *q = p;
-		if (!lock_rec())
-			break;
-		ckpt_graph_seen(&S.w);
-		cap_gx_exec_update((uint64_t)(uintptr_t)q->hGraph, (uint64_t)(uintptr_t)q->hGraphExec);
-		unlock();
-		break;
-	}
-	case CB(cuGraphExecMemsetNodeSetParams): case CB(cuGraphExecMemcpyNodeSetParams):
-		note_once(cbid, "%s: a graph exec changed in a way the trace does not follow; replay "
-			  "runs the graph as instantiated",
-			  cbid == CB(cuGraphExecMemsetNodeSetParams) ? "cuGraphExecMemsetNodeSetParams" :
-			  "cuGraphExecMemcpyNodeSetParams");
-		break;
-	default:
-		break;
-	}
+	ckpt_graph_seen(&S.w);
 }
 
 /* Calls that change device memory (or run kernels) in ways the trace
@@ -1746,7 +1618,7 @@ static void on_driver(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		if (cap_tmap_exit(cbid, cb->functionParams))
 			break;
 		cap_alloc_exit(cbid, cb->functionParams);
-		on_graph_exit(cbid, cb->functionParams);
+		cap_graph_exit(cbid, cb->functionParams);
 	}
 }
 
