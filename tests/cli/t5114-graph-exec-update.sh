@@ -2,7 +2,7 @@
 # t5114-graph-exec-update.sh - cuGraphExecUpdate (XLA's command buffers,
 # "update instead of instantiating again" loops): capture writes the new
 # graph's nodes under a synthetic handle and points the exec at them (an
-# explicit graph, capture/graphapi.c cap_gx_exec_update), or points the
+# explicit graph, capture/graphapi.c gx_exec_update), or points the
 # exec at a stream-captured graph's records; node updates after it still
 # find their node, until the exec runs a stream-captured graph (not
 # followed); a failed update writes nothing.  Replay runs, at each graph
