@@ -37,11 +37,19 @@ static struct {                /* all under inject.c's lock */
 	uint64_t count;            /* ALLOC records written (the END record's) */
 } A;
 
+/* An ALLOC record's fields (a NULL name written as ""). */
+static struct tr_alloc alloc_fields(uint64_t addr, uint64_t size, uint32_t kind, uint32_t flags,
+				    const char *name)
+{
+	return (struct tr_alloc){ .addr = addr, .size = size, .kind = kind, .flags = flags,
+				  .name = name ? name : "" };
+}
+
 long cap_put_alloc(struct trace_writer *w, uint64_t addr, uint64_t size, uint32_t kind, uint32_t flags,
 		   const char *name)
 {
-	return tw_alloc(w, &(struct tr_alloc){ .addr = addr, .size = size, .kind = kind, .flags = flags,
-					       .name = name ? name : "" });
+	struct tr_alloc a = alloc_fields(addr, size, kind, flags, name);
+	return tw_alloc(w, &a);
 }
 
 /* (lock held) A.live holds the recorded address and, for the free, the
@@ -62,9 +70,8 @@ static void rec_alloc_locked(uint64_t key, uint64_t addr, uint64_t size, uint32_
 	cap_known_add(addr, size);
 	memset(&r, 0, sizeof(r));
 	r.type = TR_ALLOC;
-	r.u.alloc = (struct tr_alloc){ .addr = addr, .size = size, .kind = kind, .flags = flags,
-				       .name = name ? name : "" };
-	cap_write_record(&r);
+	r.u.alloc = alloc_fields(addr, size, kind, flags, name);
+	cap_write_record(&r);   /* through inject.c's writer */
 	ckpt_on_alloc(addr, size, kind, flags, name);
 	A.count++;
 }
