@@ -1449,7 +1449,8 @@ static int on_unsupported_enter(CUpti_CallbackId cbid, const CUpti_CallbackData 
 }
 
 /* A module or library is being unloaded: its kernels' handles may come
- * back as others (allocs.c records the frees). */
+ * back as others, and its variables leave the checkpoints' table
+ * (fns_invalidate). */
 static int on_unload_enter(CUpti_CallbackId cbid)
 {
 	switch (cbid) {
