@@ -458,7 +458,7 @@ static void gx_kernel_update(uint64_t exec, void *node, const struct cap_knode *
 /* ---- the graph calls, at their exit (inject.c's dispatch) ---- */
 
 /* An instantiated graph not made by stream capture: its nodes, walked now
- * (graphapi.c), written ahead of the GRAPH_EXEC record. */
+ * (gx_instantiate), written ahead of the GRAPH_EXEC record. */
 static void rec_explicit_graph(CUgraph graph, const CUgraphExec *exec)
 {
 	if (!exec || !cap_lock_rec())

@@ -1375,22 +1375,15 @@ long cap_write_record(const struct tr_rec *r)
  * only handles are recorded here, so no driver call is made. */
 static void rec_graph(uint32_t type, CUstream stream, uint64_t graph, uint64_t exec)
 {
-	struct tr_rec r;
-
 	if (type == TR_GRAPH_BEGIN)
 		__atomic_store_n(&g_captures, 1, __ATOMIC_RELEASE);
 	if (!lock_rec())
 		return;
 	if (type == TR_GRAPH_BEGIN)
 		ckpt_graph_seen(&S.w);   /* graph nodes cannot be carried across segments */
-	memset(&r, 0, sizeof(r));
-	r.type = type;
-	r.u.graph.stream = (uint64_t)(uintptr_t)stream;
-	r.u.graph.graph = graph;
-	r.u.graph.exec = exec;
 	if (type == TR_GRAPH_LAUNCH)
 		cap_mm_sync(&S.w, &S.h2d, CAP_MM_GRAPH);
-	tw_record(&S.w, &r);
+	cap_emit_graph(type, (uint64_t)(uintptr_t)stream, graph, exec);
 	unlock();
 }
 
